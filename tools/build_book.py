@@ -1,0 +1,147 @@
+#!/usr/bin/env python
+"""Render the notebooks in nbs/ into the book at book/_build/html with jupyter-book 1.x.
+
+    python tools/build_book.py              # render the outputs stored in the notebooks (fast)
+    python tools/build_book.py --execute    # re-execute every notebook while building (slow cells skipped)
+
+Quarto is not available here, so instead of `nbdev_docs` each notebook goes through nbdev's own
+processors (API docs from `show_doc`, hidden cells and export cells removed, directives honoured)
+and the result is written to book/_src, with a table of contents generated from the notebook
+order (index first, then chapters by number). The build fails (exit 1) on a notebook that is not
+valid, has no `# Title`, stores an error output, or whose exported code or API docs fail to
+execute, and on any Sphinx warning.
+"""
+import argparse, json, re, shutil, subprocess, sys
+from functools import partial
+from pathlib import Path
+
+import warnings
+import nbformat, nbformat.warnings
+warnings.filterwarnings('ignore', category=nbformat.warnings.MissingIDFieldWarning)
+from execnb.nbio import read_nb, write_nb
+from nbdev.process import NBProcessor, extract_directives
+from nbdev import processors as P
+
+ROOT = Path(__file__).resolve().parents[1]
+NBS, BOOK = ROOT / 'nbs', ROOT / 'book'
+SRC = BOOK / '_src'
+
+class BookError(Exception): pass
+
+class exec_show_docs_html(P.exec_show_docs):
+    "nbdev's `exec_show_docs`, rendering API docs as HTML (markdown starting with `---` breaks docutils)."
+    def begin(self):
+        super().begin()
+        if hasattr(self, 'k'):
+            self.k.run_cell('from functools import partial as _p\nfrom nbdev.showdoc import BasicHtmlRenderer as _R\nshow_doc = _p(show_doc, renderer=_R)')
+
+def _do_eval(cell):
+    "Like nbdev's rule for which cells run to build API docs, but skip cells mixing imports with other code."
+    trees = cell.parsed_() if cell.cell_type == 'code' and cell.source else None
+    if trees and P._ast_contains(trees, (P.ast.Import, P.ast.ImportFrom)) and P._ast_contains(trees, (P.ast.Expr, P.ast.Assign)) \
+       and not (cell.directives_.keys() & {'export', 'exports', 'exporti', 'exec_doc'}): return False
+    return _nbdev_do_eval(cell)
+_nbdev_do_eval, P._do_eval = P._do_eval, _do_eval
+
+def notebooks():
+    "index first, then the chapters in dependency (file name) order."
+    nbs = sorted(p for p in NBS.glob('*.ipynb') if p.name != 'index.ipynb' and not p.name.startswith('_'))
+    return [NBS / 'index.ipynb'] + nbs
+
+def title_of(nb) -> str:
+    for c in nb['cells']:
+        if c['cell_type'] == 'markdown':
+            m = re.search(r'^# (.+)$', ''.join(c['source']), re.M)
+            if m: return m.group(1).strip()
+    return ''
+
+def check(path: Path):
+    "Refuse notebooks that cannot be part of the book."
+    try:
+        nb = nbformat.read(path, as_version=4)
+        nbformat.validator.normalize(nb); nbformat.validate(nb)
+    except Exception as e: raise BookError(f'{path.name}: not a valid notebook ({e})')
+    if not title_of(nb): raise BookError(f'{path.name}: no "# Title" markdown heading')
+    for i, c in enumerate(nb.cells):
+        for o in c.get('outputs', []):
+            if o.get('output_type') == 'error':
+                raise BookError(f'{path.name}: cell {i} stores an error output ({o.get("ename")}): re-run tools/execute_nbs.py')
+    return nb
+
+def _directives(cell):
+    return extract_directives(cell, remove=False) if cell.cell_type == 'code' else {}
+
+def process(path: Path, dest: Path, execute: bool):
+    nb = read_nb(path)
+    procs = [P.populate_language, P.add_show_docs, P.strip_ansi, P.hide_line, P.filter_stream_,
+             P.rm_header_dash, P.clean_show_doc, exec_show_docs_html, P.rm_export, P.clean_magics,
+             P.hide_, P.strip_hidden_metadata]
+    try: NBProcessor(path, procs, nb=nb).process()
+    except Exception as e: raise BookError(f'{path.name}: executing its exported code / API docs failed: {e}')
+    cells = []
+    for c in nb.cells:
+        if c.cell_type == 'code':
+            d = _directives(c)
+            if not c.source.strip() and not c.get('outputs'): continue
+            tags = []
+            if d.get('echo:', [''])[0].lower() == 'false' or c.source.lstrip().startswith('show_doc'): tags.append('remove-input')
+            if d.get('output:', [''])[0].lower() == 'false': tags.append('remove-output')
+            if execute and ({'slow'} & d.keys() or d.get('eval:', [''])[0].lower() == 'false'): tags.append('skip-execution')
+            c.source = '\n'.join(l for l in c.source.splitlines() if not re.match(r'\s*#\|', l))
+            c.metadata = {'tags': tags} if tags else {}
+        else: c.metadata = {}
+        for k in ('idx_', 'directives_'): c.pop(k, None)
+        cells.append(c)
+    nb.cells = cells
+    nb.metadata = {'kernelspec': {'name': 'python3', 'display_name': 'Python 3', 'language': 'python'},
+                   'language_info': {'name': 'python'}}
+    write_nb(nb, dest)
+
+CONFIG = """\
+title: dp_cd
+author: the dp_cd developers
+copyright: "2026"
+only_build_toc_files: true
+execute:
+  execute_notebooks: {execute}
+  allow_errors: false
+  timeout: 600
+parse:
+  myst_enable_extensions: [dollarmath, amsmath, colon_fence, deflist, html_image]
+html:
+  use_repository_button: false
+sphinx:
+  config:
+    suppress_warnings: ["myst.header", "mystnb.unknown_mime_type"]
+    html_show_sourcelink: false
+    mathjax3_config:
+      tex:
+        tags: none
+"""
+
+def build(execute=False, keep=False):
+    if SRC.exists(): shutil.rmtree(SRC)
+    SRC.mkdir(parents=True)
+    paths = notebooks()
+    for p in paths:
+        check(p)
+        process(p, SRC / p.name, execute)
+    (SRC / '_config.yml').write_text(CONFIG.format(execute='force' if execute else 'off'))
+    toc = 'format: jb-book\nroot: index\nchapters:\n' + ''.join(f'- file: {p.stem}\n' for p in paths[1:])
+    (SRC / '_toc.yml').write_text(toc)
+    cmd = [str(Path(sys.executable).parent / 'jupyter-book'), 'build', str(SRC), '--path-output', str(BOOK), '-W', '-n', '--keep-going']
+    r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    sys.stdout.write(r.stdout[-4000:]); sys.stderr.write(r.stderr[-4000:])
+    if r.returncode != 0 or 'build succeeded' not in r.stdout:
+        raise BookError(f'jupyter-book build failed (exit {r.returncode})')
+    if not keep: shutil.rmtree(SRC)
+    return BOOK / '_build' / 'html'
+
+if __name__ == '__main__':
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument('--execute', action='store_true', help='re-execute notebooks while building')
+    ap.add_argument('--keep', action='store_true', help='keep the processed notebooks in book/_src')
+    a = ap.parse_args()
+    try: out = build(a.execute, a.keep)
+    except BookError as e: sys.exit(f'book build failed: {e}')
+    print(f'book written to {out}')
