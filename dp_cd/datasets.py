@@ -434,7 +434,7 @@ def _read_adult(fn:Path):
     recs = []
     with open(fn, newline="") as f:
         for lineno, rec in enumerate(csv.reader(f, skipinitialspace=True), 1):
-            if not rec or (len(rec) == 1 and (not rec[0].strip() or rec[0].startswith("|"))): continue
+            if not rec or rec[0].startswith("|") or (len(rec) == 1 and not rec[0].strip()): continue  # blank or comment line
             if len(rec) != 15: raise DatasetError(f"{str(fn)!r}, line {lineno}: {len(rec)} fields instead of 15")
             recs.append([v.strip() for v in rec])
     return recs
@@ -458,27 +458,33 @@ def load_adult(data_dir=None, # data directory, or None for `$DP_CD_DATA`
         keep = [i for i, r in enumerate(recs) if "?" not in r[:14]]
         n_tr = sum(1 for i in keep if i < sizes[0]); recs = [recs[i] for i in keep]; labels = [labels[i] for i in keep]
         sizes = [n_tr, len(recs) - n_tr][:len(sizes)]
-    cols, names = [], []
+    columns = [np.array(c) for c in zip(*recs)] if recs else [np.zeros(0, str)] * 15
+    blocks, names = [], []  # (column array or (codes, width)), names
     for j, col in enumerate(ADULT_COLUMNS):
-        vals = [r[j] for r in recs]
+        vals = columns[j]
         if col not in ADULT_CATEGORIES:
-            try: cols.append(np.array(vals, dtype=np.float64)[:, None])
+            try: blocks.append(vals.astype(np.float64))
             except ValueError: raise DatasetError(f"adult: non-numeric value in numeric column {col!r}") from None
             names.append(col); continue
         if col == "sex" and not include_sensitive: continue
         cats = ADULT_CATEGORIES[col] + (("?",) if missing == "indicator" else ())
         code = {c: k for k, c in enumerate(cats)}
-        unknown = set(vals) - set(code) - {"?"}
+        uniq, inv = np.unique(vals, return_inverse=True)
+        unknown = set(uniq) - set(code) - {"?"}
         if unknown: raise DatasetError(f"adult: unknown categories {sorted(unknown)} in column {col!r}")
-        idx = np.array([code.get(v, -1) for v in vals])
-        block = np.zeros((len(vals), len(cats)))
-        ok = idx >= 0; block[np.flatnonzero(ok), idx[ok]] = 1.0
-        cols.append(block); names += [f"{col}={c}" for c in cats]
-    X = np.hstack(cols)
-    sex = np.array([r[9] for r in recs])
+        blocks.append((np.array([code.get(u, -1) for u in uniq], dtype=np.int64)[inv], len(cats)))
+        names += [f"{col}={c}" for c in cats]
+    X = np.zeros((len(recs), len(names)), order="F")
+    k = 0
+    for b in blocks:
+        if isinstance(b, tuple):
+            codes, width = b; ok = np.flatnonzero(codes >= 0)
+            X[ok, k + codes[ok]] = 1.0; k += width
+        else: X[:, k] = b; k += 1
+    sex = columns[9]
     if not np.all(np.isin(sex, ("Male", "Female"))): raise DatasetError("adult: sex values other than Male/Female")
     y = np.where(np.array(labels) == ">50K", 1.0, -1.0)
-    return Dataset(np.asfortranarray(X), y, "adult" if split == "all" else f"adult-{split}", "classification",
+    return Dataset(X, y, "adult" if split == "all" else f"adult-{split}", "classification",
                    sensitive=(sex == "Male").astype(np.int64), sensitive_name="sex (1 = Male, 0 = Female)", feature_names=names,
                    description=(f"Adult census income (UCI) from {' and '.join(files)}: 6 numeric features (raw) and one-hot categorical features "
                                 f"(categories of adult.names); '?' handled by missing={missing!r}; sex is the sensitive attribute"
