@@ -91,8 +91,10 @@ def process(path: Path, dest: Path, execute: bool):
             c.metadata = {'tags': tags} if tags else {}
         else: c.metadata = {}
         for k in ('idx_', 'directives_'): c.pop(k, None)
+        c['id'] = f'cell-{len(cells)}'
         cells.append(c)
     nb.cells = cells
+    nb.nbformat, nb.nbformat_minor = 4, 5
     nb.metadata = {'kernelspec': {'name': 'python3', 'display_name': 'Python 3', 'language': 'python'},
                    'language_info': {'name': 'python'}}
     write_nb(nb, dest)

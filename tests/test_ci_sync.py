@@ -1,0 +1,24 @@
+"The CI sync check passes on a committed checkout and fails when the package and a notebook disagree."
+import subprocess, sys, shutil
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+def _clone(tmp_path):
+    dest = tmp_path / 'clone'
+    subprocess.run(['git', 'clone', '-q', str(ROOT), str(dest)], check=True)
+    return dest
+
+def _check(repo):
+    return subprocess.run([sys.executable, 'tools/check_sync.py'], cwd=repo, capture_output=True, text=True)
+
+def test_sync_check(tmp_path):
+    repo = _clone(tmp_path)
+    r = _check(repo); assert r.returncode == 0, r.stdout + r.stderr
+    mod = repo / 'dp_cd' / 'norms.py'          # a hand edit of the package is undone by the export
+    mod.write_text(mod.read_text().replace('def mahalanobis_norm(', 'def mahalanobis_norm_edited('))
+    r = _check(repo); assert r.returncode == 1 and 'dp_cd/norms.py' in r.stdout, r.stdout
+    subprocess.run(['git', 'checkout', '-q', '--', '.'], cwd=repo, check=True)
+    nb = repo / 'nbs' / '01_norms.ipynb'        # a notebook edit that was not exported
+    nb.write_text(nb.read_text().replace('def conjugate_exponent(', 'def conjugate_exponent_renamed('))
+    r = _check(repo); assert r.returncode == 1 and 'dp_cd/norms.py' in r.stdout, r.stdout
