@@ -134,7 +134,7 @@ class Dataset:
         "The rows `idx` of the dataset (fresh copies of the arrays)."
         idx = np.arange(self.n)[np.asarray(idx)]
         X = self.X[idx] if not self.is_sparse else sp.csc_matrix(self.X.tocsr()[idx])
-        return replace(self, X=np.array(X) if not self.is_sparse else X, y=self.y[idx].copy(), name=name or self.name,
+        return replace(self, X=np.asfortranarray(X) if not self.is_sparse else X, y=self.y[idx].copy(), name=name or self.name,
                        sensitive=None if self.sensitive is None else self.sensitive[idx].copy(), meta=dict(self.meta))
 
     def __repr__(self):
@@ -153,10 +153,10 @@ def standardize(X, # (n, p) dense array or sparse matrix
         var = np.asarray(Xc.multiply(Xc).mean(axis=0)).ravel() - mean**2
         scale = np.sqrt(np.maximum(var, 0.0)); scale[scale == 0] = 1.0
         return sp.csc_matrix(Xc @ sp.diags(1.0 / scale)), np.zeros_like(mean), scale
-    X = check_array(X, "X", ndim=2)
+    X = check_array(X, "X", ndim=2, order="F")
     mean = X.mean(axis=0) if with_mean else np.zeros(X.shape[1])
     scale = X.std(axis=0); scale[scale == 0] = 1.0
-    return (X - mean) / scale, mean, scale
+    return np.asfortranarray((X - mean) / scale), mean, scale
 
 def clip_rows(X, # (n, p) dense array or sparse matrix
               bound:float, # maximal l2 norm B of a row
@@ -167,10 +167,10 @@ def clip_rows(X, # (n, p) dense array or sparse matrix
         Xr = sp.csr_matrix(X, dtype=np.float64, copy=True)
         norms = np.sqrt(np.asarray(Xr.multiply(Xr).sum(axis=1)).ravel())
     else:
-        Xr = check_array(X, "X", ndim=2); norms = np.linalg.norm(Xr, axis=1)
+        Xr = check_array(X, "X", ndim=2, order="F"); norms = np.linalg.norm(Xr, axis=1)
     factor = np.minimum(1.0, bound / np.maximum(norms, np.finfo(float).tiny))
     if sp.issparse(X): return sp.csc_matrix(sp.diags(factor) @ Xr)
-    return Xr * factor[:, None]
+    return np.asfortranarray(Xr * factor[:, None])
 
 def preprocess(ds:Dataset, # dataset to transform
                standardize_features:bool=False, # standardise the columns ("balanced" variant)
