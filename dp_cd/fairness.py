@@ -13,7 +13,9 @@ from .utils import check_scalar, check_array, as_generator, PrivacyLeakWarning
 # %% auto 0
 __all__ = ['NOTIONS', 'BOUND_METHODS', 'LinearClassifier', 'GroupFairness', 'fairness_coefficients', 'FairnessLevels',
            'conditional_accuracies', 'fairness_levels', 'tail_bound', 'FairnessBound', 'FairnessLipschitz',
-           'lipschitz_constants', 'fairness_gap_bound']
+           'lipschitz_constants', 'fairness_gap_bound', 'gaussian_sigma', 'output_perturbation_distance',
+           'lemma_6_5_1_distance', 'fit_l2_logistic', 'OutputPerturbation', 'output_perturbation', 'dpsgd_distance',
+           'private_fairness_bound']
 
 # %% ../nbs/11_fairness.ipynb
 def _check_X(X, name="X"):
@@ -390,3 +392,128 @@ def fairness_gap_bound(model:LinearClassifier, # reference model h (h* or h_priv
     notes = _zero_margin_notes(R, gf) if method.startswith("markov") and not np.all(np.isfinite(b)) else ()
     if other is not None: notes += (f"pair-dependent Lipschitz constants (D.3.3): requires both models, which is generally not private",)
     return FairnessBound(notion, method, d, gf.groups, _safe_weighted(gf.C, b), b, notes)
+
+# %% ../nbs/11_fairness.ipynb
+def gaussian_sigma(sensitivity:float, # l2 sensitivity Delta
+                   epsilon:float, # privacy budget (classic calibration: epsilon <= 1)
+                   delta:float, # in (0, 1)
+                   method:str="classic", # "classic": Delta sqrt(2 log(1.25/delta)) / epsilon (Remark 3.1.2)
+                  ) -> float:
+    "Noise standard deviation of the Gaussian mechanism for one release of $\\ell_2$ sensitivity `sensitivity`."
+    sensitivity = check_scalar(sensitivity, "sensitivity", low=0, low_open=True)
+    epsilon = check_scalar(epsilon, "epsilon", low=0, low_open=True); delta = check_scalar(delta, "delta", 0, 1, True, True)
+    if method != "classic": raise ValueError(f"method must be 'classic', got {method!r}")
+    if epsilon > 1: raise ValueError(f"the classic Gaussian calibration needs epsilon <= 1, got {epsilon}")
+    return sensitivity * np.sqrt(2 * np.log(1.25 / delta)) / epsilon
+
+def output_perturbation_distance(p:int, # number of perturbed parameters
+                                 sigma:float, # noise standard deviation per parameter
+                                 zeta:float, # failure probability
+                                 method:str="lemma", # "lemma" (C.4.1: sqrt(4 p sigma^2 log(2/zeta))) or "chi2" (exact quantile)
+                                ) -> float:
+    "$r$ such that $\\|h^{\\rm priv} - h^*\\| \\le r$ with probability at least $1-\\zeta$ under output perturbation."
+    p = check_scalar(p, "p", low=1, integer=True); sigma = check_scalar(sigma, "sigma", low=0)
+    zeta = check_scalar(zeta, "zeta", 0, 1, True, True)
+    if method == "lemma": return float(np.sqrt(4 * p * sigma**2 * np.log(2 / zeta)))
+    if method == "chi2": return float(sigma * np.sqrt(stats.chi2.isf(zeta, p)))
+    raise ValueError(f"method must be 'lemma' or 'chi2', got {method!r}")
+
+def lemma_6_5_1_distance(p:int, Lambda:float, mu:float, n:int, epsilon:float, delta:float, zeta:float) -> float:
+    "Lemma 6.5.1 in closed form: $\\sqrt{32p\\Lambda^2\\log(1.25/\\delta)\\log(2/\\zeta)}/(\\mu n\\epsilon)$ (classic calibration)."
+    for v, nm in ((Lambda, "Lambda"), (mu, "mu"), (epsilon, "epsilon")): check_scalar(v, nm, low=0, low_open=True)
+    n = check_scalar(n, "n", low=1, integer=True); delta = check_scalar(delta, "delta", 0, 1, True, True)
+    return output_perturbation_distance(p, gaussian_sigma(2 * Lambda / (mu * n), min(epsilon, 1.0), delta) * min(epsilon, 1.0) / epsilon, zeta)
+
+# %% ../nbs/11_fairness.ipynb
+def _logistic_obj(w, X, y, mu):
+    z = y * (X @ w)
+    f = np.mean(np.logaddexp(0, -z)) + 0.5 * mu * w @ w
+    g = X.T @ (-y * special.expit(-z)) / len(y) + mu * w
+    return f, g
+
+def fit_l2_logistic(X, # (n, p) features
+                    y, # (n,) labels in {-1, +1}
+                    mu:float=1.0, # strong convexity (l2 regularisation) parameter
+                    tol:float=1e-10, # required gradient norm at the returned point
+                   ) -> LinearClassifier:
+    "Exact minimiser of $\\frac1n\\sum_i\\log(1+e^{-y_iw^\\top x_i}) + \\frac\\mu2\\|w\\|^2$ (L-BFGS + Newton; gradient norm checked)."
+    X = _check_X(X); y = check_array(y, "y", ndim=1)
+    if len(y) != len(X): raise ValueError(f"X and y have different numbers of rows ({len(X)} and {len(y)})")
+    if not np.all(np.isin(y, (-1.0, 1.0))): raise ValueError("y must take values in {-1, +1}")
+    mu = check_scalar(mu, "mu", low=0, low_open=True)
+    res = optimize.minimize(_logistic_obj, np.zeros(X.shape[1]), args=(X, y, mu), jac=True, method="L-BFGS-B",
+                            options=dict(gtol=tol, ftol=0.0, maxiter=10000))
+    w = res.x
+    for _ in range(50):  # Newton polishing: f is smooth and mu-strongly convex
+        f, g = _logistic_obj(w, X, y, mu)
+        if np.linalg.norm(g) <= tol: break
+        pz = special.expit(y * (X @ w)); D = pz * (1 - pz)
+        H = (X.T * D) @ X / len(y) + mu * np.eye(X.shape[1])
+        w = w - np.linalg.solve(H, g)
+    gn = np.linalg.norm(_logistic_obj(w, X, y, mu)[1])
+    if gn > tol: raise RuntimeError(f"fit_l2_logistic did not converge: gradient norm {gn:.2e} > tol={tol:g}")
+    return LinearClassifier(w, None, np.array([-1.0, 1.0]))
+
+@dataclass(frozen=True)
+class OutputPerturbation:
+    "Result of `output_perturbation`: the exact optimum, private models and the calibration."
+    model_opt: LinearClassifier # h*, NOT private
+    models: tuple # the private models h_priv (each one is (epsilon, delta)-DP on its own)
+    sensitivity: float # 2 Lambda / (mu n)
+    sigma: float # noise standard deviation per coordinate
+    epsilon: float
+    delta: float
+    notes: tuple = ()
+
+def output_perturbation(X, y, # training data, labels in {-1, +1}
+                        epsilon:float, delta:float, # privacy budget of each private model
+                        mu:float=1.0, # strong convexity parameter
+                        max_norm:float=1.0, # public row-norm bound Lambda (rows are clipped to it)
+                        n_models:int=1, # number of independent private models to draw
+                        random_state=None, # seed or Generator for the noise
+                       ) -> OutputPerturbation:
+    "Output perturbation for $\\ell_2$-regularised logistic regression (§6.5.1, §6.6): $h^* + \\mathcal N(0, \\sigma^2 I)$."
+    from dp_cd.datasets import clip_rows
+    Lam = check_scalar(max_norm, "max_norm", low=0, low_open=True); mu = check_scalar(mu, "mu", low=0, low_open=True)
+    n_models = check_scalar(n_models, "n_models", low=1, integer=True)
+    X = _check_X(X); Xc = clip_rows(X, Lam)
+    h = fit_l2_logistic(Xc, y, mu)
+    sens = 2 * Lam / (mu * len(Xc)); sigma = gaussian_sigma(sens, epsilon, delta)
+    g = as_generator(random_state)
+    noise = g.normal(size=(n_models, Xc.shape[1])) * sigma
+    notes = (f"rows clipped to l2 norm <= {Lam:g} ({int(np.sum(np.linalg.norm(X, axis=1) > Lam))} of {len(X)} rows changed)",
+             "replace-one relation; classic Gaussian calibration (epsilon <= 1)",)
+    if n_models > 1: notes += (f"{n_models} private models from the same h*: each is (epsilon, delta)-DP, releasing all of them is not",)
+    return OutputPerturbation(h, tuple(h.with_params(h.params + e) for e in noise), sens, sigma, float(epsilon), float(delta), notes)
+
+# %% ../nbs/11_fairness.ipynb
+def dpsgd_distance(p:int, # number of parameters
+                   sigma:float, # noise standard deviation per coordinate and step
+                   step_size:float, # gamma <= 1 / (4 beta)
+                   steps:int, # T
+                   mu:float, # strong convexity of f
+                   beta:float, # smoothness of each loss l_i
+                   initial_distance:float, # ||h^0 - h*|| (or an upper bound)
+                   zeta:float, # failure probability
+                   sigma_star:float=0.0, # sqrt(mean_i ||grad l_i(h*)||^2) (or an upper bound)
+                  ) -> float:
+    "$r$ such that $\\|h^T - h^*\\| \\le r$ with probability $\\ge 1-\\zeta$ for DP-SGD (Lemma 6.5.2, re-derived constants)."
+    p = check_scalar(p, "p", low=1, integer=True); T = check_scalar(steps, "steps", low=0, integer=True)
+    mu = check_scalar(mu, "mu", low=0, low_open=True); beta = check_scalar(beta, "beta", low=mu)
+    gamma = check_scalar(step_size, "step_size", low=0, low_open=True, high=1 / (4 * beta))
+    sigma = check_scalar(sigma, "sigma", low=0); D0 = check_scalar(initial_distance, "initial_distance", low=0)
+    zeta = check_scalar(zeta, "zeta", 0, 1, True, True); ss = check_scalar(sigma_star, "sigma_star", low=0)
+    m2 = (1 - gamma * mu)**T * D0**2 + gamma * (4 * ss**2 + 2 * p * sigma**2) / mu
+    return float(np.sqrt(m2 / zeta))
+
+# %% ../nbs/11_fairness.ipynb
+def private_fairness_bound(model_ref:LinearClassifier, # h* or h_priv
+                           X, y, s=None, # evaluation data
+                           notion:str="accuracy", # one of `NOTIONS`
+                           radius:float=None, # high-probability bound on ||h_priv - h*|| (output_perturbation_distance, dpsgd_distance, ...)
+                           method:str="chernoff_refined", # one of `BOUND_METHODS` ("markov": the statement of Theorem 6.5.1)
+                           desirable=None, # desirable outcomes (equality of opportunity)
+                          ) -> FairnessBound:
+    "Theorem 6.5.1: with the probability attached to `radius`, $|F_k(h^{\\rm priv}) - F_k(h^*)| \\le$ the returned bound, for every group."
+    if radius is None: raise ValueError("radius (a high-probability bound on ||h_priv - h*||) is required")
+    return fairness_gap_bound(model_ref, X, y, s, notion, radius, method, desirable=desirable)
