@@ -12,13 +12,16 @@ from scipy import integrate, optimize, special
 from .utils import check_scalar
 
 # %% auto 0
-__all__ = ['RELATIONS', 'CONVERSIONS', 'DEFAULT_ORDERS', 'sensitivity', 'DPEvent', 'GaussianEvent', 'LaplaceEvent', 'PureDPEvent',
-           'BoundedRangeEvent', 'PoissonSubsampledGaussianEvent', 'ZCDPEvent', 'SelfComposedEvent', 'ComposedEvent',
-           'rr_delta', 'rr_epsilon', 'rdp_pure', 'advanced_composition', 'optimal_composition_delta',
-           'optimal_composition_epsilon', 'rdp_gaussian', 'rdp_laplace', 'rdp_bounded_range',
-           'rdp_poisson_subsampled_gaussian', 'rdp_to_epsilon', 'rdp_to_delta', 'zcdp_epsilon', 'zcdp_delta',
-           'gdp_log_delta', 'gdp_delta', 'gdp_epsilon', 'Accountant', 'PureDPAccountant',
-           'AdvancedCompositionAccountant', 'RDPAccountant', 'ZCDPAccountant', 'GDPAccountant']
+__all__ = ['RELATIONS', 'CONVERSIONS', 'DEFAULT_ORDERS', 'GAUSSIAN_METHODS', 'sensitivity', 'DPEvent', 'GaussianEvent',
+           'LaplaceEvent', 'PureDPEvent', 'BoundedRangeEvent', 'PoissonSubsampledGaussianEvent', 'ZCDPEvent',
+           'SelfComposedEvent', 'ComposedEvent', 'rr_delta', 'rr_epsilon', 'rdp_pure', 'advanced_composition',
+           'optimal_composition_delta', 'optimal_composition_epsilon', 'rdp_gaussian', 'rdp_laplace',
+           'rdp_bounded_range', 'rdp_poisson_subsampled_gaussian', 'rdp_to_epsilon', 'rdp_to_delta', 'zcdp_epsilon',
+           'zcdp_delta', 'gdp_log_delta', 'gdp_delta', 'gdp_epsilon', 'Accountant', 'PureDPAccountant',
+           'AdvancedCompositionAccountant', 'RDPAccountant', 'ZCDPAccountant', 'GDPAccountant', 'epsilon_gaussian',
+           'epsilon_subsampled_gaussian', 'calibrate', 'calibrate_noise_multiplier', 'remark_3_1_2_sigma',
+           'corollary_a21_epsilon', 'corollary_a21_sigma', 'theorem_4_3_1_noise_scales', 'theorem_5_3_1_noise_scales',
+           'per_step_epsilon', 'amplification_by_subsampling', 'theorem_3_1_8_rdp', 'PrivacyReport']
 
 # %% ../nbs/02_accountants.ipynb
 RELATIONS = ("replace_one", "add_remove")
@@ -460,3 +463,217 @@ class GDPAccountant(Accountant):
     def _add(self, e, c): self.mu2 += c / e.noise_multiplier**2
     def _epsilon(self, d): return gdp_epsilon(self.mu, d)
     def _delta(self, e): return gdp_delta(self.mu, e)
+
+# %% ../nbs/02_accountants.ipynb
+def _check_z(z, name="noise_multiplier"): return check_scalar(z, name, low=0, low_open=True)
+def _check_steps(steps): return check_scalar(steps, "steps", low=1, integer=True)
+GAUSSIAN_METHODS = ("gdp", "rdp", "rdp_mironov")
+
+def epsilon_gaussian(noise_multiplier:float, # z = σ/Δ of each release
+                     steps:int, # number of (adaptive) Gaussian releases
+                     delta:float, # target δ in (0, 1)
+                     method:str="gdp", # "gdp" (exact), "rdp" (CKS conversion) or "rdp_mironov" (papers' conversion)
+                    ) -> float:
+    "ε of `steps` adaptive Gaussian releases with noise multiplier `noise_multiplier`."
+    z, k, d = _check_z(noise_multiplier), _check_steps(steps), _check_delta(delta)
+    if method == "gdp": return gdp_epsilon(math.sqrt(k) / z, d)
+    if method == "rdp": return zcdp_epsilon(k / (2 * z * z), d, "cks")
+    if method == "rdp_mironov": return zcdp_epsilon(k / (2 * z * z), d, "mironov")
+    raise ValueError(f"method must be one of {GAUSSIAN_METHODS}, got {method!r}")
+
+def epsilon_subsampled_gaussian(noise_multiplier:float, # z = σ/C
+                                sample_rate:float, # Poisson inclusion probability q in [0, 1]
+                                steps:int, # number of steps
+                                delta:float, # target δ in (0, 1)
+                                relation:str="add_remove", # "add_remove" or "replace_one"
+                                conversion:str="cks", # "cks" or "mironov"
+                                orders=None, # Rényi orders (default DEFAULT_ORDERS)
+                               ) -> float:
+    "ε of `steps` Poisson-subsampled Gaussian steps (DP-SGD) by RDP."
+    z, k, d = _check_z(noise_multiplier), _check_steps(steps), _check_delta(delta)
+    q = check_scalar(sample_rate, "sample_rate", 0, 1); _check_relation(relation)
+    if q == 0: return 0.0
+    return RDPAccountant(orders, relation, conversion).compose(PoissonSubsampledGaussianEvent(z, q), k).get_epsilon(d)
+
+def calibrate(make_accountant, # noise parameter x > 0 ↦ accountant with the ledger composed (ε must decrease in x)
+              epsilon:float, # target ε > 0
+              delta:float, # target δ in (0, 1)
+              lo:float=0.1, # initial lower end of the bracket (expanded if needed)
+              hi:float=10.0, # initial upper end of the bracket (expanded if needed)
+              rtol:float=1e-9, # relative width of the final bracket
+              max_value:float=1e12, # give up above this noise
+             ) -> float:
+    "Smallest noise parameter (within `rtol`) whose accountant certifies (ε, δ); the result always meets the target."
+    e_t, d = _check_epsilon(epsilon), _check_delta(delta)
+    lo = check_scalar(lo, "lo", low=0, low_open=True); hi = check_scalar(hi, "hi", low=lo, low_open=True)
+    rtol = check_scalar(rtol, "rtol", low=0, low_open=True)
+    meets = lambda x: make_accountant(x).get_epsilon(d) <= e_t
+    while not meets(hi):
+        lo, hi = hi, hi * 4
+        if hi > max_value: raise ValueError(f"no noise parameter up to {max_value:g} meets epsilon={e_t}, delta={d}")
+    while meets(lo):
+        hi, lo = lo, lo / 4
+        if lo < 1e-12: return hi
+    while hi / lo > 1 + rtol:
+        mid = math.sqrt(lo * hi)
+        if meets(mid): hi = mid
+        else: lo = mid
+    return hi
+
+def calibrate_noise_multiplier(epsilon:float, # target ε > 0
+                               delta:float, # target δ in (0, 1)
+                               steps:int, # number of Gaussian releases (or DP-SGD steps)
+                               sample_rate:float=1.0, # Poisson sampling rate q (1: no subsampling)
+                               method:str="gdp", # "gdp" (exact, q = 1 only), "rdp", "rdp_mironov"
+                               relation:str="add_remove", # relation for subsampled steps
+                               rtol:float=1e-9, # relative precision of the result
+                              ) -> float:
+    "Smallest noise multiplier z = σ/Δ such that `steps` (subsampled) Gaussian releases are (ε, δ)-DP."
+    e_t, d, k = _check_epsilon(epsilon), _check_delta(delta), _check_steps(steps)
+    q = check_scalar(sample_rate, "sample_rate", 0, 1); _check_relation(relation)
+    if method not in GAUSSIAN_METHODS: raise ValueError(f"method must be one of {GAUSSIAN_METHODS}, got {method!r}")
+    if q == 0: return 0.0
+    if q < 1:
+        if method == "gdp": raise ValueError("method='gdp' is exact only without subsampling (sample_rate=1); use method='rdp'")
+        conv = "cks" if method == "rdp" else "mironov"
+        make = lambda z: RDPAccountant(None, relation, conv).compose(PoissonSubsampledGaussianEvent(z, q), k)
+    else:
+        class _G:   # light-weight accountant for the Gaussian-only ledger
+            def __init__(self, z): self.z = z
+            def get_epsilon(self, d): return epsilon_gaussian(self.z, k, d, method)
+        make = _G
+    guess = math.sqrt(2 * k * math.log(1.25 / d)) / e_t   # Remark 3.1.2 scale, a good starting bracket
+    return calibrate(make, e_t, d, lo=guess / 8, hi=guess * 2, rtol=rtol)
+
+# %% ../nbs/02_accountants.ipynb
+def remark_3_1_2_sigma(epsilon:float, # ε, in (0, 1) for the guarantee to hold
+                       delta:float, # δ in (0, 1)
+                       sensitivity:float=1.0, # ℓ2 sensitivity Δ
+                      ) -> float:
+    "Classic Gaussian noise σ = sqrt(2 log(1.25/δ)) Δ/ε (thesis Remark 3.1.2; proven for ε < 1 only)."
+    return math.sqrt(2 * math.log(1.25 / _check_delta(delta))) * check_scalar(sensitivity, "sensitivity", low=0) / _check_epsilon(epsilon)
+
+# %% ../nbs/02_accountants.ipynb
+def corollary_a21_epsilon(sigma:float, # σ (noise multiplier per unit of sensitivity)
+                          gamma:float, # γ: the RDP curve is γα/(2σ²)
+                          delta:float, # δ in (0, 1)
+                         ) -> float:
+    "ε' of Eq. A.2.5: γ/(2σ²) + sqrt(2γ log(1/δ))/σ (Mironov's conversion at the optimal order)."
+    s, g, d = _check_z(sigma, "sigma"), check_scalar(gamma, "gamma", low=0, low_open=True), _check_delta(delta)
+    return g / (2 * s * s) + math.sqrt(2 * g * math.log(1 / d)) / s
+
+def corollary_a21_sigma(epsilon:float, # ε in (0, 1]
+                        gamma:float, # γ > 0 (number of unit-sensitivity Gaussian releases)
+                        delta:float, # δ in (0, 1/3)
+                       ) -> float:
+    "σ = sqrt(3γ log(1/δ))/ε of Corollary A.2.1 (valid for ε ≤ 1, δ < 1/3)."
+    e = check_scalar(epsilon, "epsilon", 0, 1, low_open=True); d = check_scalar(delta, "delta", 0, 1 / 3, True, True)
+    return math.sqrt(3 * check_scalar(gamma, "gamma", low=0, low_open=True) * math.log(1 / d)) / e
+
+def theorem_4_3_1_noise_scales(lipschitz, # coordinate-wise Lipschitz constants L_j (array-like)
+                               n_samples:int, # n
+                               epsilon:float, # ε in (0, 1]
+                               delta:float, # δ in (0, 1/3)
+                               n_epochs:int, # T
+                               n_inner:int, # K (coordinate updates per epoch)
+                              ) -> np.ndarray:
+    "DP-CD noise scales σ_j = sqrt(12 L_j² TK log(1/δ))/(nε) of Theorem 4.3.1 (replace-one)."
+    L = np.asarray(lipschitz, dtype=float)
+    if L.ndim != 1 or not np.all(np.isfinite(L)) or np.any(L < 0): raise ValueError("lipschitz must be a 1-d array of finite non-negative numbers")
+    n = check_scalar(n_samples, "n_samples", low=1, integer=True)
+    T, K = check_scalar(n_epochs, "n_epochs", low=1, integer=True), check_scalar(n_inner, "n_inner", low=1, integer=True)
+    return (2 * L / n) * corollary_a21_sigma(epsilon, T * K, delta)
+
+# %% ../nbs/02_accountants.ipynb
+def theorem_5_3_1_noise_scales(lipschitz, # coordinate-wise Lipschitz constants L_j (array-like)
+                               n_samples:int, # n
+                               epsilon:float, # ε in (0, 1]
+                               delta:float, # δ in (0, 1)
+                               n_iterations:int, # T
+                              ) -> np.ndarray:
+    "DP-GCD Laplace scales λ_j = λ'_j = 8 L_j sqrt(T log(1/δ))/(nε) of Theorem 5.3.1."
+    L = np.asarray(lipschitz, dtype=float)
+    if L.ndim != 1 or not np.all(np.isfinite(L)) or np.any(L < 0): raise ValueError("lipschitz must be a 1-d array of finite non-negative numbers")
+    n, T = check_scalar(n_samples, "n_samples", low=1, integer=True), check_scalar(n_iterations, "n_iterations", low=1, integer=True)
+    e = check_scalar(epsilon, "epsilon", 0, 1, low_open=True)
+    return 8 * L * math.sqrt(T * math.log(1 / _check_delta(delta))) / (n * e)
+
+def per_step_epsilon(epsilon:float, # target ε of the composition
+                     delta:float, # target δ in (0, 1)
+                     k:int, # number of pure-DP releases
+                     method:str="best", # "drv" (Eq. 3.1.11 / B.1.1) or "best" (exact optimal composition)
+                    ) -> float:
+    "Largest ε0 such that k adaptive ε0-DP releases are (ε, δ)-DP under the chosen composition bound."
+    e_t, d, k = _check_epsilon(epsilon), _check_delta(delta), check_scalar(k, "k", low=1, integer=True)
+    if method == "drv": f = lambda x: advanced_composition(x, k, d)
+    elif method == "best": f = lambda x: optimal_composition_epsilon(x, k, d)   # exact, so below every other bound
+    else: raise ValueError(f"method must be 'drv' or 'best', got {method!r}")
+    lo, hi = 0.0, e_t
+    while f(hi) <= e_t:
+        lo, hi = hi, 2 * hi
+        if hi > 1e6: return lo
+    while hi - lo > 1e-10 * hi:
+        mid = (lo + hi) / 2
+        if f(mid) <= e_t: lo = mid
+        else: hi = mid
+    return lo
+
+# %% ../nbs/02_accountants.ipynb
+def amplification_by_subsampling(epsilon:float, # ε of the mechanism run on the sample
+                                 delta:float, # δ of the mechanism run on the sample
+                                 sample_rate:float, # q
+                                ) -> tuple:
+    "(log(1 + q(e^ε − 1)), qδ): privacy of an (ε, δ)-DP mechanism run on a q-subsample (Theorem 3.1.7)."
+    e, d = check_scalar(epsilon, "epsilon", low=0), check_scalar(delta, "delta", 0, 1)
+    q = check_scalar(sample_rate, "sample_rate", 0, 1)
+    return math.log1p(q * math.expm1(e)), q * d
+
+def theorem_3_1_8_rdp(noise_multiplier:float, # σ (per unit sensitivity), > sqrt(5)
+                      sample_rate:float, # q ≤ 1/10
+                      orders, # orders 1 < α ≤ σ² log(1/q)/2
+                     ) -> np.ndarray:
+    "RDP bound 6q²α/σ² of the sampled Gaussian mechanism (thesis Theorem 3.1.8), with its domain checked."
+    s = check_scalar(noise_multiplier, "noise_multiplier", low=math.sqrt(5), low_open=True)
+    q = check_scalar(sample_rate, "sample_rate", 0, 0.1, low_open=True); a = np.asarray(orders, dtype=float)
+    if np.any(a <= 1) or np.any(a > 0.5 * s * s * math.log(1 / q)): raise ValueError("orders must lie in (1, σ² log(1/q)/2]")
+    return 6 * q * q * a / s**2
+
+# %% ../nbs/02_accountants.ipynb
+@dataclass(frozen=True)
+class PrivacyReport:
+    "The privacy guarantee of a run: (ε, δ), relation, accountant, releases, noise scales, budget split, notes."
+    epsilon: float # certified ε
+    delta: float # δ of the guarantee
+    relation: str = "replace_one" # neighbouring relation of the guarantee
+    accountant: str = "" # name of the accountant (or closed form) that certified it
+    releases: int = 0 # number of private releases (events)
+    noise_scales: tuple = () # noise standard deviations / scales used (e.g. per coordinate)
+    budget_split: dict = field(default_factory=dict) # e.g. {"selection": 0.5, "update": 0.5}
+    notes: tuple = () # free-form remarks
+    def __post_init__(self):
+        object.__setattr__(self, "epsilon", check_scalar(self.epsilon, "epsilon", low=0, allow_inf=True))
+        object.__setattr__(self, "delta", check_scalar(self.delta, "delta", 0, 1))
+        _check_relation(self.relation)
+        object.__setattr__(self, "releases", check_scalar(self.releases, "releases", low=0, integer=True))
+        object.__setattr__(self, "noise_scales", tuple(float(x) for x in np.ravel(np.asarray(self.noise_scales, dtype=float))))
+        object.__setattr__(self, "budget_split", {str(k): float(v) for k, v in dict(self.budget_split).items()})
+        object.__setattr__(self, "notes", (self.notes,) if isinstance(self.notes, str) else tuple(str(x) for x in self.notes))
+    @classmethod
+    def from_accountant(cls, accountant:Accountant, delta:float, relation:str="replace_one", noise_scales=(), budget_split=None, notes=()):
+        "Report the guarantee `accountant` certifies at `delta`; releases counted from its ledger."
+        rel = getattr(accountant, "relation", relation) if any(isinstance(e, PoissonSubsampledGaussianEvent) for ev, _ in accountant.ledger for e, _ in _leaves(ev)) else relation
+        releases = sum(c for ev, k in accountant.ledger for _, c in _leaves(ev, k))
+        return cls(accountant.get_epsilon(delta), delta, rel, accountant.name, releases, noise_scales, budget_split or {}, notes)
+    def to_dict(self) -> dict:
+        "Plain-Python dictionary (JSON-serialisable)."
+        return {"epsilon": self.epsilon, "delta": self.delta, "relation": self.relation, "accountant": self.accountant,
+                "releases": self.releases, "noise_scales": list(self.noise_scales), "budget_split": dict(self.budget_split), "notes": list(self.notes)}
+    def __str__(self):
+        lines = [f"({self.epsilon:.4g}, {self.delta:.3g})-DP under the {self.relation.replace('_', '-')} relation",
+                 f"  accountant: {self.accountant or 'unspecified'}; releases: {self.releases}"]
+        s = self.noise_scales
+        if len(s) == 1: lines.append(f"  noise scale: {s[0]:.4g}")
+        elif s: lines.append(f"  noise scales: {len(s)} values in [{min(s):.4g}, {max(s):.4g}], median {float(np.median(s)):.4g}")
+        if self.budget_split: lines.append("  budget split: " + ", ".join(f"{k} {v:.3g}" for k, v in self.budget_split.items()))
+        lines += [f"  note: {n}" for n in self.notes]
+        return "\n".join(lines)
