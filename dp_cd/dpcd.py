@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 from .utils import check_scalar, check_array, as_design, as_generator, PrivacyLeakWarning, FitResult
-from .losses import Loss, clipped_coord_grad_dense, clipped_coord_grad_sparse, update_pred_dense, update_pred_sparse, loss_value_mean
+from .losses import Loss, loss_deriv, clipped_coord_grad_dense, clipped_coord_grad_sparse, update_pred_dense, update_pred_sparse
 from .penalties import Penalty, NoPenalty, L1, L2, ElasticNet, Box, prox_1d, penalty_value
 from .accountants import (GaussianEvent, LaplaceEvent, SelfComposedEvent, ComposedEvent, calibrate_noise_multiplier,
                           epsilon_gaussian, PrivacyReport)
@@ -19,6 +19,22 @@ __all__ = ['ACCOUNTANTS', 'SUPPORTED_PENALTIES', 'dpcd_inner_dense', 'dpcd_inner
            'dpcd_noise_multiplier', 'dpcd_events', 'private_smoothness', 'noise_blocks', 'dp_cd']
 
 # %% ../nbs/08_dp_cd.ipynb
+_FM = {'reassoc', 'contract'}   # lets LLVM vectorise the sums (as `dp_cd.losses` does for its unclipped kernels)
+
+@njit(cache=True, fastmath=_FM)
+def _clipped_grad_dense(lcode, lparam, X, y, z, j, C):
+    "Clipped average coordinate gradient, per-sample values from `loss_deriv`; the sum is vectorised."
+    n = X.shape[0]; s = 0.0
+    for i in range(n): s += min(C, max(-C, X[i, j] * loss_deriv(lcode, lparam, z[i], y[i])))
+    return s / n
+
+@njit(cache=True, fastmath=_FM)
+def _clipped_grad_sparse(lcode, lparam, data, indices, indptr, y, z, j, C):
+    n = z.shape[0]; s = 0.0
+    for k in range(indptr[j], indptr[j + 1]):
+        i = indices[k]; s += min(C, max(-C, data[k] * loss_deriv(lcode, lparam, z[i], y[i])))
+    return s / n
+
 @njit(cache=True)
 def _apply_update(pcode, pparams, w, j, g, eta, step):
     "The new value of coordinate j after a noisy proximal step."
@@ -38,7 +54,7 @@ def dpcd_inner_dense(lcode:int, lparam:float, # loss code and parameter (`Loss.c
     if averaging: avg[:] = 0.0
     for k in range(K):
         j = coords[k]
-        g = clipped_coord_grad_dense(lcode, lparam, X, y, z, j, clips[j])
+        g = _clipped_grad_dense(lcode, lparam, X, y, z, j, clips[j])
         new = _apply_update(pcode, pparams, w, j, g, noise[k], steps[j])
         d = new - w[j]
         if d != 0.0:
@@ -59,7 +75,7 @@ def dpcd_inner_sparse(lcode:int, lparam:float, pcode:int, pparams,
     if averaging: avg[:] = 0.0
     for k in range(K):
         j = coords[k]
-        g = clipped_coord_grad_sparse(lcode, lparam, data, indices, indptr, y, z, j, clips[j])
+        g = _clipped_grad_sparse(lcode, lparam, data, indices, indptr, y, z, j, clips[j])
         new = _apply_update(pcode, pparams, w, j, g, noise[k], steps[j])
         d = new - w[j]
         if d != 0.0:
