@@ -4,11 +4,12 @@
 
 # %% ../nbs/11_fairness.ipynb 1
 from __future__ import annotations
-import warnings
+import itertools
 from dataclasses import dataclass, field
 import numpy as np
 from scipy import optimize, special, stats
-from .utils import check_scalar, check_array, as_generator, PrivacyLeakWarning
+from .utils import check_scalar, check_array, as_generator
+from .accountants import calibrate_noise_multiplier, remark_3_1_2_sigma, PrivacyReport
 
 # %% auto 0
 __all__ = ['NOTIONS', 'BOUND_METHODS', 'LinearClassifier', 'GroupFairness', 'fairness_coefficients', 'FairnessLevels',
@@ -395,16 +396,18 @@ def fairness_gap_bound(model:LinearClassifier, # reference model h (h* or h_priv
 
 # %% ../nbs/11_fairness.ipynb
 def gaussian_sigma(sensitivity:float, # l2 sensitivity Delta
-                   epsilon:float, # privacy budget (classic calibration: epsilon <= 1)
+                   epsilon:float, # privacy budget
                    delta:float, # in (0, 1)
-                   method:str="classic", # "classic": Delta sqrt(2 log(1.25/delta)) / epsilon (Remark 3.1.2)
+                   method:str="gdp", # "gdp": exact analytic Gaussian; "classic": Remark 3.1.2 (epsilon <= 1 only)
                   ) -> float:
-    "Noise standard deviation of the Gaussian mechanism for one release of $\\ell_2$ sensitivity `sensitivity`."
+    "Noise standard deviation of the Gaussian mechanism for one release of $\\ell_2$ sensitivity `sensitivity` (via `dp_cd.accountants`)."
     sensitivity = check_scalar(sensitivity, "sensitivity", low=0, low_open=True)
     epsilon = check_scalar(epsilon, "epsilon", low=0, low_open=True); delta = check_scalar(delta, "delta", 0, 1, True, True)
-    if method != "classic": raise ValueError(f"method must be 'classic', got {method!r}")
-    if epsilon > 1: raise ValueError(f"the classic Gaussian calibration needs epsilon <= 1, got {epsilon}")
-    return sensitivity * np.sqrt(2 * np.log(1.25 / delta)) / epsilon
+    if method == "gdp": return sensitivity * calibrate_noise_multiplier(epsilon, delta, steps=1, method="gdp")
+    if method == "classic":
+        if epsilon > 1: raise ValueError(f"the classic Gaussian calibration needs epsilon <= 1, got {epsilon}")
+        return remark_3_1_2_sigma(epsilon, delta, sensitivity)
+    raise ValueError(f"method must be 'gdp' or 'classic', got {method!r}")
 
 def output_perturbation_distance(p:int, # number of perturbed parameters
                                  sigma:float, # noise standard deviation per parameter
@@ -422,7 +425,7 @@ def lemma_6_5_1_distance(p:int, Lambda:float, mu:float, n:int, epsilon:float, de
     "Lemma 6.5.1 in closed form: $\\sqrt{32p\\Lambda^2\\log(1.25/\\delta)\\log(2/\\zeta)}/(\\mu n\\epsilon)$ (classic calibration)."
     for v, nm in ((Lambda, "Lambda"), (mu, "mu"), (epsilon, "epsilon")): check_scalar(v, nm, low=0, low_open=True)
     n = check_scalar(n, "n", low=1, integer=True); delta = check_scalar(delta, "delta", 0, 1, True, True)
-    return output_perturbation_distance(p, gaussian_sigma(2 * Lambda / (mu * n), min(epsilon, 1.0), delta) * min(epsilon, 1.0) / epsilon, zeta)
+    return float(np.sqrt(32 * p * Lambda**2 * np.log(1.25 / delta) * np.log(2 / zeta)) / (mu * n * epsilon))
 
 # %% ../nbs/11_fairness.ipynb
 def _logistic_obj(w, X, y, mu):
@@ -464,6 +467,7 @@ class OutputPerturbation:
     epsilon: float
     delta: float
     notes: tuple = ()
+    report: PrivacyReport|None = None # privacy guarantee of ONE private model
 
 def output_perturbation(X, y, # training data, labels in {-1, +1}
                         epsilon:float, delta:float, # privacy budget of each private model
@@ -471,6 +475,7 @@ def output_perturbation(X, y, # training data, labels in {-1, +1}
                         max_norm:float=1.0, # public row-norm bound Lambda (rows are clipped to it)
                         n_models:int=1, # number of independent private models to draw
                         random_state=None, # seed or Generator for the noise
+                        calibration:str="gdp", # "gdp" (exact) or "classic" (Remark 3.1.2, epsilon <= 1)
                        ) -> OutputPerturbation:
     "Output perturbation for $\\ell_2$-regularised logistic regression (§6.5.1, §6.6): $h^* + \\mathcal N(0, \\sigma^2 I)$."
     from dp_cd.datasets import clip_rows
@@ -478,13 +483,14 @@ def output_perturbation(X, y, # training data, labels in {-1, +1}
     n_models = check_scalar(n_models, "n_models", low=1, integer=True)
     X = _check_X(X); Xc = clip_rows(X, Lam)
     h = fit_l2_logistic(Xc, y, mu)
-    sens = 2 * Lam / (mu * len(Xc)); sigma = gaussian_sigma(sens, epsilon, delta)
+    sens = 2 * Lam / (mu * len(Xc)); sigma = gaussian_sigma(sens, epsilon, delta, calibration)
     g = as_generator(random_state)
     noise = g.normal(size=(n_models, Xc.shape[1])) * sigma
     notes = (f"rows clipped to l2 norm <= {Lam:g} ({int(np.sum(np.linalg.norm(X, axis=1) > Lam))} of {len(X)} rows changed)",
-             "replace-one relation; classic Gaussian calibration (epsilon <= 1)",)
+             f"sensitivity 2 Lambda / (mu n) = {sens:.4g}; Gaussian calibration: {calibration}",)
     if n_models > 1: notes += (f"{n_models} private models from the same h*: each is (epsilon, delta)-DP, releasing all of them is not",)
-    return OutputPerturbation(h, tuple(h.with_params(h.params + e) for e in noise), sens, sigma, float(epsilon), float(delta), notes)
+    report = PrivacyReport(float(epsilon), float(delta), "replace_one", f"Gaussian mechanism ({calibration})", 1, (sigma,), {}, notes)
+    return OutputPerturbation(h, tuple(h.with_params(h.params + e) for e in noise), sens, sigma, float(epsilon), float(delta), notes, report)
 
 # %% ../nbs/11_fairness.ipynb
 def dpsgd_distance(p:int, # number of parameters
