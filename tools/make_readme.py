@@ -13,10 +13,13 @@ def render() -> str:
     nb = json.loads((ROOT / 'nbs' / 'index.ipynb').read_text())
     parts = []
     for c in nb['cells']:
-        if c['cell_type'] != 'markdown': continue
         src = ''.join(c['source']).strip()
-        src = re.sub(r'^> ', '> ', src, flags=re.M)
-        parts.append(src)
+        if c['cell_type'] == 'markdown': parts.append(src); continue
+        if c['cell_type'] != 'code' or re.search(r'^#\|\s*hide\s*$', src, re.M): continue
+        code = '\n'.join(l for l in src.splitlines() if not l.lstrip().startswith('#|'))
+        parts.append(f'```python\n{code}\n```')
+        text = ''.join(''.join(o.get('text', '')) for o in c.get('outputs', []) if o.get('output_type') == 'stream').rstrip()
+        if text: parts.append(f'```\n{text}\n```')
     head = '<!-- generated from nbs/index.ipynb by tools/make_readme.py: edit the notebook, not this file -->\n\n'
     return head + '\n\n'.join(parts) + '\n'
 
