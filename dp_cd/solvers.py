@@ -19,33 +19,59 @@ from .penalties import (Penalty, NoPenalty, L1, L2, ElasticNet, Box, prox_1d, pr
 __all__ = ['cd_epoch_dense', 'cd_epoch_sparse', 'gcd_steps', 'dual_objective', 'SolverResult', 'solve', 'reference_optimum']
 
 # %% ../nbs/06_solvers.ipynb
+_FM = {'reassoc', 'contract'}
+
+@njit(cache=True, fastmath=_FM)
+def _dot_dense(X, r, j):
+    s = 0.0
+    for i in range(X.shape[0]): s += X[i, j] * r[i]
+    return s
+
+@njit(cache=True, fastmath=_FM)
+def _dot_sparse(data, indices, indptr, r, j):
+    s = 0.0
+    for k in range(indptr[j], indptr[j + 1]): s += data[k] * r[indices[k]]
+    return s
+
 @njit(cache=True)
 def cd_epoch_dense(lcode:int, lparam:float, pcode:int, pparams, X, y, z, w, steps, order):
     "Proximal coordinate updates $w_j \\leftarrow \\mathrm{prox}_{\\gamma_j\\psi_j}(w_j-\\gamma_j\\nabla_jf)$ for `j` in `order`; updates `w` and `z`$=Xw$ in place."
+    n = X.shape[0]
+    if lcode == 0:
+        for i in range(n): z[i] -= y[i]      # squared loss: work on the residual z - y (one stream less)
     for k in range(order.shape[0]):
         j = order[k]
         st = steps[j]
         if st == 0.0: continue
-        g = coord_grad_dense(lcode, lparam, X, y, z, j)
+        if lcode == 0: g = 2.0 * _dot_dense(X, z, j) / n
+        else: g = coord_grad_dense(lcode, lparam, X, y, z, j)
         old = w[j]
         new = prox_1d(pcode, pparams, j, old - st * g, st)
         if new != old:
             w[j] = new
             update_pred_dense(X, z, j, new - old)
+    if lcode == 0:
+        for i in range(n): z[i] += y[i]
 
 @njit(cache=True)
 def cd_epoch_sparse(lcode:int, lparam:float, pcode:int, pparams, data, indices, indptr, y, z, w, steps, order):
     "`cd_epoch_dense` for a CSC design `(data, indices, indptr)`."
+    n = z.shape[0]
+    if lcode == 0:
+        for i in range(n): z[i] -= y[i]
     for k in range(order.shape[0]):
         j = order[k]
         st = steps[j]
         if st == 0.0: continue
-        g = coord_grad_sparse(lcode, lparam, data, indices, indptr, y, z, j)
+        if lcode == 0: g = 2.0 * _dot_sparse(data, indices, indptr, z, j) / n
+        else: g = coord_grad_sparse(lcode, lparam, data, indices, indptr, y, z, j)
         old = w[j]
         new = prox_1d(pcode, pparams, j, old - st * g, st)
         if new != old:
             w[j] = new
             update_pred_sparse(data, indices, indptr, z, j, new - old)
+    if lcode == 0:
+        for i in range(n): z[i] += y[i]
 
 @njit(cache=True)
 def _gcd_select(lcode, lparam, pcode, pparams, rule, sparse, X, data, indices, indptr, y, z, w, M):
