@@ -9,13 +9,18 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 from scipy import ndimage, special
-from .utils import check_array, check_scalar, as_generator
+from .utils import check_array, check_scalar, as_generator, as_design, FitResult, PrivacyLeakWarning
+from .accountants import (calibrate_noise_multiplier, PrivacyReport, GDPAccountant, PureDPAccountant,
+                               GaussianEvent, PureDPEvent)
+from .losses import Loss, SquaredLoss, LogisticLoss, HuberLoss, loss_deriv, loss_value
+from .penalties import Penalty, NoPenalty, L2
 
 # %% auto 0
 __all__ = ['GrowthLoss', 'PowerLoss', 'LocationLoss', 'RegressionLoss', 'l2_laplace_noise', 'l2_laplace_logdensity',
            'gaussian_noise_multiplier', 'project_two_balls', 'solve_phase', 'localization_step_size',
-           'min_records_localization', 'GrowthResult', 'localization', 'growth_epochs', 'min_records_growth',
-           'growth_step_size', 'epoch_growth', 'inverse_sensitivity_distribution', 'inverse_sensitivity']
+           'min_records_localization', 'growth_privacy_report', 'GrowthResult', 'localization', 'growth_epochs',
+           'min_records_growth', 'growth_step_size', 'epoch_growth', 'inverse_sensitivity_distribution',
+           'inverse_sensitivity', 'GLMObjective', 'growth_adaptive']
 
 # %% ../nbs/12_growth.ipynb
 _KINDS = {"power": 0, "location": 1, "regression": 2}
@@ -148,6 +153,12 @@ class GrowthLoss:
         _mean_grad(self.code, float(self.kappa), float(self.smoothing), float(self.b), x, S, out)
         return out
 
+    def _pgd(self, S, xc, coef, c1, r1, c2, r2, step, iters):
+        "Projected gradient descent on the phase objective (kernel `_solve_phase`, defined below)."
+        return _solve_phase(self.code, float(self.kappa), float(self.smoothing), float(self.b), np.ascontiguousarray(S, dtype=np.float64),
+                            np.asarray(xc, dtype=np.float64), coef, np.asarray(c1, dtype=np.float64), float(r1),
+                            np.asarray(c2, dtype=np.float64), float(r2), step, iters)
+
 def PowerLoss(kappa:float, b:float=1.0, smoothing:float=0.0) -> GrowthLoss:
     "$F(x;s) = \\phi_{\\kappa,\\mu}(\\|x\\|) + b\\langle x, s\\rangle$: exact $(1,\\kappa)$-growth of $f$ when $\\mathbb{E}s=0$, $\\mu=0$."
     return GrowthLoss("power", kappa, smoothing, b=b)
@@ -182,29 +193,13 @@ def l2_laplace_logdensity(z, # points, shape (..., d)
     return -np.linalg.norm(z, axis=-1) / scale - (special.gammaln(d) + d * math.log(scale) + log_area)
 
 # %% ../nbs/12_growth.ipynb
-def _analytic_gaussian_delta(z:float, epsilon:float) -> float:
-    "Exact δ(ε) of the Gaussian mechanism with noise multiplier z (σ/Δ), Balle & Wang (2018)."
-    a, b = 1 / (2 * z), epsilon * z
-    return float(special.ndtr(a - b) - math.exp(epsilon) * special.ndtr(-a - b)) if epsilon < 700 else 0.0
-
 def gaussian_noise_multiplier(epsilon:float, # ε > 0
                               delta:float, # δ in (0, 1)
                              ) -> float:
-    "Smallest σ/Δ making one Gaussian release (ε, δ)-DP: `dp_cd.accountants.calibrate_noise_multiplier` if available, else exact bisection."
+    "Smallest σ/Δ making one Gaussian release (ε, δ)-DP (exact analytic calibration, `dp_cd.accountants.calibrate_noise_multiplier`)."
     epsilon = check_scalar(epsilon, "epsilon", low=0, low_open=True)
     delta = check_scalar(delta, "delta", 0, 1, True, True)
-    try:
-        from dp_cd.accountants import calibrate_noise_multiplier
-    except ImportError: calibrate_noise_multiplier = None
-    if calibrate_noise_multiplier is not None:
-        return float(calibrate_noise_multiplier(epsilon, delta, steps=1, method="gdp"))
-    lo, hi = 1e-3, 1.0
-    while _analytic_gaussian_delta(hi, epsilon) > delta: hi *= 2
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        if _analytic_gaussian_delta(mid, epsilon) > delta: lo = mid
-        else: hi = mid
-    return hi
+    return float(calibrate_noise_multiplier(epsilon, delta, steps=1, method="gdp"))
 
 # %% ../nbs/12_growth.ipynb
 @njit(cache=True)
@@ -297,10 +292,7 @@ def solve_phase(S, # records of the chunk, shape (n0, record dim)
     if iters > max_iter: raise ValueError(f"the phase needs {iters} projected-gradient iterations (> max_inner_iter={max_iter}); "
                                           "increase max_inner_iter, tol_frac or the smoothing")
     step = 1.0 / (beta_F + 2 * coef)
-    x = _solve_phase(loss.code, float(loss.kappa), float(loss.smoothing), float(loss.b), np.ascontiguousarray(S),
-                     np.asarray(xc, dtype=np.float64), coef, np.asarray(c1, dtype=np.float64), float(r1),
-                     np.asarray(c2, dtype=np.float64), float(r2), step, iters)
-    return x, iters
+    return loss._pgd(S, xc, coef, c1, r1, c2, r2, step, iters), iters
 
 # %% ../nbs/12_growth.ipynb
 def localization_step_size(n:int, # number of records
@@ -328,6 +320,27 @@ def min_records_localization(min_chunk:int=1 # records required in each phase
     while n // math.ceil(math.log(n)) < min_chunk: n += 1
     return n
 
+def growth_privacy_report(epsilon:float, # ε of every phase (np.inf: non-private)
+                          delta:float, # δ of every phase (0: pure DP)
+                          noise:str, # "laplace_l2", "laplace_coord", "gaussian" or "none"
+                          phases:list, # the phase log (one dict per phase, with its noise scale)
+                          n_used:int, # records read (each by exactly one phase)
+                         ) -> PrivacyReport:
+    "The `dp_cd.accountants.PrivacyReport` of Algorithm 1 or 2: one phase's guarantee, by parallel composition over disjoint chunks."
+    scales = [p["noise_scale"] for p in phases]
+    common = (f"{len(phases)} phases on disjoint chunks ({n_used} records, each read by exactly one phase): "
+              "parallel composition, so the run has the guarantee of a single phase; projections are post-processing",)
+    if not np.isfinite(epsilon):
+        return PrivacyReport(np.inf, delta, "replace_one", "none (non-private)", 0, scales, {}, ("non-private run: no noise",))
+    if noise == "gaussian":
+        z = gaussian_noise_multiplier(epsilon, delta)
+        acc = GDPAccountant().compose(GaussianEvent(z))     # one Gaussian release per phase, sensitivity Delta_i
+        return PrivacyReport(acc.get_epsilon(delta), delta, "replace_one", acc.name + ", one release per chunk", len(phases), scales,
+                             {}, common + (f"Gaussian output noise, noise multiplier sigma_i/Delta_i = {z:.6g}",))
+    acc = PureDPAccountant().compose(PureDPEvent(epsilon))   # l2-Laplace (or coordinate Laplace) at scale Delta_i/eps (sqrt(d) Delta_i/eps)
+    return PrivacyReport(acc.epsilon0, 0.0, "replace_one", acc.name + ", one release per chunk", len(phases), scales, {},
+                         common + (f"{noise} output noise: pure epsilon-DP per phase",))
+
 @dataclass
 class GrowthResult:
     "Output of Algorithm 1 or 2 with the transcript needed to audit it."
@@ -338,10 +351,14 @@ class GrowthResult:
     noise:str
     n_used:int # records actually read (each exactly once)
     note:str=""
+    privacy:PrivacyReport|None=None # filled in from the transcript
+
+    def __post_init__(self):
+        if self.privacy is None: self.privacy = growth_privacy_report(self.epsilon, self.delta, self.noise, self.phases, self.n_used)
 
     def privacy_summary(self) -> str:
-        return (f"({self.epsilon}, {self.delta})-DP under replace-one: {len(self.phases)} phases on disjoint chunks "
-                f"({self.n_used} records, each used once) with {self.noise} output noise; parallel composition + post-processing.")
+        "`str(self.privacy)` (kept for backward compatibility)."
+        return str(self.privacy)
 
 _NOISES = ("laplace_l2", "laplace_coord", "gaussian")
 
@@ -365,7 +382,7 @@ def _algorithm1(S, loss, dom, L, eta, x0, eps, delta, noise, tol_frac, rng, max_
     if n < 2 or n0 < min_chunk:
         raise ValueError(f"Algorithm 1 got {n} records: its k = ceil(log n) phases need at least {min_chunk} record(s) each "
                          f"(at least {min_records_localization(min_chunk)} records)")
-    z = gaussian_noise_multiplier(eps, delta) if noise == "gaussian" else None
+    z = gaussian_noise_multiplier(eps, delta) if noise == "gaussian" and np.isfinite(eps) else None
     c1, r1, c2, r2 = dom
     x = project_two_balls(x0, c1, r1, c2, r2)
     for i in range(1, k + 1):
@@ -374,7 +391,8 @@ def _algorithm1(S, loss, dom, L, eta, x0, eps, delta, noise, tol_frac, rng, max_
         chunk = S[(i - 1) * n0: i * n0]
         xh, iters = solve_phase(chunk, loss, x, eta_i, dom, tau, L, max_iter)
         Delta = L * eta_i + 2 * tau
-        if noise == "laplace_l2": scale = Delta / eps; zeta = l2_laplace_noise(d, scale, rng)
+        if not np.isfinite(eps): scale = 0.0; zeta = np.zeros(d)
+        elif noise == "laplace_l2": scale = Delta / eps; zeta = l2_laplace_noise(d, scale, rng)
         elif noise == "laplace_coord": scale = math.sqrt(d) * Delta / eps; zeta = rng.laplace(scale=scale, size=d)
         else: scale = z * Delta; zeta = rng.normal(scale=scale, size=d)
         xn = project_two_balls(xh + zeta, c1, r1, c2, r2)
@@ -468,18 +486,25 @@ def epoch_growth(S, # records, one per row
         growth_epochs(2, kappa_lower)
         raise ValueError(f"n = {n} records are too few for Algorithm 2 with kappa_lower={kappa_lower}: it needs at least "
                          f"{min_records_growth(kappa_lower, min_chunk)} records ({min_chunk} per phase of every epoch)")
+    x, log, used, note = _epochs(S, loss, c, R, kappa_lower, eps, delta, x0, beta, noise, tol_frac, max_inner_iter, min_chunk,
+                                 as_generator(random_state), step_scale)
+    return GrowthResult(x, log, eps, delta, noise, used, note=note)
+
+def _epochs(S, loss, c, R, kappa_lower, eps, delta, x0, beta, noise, tol_frac, max_inner_iter, min_chunk, rng, step_scale):
+    "The epoch loop of Algorithm 2 (validated inputs): returns (x, phase log, records used, note)."
+    n, d = S.shape[0], c.shape[0]
     T = growth_epochs(n, kappa_lower); n0 = n // T
     L = loss.lipschitz(float(np.linalg.norm(c)) + R)
     D0 = 2 * R
     eta0 = check_scalar(step_scale, "step_scale", low=0, low_open=True) * growth_step_size(n0, d, D0, L, eps, delta, beta, n=n)
     x = c.copy() if x0 is None else project_two_balls(check_array(x0, "x0", ndim=1), c, R)
-    rng = as_generator(random_state); log = []; used = 0
+    tol_frac = check_scalar(tol_frac, "tol_frac", low=0, low_open=True); log = []; used = 0
     for i in range(T):
         Di, eta_i = 2.0 ** (-i) * D0, 2.0 ** (-i) * eta0
         x, u = _algorithm1(S[i * n0:(i + 1) * n0], loss, (c, R, x.copy(), Di), L, eta_i, x, eps, delta, noise,
-                           check_scalar(tol_frac, "tol_frac", low=0, low_open=True), rng, max_inner_iter, i * n0, i, log, min_chunk)
+                           tol_frac, rng, max_inner_iter, i * n0, i, log, min_chunk)
         used += u
-    return GrowthResult(x, log, eps, delta, noise, used, note=f"T={T} epochs of n0={n0} records, kappa_lower={kappa_lower}")
+    return x, log, used, f"T={T} epochs of n0={n0} records, kappa_lower={kappa_lower}"
 
 # %% ../nbs/12_growth.ipynb
 @njit(cache=True)
@@ -530,3 +555,144 @@ def inverse_sensitivity(S, loss:GrowthLoss, center, radius:float, epsilon:float,
     i = rng.choice(len(logp), p=np.exp(logp))
     c, R = _check_domain(center, radius)
     return project_two_balls(P[i] + rng.uniform(-h / 2, h / 2, size=P.shape[1]), c, R)
+
+# %% ../nbs/12_growth.ipynb
+@njit(cache=True)
+def _glm_mean_grad(code, param, lam, x, S, out):
+    "out = mean_i l'(a_i.x, y_i) a_i + lam x, records S = [A | y]."
+    n, d = S.shape[0], x.shape[0]
+    for j in range(d): out[j] = lam * x[j]
+    for i in range(n):
+        z = 0.0
+        for j in range(d): z += S[i, j] * x[j]
+        u = loss_deriv(code, param, z, S[i, d]) / n
+        for j in range(d): out[j] += u * S[i, j]
+
+@njit(cache=True)
+def _glm_solve_phase(code, param, lam, S, xc, coef, c1, r1, c2, r2, step, iters):
+    "Projected gradient descent on mean l(a.x, y) + lam/2 ||x||^2 + coef ||x - xc||^2 over B(c1, r1) ∩ B(c2, r2)."
+    d = xc.shape[0]
+    x = xc.copy(); g = np.empty(d); y = np.empty(d)
+    for t in range(iters):
+        _glm_mean_grad(code, param, lam, x, S, g)
+        for j in range(d): y[j] = x[j] - step * (g[j] + 2.0 * coef * (x[j] - xc[j]))
+        _proj_two_balls(y, c1, r1, c2, r2, x)
+    return x
+
+class GLMObjective:
+    "Per-record loss $F(w;(x,y)) = \\ell(x^\\top w, y) + \\frac\\lambda2\\|w\\|^2$ with public bounds, in the interface Algorithms 1–2 use."
+    kind = "glm"; smooth = True
+    def __init__(self, loss:Loss, # SquaredLoss, LogisticLoss or HuberLoss
+                 lam:float, # ridge strength λ >= 0
+                 x_norm:float, # public bound X on ||x||_2
+                 y_bound:float=0.0, # public bound Y on |y|
+                ):
+        if not isinstance(loss, (SquaredLoss, LogisticLoss, HuberLoss)):
+            raise TypeError(f"loss must be SquaredLoss, LogisticLoss or HuberLoss, got {type(loss).__name__}")
+        self.loss, self.lam = loss, check_scalar(lam, "lam", low=0)
+        self.x_norm = check_scalar(x_norm, "x_norm", low=0, low_open=True); self.y_bound = check_scalar(y_bound, "y_bound", low=0)
+    def record_dim(self, d:int) -> int: return d + 1
+    def lipschitz(self, xmax:float) -> float:
+        "Lipschitz constant of every $F(\\cdot; s)$ on $\\{\\|w\\|\\le$ `xmax`$\\}$."
+        return self.loss.lipschitz(self.x_norm, self.y_bound, xmax) + self.lam * xmax
+    def smoothness(self, xmax:float) -> float:
+        "Smoothness constant of every $F(\\cdot; s)$ (does not depend on `xmax`)."
+        return self.loss.curvature * self.x_norm ** 2 + self.lam
+    def check_records(self, S, d:int|None=None) -> np.ndarray:
+        S = check_array(S, "S", ndim=2)
+        if d is not None and S.shape[1] != d + 1: raise ValueError(f"S has {S.shape[1]} columns, expected {d + 1}")
+        if np.any(np.linalg.norm(S[:, :-1], axis=1) > self.x_norm * (1 + 1e-9)) or np.any(np.abs(S[:, -1]) > max(self.y_bound, 1.0) * (1 + 1e-9)):
+            raise ValueError("S: records outside the universe (||x|| <= x_norm, |y| <= y_bound)")
+        return np.ascontiguousarray(S)
+    def value(self, x, S) -> float:
+        S = np.asarray(S, dtype=np.float64); x = np.asarray(x, dtype=np.float64)
+        return self.loss.value(S[:, :-1], S[:, -1], x) + 0.5 * self.lam * float(x @ x)
+    def grad(self, x, S) -> np.ndarray:
+        x = np.asarray(x, dtype=np.float64); out = np.empty_like(x)
+        _glm_mean_grad(self.loss.code, float(self.loss.param), self.lam, x, np.ascontiguousarray(S, dtype=np.float64), out)
+        return out
+    def _pgd(self, S, xc, coef, c1, r1, c2, r2, step, iters):
+        return _glm_solve_phase(self.loss.code, float(self.loss.param), self.lam, np.ascontiguousarray(S, dtype=np.float64),
+                                np.asarray(xc, dtype=np.float64), coef, np.asarray(c1, dtype=np.float64), float(r1),
+                                np.asarray(c2, dtype=np.float64), float(r2), step, iters)
+
+# %% ../nbs/12_growth.ipynb
+def growth_adaptive(X, # design (n, p), dense or scipy sparse (densified)
+                    y, # labels (n,) (±1 for the logistic loss)
+                    loss:Loss, # SquaredLoss(), LogisticLoss() or HuberLoss(delta)
+                    penalty:Penalty, # NoPenalty() or L2(lam) (added to every record's loss); others are refused
+                    epsilon:float, # ε > 0 (np.inf: non-private, no noise)
+                    delta:float, # δ in (0, 1) (Gaussian noise), or 0 for pure DP (ℓ2-Laplace noise)
+                    *,
+                    radius:float=1.0, # R: the model is constrained to ||w||_2 <= R
+                    x_norm:float|None=None, # public bound on ||x_i||_2 (rows are clipped to it); None: from the data (leaks, warns)
+                    y_bound:float|None=None, # public bound on |y_i| (squared/Huber; labels clipped); None: from the data (leaks, warns)
+                    kappa_lower:float=1.5, # lower bound κ̲ > 1 on the growth exponent
+                    step:float|None=None, # multiplier of Algorithm 2's η_0 (None: 256; 1 = as published)
+                    n_passes=None, # accepted for the common solver contract and ignored: Algorithm 2's schedule is fixed by n
+                    clip:float|None=None, # alias of x_norm (the common contract's clipping threshold); np.inf allowed only with epsilon = inf
+                    tol_frac:float=0.01, # certified inner accuracy as a fraction of L·η_i
+                    max_inner_iter:int=10**5, # refuse if a phase would need more inner iterations
+                    w0=None, # initial point (projected onto the ball); default 0
+                    random_state=None, # seed or Generator
+                    record_every:float|None=None, # record (passes, coef) about every this many passes (after the phases)
+                   ) -> FitResult:
+    "The growth-adaptive method: Algorithm 2 of Asi, Levy & Duchi (2021) for a linear model over an ℓ2 ball; returns a `FitResult`."
+    if not isinstance(loss, (SquaredLoss, LogisticLoss, HuberLoss)):
+        raise TypeError(f"loss must be SquaredLoss, LogisticLoss or HuberLoss, got {type(loss).__name__}")
+    if not isinstance(penalty, (NoPenalty, L2)):
+        raise ValueError(f"penalty {penalty!r} is not supported by growth_adaptive: use NoPenalty() or L2(lam) "
+                         "(the phase solver needs a smooth objective)")
+    eps = check_scalar(epsilon, "epsilon", low=0, low_open=True, allow_inf=True)
+    X, is_sparse, y, _ = loss.validate(X, y)
+    n, p = X.shape
+    if np.isfinite(eps):
+        delta = check_scalar(delta, "delta", 0, 1, high_open=True)
+        if delta >= 1 / n: warnings.warn(f"delta={delta:.3g} >= 1/n = {1 / n:.3g}: such a delta allows releasing a record in the clear",
+                                         UserWarning, stacklevel=2)
+    else: delta = 0.0 if delta is None else check_scalar(delta, "delta", 0, 1, high_open=True)
+    R = check_scalar(radius, "radius", low=0, low_open=True)
+    A = np.asarray(X.todense()) if is_sparse else np.array(X)
+    if clip is not None:
+        clip = check_scalar(clip, "clip", low=0, low_open=True, allow_inf=True)
+        if x_norm is not None and clip != x_norm: raise ValueError("clip is an alias of x_norm: give one of them")
+        if np.isfinite(clip): x_norm = clip
+        elif np.isfinite(eps): raise ValueError("clip=np.inf is only allowed with epsilon=np.inf")
+    if x_norm is None:
+        if np.isfinite(eps): warnings.warn("x_norm=None: the bound on ||x_i|| is computed from the private data; pass a public x_norm",
+                                           PrivacyLeakWarning, stacklevel=2)
+        x_norm = max(float(np.linalg.norm(A, axis=1).max()), 1e-12)
+    x_norm = check_scalar(x_norm, "x_norm", low=0, low_open=True)
+    if isinstance(loss, LogisticLoss): y_bound = 1.0
+    elif y_bound is None:
+        if np.isfinite(eps): warnings.warn("y_bound=None: the bound on |y_i| is computed from the private data; pass a public y_bound",
+                                           PrivacyLeakWarning, stacklevel=2)
+        y_bound = float(np.abs(y).max())
+    y_bound = check_scalar(y_bound, "y_bound", low=0)
+    nrm = np.linalg.norm(A, axis=1)
+    A *= np.minimum(1.0, x_norm / np.maximum(nrm, 1e-300))[:, None]      # record-wise map into the universe
+    S = np.ascontiguousarray(np.c_[A, np.clip(y, -y_bound, y_bound)])
+    lam = float(penalty.lam) if isinstance(penalty, L2) else 0.0
+    obj = GLMObjective(loss, lam, x_norm, y_bound)
+    scale = 256.0 if step is None else check_scalar(step, "step", low=0, low_open=True)
+    kl = check_scalar(kappa_lower, "kappa_lower"); growth_epochs(2, kl)   # refuses kappa_lower <= 1
+    if n < 2 or not _growth_feasible(n, kl, 1):
+        raise ValueError(f"n = {n} records are too few for Algorithm 2 with kappa_lower={kl}: it needs at least {min_records_growth(kl)}")
+    noise = "none" if not np.isfinite(eps) else ("gaussian" if delta > 0 else "laplace_l2")
+    c = np.zeros(p)
+    x0 = None if w0 is None else check_array(w0, "w0", ndim=1)
+    if x0 is not None and x0.shape[0] != p: raise ValueError(f"w0 has {x0.shape[0]} entries but X has {p} columns")
+    x, log, used, note = _epochs(S, obj, c, R, kl, eps, delta, x0, None, noise, tol_frac, max_inner_iter, 1,
+                                 as_generator(random_state), scale)
+    grads = np.cumsum([ph["iterations"] * (ph["stop"] - ph["start"]) for ph in log]) / n
+    trace = []
+    if record_every is not None:
+        every = check_scalar(record_every, "record_every", low=0, low_open=True); nxt = 0.0
+        trace.append((0.0, c.copy() if x0 is None else project_two_balls(x0, c, R)))
+        for g, ph in zip(grads, log):
+            if g >= nxt + every: trace.append((float(g), ph["x"].copy())); nxt = g
+        if trace[-1][0] != float(grads[-1]): trace.append((float(grads[-1]), x.copy()))
+    report = growth_privacy_report(eps, delta, noise, log, used)
+    params = dict(radius=R, x_norm=x_norm, y_bound=y_bound, lam=lam, kappa_lower=kl, step=scale, tol_frac=tol_frac,
+                  lipschitz=obj.lipschitz(R), epochs=growth_epochs(n, kl), phases=len(log), records_used=used, note=note)
+    return FitResult(x, int(sum(ph["iterations"] for ph in log)), float(grads[-1]), "growth-adaptive", report, trace, params)
