@@ -22,7 +22,9 @@ from .rates import m1_norm
 
 # %% auto 0
 __all__ = ['RULES', 'SELECTIONS', 'RELEASES', 'DPGCD_ACCOUNTANTS', 'SUPPORTED_PENALTIES', 'clipped_gradient_dense',
-           'clipped_gradient_sparse', 'exponential_race', 'DPGCDCalibration', 'dpgcd_calibration', 'dp_gcd']
+           'clipped_gradient_sparse', 'exponential_race', 'DPGCDCalibration', 'dpgcd_calibration', 'dp_gcd',
+           'quasi_sparsity', 'quasi_sparsity_alpha', 'quadratic_constants', 'noise_beta', 'strongly_convex_bound_T',
+           'quasi_sparse_bound_T']
 
 # %% ../nbs/10_dp_gcd.ipynb
 _FM = {'reassoc', 'contract'}
@@ -357,3 +359,62 @@ def dp_gcd(X, # design (n, p), dense or scipy sparse
                   score_sensitivity=score_sens, calibration=cal, noise_scales=rel_scale, coordinates=chosen,
                   events=(None if cal is None else (cal.event if evM is None else ComposedEvent((evM, cal.event)))))
     return FitResult(coef=w, n_iter=T, passes=float(T), solver="dp-gcd", privacy=report, trace=trace, params=params)
+
+# %% ../nbs/10_dp_gcd.ipynb
+def quasi_sparsity(w, # vector (p,)
+                   alpha:float=0.0, # threshold α ≥ 0
+                  ) -> int:
+    "Smallest τ such that `w` is (α, τ)-quasi-sparse (Definition 5.3.1): the number of entries with |w_j| > α."
+    w = check_array(w, "w", ndim=1); alpha = check_scalar(alpha, "alpha", low=0)
+    return int(np.count_nonzero(np.abs(w) > alpha))
+
+def quasi_sparsity_alpha(w, # vector (p,)
+                         tau:int, # number τ ≥ 0 of entries allowed above α
+                        ) -> float:
+    "Smallest α such that `w` is (α, τ)-quasi-sparse: the (τ+1)-th largest |w_j| (0 if τ ≥ p)."
+    w = check_array(w, "w", ndim=1); tau = check_scalar(tau, "tau", low=0, integer=True)
+    if tau >= w.size: return 0.0
+    return float(np.sort(np.abs(w))[::-1][tau])
+
+def quadratic_constants(X, # design (n, p), dense
+                        lam:float=0.0, # ℓ2 regularisation λ ≥ 0 of f (0: plain least squares)
+                        M=None, # coordinate-wise constants (default: those of the Hessian's diagonal)
+                        w0=None, # starting point for R_{M,1} (default 0)
+                        y=None, # labels, needed for R_{M,1}
+                       ) -> dict:
+    "μ_{M,2}, μ_{M,1} (p ≤ 20) and R_{M,1} (p ≤ 20, given y) of f(w) = ‖Xw − y‖²/n + (λ/2)‖w‖², exactly."
+    X = check_array(X, "X", ndim=2); lam = check_scalar(lam, "lam", low=0); n, p = X.shape
+    A = 2 * X.T @ X / n + lam * np.eye(p)
+    M = np.diag(A).copy() if M is None else check_array(M, "M", ndim=1)
+    out = {"M": M, "mu_M2": quadratic_strong_convexity(A, M, 2), "mu_M1": None, "R_M1": None, "w_star": None}
+    if p <= 20: out["mu_M1"] = quadratic_strong_convexity(A, M, 1)
+    if y is not None:
+        y = check_array(y, "y", ndim=1); w0 = np.zeros(p) if w0 is None else check_array(w0, "w0", ndim=1)
+        ws = np.linalg.solve(A, 2 * X.T @ y / n); out["w_star"] = ws
+        F = lambda v: float(np.sum((X @ v - y) ** 2) / n + lam / 2 * v @ v)
+        if p <= 20:
+            D = np.sqrt(M); B = D[:, None] * np.linalg.inv(A) * D[None, :]
+            S = np.array(list(itertools.product([-1.0, 1.0], repeat=p)))
+            out["R_M1"] = float(np.sqrt(2 * max(F(w0) - F(ws), 0.0) * np.max(np.einsum('ij,jk,ik->i', S, B, S))))
+    return out
+
+def noise_beta(lam_max:float, # largest Laplace scale λ_max of the noise
+               M_min:float, # smallest M_j
+               T:int, # iterations
+               p:int, # dimension
+               zeta:float=0.05, # failure probability
+              ) -> float:
+    "β = 2λ_max²/M_min · log(8Tp/ζ)² of the proofs of Theorems 5.3.2–5.3.3 (per-step noise term, with probability 1 − ζ)."
+    return 2 * lam_max**2 / M_min * math.log(8 * T * p / zeta) ** 2
+
+def strongly_convex_bound_T(T:int, gap0:float, mu_M1:float, beta:float) -> float:
+    "(B.2.51)–(B.2.52): (1 − μ_{M,1}/4)^T (f(w⁰) − f*) + 4β/μ_{M,1}."
+    return (1 - mu_M1 / 4) ** T * gap0 + 4 * beta / mu_M1
+
+def quasi_sparse_bound_T(T:int, gap0:float, mu_M2:float,
+                         s:int, # sparsity of the iterates
+                         tau:int, alpha:float, # the solution is (α, τ)-quasi-sparse
+                         p:int, beta:float) -> float:
+    "(B.2.55): (1 − μ_{M,2}/(4(min(s,T)+τ)))^T gap0 + 4(min(s,T)+τ)β/μ_{M,2} + (min(s,T)+τ)(p−τ)α²/8."
+    k = min(s, T) + tau
+    return (1 - mu_M2 / (4 * k)) ** T * gap0 + 4 * k * beta / mu_M2 + k * (p - tau) * alpha**2 / 8
