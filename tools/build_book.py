@@ -99,6 +99,28 @@ def process(path: Path, dest: Path, execute: bool):
                    'language_info': {'name': 'python'}}
     write_nb(nb, dest)
 
+MATHJAX = 'mathjax@3.2.2'
+
+def local_mathjax():
+    "Fetch MathJax from the npm registry once (cached in book/.mathjax) so the book renders math offline; None if npm is unavailable."
+    cache = BOOK / '.mathjax'
+    js = cache / 'es5' / 'tex-chtml.js'
+    if js.exists(): return cache
+    npm = shutil.which('npm')
+    if npm is None: return None
+    tmp = BOOK / '.mathjax-tmp'; shutil.rmtree(tmp, ignore_errors=True); tmp.mkdir(parents=True)
+    try:
+        r = subprocess.run([npm, 'pack', MATHJAX, '--silent'], cwd=tmp, capture_output=True, text=True, timeout=180)
+        tgz = list(tmp.glob('mathjax-*.tgz'))
+        if r.returncode or not tgz: return None
+        import tarfile
+        with tarfile.open(tgz[0]) as tf: tf.extractall(tmp, filter='data')
+        shutil.rmtree(cache, ignore_errors=True); cache.mkdir(parents=True)
+        shutil.copytree(tmp / 'package' / 'es5', cache / 'es5')
+        return cache
+    except (OSError, subprocess.SubprocessError): return None
+    finally: shutil.rmtree(tmp, ignore_errors=True)
+
 CONFIG = """\
 title: dp_cd
 author: the dp_cd developers
@@ -116,6 +138,7 @@ sphinx:
   config:
     suppress_warnings: ["myst.header", "mystnb.unknown_mime_type"]
     html_show_sourcelink: false
+    myst_dmath_double_inline: true
     mathjax3_config:
       tex:
         tags: none
@@ -128,7 +151,13 @@ def build(execute=False, keep=False):
     for p in paths:
         check(p)
         process(p, SRC / p.name, execute)
-    (SRC / '_config.yml').write_text(CONFIG.format(execute='force' if execute else 'off'))
+    config = CONFIG.format(execute='force' if execute else 'off')
+    mj = local_mathjax()
+    if mj is not None:   # MathJax served with the book (offline reading); otherwise Sphinx's CDN default
+        shutil.copytree(mj, SRC / '_static' / 'mathjax')
+        config += "    html_static_path: ['_static']\n    mathjax_path: mathjax/es5/tex-chtml.js\n"
+    else: print('note: npm unavailable, MathJax will be loaded from its CDN when the book is read')
+    (SRC / '_config.yml').write_text(config)
     toc = 'format: jb-book\nroot: index\nchapters:\n' + ''.join(f'- file: {p.stem}\n' for p in paths[1:])
     (SRC / '_toc.yml').write_text(toc)
     cmd = [str(Path(sys.executable).parent / 'jupyter-book'), 'build', str(SRC), '--path-output', str(BOOK), '-W', '-n', '--keep-going']
