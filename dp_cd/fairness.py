@@ -10,6 +10,10 @@ import numpy as np
 from scipy import optimize, special, stats
 from .utils import check_scalar, check_array, as_generator
 from .accountants import calibrate_noise_multiplier, remark_3_1_2_sigma, PrivacyReport
+from .datasets import clip_rows
+from .losses import LogisticLoss
+from .penalties import L2
+from .solvers import solve
 
 # %% auto 0
 __all__ = ['NOTIONS', 'BOUND_METHODS', 'LinearClassifier', 'GroupFairness', 'fairness_coefficients', 'FairnessLevels',
@@ -276,7 +280,23 @@ def fairness_levels(model:LinearClassifier, # the classifier h
 BOUND_METHODS = ("markov", "chernoff", "markov_refined", "chernoff_refined")
 
 def _log_chernoff(t, R, d, n):
-    return t * d + special.logsumexp(-t * R) - np.log(n) if len(R) else -np.inf
+    "log of e^{td} mean(e^{-tR}) over n examples, R the finite ratios kept; vectorised in t (log-sum-exp, no overflow)."
+    t = np.asarray(t, dtype=float)
+    if len(R) == 0: return np.full(t.shape, -np.inf) if t.ndim else -np.inf
+    a = -np.multiply.outer(t, R); m = a.max(axis=-1)
+    return t * d + m + np.log(np.exp(a - m[..., None]).sum(axis=-1)) - np.log(n)
+
+def _chernoff_min(Rk, d, n):
+    "min over t >= 0 of the log Chernoff objective: a grid in log t around 1/d, t = 0 and t = 1/d, then a bounded refinement."
+    if len(Rk) == 0: return -np.inf
+    us = np.log(1 / d) + np.linspace(-12, 12, 49)
+    vals = _log_chernoff(np.exp(us), Rk, d, n)
+    best = min(float(_log_chernoff(0.0, Rk, d, n)), float(_log_chernoff(1 / d, Rk, d, n)), vals.min())
+    i = int(np.argmin(vals))
+    res = optimize.minimize_scalar(lambda u: float(_log_chernoff(np.exp(u), Rk, d, n)), bounds=(us[max(i - 1, 0)], us[min(i + 1, len(us) - 1)]),
+                                   method="bounded", options=dict(xatol=1e-10))
+    if res.success: best = min(best, res.fun)
+    return best
 
 def tail_bound(R, # ratios |rho(h, x, y)| / L_{x,y} of the examples of one event (may contain inf)
                d:float, # distance ||h - h'||
@@ -295,14 +315,9 @@ def tail_bound(R, # ratios |rho(h, x, y)| / L_{x,y} of the examples of one event
         if np.any(Rk == 0): return np.inf
         return float(d * np.sum(1 / Rk) / n)
     if len(Rk) == 0: return 0.0
-    f = lambda u: _log_chernoff(np.exp(u), Rk, d, n)
-    us = np.log(1 / d) + np.linspace(-12, 12, 49)
-    vals = np.array([f(u) for u in us])
-    best = min(_log_chernoff(0.0, Rk, d, n), _log_chernoff(1 / d, Rk, d, n), vals.min())
-    i = int(np.argmin(vals))
-    res = optimize.minimize_scalar(f, bounds=(us[max(i - 1, 0)], us[min(i + 1, len(us) - 1)]), method="bounded", options=dict(xatol=1e-10))
-    if res.success: best = min(best, res.fun)
-    return float(np.exp(best))
+    # refined Chernoff: e^{t(d - R)} with R <= d is non-decreasing in t, so the infimum is at t = 0 (checked numerically below)
+    if method == "chernoff_refined": return len(Rk) / n
+    return float(np.exp(_chernoff_min(Rk, d, n)))
 
 # %% ../nbs/11_fairness.ipynb
 @dataclass(frozen=True)
@@ -434,25 +449,33 @@ def _logistic_obj(w, X, y, mu):
     g = X.T @ (-y * special.expit(-z)) / len(y) + mu * w
     return f, g
 
-def fit_l2_logistic(X, # (n, p) features
-                    y, # (n,) labels in {-1, +1}
-                    mu:float=1.0, # strong convexity (l2 regularisation) parameter
-                    tol:float=1e-10, # required gradient norm at the returned point
-                   ) -> LinearClassifier:
-    "Exact minimiser of $\\frac1n\\sum_i\\log(1+e^{-y_iw^\\top x_i}) + \\frac\\mu2\\|w\\|^2$ (L-BFGS + Newton; gradient norm checked)."
-    X = _check_X(X); y = check_array(y, "y", ndim=1)
-    if len(y) != len(X): raise ValueError(f"X and y have different numbers of rows ({len(X)} and {len(y)})")
-    if not np.all(np.isin(y, (-1.0, 1.0))): raise ValueError("y must take values in {-1, +1}")
-    mu = check_scalar(mu, "mu", low=0, low_open=True)
-    res = optimize.minimize(_logistic_obj, np.zeros(X.shape[1]), args=(X, y, mu), jac=True, method="L-BFGS-B",
-                            options=dict(gtol=tol, ftol=0.0, maxiter=10000))
-    w = res.x
-    for _ in range(50):  # Newton polishing: f is smooth and mu-strongly convex
+def _newton_polish(w, X, y, mu, tol, steps=50):
+    for _ in range(steps):  # f is smooth and mu-strongly convex: Newton converges quadratically from close by
         f, g = _logistic_obj(w, X, y, mu)
         if np.linalg.norm(g) <= tol: break
         pz = special.expit(y * (X @ w)); D = pz * (1 - pz)
         H = (X.T * D) @ X / len(y) + mu * np.eye(X.shape[1])
         w = w - np.linalg.solve(H, g)
+    return w
+
+def fit_l2_logistic(X, # (n, p) features
+                    y, # (n,) labels in {-1, +1}
+                    mu:float=1.0, # strong convexity (l2 regularisation) parameter
+                    tol:float=1e-10, # required gradient norm at the returned point (certifies ||w - h*|| <= tol / mu)
+                    solver:str="scipy", # "scipy" (L-BFGS) or "cd" (dp_cd.solvers.solve); both end with Newton steps
+                   ) -> LinearClassifier:
+    "Exact minimiser of $\\frac1n\\sum_i\\log(1+e^{-y_iw^\\top x_i}) + \\frac\\mu2\\|w\\|^2$ (gradient norm checked)."
+    X = _check_X(X); y = check_array(y, "y", ndim=1)
+    if len(y) != len(X): raise ValueError(f"X and y have different numbers of rows ({len(X)} and {len(y)})")
+    if not np.all(np.isin(y, (-1.0, 1.0))): raise ValueError("y must take values in {-1, +1}")
+    mu = check_scalar(mu, "mu", low=0, low_open=True); tol = check_scalar(tol, "tol", low=0, low_open=True)
+    if solver == "scipy":
+        w = optimize.minimize(_logistic_obj, np.zeros(X.shape[1]), args=(X, y, mu), jac=True, method="L-BFGS-B",
+                              options=dict(gtol=tol, ftol=0.0, maxiter=10000)).x
+    elif solver == "cd":
+        w = solve(X, y, LogisticLoss(), L2(mu), method="cd", tol=1e-15, max_iter=10000, selection="cyclic").coef
+    else: raise ValueError(f"solver must be 'scipy' or 'cd', got {solver!r}")
+    w = _newton_polish(w, X, y, mu, tol)
     gn = np.linalg.norm(_logistic_obj(w, X, y, mu)[1])
     if gn > tol: raise RuntimeError(f"fit_l2_logistic did not converge: gradient norm {gn:.2e} > tol={tol:g}")
     return LinearClassifier(w, None, np.array([-1.0, 1.0]))
@@ -478,7 +501,6 @@ def output_perturbation(X, y, # training data, labels in {-1, +1}
                         calibration:str="gdp", # "gdp" (exact) or "classic" (Remark 3.1.2, epsilon <= 1)
                        ) -> OutputPerturbation:
     "Output perturbation for $\\ell_2$-regularised logistic regression (§6.5.1, §6.6): $h^* + \\mathcal N(0, \\sigma^2 I)$."
-    from dp_cd.datasets import clip_rows
     Lam = check_scalar(max_norm, "max_norm", low=0, low_open=True); mu = check_scalar(mu, "mu", low=0, low_open=True)
     n_models = check_scalar(n_models, "n_models", low=1, integer=True)
     X = _check_X(X); Xc = clip_rows(X, Lam)
