@@ -72,13 +72,31 @@ def exponential_race(scores, # scores s_j (p,)
                 thr = np.exp(smax - best)
     return arg
 
-@njit(cache=True)
+@njit(cache=True, fastmath=_FM)
 def _scores(rule, pcode, pparams, w, g, M, kappa, out):
+    "GS-s/GS-r/GS-q scores; closed forms inlined for the elastic-net family (none, L1, L2, ElasticNet), `gs_score_1d` for boxes."
     p = w.shape[0]
     if pcode == 0 and rule != 2:
         for j in range(p): out[j] = abs(g[j]) * kappa[j]
-    else:
+        return
+    if pcode == 4:
         for j in range(p): out[j] = gs_score_1d(rule, pcode, pparams, j, w[j], g[j], M[j])
+        return
+    l1 = pparams[0] if pcode == 1 else (pparams[0] * pparams[1] if pcode == 3 else 0.0)
+    l2 = pparams[0] if pcode == 2 else (pparams[0] * (1.0 - pparams[1]) if pcode == 3 else 0.0)
+    for j in range(p):
+        x, gj, m = w[j], g[j], M[j]
+        if rule == 0:
+            if x > 0: d = abs(gj + l2 * x + l1)
+            elif x < 0: d = abs(gj + l2 * x - l1)
+            else: d = max(abs(gj) - l1, 0.0)
+            out[j] = d / np.sqrt(m)
+        else:
+            v = x - gj / m; t = l1 / m
+            s = v - t if v > t else (v + t if v < -t else 0.0)
+            a = s / (1.0 + l2 / m) - x
+            if rule == 1: out[j] = np.sqrt(m) * abs(a)
+            else: out[j] = -(gj * a + 0.5 * m * a * a + l1 * (abs(x + a) - abs(x)) + 0.5 * l2 * ((x + a) * (x + a) - x * x))
 
 @njit(cache=True)
 def _gsq_sensitivity(pcode, pparams, w, M, clips, sens):
