@@ -15,8 +15,8 @@ from .accountants import (RDPAccountant, GDPAccountant, PoissonSubsampledGaussia
                                calibrate, calibrate_noise_multiplier, rdp_to_epsilon, PrivacyReport)
 
 # %% auto 0
-__all__ = ['poisson_batches', 'sgd_steps_dense', 'sgd_steps_sparse', 'dp_sgd', 'l2_minimiser', 'output_perturbation', 'scd_delta',
-           'scd_steps_dense', 'dp_scd']
+__all__ = ['poisson_batches', 'robust_row_norms', 'sgd_steps_dense', 'sgd_steps_sparse', 'dp_sgd', 'l2_minimiser',
+           'output_perturbation', 'scd_delta', 'scd_steps_dense', 'dp_scd']
 
 # %% ../nbs/09_baselines.ipynb
 def _check_problem(X, y, loss, penalty):
@@ -69,6 +69,23 @@ def poisson_batches(rng:np.random.Generator, # random generator (consumed)
 
 # %% ../nbs/09_baselines.ipynb
 @njit(cache=True)
+def _clip_factor(d, rn, clip):
+    "The scalar a with a·x = d·x clipped to norm `clip` (‖x‖ = rn), computed without overflow; 0 when d is NaN."
+    if d != d or rn == 0.0: return 0.0          # NaN derivative (e.g. inf - inf): the record contributes nothing
+    if abs(d) <= clip / rn: return d            # within the threshold (always when clip = inf)
+    return math.copysign(clip / rn, d)          # |a|·rn = clip, also for d = ±inf
+
+def robust_row_norms(X # design, dense (n, p) or scipy sparse
+                    ) -> np.ndarray:
+    "Euclidean norms of the rows, scaled so that entries up to the largest float do not overflow."
+    A = abs(X)
+    m = np.asarray(A.max(axis=1).todense()).ravel() if sp.issparse(X) else A.max(axis=1)
+    safe = np.where(m > 0, m, 1.0)
+    S = sp.diags(1.0 / safe) @ X if sp.issparse(X) else X / safe[:, None]
+    ss = np.asarray(S.multiply(S).sum(axis=1)).ravel() if sp.issparse(S) else np.einsum('ij,ij->i', S, S)
+    with np.errstate(over="ignore"): return m * np.sqrt(ss)
+
+@njit(cache=True)
 def _sgd_update(w, g, pcode, pparams, step, inv_b, noise_std, noise, t):
     for j in range(w.shape[0]):
         gj = g[j]
@@ -85,9 +102,7 @@ def sgd_steps_dense(Xr, y, row_norms, w, code:int, param:float, pcode:int, ppara
         for k in range(ptr[t], ptr[t + 1]):
             i = idx[k]; z = 0.0
             for j in range(p): z += Xr[i, j] * w[j]
-            d = loss_deriv(code, param, z, y[i])
-            nrm = abs(d) * row_norms[i]
-            if nrm > clip: d *= clip / nrm
+            d = _clip_factor(loss_deriv(code, param, z, y[i]), row_norms[i], clip)
             for j in range(p): g[j] += d * Xr[i, j]
         _sgd_update(w, g, pcode, pparams, step, inv_b, noise_std, noise, t)
 
@@ -101,9 +116,7 @@ def sgd_steps_sparse(data, indices, indptr, y, row_norms, w, code:int, param:flo
         for k in range(ptr[t], ptr[t + 1]):
             i = idx[k]; z = 0.0
             for s in range(indptr[i], indptr[i + 1]): z += data[s] * w[indices[s]]
-            d = loss_deriv(code, param, z, y[i])
-            nrm = abs(d) * row_norms[i]
-            if nrm > clip: d *= clip / nrm
+            d = _clip_factor(loss_deriv(code, param, z, y[i]), row_norms[i], clip)
             for s in range(indptr[i], indptr[i + 1]): g[indices[s]] += d * data[s]
         _sgd_update(w, g, pcode, pparams, step, inv_b, noise_std, noise, t)
 
@@ -139,10 +152,13 @@ def dp_sgd(X, # design (n, p), dense or scipy sparse
     n_passes = check_scalar(n_passes, "n_passes", low=0, low_open=True)
     batch_size = check_scalar(batch_size, "batch_size", low=0, high=n, low_open=True)
     clip = check_scalar(clip, "clip", low=0, low_open=True)
+    leaks = []
     if step is None:
         step = 1.0 / loss.smoothness(X)
-        warnings.warn("step=None: the step 1/M uses the smoothness M of the private data without privacy; pass step=",
-                      PrivacyLeakWarning)
+        if np.isfinite(epsilon):
+            warnings.warn("step=None: the step 1/M uses the smoothness M of the private data without privacy; pass step=",
+                          PrivacyLeakWarning)
+            leaks.append("the step size 1/M (step=None)")
     step = check_scalar(step, "step", low=0, low_open=True)
     if record_every is not None: record_every = check_scalar(record_every, "record_every", low=0, low_open=True)
     w = _check_w0(w0, p)
@@ -155,16 +171,17 @@ def dp_sgd(X, # design (n, p), dense or scipy sparse
         acc = make(z); eps_spent = float(acc.get_epsilon(delta))
         C, noise_std = clip, z * clip
         privacy = PrivacyReport.from_accountant(acc, delta, relation=relation, noise_scales=noise_std,
-                                notes=f"{T} Poisson-subsampled Gaussian sums (rate q={q:.3g}) of gradients clipped to C={clip:g}")
+                                notes=f"{T} Poisson-subsampled Gaussian sums (rate q={q:.3g}) of gradients clipped to C={clip:g}",
+                                data_dependent=leaks)
     else:
         C, noise_std, z = np.inf, 0.0, 0.0
         privacy = PrivacyReport(epsilon=np.inf, delta=delta, relation=relation, accountant="none (non-private)", releases=0, notes="non-private run: no clipping, no noise")
     if is_sparse:
         Xr = sp.csr_matrix(X); Xr.sort_indices()
         data, indices, indptr = Xr.data, Xr.indices.astype(np.int64), Xr.indptr.astype(np.int64)
-        rn = np.sqrt(np.asarray(Xr.multiply(Xr).sum(axis=1)).ravel())
+        rn = robust_row_norms(Xr)
     else:
-        Xr = np.ascontiguousarray(X); rn = np.sqrt(np.einsum('ij,ij->i', Xr, Xr))
+        Xr = np.ascontiguousarray(X); rn = robust_row_norms(Xr)
     per_pass = max(1, int(round(n / batch_size)))
     per_block = max(1, min(per_pass, _MAX_BLOCK // max(p, 1)))
     rec_steps = max(1, int(round(record_every * n / batch_size))) if record_every else 0
@@ -244,16 +261,21 @@ def output_perturbation(X, # design (n, p), dense or scipy sparse
         raise ValueError(f"penalty must be L2(lam) with lam > 0 for output perturbation (strong convexity), got {penalty!r}")
     opt_tol = check_scalar(opt_tol, "opt_tol", low=0, low_open=True)
     mu = penalty.lam
-    rn = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel()) if is_sparse else np.sqrt(np.einsum('ij,ij->i', X, X))
+    rn = robust_row_norms(X)
+    leaks = []
     if x_norm is None:
         x_norm = float(rn.max())
-        if np.isfinite(epsilon): warnings.warn("x_norm=None: the bound on ||x|| is the data's maximum, computed without privacy", PrivacyLeakWarning)
+        if np.isfinite(epsilon):
+            warnings.warn("x_norm=None: the bound on ||x|| is the data's maximum, computed without privacy", PrivacyLeakWarning)
+            leaks.append("the feature-norm bound x_norm (x_norm=None)")
     x_norm = check_scalar(x_norm, "x_norm", low=0, low_open=True)
     radius, yb = np.inf, 0.0
     if isinstance(loss, SquaredLoss):
         if y_bound is None:
             y_bound = float(np.abs(y).max())
-            if np.isfinite(epsilon): warnings.warn("y_bound=None: the bound on |y| is the data's maximum, computed without privacy", PrivacyLeakWarning)
+            if np.isfinite(epsilon):
+                warnings.warn("y_bound=None: the bound on |y| is the data's maximum, computed without privacy", PrivacyLeakWarning)
+                leaks.append("the label bound y_bound (y_bound=None)")
         yb = check_scalar(y_bound, "y_bound", low=0)
         radius = yb * math.sqrt(2.0 / mu)
     Lam = loss.lipschitz(x_norm, yb, radius)
@@ -261,7 +283,7 @@ def output_perturbation(X, # design (n, p), dense or scipy sparse
     w, gnorm = l2_minimiser(X, y, loss, mu, tau)
     if gnorm > tau: raise RuntimeError(f"the solver reached ||grad F|| = {gnorm:.3g} > tau = {tau:.3g}; output perturbation needs the exact minimiser")
     sens = 2.0 * Lam / (mu * n) + 2.0 * tau / mu
-    params = dict(lipschitz=Lam, strong_convexity=mu, x_norm=x_norm, y_bound=yb, sensitivity=sens, opt_tol=opt_tol, grad_norm=gnorm)
+    params = dict(lipschitz=Lam, strong_convexity=mu, x_norm=x_norm, y_bound=yb, sensitivity=sens, opt_tol=opt_tol)   # nothing data-dependent
     if not np.isfinite(epsilon):
         rep = PrivacyReport(epsilon=np.inf, delta=delta, relation="replace_one", accountant="none (non-private)", releases=0,
                             notes="non-private run: the exact minimiser")
@@ -275,8 +297,9 @@ def output_perturbation(X, # design (n, p), dense or scipy sparse
     eps_spent = GDPAccountant().compose(GaussianEvent(z)).get_epsilon(delta)
     rep = PrivacyReport(epsilon=float(eps_spent), delta=delta, relation="replace_one", accountant="GDPAccountant (analytic Gaussian, exact)",
                         releases=1, noise_scales=sigma,
-                        notes=f"one Gaussian release of the minimiser, sensitivity 2Λ/(μn) + 2τ/μ = {sens:.4g} (Λ={Lam:.4g}, μ={mu:g}, τ={tau:.3g})")
-    params.update(noise_multiplier=z, sigma=sigma, exact_minimiser=w)
+                        notes=f"one Gaussian release of the minimiser, sensitivity 2Λ/(μn) + 2τ/μ = {sens:.4g} (Λ={Lam:.4g}, μ={mu:g}, τ={tau:.3g})",
+                        data_dependent=leaks)
+    params.update(noise_multiplier=z, sigma=sigma)   # the exact minimiser is NOT returned: only its noisy release is private
     return FitResult(coef=coef, n_iter=1, passes=0.0, solver="output-perturbation", privacy=rep, params=params)
 
 # %% ../nbs/09_baselines.ipynb

@@ -25,14 +25,17 @@ _FM = {'reassoc', 'contract'}   # lets LLVM vectorise the sums (as `dp_cd.losses
 def _clipped_grad_dense(lcode, lparam, X, y, z, j, C):
     "Clipped average coordinate gradient, per-sample values from `loss_deriv`; the sum is vectorised."
     n = X.shape[0]; s = 0.0
-    for i in range(n): s += min(C, max(-C, X[i, j] * loss_deriv(lcode, lparam, z[i], y[i])))
+    for i in range(n):
+        v = X[i, j] * loss_deriv(lcode, lparam, z[i], y[i])
+        s += min(C, max(-C, v)) if v == v else 0.0   # clip to [-C, C]; a NaN (e.g. 0·inf) contributes 0
     return s / n
 
 @njit(cache=True, fastmath=_FM)
 def _clipped_grad_sparse(lcode, lparam, data, indices, indptr, y, z, j, C):
     n = z.shape[0]; s = 0.0
     for k in range(indptr[j], indptr[j + 1]):
-        i = indices[k]; s += min(C, max(-C, data[k] * loss_deriv(lcode, lparam, z[i], y[i])))
+        i = indices[k]; v = data[k] * loss_deriv(lcode, lparam, z[i], y[i])
+        s += min(C, max(-C, v)) if v == v else 0.0
     return s / n
 
 @njit(cache=True)
@@ -207,7 +210,7 @@ def dp_cd(X, # design (n, p), dense or scipy sparse
     if accountant not in ACCOUNTANTS: raise ValueError(f"accountant must be one of {ACCOUNTANTS}, got {accountant!r}")
     rng = as_generator(random_state)
     # smoothness constants
-    events, split, notes, eps_opt = [], {}, [], epsilon
+    events, split, notes, eps_opt, leaks = [], {}, [], epsilon, []
     if isinstance(smoothness, str) and smoothness == "private":
         if not private: raise ValueError("smoothness='private' needs a finite epsilon")
         if smoothness_bound is None: raise ValueError("smoothness_bound is required for smoothness='private'")
@@ -222,6 +225,7 @@ def dp_cd(X, # design (n, p), dense or scipy sparse
             warnings.warn("dp_cd computes the smoothness constants M_j from the data without privacy (smoothness='exact'); "
                           "pass public constants or smoothness='private'", PrivacyLeakWarning, stacklevel=2)
             notes.append("M_j computed from the data WITHOUT privacy (not covered by the guarantee)")
+            leaks.append("the smoothness constants M_j (smoothness='exact')")
     elif isinstance(smoothness, str): raise ValueError(f"smoothness must be 'exact', 'private' or an array, got {smoothness!r}")
     else:
         M = check_array(smoothness, "smoothness", ndim=1)
@@ -252,7 +256,8 @@ def dp_cd(X, # design (n, p), dense or scipy sparse
         report = PrivacyReport(epsilon=float(eps_spent), delta=delta, relation="replace_one",
                                accountant={"gdp": "Gaussian DP (exact composition)", "rdp": "RDP (Mironov conversion, as in the papers)",
                                            "closed_form": "Theorem 4.3.1 closed form (noise), certified by RDP (Mironov conversion)"}[accountant],
-                               releases=T * K + (p if len(events) == 2 else 0), noise_scales=sigma, budget_split=split, notes=notes)
+                               releases=T * K + (p if len(events) == 2 else 0), noise_scales=sigma, budget_split=split, notes=notes,
+                               data_dependent=leaks)
     else:
         z, sigma = 0.0, np.zeros(p)
         report = PrivacyReport(epsilon=np.inf, delta=delta, relation="replace_one", accountant="none (non-private)",
