@@ -4,7 +4,7 @@
 
 # %% ../nbs/14_estimators.ipynb 1
 from __future__ import annotations
-import importlib, math, numbers, warnings
+import importlib, inspect, math, numbers, warnings
 from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
@@ -105,6 +105,12 @@ def _n_samples(X):
     if n < 2: raise ValueError("X has n_samples=1: the default delta = 1/n^2 is 1 and private training needs at least 2 records")
     return n
 
+def _replace_one(report):
+    "(ε, δ) of `report` for the replace-one relation: add/remove guarantees convert by group privacy (k = 2)."
+    if report.relation == "replace_one": return report.epsilon, report.delta
+    e, d = report.epsilon, report.delta
+    return 2 * e, d * (1 + math.exp(e))
+
 def _resolve_delta(delta, n):
     if delta is None: return 1.0 / n**2
     return check_scalar(delta, "delta", 0, 1, True, True)
@@ -112,10 +118,11 @@ def _resolve_delta(delta, n):
 class _DPLinearBase(BaseEstimator):
     "Shared machinery of `DPRegressor` and `DPClassifier`."
     def __init__(self, loss="squared", penalty="l2", alpha=1e-3, l1_ratio=0.5, solver="dp-cd", epsilon=1.0, delta=None,
-                 n_passes=10, step=None, clip=None, fit_intercept=True, intercept_scaling=1.0, random_state=None,
-                 accountant=None, solver_options=None):
+                 n_passes=10, step=None, clip=None, feature_bounds=None, target_bound=None, fit_intercept=True,
+                 intercept_scaling=1.0, random_state=None, accountant=None, solver_options=None):
         self.loss, self.penalty, self.alpha, self.l1_ratio, self.solver = loss, penalty, alpha, l1_ratio, solver
         self.epsilon, self.delta, self.n_passes, self.step, self.clip = epsilon, delta, n_passes, step, clip
+        self.feature_bounds, self.target_bound = feature_bounds, target_bound
         self.fit_intercept, self.intercept_scaling, self.random_state = fit_intercept, intercept_scaling, random_state
         self.accountant, self.solver_options = accountant, solver_options
 
@@ -133,13 +140,46 @@ class _DPLinearBase(BaseEstimator):
         col = np.full((X.shape[0], 1), s)
         return sp.hstack([X, sp.csc_matrix(col)], format="csc") if sp.issparse(X) else np.hstack([X, col])
 
+    def _public_options(self, p, loss, eps):
+        "Solver options derived from the PUBLIC bounds `feature_bounds` (|x_ij| <= B_j) and `target_bound` (|y_i| <= b)."
+        if self.feature_bounds is None or not np.isfinite(eps): return {}
+        B = np.broadcast_to(np.asarray(self.feature_bounds, dtype=float), (p,)).copy()
+        if not np.all(np.isfinite(B)) or np.any(B <= 0): raise ValueError("feature_bounds must be positive and finite")
+        if self.fit_intercept: B = np.append(B, self.intercept_scaling)
+        beta, opts = loss.curvature, {}
+        if self.solver in ("dp-cd", "dp-gcd"):   # M_j estimated privately (10% of epsilon) with the public per-record bound beta B_j^2
+            opts.update(smoothness="private", smoothness_bound=beta * B**2)
+        elif self.solver == "dp-sgd" and self.step is None:
+            opts["step"] = 1.0 / (beta * float(np.sum(B**2)))   # 1 / (public bound on the per-record smoothness)
+        elif self.solver == "output-perturbation":
+            opts["x_norm"] = float(np.sqrt(np.sum(B**2)))
+            if isinstance(loss, SquaredLoss) and self.target_bound is not None: opts["y_bound"] = float(self.target_bound)
+        return opts
+
     def _fit(self, X, y_enc, loss, pen, solver, eps, delta, rng):
-        kw = dict(self.solver_options or {})
-        kw["n_passes"] = self.n_passes
+        Xa = self._augment(X)
+        kw = self._public_options(Xa.shape[1] - (1 if self.fit_intercept else 0), loss, eps)
+        kw.update(self.solver_options or {})
         if self.step is not None: kw["step"] = self.step
         if self.clip is not None: kw["clip"] = self.clip
         elif not np.isfinite(eps): kw["clip"] = np.inf   # non-private: no clipping either
-        return solver(self._augment(X), y_enc, loss, pen, eps, delta, random_state=rng, **kw)
+        kw["n_passes"] = self.n_passes
+        accepted = inspect.signature(solver).parameters
+        if kw.get("relation", "replace_one") != "replace_one": raise ValueError("the estimators state guarantees for the replace-one relation only")
+        kw = {k: v for k, v in kw.items() if k in accepted or k in self._user_options()}   # unknown user options still raise
+        return solver(Xa, y_enc, loss, pen, eps, delta, random_state=rng, **kw)
+
+    def _user_options(self): return set((self.solver_options or {}).keys())
+
+    def _charge(self, reports, eps, delta):
+        "Charge the budget with the guarantee the fit actually has (never less than requested); refuse non-private runs."
+        if self.accountant is None: return
+        for r in reports:
+            if not r.is_private:
+                raise BudgetExceededError("this fit is not differentially private (" + "; ".join(r.data_dependent or ["epsilon = inf"]) +
+                                          "): pass feature_bounds or public constants in solver_options; no model is returned and nothing is charged")
+        e = sum(_replace_one(r)[0] for r in reports); d = sum(_replace_one(r)[1] for r in reports)
+        self.accountant.spend(max(e, eps), max(d, delta))
 
     def _split(self, coef):
         if self.fit_intercept: return coef[:-1], float(coef[-1] * self.intercept_scaling)
@@ -163,14 +203,16 @@ class DPRegressor(RegressorMixin, _DPLinearBase):
                  n_passes=10, # passes over the data
                  step=None, # step-size hyper-parameter (solver default if None)
                  clip=None, # clipping hyper-parameter (solver default if None)
+                 feature_bounds=None, # PUBLIC bounds B_j >= |x_ij| (scalar or (p,)): constants derived from them, not from the data
+                 target_bound=None, # PUBLIC bound on |y_i| (output perturbation with the squared loss)
                  fit_intercept=True, # learn an intercept (as an extra coordinate)
                  intercept_scaling=1.0, # value of the constant column
                  random_state=None, # seed or Generator
                  accountant=None, # optional BudgetAccountant charged by every fit
                  solver_options=None, # extra keyword arguments for the solver
                 ):
-        super().__init__(loss, penalty, alpha, l1_ratio, solver, epsilon, delta, n_passes, step, clip,
-                         fit_intercept, intercept_scaling, random_state, accountant, solver_options)
+        super().__init__(loss, penalty, alpha, l1_ratio, solver, epsilon, delta, n_passes, step, clip, feature_bounds,
+                         target_bound, fit_intercept, intercept_scaling, random_state, accountant, solver_options)
 
     def fit(self, X, y):
         "Fit the private model; `privacy_` holds the privacy report."
@@ -178,8 +220,8 @@ class DPRegressor(RegressorMixin, _DPLinearBase):
         delta = _resolve_delta(self.delta, _n_samples(X))
         if self.accountant is not None: self.accountant.check(eps, delta)
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=np.float64, y_numeric=True)
-        if self.accountant is not None: self.accountant.spend(eps, delta)
         res = self._fit(X, y.astype(np.float64), loss, pen, solver, eps, delta, as_generator(self.random_state))
+        self._charge([res.privacy], eps, delta)          # raises (and releases nothing) if the budget cannot cover it
         self.coef_, self.intercept_ = self._split(res.coef)
         self.n_iter_, self.privacy_, self.fit_result_ = res.n_iter, res.privacy, res
         return self
@@ -199,10 +241,10 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
     "Differentially private linear classifier; one-vs-rest for more than two classes, with the budget split evenly."
     def __init__(self, loss="logistic", # "logistic", "squared", "huber" or a Loss (labels encoded as ±1)
                  penalty="l2", alpha=1e-3, l1_ratio=0.5, solver="dp-cd", epsilon=1.0, delta=None, n_passes=10,
-                 step=None, clip=None, fit_intercept=True, intercept_scaling=1.0, random_state=None, accountant=None,
-                 solver_options=None):
-        super().__init__(loss, penalty, alpha, l1_ratio, solver, epsilon, delta, n_passes, step, clip,
-                         fit_intercept, intercept_scaling, random_state, accountant, solver_options)
+                 step=None, clip=None, feature_bounds=None, target_bound=None, fit_intercept=True, intercept_scaling=1.0,
+                 random_state=None, accountant=None, solver_options=None):
+        super().__init__(loss, penalty, alpha, l1_ratio, solver, epsilon, delta, n_passes, step, clip, feature_bounds,
+                         target_bound, fit_intercept, intercept_scaling, random_state, accountant, solver_options)
 
     def fit(self, X, y):
         "Fit the private model(s); `privacy_` holds the privacy report (a list for one-vs-rest)."
@@ -214,7 +256,6 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
         self.classes_ = np.unique(y)
         K = len(self.classes_)
         if K < 2: raise ValueError(f"y has one class only ({self.classes_[0]!r}); a classifier needs at least two")
-        if self.accountant is not None: self.accountant.spend(eps, delta)
         rng = as_generator(self.random_state)
         targets = [self.classes_[1]] if K == 2 else list(self.classes_)
         # one-vs-rest: the K models are fitted on the same data, so by basic composition each gets (ε/K, δ/K)
@@ -223,6 +264,7 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
         for c in targets:
             res = self._fit(X, np.where(y == c, 1.0, -1.0), loss, pen, solver, e_k, d_k, rng)
             w, b = self._split(res.coef); coefs.append(w); icpts.append(b); reports.append(res.privacy); n_iter += res.n_iter
+        self._charge(reports, eps, delta)
         self.coef_, self.intercept_ = np.array(coefs), np.array(icpts)
         self.n_iter_, self.privacy_ = n_iter, reports[0] if K == 2 else reports
         return self
