@@ -176,7 +176,7 @@ def reproduce_table_6_1(data_dir=None, # directory of the datasets (None: $DP_CD
     table.to_csv(out / f"fairness_table_6_1{sfx}.csv", index=False)
     fig = plot_table_6_1(table); fig.savefig(out / f"fairness_table_6_1{sfx}.png", dpi=120); plt.close(fig)
     summary = table.assign(row=table.dataset + " (n=" + table.n.map("{:,}".format) + "), " + table.setup).pivot(index="row", columns="notion", values="bound")[list(NOTIONS)]
-    return pd.concat([summary, PUBLISHED_TABLE_6_1.rename(index=lambda r: f"thesis Table 6.1: {r}")])
+    return pd.concat([summary, PUBLISHED_TABLE_6_1.rename(index=lambda r: f"thesis Table 6.1: {r}")]).round(4)
 
 # %% ../nbs/11a_fairness_experiments.ipynb
 def curves(Xtr, ytr, Xte, yte, ste, Lam, # data and row-norm bound
@@ -243,4 +243,4 @@ def reproduce_figure_6_6_1(data_dir=None, # directory of the datasets (None: $DP
             fig.savefig(out / f"fairness_figure_6_6_1_{nm}{sfx}.png", dpi=110); plt.close(fig)
             summary.append(df[(df.axis == "n") & (df.n == df.n.max())])
     cols = ["dataset", "notion", "n", "fair_opt", "max_gap", "bound", "bound_empirical", "bound_refined"]
-    return pd.concat(summary)[cols].reset_index(drop=True)
+    return pd.concat(summary)[cols].reset_index(drop=True).round(4)
