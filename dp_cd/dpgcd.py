@@ -36,7 +36,9 @@ def clipped_gradient_dense(X, u, clips, g):
     n, p = X.shape
     for j in range(p):
         C = clips[j]; s = 0.0
-        for i in range(n): s += min(C, max(-C, X[i, j] * u[i]))
+        for i in range(n):
+            v = X[i, j] * u[i]
+            s += min(C, max(-C, v)) if v == v else 0.0   # clip to [-C, C] (±inf too); a NaN (0·inf) contributes 0
         g[j] = s / n
 
 @njit(cache=True, fastmath=_FM)
@@ -44,7 +46,9 @@ def clipped_gradient_sparse(data, indices, indptr, n, u, clips, g):
     "Same as `clipped_gradient_dense` for a CSC design (zeros contribute nothing)."
     for j in range(indptr.shape[0] - 1):
         C = clips[j]; s = 0.0
-        for k in range(indptr[j], indptr[j + 1]): s += min(C, max(-C, data[k] * u[indices[k]]))
+        for k in range(indptr[j], indptr[j + 1]):
+            v = data[k] * u[indices[k]]
+            s += min(C, max(-C, v)) if v == v else 0.0
         g[j] = s / n
 
 @njit(cache=True)
@@ -254,25 +258,25 @@ def _resolve_rule(rule, penalty, selection):
     return RULES[rule]
 
 def _smoothness(X, loss, smoothness, smoothness_bound, smoothness_budget, private, epsilon, rng):
-    "(M, eps_M, event or None, notes)."
+    "(M, eps_M, event or None, notes, quantities taken from the data without privacy)."
     p = X.shape[1]
     if isinstance(smoothness, str) and smoothness == "private":
         if not private: raise ValueError("smoothness='private' needs a finite epsilon")
         if smoothness_bound is None: raise ValueError("smoothness_bound is required for smoothness='private'")
         eps_M = check_scalar(smoothness_budget, "smoothness_budget", 0, 1, True, True) * epsilon
         M, ev = private_smoothness(X, loss, eps_M, smoothness_bound, rng)
-        return M, eps_M, ev, ["M_j estimated by (4.5.2) (Laplace, pure DP), composed with the optimisation by basic composition"]
+        return M, eps_M, ev, ["M_j estimated by (4.5.2) (Laplace, pure DP), composed with the optimisation by basic composition"], []
     if isinstance(smoothness, str) and smoothness == "exact":
         M = loss.coordinate_smoothness(X)
         if private:
             warnings.warn("dp_gcd computes the smoothness constants M_j from the data without privacy (smoothness='exact'); "
                           "pass public constants or smoothness='private'", PrivacyLeakWarning, stacklevel=3)
-            return M, 0.0, None, ["M_j computed from the data WITHOUT privacy (not covered by the guarantee)"]
-        return M, 0.0, None, []
+            return M, 0.0, None, ["M_j computed from the data WITHOUT privacy (not covered by the guarantee)"], ["the smoothness constants M_j (smoothness='exact')"]
+        return M, 0.0, None, [], []
     if isinstance(smoothness, str): raise ValueError(f"smoothness must be 'exact', 'private' or an array, got {smoothness!r}")
     M = check_array(smoothness, "smoothness", ndim=1)
     if M.shape[0] != p: raise ValueError(f"smoothness has {M.shape[0]} entries but X has {p} columns")
-    return M, 0.0, None, []
+    return M, 0.0, None, [], []
 
 def dp_gcd(X, # design (n, p), dense or scipy sparse
            y, # labels (n,)
@@ -319,7 +323,7 @@ def dp_gcd(X, # design (n, p), dense or scipy sparse
     step = check_scalar(step, "step", low=0, low_open=True)
     if record_every is not None: record_every = check_scalar(record_every, "record_every", low=1, integer=True)
     rng = as_generator(random_state)
-    M, eps_M, evM, notes = _smoothness(X, loss, smoothness, smoothness_bound, smoothness_budget, private, epsilon, rng)
+    M, eps_M, evM, notes, leaks = _smoothness(X, loss, smoothness, smoothness_bound, smoothness_budget, private, epsilon, rng)
     M = np.asarray(M, dtype=float)
     if np.any(M <= 0):
         if private or not np.all(M >= 0): raise ValueError("smoothness constants must be positive")
@@ -348,7 +352,8 @@ def dp_gcd(X, # design (n, p), dense or scipy sparse
         if ridx == 2: notes.append("GS-q scores: sensitivity recomputed at every iteration from the public iterate (see the chapter)")
         report = PrivacyReport(epsilon=float(cal.epsilon + eps_M), delta=delta, relation="replace_one",
                                accountant=cal.accountant + (" + basic composition with the private M_j" if evM is not None else ""),
-                               releases=2 * T + (p if evM is not None else 0), noise_scales=rel_scale, budget_split=split, notes=notes)
+                               releases=2 * T + (p if evM is not None else 0), noise_scales=rel_scale, budget_split=split, notes=notes,
+                               data_dependent=leaks)
     else:
         cal, rel_scale, sel_mode, sel_mult = None, np.zeros(p), 0, 0.0
         report = PrivacyReport(epsilon=np.inf, delta=delta, relation="replace_one", accountant="none (non-private)", releases=0,
