@@ -82,9 +82,11 @@ def rates_on_data(data_dir=None, # directory of the real datasets (None: $DP_CD_
                  ) -> pd.DataFrame:
     "One row per problem: constants, §4.3.4 quantities, predicted and measured winner."
     rows = []
+    done = pd.read_csv(out) if (out is not None and Path(out).exists() and names is not None) else None   # keep other problems' rows
     for name in (names or PROBLEMS):
         dsname, std, loss, pen = PROBLEMS[name]
         ds = datasets.load(dsname, data_dir, standardize=std); X, y = ds.X, ds.y
+        X = X[:, np.flatnonzero(loss.coordinate_smoothness(X) > 0)]   # identically-zero features play no role (and DP-CD needs M_j > 0)
         n = X.shape[0]; delta = 1.0 / n**2; t = time.time()
         ws = reference_solution(X, y, loss, pen)
         F_star = loss.value(X, y, ws) + pen.value(ws)
@@ -101,5 +103,8 @@ def rates_on_data(data_dir=None, # directory of the real datasets (None: $DP_CD_
                          predicted=pred, rel_err_dpcd=cd, rel_err_dpsgd=sgd, step_dpcd=m["DP-CD"][1], clip_dpcd=m["DP-CD"][2],
                          step_dpsgd=m["DP-SGD"][1], clip_dpsgd=m["DP-SGD"][2], measured=meas, agree=(pred == meas), seconds=time.time() - t))
         if out is not None:
-            Path(out).parent.mkdir(parents=True, exist_ok=True); pd.DataFrame(rows).to_csv(out, index=False)
+            Path(out).parent.mkdir(parents=True, exist_ok=True)
+            df = pd.DataFrame(rows)
+            if done is not None: df = pd.concat([done[~done.problem.isin(df.problem)], df], ignore_index=True)
+            df.to_csv(out, index=False)
     return pd.DataFrame(rows)
