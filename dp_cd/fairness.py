@@ -485,7 +485,7 @@ class OutputPerturbation:
     "Result of `output_perturbation`: the exact optimum, private models and the calibration."
     model_opt: LinearClassifier # h*, NOT private
     models: tuple # the private models h_priv (each one is (epsilon, delta)-DP on its own)
-    sensitivity: float # 2 Lambda / (mu n)
+    sensitivity: float # 2 Lambda / (mu n) + 2 tol / mu (the solve is exact up to gradient norm tol)
     sigma: float # noise standard deviation per coordinate
     epsilon: float
     delta: float
@@ -504,12 +504,14 @@ def output_perturbation(X, y, # training data, labels in {-1, +1}
     Lam = check_scalar(max_norm, "max_norm", low=0, low_open=True); mu = check_scalar(mu, "mu", low=0, low_open=True)
     n_models = check_scalar(n_models, "n_models", low=1, integer=True)
     X = _check_X(X); Xc = clip_rows(X, Lam)
-    h = fit_l2_logistic(Xc, y, mu)
-    sens = 2 * Lam / (mu * len(Xc)); sigma = gaussian_sigma(sens, epsilon, delta, calibration)
+    tol = 1e-10
+    h = fit_l2_logistic(Xc, y, mu, tol=tol)   # certifies ||h - h*|| <= tol / mu
+    # released point: ||h_D - h_D'|| <= ||h*_D - h*_D'|| + 2 tol/mu <= 2 Lambda/(mu n) + 2 tol/mu
+    sens = 2 * Lam / (mu * len(Xc)) + 2 * tol / mu; sigma = gaussian_sigma(sens, epsilon, delta, calibration)
     g = as_generator(random_state)
     noise = g.normal(size=(n_models, Xc.shape[1])) * sigma
-    notes = (f"rows clipped to l2 norm <= {Lam:g} ({int(np.sum(np.linalg.norm(X, axis=1) > Lam))} of {len(X)} rows changed)",
-             f"sensitivity 2 Lambda / (mu n) = {sens:.4g}; Gaussian calibration: {calibration}",)
+    notes = (f"rows clipped to l2 norm <= {Lam:g} (public bound)",
+             f"sensitivity 2 Lambda / (mu n) + 2 tol / mu = {sens:.4g} (inexact solve, tol = {tol:g}); Gaussian calibration: {calibration}",)
     if n_models > 1: notes += (f"{n_models} private models from the same h*: each is (epsilon, delta)-DP, releasing all of them is not",)
     report = PrivacyReport(float(epsilon), float(delta), "replace_one", f"Gaussian mechanism ({calibration})", 1, (sigma,), {}, notes)
     return OutputPerturbation(h, tuple(h.with_params(h.params + e) for e in noise), sens, sigma, float(epsilon), float(delta), notes, report)
