@@ -658,15 +658,20 @@ def growth_adaptive(X, # design (n, p), dense or scipy sparse (densified)
         if x_norm is not None and clip != x_norm: raise ValueError("clip is an alias of x_norm: give one of them")
         if np.isfinite(clip): x_norm = clip
         elif np.isfinite(eps): raise ValueError("clip=np.inf is only allowed with epsilon=np.inf")
+    leaks = []
     if x_norm is None:
-        if np.isfinite(eps): warnings.warn("x_norm=None: the bound on ||x_i|| is computed from the private data; pass a public x_norm",
-                                           PrivacyLeakWarning, stacklevel=2)
+        if np.isfinite(eps):
+            warnings.warn("x_norm=None: the bound on ||x_i|| is computed from the private data; pass a public x_norm",
+                          PrivacyLeakWarning, stacklevel=2)
+            leaks.append("the feature-norm bound x_norm (x_norm=None)")
         x_norm = max(float(np.linalg.norm(A, axis=1).max()), 1e-12)
     x_norm = check_scalar(x_norm, "x_norm", low=0, low_open=True)
     if isinstance(loss, LogisticLoss): y_bound = 1.0
     elif y_bound is None:
-        if np.isfinite(eps): warnings.warn("y_bound=None: the bound on |y_i| is computed from the private data; pass a public y_bound",
-                                           PrivacyLeakWarning, stacklevel=2)
+        if np.isfinite(eps):
+            warnings.warn("y_bound=None: the bound on |y_i| is computed from the private data; pass a public y_bound",
+                          PrivacyLeakWarning, stacklevel=2)
+            leaks.append("the label bound y_bound (y_bound=None)")
         y_bound = float(np.abs(y).max())
     y_bound = check_scalar(y_bound, "y_bound", low=0)
     nrm = np.linalg.norm(A, axis=1)
@@ -693,6 +698,7 @@ def growth_adaptive(X, # design (n, p), dense or scipy sparse (densified)
             if g >= nxt + every: trace.append((float(g), ph["x"].copy())); nxt = g
         if trace[-1][0] != float(grads[-1]): trace.append((float(grads[-1]), x.copy()))
     report = growth_privacy_report(eps, delta, noise, log, used)
+    if leaks: report = report.with_data_dependent(*leaks)
     params = dict(radius=R, x_norm=x_norm, y_bound=y_bound, lam=lam, kappa_lower=kl, step=scale, tol_frac=tol_frac,
                   lipschitz=obj.lipschitz(R), epochs=growth_epochs(n, kl), phases=len(log), records_used=used, note=note)
     return FitResult(x, int(sum(ph["iterations"] for ph in log)), float(grads[-1]), "growth-adaptive", report, trace, params)
