@@ -27,6 +27,7 @@ SOLVERS = {  # name -> (module, function); imported on first use
     "dp-sgd": ("dp_cd.baselines", "dp_sgd"),
     "dp-scd": ("dp_cd.baselines", "dp_scd"),
     "output-perturbation": ("dp_cd.baselines", "output_perturbation"),
+    "growth-adaptive": ("dp_cd.growth", "growth_adaptive"),   # Asi, Levy & Duchi's Algorithm 2 (adapts to growth)
 }
 
 def get_solver(name:str # one of `SOLVERS`
@@ -151,7 +152,7 @@ class _DPLinearBase(BaseEstimator):
             opts.update(smoothness="private", smoothness_bound=beta * B**2)
         elif self.solver == "dp-sgd" and self.step is None:
             opts["step"] = 1.0 / (beta * float(np.sum(B**2)))   # 1 / (public bound on the per-record smoothness)
-        elif self.solver == "output-perturbation":
+        elif self.solver in ("output-perturbation", "growth-adaptive"):
             opts["x_norm"] = float(np.sqrt(np.sum(B**2)))
             if isinstance(loss, SquaredLoss) and self.target_bound is not None: opts["y_bound"] = float(self.target_bound)
         return opts
