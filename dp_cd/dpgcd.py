@@ -4,7 +4,7 @@
 
 # %% ../nbs/10_dp_gcd.ipynb 1
 from __future__ import annotations
-import math, warnings
+import math, warnings, functools, dataclasses
 from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
@@ -77,51 +77,69 @@ def exponential_race(scores, # scores s_j (p,)
     return arg
 
 @njit(cache=True, fastmath=_FM)
-def _scores(rule, pcode, pparams, w, g, M, kappa, out):
-    "GS-s/GS-r/GS-q scores; closed forms inlined for the elastic-net family (none, L1, L2, ElasticNet), `gs_score_1d` for boxes."
+def _scores(rule, pcode, pparams, w, g, M, sqM, iM, shr, out):
+    """GS-s/GS-r/GS-q scores. Elastic-net family (none, L1, L2, ElasticNet): closed forms written without divisions or
+    square roots, from the public per-coordinate constants `sqM` = √M_j, `iM` = 1/M_j, `shr` = 1/(1 + λ₂/M_j) (vectorisable);
+    boxes: `gs_score_1d`."""
     p = w.shape[0]
-    if pcode == 0 and rule != 2:
-        for j in range(p): out[j] = abs(g[j]) * kappa[j]
-        return
     if pcode == 4:
         for j in range(p): out[j] = gs_score_1d(rule, pcode, pparams, j, w[j], g[j], M[j])
         return
+    if pcode == 0 and rule != 2:
+        for j in range(p): out[j] = abs(g[j]) * sqM[j] * iM[j]
+        return
     l1 = pparams[0] if pcode == 1 else (pparams[0] * pparams[1] if pcode == 3 else 0.0)
     l2 = pparams[0] if pcode == 2 else (pparams[0] * (1.0 - pparams[1]) if pcode == 3 else 0.0)
-    for j in range(p):
-        x, gj, m = w[j], g[j], M[j]
-        if rule == 0:
-            if x > 0: d = abs(gj + l2 * x + l1)
-            elif x < 0: d = abs(gj + l2 * x - l1)
-            else: d = max(abs(gj) - l1, 0.0)
-            out[j] = d / np.sqrt(m)
-        else:
-            v = x - gj / m; t = l1 / m
-            s = v - t if v > t else (v + t if v < -t else 0.0)
-            a = s / (1.0 + l2 / m) - x
-            if rule == 1: out[j] = np.sqrt(m) * abs(a)
-            else: out[j] = -(gj * a + 0.5 * m * a * a + l1 * (abs(x + a) - abs(x)) + 0.5 * l2 * ((x + a) * (x + a) - x * x))
+    if rule == 0:     # dist(-g, ∂ψ_j(x)) / √M_j
+        for j in range(p):
+            x = w[j]; gj = g[j]
+            sg = 1.0 if x > 0 else (-1.0 if x < 0 else 0.0)
+            d = abs(gj + l2 * x + l1 * sg) if x != 0 else max(abs(gj) - l1, 0.0)
+            out[j] = d * sqM[j] * iM[j]
+    elif rule == 1:   # √M_j |prox_{ψ_j/M_j}(x - g/M_j) - x|, soft-thresholding written as max(v-t,0) + min(v+t,0)
+        for j in range(p):
+            x = w[j]; v = x - g[j] * iM[j]; t = l1 * iM[j]
+            a = (max(v - t, 0.0) + min(v + t, 0.0)) * shr[j] - x
+            out[j] = sqM[j] * abs(a)
+    else:             # -min_a {g a + M_j a²/2 + ψ_j(x+a) - ψ_j(x)}, attained at the GS-r step a
+        for j in range(p):
+            x = w[j]; gj = g[j]; v = x - gj * iM[j]; t = l1 * iM[j]
+            a = (max(v - t, 0.0) + min(v + t, 0.0)) * shr[j] - x; xa = x + a
+            out[j] = -(gj * a + 0.5 * M[j] * a * a + l1 * (abs(xa) - abs(x)) + 0.5 * l2 * (xa * xa - x * x))
 
-@njit(cache=True)
-def _gsq_sensitivity(pcode, pparams, w, M, clips, sens):
+@njit(cache=True, fastmath=_FM)
+def _gsq_sensitivity(pcode, pparams, w, M, iM, shr, clips, sens):
     "max_j Delta_j (|prox_{psi_j/M_j}(w_j) - w_j| + C_j/M_j): sensitivity of the GS-q scores at the public w."
     d = 0.0
+    if pcode == 4:
+        for j in range(w.shape[0]):
+            d = max(d, sens[j] * (abs(prox_1d(pcode, pparams, j, w[j], iM[j]) - w[j]) + clips[j] * iM[j]))
+        return d
+    l1 = pparams[0] if pcode == 1 else (pparams[0] * pparams[1] if pcode == 3 else 0.0)
     for j in range(w.shape[0]):
-        d = max(d, sens[j] * (abs(prox_1d(pcode, pparams, j, w[j], 1.0 / M[j]) - w[j]) + clips[j] / M[j]))
+        x = w[j]; t = l1 * iM[j]
+        a = (max(x - t, 0.0) + min(x + t, 0.0)) * shr[j] - x
+        d = max(d, sens[j] * (abs(a) + clips[j] * iM[j]))
     return d
 
+def _score_constants(penalty, M):
+    "Public per-coordinate constants of the score kernels: √M_j, 1/M_j and the ℓ2 shrinkage 1/(1 + λ₂/M_j)."
+    M = np.asarray(M, dtype=float); iM = 1.0 / M
+    l2 = penalty.lam if isinstance(penalty, L2) else (penalty.lam * (1 - penalty.l1_ratio) if isinstance(penalty, ElasticNet) else 0.0)
+    return np.sqrt(M), iM, 1.0 / (1.0 + l2 * iM)
+
 @njit(cache=True)
-def _dpgcd_block(sparse, lcode, lparam, pcode, pparams, rule, X, data, indices, indptr, y, z, w, M, kappa, steps, clips, sens,
+def _dpgcd_block(sparse, lcode, lparam, pcode, pparams, rule, X, data, indices, indptr, y, z, w, M, sqM, iM, shr, kappa, steps, clips, sens,
                  sel_mode, sel_mult, score_sens, sel_noise, rel_scale, rel_noise, u, g, sc, work, chosen, offset):
     n = y.shape[0]; B = rel_noise.shape[0]
     for t in range(B):
-        for i in range(n): u[i] = loss_deriv(lcode, lparam, z[i], y[i])
+        for i in range(n): u[i] = loss_deriv(lcode, lparam, z[i], y[i])   # φ'(z_i, y_i): once per iteration, shared by all columns
         if sparse: clipped_gradient_sparse(data, indices, indptr, n, u, clips, g)
         else: clipped_gradient_dense(X, u, clips, g)
         if sel_mode == 0:   # exponential mechanism (Gumbel-max) on the scores; sel_mult = 2/eps_s (0: non-private)
-            _scores(rule, pcode, pparams, w, g, M, kappa, sc)
+            _scores(rule, pcode, pparams, w, g, M, sqM, iM, shr, sc)
             b = 0.0
-            if sel_mult > 0.0: b = sel_mult * (_gsq_sensitivity(pcode, pparams, w, M, clips, sens) if rule == 2 else score_sens)
+            if sel_mult > 0.0: b = sel_mult * (_gsq_sensitivity(pcode, pparams, w, M, iM, shr, clips, sens) if rule == 2 else score_sens)
             j = exponential_race(sc, b, sel_noise[t])
         else:               # papers' rule: argmax kappa_j |g_j + c_j + chi_j|, chi_j ~ Lap(sel_mult * Delta_j)
             for k in range(w.shape[0]):
@@ -233,6 +251,9 @@ def dpgcd_calibration(epsilon:float, # target ε > 0 of the optimisation
     return DPGCDCalibration("exponential", release, es, cal.scale, x, ev, e_cert, eps, acc_name, split, tuple(notes))
 
 # %% ../nbs/10_dp_gcd.ipynb
+_calibration_cached = functools.lru_cache(maxsize=1024)(dpgcd_calibration)   # a calibration costs ~0.1 s; grids repeat them
+
+# %% ../nbs/10_dp_gcd.ipynb
 def _kappa(rule, penalty, M):
     "Weights kappa_j of the scores kappa_j |g_j + c_j| (also the Lipschitz constants of GS-s/GS-r in g_j)."
     if rule == 1 and isinstance(penalty, L2): return 1 / (np.sqrt(M) * (1 + penalty.lam / M))
@@ -338,12 +359,14 @@ def dp_gcd(X, # design (n, p), dense or scipy sparse
         if clips.shape[0] != p: raise ValueError(f"clip has {clips.shape[0]} entries but X has {p} columns")
         if np.any(clips <= 0) or (private and not np.all(np.isfinite(clips))): raise ValueError("clip must be > 0 (and finite when epsilon is finite)")
     sens, kappa, score_sens = _selection_setup(ridx, penalty, M, clips, n)
+    sqM, iM, shr = _score_constants(penalty, M)
     split = {}
     if private:
         eps_opt = epsilon - eps_M
         c = kappa * sens
-        cal = dpgcd_calibration(eps_opt, delta, T, selection, release, accountant, selection_share,
-                                selection_ratio=float(c.max() / c.min()), n_choices=p)
+        cal = _calibration_cached(float(eps_opt), float(delta), int(T), selection, release, accountant, float(selection_share),
+                                  float(c.max() / c.min()), int(p))
+        cal = dataclasses.replace(cal, budget_split=dict(cal.budget_split))
         rel_scale = cal.release_multiplier * sens
         sel_mode, sel_mult = (1, cal.selection_noise) if selection == "as_published" else (0, cal.selection_noise)
         split = dict(cal.budget_split)
@@ -373,7 +396,7 @@ def dp_gcd(X, # design (n, p), dense or scipy sparse
         else:
             sel_noise = rng.standard_exponential((B, p)) if sel_mode == 0 else rng.laplace(0.0, 1.0, (B, p))
             rel_noise = rng.standard_normal(B) if release == "gaussian" else rng.laplace(0.0, 1.0, B)
-        _dpgcd_block(is_sparse, loss.code, loss.param, penalty.code, penalty.params, ridx, Xd, data, ind, ptr, y, z, w, M, kappa,
+        _dpgcd_block(is_sparse, loss.code, loss.param, penalty.code, penalty.params, ridx, Xd, data, ind, ptr, y, z, w, M, sqM, iM, shr, kappa,
                      steps, clips, sens, sel_mode, sel_mult, score_sens, sel_noise, rel_scale, rel_noise, u, g, sc, work, chosen, t)
         t += B
         if record_every and (t % record_every == 0 or t == T): trace.append((float(t), w.copy()))
