@@ -4,7 +4,7 @@
 
 # %% ../nbs/09_baselines.ipynb 1
 from __future__ import annotations
-import math, warnings
+import functools, math, warnings
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
@@ -123,10 +123,16 @@ def sgd_steps_sparse(data, indices, indptr, y, row_norms, w, code:int, param:flo
 # %% ../nbs/09_baselines.ipynb
 _MAX_BLOCK = 4_000_000
 
+def _sgd_make(relation, q, steps):
+    return lambda z: RDPAccountant(relation=relation).compose(PoissonSubsampledGaussianEvent(z, q), steps)
+
+@functools.lru_cache(maxsize=512)
+def _sgd_calibrated(epsilon, delta, steps, q, relation):
+    return calibrate(_sgd_make(relation, q, steps), epsilon, delta)
+
 def _sgd_noise_multiplier(epsilon, delta, steps, q, relation):
-    "Smallest z such that T Poisson-subsampled Gaussian steps (rate q) are (ε, δ)-DP under `relation` (RDP accountant)."
-    make = lambda z: RDPAccountant(relation=relation).compose(PoissonSubsampledGaussianEvent(z, q), steps)
-    return calibrate(make, epsilon, delta), make
+    "Smallest z such that T Poisson-subsampled Gaussian steps (rate q) are (ε, δ)-DP under `relation` (RDP accountant); cached, since tuning grids repeat it."
+    return _sgd_calibrated(float(epsilon), float(delta), int(steps), float(q), str(relation)), _sgd_make(relation, q, steps)
 
 def dp_sgd(X, # design (n, p), dense or scipy sparse
            y, # labels (n,)
