@@ -11,10 +11,11 @@ from numba import njit
 from .utils import check_array, check_scalar, as_design, PrivacyLeakWarning
 
 # %% auto 0
-__all__ = ['SQUARED', 'LOGISTIC', 'HUBER', 'loss_value', 'loss_deriv', 'loss_curvature', 'loss_conj', 'coord_grad_dense',
-           'coord_grad_sparse', 'clipped_coord_grad_dense', 'clipped_coord_grad_sparse', 'coord_grad_samples_dense',
-           'coord_grad_samples_sparse', 'update_pred_dense', 'update_pred_sparse', 'loss_deriv_vec', 'loss_value_mean',
-           'loss_conj_mean', 'Loss', 'SquaredLoss', 'LogisticLoss', 'HuberLoss', 'feature_bounds']
+__all__ = ['SQUARED', 'LOGISTIC', 'HUBER', 'loss_value', 'loss_deriv', 'loss_curvature', 'loss_hess', 'loss_conj',
+           'coord_grad_dense', 'coord_grad_sparse', 'clipped_coord_grad_dense', 'clipped_coord_grad_sparse',
+           'coord_grad_samples_dense', 'coord_grad_samples_sparse', 'update_pred_dense', 'update_pred_sparse',
+           'loss_deriv_vec', 'loss_value_mean', 'loss_conj_mean', 'Loss', 'SquaredLoss', 'LogisticLoss', 'HuberLoss',
+           'feature_bounds']
 
 # %% ../nbs/04_losses.ipynb
 SQUARED, LOGISTIC, HUBER = 0, 1, 2
@@ -55,6 +56,16 @@ def loss_curvature(code:int, param:float) -> float:
     if code == 0: return 2.0
     if code == 1: return 0.25
     return 1.0
+
+@njit(cache=True)
+def loss_hess(code:int, param:float, z:float, y:float) -> float:
+    "$\\phi''(z, y)$ (Huber: 1 inside the quadratic zone, 0 outside)."
+    if code == 0: return 2.0
+    if code == 1:
+        m = abs(z)
+        e = np.exp(-m)
+        return e / ((1.0 + e) * (1.0 + e))
+    return 1.0 if abs(z - y) <= param else 0.0
 
 @njit(cache=True)
 def _xlogx(s):
@@ -328,7 +339,7 @@ class HuberLoss(Loss):
 # %% ../nbs/04_losses.ipynb
 def feature_bounds(X, # design (n, p), dense or sparse
                   ) -> np.ndarray:
-    "Exact per-feature bounds $B_j=\max_i|X_{ij}|$ of the data (not private: warns `PrivacyLeakWarning`)."
+    "Exact per-feature bounds $B_j=\\max_i|X_{ij}|$ of the data (not private: warns `PrivacyLeakWarning`)."
     X, is_sparse = as_design(X, "X")
     warnings.warn("feature_bounds reads the data without privacy; use public bounds for private training",
                   PrivacyLeakWarning, stacklevel=2)

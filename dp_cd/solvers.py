@@ -11,12 +11,13 @@ import scipy.sparse as sp
 from numba import njit
 from .utils import check_scalar, check_array, as_generator
 from .losses import (Loss, SquaredLoss, LogisticLoss, HuberLoss, coord_grad_dense, coord_grad_sparse,
-                          update_pred_dense, update_pred_sparse, loss_deriv_vec, loss_value_mean, loss_conj, _check_w)
+                          update_pred_dense, update_pred_sparse, loss_deriv_vec, loss_value_mean, loss_conj, loss_hess, _check_w)
 from .penalties import (Penalty, NoPenalty, L1, L2, ElasticNet, Box, prox_1d, prox_vec, gs_score_1d,
                              conj_1d, conj_bound_1d, penalty_value)
 
 # %% auto 0
-__all__ = ['cd_epoch_dense', 'cd_epoch_sparse', 'gcd_steps', 'dual_objective', 'SolverResult', 'solve', 'reference_optimum']
+__all__ = ['cd_epoch_dense', 'cd_epoch_sparse', 'gcd_steps', 'quad_cd', 'loss_hess_vec', 'dual_objective', 'SolverResult',
+           'solve', 'reference_optimum']
 
 # %% ../nbs/06_solvers.ipynb
 _FM = {'reassoc', 'contract'}
@@ -99,6 +100,31 @@ def gcd_steps(lcode:int, lparam:float, pcode:int, pparams, rule:int, sparse:bool
     return n_steps
 
 @njit(cache=True)
+def quad_cd(H, g, w, v, Hd, pcode:int, pparams, max_epochs:int, tol:float) -> int:
+    "Minimise $g^\\top(v-w)+\\frac12(v-w)^\\top H(v-w)+\\psi(v)$ over `v` by cyclic CD (in place; `Hd` holds $H(v-w)$); returns epochs."
+    p = w.shape[0]
+    for ep in range(max_epochs):
+        dmax = 0.0
+        for j in range(p):
+            hjj = H[j, j]
+            if hjj <= 0.0: continue
+            gj = g[j] + Hd[j]
+            old = v[j]
+            new = prox_1d(pcode, pparams, j, old - gj / hjj, 1.0 / hjj)
+            if new != old:
+                dl = new - old
+                v[j] = new
+                for k in range(p): Hd[k] += H[k, j] * dl
+                dmax = max(dmax, abs(dl) * np.sqrt(hjj))
+        if dmax <= tol: return ep + 1
+    return max_epochs
+
+@njit(cache=True)
+def loss_hess_vec(lcode:int, lparam:float, z, y, out):
+    "Write $\\phi''(z_i, y_i)$ into `out`."
+    for i in range(z.shape[0]): out[i] = loss_hess(lcode, lparam, z[i], y[i])
+
+@njit(cache=True)
 def dual_objective(lcode:int, lparam:float, pcode:int, pparams, u, y, grad) -> float:
     "$D(su)$ for $u=\\phi'(z,y)$ and `grad`$=X^\\top u/n$, with the largest $s\\le1$ making $\\psi^*(-s\\,$`grad`$)$ finite."
     s = 1.0
@@ -177,11 +203,35 @@ class _Problem:
         return P, fp
 
 
+def _newton_step(pb, w, z, inner_tol):
+    "One damped proximal Newton step: CD on the local quadratic model, then Armijo backtracking on F."
+    n, p = pb.n, pb.p
+    g, _ = pb.grad_u(z)
+    h = np.empty(n); loss_hess_vec(pb.loss.code, pb.loss.param, z, pb.y, h)
+    if pb.sparse: H = np.asarray((pb.X.T @ pb.X.multiply(h[:, None]).tocsc()).todense()) / n
+    else: H = (pb.X.T * h) @ pb.X / n
+    H = np.asfortranarray(H)
+    H[np.diag_indices(p)] += 1e-10 * pb.M   # tiny damping: Huber's Hessian can vanish
+    v, Hd = w.copy(), np.zeros(p)
+    quad_cd(H, g, w, v, Hd, pb.pen.code, pb.pen.params, 100_000, inner_tol)
+    d = v - w
+    psi_w = penalty_value(pb.pen.code, pb.pen.params, w)
+    Delta = g @ d + penalty_value(pb.pen.code, pb.pen.params, v) - psi_w
+    if not Delta < 0: return w, z, True
+    Xd = pb.pred(d); Fw = pb.primal(w, z); t = 1.0
+    while t > 1e-12:
+        wt, zt = w + t * d, z + t * Xd
+        # Armijo, with a rounding allowance: near the optimum F changes by less than its own rounding error
+        if pb.primal(wt, zt) <= Fw + 0.25 * t * Delta + 8 * np.finfo(float).eps * abs(Fw): return wt, pb.pred(wt), False
+        t /= 2
+    return w, z, True
+
+
 def solve(X, # design (n, p): dense array-like or scipy sparse (converted to CSC)
           y, # labels (n,)
           loss:Loss, # datafit, e.g. SquaredLoss()
           penalty:Penalty|None=None, # separable penalty (None: no penalty)
-          method:str="cd", # "cd" (Alg. 2.2.3), "gcd" (Alg. 2.2.4) or "pgd" (Alg. 2.2.1)
+          method:str="cd", # "cd" (Alg. 2.2.3), "gcd" (Alg. 2.2.4), "pgd" (Alg. 2.2.1) or "newton" (proximal Newton, p <= a few thousand)
           tol:float=1e-10, # stop when the criterion (relative gap or fixed-point violation) is <= tol
           max_iter:int|None=None, # max epochs (cd), coordinate updates (gcd) or gradient steps (pgd)
           w0=None, # initial point (default 0)
@@ -193,12 +243,12 @@ def solve(X, # design (n, p): dense array-like or scipy sparse (converted to CSC
           history:bool=False, # record F after every iteration
          ) -> SolverResult:
     "Minimise $F(w)=\\frac1n\\sum_i\\ell(w;(x_i,y_i))+\\psi(w)$ without privacy."
-    if method not in ("cd", "gcd", "pgd"): raise ValueError(f"method must be 'cd', 'gcd' or 'pgd', got {method!r}")
+    if method not in ("cd", "gcd", "pgd", "newton"): raise ValueError(f"method must be 'cd', 'gcd', 'pgd' or 'newton', got {method!r}")
     if selection not in ("random", "cyclic"): raise ValueError(f"selection must be 'random' or 'cyclic', got {selection!r}")
     rules = {"gs-s": 0, "gs-r": 1, "gs-q": 2}
     if rule not in rules: raise ValueError(f"rule must be one of {sorted(rules)}, got {rule!r}")
     tol = check_scalar(tol, "tol", low=0)
-    max_iter = check_scalar({"cd": 10_000, "gcd": 100_000, "pgd": 100_000}[method] if max_iter is None else max_iter, "max_iter", low=1, integer=True)
+    max_iter = check_scalar({"cd": 10_000, "gcd": 100_000, "pgd": 100_000, "newton": 200}[method] if max_iter is None else max_iter, "max_iter", low=1, integer=True)
     check_every = check_scalar((10 if method == "gcd" else 1) if check_every is None else check_every, "check_every", low=1, integer=True)
     rng = as_generator(random_state)
     pb = _Problem(X, y, loss, penalty, w0)
@@ -226,6 +276,16 @@ def solve(X, # design (n, p): dense array-like or scipy sparse (converted to CSC
             k = gcd_steps(lc, lp, pc, pp, rules[rule], pb.sparse, Xd, data, ind, ptr, pb.y, z, w, pb.M, n_do)
             it += k
             if k < n_do: done = True   # no coordinate can move: exact fixed point
+        elif method == "newton":
+            for _ in range(n_do):
+                w, z, stalled = _newton_step(pb, w, z, min(1e-6, 1e-2 * crit))
+                it += 1
+                if stalled:   # no measurable decrease left: polish with cyclic CD epochs (first order, rounding-robust)
+                    for _k in range(2000):
+                        if pb.sparse: cd_epoch_sparse(lc, lp, pc, pp, data, ind, ptr, pb.y, z, w, pb.steps, cyc)
+                        else: cd_epoch_dense(lc, lp, pc, pp, Xd, pb.y, z, w, pb.steps, cyc)
+                        if _k % 5 == 4 and pb.criterion(w, pb.pred(w))[1] <= tol: break
+                    done = True; break
         else:
             for _ in range(n_do):
                 zv = pb.pred(v); g, _ = pb.grad_u(zv)
@@ -252,9 +312,17 @@ def reference_optimum(X, y, loss:Loss, penalty:Penalty|None=None,
                       tol:float=1e-12, # target criterion (relative duality gap when available)
                       max_iter:int=100_000, # max epochs of coordinate descent
                       return_result:bool=False, # also return the SolverResult
+                      method:str="auto", # "auto": proximal Newton if p <= 2000 (then CD if needed), else cyclic CD
                      ):
-    "$F^*$ to relative precision `tol` (certified by the duality gap when `penalty.has_gap`), by cyclic coordinate descent."
-    res = solve(X, y, loss, penalty, method="cd", tol=tol, max_iter=max_iter, selection="cyclic", check_every=5)
+    "$F^*$ to relative precision `tol` (certified by the duality gap when `penalty.has_gap`)."
+    if method not in ("auto", "cd", "newton"): raise ValueError(f"method must be 'auto', 'cd' or 'newton', got {method!r}")
+    p = X.shape[1] if hasattr(X, "shape") and len(X.shape) == 2 else np.shape(X)[1]
+    res = None
+    if method == "newton" or (method == "auto" and p <= 2000):
+        res = solve(X, y, loss, penalty, method="newton", tol=tol, max_iter=500)
+    if res is None or not res.converged:
+        res = solve(X, y, loss, penalty, method="cd", tol=tol, max_iter=max_iter, selection="cyclic", check_every=5,
+                    w0=None if res is None else res.coef)
     if not res.converged:
-        warnings.warn(f"reference_optimum did not reach tol={tol:g} in {max_iter} epochs (criterion {res.criterion:.3g})", RuntimeWarning, stacklevel=2)
+        warnings.warn(f"reference_optimum did not reach tol={tol:g} (criterion {res.criterion:.3g})", RuntimeWarning, stacklevel=2)
     return (res.objective, res) if return_result else res.objective
