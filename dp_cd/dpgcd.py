@@ -4,7 +4,7 @@
 
 # %% ../nbs/10_dp_gcd.ipynb 1
 from __future__ import annotations
-import math, warnings, functools, dataclasses
+import math, warnings, functools, dataclasses, itertools
 from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
