@@ -11,7 +11,7 @@ order (index first, then chapters by number). The build fails (exit 1) on a note
 valid, has no `# Title`, stores an error output, or whose exported code or API docs fail to
 execute, and on any Sphinx warning.
 """
-import argparse, json, re, shutil, subprocess, sys
+import argparse, html, json, re, shutil, subprocess, sys
 from functools import partial
 from pathlib import Path
 
@@ -21,6 +21,7 @@ warnings.filterwarnings('ignore', category=nbformat.warnings.MissingIDFieldWarni
 from execnb.nbio import read_nb, write_nb
 from nbdev.process import NBProcessor, extract_directives
 from nbdev import processors as P
+from nbdev.showdoc import BasicHtmlRenderer, _fmt_sig
 
 ROOT = Path(__file__).resolve().parents[1]
 NBS, BOOK = ROOT / 'nbs', ROOT / 'book'
@@ -28,12 +29,35 @@ SRC = BOOK / '_src'
 
 class BookError(Exception): pass
 
+def _inline(text: str) -> str:
+    "Docstring text as safe HTML: escaped, `code` spans, $math$ for MathJax."
+    t = html.escape(text, quote=False)
+    t = re.sub(r'`([^`]+)`', r'<code>\1</code>', t)
+    return re.sub(r'(?<![\\$])\$([^$]+)\$', r'\\(\1\\)', t)
+
+class BookDocRenderer(BasicHtmlRenderer):
+    "API docs as HTML for the book: escaped (a `<` no longer truncates a docstring), no links to a documentation host."
+    def _repr_html_(self):
+        nm, lvl = html.escape(self.nm), self.title_level
+        sig = html.escape(_fmt_sig(self.sig)) if self.sig else ''
+        out = f'<hr/>\n<h{lvl}>{nm}</h{lvl}>\n<blockquote><pre><code>{nm} {sig}</code></pre></blockquote>'
+        if self.docs: out += f'<p>{_inline(self.docs)}</p>'
+        if self.dm.has_docment:
+            rows = [r for r in str(self.dm).strip().splitlines() if r.startswith('|')]
+            cells = [[c.strip(' *').replace('\\|', '|') for c in re.split(r'(?<!\\)\|', r)[1:-1]] for r in rows]
+            if len(cells) > 2:
+                head = ''.join(f'<th>{html.escape(c)}</th>' for c in cells[0])
+                body = ''.join('<tr>' + ''.join(f'<td>{_inline(c)}</td>' for c in r) + '</tr>' for r in cells[2:])
+                out += f'<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+        return out
+
 class exec_show_docs_html(P.exec_show_docs):
-    "nbdev's `exec_show_docs`, rendering API docs as HTML (markdown starting with `---` breaks docutils)."
+    "nbdev's `exec_show_docs`, rendering API docs with `BookDocRenderer` (markdown starting with `---` breaks docutils)."
     def begin(self):
         super().begin()
         if hasattr(self, 'k'):
-            self.k.run_cell('from functools import partial as _p\nfrom nbdev.showdoc import BasicHtmlRenderer as _R\nshow_doc = _p(show_doc, renderer=_R)')
+            self.k.user_ns['_BookDocRenderer'] = BookDocRenderer
+            self.k.run_cell('from functools import partial as _p\nshow_doc = _p(show_doc, renderer=_BookDocRenderer)')
 
 def _do_eval(cell):
     "Like nbdev's rule for which cells run to build API docs, but skip cells mixing imports with other code."
@@ -90,6 +114,10 @@ def process(path: Path, dest: Path, execute: bool):
             c.source = '\n'.join(l for l in c.source.splitlines() if not re.match(r'\s*#\|', l))
             c.metadata = {'tags': tags} if tags else {}
         else: c.metadata = {}
+        for o in c.get('outputs', []):   # no machine-specific paths in the book
+            if o.get('output_type') == 'stream':
+                txt = ''.join(o['text']) if isinstance(o['text'], list) else o['text']
+                o['text'] = txt.replace(str(ROOT) + '/', '').replace(str(ROOT), '.')
         for k in ('idx_', 'directives_'): c.pop(k, None)
         c['id'] = f'cell-{len(cells)}'
         cells.append(c)

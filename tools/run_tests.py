@@ -9,7 +9,7 @@ with the virtual environment's packages). numba's on-disk caches of the package 
 first, since numba does not invalidate a cache when a kernel from another file changes.
 Exits non-zero if any notebook or test fails.
 """
-import os, re, shutil, subprocess, sys, time
+import argparse, os, re, shutil, subprocess, sys, time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -22,7 +22,10 @@ def run(cmd, **kw):
     return r.returncode
 
 def main():
-    slow = '--slow' in sys.argv
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog='\n'.join(__doc__.splitlines()[1:]),
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('--slow', action='store_true', help='also run the `#| slow` cells and the slow pytest tests (long)')
+    slow = ap.parse_args().slow
     for d in (ROOT / 'dp_cd').rglob('__pycache__'): shutil.rmtree(d, ignore_errors=True)
     nbs = sorted((ROOT / 'nbs').glob('*.ipynb'))
     flags = ['--flags', 'slow'] if slow else []
