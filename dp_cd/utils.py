@@ -57,6 +57,12 @@ def check_array(a, # array-like
     return arr
 
 # %% ../nbs/00_utils.ipynb
+def _all_finite(a:np.ndarray) -> bool:
+    "Whether every entry of `a` is finite, without an array-sized temporary (the sum is finite unless an entry is not, or it overflows)."
+    with np.errstate(all="ignore"): s = a.sum()
+    if np.isfinite(s): return True
+    return all(bool(np.isfinite(a[:, j]).all()) for j in range(a.shape[1])) if a.ndim == 2 else bool(np.isfinite(a).all())
+
 def as_design(X, # dense array-like or scipy sparse matrix, shape (n, p)
               name:str="X", # argument name used in error messages
              ):
@@ -69,6 +75,13 @@ def as_design(X, # dense array-like or scipy sparse matrix, shape (n, p)
         if not np.all(np.isfinite(Xc.data)): raise ValueError(f"{name} contains NaN or infinite values")
         Xc.indices = Xc.indices.astype(np.int64); Xc.indptr = Xc.indptr.astype(np.int64)
         return Xc, True
+    if type(X) is np.ndarray and X.dtype == np.float64 and X.ndim == 2 and X.flags.f_contiguous:
+        # already in the kernels' layout: no copy (O(n + p) extra memory), but a read-only view, so that
+        # nothing in the library can write into the caller's array (a write raises instead)
+        if X.size == 0: raise ValueError(f"{name} is empty (shape {X.shape})")
+        if not _all_finite(X): raise ValueError(f"{name} contains NaN or infinite values")
+        V = X.view(); V.flags.writeable = False
+        return V, False
     return check_array(X, name, ndim=2, order='F'), False
 
 # %% ../nbs/00_utils.ipynb
