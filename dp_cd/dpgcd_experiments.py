@@ -150,9 +150,16 @@ def run_problem(name:str, # a key of PROBLEMS
     df["F_star"] = Fstar; df["nnz_star"] = int(support.sum()); df["description"] = desc
     return df
 
-def best_curves(df:pd.DataFrame) -> pd.DataFrame:
+def _grid_passes(problem, alg, grid):
+    return PASSES_OVERRIDE.get(problem, {}).get(alg, grid.get(alg, grid.get("dp-gcd", {})).get("passes", []))
+
+def best_curves(df:pd.DataFrame, # runs from run_problem
+                grid=None, # keep only the pass values of this grid (drops points that only the published setting was run at)
+               ) -> pd.DataFrame:
     "Reported runs (stage 'report') aggregated per (problem, alg, passes): the chosen (step, clip), min/mean/max relative error and support counts."
     d = df[df.stage == "report"] if "stage" in df else df
+    if grid is not None:
+        d = d[[P in _grid_passes(pb, a, grid) for pb, a, P in zip(d.problem, d.alg, d.passes)]]
     g = d.groupby(["problem", "alg", "passes"])
     out = g.agg(step=("step", "first"), clip=("clip", "first"), min=("rel_error", "min"), mean=("rel_error", "mean"),
                 max=("rel_error", "max"), correct=("correct", "mean"), incorrect=("incorrect", "mean"), runs=("seed", "nunique"))
@@ -225,21 +232,27 @@ def reproduce_figure_5_4_1(data_dir=None, # real data directory (or $DP_CD_DATA)
     rules_l1 = (not quick) if rules_l1 is None else rules_l1
     df = _run_all(problems, data_dir, grid, n_runs, n_tune, out, resume, rules_l1)
     df.to_csv(out / "figure_5_4_1_runs.csv", index=False)
-    best = best_curves(df); best.to_csv(out / "figure_5_4_1.csv", index=False)
+    best = best_curves(df, grid); best.to_csv(out / "figure_5_4_1.csv", index=False)
     plot_curves(best, out=out / "figure_5_4_1.png"); plt.close("all")
     if rules_l1 and any(best.alg == "dp-gcd gs-q"):
         b2 = best[best.problem.isin(L1_PROBLEMS)].replace({"alg": {"dp-gcd": "dp-gcd gs-r"}})
         plot_curves(b2, algs=("dp-cd", "dp-sgd", "dp-gcd gs-r", "dp-gcd gs-s", "dp-gcd gs-q"), out=out / "figure_d_2_2.png"); plt.close("all")
-    table_d5(best).to_csv(out / "table_d5.csv", index=False)
+    table_d5(best, df).to_csv(out / "table_d5.csv", index=False)
     return best
 
-def table_d5(best:pd.DataFrame) -> pd.DataFrame:
+def table_d5(best:pd.DataFrame, # output of best_curves
+             runs:pd.DataFrame|None=None, # all runs (to add the error measured at the published setting)
+            ) -> pd.DataFrame:
     "Chosen (passes, clip, step) per problem and algorithm (best mean over passes), next to the published Table D.5."
     d = best[best.alg.isin(["dp-cd", "dp-sgd", "dp-gcd"])]
     ch = d.loc[d.groupby(["problem", "alg"])["mean"].idxmin(), ["problem", "alg", "passes", "clip", "step", "mean"]]
     ch = ch.rename(columns={"passes": "passes (ours)", "clip": "clip (ours)", "step": "step (ours)", "mean": "rel. error (ours)"})
     pub = PUBLISHED_TABLE_D5.rename(columns={"passes": "passes (pub.)", "clip": "clip (pub.)", "step": "step (pub.)"})
-    return pub.merge(ch, on=["problem", "alg"], how="inner")
+    out = pub.merge(ch, on=["problem", "alg"], how="inner")
+    if runs is not None:   # mean relative error of all our runs (tuning and reported) at the published setting
+        m = runs.groupby(["problem", "alg", "passes", "step", "clip"])["rel_error"].mean()
+        out["rel. error at pub. setting"] = [m.get((r.problem, r.alg, float(r._3), float(r._5), float(r._4)), np.nan) for r in out.itertuples()]
+    return out
 
 def support_table(best:pd.DataFrame, # output of best_curves on ℓ1 problems
                  ) -> pd.DataFrame:
@@ -268,7 +281,7 @@ def reproduce_table_d4(data_dir=None, # real data directory (or $DP_CD_DATA); un
     grid = (QUICK_GRID if quick else REDUCED_GRID) if grid is None else grid
     df = _run_all(problems, data_dir, grid, (2 if quick else 5) if n_runs is None else n_runs,
                   (1 if quick else 2) if n_tune is None else n_tune, out, resume, False)
-    best = best_curves(df); tab = support_table(best)
+    best = best_curves(df, grid); tab = support_table(best)
     tab.loc["||w*||_0"] = df.groupby("problem")["nnz_star"].first().astype(int).astype(str)
     both = pd.concat({"published (thesis Table D.4)": PUBLISHED_TABLE_D4[[c for c in tab.columns if c in PUBLISHED_TABLE_D4.columns]],
                       "reproduced": tab})
@@ -299,6 +312,6 @@ def calibration_comparison(problem=None, # (X, y, loss, penalty, description); d
                 s, c = min(tune, key=tune.get)
                 fits = [run(s, c, 1000 + sd) for sd in range(n_runs)]
                 errs = [rel(f.coef) for f in fits]
-                rows.append(dict(config=name, passes=T, step=s, clip=c, claimed_epsilon=eps if name != "as published" else epsilon,
+                rows.append(dict(config=name, setting_epsilon=epsilon, passes=T, step=s, clip=c, claimed_epsilon=eps,
                                  true_epsilon=fits[0].privacy.epsilon, min=np.min(errs), mean=np.mean(errs), max=np.max(errs)))
     return pd.DataFrame(rows)
