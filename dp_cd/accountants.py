@@ -143,10 +143,11 @@ def advanced_composition(eps0:float, # ε0 of each of the k pure-DP mechanisms
                          k:int, # number of compositions
                          delta:float, # δ' in (0, 1)
                         ) -> float:
-    "ε' of thesis Eq. 3.1.11 (Dwork–Rothblum–Vadhan): sqrt(2k log(1/δ'))ε0 + kε0(e^ε0 − 1)."
+    "ε' of thesis Eq. 3.1.11 (Dwork–Rothblum–Vadhan): sqrt(2k log(1/δ'))ε0 + kε0(e^ε0 − 1); +inf when it overflows."
     eps0 = check_scalar(eps0, "eps0", low=0); k = check_scalar(k, "k", low=1, integer=True)
     delta = _check_delta(delta)
-    return math.sqrt(2 * k * math.log(1 / delta)) * eps0 + k * eps0 * math.expm1(eps0)
+    with np.errstate(over="ignore"):   # e^ε0 beyond the largest float: the bound is vacuous, ε' = +inf (not OverflowError)
+        return float(math.sqrt(2 * k * math.log(1 / delta)) * eps0 + k * eps0 * np.expm1(np.float64(eps0)))
 
 def _check_delta(delta, name="delta"): return check_scalar(delta, name, 0, 1, True, True)
 def _check_epsilon(epsilon, name="epsilon"): return check_scalar(epsilon, name, low=0, low_open=True)
@@ -194,11 +195,15 @@ def _root_decreasing(f, lo, hi, margin=1e-12):
     return x
 
 # %% ../nbs/02_accountants.ipynb
+def _half_inv_sq(z:float) -> float:
+    "1/(2z²) computed as 0.5/z/z: +inf (never ZeroDivisionError) when z² underflows or the ratio overflows."
+    return 0.5 / z / z
+
 def rdp_gaussian(noise_multiplier:float, # z = σ/Δ
                  orders, # Rényi orders α > 1
                 ) -> np.ndarray:
-    "RDP of the Gaussian mechanism: α/(2z²)."
-    return np.asarray(orders, dtype=float) / (2 * noise_multiplier**2)
+    "RDP of the Gaussian mechanism: α/(2z²) (+inf when it overflows)."
+    return np.asarray(orders, dtype=float) * _half_inv_sq(noise_multiplier)
 
 def rdp_laplace(noise_multiplier:float, # λ = b/Δ (scalar query)
                 orders, # Rényi orders α > 1
@@ -218,23 +223,31 @@ def rdp_bounded_range(epsilon:float, # ε of the ε-bounded-range mechanism
 def _log_a_int(z, q, alpha):
     k = np.arange(alpha + 1, dtype=float)
     logc = special.gammaln(alpha + 1) - special.gammaln(k + 1) - special.gammaln(alpha - k + 1)
-    return float(special.logsumexp(logc + (alpha - k) * math.log1p(-q) + k * math.log(q) + (k * k - k) / (2 * z * z)))
+    return float(special.logsumexp(logc + (alpha - k) * math.log1p(-q) + k * math.log(q) + (k * k - k) * _half_inv_sq(z)))
 
 def _log_a_quad(z, q, alpha):
     s2 = z * z; lq, l1q = math.log(q), math.log1p(-q)
     def logf(x): return -x * x / (2 * s2) - 0.5 * math.log(2 * math.pi * s2) + alpha * np.logaddexp(l1q, lq + (2 * x - 1) / (2 * s2))
     lo, hi = -40 * z - 1, alpha + 40 * z + 1
-    grid = np.linspace(lo, hi, 4001); vals = logf(grid); M = float(vals.max())
+    grid = np.linspace(lo, hi, 4001); vals = logf(grid)
     x0 = s2 * (l1q - lq) + 0.5                        # where the two terms of the mixture are equal
     pts = sorted({float(x) for x in (0.0, alpha, x0, grid[vals.argmax()]) if lo < x < hi})
+    # the peaks (at 0, α, x0) can be far narrower than the grid when z is small: include them in the
+    # normalising maximum, else exp(logf - M) overflows
+    M = max(float(vals.max()), max(float(logf(x)) for x in pts))
     val, _ = integrate.quad(lambda x: math.exp(logf(x) - M), lo, hi, points=pts, epsabs=0, epsrel=1e-12, limit=2000)
     return M + math.log(val)
 
 @lru_cache(maxsize=100_000)
 def _rdp_sgm(z, q, alpha):
     if q == 0: return 0.0
-    if q == 1: return alpha / (2 * z * z)
-    la = _log_a_int(z, q, int(alpha)) if float(alpha).is_integer() else _log_a_quad(z, q, alpha)
+    h = _half_inv_sq(z)
+    if math.isinf(h): return math.inf   # z so small that the privacy loss exceeds every float: no finite guarantee
+    if q == 1: return alpha * h
+    if float(alpha).is_integer(): la = _log_a_int(z, q, int(alpha))
+    elif z < 20 * (alpha + 80 * z + 2) / 4000:   # peaks of width z not resolved by the quadrature grid: use the
+        return _rdp_sgm(z, q, float(math.ceil(alpha)))   # integer order ⌈α⌉, an upper bound (D_α is non-decreasing in α)
+    else: la = _log_a_quad(z, q, alpha)
     return max(la, 0.0) / (alpha - 1)
 
 def rdp_poisson_subsampled_gaussian(noise_multiplier:float, # z = σ/C
@@ -246,7 +259,7 @@ def rdp_poisson_subsampled_gaussian(noise_multiplier:float, # z = σ/C
     z, q = float(noise_multiplier), float(sample_rate); a = np.atleast_1d(np.asarray(orders, dtype=float))
     if _check_relation(relation) == "add_remove": return np.array([_rdp_sgm(z, q, float(x)) for x in a])
     tri = np.array([(x - 0.5) / (x - 1) * _rdp_sgm(z, q, 2 * x) + _rdp_sgm(z, q, 2 * x - 1) for x in a])
-    return np.minimum(tri, 2 * a / z**2)
+    return np.minimum(tri, 4 * a * _half_inv_sq(z))
 
 # %% ../nbs/02_accountants.ipynb
 CONVERSIONS = ("cks", "mironov")
@@ -289,8 +302,9 @@ def zcdp_epsilon(rho:float, # ρ of a ρ-zCDP mechanism ((α, ρα)-RDP for all 
                  conversion:str="cks", # "cks" or "mironov"
                 ) -> float:
     "ε of a ρ-zCDP mechanism at δ, optimised over continuous α."
-    rho = check_scalar(rho, "rho", low=0); d = _check_delta(delta)
+    rho = check_scalar(rho, "rho", low=0, allow_inf=True); d = _check_delta(delta)
     if rho == 0: return 0.0
+    if math.isinf(rho): return math.inf
     if _conv(conversion) == "mironov": return rho + 2 * math.sqrt(rho * math.log(1 / d))
     return max(0.0, _min_over_alpha(lambda a: a * rho + math.log1p(-1 / a) - (math.log(d) + math.log(a)) / (a - 1)))
 
@@ -299,8 +313,9 @@ def zcdp_delta(rho:float, # ρ of a ρ-zCDP mechanism
                conversion:str="cks", # "cks" or "mironov"
               ) -> float:
     "δ of a ρ-zCDP mechanism at ε, optimised over continuous α."
-    rho = check_scalar(rho, "rho", low=0); e = _check_epsilon(epsilon)
+    rho = check_scalar(rho, "rho", low=0, allow_inf=True); e = _check_epsilon(epsilon)
     if rho == 0: return 0.0
+    if math.isinf(rho): return 1.0
     if _conv(conversion) == "mironov": return 1.0 if e <= rho else math.exp(-(e - rho)**2 / (4 * rho))
     return min(1.0, math.exp(_min_over_alpha(lambda a: (a - 1) * (a * rho - e + math.log1p(-1 / a)) - math.log(a))))
 
@@ -320,17 +335,19 @@ def gdp_delta(mu:float, # μ ≥ 0
               epsilon:float, # ε ≥ 0
              ) -> float:
     "δ(ε) of μ-Gaussian DP (exact)."
-    return math.exp(gdp_log_delta(check_scalar(mu, "mu", low=0), check_scalar(epsilon, "epsilon", low=0)))
+    return math.exp(gdp_log_delta(check_scalar(mu, "mu", low=0, allow_inf=True), check_scalar(epsilon, "epsilon", low=0)))
 
 def gdp_epsilon(mu:float, # μ ≥ 0
                 delta:float, # δ in (0, 1)
                ) -> float:
     "Smallest ε with δ(ε) ≤ δ for μ-Gaussian DP (exact, root finding in log δ)."
-    mu = check_scalar(mu, "mu", low=0); ld = math.log(_check_delta(delta))
+    mu = check_scalar(mu, "mu", low=0, allow_inf=True); ld = math.log(_check_delta(delta))
     if mu == 0 or gdp_log_delta(mu, 0.0) <= ld: return 0.0
     f = lambda e: max(gdp_log_delta(mu, e), -1e6) - ld
     hi = 1.0
-    while f(hi) > 0: hi *= 2
+    while f(hi) > 0:
+        hi *= 2
+        if math.isinf(hi): return math.inf   # ε ≈ μ²/2 beyond the largest float (μ > ~1e154)
     return _root_decreasing(f, 0.0, hi)
 
 # %% ../nbs/02_accountants.ipynb
@@ -362,7 +379,7 @@ class Accountant:
     def get_epsilon(self, delta:float) -> float:
         "Smallest ε this accountant certifies at `delta` for the composed ledger."
         d = _check_delta(delta); e = self._epsilon(d); step = max(e, 1e-12) * 1e-15
-        while e > 0 and self._delta(e) > d and step < e:   # rounding must never favour the guarantee
+        while e > 0 and math.isfinite(e) and self._delta(e) > d and step < e:   # rounding must never favour the guarantee
             e += step; step *= 2
         return e
     def get_delta(self, epsilon:float) -> float:
@@ -439,7 +456,7 @@ class RDPAccountant(Accountant):
     def _delta(self, e): return rdp_to_delta(self.orders, self.rdp, e, self.conversion)[0] if self.rdp.any() else 0.0
 
 def _event_rho(e):
-    if isinstance(e, GaussianEvent): return 1 / (2 * e.noise_multiplier**2)
+    if isinstance(e, GaussianEvent): return _half_inv_sq(e.noise_multiplier)
     if isinstance(e, ZCDPEvent): return e.rho
     if isinstance(e, BoundedRangeEvent): return e.epsilon**2 / 8
     x = _pure_eps(e)
@@ -461,7 +478,7 @@ class GDPAccountant(Accountant):
     @property
     def mu(self) -> float: return math.sqrt(self.mu2)
     def _supports_leaf(self, e): return isinstance(e, GaussianEvent)
-    def _add(self, e, c): self.mu2 += c / e.noise_multiplier**2
+    def _add(self, e, c): self.mu2 += 2 * c * _half_inv_sq(e.noise_multiplier)
     def _epsilon(self, d): return gdp_epsilon(self.mu, d)
     def _delta(self, e): return gdp_delta(self.mu, e)
 
@@ -478,8 +495,8 @@ def epsilon_gaussian(noise_multiplier:float, # z = σ/Δ of each release
     "ε of `steps` adaptive Gaussian releases with noise multiplier `noise_multiplier`."
     z, k, d = _check_z(noise_multiplier), _check_steps(steps), _check_delta(delta)
     if method == "gdp": return gdp_epsilon(math.sqrt(k) / z, d)
-    if method == "rdp": return zcdp_epsilon(k / (2 * z * z), d, "cks")
-    if method == "rdp_mironov": return zcdp_epsilon(k / (2 * z * z), d, "mironov")
+    if method == "rdp": return zcdp_epsilon(k * _half_inv_sq(z), d, "cks")
+    if method == "rdp_mironov": return zcdp_epsilon(k * _half_inv_sq(z), d, "mironov")
     raise ValueError(f"method must be one of {GAUSSIAN_METHODS}, got {method!r}")
 
 def epsilon_subsampled_gaussian(noise_multiplier:float, # z = σ/C
@@ -509,17 +526,21 @@ def calibrate(make_accountant, # noise parameter x > 0 ↦ accountant with the l
     lo = check_scalar(lo, "lo", low=0, low_open=True); hi = check_scalar(hi, "hi", low=lo, low_open=True)
     rtol = check_scalar(rtol, "rtol", low=0, low_open=True)
     meets = lambda x: make_accountant(x).get_epsilon(d) <= e_t
-    while not meets(hi):
-        lo, hi = hi, hi * 4
-        if hi > max_value: raise ValueError(f"no noise parameter up to {max_value:g} meets epsilon={e_t}, delta={d}")
+    hi = min(hi, max_value); lo = min(lo, hi / 4)   # never evaluate beyond max_value
+    f = 4.0                                          # bracket expansion factor, squared each step (4, 16, 256, ...):
+    while not meets(hi):                             # O(log log) evaluations even from a far-off guess
+        if hi >= max_value: raise ValueError(f"no noise parameter up to {max_value:g} meets epsilon={e_t}, delta={d}")
+        lo, hi = hi, min(hi * f, max_value); f *= f
+    f = 4.0
     while meets(lo):
-        hi, lo = lo, lo / 4
-        if lo < 1e-12: return hi
-    while hi / lo > 1 + rtol:
-        mid = math.sqrt(lo * hi)
-        if meets(mid): hi = mid
-        else: lo = mid
-    return hi
+        if lo <= 1e-12: return lo
+        hi, lo = lo, max(lo / f, 1e-12); f *= f
+    if hi / lo <= 1 + rtol: return hi
+    g = lambda t: min(make_accountant(math.exp(t)).get_epsilon(d) - e_t, 1e300)   # decreasing in t = log x
+    t = optimize.brentq(g, math.log(lo), math.log(hi), xtol=rtol / 4, rtol=4 * np.finfo(float).eps, maxiter=500)
+    x, step = min(math.exp(t), hi), rtol / 8                # Brent in log scale, then from above: the result meets
+    while not meets(x) and x < hi: x = min(hi, x * (1 + step)); step *= 2
+    return x
 
 def calibrate_noise_multiplier(epsilon:float, # target ε > 0
                                delta:float, # target δ in (0, 1)

@@ -279,13 +279,11 @@ def test_output_perturbation_logistic_extreme_record():
         except ValueError: return
     assert np.all(np.isfinite(c))
 
-@pytest.mark.xfail(strict=True, reason="accountants.epsilon_gaussian(z=1e-300, method='rdp') raises ZeroDivisionError (expected inf or ValueError)")
 def test_epsilon_gaussian_rdp_tiny_noise():
-    _acc_call(lambda: accountants.epsilon_gaussian(1e-300, 1, 1e-5, method="rdp"))
+    assert _acc_call(lambda: accountants.epsilon_gaussian(1e-300, 1, 1e-5, method="rdp")) == np.inf
 
-@pytest.mark.xfail(strict=True, reason="accountants.epsilon_gaussian(z=1e-300, method='rdp_mironov') raises ZeroDivisionError")
 def test_epsilon_gaussian_rdp_mironov_tiny_noise():
-    _acc_call(lambda: accountants.epsilon_gaussian(1e-300, 1, 1e-5, method="rdp_mironov"))
+    assert _acc_call(lambda: accountants.epsilon_gaussian(1e-300, 1, 1e-5, method="rdp_mironov")) == np.inf
 
 @pytest.mark.xfail(strict=True, reason="dp_cd.solvers.solve returns coef=[nan] silently for X=[[1.257e-151]], y=[-1.32e299] (squared loss, L2(0.1), cd, max_iter=20)")
 def test_solve_no_silent_nan():
@@ -295,16 +293,12 @@ def test_solve_no_silent_nan():
         except ValueError: return
     assert np.all(np.isfinite(c)), c
 
-@pytest.mark.xfail(strict=True, reason="accountants.epsilon_subsampled_gaussian(z=1e-300, q=1) raises ZeroDivisionError")
 def test_epsilon_subsampled_gaussian_tiny_noise():
-    _acc_call(lambda: accountants.epsilon_subsampled_gaussian(1e-300, 1.0, 100, 1e-5))
+    assert _acc_call(lambda: accountants.epsilon_subsampled_gaussian(1e-300, 1.0, 100, 1e-5)) == np.inf
 
-@pytest.mark.xfail(strict=True, reason="accountants.calibrate_noise_multiplier(1e6, 1e-5, 1, sample_rate=0.01, method='rdp') raises OverflowError")
 def test_calibrate_subsampled_large_epsilon():
     _acc_call(lambda: accountants.calibrate_noise_multiplier(1e6, 1e-5, 1, sample_rate=0.01, method="rdp"))
 
-@pytest.mark.xfail(strict=True, reason="accountants.calibrate_noise_multiplier(1e-300, 0.9999, 1, sample_rate=0.01, method='rdp') "
-                   "does not return (> 5 s; with delta=1e-5 it refuses in 0.1 s)")
 def test_calibrate_subsampled_tiny_epsilon_large_delta_hangs():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -312,6 +306,5 @@ def test_calibrate_subsampled_tiny_epsilon_large_delta_hangs():
             with time_limit(5): accountants.calibrate_noise_multiplier(1e-300, 0.9999, 1, sample_rate=0.01, method="rdp")
         except ValueError: pass
 
-@pytest.mark.xfail(strict=True, reason="accountants.advanced_composition(1e300, 10, 1e-5) raises OverflowError (expected inf or ValueError)")
 def test_advanced_composition_huge_eps0():
-    _acc_call(lambda: accountants.advanced_composition(1e300, 10, 1e-5))
+    assert _acc_call(lambda: accountants.advanced_composition(1e300, 10, 1e-5)) == np.inf
