@@ -284,7 +284,20 @@ def output_perturbation(X, # design (n, p), dense or scipy sparse
                 leaks.append("the label bound y_bound (y_bound=None)")
         yb = check_scalar(y_bound, "y_bound", low=0)
         radius = yb * math.sqrt(2.0 / mu)
-    Lam = loss.lipschitz(x_norm, yb, radius)
+    # data-independence check, BEFORE any computation on the data: x_norm / y_bound must bound every record for
+    # the guarantee (a violated public bound voids it), and the solver below relies on them for its scale
+    if np.isfinite(epsilon) and (np.any(rn > x_norm * (1 + 1e-12)) or (isinstance(loss, SquaredLoss) and np.any(np.abs(y) > yb * (1 + 1e-12)))):
+        raise ValueError("some records exceed the public bounds x_norm / y_bound: clip or rescale the data (e.g. dp_cd.datasets.clip_rows)")
+    # floating-point range: the Newton solve needs the curvature ~ x_norm²/μ, the release needs the sensitivity 2Λ/(μn)
+    scale = x_norm if np.isfinite(epsilon) else max(x_norm, float(rn.max()))
+    with np.errstate(over="ignore"): curv = scale * scale / mu
+    if not np.isfinite(curv):
+        raise ValueError(f"x_norm = {x_norm:g} is too large for float64: the curvature of the objective (of order x_norm²/μ = {curv:g}) "
+                         "overflows, so the exact minimiser cannot be computed; rescale the features (and x_norm)")
+    with np.errstate(over="ignore"): Lam = loss.lipschitz(x_norm, yb, radius); sens = 2.0 * Lam / (mu * n) * (1 + opt_tol)
+    if not np.isfinite(sens):
+        raise ValueError(f"the sensitivity 2Λ/(μn) overflows float64 (Λ = {Lam:g} from x_norm = {x_norm:g}, y_bound = {yb:g}): "
+                         "rescale the features / labels (and x_norm, y_bound)")
     tau = opt_tol * Lam / n
     w, gnorm = l2_minimiser(X, y, loss, mu, tau)
     if gnorm > tau: raise RuntimeError(f"the solver reached ||grad F|| = {gnorm:.3g} > tau = {tau:.3g}; output perturbation needs the exact minimiser")
@@ -294,11 +307,11 @@ def output_perturbation(X, # design (n, p), dense or scipy sparse
         rep = PrivacyReport(epsilon=np.inf, delta=delta, relation="replace_one", accountant="none (non-private)", releases=0,
                             notes="non-private run: the exact minimiser")
         return FitResult(coef=w, n_iter=1, passes=0.0, solver="output-perturbation", privacy=rep, params=params)
-    # data-independence check: x_norm must bound every record for the guarantee; a violated public bound voids it
-    if np.any(rn > x_norm * (1 + 1e-12)) or (isinstance(loss, SquaredLoss) and np.any(np.abs(y) > yb * (1 + 1e-12))):
-        raise ValueError("some records exceed the public bounds x_norm / y_bound: clip or rescale the data (e.g. dp_cd.datasets.clip_rows)")
     z = calibrate_noise_multiplier(epsilon, delta, steps=1, method="gdp")
     sigma = z * sens
+    if not np.isfinite(sigma) or not np.all(np.isfinite(w)):
+        raise ValueError(f"the noise scale σ = z·Δ = {sigma:g} or the minimiser is not finite in float64 (x_norm = {x_norm:g}, "
+                         f"y_bound = {yb:g}): rescale the features / labels (and the bounds)")
     coef = w + sigma * as_generator(random_state).standard_normal(p)
     eps_spent = GDPAccountant().compose(GaussianEvent(z)).get_epsilon(delta)
     rep = PrivacyReport(epsilon=float(eps_spent), delta=delta, relation="replace_one", accountant="GDPAccountant (analytic Gaussian, exact)",

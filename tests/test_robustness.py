@@ -250,20 +250,16 @@ def test_norms(w, q):
         with pytest.raises(ValueError): norms.mahalanobis_norm(bad, None, q)
 
 # --- bugs found in other chapters' modules (strict xfails: they pass once the bug is fixed) ---------------------
-@pytest.mark.xfail(strict=True, reason="output_perturbation: a record beyond the public bound x_norm makes the Newton solve "
-                   "fail first, so the caller gets RuntimeError instead of the ValueError that names the violated bound")
 def test_output_perturbation_extreme_records_refused_with_valueerror():
     with warnings.catch_warnings(), pytest.raises(ValueError, match="bound"):
         warnings.simplefilter("ignore")
         output_perturbation(np.array([[1.257e299]]), np.array([-0.13]), SquaredLoss(), L2(1.0), 1.0, 1e-3, x_norm=10.0, y_bound=10.0, random_state=0)
 
-@pytest.mark.xfail(strict=True, reason="output_perturbation: labels beyond the public y_bound give RuntimeError (Newton fails) instead of ValueError")
 def test_output_perturbation_huge_labels_refused_with_valueerror():
     with warnings.catch_warnings(), pytest.raises(ValueError, match="bound"):
         warnings.simplefilter("ignore")
         output_perturbation(_X, _y * 1e300, SquaredLoss(), L2(1.0), 1.0, 1e-3, x_norm=10.0, y_bound=10.0, random_state=0)
 
-@pytest.mark.xfail(strict=True, reason="output_perturbation: x = 1e299 within x_norm = 1e300 returns coef = [inf] silently (squared loss)")
 def test_output_perturbation_no_silent_inf_model():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -271,7 +267,6 @@ def test_output_perturbation_no_silent_inf_model():
         except ValueError: return
     assert np.all(np.isfinite(c)), c
 
-@pytest.mark.xfail(strict=True, reason="output_perturbation: logistic loss with x = 1e299 within x_norm = 1e300 raises RuntimeError (Newton fails) instead of a result or ValueError")
 def test_output_perturbation_logistic_extreme_record():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
