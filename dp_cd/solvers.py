@@ -181,6 +181,13 @@ class _Problem:
         self.steps = np.where(zero, 0.0, 1.0 / np.where(zero, 1.0, self.M))
         self.w = w
         self.use_gap = penalty.has_gap
+        # floating-point range, checked once: the constants M_j and F at the start must be finite, else every
+        # iterate would be inf/NaN (e.g. the squared loss of labels beyond ~1e154 overflows)
+        F0 = self.primal(w) if np.all(np.isfinite(self.M)) else np.inf
+        if not np.isfinite(F0):
+            xs = np.abs(self.X.data if self.sparse else self.X).max(initial=0.0)
+            raise ValueError(f"the problem is out of float64 range: {'the objective F at the initial point' if np.all(np.isfinite(self.M)) else 'the smoothness constants M_j'} "
+                             f"overflow (max |x_ij| = {xs:.3g}, max |y_i| = {np.abs(self.y).max(initial=0.0):.3g}); rescale X and y")
 
     def pred(self, w): return np.asarray(self.X @ w, dtype=np.float64).ravel()
     def primal(self, w, z=None):
@@ -303,6 +310,9 @@ def solve(X, # design (n, p): dense array-like or scipy sparse (converted to CSC
             F, crit = pb.criterion(w, z)
             done = done or crit <= tol
     F, crit = pb.criterion(w, z)
+    if not (np.all(np.isfinite(w)) and np.isfinite(F)):   # never return a NaN/inf model silently
+        raise ValueError(f"the iterates left the float64 range after {it} iterations (F = {F:g}, non-finite coefficients: "
+                         f"{int(np.sum(~np.isfinite(w)))}): the data are too badly scaled; rescale X and y")
     return SolverResult(coef=w, objective=pb.primal(w), n_iter=it, criterion=crit,
                         criterion_name="relative_gap" if pb.use_gap else "fixed_point",
                         converged=bool(crit <= tol), method=method, time=time.perf_counter() - t0, history=hist)

@@ -280,7 +280,6 @@ def test_epsilon_gaussian_rdp_tiny_noise():
 def test_epsilon_gaussian_rdp_mironov_tiny_noise():
     assert _acc_call(lambda: accountants.epsilon_gaussian(1e-300, 1, 1e-5, method="rdp_mironov")) == np.inf
 
-@pytest.mark.xfail(strict=True, reason="dp_cd.solvers.solve returns coef=[nan] silently for X=[[1.257e-151]], y=[-1.32e299] (squared loss, L2(0.1), cd, max_iter=20)")
 def test_solve_no_silent_nan():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
