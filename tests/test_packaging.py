@@ -27,3 +27,11 @@ def test_wheel_installs_into_clean_environment(tmp_path):
     assert int(out[0].stdout) > 0, 'numba kernels were not cached in the installed package'
     # the console script is installed
     assert (env / 'bin' / 'dp-cd').exists()
+
+def test_modules_compile_without_warnings():
+    "Exported modules compile with warnings as errors (e.g. an invalid escape like '\\e' in a docstring from a chapter summary)."
+    import py_compile, warnings
+    for f in sorted((ROOT / 'dp_cd').glob('*.py')):
+        with warnings.catch_warnings():
+            warnings.simplefilter('error')
+            py_compile.compile(str(f), cfile=str(ROOT / 'build' / 'pycheck.pyc'), doraise=True)
