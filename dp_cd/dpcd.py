@@ -16,7 +16,7 @@ from .accountants import (GaussianEvent, LaplaceEvent, SelfComposedEvent, Compos
 
 # %% auto 0
 __all__ = ['ACCOUNTANTS', 'SUPPORTED_PENALTIES', 'dpcd_inner_dense', 'dpcd_inner_sparse', 'clip_thresholds',
-           'dpcd_noise_multiplier', 'dpcd_events', 'private_smoothness', 'noise_blocks', 'dp_cd']
+           'dpcd_noise_multiplier', 'dpcd_events', 'private_smoothness', 'noise_blocks', 'coordinate_setup', 'dp_cd']
 
 # %% ../nbs/08_dp_cd.ipynb
 _FM = {'reassoc', 'contract'}   # lets LLVM vectorise the sums (as `dp_cd.losses` does for its unclipped kernels)
@@ -178,6 +178,53 @@ def _check_common(X, y, loss, penalty, epsilon, delta):
     return X, is_sparse, y, epsilon, delta
 
 # %% ../nbs/08_dp_cd.ipynb
+def coordinate_setup(X, # validated design (n, p)
+                     loss:Loss, # datafit
+                     smoothness, # "exact", "private", or public constants M_j (p,)
+                     smoothness_bound, # public bound b_j for "private"
+                     smoothness_budget:float, # fraction of epsilon spent on the private constants
+                     epsilon:float, # total budget (np.inf: non-private)
+                     step:float, # step-size hyper-parameter gamma (gamma_j = gamma / M_j)
+                     clip, # scalar C (C_j = sqrt(M_j / tr M) C), explicit thresholds (p,), or np.inf (non-private only)
+                     rng:np.random.Generator, # the run's generator (noise of the private constants)
+                     solver:str="dp_cd", # name used in warnings
+                    ) -> dict:
+    "M_j, steps, thresholds and the budget/leak bookkeeping of the constants: keys M, steps, clips, eps_M, event, notes, leaks."
+    p = X.shape[1]; private = bool(np.isfinite(epsilon))
+    eps_M, event, notes, leaks = 0.0, None, [], []
+    if isinstance(smoothness, str) and smoothness == "private":
+        if not private: raise ValueError("smoothness='private' needs a finite epsilon")
+        if smoothness_bound is None: raise ValueError("smoothness_bound is required for smoothness='private'")
+        eps_M = check_scalar(smoothness_budget, "smoothness_budget", 0, 1, True, True) * epsilon
+        M, event = private_smoothness(X, loss, eps_M, smoothness_bound, rng)
+        notes.append("M_j estimated by (4.5.2) with sensitivity b_j/n (Laplace, pure DP); basic composition with the optimisation")
+    elif isinstance(smoothness, str) and smoothness == "exact":
+        M = loss.coordinate_smoothness(X)
+        if private:
+            warnings.warn(f"{solver} computes the smoothness constants M_j from the data without privacy (smoothness='exact'); "
+                          "pass public constants or smoothness='private'", PrivacyLeakWarning, stacklevel=3)
+            notes.append("M_j computed from the data WITHOUT privacy (not covered by the guarantee)")
+            leaks.append("the smoothness constants M_j (smoothness='exact')")
+    elif isinstance(smoothness, str): raise ValueError(f"smoothness must be 'exact', 'private' or an array, got {smoothness!r}")
+    else:
+        M = check_array(smoothness, "smoothness", ndim=1)
+        if M.shape[0] != p: raise ValueError(f"smoothness has {M.shape[0]} entries but X has {p} columns")
+    M = np.asarray(M, dtype=float)
+    if np.any(M <= 0):
+        if private or not np.all(M >= 0): raise ValueError("smoothness constants must be positive")
+        M = np.where(M > 0, M, 1.0)   # non-private run: an all-zero column never moves, any step is fine
+    step = check_scalar(step, "step", low=0, low_open=True)
+    if np.ndim(clip) == 0:
+        C = check_scalar(clip, "clip", low=0, low_open=True, allow_inf=True)
+        if private and not np.isfinite(C): raise ValueError("clip must be finite when epsilon is finite")
+        clips = clip_thresholds(M, C)
+    else:
+        clips = check_array(clip, "clip", ndim=1)
+        if clips.shape[0] != p: raise ValueError(f"clip has {clips.shape[0]} entries but X has {p} columns")
+        if np.any(clips <= 0) or (private and not np.all(np.isfinite(clips))): raise ValueError("clip must be > 0 (and finite when epsilon is finite)")
+    return dict(M=M, steps=step / M, clips=clips, eps_M=eps_M, event=event, notes=notes, leaks=leaks)
+
+# %% ../nbs/08_dp_cd.ipynb
 def dp_cd(X, # design (n, p), dense or scipy sparse
           y, # labels (n,)
           loss:Loss, # datafit, e.g. SquaredLoss() or LogisticLoss()
@@ -209,41 +256,12 @@ def dp_cd(X, # design (n, p), dense or scipy sparse
     private = np.isfinite(epsilon)
     if accountant not in ACCOUNTANTS: raise ValueError(f"accountant must be one of {ACCOUNTANTS}, got {accountant!r}")
     rng = as_generator(random_state)
-    # smoothness constants
-    events, split, notes, eps_opt, leaks = [], {}, [], epsilon, []
-    if isinstance(smoothness, str) and smoothness == "private":
-        if not private: raise ValueError("smoothness='private' needs a finite epsilon")
-        if smoothness_bound is None: raise ValueError("smoothness_bound is required for smoothness='private'")
-        frac = check_scalar(smoothness_budget, "smoothness_budget", 0, 1, True, True)
-        eps_M = frac * epsilon; eps_opt = epsilon - eps_M
-        M, evM = private_smoothness(X, loss, eps_M, smoothness_bound, rng)
-        events.append(evM); split["smoothness (Laplace, pure DP)"] = eps_M
-        notes.append("M_j estimated by (4.5.2) with sensitivity b_j/n; basic composition of the pure-DP estimate with the Gaussian part")
-    elif isinstance(smoothness, str) and smoothness == "exact":
-        M = loss.coordinate_smoothness(X)
-        if private:
-            warnings.warn("dp_cd computes the smoothness constants M_j from the data without privacy (smoothness='exact'); "
-                          "pass public constants or smoothness='private'", PrivacyLeakWarning, stacklevel=2)
-            notes.append("M_j computed from the data WITHOUT privacy (not covered by the guarantee)")
-            leaks.append("the smoothness constants M_j (smoothness='exact')")
-    elif isinstance(smoothness, str): raise ValueError(f"smoothness must be 'exact', 'private' or an array, got {smoothness!r}")
-    else:
-        M = check_array(smoothness, "smoothness", ndim=1)
-        if M.shape[0] != p: raise ValueError(f"smoothness has {M.shape[0]} entries but X has {p} columns")
-    M = np.asarray(M, dtype=float)
-    if np.any(M <= 0):
-        if private or not np.all(M >= 0): raise ValueError("smoothness constants must be positive")
-        M = np.where(M > 0, M, 1.0)   # non-private run: an all-zero column never moves, any step is fine
-    steps = step / M
-    # clipping thresholds
-    if np.ndim(clip) == 0:
-        C = check_scalar(clip, "clip", low=0, low_open=True, allow_inf=True)
-        if private and not np.isfinite(C): raise ValueError("clip must be finite when epsilon is finite")
-        clips = clip_thresholds(M, C)
-    else:
-        clips = check_array(clip, "clip", ndim=1)
-        if clips.shape[0] != p: raise ValueError(f"clip has {clips.shape[0]} entries but X has {p} columns")
-        if np.any(clips <= 0): raise ValueError("clip must be > 0")
+    # smoothness constants, steps and clipping thresholds (shared with DP-GCD)
+    setup = coordinate_setup(X, loss, smoothness, smoothness_bound, smoothness_budget, epsilon, step, clip, rng, solver="dp_cd")
+    M, steps, clips, notes, leaks = setup["M"], setup["steps"], setup["clips"], setup["notes"], setup["leaks"]
+    events, split, eps_opt = [], {}, epsilon
+    if setup["event"] is not None:
+        events.append(setup["event"]); split["smoothness (Laplace, pure DP)"] = setup["eps_M"]; eps_opt = epsilon - setup["eps_M"]
     # noise
     if private:
         z = dpcd_noise_multiplier(eps_opt, delta, T * K, accountant)

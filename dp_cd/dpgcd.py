@@ -16,7 +16,7 @@ from .accountants import (BoundedRangeEvent, GaussianEvent, LaplaceEvent, PureDP
                                RDPAccountant, ZCDPAccountant, AdvancedCompositionAccountant, calibrate, per_step_epsilon,
                                PrivacyReport)
 from .mechanisms import selection_scale, noisy_argmax_abs
-from .dpcd import clip_thresholds, private_smoothness
+from .dpcd import clip_thresholds, private_smoothness, coordinate_setup
 from .norms import quadratic_strong_convexity
 from .rates import m1_norm
 
@@ -278,27 +278,6 @@ def _resolve_rule(rule, penalty, selection):
                              f"no penalty, or L2 with 'gs-s'/'gs-r'; got rule={rule!r} with penalty {penalty!r}. Use selection='exponential'")
     return RULES[rule]
 
-def _smoothness(X, loss, smoothness, smoothness_bound, smoothness_budget, private, epsilon, rng):
-    "(M, eps_M, event or None, notes, quantities taken from the data without privacy)."
-    p = X.shape[1]
-    if isinstance(smoothness, str) and smoothness == "private":
-        if not private: raise ValueError("smoothness='private' needs a finite epsilon")
-        if smoothness_bound is None: raise ValueError("smoothness_bound is required for smoothness='private'")
-        eps_M = check_scalar(smoothness_budget, "smoothness_budget", 0, 1, True, True) * epsilon
-        M, ev = private_smoothness(X, loss, eps_M, smoothness_bound, rng)
-        return M, eps_M, ev, ["M_j estimated by (4.5.2) (Laplace, pure DP), composed with the optimisation by basic composition"], []
-    if isinstance(smoothness, str) and smoothness == "exact":
-        M = loss.coordinate_smoothness(X)
-        if private:
-            warnings.warn("dp_gcd computes the smoothness constants M_j from the data without privacy (smoothness='exact'); "
-                          "pass public constants or smoothness='private'", PrivacyLeakWarning, stacklevel=3)
-            return M, 0.0, None, ["M_j computed from the data WITHOUT privacy (not covered by the guarantee)"], ["the smoothness constants M_j (smoothness='exact')"]
-        return M, 0.0, None, [], []
-    if isinstance(smoothness, str): raise ValueError(f"smoothness must be 'exact', 'private' or an array, got {smoothness!r}")
-    M = check_array(smoothness, "smoothness", ndim=1)
-    if M.shape[0] != p: raise ValueError(f"smoothness has {M.shape[0]} entries but X has {p} columns")
-    return M, 0.0, None, [], []
-
 def dp_gcd(X, # design (n, p), dense or scipy sparse
            y, # labels (n,)
            loss:Loss, # datafit, e.g. SquaredLoss() or LogisticLoss()
@@ -344,20 +323,8 @@ def dp_gcd(X, # design (n, p), dense or scipy sparse
     step = check_scalar(step, "step", low=0, low_open=True)
     if record_every is not None: record_every = check_scalar(record_every, "record_every", low=1, integer=True)
     rng = as_generator(random_state)
-    M, eps_M, evM, notes, leaks = _smoothness(X, loss, smoothness, smoothness_bound, smoothness_budget, private, epsilon, rng)
-    M = np.asarray(M, dtype=float)
-    if np.any(M <= 0):
-        if private or not np.all(M >= 0): raise ValueError("smoothness constants must be positive")
-        M = np.where(M > 0, M, 1.0)   # non-private: a zero column never moves
-    steps = step / M
-    if np.ndim(clip) == 0:
-        C = check_scalar(clip, "clip", low=0, low_open=True, allow_inf=True)
-        if private and not np.isfinite(C): raise ValueError("clip must be finite when epsilon is finite")
-        clips = clip_thresholds(M, C)
-    else:
-        clips = check_array(clip, "clip", ndim=1)
-        if clips.shape[0] != p: raise ValueError(f"clip has {clips.shape[0]} entries but X has {p} columns")
-        if np.any(clips <= 0) or (private and not np.all(np.isfinite(clips))): raise ValueError("clip must be > 0 (and finite when epsilon is finite)")
+    setup = coordinate_setup(X, loss, smoothness, smoothness_bound, smoothness_budget, epsilon, step, clip, rng, solver="dp_gcd")
+    M, steps, clips, eps_M, evM, notes, leaks = (setup[k] for k in ("M", "steps", "clips", "eps_M", "event", "notes", "leaks"))
     sens, kappa, score_sens = _selection_setup(ridx, penalty, M, clips, n)
     sqM, iM, shr = _score_constants(penalty, M)
     split = {}
