@@ -117,8 +117,6 @@ def _beyond_bounds(X, y, bound=10.0):
 @given(problems("regression"))
 def test_regression_inputs(name, prob):
     X, y, (n, p) = prob
-    if name == "output_perturbation" and _beyond_bounds(X, y): return   # known bug, see the xfail tests below
-    if name == "solve" and _solve_bug(X, y): return   # known bug, see the xfail test below
     check_call(ENTRY[name], X, y, SquaredLoss(), p)
 
 @pytest.mark.parametrize("name", [k for k in ENTRY if k != "DPRegressor"])
@@ -127,8 +125,6 @@ def test_regression_inputs(name, prob):
 def test_classification_inputs(name, prob):
     X, y, (n, p) = prob
     if name == "DPClassifier": y = np.where(y > 0, "yes", "no")
-    if name == "output_perturbation" and _beyond_bounds(X, y): return   # known bug, see the xfail tests below
-    if name == "solve" and _solve_bug(X, y): return   # known bug, see the xfail test below
     check_call(ENTRY[name], X, y, LogisticLoss(), p)
 
 # --- explicit cases: every entry point on the same grid of bad / extreme inputs ------------------------------
@@ -153,7 +149,7 @@ EXTREME = {   # inputs that must give a finite model or a clear refusal
     "bool_X": (_X > 0, _y), "csr_huge": (sp.csr_matrix(_X * 1e300), _y), "csc": (sp.csc_matrix(_X), _y), "coo": (sp.coo_matrix(_X), _y),
     "coo_duplicates": (sp.coo_matrix((np.r_[1.0, 2.0, -1.0], (np.r_[0, 0, 3], np.r_[1, 1, 2])), shape=(6, 3)), _y),
 }
-KNOWN_BUGS = {("output_perturbation", "huge_y")}
+KNOWN_BUGS = set()   # all fixed; add (entry point, case) pairs here with an xfail test when a new one is found
 
 def _labels(name, y):
     y = np.asarray(y)
@@ -213,7 +209,6 @@ pos = st.sampled_from([1e-300, 1e-12, 1e-3, 0.1, 0.5, 1.0, 3.0, 50.0, 1e6, 1e300
 @settings(**SETTINGS)
 @given(pos, st.sampled_from([1, 7, 1000, 10**9]), st.sampled_from([1e-300, 1e-12, 1e-5, 0.1, 0.9999]), st.sampled_from(["gdp", "rdp_mironov"]))
 def test_epsilon_gaussian(z, steps, delta, method):
-    if method != "gdp" and z < 1e-100: return   # known bug, see xfail below
     v = _acc_call(lambda: accountants.epsilon_gaussian(z, steps, delta, method))
     if v is not None: assert v >= 0
     # monotone in the noise (independent check of the direction)
