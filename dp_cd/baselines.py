@@ -121,7 +121,7 @@ def sgd_steps_sparse(data, indices, indptr, y, row_norms, w, code:int, param:flo
         _sgd_update(w, g, pcode, pparams, step, inv_b, noise_std, noise, t)
 
 # %% ../nbs/09_baselines.ipynb
-_MAX_BLOCK = 4_000_000
+_MAX_BLOCK = 1 << 18   # noise numbers drawn per block (2 MiB): memory O(n + p) beyond X, not O(np)
 
 def _sgd_make(relation, q, steps):
     return lambda z: RDPAccountant(relation=relation).compose(PoissonSubsampledGaussianEvent(z, q), steps)
