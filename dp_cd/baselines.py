@@ -75,15 +75,33 @@ def _clip_factor(d, rn, clip):
     if abs(d) <= clip / rn: return d            # within the threshold (always when clip = inf)
     return math.copysign(clip / rn, d)          # |a|·rn = clip, also for d = ±inf
 
+@njit(cache=True)
+def _scaled_norm_1d(v):
+    "‖v‖_2 of a 1-d array, scaled by its largest entry so that no square overflows (inf only if the norm itself does)."
+    m = 0.0
+    for x in v: m = max(m, abs(x))
+    if m == 0.0 or not np.isfinite(m): return m
+    s = 0.0
+    for x in v: s += (x / m) ** 2
+    return m * np.sqrt(s)
+
+@njit(cache=True)
+def _row_norms_dense(X, out):
+    for i in range(X.shape[0]): out[i] = _scaled_norm_1d(X[i])
+
+@njit(cache=True)
+def _row_norms_csr(data, indptr, out):
+    for i in range(indptr.shape[0] - 1): out[i] = _scaled_norm_1d(data[indptr[i]:indptr[i + 1]])
+
 def robust_row_norms(X # design, dense (n, p) or scipy sparse
                     ) -> np.ndarray:
-    "Euclidean norms of the rows, scaled so that entries up to the largest float do not overflow."
-    A = abs(X)
-    m = np.asarray(A.max(axis=1).todense()).ravel() if sp.issparse(X) else A.max(axis=1)
-    safe = np.where(m > 0, m, 1.0)
-    S = sp.diags(1.0 / safe) @ X if sp.issparse(X) else X / safe[:, None]
-    ss = np.asarray(S.multiply(S).sum(axis=1)).ravel() if sp.issparse(S) else np.einsum('ij,ij->i', S, S)
-    with np.errstate(over="ignore"): return m * np.sqrt(ss)
+    "Euclidean norms of the rows, scaled so that entries up to the largest float do not overflow; O(n) extra memory."
+    out = np.empty(X.shape[0])
+    if sp.issparse(X):
+        R = X if X.format == "csr" else sp.csr_matrix(X)
+        _row_norms_csr(np.asarray(R.data, dtype=np.float64), np.asarray(R.indptr, dtype=np.int64), out)
+    else: _row_norms_dense(np.ascontiguousarray(X, dtype=np.float64), out)
+    return out
 
 @njit(cache=True)
 def _sgd_update(w, g, pcode, pparams, step, inv_b, noise_std, noise, t):
