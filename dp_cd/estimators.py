@@ -135,6 +135,13 @@ class _DPLinearBase(BaseEstimator):
             raise TypeError(f"accountant must be a BudgetAccountant or None, got {type(self.accountant).__name__}")
         return loss, pen, solver, eps
 
+    def _begin_fit(self, X):
+        "Parameters, and the budget check that happens before the data is read (only the public n is used)."
+        loss, pen, solver, eps = self._check_params()
+        delta = _resolve_delta(self.delta, _n_samples(X))
+        if self.accountant is not None: self.accountant.check(eps, delta)
+        return loss, pen, solver, eps, delta
+
     def _augment(self, X):
         if not self.fit_intercept: return X
         s = check_scalar(self.intercept_scaling, "intercept_scaling", low=0, low_open=True)
@@ -217,9 +224,7 @@ class DPRegressor(RegressorMixin, _DPLinearBase):
 
     def fit(self, X, y):
         "Fit the private model; `privacy_` holds the privacy report."
-        loss, pen, solver, eps = self._check_params()
-        delta = _resolve_delta(self.delta, _n_samples(X))
-        if self.accountant is not None: self.accountant.check(eps, delta)
+        loss, pen, solver, eps, delta = self._begin_fit(X)
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=np.float64, y_numeric=True)
         res = self._fit(X, y.astype(np.float64), loss, pen, solver, eps, delta, as_generator(self.random_state))
         self._charge([res.privacy], eps, delta)          # raises (and releases nothing) if the budget cannot cover it
@@ -249,9 +254,7 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
 
     def fit(self, X, y):
         "Fit the private model(s); `privacy_` holds the privacy report (a list for one-vs-rest)."
-        loss, pen, solver, eps = self._check_params()
-        delta = _resolve_delta(self.delta, _n_samples(X))
-        if self.accountant is not None: self.accountant.check(eps, delta)
+        loss, pen, solver, eps, delta = self._begin_fit(X)
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=np.float64)
         check_classification_targets(y)
         self.classes_ = np.unique(y)
