@@ -98,10 +98,10 @@ def marginal(run, a, k, target=None, cap=None):
     return d / m if d > 0 else best_of(lambda: run(b), k) / b   # load spike: fall back to the whole call
 
 def gcd_kwargs():
-    "Name of DP-GCD's iteration-count argument (its chapter is written in parallel)."
+    "Name of DP-GCD's iteration-count argument (the solvers' contract: n_passes, one pass = one DP-GCD iteration)."
     import inspect
     params = inspect.signature(dp_gcd).parameters
-    for name in ("n_iter", "n_iterations", "max_iter", "n_steps", "T"):
+    for name in ("n_passes", "n_iter", "n_iterations", "max_iter", "n_steps", "T"):
         if name in params: return name
     return None
 
@@ -148,7 +148,7 @@ def bench_speed(args):
         elif dp_sgd is None: print("  dp_cd.baselines.dp_sgd not available: DP-SGD rows skipped")
         if dp_gcd is not None and gcd_kwargs() is not None and "dp_gcd" in args.solvers:
             it = gcd_kwargs()
-            gcd = lambda T: dp_gcd(X, y, loss, pen(lam), 1.0, delta, **{it: int(T)}, random_state=0)
+            gcd = lambda T: dp_gcd(X, y, loss, pen(lam), 1.0, delta, **{it: int(T)}, smoothness=M, random_state=0)
             try:
                 gcd(2)
                 row("DP-GCD iteration", "iteration", marginal(gcd, 5, k),
