@@ -85,14 +85,17 @@ def load_problem(name, data_dir, n_max=None):
 
 def marginal(run, a, k, target=None, cap=None):
     """Cost of one unit (pass, epoch, iteration) from the difference of runs with `b` and `a` units, which removes
-    the fixed set-up cost; `b - a` doubles until the difference takes at least `target` seconds (or `b` reaches `cap`)."""
+    the fixed set-up cost; `b - a` doubles until the difference takes at least `target` seconds (or `b` reaches `cap`).
+    The cap (default 2^20 units) matters when a run stops early: scikit-learn's Lasso ends once its duality gap is
+    exactly 0 even with tol=0, so on a small easy problem more iterations never cost more time."""
     target = MIN_TIME if target is None else target
+    cap = (1 << 20) if cap is None else cap
     m = 1
     while True:
         b = a + m
         t = time.perf_counter(); run(a); ta = time.perf_counter() - t
         t = time.perf_counter(); run(b); tb = time.perf_counter() - t
-        if tb - ta >= target or (cap is not None and b >= cap): break
+        if tb - ta >= target or b >= cap: break
         m *= 2
     d = best_of(lambda: run(b), k) - best_of(lambda: run(a), k)
     return d / m if d > 0 else best_of(lambda: run(b), k) / b   # load spike: fall back to the whole call
