@@ -11,6 +11,7 @@ from numba import njit
 from .utils import check_scalar, check_array, as_design, as_generator, PrivacyLeakWarning, FitResult
 from .losses import Loss, SquaredLoss, LogisticLoss, HuberLoss, loss_deriv
 from .penalties import Penalty, NoPenalty, L1, L2, ElasticNet, prox_1d
+from .dpcd import row_norms
 from .accountants import (RDPAccountant, GDPAccountant, PoissonSubsampledGaussianEvent, GaussianEvent, SelfComposedEvent,
                                calibrate, calibrate_noise_multiplier, rdp_to_epsilon, PrivacyReport)
 
@@ -113,7 +114,7 @@ def _sgd_update(w, g, pcode, pparams, step, inv_b, noise_std, noise, t):
 @njit(cache=True)
 def sgd_steps_dense(Xr, y, row_norms, w, code:int, param:float, pcode:int, pparams, step:float, clip:float,
                     inv_b:float, noise_std:float, ptr, idx, noise):
-    "Proximal (DP-)SGD steps on `w` in place; `Xr` dense C-ordered, batch t = `idx[ptr[t]:ptr[t+1]]`, gradients clipped to `clip` (inf: none)."
+    "Proximal (DP-)SGD steps on `w` in place; `Xr` dense (any order; `dp_sgd` passes its Fortran design), batch t = `idx[ptr[t]:ptr[t+1]]`, gradients clipped to `clip` (inf: none)."
     p = w.shape[0]; g = np.empty(p)
     for t in range(ptr.shape[0] - 1):
         g[:] = 0.0
@@ -200,12 +201,11 @@ def dp_sgd(X, # design (n, p), dense or scipy sparse
     else:
         C, noise_std, z = np.inf, 0.0, 0.0
         privacy = PrivacyReport(epsilon=np.inf, delta=delta, relation=relation, accountant="none (non-private)", releases=0, notes="non-private run: no clipping, no noise")
-    if is_sparse:
+    rn = row_norms(X)   # O(n) extra memory, computed on the validated Fortran / CSC design
+    if is_sparse:   # row access needs CSR: one copy of the nnz arrays (indices kept in their dtype)
         Xr = sp.csr_matrix(X); Xr.sort_indices()
-        data, indices, indptr = Xr.data, Xr.indices.astype(np.int64), Xr.indptr.astype(np.int64)
-        rn = robust_row_norms(Xr)
-    else:
-        Xr = np.ascontiguousarray(X); rn = robust_row_norms(Xr)
+        data, indices, indptr = Xr.data, Xr.indices, Xr.indptr
+    else: Xr = X   # the Fortran-ordered design itself: strided rows, no copy
     per_pass = max(1, int(round(n / batch_size)))
     per_block = max(1, min(per_pass, _MAX_BLOCK // max(p, 1)))
     rec_steps = max(1, int(round(record_every * n / batch_size))) if record_every else 0

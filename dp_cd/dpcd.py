@@ -16,7 +16,8 @@ from .accountants import (GaussianEvent, LaplaceEvent, SelfComposedEvent, Compos
 
 # %% auto 0
 __all__ = ['ACCOUNTANTS', 'SUPPORTED_PENALTIES', 'dpcd_inner_dense', 'dpcd_inner_sparse', 'clip_thresholds',
-           'dpcd_noise_multiplier', 'dpcd_events', 'private_smoothness', 'noise_blocks', 'coordinate_setup', 'dp_cd']
+           'dpcd_noise_multiplier', 'dpcd_events', 'row_norms', 'sample_clip_thresholds', 'private_smoothness',
+           'noise_blocks', 'coordinate_setup', 'dp_cd']
 
 # %% ../nbs/08_dp_cd.ipynb
 _FM = {'reassoc', 'contract'}   # lets LLVM vectorise the sums (as `dp_cd.losses` does for its unclipped kernels)
@@ -38,6 +39,23 @@ def _clipped_grad_sparse(lcode, lparam, data, indices, indptr, y, z, j, C):
         s += min(C, max(-C, v)) if v == v else 0.0
     return s / n
 
+@njit(cache=True, fastmath=_FM)
+def _sample_clipped_grad_dense(lcode, lparam, X, y, z, j, cl):
+    "Average coordinate gradient of the per-sample gradients clipped in ℓ2 norm: φ'_i clipped to [-cl_i, cl_i], cl_i = C/‖x_i‖."
+    n = X.shape[0]; s = 0.0
+    for i in range(n):
+        d = loss_deriv(lcode, lparam, z[i], y[i]); c = cl[i]
+        s += min(c, max(-c, d)) * X[i, j] if d == d else 0.0   # |clipped φ'_i · X_ij| <= C |X_ij|/‖x_i‖; NaN contributes 0
+    return s / n
+
+@njit(cache=True, fastmath=_FM)
+def _sample_clipped_grad_sparse(lcode, lparam, data, indices, indptr, y, z, j, cl):
+    n = z.shape[0]; s = 0.0
+    for k in range(indptr[j], indptr[j + 1]):
+        i = indices[k]; d = loss_deriv(lcode, lparam, z[i], y[i]); c = cl[i]
+        s += min(c, max(-c, d)) * data[k] if d == d else 0.0
+    return s / n
+
 @njit(cache=True)
 def _apply_update(pcode, pparams, w, j, g, eta, step):
     "The new value of coordinate j after a noisy proximal step."
@@ -50,6 +68,7 @@ def dpcd_inner_dense(lcode:int, lparam:float, # loss code and parameter (`Loss.c
                      coords, noise, # coordinates j_k (int64, K) and noise values eta_k (K,), drawn by NumPy
                      steps, clips, # step sizes gamma_j (p,) and clipping thresholds C_j (p,; inf = no clipping)
                      averaging:bool, avg, # whether to accumulate the average of theta^1..theta^K into `avg` (p,)
+                     sample_clips=None, # per-sample thresholds C/‖x_i‖ (n,): ℓ2 clipping of per-sample gradients instead of `clips`
                     ):
     "K noisy proximal coordinate updates of DP-CD on a dense design (Algorithm 4.3.1, inner loop)."
     K = coords.shape[0]; p = w.shape[0]
@@ -57,7 +76,8 @@ def dpcd_inner_dense(lcode:int, lparam:float, # loss code and parameter (`Loss.c
     if averaging: avg[:] = 0.0
     for k in range(K):
         j = coords[k]
-        g = _clipped_grad_dense(lcode, lparam, X, y, z, j, clips[j])
+        if sample_clips is None: g = _clipped_grad_dense(lcode, lparam, X, y, z, j, clips[j])
+        else: g = _sample_clipped_grad_dense(lcode, lparam, X, y, z, j, sample_clips)
         new = _apply_update(pcode, pparams, w, j, g, noise[k], steps[j])
         d = new - w[j]
         if d != 0.0:
@@ -71,14 +91,15 @@ def dpcd_inner_dense(lcode:int, lparam:float, # loss code and parameter (`Loss.c
 @njit(cache=True)
 def dpcd_inner_sparse(lcode:int, lparam:float, pcode:int, pparams,
                       data, indices, indptr, # CSC design (sorted int64 indices)
-                      y, z, w, coords, noise, steps, clips, averaging:bool, avg):
+                      y, z, w, coords, noise, steps, clips, averaging:bool, avg, sample_clips=None):
     "Same as `dpcd_inner_dense` for a CSC design: an update costs O(nnz of the column)."
     K = coords.shape[0]; p = w.shape[0]
     last = np.ones(p, dtype=np.int64)
     if averaging: avg[:] = 0.0
     for k in range(K):
         j = coords[k]
-        g = _clipped_grad_sparse(lcode, lparam, data, indices, indptr, y, z, j, clips[j])
+        if sample_clips is None: g = _clipped_grad_sparse(lcode, lparam, data, indices, indptr, y, z, j, clips[j])
+        else: g = _sample_clipped_grad_sparse(lcode, lparam, data, indices, indptr, y, z, j, sample_clips)
         new = _apply_update(pcode, pparams, w, j, g, noise[k], steps[j])
         d = new - w[j]
         if d != 0.0:
@@ -128,6 +149,47 @@ def dpcd_events(noise_multiplier:float, # z = σ_j/Δ_j
     return SelfComposedEvent(GaussianEvent(noise_multiplier), int(n_updates))
 
 # %% ../nbs/08_dp_cd.ipynb
+@njit(cache=True)
+def _row_norms_dense(X, out):
+    "Overflow-safe row norms of a (Fortran-ordered) design, column by column: max |x_ij| first, then the scaled sum."
+    n, p = X.shape; m = np.zeros(n)
+    for j in range(p):
+        for i in range(n): m[i] = max(m[i], abs(X[i, j]))
+    out[:] = 0.0
+    for j in range(p):
+        for i in range(n):
+            if m[i] > 0.0: v = X[i, j] / m[i]; out[i] += v * v
+    for i in range(n): out[i] = m[i] * math.sqrt(out[i])
+
+@njit(cache=True)
+def _row_norms_csc(data, indices, indptr, out):
+    n = out.shape[0]; m = np.zeros(n)
+    for k in range(data.shape[0]): m[indices[k]] = max(m[indices[k]], abs(data[k]))
+    out[:] = 0.0
+    for k in range(data.shape[0]):
+        i = indices[k]
+        if m[i] > 0.0: v = data[k] / m[i]; out[i] += v * v
+    for i in range(n): out[i] = m[i] * math.sqrt(out[i])
+
+def row_norms(X # design (n, p), dense or scipy sparse
+             ) -> np.ndarray:
+    "Euclidean norms of the rows (inf only if the norm exceeds the largest float), O(n) extra memory for Fortran/CSC input."
+    Xd, sparse = as_design(X, "X"); out = np.empty(Xd.shape[0])
+    if sparse: _row_norms_csc(Xd.data, Xd.indices, Xd.indptr, out)
+    else: _row_norms_dense(Xd, out)
+    return out
+
+def sample_clip_thresholds(norms, # row norms ‖x_i‖ (n,)
+                           clip:float, # ℓ2 threshold C of the per-sample gradients (> 0; inf: no clipping)
+                          ) -> np.ndarray:
+    "Thresholds c_i on the per-sample derivative making |c_i| ‖x_i‖ <= C: C/‖x_i‖, shrunk by 4 ulps against rounding; 0 for zero or infinite rows."
+    C = check_scalar(clip, "clip", low=0, low_open=True, allow_inf=True)
+    norms = np.asarray(norms, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        c = C / (norms * (1 + 4 * np.finfo(float).eps)) if np.isfinite(C) else np.full(norms.shape, np.inf)
+    return np.where((norms > 0) & np.isfinite(norms), c, 0.0)
+
+# %% ../nbs/08_dp_cd.ipynb
 def private_smoothness(X, # design (n, p), dense or sparse
                        loss:Loss, # the datafit (gives beta = sup phi'')
                        epsilon:float, # pure-DP budget epsilon' of the estimate
@@ -153,11 +215,15 @@ def noise_blocks(rng:np.random.Generator, # the run's generator
                  sigma, # noise scales sigma_j (p,)
                  T:int, # outer iterations
                  K:int, # inner iterations
+                 order:str="uniform", # "uniform": j_k i.i.d. uniform; "permutation": each block of p updates a random permutation (K multiple of p)
                 ):
-    "Yield, for each outer iteration, the coordinates j_k ~ U([p]) (int64, K) and fresh noise eta_k ~ N(0, sigma_{j_k}^2) (K,)."
+    "Yield, for each outer iteration, the coordinates j_k (int64, K) and fresh noise eta_k ~ N(0, sigma_{j_k}^2) (K,)."
     p = sigma.shape[0]
+    if order not in ("uniform", "permutation"): raise ValueError(f"order must be 'uniform' or 'permutation', got {order!r}")
+    if order == "permutation" and K % p: raise ValueError(f"order='permutation' needs K a multiple of p = {p}, got K = {K}")
     for _ in range(T):
-        coords = rng.integers(0, p, size=K, dtype=np.int64)
+        if order == "uniform": coords = rng.integers(0, p, size=K, dtype=np.int64)
+        else: coords = np.concatenate([rng.permutation(p) for _ in range(K // p)]).astype(np.int64)
         yield coords, rng.standard_normal(K) * sigma[coords]
 
 SUPPORTED_PENALTIES = (NoPenalty, L1, L2, ElasticNet, Box)
@@ -235,7 +301,8 @@ def dp_cd(X, # design (n, p), dense or scipy sparse
           n_passes:int=10, # passes over the data: T*K/p coordinate updates in total
           step:float=1.0, # step-size hyperparameter gamma: gamma_j = gamma / M_j
           clip=1.0, # C > 0 (C_j = sqrt(M_j/tr M) C), explicit thresholds (p,), or np.inf (only if epsilon = inf)
-          n_inner:int|None=None, # K, updates per outer iteration (default p)
+          clipping:str="coordinate", # "coordinate" (§4.5.1, the papers) or "sample" (per-sample ℓ2 clipping at C, permutation order)
+          n_inner:int|None=None, # K, updates per outer iteration (default p; a multiple of p for clipping="sample")
           averaging:bool=False, # True: w^{t+1} = mean of the K inner iterates (Algorithm 4.3.1); False: last iterate
           smoothness="exact", # "exact" (non-private, warns), "private" (§4.5.2), or public constants M_j (p,)
           smoothness_bound=None, # public bound b_j on the per-sample constants (required for "private")
@@ -255,26 +322,40 @@ def dp_cd(X, # design (n, p), dense or scipy sparse
     T = max(1, int(round(n_passes * p / K)))
     private = np.isfinite(epsilon)
     if accountant not in ACCOUNTANTS: raise ValueError(f"accountant must be one of {ACCOUNTANTS}, got {accountant!r}")
+    if clipping not in ("coordinate", "sample"): raise ValueError(f"clipping must be 'coordinate' or 'sample', got {clipping!r}")
+    by_sample = clipping == "sample"
+    if by_sample:
+        if np.ndim(clip) != 0: raise ValueError("clipping='sample' takes one threshold: clip must be a scalar C > 0")
+        if K % p: raise ValueError(f"clipping='sample' needs n_inner to be a multiple of p = {p} (whole passes), got {K}")
+        if accountant == "closed_form": raise ValueError("accountant='closed_form' is Theorem 4.3.1 for coordinate-wise clipping; use 'gdp' or 'rdp' with clipping='sample'")
     rng = as_generator(random_state)
     # smoothness constants, steps and clipping thresholds (shared with DP-GCD)
     setup = coordinate_setup(X, loss, smoothness, smoothness_bound, smoothness_budget, epsilon, step, clip, rng, solver="dp_cd")
     M, steps, clips, notes, leaks = setup["M"], setup["steps"], setup["clips"], setup["notes"], setup["leaks"]
+    sample_clips = None
+    if by_sample:   # per-sample ℓ2 clipping: |derivative_i| <= C/‖x_i‖; every |released coordinate| is then <= C as well
+        sample_clips = sample_clip_thresholds(row_norms(X), float(clip)); clips = np.full(p, float(clip))
+    n_rel = T * K // p if by_sample else T * K   # Gaussian releases charged: passes (joint sensitivity 2C/n) or coordinate updates
     events, split, eps_opt = [], {}, epsilon
     if setup["event"] is not None:
         events.append(setup["event"]); split["smoothness (Laplace, pure DP)"] = setup["eps_M"]; eps_opt = epsilon - setup["eps_M"]
     # noise
     if private:
-        z = dpcd_noise_multiplier(eps_opt, delta, T * K, accountant)
+        z = dpcd_noise_multiplier(eps_opt, delta, n_rel, accountant)
         sigma = z * 2 * clips / n
-        events.append(dpcd_events(z, T * K)); split["optimisation (Gaussian)"] = eps_opt
+        events.append(dpcd_events(z, n_rel)); split["optimisation (Gaussian)"] = eps_opt
         method = "gdp" if accountant == "gdp" else "rdp_mironov"
-        eps_spent = epsilon_gaussian(z, T * K, delta, method) + split.get("smoothness (Laplace, pure DP)", 0.0)
-        notes.append(f"{T * K} Gaussian releases of clipped coordinate gradients (sensitivity 2C_j/n), noise multiplier z = {z:.6g}; "
-                     "no amplification by the random choice of coordinates is claimed")
+        eps_spent = epsilon_gaussian(z, n_rel, delta, method) + split.get("smoothness (Laplace, pure DP)", 0.0)
+        if by_sample:
+            notes.append(f"{n_rel} passes, each releasing p noisy coordinate gradients of per-sample gradients clipped to l2 norm C: "
+                         f"jointly 2C/n-sensitive (per-sample l2 clipping proposition), noise multiplier z = {z:.6g} per pass; coordinates in random permutation order")
+        else:
+            notes.append(f"{T * K} Gaussian releases of clipped coordinate gradients (sensitivity 2C_j/n), noise multiplier z = {z:.6g}; "
+                         "no amplification by the random choice of coordinates is claimed")
         report = PrivacyReport(epsilon=float(eps_spent), delta=delta, relation="replace_one",
                                accountant={"gdp": "Gaussian DP (exact composition)", "rdp": "RDP (Mironov conversion, as in the papers)",
                                            "closed_form": "Theorem 4.3.1 closed form (noise), certified by RDP (Mironov conversion)"}[accountant],
-                               releases=T * K + (p if len(events) == 2 else 0), noise_scales=sigma, budget_split=split, notes=notes,
+                               releases=n_rel + (p if len(events) == 2 else 0), noise_scales=sigma, budget_split=split, notes=notes,
                                data_dependent=leaks)
     else:
         z, sigma = 0.0, np.zeros(p)
@@ -284,18 +365,18 @@ def dp_cd(X, # design (n, p), dense or scipy sparse
     z_pred = np.asarray(X @ w, dtype=float); avg = np.zeros(p)
     if record_every is not None: record_every = check_scalar(record_every, "record_every", low=0, low_open=True)
     trace = [(0.0, w.copy())] if record_every else []
-    for t, (coords, noise) in enumerate(noise_blocks(rng, sigma, T, K)):
+    for t, (coords, noise) in enumerate(noise_blocks(rng, sigma, T, K, "permutation" if by_sample else "uniform")):
         if is_sparse:
             dpcd_inner_sparse(loss.code, loss.param, penalty.code, penalty.params, X.data, X.indices, X.indptr,
-                              y, z_pred, w, coords, noise, steps, clips, averaging, avg)
+                              y, z_pred, w, coords, noise, steps, clips, averaging, avg, sample_clips)
         else:
-            dpcd_inner_dense(loss.code, loss.param, penalty.code, penalty.params, X, y, z_pred, w, coords, noise, steps, clips, averaging, avg)
+            dpcd_inner_dense(loss.code, loss.param, penalty.code, penalty.params, X, y, z_pred, w, coords, noise, steps, clips, averaging, avg, sample_clips)
         if averaging:
             w = avg.copy(); z_pred = np.asarray(X @ w, dtype=float)
         done, prev = (t + 1) * K / p, t * K / p
         if record_every and (math.floor(done / record_every + 1e-9) > math.floor(prev / record_every + 1e-9) or t == T - 1):
             trace.append((done, w.copy()))
-    params = dict(n_passes=T * K / p, T=T, K=K, step=step, clip=clip, averaging=averaging, accountant=accountant,
+    params = dict(n_passes=T * K / p, T=T, K=K, step=step, clip=clip, clipping=clipping, averaging=averaging, accountant=accountant,
                   smoothness=M, steps=steps, clip_thresholds=clips, noise_multiplier=z, noise_scales=sigma,
                   events=(events[0] if len(events) == 1 else ComposedEvent(events)) if events else None)
     return FitResult(coef=w, n_iter=T * K, passes=T * K / p, solver="dp-cd", privacy=report, trace=trace, params=params)

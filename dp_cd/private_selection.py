@@ -4,7 +4,7 @@
 
 # %% ../nbs/08b_private_selection.ipynb 1
 from __future__ import annotations
-import math, warnings
+import functools, math, warnings
 from dataclasses import dataclass, field
 import numpy as np
 from .utils import check_scalar, as_generator, PrivacyLeakWarning
@@ -108,7 +108,11 @@ def calibrate_selection(epsilon:float, # target ε of the whole selection
                         delta:float, # target δ
                         dist:TruncatedNegativeBinomial, # distribution of the number of runs
                        ) -> float:
-    "Largest per-run ρ (zCDP) such that best-of-K is (ε, δ)-DP (bisection on log ρ; never overshoots)."
+    "Largest per-run ρ (zCDP) such that best-of-K is (ε, δ)-DP (bisection on log ρ; never overshoots; cached)."
+    return _calibrate_selection(float(epsilon), float(delta), dist)
+
+@functools.lru_cache(maxsize=256)   # pure in its (hashable) arguments; repeated selections then skip the bisection
+def _calibrate_selection(epsilon, delta, dist):
     lo, hi = 1e-12, 10.0
     if selection_epsilon(lo, dist, delta) > epsilon: raise ValueError(f"epsilon={epsilon} is too small for E[K]={dist.mean:.3g} at delta={delta}")
     for _ in range(100):

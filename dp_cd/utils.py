@@ -66,9 +66,19 @@ def _all_finite(a:np.ndarray) -> bool:
 def as_design(X, # dense array-like or scipy sparse matrix, shape (n, p)
               name:str="X", # argument name used in error messages
              ):
-    "A validated float64 copy of `X`: Fortran-ordered if dense, CSC with sorted indices if sparse. Returns `(X, is_sparse)`."
+    "A validated float64 `X`: Fortran-ordered if dense, CSC with sorted indices if sparse (used in place, read-only, when already so). Returns `(X, is_sparse)`."
     if sp.issparse(X):
         if X.ndim != 2: raise ValueError(f"{name} must be 2-dimensional")
+        if (X.format == "csc" and X.dtype == np.float64 and X.indices.dtype in (np.int32, np.int64) and X.indptr.dtype == X.indices.dtype
+                and X.has_canonical_format):
+            # already the kernels' layout (sorted, no duplicates): no copy, read-only views of the caller's arrays
+            if min(X.shape) == 0: raise ValueError(f"{name} is empty (shape {X.shape})")
+            if not _all_finite(X.data): raise ValueError(f"{name} contains NaN or infinite values")
+            ro = [a.view() for a in (X.data, X.indices, X.indptr)]
+            for a in ro: a.flags.writeable = False
+            V = sp.csc_matrix(X.shape, dtype=np.float64); V.data, V.indices, V.indptr = ro
+            V.has_sorted_indices = True; V.has_canonical_format = True
+            return V, True
         Xc = sp.csc_matrix(X, dtype=np.float64, copy=True)
         Xc.sum_duplicates(); Xc.sort_indices()
         if min(Xc.shape) == 0: raise ValueError(f"{name} is empty (shape {Xc.shape})")
