@@ -127,6 +127,9 @@ def bench_speed(args):
         cd = lambda P: dp_cd(X, y, loss, pen(lam), 1.0, delta, n_passes=P, step=1.0, clip=1.0, smoothness=M, random_state=0)
         cd(2)   # compile / load the cache
         row("DP-CD pass", "pass", marginal(cd, 5, k), note="marginal cost (difference of runs)")
+        cds = lambda P: dp_cd(X, y, loss, pen(lam), 1.0, delta, n_passes=P, step=1.0, clip=1.0, clipping="sample", smoothness=M, random_state=0)
+        cds(2)
+        row("DP-CD pass (per-sample clipping)", "pass", marginal(cds, 5, k), note="clipping='sample': permutation order; marginal cost")
         for P in (10, 50):
             row(f"DP-CD {P} passes (full call)", "call", best_of(lambda: cd(P), k), THESIS_D2.get((name, "dp_cd", P)),
                 note="reference: thesis Table D.2 (C++)")
@@ -143,6 +146,9 @@ def bench_speed(args):
             row("DP-SGD epoch (batch 64)", "pass", marginal(lambda P: sgd(P, 64), 1, k, cap=33),
                 note="n/64 steps; marginal cost")
             t_e = rows[-2]["seconds"]
+            g = np.random.default_rng(0)
+            row("n*p Gaussian draws", "pass", best_of(lambda: g.standard_normal((n, p)), k),
+                note="the noise DP-SGD with batch 1 must draw per epoch: a floor for its epoch")
             for P in ((10,) if args.quick else (10, 50)):
                 row(f"DP-SGD {P} passes (batch 1, full call)", "call", best_of(lambda: sgd(P), min(k, 3) if P == 50 else k),
                     THESIS_D2.get((name, "dp_sgd", P)), note="reference: thesis Table D.2 (C++)")
