@@ -188,6 +188,9 @@ def _fit_cmd(args):
     if args.smoothness == "private" and args.feature_bound is None:
         if args.smoothness_bound is None: raise CLIError("--smoothness private needs --smoothness-bound (a public bound on the per-record constants)", 2)
         opts.update(smoothness="private", smoothness_bound=args.smoothness_bound)
+    if args.clipping != "coordinate":
+        if args.solver != "dp-cd": raise CLIError(f"--clipping {args.clipping} is a dp-cd option (got --solver {args.solver})", 2)
+        opts["clipping"] = args.clipping
     est = Est(loss=loss, penalty=args.penalty, alpha=args.alpha, solver=args.solver, epsilon=args.epsilon, delta=args.delta,
               n_passes=args.passes, step=args.step, clip=args.clip, feature_bounds=args.feature_bound, target_bound=args.target_bound,
               fit_intercept=not args.no_intercept, random_state=args.seed, accountant=acc,
@@ -425,6 +428,7 @@ def _parser():
     f.add_argument("--feature-bound", type=float, default=None, help="PUBLIC bound B >= |x_ij|: constants derived from it, not from the data")
     f.add_argument("--target-bound", type=float, default=None, help="PUBLIC bound on |y| (output perturbation, squared loss)")
     f.add_argument("--smoothness", choices=["exact", "private"], default="exact", help="dp-cd/dp-gcd: 'private' spends 10%% of epsilon on M_j (default: from --feature-bound, else exact, which leaks and warns)")
+    f.add_argument("--clipping", choices=["coordinate", "sample"], default="coordinate", help="dp-cd: coordinate-wise thresholds (default, as in the papers) or per-sample l2 clipping at --clip (one release per pass; for sparse or one-hot features)")
     f.add_argument("--smoothness-bound", type=float, default=None, help="public bound on per-record smoothness constants (with --smoothness private)")
     f.add_argument("--no-intercept", action="store_true", help="do not fit an intercept")
     f.add_argument("--seed", type=int, default=None, help="random seed")

@@ -66,6 +66,15 @@ def test_classification_and_named_dataset(tmp_path, capsys):
     code, out, err = run(["fit", "log1", "--epsilon", "1", "--passes", "2", "--seed", "0", "--json"], capsys)
     assert code == 0 and json.loads(out)["estimator"] == "DPClassifier"
 
+def test_fit_per_sample_clipping(csv_file, capsys):
+    "--clipping sample: per-sample l2 clipping, one Gaussian release per pass (+ p Laplace releases of the private constants)."
+    code, out, err = run(["fit", str(csv_file), "--target", "price", "--feature-bound", "1", "--clipping", "sample", "--clip", "2",
+                          "--passes", "4", "--seed", "0", "--json"], capsys)
+    assert code == 0, err
+    rep = json.loads(out)["privacy"][0]
+    assert rep["epsilon"] <= 1 + 1e-9 and rep["releases"] == 4 + 4   # 4 passes; M_j of 3 features + intercept estimated privately
+    assert any("passes" in n and "l2" in n for n in rep["notes"])
+
 def test_datasets_command(capsys):
     code, out, err = run(["datasets"], capsys)
     assert code == 0 and "log1" in out and "california" in out
@@ -80,6 +89,8 @@ BAD = [  # (argv after the data file, file content builder or None, expected cod
     (["--loss", "hinge"], None, 2, "invalid choice"),
     (["--penalty", "l3"], None, 2, "invalid choice"),
     (["--smoothness", "private"], None, 2, "needs --smoothness-bound"),
+    (["--clipping", "row"], None, 2, "invalid choice"),
+    (["--clipping", "sample", "--solver", "dp-sgd"], None, 2, "is a dp-cd option"),
 ]
 
 @pytest.mark.parametrize("extra,_,code,text", BAD)
