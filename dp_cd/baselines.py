@@ -17,7 +17,7 @@ from .accountants import (RDPAccountant, GDPAccountant, PoissonSubsampledGaussia
 
 # %% auto 0
 __all__ = ['poisson_batches', 'robust_row_norms', 'sgd_steps_dense', 'sgd_steps_sparse', 'dp_sgd', 'l2_minimiser',
-           'output_perturbation', 'scd_delta', 'scd_steps_dense', 'dp_scd']
+           'output_perturbation', 'scd_delta', 'scd_steps_dense', 'scd_steps_sparse', 'dp_scd']
 
 # %% ../nbs/09_baselines.ipynb
 def _check_problem(X, y, loss, penalty):
@@ -377,12 +377,35 @@ def scd_steps_dense(Xr, y, alpha, v, code:int, lam:float, L:float, C:float, nois
         for k in range(ptr[t], ptr[t + 1]):
             j = idx[k]; alpha[j] += dz[k]
             for c in range(p): v[c] += dz[k] * Xr[j, c]
-        if noise_std > 0.0:
-            for c in range(p): v[c] += noise_std * noise_v[t, c]
-            if all_alpha:
-                for j in range(alpha.shape[0]): alpha[j] += noise_std * noise_a[t, j]
-            else:
-                for k in range(ptr[t], ptr[t + 1]): alpha[idx[k]] += noise_std * noise_a[t, k - ptr[t]]
+        _scd_noise(alpha, v, noise_std, noise_a, noise_v, ptr, idx, t, all_alpha)
+
+@njit(cache=True)
+def _scd_noise(alpha, v, noise_std, noise_a, noise_v, ptr, idx, t, all_alpha):
+    "Step t's Gaussian noise on v and on all of α (`all_alpha`) or on the batch's coordinates only."
+    if noise_std > 0.0:
+        for c in range(v.shape[0]): v[c] += noise_std * noise_v[t, c]
+        if all_alpha:
+            for j in range(alpha.shape[0]): alpha[j] += noise_std * noise_a[t, j]
+        else:
+            for k in range(ptr[t], ptr[t + 1]): alpha[idx[k]] += noise_std * noise_a[t, k - ptr[t]]
+
+@njit(cache=True)
+def scd_steps_sparse(data, indices, indptr, y, alpha, v, code:int, lam:float, L:float, C:float, noise_std:float, ptr, idx,
+                     noise_a, noise_v, all_alpha:bool):
+    "Same as `scd_steps_dense` for a CSR design (`data`, `indices`, `indptr`): a record costs O(its nnz)."
+    N = float(indptr.shape[0] - 1)
+    dz = np.empty(idx.shape[0])
+    for t in range(ptr.shape[0] - 1):
+        for k in range(ptr[t], ptr[t + 1]):
+            j = idx[k]; xv = 0.0; nx2 = 0.0
+            for s in range(indptr[j], indptr[j + 1]): xv += data[s] * v[indices[s]]; nx2 += data[s] * data[s]
+            d = scd_delta(code, xv, nx2, y[j], alpha[j], lam, N, L)
+            if abs(d) > C: d *= C / abs(d)
+            dz[k] = d
+        for k in range(ptr[t], ptr[t + 1]):
+            j = idx[k]; alpha[j] += dz[k]
+            for s in range(indptr[j], indptr[j + 1]): v[indices[s]] += dz[k] * data[s]
+        _scd_noise(alpha, v, noise_std, noise_a, noise_v, ptr, idx, t, all_alpha)
 
 # %% ../nbs/09_baselines.ipynb
 def _revealed_batch_rdp(z_e, q, orders):
@@ -390,7 +413,7 @@ def _revealed_batch_rdp(z_e, q, orders):
     a = np.asarray(orders, dtype=float)
     return np.logaddexp(np.log1p(-q) if q < 1 else -np.inf, np.log(q) + a * (a - 1) / (2 * z_e**2)) / (a - 1)
 
-def dp_scd(X, # design (N, p), dense (sparse is densified), rows of norm <= 1
+def dp_scd(X, # design (N, p), dense or sparse (read in place / as one CSR copy), rows of norm <= 1
            y, # labels (N,)
            loss:Loss, # `SquaredLoss()` (ridge) or `LogisticLoss()`
            penalty:Penalty, # `L2(lam)`, lam > 0
@@ -417,8 +440,9 @@ def dp_scd(X, # design (N, p), dense (sparse is densified), rows of norm <= 1
     L = check_scalar(batch_size, "batch_size", low=1, high=N, integer=True)
     clip = check_scalar(clip, "clip", low=0, low_open=True)
     if record_every is not None: record_every = check_scalar(record_every, "record_every", low=0, low_open=True)
-    Xr = np.ascontiguousarray(X.toarray() if is_sparse else X)
-    if np.isfinite(epsilon) and np.any(np.einsum('ij,ij->i', Xr, Xr) > 1 + 1e-12):
+    if is_sparse: Xr = sp.csr_matrix(X); Xr.sort_indices()   # row access: one CSR copy
+    else: Xr = X   # the Fortran-ordered design itself (strided rows, no copy)
+    if np.isfinite(epsilon) and np.any(row_norms(X) > 1 + 1e-12):
         raise ValueError("X has rows of norm > 1: DP-SCD's sensitivity (Lemma 1) assumes ||x_i|| <= 1; normalise the rows first")
     rng = as_generator(random_state); lam = penalty.lam
     q = L / N; T = max(1, int(round(n_passes * N / L))); private = np.isfinite(epsilon)
@@ -459,8 +483,9 @@ def dp_scd(X, # design (N, p), dense (sparse is densified), rows of norm <= 1
         cuts = [t0] + (list(range((t0 // rec_steps + 1) * rec_steps, t1, rec_steps)) if rec_steps else []) + [t1]
         for a, b in zip(cuts[:-1], cuts[1:]):
             sl = slice(a - t0, b - t0) if private else slice(0, 0)
-            scd_steps_dense(Xr, y, alpha, v, loss.code, lam, float(L), C, noise_std, ptr[a - t0:b - t0 + 1], idx,
-                            noise_a[sl], noise_v[sl], all_alpha)
+            args = (alpha, v, loss.code, lam, float(L), C, noise_std, ptr[a - t0:b - t0 + 1], idx, noise_a[sl], noise_v[sl], all_alpha)
+            if is_sparse: scd_steps_sparse(Xr.data, Xr.indices, Xr.indptr, y, *args)
+            else: scd_steps_dense(Xr, y, *args)
             if rec_steps and b % rec_steps == 0: trace.append((b * L / N, v / (lam * N)))
     params = dict(n_passes=n_passes, batch_size=L, clip=clip if private else np.inf, sample_rate=q, steps=T,
                   noise_multiplier=z, variant=variant, relation=relation, dual=alpha)
