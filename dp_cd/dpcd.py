@@ -179,14 +179,17 @@ def row_norms(X # design (n, p), dense or scipy sparse
     else: _row_norms_dense(Xd, out)
     return out
 
-def sample_clip_thresholds(norms, # row norms ‖x_i‖ (n,)
+def sample_clip_thresholds(norms, # row norms ‖x_i‖ (n,), as computed by `row_norms`
                            clip:float, # ℓ2 threshold C of the per-sample gradients (> 0; inf: no clipping)
+                           p:int=1, # number of columns (bounds the rounding error of the computed norms)
                           ) -> np.ndarray:
-    "Thresholds c_i on the per-sample derivative making |c_i| ‖x_i‖ <= C: C/‖x_i‖, shrunk by 4 ulps against rounding; 0 for zero or infinite rows."
+    "Thresholds c_i on the per-sample derivative with c_i ‖x_i‖ <= C: C/‖x_i‖ shrunk by (p + 8) ulps, capped at the largest float; 0 for zero or infinite rows."
     C = check_scalar(clip, "clip", low=0, low_open=True, allow_inf=True)
+    p = check_scalar(p, "p", low=1, integer=True)
     norms = np.asarray(norms, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        c = C / (norms * (1 + 4 * np.finfo(float).eps)) if np.isfinite(C) else np.full(norms.shape, np.inf)
+    if not np.isfinite(C): return np.where(norms > 0, np.inf, 0.0)   # no clipping (non-private runs only)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        c = np.minimum(C / (norms * (1 + (p + 8) * np.finfo(float).eps)), np.finfo(float).max)   # tiny rows: a finite cap keeps |c_i x_ij| <= C
     return np.where((norms > 0) & np.isfinite(norms), c, 0.0)
 
 # %% ../nbs/08_dp_cd.ipynb
@@ -308,7 +311,7 @@ def dp_cd(X, # design (n, p), dense or scipy sparse
           smoothness_bound=None, # public bound b_j on the per-sample constants (required for "private")
           smoothness_budget:float=0.1, # fraction of epsilon spent on the private constants
           accountant:str="gdp", # "gdp" (exact), "rdp" (papers) or "closed_form" (Theorem 4.3.1)
-          w0=None, # initial point (default 0)
+          w0=None, # initial point (default 0); it must not depend on the private data
           random_state=None, # seed or Generator
           record_every:float|None=None, # record (passes, coef) every this many passes (multiples of K/p)
          ) -> FitResult:
@@ -334,7 +337,7 @@ def dp_cd(X, # design (n, p), dense or scipy sparse
     M, steps, clips, notes, leaks = setup["M"], setup["steps"], setup["clips"], setup["notes"], setup["leaks"]
     sample_clips = None
     if by_sample:   # per-sample ℓ2 clipping: |derivative_i| <= C/‖x_i‖; every |released coordinate| is then <= C as well
-        sample_clips = sample_clip_thresholds(row_norms(X), float(clip)); clips = np.full(p, float(clip))
+        sample_clips = sample_clip_thresholds(row_norms(X), float(clip), p); clips = np.full(p, float(clip))
     n_rel = T * K // p if by_sample else T * K   # Gaussian releases charged: passes (joint sensitivity 2C/n) or coordinate updates
     events, split, eps_opt = [], {}, epsilon
     if setup["event"] is not None:

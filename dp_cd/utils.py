@@ -8,6 +8,7 @@ import numbers, warnings
 from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
+from numba import njit
 
 # %% auto 0
 __all__ = ['PrivacyLeakWarning', 'check_scalar', 'check_array', 'as_design', 'as_generator', 'FitResult']
@@ -63,6 +64,16 @@ def _all_finite(a:np.ndarray) -> bool:
     if np.isfinite(s): return True
     return all(bool(np.isfinite(a[:, j]).all()) for j in range(a.shape[1])) if a.ndim == 2 else bool(np.isfinite(a).all())
 
+@njit(cache=True)
+def _csc_canonical(indices, indptr, n):
+    "Whether CSC index arrays are well formed and canonical (indices strictly increasing within each column, in [0, n)): O(nnz), no allocation."
+    if indptr.shape[0] < 1 or indptr[0] != 0 or indptr[-1] != indices.shape[0]: return False
+    for j in range(indptr.shape[0] - 1):
+        if indptr[j + 1] < indptr[j]: return False
+        for k in range(indptr[j], indptr[j + 1]):
+            if indices[k] < 0 or indices[k] >= n or (k > indptr[j] and indices[k] <= indices[k - 1]): return False
+    return True
+
 def as_design(X, # dense array-like or scipy sparse matrix, shape (n, p)
               name:str="X", # argument name used in error messages
              ):
@@ -70,7 +81,7 @@ def as_design(X, # dense array-like or scipy sparse matrix, shape (n, p)
     if sp.issparse(X):
         if X.ndim != 2: raise ValueError(f"{name} must be 2-dimensional")
         if (X.format == "csc" and X.dtype == np.float64 and X.indices.dtype in (np.int32, np.int64) and X.indptr.dtype == X.indices.dtype
-                and X.has_canonical_format):
+                and X.data.shape[0] == X.indices.shape[0] and _csc_canonical(X.indices, X.indptr, X.shape[0])):   # checked, not scipy's cached flag
             # already the kernels' layout (sorted, no duplicates): no copy, read-only views of the caller's arrays
             if min(X.shape) == 0: raise ValueError(f"{name} is empty (shape {X.shape})")
             if not _all_finite(X.data): raise ValueError(f"{name} contains NaN or infinite values")
@@ -80,7 +91,8 @@ def as_design(X, # dense array-like or scipy sparse matrix, shape (n, p)
             V.has_sorted_indices = True; V.has_canonical_format = True
             return V, True
         Xc = sp.csc_matrix(X, dtype=np.float64, copy=True)
-        Xc.sum_duplicates(); Xc.sort_indices()
+        Xc.has_sorted_indices = False; Xc.has_canonical_format = False   # do not trust flags scipy cached before the caller edited the arrays
+        Xc.sort_indices(); Xc.sum_duplicates()
         if min(Xc.shape) == 0: raise ValueError(f"{name} is empty (shape {Xc.shape})")
         if not np.all(np.isfinite(Xc.data)): raise ValueError(f"{name} contains NaN or infinite values")
         Xc.indices = Xc.indices.astype(np.int64); Xc.indptr = Xc.indptr.astype(np.int64)
