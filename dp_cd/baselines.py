@@ -73,8 +73,9 @@ def poisson_batches(rng:np.random.Generator, # random generator (consumed)
 def _clip_factor(d, rn, clip):
     "The scalar a with a·x = d·x clipped to norm `clip` (‖x‖ = rn), computed without overflow; 0 when d is NaN."
     if d != d or rn == 0.0: return 0.0          # NaN derivative (e.g. inf - inf): the record contributes nothing
-    if abs(d) <= clip / rn: return d            # within the threshold (always when clip = inf)
-    return math.copysign(clip / rn, d)          # |a|·rn = clip, also for d = ±inf
+    t = min(clip / rn, 1.7976931348623157e308)  # a tiny row overflows clip/rn: the cap keeps |a|·rn <= clip and a finite
+    if abs(d) <= t: return d                    # within the threshold (always when clip = inf, for finite d)
+    return math.copysign(t, d)                  # |a|·rn = clip, also for d = ±inf
 
 @njit(cache=True)
 def _scaled_norm_1d(v):
@@ -372,7 +373,8 @@ def scd_steps_dense(Xr, y, alpha, v, code:int, lam:float, L:float, C:float, nois
             j = idx[k]; xv = 0.0; nx2 = 0.0
             for c in range(p): xv += Xr[j, c] * v[c]; nx2 += Xr[j, c] * Xr[j, c]
             d = scd_delta(code, xv, nx2, y[j], alpha[j], lam, N, L)
-            if abs(d) > C: d *= C / abs(d)
+            if d != d: d = 0.0                      # NaN update (inf - inf): the record contributes nothing
+            elif abs(d) > C: d = math.copysign(C, d)   # scaled to ±C, also for d = ±inf (inf * C/inf would be NaN)
             dz[k] = d
         for k in range(ptr[t], ptr[t + 1]):
             j = idx[k]; alpha[j] += dz[k]
@@ -400,7 +402,8 @@ def scd_steps_sparse(data, indices, indptr, y, alpha, v, code:int, lam:float, L:
             j = idx[k]; xv = 0.0; nx2 = 0.0
             for s in range(indptr[j], indptr[j + 1]): xv += data[s] * v[indices[s]]; nx2 += data[s] * data[s]
             d = scd_delta(code, xv, nx2, y[j], alpha[j], lam, N, L)
-            if abs(d) > C: d *= C / abs(d)
+            if d != d: d = 0.0                      # NaN update (inf - inf): the record contributes nothing
+            elif abs(d) > C: d = math.copysign(C, d)   # scaled to ±C, also for d = ±inf (inf * C/inf would be NaN)
             dz[k] = d
         for k in range(ptr[t], ptr[t + 1]):
             j = idx[k]; alpha[j] += dz[k]
