@@ -199,7 +199,7 @@ def private_smoothness(X, # design (n, p), dense or sparse
                        bound, # public bound b_j on the per-sample constants beta * X_ij^2 (scalar or (p,))
                        random_state=None, # seed or Generator for the Laplace noise
                       ):
-    "Private estimate of $M_j$ by (4.5.2) with sensitivity $b_j/n$; returns `(M_priv, event)` (`event` is ε'-DP)."
+    "Private estimate of $M_j$ by (4.5.2) with sensitivity $b_j/n$, floored at its noise scale; returns `(M_priv, event)` (`event` is ε'-DP)."
     Xd, sparse = as_design(X, "X"); n, p = Xd.shape
     epsilon = check_scalar(epsilon, "epsilon", low=0, low_open=True)
     b = np.broadcast_to(np.atleast_1d(check_array(bound, "bound")), (p,)).astype(float) if np.ndim(bound) <= 1 else None
@@ -211,7 +211,7 @@ def private_smoothness(X, # design (n, p), dense or sparse
     else: est = np.minimum(beta * Xd * Xd, b).sum(axis=0) / n
     lam = p * b / (n * epsilon)
     M = est + as_generator(random_state).laplace(size=p) * lam
-    return np.maximum(M, b / n), SelfComposedEvent(LaplaceEvent(p / epsilon), p)
+    return np.maximum(M, np.maximum(lam, b / n)), SelfComposedEvent(LaplaceEvent(p / epsilon), p)   # floor: the noise scale (post-processing)
 
 # %% ../nbs/08_dp_cd.ipynb
 def noise_blocks(rng:np.random.Generator, # the run's generator

@@ -224,11 +224,11 @@ def reproduce_figures(res:pd.DataFrame, # output of `reproduce_table_d1`
         Fs, info = float(d.Fstar.iloc[0]), problem_info(X, loss)
         for s, ds_ in d.groupby("solver", sort=False):
             b = ds_.loc[ds_.rel_mean.idxmin()]
-            P = float(b.passes); rec = max(P / 20, 1 / X.shape[1] if s.startswith("DP-CD") else 0.05)
+            P = float(b["passes"]); rec = max(P / 20, 1 / X.shape[1] if s.startswith("DP-CD") else 0.05)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", PrivacyLeakWarning)
                 for r in range(n_runs):
-                    fit = fns[s](X, y, loss, pen, eps, delta, P, float(b.step), float(b.clip), seed + r, info, record_every=rec)
+                    fit = fns[s](X, y, loss, pen, eps, delta, P, float(b["step"]), float(b["clip"]), seed + r, info, record_every=rec)   # b.clip would be Series.clip
                     for passes, w in fit.trace:
                         rows.append(dict(problem=name, solver=s, run=r, passes=passes, rel=(objective(X, y, loss, pen, w) - Fs) / Fs, total_passes=P))
     out = pd.DataFrame(rows)
