@@ -356,7 +356,7 @@ def _demo_cmd(args):
 
 # %% ../nbs/20_cli.ipynb
 REPRODUCTIONS = {  # name -> (module, function, description)
-    "table-d1": ("dp_cd.dpcd_experiments", "reproduce_table_d1", "DP-CD vs DP-SGD: relative error after tuning (thesis Table D.1, Figures 4.5.1, 4.6.1)"),
+    "table-d1": ("dp_cd.dpcd_experiments", "reproduce_chapter4", "DP-CD vs DP-SGD: relative error after tuning (thesis Table D.1, Figures 4.5.1, 4.6.1)"),
     "figure-5.4.1": ("dp_cd.dpgcd_experiments", "reproduce_figure_5_4_1", "DP-GCD vs DP-CD vs DP-SGD against passes (thesis Figure 5.4.1)"),
     "table-d4": ("dp_cd.dpgcd_experiments", "reproduce_table_d4", "support recovery of DP-GCD (thesis Table D.4)"),
     "table-6.1": ("dp_cd.fairness_experiments", "reproduce_table_6_1", "fairness bounds of private models (thesis Table 6.1)"),

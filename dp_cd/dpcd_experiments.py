@@ -16,9 +16,10 @@ from .solvers import reference_optimum
 from . import datasets
 
 # %% auto 0
-__all__ = ['SPARSE_LASSO_LAMBDA', 'LAMBDAS', 'PROBLEMS', 'GRIDS', 'PUBLISHED_TABLE_D1', 'sparse_lasso_lambda', 'maxabs_scale',
-           'problems', 'objective', 'optimum', 'applicable', 'problem_info', 'tune', 'reproduce_table_d1',
-           'reproduce_figures', 'plot_figures', 'compare_published']
+__all__ = ['SPARSE_LASSO_LAMBDA', 'LAMBDAS', 'PROBLEMS', 'GRIDS', 'PUBLISHED_TABLE_D1', 'FIGURES', 'sparse_lasso_lambda',
+           'maxabs_scale', 'problems', 'objective', 'optimum', 'applicable', 'problem_info', 'tune',
+           'reproduce_table_d1', 'reproduce_figures', 'plot_figures', 'save_figures', 'reproduce_chapter4',
+           'compare_published']
 
 # %% ../nbs/08a_dp_cd_experiments.ipynb
 SPARSE_LASSO_LAMBDA = 0.6569552312171302   # sparse_lasso_lambda() on datasets.load("sparse_lasso") (checked below)
@@ -216,6 +217,7 @@ def reproduce_figures(res:pd.DataFrame, # output of `reproduce_table_d1`
                       out_dir="book/results", # where `figures_4_5_1_4_6_1.csv` is written (None: not written)
                       n_runs:int=10, # runs per curve
                       seed:int=20_000,
+                      tag:str="", # suffix of the file name (e.g. "_quick")
                      ) -> pd.DataFrame:
     "Error along the iterations of each solver at its best (passes, step, clip), over `n_runs` fresh runs (tidy frame)."
     fns, rows = _solvers(), []
@@ -233,7 +235,7 @@ def reproduce_figures(res:pd.DataFrame, # output of `reproduce_table_d1`
                         rows.append(dict(problem=name, solver=s, run=r, passes=passes, rel=(objective(X, y, loss, pen, w) - Fs) / Fs, total_passes=P))
     out = pd.DataFrame(rows)
     if out_dir is not None and len(out):
-        Path(out_dir).mkdir(parents=True, exist_ok=True); out.to_csv(Path(out_dir) / "figures_4_5_1_4_6_1.csv", index=False)
+        Path(out_dir).mkdir(parents=True, exist_ok=True); out.to_csv(Path(out_dir) / f"figures_4_5_1_4_6_1{tag}.csv", index=False)
     return out
 
 def plot_figures(curves:pd.DataFrame, problems_=None, title=None):
@@ -247,9 +249,38 @@ def plot_figures(curves:pd.DataFrame, problems_=None, title=None):
             E = d.pivot_table(index="run", columns="passes", values="rel")
             plot_runs(ax, E.columns.values, np.clip(E.values, 1e-6, None), names.get(s, s))
         ax.set_title(pb.replace("_", " "), fontsize=9); ax.set_ylabel("relative error" if ax is axes[0] else "")
-    axes[-1].legend(fontsize=7)
+        ax.legend(fontsize=7)   # every panel: the solvers differ between problems (DP-SCD only on Electricity)
     if title: fig.suptitle(title, fontsize=10)
     fig.tight_layout(); return fig
+
+FIGURES = {"figure_4_5_1": (("electricity_imbalanced", "california_imbalanced"), "Figure 4.5.1 (imbalanced problems)"),
+           "figure_4_6_1": (("electricity_balanced", "california_balanced", "sparse_lasso"), "Figure 4.6.1 (balanced problems)")}
+
+def save_figures(curves:pd.DataFrame, # output of `reproduce_figures`
+                 out_dir, # directory of the PNG files
+                 tag:str="", # suffix of the file names
+                ) -> list:
+    "Figures 4.5.1 and 4.6.1 as PNG files (those whose problems are in `curves`); returns the paths written."
+    import matplotlib.pyplot as plt
+    out = []
+    for name, (probs, title) in FIGURES.items():
+        if not set(probs) & set(curves.problem): continue
+        fig = plot_figures(curves, probs, title); path = Path(out_dir) / f"{name}{tag}.png"
+        path.parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=120); plt.close(fig); out.append(path)
+    return out
+
+def reproduce_chapter4(data_dir=None, # directory of the real datasets (None: $DP_CD_DATA)
+                       quick:bool=False, # smoke-test grid instead of the reduced grid
+                       out_dir="book/results", # where the CSVs and PNGs are written
+                       names=None, # subset of the problems (default: all five)
+                       n_runs:int=10, # runs per curve of the figures
+                      ) -> pd.DataFrame:
+    "Table D.1 (`reproduce_table_d1`) and Figures 4.5.1 / 4.6.1 (`reproduce_figures`, `save_figures`): CSVs and PNGs in `out_dir`."
+    res = reproduce_table_d1(data_dir, quick=quick, out_dir=out_dir, names=names)
+    tag = "_quick" if quick else ""
+    curves = reproduce_figures(res, data_dir, out_dir=out_dir, n_runs=2 if quick else n_runs, tag=tag)
+    if out_dir is not None and len(curves): save_figures(curves, out_dir, tag)
+    return res
 
 def compare_published(res:pd.DataFrame) -> pd.DataFrame:
     "Reproduced mean relative error next to Table D.1 (one row per problem and solver, one column per passes value)."

@@ -12,10 +12,10 @@ import matplotlib.pyplot as plt
 __all__ = ['COLORS', 'MARKERS', 'color', 'relative_error', 'plot_runs', 'new_figure']
 
 # %% ../nbs/07a_plots.ipynb
-COLORS = {"dp-cd": "tab:blue", "dp-cd (private M)": "tab:green", "dp-sgd": "tab:orange", "dp-scd": "tab:red",
+COLORS = {"dp-cd": "tab:blue", "dp-cd (private m)": "tab:green", "dp-sgd": "tab:orange", "dp-scd": "tab:red",
           "dp-gcd": "tab:purple", "dp-gcd gs-s": "tab:purple", "dp-gcd gs-r": "tab:pink", "dp-gcd gs-q": "tab:brown",
           "output-perturbation": "tab:gray", "non-private": "black"}
-MARKERS = {"dp-cd": "o", "dp-cd (private M)": "+", "dp-sgd": "^", "dp-scd": "s", "dp-gcd": "D", "output-perturbation": "x"}
+MARKERS = {"dp-cd": "o", "dp-cd (private m)": "+", "dp-sgd": "^", "dp-scd": "s", "dp-gcd": "D", "output-perturbation": "x"}
 
 def color(name:str) -> str:
     "The colour of algorithm `name` (a stable fallback for names not in `COLORS`)."

@@ -20,3 +20,4 @@ def test_cli_reproduce_quick(tmp_path):
     os.environ.setdefault("DP_CD_DATA", DATA)
     assert cli.main(["reproduce", "table-d1", "--quick", "--out", str(tmp_path)]) == 0
     assert len(pd.read_csv(tmp_path / "table_d1_quick.csv")) > 0
+    assert (tmp_path / "figures_4_5_1_4_6_1_quick.csv").exists() and (tmp_path / "figure_4_5_1_quick.png").exists()
