@@ -372,14 +372,17 @@ def scd_steps_dense(Xr, y, alpha, v, code:int, lam:float, L:float, C:float, nois
         for k in range(ptr[t], ptr[t + 1]):
             j = idx[k]; xv = 0.0; nx2 = 0.0
             for c in range(p): xv += Xr[j, c] * v[c]; nx2 += Xr[j, c] * Xr[j, c]
-            d = scd_delta(code, xv, nx2, y[j], alpha[j], lam, N, L)
-            if d != d: d = 0.0                      # NaN update (inf - inf): the record contributes nothing
-            elif abs(d) > C: d = math.copysign(C, d)   # scaled to ±C, also for d = ±inf (inf * C/inf would be NaN)
-            dz[k] = d
+            dz[k] = _scd_scale(scd_delta(code, xv, nx2, y[j], alpha[j], lam, N, L), C)
         for k in range(ptr[t], ptr[t + 1]):
             j = idx[k]; alpha[j] += dz[k]
             for c in range(p): v[c] += dz[k] * Xr[j, c]
         _scd_noise(alpha, v, noise_std, noise_a, noise_v, ptr, idx, t, all_alpha)
+
+@njit(cache=True)
+def _scd_scale(d, C):
+    "The dual update scaled to [-C, C]: ±C also for d = ±inf (inf·C/inf would be NaN), 0 for a NaN update (inf - inf)."
+    if d != d: return 0.0
+    return math.copysign(C, d) if abs(d) > C else d
 
 @njit(cache=True)
 def _scd_noise(alpha, v, noise_std, noise_a, noise_v, ptr, idx, t, all_alpha):
@@ -401,10 +404,7 @@ def scd_steps_sparse(data, indices, indptr, y, alpha, v, code:int, lam:float, L:
         for k in range(ptr[t], ptr[t + 1]):
             j = idx[k]; xv = 0.0; nx2 = 0.0
             for s in range(indptr[j], indptr[j + 1]): xv += data[s] * v[indices[s]]; nx2 += data[s] * data[s]
-            d = scd_delta(code, xv, nx2, y[j], alpha[j], lam, N, L)
-            if d != d: d = 0.0                      # NaN update (inf - inf): the record contributes nothing
-            elif abs(d) > C: d = math.copysign(C, d)   # scaled to ±C, also for d = ±inf (inf * C/inf would be NaN)
-            dz[k] = d
+            dz[k] = _scd_scale(scd_delta(code, xv, nx2, y[j], alpha[j], lam, N, L), C)
         for k in range(ptr[t], ptr[t + 1]):
             j = idx[k]; alpha[j] += dz[k]
             for s in range(indptr[j], indptr[j + 1]): v[indices[s]] += dz[k] * data[s]
