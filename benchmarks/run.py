@@ -495,7 +495,9 @@ def main(argv=None):
         rows, grid = bench_utility(args)
         for name, new in (("utility.csv", rows), ("utility_grid.csv", grid)):   # a subset run replaces only its datasets' rows
             done = {r["dataset"] for r in new}
-            old = [r for r in csv.DictReader(open(out / name))] if (out / name).exists() else []
+            old = []
+            if (out / name).exists():
+                with open(out / name, newline="") as f: old = list(csv.DictReader(f))
             write_csv([r for r in old if r["dataset"] not in done] + new, out / name)
     if "scale" in sections:
         print("== scaling in n and p (dense and sparse CSC, density 1%)")

@@ -16,8 +16,8 @@ from .accountants import (RDPAccountant, GDPAccountant, PoissonSubsampledGaussia
                                calibrate, calibrate_noise_multiplier, rdp_to_epsilon, PrivacyReport)
 
 # %% auto 0
-__all__ = ['poisson_batches', 'robust_row_norms', 'sgd_steps_dense', 'sgd_steps_sparse', 'dp_sgd', 'l2_minimiser',
-           'output_perturbation', 'scd_delta', 'scd_steps_dense', 'scd_steps_sparse', 'dp_scd']
+__all__ = ['poisson_batches', 'sgd_steps_dense', 'sgd_steps_sparse', 'dp_sgd', 'l2_minimiser', 'output_perturbation', 'scd_delta',
+           'scd_steps_dense', 'scd_steps_sparse', 'dp_scd']
 
 # %% ../nbs/09_baselines.ipynb
 def _check_problem(X, y, loss, penalty):
@@ -77,33 +77,6 @@ def _clip_factor(d, rn, clip):
     if abs(d) <= t: return d                    # within the threshold (always when clip = inf, for finite d)
     return math.copysign(t, d)                  # |a|·rn = clip, also for d = ±inf
 
-@njit(cache=True)
-def _scaled_norm_1d(v):
-    "‖v‖_2 of a 1-d array, scaled by its largest entry so that no square overflows (inf only if the norm itself does)."
-    m = 0.0
-    for x in v: m = max(m, abs(x))
-    if m == 0.0 or not np.isfinite(m): return m
-    s = 0.0
-    for x in v: s += (x / m) ** 2
-    return m * np.sqrt(s)
-
-@njit(cache=True)
-def _row_norms_dense(X, out):
-    for i in range(X.shape[0]): out[i] = _scaled_norm_1d(X[i])
-
-@njit(cache=True)
-def _row_norms_csr(data, indptr, out):
-    for i in range(indptr.shape[0] - 1): out[i] = _scaled_norm_1d(data[indptr[i]:indptr[i + 1]])
-
-def robust_row_norms(X # design, dense (n, p) or scipy sparse
-                    ) -> np.ndarray:
-    "Euclidean norms of the rows, scaled so that entries up to the largest float do not overflow; O(n) extra memory."
-    out = np.empty(X.shape[0])
-    if sp.issparse(X):
-        R = X if X.format == "csr" else sp.csr_matrix(X)
-        _row_norms_csr(np.asarray(R.data, dtype=np.float64), np.asarray(R.indptr, dtype=np.int64), out)
-    else: _row_norms_dense(np.ascontiguousarray(X, dtype=np.float64), out)
-    return out
 
 @njit(cache=True)
 def _sgd_update(w, g, pcode, pparams, step, inv_b, noise_std, noise, t):
@@ -286,7 +259,7 @@ def output_perturbation(X, # design (n, p), dense or scipy sparse
         raise ValueError(f"penalty must be L2(lam) with lam > 0 for output perturbation (strong convexity), got {penalty!r}")
     opt_tol = check_scalar(opt_tol, "opt_tol", low=0, low_open=True)
     mu = penalty.lam
-    rn = robust_row_norms(X)
+    rn = row_norms(X)
     leaks = []
     if x_norm is None:
         x_norm = float(rn.max())
