@@ -16,7 +16,8 @@ statuses = ['1 - Planning', '2 - Pre-Alpha', '3 - Alpha', '4 - Beta', '5 - Produ
 py_versions = '3.10 3.11 3.12 3.13'.split()
 
 requirements = shlex.split(cfg.get('requirements', ''))
-dev_requirements = shlex.split(cfg.get('dev_requirements', ''))
+experiments_requirements = shlex.split(cfg.get('experiments_requirements', ''))
+dev_requirements = shlex.split(cfg.get('dev_requirements', '')) + experiments_requirements
 lic = licenses[cfg['license'].lower()]
 min_python = cfg['min_python']
 lib_path = cfg.get('lib_path', cfg['lib_name'])
@@ -34,7 +35,7 @@ setuptools.setup(
     packages=setuptools.find_packages(include=[lib_path, lib_path + '.*']),
     include_package_data=True,
     install_requires=requirements,
-    extras_require={'dev': dev_requirements},
+    extras_require={'experiments': experiments_requirements, 'dev': dev_requirements},
     dependency_links=cfg.get('dep_links', '').split(),
     python_requires='>=' + cfg['min_python'],
     long_description=open('README.md', encoding='utf-8').read(),

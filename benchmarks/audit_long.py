@@ -1,6 +1,6 @@
 """Long empirical privacy audits through the PUBLIC entry points (one public call per run, fresh seed each time).
 
-The book's audit chapters (nbs/15a_audit_mechanisms.ipynb, nbs/15b_audit_solvers.ipynb) use fast replays of the
+The book's audit chapters (nbs/07_evidence/01_audit_mechanisms.ipynb, nbs/07_evidence/02_audit_solvers.ipynb) use fast replays of the
 solvers' kernels, checked bit for bit against the public functions; this script is the slower, replay-free
 counterpart: every run is a full call of the public function (validation, calibration, noise), on the same
 canary pairs. It prints, for every scenario, the claimed/reported epsilon, the Clopper-Pearson lower bound at
@@ -17,16 +17,16 @@ import argparse, csv, math, sys, time, warnings
 from pathlib import Path
 import numpy as np
 
-from dp_cd.audit import epsilon_lower_bound
-from dp_cd.losses import SquaredLoss
-from dp_cd.penalties import NoPenalty, L2
+from dp_cd.privacy.audit import epsilon_lower_bound
+from dp_cd.model.losses import SquaredLoss
+from dp_cd.model.penalties import NoPenalty, L2
 from dp_cd.utils import PrivacyLeakWarning
 
 N_REC, BIG, EPS, DELTA = 10, 1e3, 1.0, 1e-5
 LOSS = SquaredLoss()
 
 def canary_pair(p):
-    "Canary x0 = (1..1)/sqrt(p) with label +-BIG, nine zero records (see nbs/15b_audit_solvers.ipynb)."
+    "Canary x0 = (1..1)/sqrt(p) with label +-BIG, nine zero records (see nbs/07_evidence/02_audit_solvers.ipynb)."
     X = np.zeros((N_REC, p)); X[0] = 1 / math.sqrt(p)
     yD, yDp = np.zeros(N_REC), np.zeros(N_REC); yD[0], yDp[0] = BIG, -BIG
     return X, yD, yDp
@@ -41,25 +41,25 @@ def _solver_scenario(fit, p, stat=lambda r: r.coef.sum()):
     return make
 
 def _dp_cd(passes):
-    from dp_cd.dpcd import dp_cd
+    from dp_cd.solvers.dpcd import dp_cd
     return lambda X, y, s: dp_cd(X, y, LOSS, NoPenalty(), EPS, DELTA, n_passes=passes, smoothness=np.ones(X.shape[1]), step=0.5, clip=1.0, random_state=s)
 
 def _dp_sgd(X, y, s):
-    from dp_cd.baselines import dp_sgd
+    from dp_cd.solvers.baselines import dp_sgd
     return dp_sgd(X, y, LOSS, NoPenalty(), EPS, DELTA, n_passes=1, step=0.5, clip=1.0, batch_size=N_REC, random_state=s)
 
 def _dp_sgd_sub(X, y, s):
-    from dp_cd.baselines import dp_sgd
+    from dp_cd.solvers.baselines import dp_sgd
     return dp_sgd(X, y, LOSS, NoPenalty(), EPS, DELTA, n_passes=2, step=0.5, clip=1.0, batch_size=5, random_state=s)
 
 def _dp_scd(X, y, s):
-    from dp_cd.baselines import dp_scd
+    from dp_cd.solvers.baselines import dp_scd
     return dp_scd(X, y, LOSS, L2(1.0), EPS, DELTA, n_passes=3, batch_size=N_REC, clip=1.0, random_state=s)
 
 def _scd_stat(r): return r.coef[0] * N_REC + r.params["dual"][0]   # alpha_0 + v (lam = 1)
 
 def _outpert():
-    from dp_cd.baselines import output_perturbation
+    from dp_cd.solvers.baselines import output_perturbation
     X = np.zeros((N_REC, 1)); X[0] = 1.0
     def make(seed):
         out = []
@@ -70,7 +70,7 @@ def _outpert():
     return make
 
 def _dp_gcd():
-    from dp_cd.dpgcd import dp_gcd
+    from dp_cd.solvers.dpgcd import dp_gcd
     X = np.zeros((N_REC, 2)); yD, yDp = np.zeros(N_REC), np.zeros(N_REC)
     X[0] = (1, 1); yD[0], yDp[0] = -BIG, BIG
     X[1] = (1, 0); yD[1] = yDp[1] = -BIG
@@ -92,7 +92,7 @@ def _estimator():
     return make
 
 def _select(method, refute=False):
-    from dp_cd.mechanisms import select, selection_scale
+    from dp_cd.privacy.mechanisms import select, selection_scale
     if method == "as_published": eps, u, up, sens = 2.0, np.array([3.0, 5.0]), np.array([2.0, 6.0]), 1.0
     else: eps, u, up, sens = 1.0, 0.5 * np.r_[1.0, np.zeros(19)], 0.5 * np.r_[0.0, np.ones(19)], 0.5
     cal = selection_scale(eps, sens, method)
@@ -116,7 +116,7 @@ def scenarios():
         "select_rnm": (lambda: _select("rnm"), "honest"),
         "select_as_published": (lambda: _select("as_published"), "refute"),
     }
-    try: import dp_cd.dpgcd   # noqa: F401
+    try: import dp_cd.solvers.dpgcd   # noqa: F401
     except ImportError: S.pop("dp_gcd_one_step")
     return S
 

@@ -7,9 +7,9 @@ Target: a DP-SGD epoch within 3x of a DP-CD pass.
 """
 import time, warnings
 import numpy as np
-from dp_cd.losses import SquaredLoss, LogisticLoss
-from dp_cd.penalties import L1, L2
-from dp_cd.baselines import dp_sgd, dp_scd
+from dp_cd.model.losses import SquaredLoss, LogisticLoss
+from dp_cd.model.penalties import L1, L2
+from dp_cd.solvers.baselines import dp_sgd, dp_scd
 
 def best(f, repeat=5):
     f(); ts = []
@@ -18,7 +18,7 @@ def best(f, repeat=5):
     return min(ts)
 
 def main():
-    try: from dp_cd.dpcd import dp_cd
+    try: from dp_cd.solvers.dpcd import dp_cd
     except ImportError: dp_cd = None
     rng = np.random.default_rng(0)
     for name, n, loss, pen in [("california", 20640, SquaredLoss(), L1(0.1)), ("electricity", 45312, LogisticLoss(), L2(1e-3))]:

@@ -1,4 +1,4 @@
-"""Benchmark of the non-private coordinate-descent kernels of `dp_cd.solvers` (one epoch = p proximal
+"""Benchmark of the non-private coordinate-descent kernels of `dp_cd.solvers.reference` (one epoch = p proximal
 coordinate updates, cyclic order, squared loss + L1, i.e. a Lasso epoch).
 
 For each problem it prints, measured in the same process:
@@ -19,9 +19,9 @@ Targets: dense CD epoch <= 2x scikit-learn's epoch; sparse CD epoch <= 2x the CS
 import os, subprocess, sys, tempfile, time, warnings
 import numpy as np
 import scipy.sparse as sp
-from dp_cd.losses import SquaredLoss, LogisticLoss
-from dp_cd.penalties import L1, L2
-from dp_cd.solvers import cd_epoch_dense, cd_epoch_sparse
+from dp_cd.model.losses import SquaredLoss, LogisticLoss
+from dp_cd.model.penalties import L1, L2
+from dp_cd.solvers.reference import cd_epoch_dense, cd_epoch_sparse
 from dp_cd.utils import as_design
 
 REPEAT = 7
@@ -98,8 +98,8 @@ def sklearn_epoch(X, y, lam):
 _PROBE = r"""
 import time, numpy as np, scipy.sparse as sp
 t0 = time.perf_counter()
-from dp_cd.solvers import cd_epoch_dense, cd_epoch_sparse
-from dp_cd.penalties import L1
+from dp_cd.solvers.reference import cd_epoch_dense, cd_epoch_sparse
+from dp_cd.model.penalties import L1
 t1 = time.perf_counter()
 X = np.asfortranarray(np.random.default_rng(0).normal(size=(50, 4))); y = X.sum(1); pen = L1(0.1)
 o = np.arange(4, dtype=np.int64); s = np.ones(4)

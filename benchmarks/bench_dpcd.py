@@ -9,9 +9,9 @@ Published C++ timings (thesis Table D.2, 50 passes of DP-CD): 0.0647 s on Califo
 """
 import time, warnings
 import numpy as np
-from dp_cd.dpcd import dp_cd, dpcd_inner_dense, noise_blocks
-from dp_cd.losses import SquaredLoss, LogisticLoss
-from dp_cd.penalties import L1, L2
+from dp_cd.solvers.dpcd import dp_cd, dpcd_inner_dense, noise_blocks
+from dp_cd.model.losses import SquaredLoss, LogisticLoss
+from dp_cd.model.penalties import L1, L2
 from dp_cd.utils import as_design
 
 def _best(f, repeat=7):

@@ -1,4 +1,4 @@
-"""Benchmark of one DP-GCD iteration (`dp_cd.dpgcd`): full clipped gradient + exponential-mechanism selection +
+"""Benchmark of one DP-GCD iteration (`dp_cd.solvers.dpgcd`): full clipped gradient + exponential-mechanism selection +
 proximal coordinate step with residual maintenance, noise included (drawn by NumPy, as `dp_gcd` does).
 
 For each problem it prints, measured in the same process, the time of one DP-GCD iteration divided by the time of
@@ -15,11 +15,11 @@ Also printed: the parts of one iteration (derivatives + clipped gradient, scores
 import os, sys, time, warnings
 import numpy as np
 import scipy.sparse as sp
-from dp_cd.losses import LogisticLoss
-from dp_cd.penalties import L1, L2
+from dp_cd.model.losses import LogisticLoss
+from dp_cd.model.penalties import L1, L2
 from threadpoolctl import threadpool_limits
-from dp_cd.dpgcd import dp_gcd, _dpgcd_block, _score_constants, _scores, exponential_race, clipped_gradient_dense, clipped_gradient_sparse
-from dp_cd.losses import loss_deriv_vec
+from dp_cd.solvers.dpgcd import dp_gcd, _dpgcd_block, _score_constants, _scores, exponential_race, clipped_gradient_dense, clipped_gradient_sparse
+from dp_cd.model.losses import loss_deriv_vec
 from dp_cd.utils import as_design, PrivacyLeakWarning
 
 def _best(f, repeat):

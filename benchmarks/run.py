@@ -5,7 +5,7 @@
 
 Everything runs in one process on the same data (compile/cache and memory use fresh subprocesses, by design)
 and prints ratios; every table is also written as a CSV under `--out` (the book chapter
-`nbs/18_performance.ipynb` reads those CSVs). Real datasets come from `--data-dir` or `$DP_CD_DATA`; when
+`nbs/07_evidence/04_performance.ipynb` reads those CSVs). Real datasets come from `--data-dir` or `$DP_CD_DATA`; when
 they are missing, same-shaped synthetic data stand in (the CSVs say which).
 
 The utility comparison needs diffprivlib, which does not import with scikit-learn >= 1.8: run this
@@ -24,14 +24,14 @@ import scipy.sparse as sp
 from scipy.optimize import minimize
 
 from dp_cd.utils import PrivacyLeakWarning
-from dp_cd.losses import SquaredLoss, LogisticLoss
-from dp_cd.penalties import L1, L2
-from dp_cd.dpcd import dp_cd
+from dp_cd.model.losses import SquaredLoss, LogisticLoss
+from dp_cd.model.penalties import L1, L2
+from dp_cd.solvers.dpcd import dp_cd
 from dp_cd import datasets
 
-try: from dp_cd.baselines import dp_sgd
+try: from dp_cd.solvers.baselines import dp_sgd
 except ImportError: dp_sgd = None
-try: from dp_cd.dpgcd import dp_gcd
+try: from dp_cd.solvers.dpgcd import dp_gcd
 except ImportError: dp_gcd = None
 
 MIN_TIME = 0.05   # seconds: smallest measured difference of the marginal-cost timings (`--min-time`)
@@ -154,7 +154,7 @@ def bench_speed(args):
                     THESIS_D2.get((name, "dp_sgd", P)), note="reference: thesis Table D.2 (C++)")
                 if P == 10: row("DP-SGD fixed set-up", "call", max(rows[-1]["seconds"] - 10 * t_e, 0.0),
                                 note="10-pass call minus 10 epochs: validation, RDP calibration of the subsampled Gaussian")
-        elif dp_sgd is None: print("  dp_cd.baselines.dp_sgd not available: DP-SGD rows skipped")
+        elif dp_sgd is None: print("  dp_cd.solvers.baselines.dp_sgd not available: DP-SGD rows skipped")
         if dp_gcd is not None and gcd_kwargs() is not None and "dp_gcd" in args.solvers:
             it = gcd_kwargs()
             gcd = lambda T: dp_gcd(X, y, loss, pen(lam), 1.0, delta, **{it: int(T)}, smoothness=M, random_state=0)
@@ -163,7 +163,7 @@ def bench_speed(args):
                 row("DP-GCD iteration", "iteration", marginal(gcd, 5, k),
                     note="one greedy (noisy argmax over p gradient entries) update; marginal cost")
             except Exception as e: print(f"  DP-GCD skipped: {e!r}")
-        elif dp_gcd is None: print("  dp_cd.dpgcd.dp_gcd not available: DP-GCD rows skipped")
+        elif dp_gcd is None: print("  dp_cd.solvers.dpgcd.dp_gcd not available: DP-GCD rows skipped")
         # scikit-learn, non-private
         if name == "california":
             sk = lambda it: Lasso(alpha=lam / 2, max_iter=int(it), tol=0.0, fit_intercept=False).fit(X, y)
@@ -187,9 +187,9 @@ COMPILE_SNIPPET = r"""
 import time, json, warnings, sys
 t0 = time.perf_counter()
 import numpy as np
-from dp_cd.losses import LogisticLoss; from dp_cd.penalties import L2
-from dp_cd.dpcd import dp_cd
-try: from dp_cd.baselines import dp_sgd
+from dp_cd.model.losses import LogisticLoss; from dp_cd.model.penalties import L2
+from dp_cd.solvers.dpcd import dp_cd
+try: from dp_cd.solvers.baselines import dp_sgd
 except ImportError: dp_sgd = None
 t1 = time.perf_counter()
 warnings.simplefilter("ignore")
@@ -225,9 +225,9 @@ def bench_compile(args):
 MEMORY_SNIPPET = r"""
 import json, sys, time, tracemalloc, warnings
 import numpy as np, scipy.sparse as sp
-from dp_cd.losses import SquaredLoss; from dp_cd.penalties import L1
-from dp_cd.dpcd import dp_cd
-try: from dp_cd.baselines import dp_sgd
+from dp_cd.model.losses import SquaredLoss; from dp_cd.model.penalties import L1
+from dp_cd.solvers.dpcd import dp_cd
+try: from dp_cd.solvers.baselines import dp_sgd
 except ImportError: dp_sgd = None
 warnings.simplefilter("ignore")
 solver, kind, n, p = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])

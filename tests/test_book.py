@@ -15,13 +15,13 @@ def html_dir():
 def test_every_chapter_has_its_page_and_title(html_dir):
     for nb_path in bb.notebooks():
         title = bb.title_of(json.loads(nb_path.read_text()))
-        page = html_dir / f'{nb_path.stem}.html'
+        page = html_dir / f'{bb.page_of(nb_path)}.html'
         assert page.exists(), f'no page for {nb_path.name}'
         h1s = [re.sub(r'<a class="headerlink".*?</a>|<[^>]+>', '', h).strip() for h in re.findall(r'<h1[^>]*>(.*?)</h1>', page.read_text(), re.S)]
         assert title in h1s, f'{page.name}: title {title!r} not rendered as H1 (found {h1s})'
 
 def test_norms_chapter_renders_math_figure_and_api(html_dir):
-    s = (html_dir / '01_norms.html').read_text()
+    s = (html_dir / '01_model' / '01_norms.html').read_text()
     assert r'\|w\|_{M,q}' in s                        # math survives to MathJax
     assert re.search(r'<img[^>]+\.png', s)             # the unit-ball figure
     assert '<h3>mahalanobis_norm</h3>' in s and '<h3>dual_norm</h3>' in s  # API docs from show_doc

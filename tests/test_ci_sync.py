@@ -18,12 +18,12 @@ def _check(repo):
 def test_sync_check(tmp_path):
     repo = _clone(tmp_path)
     r = _check(repo); assert r.returncode == 0, r.stdout + r.stderr
-    mod = repo / 'dp_cd' / 'norms.py'          # a hand edit of the package is undone by the export
+    mod = repo / 'dp_cd' / 'model' / 'norms.py'          # a hand edit of the package is undone by the export
     mod.write_text(mod.read_text().replace('def mahalanobis_norm(', 'def mahalanobis_norm_edited('))
     _commit(repo, 'hand edit of the package')
-    r = _check(repo); assert r.returncode == 1 and 'dp_cd/norms.py' in r.stdout, r.stdout
+    r = _check(repo); assert r.returncode == 1 and 'dp_cd/model/norms.py' in r.stdout, r.stdout
     subprocess.run(['git', 'reset', '-q', '--hard', 'HEAD~1'], cwd=repo, check=True)
-    nb = repo / 'nbs' / '01_norms.ipynb'        # a notebook edit committed without exporting it
+    nb = repo / 'nbs' / '01_model' / '01_norms.ipynb'        # a notebook edit committed without exporting it
     nb.write_text(nb.read_text().replace('def conjugate_exponent(', 'def conjugate_exponent_renamed('))
     _commit(repo, 'notebook edit without export')
-    r = _check(repo); assert r.returncode == 1 and 'dp_cd/norms.py' in r.stdout, r.stdout
+    r = _check(repo); assert r.returncode == 1 and 'dp_cd/model/norms.py' in r.stdout, r.stdout

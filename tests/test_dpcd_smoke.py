@@ -1,9 +1,9 @@
-"Smoke tests of the Table D.1 reproduction (dp_cd.dpcd_experiments) and of `dp-cd reproduce table-d1 --quick`."
+"Smoke tests of the Table D.1 reproduction (dp_cd.experiments.dpcd) and of `dp-cd reproduce table-d1 --quick`."
 import os
 from pathlib import Path
 import pandas as pd
 import pytest
-from dp_cd.dpcd_experiments import reproduce_table_d1
+from dp_cd.experiments.dpcd import reproduce_table_d1
 
 DATA = os.environ.get("DP_CD_DATA", "/work/shared/data")
 

@@ -18,7 +18,7 @@ def test_wheel_installs_into_clean_environment(tmp_path):
     py = env / 'bin' / 'python'
     r = subprocess.run([py, '-m', 'pip', 'install', '-q', '-c', str(ROOT / 'constraints.txt'), str(wheel)], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
-    probe = ("import dp_cd, dp_cd.norms as n, pathlib, numpy as np; "
+    probe = ("import dp_cd, dp_cd.model.norms as n, pathlib, numpy as np; "
              "assert 'site-packages' in dp_cd.__file__, dp_cd.__file__; "
              "assert abs(n.mahalanobis_norm(np.array([3., 4.]), np.array([1., 1.]), 2) - 5) < 1e-12; "
              "print(len(list(pathlib.Path(dp_cd.__file__).parent.rglob('*.nbi'))))")
@@ -31,7 +31,7 @@ def test_wheel_installs_into_clean_environment(tmp_path):
 def test_modules_compile_without_warnings():
     "Exported modules compile with warnings as errors (e.g. an invalid escape like '\\e' in a docstring from a chapter summary)."
     import py_compile, warnings
-    for f in sorted((ROOT / 'dp_cd').glob('*.py')):
+    for f in sorted((ROOT / 'dp_cd').rglob('*.py')):
         with warnings.catch_warnings():
             warnings.simplefilter('error')
             py_compile.compile(str(f), cfile=str(ROOT / 'build' / 'pycheck.pyc'), doraise=True)

@@ -11,14 +11,15 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings, strategies as st, HealthCheck
 
-from dp_cd.losses import SquaredLoss, LogisticLoss
-from dp_cd.penalties import NoPenalty, L1, L2
-from dp_cd.dpcd import dp_cd
-from dp_cd.baselines import dp_sgd, dp_scd, output_perturbation
-from dp_cd.solvers import solve
+from dp_cd.model.losses import SquaredLoss, LogisticLoss
+from dp_cd.model.penalties import NoPenalty, L1, L2
+from dp_cd.solvers.dpcd import dp_cd
+from dp_cd.solvers.baselines import dp_sgd, dp_scd, output_perturbation
+from dp_cd.solvers.reference import solve
 from dp_cd.estimators import DPRegressor, DPClassifier
-from dp_cd import norms, accountants
-try: from dp_cd.dpgcd import dp_gcd
+from dp_cd.model import norms
+from dp_cd.privacy import accountants
+try: from dp_cd.solvers.dpgcd import dp_gcd
 except ImportError: dp_gcd = None
 
 SETTINGS = dict(max_examples=30, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

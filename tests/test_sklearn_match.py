@@ -1,4 +1,4 @@
-"""dp_cd.solvers against scikit-learn (test-only dependency) on dense and CSC inputs.
+"""dp_cd.solvers.reference against scikit-learn (test-only dependency) on dense and CSC inputs.
 
 Scalings (book: F(w) = (1/n) sum_i loss_i + psi(w), squared loss without 1/2):
   Lasso(alpha = lam/2), ElasticNet(alpha = lam/2, l1_ratio = rho), Ridge(alpha = n lam / 2),
@@ -10,9 +10,9 @@ import pytest
 import scipy.sparse as sp
 
 sklm = pytest.importorskip("sklearn.linear_model")
-from dp_cd.losses import SquaredLoss, LogisticLoss
-from dp_cd.penalties import L1, L2, ElasticNet
-from dp_cd.solvers import solve, reference_optimum
+from dp_cd.model.losses import SquaredLoss, LogisticLoss
+from dp_cd.model.penalties import L1, L2, ElasticNet
+from dp_cd.solvers.reference import solve, reference_optimum
 
 
 def _data(seed=0, n=120, p=15):

@@ -67,10 +67,33 @@ def _do_eval(cell):
     return _nbdev_do_eval(cell)
 _nbdev_do_eval, P._do_eval = P._do_eval, _do_eval
 
+# the parts of the book: one per notebook folder (folders and chapters numbered by dependency)
+PARTS = {'00_core': 'Foundations', '01_model': 'Linear models', '02_privacy': 'Privacy',
+         '03_solvers': 'Algorithms', '04_theory': 'Theory', '05_experiments': 'Reproductions',
+         '06_api': 'Using dp_cd', '07_evidence': 'Evidence'}
+
+
 def notebooks():
-    "index first, then the chapters in dependency (file name) order."
-    nbs = sorted(p for p in NBS.glob('*.ipynb') if p.name != 'index.ipynb' and not p.name.startswith('_'))
-    return [NBS / 'index.ipynb'] + nbs
+    "index first, then the chapters in dependency (folder, then file name) order."
+    chapters = [p for p in NBS.rglob('*.ipynb')
+                if p != NBS / 'index.ipynb' and not p.name.startswith('_')
+                and '.ipynb_checkpoints' not in p.parts]
+    return [NBS / 'index.ipynb'] + sorted(chapters, key=lambda p: p.relative_to(NBS).parts)
+
+
+def page_of(path: Path) -> str:
+    "The book page of a notebook, relative to the book's root (e.g. `01_model/01_norms`)."
+    return path.relative_to(NBS).with_suffix('').as_posix()
+
+
+def table_of_contents(paths) -> str:
+    "jupyter-book's _toc.yml: the index, then one part per folder."
+    toc = 'format: jb-book\nroot: index\nparts:\n'
+    for folder in sorted({p.relative_to(NBS).parts[0] for p in paths[1:]}):
+        toc += f'- caption: {PARTS.get(folder, folder)}\n  chapters:\n'
+        toc += ''.join(f'  - file: {page_of(p)}\n' for p in paths[1:]
+                       if p.relative_to(NBS).parts[0] == folder)
+    return toc
 
 def title_of(nb) -> str:
     for c in nb['cells']:
@@ -178,7 +201,9 @@ def build(execute=False, keep=False):
     paths = notebooks()
     for p in paths:
         check(p)
-        process(p, SRC / p.name, execute)
+        dest = SRC / p.relative_to(NBS)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        process(p, dest, execute)
     config = CONFIG.format(execute='force' if execute else 'off')
     mj = local_mathjax()
     if mj is not None:   # MathJax served with the book (offline reading); otherwise Sphinx's CDN default
@@ -186,8 +211,7 @@ def build(execute=False, keep=False):
         config += "    html_static_path: ['_static']\n    mathjax_path: mathjax/es5/tex-chtml.js\n"
     else: print('note: npm unavailable, MathJax will be loaded from its CDN when the book is read')
     (SRC / '_config.yml').write_text(config)
-    toc = 'format: jb-book\nroot: index\nchapters:\n' + ''.join(f'- file: {p.stem}\n' for p in paths[1:])
-    (SRC / '_toc.yml').write_text(toc)
+    (SRC / '_toc.yml').write_text(table_of_contents(paths))
     cmd = [str(Path(sys.executable).parent / 'jupyter-book'), 'build', str(SRC), '--path-output', str(BOOK), '-W', '-n', '--keep-going']
     r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     sys.stdout.write(r.stdout[-4000:]); sys.stderr.write(r.stderr[-4000:])

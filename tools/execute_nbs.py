@@ -3,8 +3,8 @@
 
 The book renders the outputs stored in the notebooks, so run this after editing a chapter:
 
-    python tools/execute_nbs.py nbs/01_norms.ipynb            # skips `#| slow` cells, keeps their old outputs
-    python tools/execute_nbs.py --flags slow nbs/12_growth.ipynb  # also runs the heavy cells
+    python tools/execute_nbs.py nbs/01_model/01_norms.ipynb            # skips `#| slow` cells, keeps their old outputs
+    python tools/execute_nbs.py --flags slow nbs/03_solvers/04_growth.ipynb  # also runs the heavy cells
 
 Cells are skipped exactly as `nbdev_test` skips them (`#| eval: false`, and the flags of
 `tst_flags` in settings.ini unless passed with --flags). Stops at the first error and leaves the
