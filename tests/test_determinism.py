@@ -3,7 +3,7 @@ import os
 import subprocess
 import sys
 
-from run_tests import test_env
+from run_tests import hypothesis_env
 
 PROBE = "import hypothesis as h; s = h.settings.default; print(s.derandomize, s.database is None)"
 
@@ -14,10 +14,10 @@ def _profile(env):
 
 
 def test_default_run_is_derandomised_without_database():
-    assert _profile(test_env(explore=False)) == ['True', 'True']
+    assert _profile(hypothesis_env(explore=False)) == ['True', 'True']
 
 
 def test_explore_run_draws_random_examples():
-    env = test_env(explore=True)
+    env = hypothesis_env(explore=True)
     assert 'CI' not in env
     assert _profile(env) == ['False', 'False']

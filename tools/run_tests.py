@@ -51,7 +51,7 @@ def count_slow_cells(paths):
     return count
 
 
-def test_env(explore):
+def hypothesis_env(explore):
     "The environment of the test processes: hypothesis's deterministic profile unless exploring."
     env = dict(os.environ)
     if explore:
@@ -73,7 +73,7 @@ def main():
     args = parser.parse_args()
     for cache in (ROOT / 'dp_cd').rglob('__pycache__'):
         shutil.rmtree(cache, ignore_errors=True)
-    env = test_env(args.explore)
+    env = hypothesis_env(args.explore)
     nbs = notebooks()
     workers = str(min(2, os.cpu_count() or 1))
     flags = ['--flags', 'slow'] if args.slow else []
