@@ -11,11 +11,11 @@ from numba import njit
 from ..utils import check_array, check_scalar, as_design, PrivacyLeakWarning
 
 # %% auto 0
-__all__ = ['SQUARED', 'LOGISTIC', 'HUBER', 'loss_value', 'loss_deriv', 'loss_curvature', 'loss_hess', 'loss_conj',
-           'coord_grad_dense', 'coord_grad_sparse', 'clipped_coord_grad_dense', 'clipped_coord_grad_sparse',
-           'coord_grad_samples_dense', 'coord_grad_samples_sparse', 'update_pred_dense', 'update_pred_sparse',
-           'loss_deriv_vec', 'loss_value_mean', 'loss_conj_mean', 'Loss', 'SquaredLoss', 'LogisticLoss', 'HuberLoss',
-           'feature_bounds']
+__all__ = ['SQUARED', 'LOGISTIC', 'HUBER', 'loss_value', 'loss_deriv', 'loss_curvature', 'residual_scale', 'loss_hess',
+           'loss_conj', 'coord_grad_dense', 'coord_grad_sparse', 'clipped_coord_grad_dense',
+           'clipped_coord_grad_sparse', 'coord_grad_samples_dense', 'coord_grad_samples_sparse', 'update_pred_dense',
+           'update_pred_sparse', 'loss_deriv_vec', 'loss_hess_vec', 'loss_value_mean', 'loss_conj_mean', 'Loss',
+           'SquaredLoss', 'LogisticLoss', 'HuberLoss', 'feature_bounds']
 
 # %% ../../nbs/01_model/02_losses.ipynb
 SQUARED, LOGISTIC, HUBER = 0, 1, 2
@@ -56,6 +56,11 @@ def loss_curvature(code:int, param:float) -> float:
     if code == 0: return 2.0
     if code == 1: return 0.25
     return 1.0
+
+@njit(cache=True)
+def residual_scale(code:int) -> float:
+    "$c$ with $\\phi'(z, y) = c\\,(z - y)$ for all $z, y$ (squared loss: 2), or 0 if $\\phi'$ is not linear in the residual."
+    return 2.0 if code == 0 else 0.0
 
 @njit(cache=True)
 def loss_hess(code:int, param:float, z:float, y:float) -> float:
@@ -157,6 +162,11 @@ def update_pred_sparse(data, indices, indptr, z, j:int, delta:float):
 def loss_deriv_vec(code:int, param:float, z, y, out):
     "Write $u_i = \\phi'(z_i, y_i)$ into `out`."
     for i in range(z.shape[0]): out[i] = loss_deriv(code, param, z[i], y[i])
+
+@njit(cache=True)
+def loss_hess_vec(code:int, param:float, z, y, out):
+    "Write $\\phi''(z_i, y_i)$ into `out`."
+    for i in range(z.shape[0]): out[i] = loss_hess(code, param, z[i], y[i])
 
 @njit(cache=True)
 def loss_value_mean(code:int, param:float, z, y) -> float:

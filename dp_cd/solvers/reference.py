@@ -11,13 +11,13 @@ import scipy.sparse as sp
 from numba import njit
 from ..utils import check_scalar, check_array, as_generator
 from ..model.losses import (Loss, SquaredLoss, LogisticLoss, HuberLoss, coord_grad_dense, coord_grad_sparse,
-                          update_pred_dense, update_pred_sparse, loss_deriv_vec, loss_value_mean, loss_conj, loss_hess, _check_w)
+                          update_pred_dense, update_pred_sparse, loss_deriv_vec, loss_value_mean, loss_conj, loss_hess_vec, residual_scale, _check_w)
 from ..model.penalties import (Penalty, NoPenalty, L1, L2, ElasticNet, Box, prox_1d, prox_vec, gs_score_1d,
                              conj_1d, conj_bound_1d, penalty_value)
 
 # %% auto 0
-__all__ = ['cd_epoch_dense', 'cd_epoch_sparse', 'gcd_steps', 'quad_cd', 'loss_hess_vec', 'dual_objective', 'SolverResult',
-           'solve', 'reference_optimum']
+__all__ = ['cd_epoch_dense', 'cd_epoch_sparse', 'gcd_steps', 'quad_cd', 'dual_objective', 'SolverResult', 'solve',
+           'reference_optimum']
 
 # %% ../../nbs/03_solvers/00_reference.ipynb
 _FM = {'reassoc', 'contract'}
@@ -38,40 +38,42 @@ def _dot_sparse(data, indices, indptr, r, j):
 def cd_epoch_dense(lcode:int, lparam:float, pcode:int, pparams, X, y, z, w, steps, order):
     "Proximal coordinate updates $w_j \\leftarrow \\mathrm{prox}_{\\gamma_j\\psi_j}(w_j-\\gamma_j\\nabla_jf)$ for `j` in `order`; updates `w` and `z`$=Xw$ in place."
     n = X.shape[0]
-    if lcode == 0:
-        for i in range(n): z[i] -= y[i]      # squared loss: work on the residual z - y (one stream less)
+    rs = residual_scale(lcode)   # squared loss: phi' = 2 (z - y), work on the residual (one stream less)
+    if rs > 0.0:
+        for i in range(n): z[i] -= y[i]
     for k in range(order.shape[0]):
         j = order[k]
         st = steps[j]
         if st == 0.0: continue
-        if lcode == 0: g = 2.0 * _dot_dense(X, z, j) / n
+        if rs > 0.0: g = rs * _dot_dense(X, z, j) / n
         else: g = coord_grad_dense(lcode, lparam, X, y, z, j)
         old = w[j]
         new = prox_1d(pcode, pparams, j, old - st * g, st)
         if new != old:
             w[j] = new
             update_pred_dense(X, z, j, new - old)
-    if lcode == 0:
+    if rs > 0.0:
         for i in range(n): z[i] += y[i]
 
 @njit(cache=True)
 def cd_epoch_sparse(lcode:int, lparam:float, pcode:int, pparams, data, indices, indptr, y, z, w, steps, order):
     "`cd_epoch_dense` for a CSC design `(data, indices, indptr)`."
     n = z.shape[0]
-    if lcode == 0:
+    rs = residual_scale(lcode)
+    if rs > 0.0:
         for i in range(n): z[i] -= y[i]
     for k in range(order.shape[0]):
         j = order[k]
         st = steps[j]
         if st == 0.0: continue
-        if lcode == 0: g = 2.0 * _dot_sparse(data, indices, indptr, z, j) / n
+        if rs > 0.0: g = rs * _dot_sparse(data, indices, indptr, z, j) / n
         else: g = coord_grad_sparse(lcode, lparam, data, indices, indptr, y, z, j)
         old = w[j]
         new = prox_1d(pcode, pparams, j, old - st * g, st)
         if new != old:
             w[j] = new
             update_pred_sparse(data, indices, indptr, z, j, new - old)
-    if lcode == 0:
+    if rs > 0.0:
         for i in range(n): z[i] += y[i]
 
 @njit(cache=True)
@@ -118,11 +120,6 @@ def quad_cd(H, g, w, v, Hd, pcode:int, pparams, max_epochs:int, tol:float) -> in
                 dmax = max(dmax, abs(dl) * np.sqrt(hjj))
         if dmax <= tol: return ep + 1
     return max_epochs
-
-@njit(cache=True)
-def loss_hess_vec(lcode:int, lparam:float, z, y, out):
-    "Write $\\phi''(z_i, y_i)$ into `out`."
-    for i in range(z.shape[0]): out[i] = loss_hess(lcode, lparam, z[i], y[i])
 
 @njit(cache=True)
 def dual_objective(lcode:int, lparam:float, pcode:int, pparams, u, y, grad) -> float:
