@@ -7,6 +7,79 @@ __version__ = "0.1.0"
 __all__ = []
 
 # %% ../nbs/06_api/03_api.ipynb
+def _writable(path):
+    "Whether the directory `path` can be created and written to, tested as numba tests it."
+    import os, tempfile
+    try:
+        os.makedirs(path, exist_ok=True)
+        tempfile.TemporaryFile(dir=path).close()
+    except OSError:
+        return False
+    return True
+
+
+def _module_dirs(package_dir):
+    "The directories of the package's modules: numba caches beside them, in `__pycache__`."
+    import os
+    found = []
+    for path, subdirs, files in os.walk(package_dir):
+        subdirs[:] = [d for d in subdirs if d != '__pycache__']
+        if any(f.endswith('.py') for f in files):
+            found.append(path)
+    return found
+
+
+def _numba_can_cache(package_dir):
+    "Whether numba finds a writable cache: its own setting, beside the modules, or user-wide."
+    import os, sys
+    numba = sys.modules.get('numba')
+    configured = numba.config.CACHE_DIR if numba else os.environ.get('NUMBA_CACHE_DIR')
+    if configured and _writable(configured):
+        return True
+    if all(_writable(os.path.join(d, '__pycache__')) for d in _module_dirs(package_dir)):
+        return True
+    from numba.misc.appdirs import AppDirs
+    return _writable(AppDirs(appname='numba', appauthor=False).user_cache_dir)
+
+
+def _private_temp_dir():
+    "A directory in the temporary directory that only this user can write, kept across runs."
+    import os, stat, tempfile
+    uid = os.getuid() if hasattr(os, 'getuid') else None
+    path = os.path.join(tempfile.gettempdir(), f'dp_cd-numba-cache-{uid}')
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        st = os.lstat(path)
+        private = stat.S_ISDIR(st.st_mode) and not st.st_mode & 0o022
+        if private and uid in (None, st.st_uid) and _writable(path):
+            return path
+    except OSError:
+        pass
+    return tempfile.mkdtemp(prefix='dp_cd-numba-cache-')
+
+
+def _numba_cache_fallback(package_dir=None):
+    "Point numba at a private temporary directory if it cannot cache; return it (or None)."
+    import importlib.util, os, sys, warnings
+    if package_dir is None:   # the package being imported (in a notebook: the installed one)
+        package_dir = importlib.util.find_spec('dp_cd').submodule_search_locations[0]
+    if _numba_can_cache(package_dir):
+        return None
+    try:
+        path = _private_temp_dir()
+    except OSError:   # no writable temporary directory either: numba's own error will tell
+        return None
+    os.environ['NUMBA_CACHE_DIR'] = path
+    if 'numba' in sys.modules:
+        sys.modules['numba'].config.CACHE_DIR = path
+    if os.environ.get('DP_CD_DEBUG', '0') != '0':
+        warnings.warn(f'dp_cd: numba cannot cache beside the package nor user-wide; using {path}')
+    return path
+
+# %% ../nbs/06_api/03_api.ipynb
+_numba_cache_fallback()
+
+# %% ../nbs/06_api/03_api.ipynb
 from .model.losses import Loss, SquaredLoss, LogisticLoss, HuberLoss
 from .model.penalties import Penalty, NoPenalty, L1, L2, ElasticNet, Box
 from .privacy.accountants import (PrivacyReport, PureDPAccountant, RDPAccountant,
