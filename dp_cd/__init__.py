@@ -82,8 +82,8 @@ _numba_cache_fallback()
 # %% ../nbs/06_api/03_api.ipynb
 from .model.losses import Loss, SquaredLoss, LogisticLoss, HuberLoss
 from .model.penalties import Penalty, NoPenalty, L1, L2, ElasticNet, Box
-from .privacy.accountants import (PrivacyReport, PureDPAccountant, RDPAccountant,
-                                       ZCDPAccountant, GDPAccountant)
+from .privacy.accountants import PureDPAccountant, RDPAccountant, ZCDPAccountant, GDPAccountant
+from .privacy.report import PrivacyReport
 from .solvers.reference import solve
 from .solvers.dpcd import dp_cd
 from .solvers.dpgcd import dp_gcd

@@ -126,7 +126,7 @@ class FitResult:
     n_iter: int # number of iterations (coordinate, gradient or greedy steps)
     passes: float # passes over the data, in the papers' unit
     solver: str # solver name, e.g. "dp-cd"
-    privacy: object = None # `dp_cd.privacy.accountants.PrivacyReport`, or None for a non-private solver
+    privacy: object = None # `dp_cd.privacy.report.PrivacyReport`, or None for a non-private solver
     trace: list = field(default_factory=list) # optional list of (passes, coef copy) snapshots
     params: dict = field(default_factory=dict) # hyper-parameters actually used (after defaults)
 

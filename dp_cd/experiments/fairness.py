@@ -12,7 +12,7 @@ import pandas as pd
 import matplotlib.pyplot as plt
 from threadpoolctl import threadpool_limits
 from ..utils import as_generator
-from ..privacy.accountants import epsilon_gaussian
+from ..privacy.calibration import epsilon_gaussian
 from ..theory.fairness import (NOTIONS, LinearClassifier, fairness_levels, fairness_gap_bound, private_fairness_bound,
                             output_perturbation, output_perturbation_distance, gaussian_sigma, lemma_6_5_1_distance,
                             fit_l2_logistic)

@@ -12,8 +12,11 @@ from ..utils import check_scalar, check_array, as_design, as_generator, PrivacyL
 from ..model.losses import Loss, SquaredLoss, LogisticLoss, HuberLoss, loss_deriv
 from ..model.penalties import Penalty, NoPenalty, L1, L2, ElasticNet, prox_1d
 from .dpcd import row_norms
-from ..privacy.accountants import (RDPAccountant, GDPAccountant, PoissonSubsampledGaussianEvent, GaussianEvent, SelfComposedEvent,
-                               calibrate, calibrate_noise_multiplier, rdp_to_epsilon, PrivacyReport)
+from ..privacy.events import PoissonSubsampledGaussianEvent, GaussianEvent, SelfComposedEvent
+from ..privacy.formulas import rdp_to_epsilon
+from ..privacy.accountants import RDPAccountant, GDPAccountant
+from ..privacy.calibration import calibrate, calibrate_noise_multiplier
+from ..privacy.report import PrivacyReport
 
 # %% auto 0
 __all__ = ['poisson_batches', 'sgd_steps_dense', 'sgd_steps_sparse', 'dp_sgd', 'l2_minimiser', 'output_perturbation', 'scd_delta',

@@ -11,8 +11,9 @@ from numba import njit
 from ..utils import check_scalar, check_array, as_design, as_generator, PrivacyLeakWarning, FitResult
 from ..model.losses import Loss, loss_deriv, clipped_coord_grad_dense, clipped_coord_grad_sparse, update_pred_dense, update_pred_sparse
 from ..model.penalties import Penalty, NoPenalty, L1, L2, ElasticNet, Box, prox_1d, penalty_value
-from ..privacy.accountants import (GaussianEvent, LaplaceEvent, SelfComposedEvent, ComposedEvent, calibrate_noise_multiplier,
-                          epsilon_gaussian, PrivacyReport)
+from ..privacy.events import GaussianEvent, LaplaceEvent, SelfComposedEvent, ComposedEvent
+from ..privacy.calibration import calibrate_noise_multiplier, epsilon_gaussian
+from ..privacy.report import PrivacyReport
 
 # %% auto 0
 __all__ = ['ACCOUNTANTS', 'SUPPORTED_PENALTIES', 'dpcd_inner_dense', 'dpcd_inner_sparse', 'clip_thresholds',

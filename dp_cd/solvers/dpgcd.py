@@ -12,9 +12,12 @@ from numba import njit
 from ..utils import check_scalar, check_array, as_generator, PrivacyLeakWarning, FitResult
 from ..model.losses import Loss, loss_deriv, update_pred_dense, update_pred_sparse
 from ..model.penalties import Penalty, NoPenalty, L1, L2, ElasticNet, Box, prox_1d, gs_score_1d
-from ..privacy.accountants import (BoundedRangeEvent, GaussianEvent, LaplaceEvent, PureDPEvent, SelfComposedEvent, ComposedEvent,
-                               RDPAccountant, ZCDPAccountant, AdvancedCompositionAccountant, calibrate, per_step_epsilon,
-                               PrivacyReport)
+from ..privacy.events import (BoundedRangeEvent, GaussianEvent, LaplaceEvent, PureDPEvent,
+                                  SelfComposedEvent, ComposedEvent)
+from ..privacy.accountants import BestOfAccountant, make_accountant
+from ..privacy.calibration import calibrate
+from ..privacy.closed_forms import per_step_epsilon
+from ..privacy.report import PrivacyReport
 from ..privacy.mechanisms import selection_scale, noisy_argmax_abs
 from .dpcd import clip_thresholds, private_smoothness, coordinate_setup
 from ..model.norms import quadratic_strong_convexity
@@ -159,25 +162,6 @@ SELECTIONS = ("exponential", "as_published")
 RELEASES = ("gaussian", "laplace")
 DPGCD_ACCOUNTANTS = ("best", "rdp", "zcdp", "advanced", "advanced_drv")
 
-class _BestOf:
-    "The smallest ε certified by several valid accountants on the same ledger (each is a valid bound)."
-    def __init__(self, accs): self.accs = accs
-    def compose(self, event, count=1):
-        for a in self.accs:
-            if a.supports(event): a.compose(event, count)
-            else: self.accs = [b for b in self.accs if b is not a]
-        return self
-    def _best(self, delta): return min(self.accs, key=lambda a: a.get_epsilon(delta))
-    def get_epsilon(self, delta): return self._best(delta).get_epsilon(delta)
-    @property
-    def name(self): return "best of " + ", ".join(a.name for a in self.accs)
-
-def _make_accountant(name):
-    if name == "best": return _BestOf([RDPAccountant(), ZCDPAccountant(), AdvancedCompositionAccountant("best")])
-    if name == "rdp": return RDPAccountant()
-    if name == "zcdp": return ZCDPAccountant()
-    return AdvancedCompositionAccountant("best" if name == "advanced" else "drv")
-
 @dataclass(frozen=True)
 class DPGCDCalibration:
     "Noise of a DP-GCD run and the guarantee it actually has."
@@ -186,7 +170,7 @@ class DPGCDCalibration:
     epsilon_selection: float # ε of one selection (ε_s; "as_published": the papers' ε')
     selection_noise: float # "exponential": Gumbel scale per unit of score sensitivity (2/ε_s); "as_published": Laplace scale per unit of Δ_j (1/ε')
     release_multiplier: float # release noise per unit of Δ_j (Gaussian σ/Δ or Laplace b/Δ)
-    event: object # the ledger of the whole run (dp_cd.privacy.accountants event)
+    event: object # the ledger of the whole run (dp_cd.privacy.events event)
     epsilon: float # ε certified for the whole run at δ
     claimed_epsilon: float # the target ε ("as_published": the papers' claim)
     accountant: str # accountant that certified `epsilon`
@@ -219,7 +203,8 @@ def dpgcd_calibration(epsilon:float, # target ε > 0 of the optimisation
         ev = SelfComposedEvent(ComposedEvent((sel.event, LaplaceEvent(1 / e1))), T)
         cands = {}
         for name in ("advanced", "rdp"):
-            cands[_make_accountant(name).name] = _make_accountant(name).compose(ev).get_epsilon(dlt)
+            acc = make_accountant(name)
+            cands[acc.name] = acc.compose(ev).get_epsilon(dlt)
         best = min(cands, key=cands.get)
         notes += [f"AS PUBLISHED (Theorem 5.3.1 / B.1.1): eps'={e1:.6g} per step, claimed ({eps:g}, {dlt:.3g})-DP by advanced composition of 2T={2 * T} eps'-DP steps",
                   f"the published selection is only {sel.epsilon / e1:.4g} eps'-DP ({sel.note}); true guarantee: eps={cands[best]:.6g} by {best}"]
@@ -232,7 +217,7 @@ def dpgcd_calibration(epsilon:float, # target ε > 0 of the optimisation
         if release == "gaussian": es, rel = 2 / x * math.sqrt(r), GaussianEvent(x)   # eps_s^2/8 = r/(2x^2)
         else: es, rel = r / x, LaplaceEvent(x)
         return es, SelfComposedEvent(ComposedEvent((selection_scale(es, 1.0, "exponential").event, rel)), T)
-    make = lambda x: _make_accountant(accountant).compose(events(x)[1])
+    make = lambda x: make_accountant(accountant).compose(events(x)[1])
     guess = math.sqrt(T) / eps
     try: x = calibrate(make, eps, dlt, lo=guess / 16, hi=guess * 4, max_value=1e12)
     except (ValueError, TypeError, OverflowError):   # no bracket below max_value (or T beyond machine integers)
@@ -241,12 +226,14 @@ def dpgcd_calibration(epsilon:float, # target ε > 0 of the optimisation
     es, ev = events(x)
     cal = selection_scale(es, 1.0, "exponential")
     acc = make(x); e_cert = acc.get_epsilon(dlt)
-    acc_name = acc._best(dlt).name if isinstance(acc, _BestOf) else acc.name
+    acc_name = acc.best(dlt).name if isinstance(acc, BestOfAccountant) else acc.name
     split = {"selection (exponential, eps_s-BR)": es, ("release (Gaussian, noise multiplier)" if release == "gaussian" else "release (Laplace, eps)"): (x if release == "gaussian" else 1 / x)}
     notes.append(f"{T} selections by the exponential mechanism (eps_s={es:.6g}, bounded range) and {T} {release} releases "
                  f"({'sigma_j = %.6g Delta_j' % x if release == 'gaussian' else 'b_j = %.6g Delta_j' % x}); selection_share={share:g}")
     if release == "laplace" and accountant != "advanced_drv":
-        notes.append(f"the papers' advanced composition (B.1.1) would certify eps={_make_accountant('advanced_drv').compose(ev).get_epsilon(dlt):.6g} for the same noise")
+        e_drv = make_accountant("advanced_drv").compose(ev).get_epsilon(dlt)
+        notes.append(f"the papers' advanced composition (B.1.1) would certify eps={e_drv:.6g} "
+                     "for the same noise")
     return DPGCDCalibration("exponential", release, es, cal.scale, x, ev, e_cert, eps, acc_name, split, tuple(notes))
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb

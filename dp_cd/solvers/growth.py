@@ -10,8 +10,10 @@ import numpy as np
 from numba import njit
 from scipy import ndimage, special
 from ..utils import check_array, check_scalar, as_generator, as_design, FitResult, PrivacyLeakWarning
-from ..privacy.accountants import (calibrate_noise_multiplier, PrivacyReport, GDPAccountant, PureDPAccountant,
-                               GaussianEvent, PureDPEvent)
+from ..privacy.events import GaussianEvent, PureDPEvent
+from ..privacy.accountants import GDPAccountant, PureDPAccountant
+from ..privacy.calibration import calibrate_noise_multiplier
+from ..privacy.report import PrivacyReport
 from ..model.losses import Loss, SquaredLoss, LogisticLoss, HuberLoss, loss_deriv, loss_value
 from ..model.penalties import Penalty, NoPenalty, L2
 
@@ -196,7 +198,7 @@ def l2_laplace_logdensity(z, # points, shape (..., d)
 def gaussian_noise_multiplier(epsilon:float, # ε > 0
                               delta:float, # δ in (0, 1)
                              ) -> float:
-    "Smallest σ/Δ making one Gaussian release (ε, δ)-DP (exact analytic calibration, `dp_cd.privacy.accountants.calibrate_noise_multiplier`)."
+    "Smallest σ/Δ making one Gaussian release (ε, δ)-DP (exact: `calibrate_noise_multiplier`)."
     epsilon = check_scalar(epsilon, "epsilon", low=0, low_open=True)
     delta = check_scalar(delta, "delta", 0, 1, True, True)
     return float(calibrate_noise_multiplier(epsilon, delta, steps=1, method="gdp"))
@@ -326,7 +328,7 @@ def growth_privacy_report(epsilon:float, # ε of every phase (np.inf: non-privat
                           phases:list, # the phase log (one dict per phase, with its noise scale)
                           n_used:int, # records read (each by exactly one phase)
                          ) -> PrivacyReport:
-    "The `dp_cd.privacy.accountants.PrivacyReport` of Algorithm 1 or 2: one phase's guarantee, by parallel composition over disjoint chunks."
+    "The `PrivacyReport` of Algorithm 1 or 2: one phase's guarantee, by parallel composition."
     scales = [p["noise_scale"] for p in phases]
     common = (f"{len(phases)} phases on disjoint chunks ({n_used} records, each read by exactly one phase): "
               "parallel composition, so the run has the guarantee of a single phase; projections are post-processing",)

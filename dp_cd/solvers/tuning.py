@@ -8,7 +8,8 @@ import functools, math, warnings
 from dataclasses import dataclass, field
 import numpy as np
 from ..utils import check_scalar, as_generator, PrivacyLeakWarning
-from ..privacy.accountants import PrivacyReport, rdp_to_epsilon, gdp_epsilon
+from ..privacy.formulas import rdp_to_epsilon, gdp_epsilon
+from ..privacy.report import PrivacyReport
 from .dpcd import dp_cd
 
 # %% auto 0

@@ -9,7 +9,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import optimize, special, stats
 from ..utils import check_scalar, check_array, as_generator
-from ..privacy.accountants import calibrate_noise_multiplier, remark_3_1_2_sigma, PrivacyReport
+from ..privacy.calibration import calibrate_noise_multiplier
+from ..privacy.closed_forms import remark_3_1_2_sigma
+from ..privacy.report import PrivacyReport
 from ..datasets import clip_rows
 from ..model.losses import LogisticLoss
 from ..model.penalties import L2
@@ -415,7 +417,7 @@ def gaussian_sigma(sensitivity:float, # l2 sensitivity Delta
                    delta:float, # in (0, 1)
                    method:str="gdp", # "gdp": exact analytic Gaussian; "classic": Remark 3.1.2 (epsilon <= 1 only)
                   ) -> float:
-    "Noise standard deviation of the Gaussian mechanism for one release of $\\ell_2$ sensitivity `sensitivity` (via `dp_cd.privacy.accountants`)."
+    "Noise std of the Gaussian mechanism for one release of $\\ell_2$ sensitivity `sensitivity`."
     sensitivity = check_scalar(sensitivity, "sensitivity", low=0, low_open=True)
     epsilon = check_scalar(epsilon, "epsilon", low=0, low_open=True); delta = check_scalar(delta, "delta", 0, 1, True, True)
     if method == "gdp": return sensitivity * calibrate_noise_multiplier(epsilon, delta, steps=1, method="gdp")
