@@ -8,19 +8,18 @@ import inspect
 import warnings
 from dataclasses import dataclass, field
 import numpy as np
-from ..utils import check_scalar, as_design, as_generator
+from ..utils import as_design, as_generator
 from ..model.losses import Loss
 from ..model.penalties import Penalty
-from ..privacy.accountants import DPEvent, ComposedEvent, PrivacyReport
+from ..privacy.events import (DPEvent, ComposedEvent, check_epsilon, check_delta,
+                                  check_relation)
+from ..privacy.report import PrivacyReport
 
 # %% auto 0
-__all__ = ['RELATIONS', 'SOLVERS', 'PrivacyRequest', 'check_relation', 'check_privacy', 'Problem', 'check_problem', 'LedgerEntry',
-           'Ledger', 'Plan', 'build_report', 'Run', 'FitResult', 'Solver', 'Option', 'register', 'get_solver']
+__all__ = ['SOLVERS', 'PrivacyRequest', 'check_privacy', 'Problem', 'check_problem', 'LedgerEntry', 'Ledger', 'Plan',
+           'build_report', 'Run', 'FitResult', 'Solver', 'Option', 'register', 'get_solver']
 
 # %% ../../nbs/03_solvers/00_contract.ipynb
-RELATIONS = ("replace_one", "add_remove")
-
-
 @dataclass(frozen=True)
 class PrivacyRequest:
     "The (ε, δ) a fit must meet, under a neighbouring relation; built by `check_privacy`."
@@ -34,26 +33,18 @@ class PrivacyRequest:
         return bool(np.isfinite(self.epsilon))
 
 # %% ../../nbs/03_solvers/00_contract.ipynb
-def check_relation(relation:str, # "replace_one" or "add_remove"
-                  ) -> str:
-    "The neighbouring relation, checked."
-    if relation not in RELATIONS:
-        raise ValueError(f"relation must be one of {RELATIONS}, got {relation!r}")
-    return relation
-
-
 def check_privacy(epsilon:float, # ε > 0 (np.inf: non-private)
                   delta:float|None, # δ in (0, 1); None allowed for a non-private run (means 0)
                   n:int, # number of records (public)
                   relation:str="replace_one", # neighbouring relation of the guarantee
                  ) -> PrivacyRequest:
     "The one validation of a fit's privacy target; warns when δ ≥ 1/n."
-    epsilon = check_scalar(epsilon, "epsilon", low=0, low_open=True, allow_inf=True)
+    epsilon = check_epsilon(epsilon, allow_inf=True)
     relation = check_relation(relation)
     if not np.isfinite(epsilon):
-        delta = 0.0 if delta is None else check_scalar(delta, "delta", 0, 1, high_open=True)
+        delta = 0.0 if delta is None else check_delta(delta, allow_zero=True)
         return PrivacyRequest(epsilon, delta, relation)
-    delta = check_scalar(delta, "delta", 0, 1, True, True)
+    delta = check_delta(delta)
     if delta >= 1 / n:
         warnings.warn(f"delta={delta:.3g} >= 1/n = {1 / n:.3g}: such a delta allows releasing "
                       "a record in the clear", UserWarning, stacklevel=3)
