@@ -37,6 +37,7 @@ def check_privacy(epsilon:float, # ε > 0 (np.inf: non-private)
                   delta:float|None, # δ in (0, 1); None allowed for a non-private run (means 0)
                   n:int, # number of records (public)
                   relation:str="replace_one", # neighbouring relation of the guarantee
+                  pure:bool=False, # also accept δ = 0 (solvers with a pure ε-DP mode)
                  ) -> PrivacyRequest:
     "The one validation of a fit's privacy target; warns when δ ≥ 1/n."
     epsilon = check_epsilon(epsilon, allow_inf=True)
@@ -44,7 +45,7 @@ def check_privacy(epsilon:float, # ε > 0 (np.inf: non-private)
     if not np.isfinite(epsilon):
         delta = 0.0 if delta is None else check_delta(delta, allow_zero=True)
         return PrivacyRequest(epsilon, delta, relation)
-    delta = check_delta(delta)
+    delta = check_delta(delta, allow_zero=pure)
     if delta >= 1 / n:
         warnings.warn(f"delta={delta:.3g} >= 1/n = {1 / n:.3g}: such a delta allows releasing "
                       "a record in the clear", UserWarning, stacklevel=3)
@@ -197,6 +198,7 @@ class Solver:
     clipping: tuple = ()  # clipping schemes, e.g. ("coordinate", "sample")
     accountants: tuple = ()  # accountant names accepted by the `accountant` option
     relations: tuple = ("replace_one",)  # neighbouring relations it can certify
+    pure_dp: bool = False  # offers pure ε-DP (accepts δ = 0)
     function = None  # the public function; its keyword-only parameters are the options
 
     def check_supports(self, loss, penalty):
@@ -253,7 +255,8 @@ def _fit(self, X, y, loss:Loss, penalty:Penalty|None, epsilon:float, delta:float
         raise TypeError(f"solver {self.name!r} got unknown options {unknown}; "
                         f"its options are {list(self.option_names)}")
     problem = check_problem(X, y, loss, penalty, self)
-    request = check_privacy(epsilon, delta, problem.n, options.get("relation", "replace_one"))
+    request = check_privacy(epsilon, delta, problem.n, options.get("relation", "replace_one"),
+                            pure=self.pure_dp)
     options = self.check_options(problem, request, options)
     rng = as_generator(random_state)
     plan = self.plan(problem, request, options, rng)
@@ -276,8 +279,9 @@ def register(cls:type, # a Solver subclass with a unique `name`
     registry = SOLVERS if registry is None else registry
     if not (isinstance(cls, type) and issubclass(cls, Solver)) or not cls.name:
         raise TypeError("register takes a Solver subclass with a non-empty name")
-    if cls.name in registry and type(registry[cls.name]) is not cls:
-        raise ValueError(f"a solver named {cls.name!r} is already registered")
+    known = registry.get(cls.name)
+    if known is not None and type(known).__qualname__ != cls.__qualname__:   # a redefinition
+        raise ValueError(f"a solver named {cls.name!r} is already registered")   # (notebook) is fine
     registry[cls.name] = cls()
     return cls
 
