@@ -4,25 +4,30 @@
 
 # %% ../../nbs/03_solvers/04_growth.ipynb 1
 from __future__ import annotations
-import math, warnings
+import math
+import numbers
+import warnings
 from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 from scipy import ndimage, special
-from ..utils import check_array, check_scalar, as_generator, as_design, FitResult, PrivacyLeakWarning
+from ..utils import check_array, check_scalar, as_generator, PrivacyLeakWarning
 from ..privacy.events import GaussianEvent, PureDPEvent
 from ..privacy.accountants import GDPAccountant, PureDPAccountant
 from ..privacy.calibration import calibrate_noise_multiplier
 from ..privacy.report import PrivacyReport
 from ..model.losses import Loss, SquaredLoss, LogisticLoss, HuberLoss, loss_deriv, loss_value
 from ..model.penalties import Penalty, NoPenalty, L2
+from .contract import (PrivacyRequest, check_privacy, Problem, check_problem, Ledger,
+                                    Plan, build_report, Run, FitResult, Solver, register,
+                                    get_solver)
 
 # %% auto 0
 __all__ = ['GrowthLoss', 'PowerLoss', 'LocationLoss', 'RegressionLoss', 'l2_laplace_noise', 'l2_laplace_logdensity',
            'gaussian_noise_multiplier', 'project_two_balls', 'solve_phase', 'localization_step_size',
            'min_records_localization', 'growth_privacy_report', 'GrowthResult', 'localization', 'growth_epochs',
            'min_records_growth', 'growth_step_size', 'epoch_growth', 'inverse_sensitivity_distribution',
-           'inverse_sensitivity', 'GLMObjective', 'growth_adaptive']
+           'inverse_sensitivity', 'GLMObjective', 'growth_adaptive', 'GrowthAdaptive']
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
 _KINDS = {"power": 0, "location": 1, "regression": 2}
@@ -198,7 +203,7 @@ def l2_laplace_logdensity(z, # points, shape (..., d)
 def gaussian_noise_multiplier(epsilon:float, # ε > 0
                               delta:float, # δ in (0, 1)
                              ) -> float:
-    "Smallest σ/Δ making one Gaussian release (ε, δ)-DP (exact: `calibrate_noise_multiplier`)."
+    "Smallest σ/Δ making one Gaussian release (ε, δ)-DP (exact analytic calibration, `dp_cd.privacy.accountants.calibrate_noise_multiplier`)."
     epsilon = check_scalar(epsilon, "epsilon", low=0, low_open=True)
     delta = check_scalar(delta, "delta", 0, 1, True, True)
     return float(calibrate_noise_multiplier(epsilon, delta, steps=1, method="gdp"))
@@ -322,6 +327,46 @@ def min_records_localization(min_chunk:int=1 # records required in each phase
     while n // math.ceil(math.log(n)) < min_chunk: n += 1
     return n
 
+# %% ../../nbs/03_solvers/04_growth.ipynb
+def _privacy_terms(request:PrivacyRequest, # (ε, δ) every phase is calibrated to
+                   noise:str, # "laplace_l2", "laplace_coord", "gaussian" or "none"
+                   scales:list, # noise scale of every phase
+                   n_used:int, # records read (each by exactly one phase)
+                  ) -> dict:
+    "The `Plan` fields of Algorithm 1 or 2's guarantee: one phase's, by parallel composition."
+    if not request.private:
+        return dict(noise_scales=scales, notes=["non-private run: no noise"])
+    notes = [f"{len(scales)} phases on disjoint chunks ({n_used} records, each read by exactly "
+             "one phase): parallel composition, so the run has the guarantee of a single phase; "
+             "projections are post-processing"]
+    if noise == "gaussian":
+        return _gaussian_terms(request, scales, notes)
+    return _pure_terms(request, noise, scales, notes)
+
+# %% ../../nbs/03_solvers/04_growth.ipynb
+def _gaussian_terms(request:PrivacyRequest, scales:list, notes:list) -> dict:
+    "One Gaussian release per record (by its phase), accounted exactly by Gaussian DP."
+    z = gaussian_noise_multiplier(request.epsilon, request.delta)
+    label = f"{len(scales)} phases on disjoint chunks (Gaussian, parallel composition)"
+    ledger = Ledger().add(label, GaussianEvent(z))
+    accountant = GDPAccountant().compose(ledger.event)
+    note = f"Gaussian output noise, noise multiplier sigma_i/Delta_i = {z:.6g}"
+    return dict(ledger=ledger, epsilon=accountant.get_epsilon(request.delta),
+                accountant=accountant.name + ", one release per chunk", releases=len(scales),
+                noise_scales=scales, notes=notes + [note])
+
+
+def _pure_terms(request:PrivacyRequest, noise:str, scales:list, notes:list) -> dict:
+    "One pure ε-DP release per record (by its phase): ℓ2 or coordinate-wise Laplace noise."
+    label = f"{len(scales)} phases on disjoint chunks (pure DP, parallel composition)"
+    ledger = Ledger().add(label, PureDPEvent(request.epsilon))
+    accountant = PureDPAccountant().compose(ledger.event)
+    note = f"{noise} output noise: pure epsilon-DP per phase"
+    return dict(ledger=ledger, epsilon=accountant.epsilon0, delta=0.0,
+                accountant=accountant.name + ", one release per chunk", releases=len(scales),
+                noise_scales=scales, notes=notes + [note])
+
+# %% ../../nbs/03_solvers/04_growth.ipynb
 def growth_privacy_report(epsilon:float, # ε of every phase (np.inf: non-private)
                           delta:float, # δ of every phase (0: pure DP)
                           noise:str, # "laplace_l2", "laplace_coord", "gaussian" or "none"
@@ -329,20 +374,11 @@ def growth_privacy_report(epsilon:float, # ε of every phase (np.inf: non-privat
                           n_used:int, # records read (each by exactly one phase)
                          ) -> PrivacyReport:
     "The `PrivacyReport` of Algorithm 1 or 2: one phase's guarantee, by parallel composition."
+    request = PrivacyRequest(epsilon, delta)
     scales = [p["noise_scale"] for p in phases]
-    common = (f"{len(phases)} phases on disjoint chunks ({n_used} records, each read by exactly one phase): "
-              "parallel composition, so the run has the guarantee of a single phase; projections are post-processing",)
-    if not np.isfinite(epsilon):
-        return PrivacyReport(np.inf, delta, "replace_one", "none (non-private)", 0, scales, {}, ("non-private run: no noise",))
-    if noise == "gaussian":
-        z = gaussian_noise_multiplier(epsilon, delta)
-        acc = GDPAccountant().compose(GaussianEvent(z))     # one Gaussian release per phase, sensitivity Delta_i
-        return PrivacyReport(acc.get_epsilon(delta), delta, "replace_one", acc.name + ", one release per chunk", len(phases), scales,
-                             {}, common + (f"Gaussian output noise, noise multiplier sigma_i/Delta_i = {z:.6g}",))
-    acc = PureDPAccountant().compose(PureDPEvent(epsilon))   # l2-Laplace (or coordinate Laplace) at scale Delta_i/eps (sqrt(d) Delta_i/eps)
-    return PrivacyReport(acc.epsilon0, 0.0, "replace_one", acc.name + ", one release per chunk", len(phases), scales, {},
-                         common + (f"{noise} output noise: pure epsilon-DP per phase",))
+    return build_report(request, Plan(**_privacy_terms(request, noise, scales, n_used)))
 
+# %% ../../nbs/03_solvers/04_growth.ipynb
 @dataclass
 class GrowthResult:
     "Output of Algorithm 1 or 2 with the transcript needed to audit it."
@@ -362,15 +398,24 @@ class GrowthResult:
         "`str(self.privacy)` (kept for backward compatibility)."
         return str(self.privacy)
 
+# %% ../../nbs/03_solvers/04_growth.ipynb
 _NOISES = ("laplace_l2", "laplace_coord", "gaussian")
 
-def _check_privacy(epsilon, delta, noise):
-    eps = check_scalar(epsilon, "epsilon", low=0, low_open=True)
-    delta = check_scalar(delta, "delta", 0, 1, high_open=True)
-    if noise is None: noise = "laplace_l2" if delta == 0 else "gaussian"
-    if noise not in _NOISES: raise ValueError(f"noise must be one of {_NOISES}, got {noise!r}")
-    if (noise == "gaussian") != (delta > 0): raise ValueError(f"noise={noise!r} requires {'delta > 0' if noise == 'gaussian' else 'delta = 0'}")
-    return eps, delta, noise
+# %% ../../nbs/03_solvers/04_growth.ipynb
+def _request_and_noise(epsilon, delta, noise:str|None, n:int) -> tuple:
+    "The request of Algorithms 1–2 (ε finite; δ = 0 for pure DP) and the noise that goes with it."
+    request = check_privacy(epsilon, delta, n, pure=True)
+    if not request.private:
+        raise ValueError(f"epsilon must be finite, got {epsilon!r}")
+    if noise is None:
+        noise = "laplace_l2" if request.delta == 0 else "gaussian"
+    if noise not in _NOISES:
+        raise ValueError(f"noise must be one of {_NOISES}, got {noise!r}")
+    if (noise == "gaussian") != (request.delta > 0):
+        needed = "delta > 0" if noise == "gaussian" else "delta = 0"
+        raise ValueError(f"noise={noise!r} requires {needed}")
+    return request, noise
+
 
 def _check_domain(center, radius, d=None):
     R = check_scalar(radius, "radius", low=0, low_open=True)
@@ -378,6 +423,30 @@ def _check_domain(center, radius, d=None):
     if d is not None and c.shape[0] != d: raise ValueError(f"center has dimension {c.shape[0]}, expected {d}")
     return c, R
 
+# %% ../../nbs/03_solvers/04_growth.ipynb
+def _phase_steps(eta:float, L:float, tol_frac:float, k:int):
+    "Step η_i, certified accuracy τ_i and sensitivity Δ_i = Lη_i + 2τ_i of phases i = 1..k."
+    for i in range(1, k + 1):
+        eta_i = 2.0 ** (-4 * i) * eta
+        tau = tol_frac * L * eta_i
+        yield eta_i, tau, L * eta_i + 2 * tau
+
+
+def _noise_scale(noise:str, sensitivity:float, epsilon:float, d:int, z:float|None) -> float:
+    "A phase's noise scale: Δ/ε (ℓ2-Laplace), √d Δ/ε (coordinate Laplace), zΔ (Gaussian), or 0."
+    if not np.isfinite(epsilon): return 0.0
+    if noise == "laplace_l2": return sensitivity / epsilon
+    if noise == "laplace_coord": return math.sqrt(d) * sensitivity / epsilon
+    return z * sensitivity
+
+
+def _draw_noise(noise:str, scale:float, d:int, rng) -> np.ndarray:
+    "A phase's output noise at `scale` (line 9 of Algorithm 1)."
+    if noise == "laplace_l2": return l2_laplace_noise(d, scale, rng)
+    if noise == "laplace_coord": return rng.laplace(scale=scale, size=d)
+    return rng.normal(scale=scale, size=d)
+
+# %% ../../nbs/03_solvers/04_growth.ipynb
 def _algorithm1(S, loss, dom, L, eta, x0, eps, delta, noise, tol_frac, rng, max_iter, offset, epoch, log, min_chunk):
     n, d = S.shape[0], x0.shape[0]
     k = math.ceil(math.log(n)) if n >= 2 else 1; n0 = n // k
@@ -387,22 +456,18 @@ def _algorithm1(S, loss, dom, L, eta, x0, eps, delta, noise, tol_frac, rng, max_
     z = gaussian_noise_multiplier(eps, delta) if noise == "gaussian" and np.isfinite(eps) else None
     c1, r1, c2, r2 = dom
     x = project_two_balls(x0, c1, r1, c2, r2)
-    for i in range(1, k + 1):
-        eta_i = 2.0 ** (-4 * i) * eta
-        tau = tol_frac * L * eta_i
+    for i, (eta_i, tau, Delta) in enumerate(_phase_steps(eta, L, tol_frac, k), start=1):
         chunk = S[(i - 1) * n0: i * n0]
         xh, iters = solve_phase(chunk, loss, x, eta_i, dom, tau, L, max_iter)
-        Delta = L * eta_i + 2 * tau
-        if not np.isfinite(eps): scale = 0.0; zeta = np.zeros(d)
-        elif noise == "laplace_l2": scale = Delta / eps; zeta = l2_laplace_noise(d, scale, rng)
-        elif noise == "laplace_coord": scale = math.sqrt(d) * Delta / eps; zeta = rng.laplace(scale=scale, size=d)
-        else: scale = z * Delta; zeta = rng.normal(scale=scale, size=d)
+        scale = _noise_scale(noise, Delta, eps, d, z)
+        zeta = _draw_noise(noise, scale, d, rng) if np.isfinite(eps) else np.zeros(d)
         xn = project_two_balls(xh + zeta, c1, r1, c2, r2)
         log.append(dict(epoch=epoch, phase=i, start=offset + (i - 1) * n0, stop=offset + i * n0, eta=eta_i, sensitivity=Delta,
                         tol=tau, noise_scale=scale, iterations=iters, center=x, x_hat=xh, x=xn))
         x = xn
     return x, k * n0
 
+# %% ../../nbs/03_solvers/04_growth.ipynb
 def localization(S, # records, one per row
                  loss:GrowthLoss, # smooth convex loss
                  center, # centre c of the domain X = B(c, R)
@@ -420,9 +485,10 @@ def localization(S, # records, one per row
                  step_scale:float=1.0, # multiplies the default η (a constant hidden in the O(·); 1 = as published)
                 ) -> GrowthResult:
     "Algorithm 1 (localisation) on $\\mathcal X = B(c, R)$."
-    eps, delta, noise = _check_privacy(epsilon, delta, noise)
     c, R = _check_domain(center, radius)
     S = loss.check_records(S, c.shape[0])
+    request, noise = _request_and_noise(epsilon, delta, noise, S.shape[0])
+    eps, delta = request.epsilon, request.delta
     L = loss.lipschitz(float(np.linalg.norm(c)) + R)
     if eta is None: eta = check_scalar(step_scale, "step_scale", low=0, low_open=True) * localization_step_size(S.shape[0], c.shape[0], 2 * R, L, eps, delta, beta)
     eta = check_scalar(eta, "eta", low=0, low_open=True)
@@ -481,9 +547,10 @@ def epoch_growth(S, # records, one per row
                  step_scale:float=1.0, # multiplies η_0 (a constant hidden in the O(·); 1 = as published)
                 ) -> GrowthResult:
     "Algorithm 2 (epoch-based, adapts to any growth κ ≥ κ̲) on $\\mathcal X = B(c, R)$."
-    eps, delta, noise = _check_privacy(epsilon, delta, noise)
     c, R = _check_domain(center, radius)
     S = loss.check_records(S, c.shape[0]); n, d = S.shape[0], c.shape[0]
+    request, noise = _request_and_noise(epsilon, delta, noise, n)
+    eps, delta = request.epsilon, request.delta
     if n < 2 or not _growth_feasible(n, kappa_lower, min_chunk):
         growth_epochs(2, kappa_lower)
         raise ValueError(f"n = {n} records are too few for Algorithm 2 with kappa_lower={kappa_lower}: it needs at least "
@@ -498,7 +565,7 @@ def _epochs(S, loss, c, R, kappa_lower, eps, delta, x0, beta, noise, tol_frac, m
     T = growth_epochs(n, kappa_lower); n0 = n // T
     L = loss.lipschitz(float(np.linalg.norm(c)) + R)
     D0 = 2 * R
-    eta0 = check_scalar(step_scale, "step_scale", low=0, low_open=True) * growth_step_size(n0, d, D0, L, eps, delta, beta, n=n)
+    eta0 = _initial_step(n, d, R, L, kappa_lower, eps, delta, beta, step_scale)
     x = c.copy() if x0 is None else project_two_balls(check_array(x0, "x0", ndim=1), c, R)
     tol_frac = check_scalar(tol_frac, "tol_frac", low=0, low_open=True); log = []; used = 0
     for i in range(T):
@@ -507,6 +574,23 @@ def _epochs(S, loss, c, R, kappa_lower, eps, delta, x0, beta, noise, tol_frac, m
                            tol_frac, rng, max_inner_iter, i * n0, i, log, min_chunk)
         used += u
     return x, log, used, f"T={T} epochs of n0={n0} records, kappa_lower={kappa_lower}"
+
+# %% ../../nbs/03_solvers/04_growth.ipynb
+def _initial_step(n:int, d:int, R:float, L:float, kappa_lower:float, eps:float, delta:float,
+                  beta:float|None, step_scale:float) -> float:
+    "Algorithm 2's η_0 on a ball of radius R, times `step_scale` (public constants only)."
+    n0 = n // growth_epochs(n, kappa_lower)
+    scale = check_scalar(step_scale, "step_scale", low=0, low_open=True)
+    return scale * growth_step_size(n0, d, 2 * R, L, eps, delta, beta, n=n)
+
+
+def _growth_sensitivities(n:int, kappa_lower:float, L:float, eta0:float, tol_frac:float) -> tuple:
+    "Sensitivity Δ of every phase of Algorithm 2, in order, and the number of records read."
+    T = growth_epochs(n, kappa_lower)
+    n0 = n // T
+    k = math.ceil(math.log(n0))
+    steps = (_phase_steps(2.0 ** (-i) * eta0, L, tol_frac, k) for i in range(T))
+    return [Delta for epoch in steps for _, _, Delta in epoch], T * k * (n0 // k)
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
 @njit(cache=True)
@@ -619,88 +703,187 @@ class GLMObjective:
                                 np.asarray(c2, dtype=np.float64), float(r2), step, iters)
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
-def growth_adaptive(X, # design (n, p), dense or scipy sparse (densified)
-                    y, # labels (n,) (±1 for the logistic loss)
-                    loss:Loss, # SquaredLoss(), LogisticLoss() or HuberLoss(delta)
-                    penalty:Penalty, # NoPenalty() or L2(lam) (added to every record's loss); others are refused
-                    epsilon:float, # ε > 0 (np.inf: non-private, no noise)
-                    delta:float, # δ in (0, 1) (Gaussian noise), or 0 for pure DP (ℓ2-Laplace noise)
-                    *,
-                    radius:float=1.0, # R: the model is constrained to ||w||_2 <= R
-                    x_norm:float|None=None, # public bound on ||x_i||_2 (rows are clipped to it); None: from the data (leaks, warns)
-                    y_bound:float|None=None, # public bound on |y_i| (squared/Huber; labels clipped); None: from the data (leaks, warns)
-                    kappa_lower:float=1.5, # lower bound κ̲ > 1 on the growth exponent
-                    step:float|None=None, # multiplier of Algorithm 2's η_0 (None: 256; 1 = as published)
-                    n_passes=None, # accepted for the common solver contract and ignored: Algorithm 2's schedule is fixed by n
-                    clip:float|None=None, # alias of x_norm (the common contract's clipping threshold); np.inf allowed only with epsilon = inf
-                    tol_frac:float=0.01, # certified inner accuracy as a fraction of L·η_i
-                    max_inner_iter:int=10**5, # refuse if a phase would need more inner iterations
-                    w0=None, # initial point (projected onto the ball); default 0
-                    random_state=None, # seed or Generator
-                    record_every:float|None=None, # record (passes, coef) about every this many passes (after the phases)
-                   ) -> FitResult:
-    "The growth-adaptive method: Algorithm 2 of Asi, Levy & Duchi (2021) for a linear model over an ℓ2 ball; returns a `FitResult`."
-    if not isinstance(loss, (SquaredLoss, LogisticLoss, HuberLoss)):
-        raise TypeError(f"loss must be SquaredLoss, LogisticLoss or HuberLoss, got {type(loss).__name__}")
-    if not isinstance(penalty, (NoPenalty, L2)):
-        raise ValueError(f"penalty {penalty!r} is not supported by growth_adaptive: use NoPenalty() or L2(lam) "
-                         "(the phase solver needs a smooth objective)")
-    eps = check_scalar(epsilon, "epsilon", low=0, low_open=True, allow_inf=True)
-    X, is_sparse, y, _ = loss.validate(X, y)
-    n, p = X.shape
-    if np.isfinite(eps):
-        delta = check_scalar(delta, "delta", 0, 1, high_open=True)
-        if delta >= 1 / n: warnings.warn(f"delta={delta:.3g} >= 1/n = {1 / n:.3g}: such a delta allows releasing a record in the clear",
-                                         UserWarning, stacklevel=2)
-    else: delta = 0.0 if delta is None else check_scalar(delta, "delta", 0, 1, high_open=True)
-    R = check_scalar(radius, "radius", low=0, low_open=True)
-    A = np.asarray(X.todense()) if is_sparse else np.array(X)
+def _dense(problem:Problem) -> np.ndarray:
+    "A writable dense copy of the design (sparse designs are densified)."
+    return np.asarray(problem.X.todense()) if problem.sparse else np.array(problem.X)
+
+
+def _leak(name:str, what:str, label:str) -> str:
+    "Warn that a bound is read from the private data; returns the leak's label for the report."
+    warnings.warn(f"{name}=None: {what} is computed from the private data; pass a public {name}",
+                  PrivacyLeakWarning, stacklevel=5)
+    return label
+
+
+def _growth_bounds(problem:Problem, options:dict, private:bool) -> tuple:
+    "`x_norm` and `y_bound`: public when given, else read from the data (a leak if private)."
+    x_norm, y_bound, leaks = options["x_norm"], options["y_bound"], []
+    if x_norm is None:
+        if private: leaks.append(_leak("x_norm", "the bound on ||x_i||",
+                                       "the feature-norm bound x_norm (x_norm=None)"))
+        x_norm = max(float(np.linalg.norm(_dense(problem), axis=1).max()), 1e-12)
+    if y_bound is None:
+        if private: leaks.append(_leak("y_bound", "the bound on |y_i|",
+                                       "the label bound y_bound (y_bound=None)"))
+        y_bound = float(np.abs(problem.y).max())
+    return x_norm, y_bound, leaks
+
+# %% ../../nbs/03_solvers/04_growth.ipynb
+def _records(problem:Problem, x_norm:float, y_bound:float) -> np.ndarray:
+    "Records $[x_i \\mid y_i]$ mapped one by one into the universe (`x_norm`, ±`y_bound`)."
+    A = _dense(problem)
+    norms = np.linalg.norm(A, axis=1)
+    A *= np.minimum(1.0, x_norm / np.maximum(norms, 1e-300))[:, None]
+    return np.ascontiguousarray(np.c_[A, np.clip(problem.y, -y_bound, y_bound)])
+
+
+def _trace(log:list, passes:np.ndarray, x:np.ndarray, w0, radius:float, every:float) -> list:
+    "(passes, coef) at the start, after a phase about every `every` passes, and at the end."
+    start = np.zeros(x.shape[0])
+    trace = [(0.0, start.copy() if w0 is None else project_two_balls(w0, start, radius))]
+    last = 0.0
+    for g, phase in zip(passes, log):
+        if g >= last + every:
+            trace.append((float(g), phase["x"].copy()))
+            last = g
+    if trace[-1][0] != float(passes[-1]): trace.append((float(passes[-1]), x.copy()))
+    return trace
+
+# %% ../../nbs/03_solvers/04_growth.ipynb
+def _resolve_x_norm(clip, x_norm, private:bool) -> float|None:
+    "`x_norm`, or its alias `clip` (np.inf: no bound, only for a non-private run)."
     if clip is not None:
         clip = check_scalar(clip, "clip", low=0, low_open=True, allow_inf=True)
-        if x_norm is not None and clip != x_norm: raise ValueError("clip is an alias of x_norm: give one of them")
+        if x_norm is not None and clip != x_norm:
+            raise ValueError("clip is an alias of x_norm: give one of them")
         if np.isfinite(clip): x_norm = clip
-        elif np.isfinite(eps): raise ValueError("clip=np.inf is only allowed with epsilon=np.inf")
-    leaks = []
-    if x_norm is None:
-        if np.isfinite(eps):
-            warnings.warn("x_norm=None: the bound on ||x_i|| is computed from the private data; pass a public x_norm",
-                          PrivacyLeakWarning, stacklevel=2)
-            leaks.append("the feature-norm bound x_norm (x_norm=None)")
-        x_norm = max(float(np.linalg.norm(A, axis=1).max()), 1e-12)
-    x_norm = check_scalar(x_norm, "x_norm", low=0, low_open=True)
-    if isinstance(loss, LogisticLoss): y_bound = 1.0
-    elif y_bound is None:
-        if np.isfinite(eps):
-            warnings.warn("y_bound=None: the bound on |y_i| is computed from the private data; pass a public y_bound",
-                          PrivacyLeakWarning, stacklevel=2)
-            leaks.append("the label bound y_bound (y_bound=None)")
-        y_bound = float(np.abs(y).max())
-    y_bound = check_scalar(y_bound, "y_bound", low=0)
-    nrm = np.linalg.norm(A, axis=1)
-    A *= np.minimum(1.0, x_norm / np.maximum(nrm, 1e-300))[:, None]      # record-wise map into the universe
-    S = np.ascontiguousarray(np.c_[A, np.clip(y, -y_bound, y_bound)])
-    lam = float(penalty.lam) if isinstance(penalty, L2) else 0.0
-    obj = GLMObjective(loss, lam, x_norm, y_bound)
-    scale = 256.0 if step is None else check_scalar(step, "step", low=0, low_open=True)
-    kl = check_scalar(kappa_lower, "kappa_lower"); growth_epochs(2, kl)   # refuses kappa_lower <= 1
+        elif private: raise ValueError("clip=np.inf is only allowed with epsilon=np.inf")
+    return None if x_norm is None else check_scalar(x_norm, "x_norm", low=0, low_open=True)
+
+
+def _resolve_y_bound(loss:Loss, y_bound) -> float|None:
+    "The label bound: 1 for the logistic loss (labels ±1), else `y_bound` (None: from the data)."
+    if isinstance(loss, LogisticLoss): return 1.0
+    return None if y_bound is None else check_scalar(y_bound, "y_bound", low=0)
+
+# %% ../../nbs/03_solvers/04_growth.ipynb
+def _check_kappa_lower(kappa_lower:float, n:int) -> float:
+    "κ̲ > 1, with enough records for every phase of every epoch."
+    kl = check_scalar(kappa_lower, "kappa_lower")
+    growth_epochs(2, kl)   # refuses kappa_lower <= 1
     if n < 2 or not _growth_feasible(n, kl, 1):
-        raise ValueError(f"n = {n} records are too few for Algorithm 2 with kappa_lower={kl}: it needs at least {min_records_growth(kl)}")
-    noise = "none" if not np.isfinite(eps) else ("gaussian" if delta > 0 else "laplace_l2")
-    c = np.zeros(p)
-    x0 = None if w0 is None else check_array(w0, "w0", ndim=1)
-    if x0 is not None and x0.shape[0] != p: raise ValueError(f"w0 has {x0.shape[0]} entries but X has {p} columns")
-    x, log, used, note = _epochs(S, obj, c, R, kl, eps, delta, x0, None, noise, tol_frac, max_inner_iter, 1,
-                                 as_generator(random_state), scale)
-    grads = np.cumsum([ph["iterations"] * (ph["stop"] - ph["start"]) for ph in log]) / n
-    trace = []
-    if record_every is not None:
-        every = check_scalar(record_every, "record_every", low=0, low_open=True); nxt = 0.0
-        trace.append((0.0, c.copy() if x0 is None else project_two_balls(x0, c, R)))
-        for g, ph in zip(grads, log):
-            if g >= nxt + every: trace.append((float(g), ph["x"].copy())); nxt = g
-        if trace[-1][0] != float(grads[-1]): trace.append((float(grads[-1]), x.copy()))
-    report = growth_privacy_report(eps, delta, noise, log, used)
-    if leaks: report = report.with_data_dependent(*leaks)
-    params = dict(radius=R, x_norm=x_norm, y_bound=y_bound, lam=lam, kappa_lower=kl, step=scale, tol_frac=tol_frac,
-                  lipschitz=obj.lipschitz(R), epochs=growth_epochs(n, kl), phases=len(log), records_used=used, note=note)
-    return FitResult(x, int(sum(ph["iterations"] for ph in log)), float(grads[-1]), "growth-adaptive", report, trace, params)
+        raise ValueError(f"n = {n} records are too few for Algorithm 2 with kappa_lower={kl}: "
+                         f"it needs at least {min_records_growth(kl)}")
+    return kl
+
+
+def _check_w0(w0, p:int) -> np.ndarray|None:
+    "The initial point (None: 0), with one entry per column."
+    if w0 is None: return None
+    x0 = check_array(w0, "w0", ndim=1)
+    if x0.shape[0] != p: raise ValueError(f"w0 has {x0.shape[0]} entries but X has {p} columns")
+    return x0
+
+# %% ../../nbs/03_solvers/04_growth.ipynb
+def _check_growth_options(self, problem:Problem, request:PrivacyRequest, options:dict) -> dict:
+    "Validate the options; resolve `clip` (alias of `x_norm`), the label bound and `step` (256)."
+    o = dict(options)
+    o["radius"] = check_scalar(o["radius"], "radius", low=0, low_open=True)
+    o["x_norm"] = _resolve_x_norm(o.pop("clip"), o["x_norm"], request.private)
+    o["y_bound"] = _resolve_y_bound(problem.loss, o["y_bound"])
+    step = o["step"]
+    o["step"] = 256.0 if step is None else check_scalar(step, "step", low=0, low_open=True)
+    o["kappa_lower"] = _check_kappa_lower(o["kappa_lower"], problem.n)
+    o["w0"] = _check_w0(o["w0"], problem.p)
+    o["tol_frac"] = check_scalar(o["tol_frac"], "tol_frac", low=0, low_open=True)
+    if o["record_every"] is not None:
+        o["record_every"] = check_scalar(o["record_every"], "record_every", low=0, low_open=True)
+    return o
+
+# %% ../../nbs/03_solvers/04_growth.ipynb
+@dataclass
+class _GrowthPlan(Plan):
+    "A `Plan` with what the run of Algorithm 2 needs besides the options."
+    request: PrivacyRequest|None = None  # (ε, δ) every phase is calibrated to
+    noise: str = "none"  # "gaussian", "laplace_l2" or "none" (ε = ∞)
+    objective: GLMObjective|None = None  # per-record loss with its public bounds
+
+
+def _growth_noise_scales(problem:Problem, request:PrivacyRequest, noise:str, L:float,
+                         options:dict) -> tuple:
+    "The noise scale of every phase (public: from n, p, L, ε, δ) and the number of records read."
+    eps, delta, kl = request.epsilon, request.delta, options["kappa_lower"]
+    eta0 = _initial_step(problem.n, problem.p, options["radius"], L, kl, eps, delta, None,
+                         options["step"])
+    sensitivities, used = _growth_sensitivities(problem.n, kl, L, eta0, options["tol_frac"])
+    z = gaussian_noise_multiplier(eps, delta) if noise == "gaussian" else None
+    return [_noise_scale(noise, s, eps, problem.p, z) for s in sensitivities], used
+
+# %% ../../nbs/03_solvers/04_growth.ipynb
+def _plan_growth(self, problem:Problem, request:PrivacyRequest, options:dict, rng) -> _GrowthPlan:
+    "Public constants (bounds, Lipschitz constant, phase schedule) and the calibration."
+    x_norm, y_bound, leaks = _growth_bounds(problem, options, request.private)
+    lam = float(problem.penalty.lam) if isinstance(problem.penalty, L2) else 0.0
+    objective = GLMObjective(problem.loss, lam, x_norm, y_bound)
+    noise = "none" if not request.private else "gaussian" if request.delta > 0 else "laplace_l2"
+    R, kl, L = options["radius"], options["kappa_lower"], objective.lipschitz(options["radius"])
+    scales, used = _growth_noise_scales(problem, request, noise, L, options)
+    params = dict(radius=R, x_norm=x_norm, y_bound=y_bound, lam=lam, kappa_lower=kl,
+                  step=options["step"], tol_frac=options["tol_frac"], lipschitz=L,
+                  epochs=growth_epochs(problem.n, kl))
+    return _GrowthPlan(**_privacy_terms(request, noise, scales, used), data_dependent=leaks,
+                       params=params, request=request, noise=noise, objective=objective)
+
+# %% ../../nbs/03_solvers/04_growth.ipynb
+def _run_growth(self, problem:Problem, plan:_GrowthPlan, options:dict, rng) -> Run:
+    "Map the records into the universe, run the epochs (noise drawn phase by phase), count passes."
+    S = _records(problem, plan.params["x_norm"], plan.params["y_bound"])
+    x, log, used, note = _epochs(S, plan.objective, np.zeros(problem.p), options["radius"],
+                                 options["kappa_lower"], plan.request.epsilon, plan.request.delta,
+                                 options["w0"], None, plan.noise, options["tol_frac"],
+                                 options["max_inner_iter"], 1, rng, options["step"])
+    passes = np.cumsum([ph["iterations"] * (ph["stop"] - ph["start"]) for ph in log]) / problem.n
+    every = options["record_every"]
+    trace = [] if every is None else _trace(log, passes, x, options["w0"], options["radius"], every)
+    return Run(coef=x, n_iter=int(sum(ph["iterations"] for ph in log)), passes=float(passes[-1]),
+               trace=trace, params=dict(phases=len(log), records_used=used, note=note))
+
+# %% ../../nbs/03_solvers/04_growth.ipynb
+def growth_adaptive(X, # design (n, p), dense or scipy sparse (densified)
+    y, # labels (n,) (±1 for the logistic loss)
+    loss:Loss, # SquaredLoss(), LogisticLoss() or HuberLoss(delta)
+    penalty:Penalty, # NoPenalty() or L2(lam) (added to every record's loss); others are refused
+    epsilon:float, # ε > 0 (np.inf: non-private, no noise)
+    delta:float, # δ in (0, 1) (Gaussian noise), or 0 for pure DP (ℓ2-Laplace noise)
+    *,
+    radius:float=1.0, # R: the model is constrained to ||w||_2 <= R
+    x_norm:float|None=None, # public bound on ||x_i||_2 (rows are clipped to it); None: from the data (leaks, warns)
+    y_bound:float|None=None, # public bound on |y_i| (squared/Huber; labels clipped); None: from the data (leaks, warns)
+    kappa_lower:float=1.5, # lower bound κ̲ > 1 on the growth exponent
+    step:float|None=None, # multiplier of Algorithm 2's η_0 (None: 256; 1 = as published)
+    clip:float|None=None, # alias of x_norm (the common contract's clipping threshold); np.inf allowed only with epsilon = inf
+    tol_frac:float=0.01, # certified inner accuracy as a fraction of L·η_i
+    max_inner_iter:int=10**5, # refuse if a phase would need more inner iterations
+    w0=None, # initial point (projected onto the ball); default 0
+    random_state=None, # seed or Generator
+    record_every:float|None=None, # record (passes, coef) about every this many passes (after the phases)
+) -> FitResult:
+    "The growth-adaptive method: Algorithm 2 of Asi, Levy & Duchi (2021) for a linear model over an ℓ2 ball; returns a `FitResult`."
+    return get_solver("growth-adaptive").fit(
+        X, y, loss, penalty, epsilon, delta, random_state, radius=radius, x_norm=x_norm,
+        y_bound=y_bound, kappa_lower=kappa_lower, step=step, clip=clip, tol_frac=tol_frac,
+        max_inner_iter=max_inner_iter, w0=w0, record_every=record_every)
+
+# %% ../../nbs/03_solvers/04_growth.ipynb
+@register
+class GrowthAdaptive(Solver):
+    "The registered solver behind `growth_adaptive` (Algorithm 2 of Asi, Levy & Duchi, 2021)."
+    name, function = "growth-adaptive", growth_adaptive
+    summary = "adapts to the growth of the objective (Asi, Levy & Duchi 2021, Algorithm 2)"
+    losses = (SquaredLoss, LogisticLoss, HuberLoss)
+    penalties = (NoPenalty, L2)  # the phase solver needs a smooth objective
+    sparse = True  # densified
+    accountants = ()  # fixed by δ: Gaussian DP (δ > 0) or pure DP (δ = 0)
+    relations = ("replace_one",)
+    pure_dp = True  # δ = 0: ℓ2-Laplace output noise
+    check_options, plan, run = _check_growth_options, _plan_growth, _run_growth

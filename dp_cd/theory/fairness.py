@@ -16,6 +16,7 @@ from ..datasets import clip_rows
 from ..model.losses import LogisticLoss
 from ..model.penalties import L2
 from ..solvers.reference import solve
+from ..solvers.contract import Plan, build_report, check_privacy
 
 # %% auto 0
 __all__ = ['NOTIONS', 'BOUND_METHODS', 'LinearClassifier', 'GroupFairness', 'fairness_coefficients', 'FairnessLevels',
@@ -494,6 +495,19 @@ class OutputPerturbation:
     notes: tuple = ()
     report: PrivacyReport|None = None # privacy guarantee of ONE private model
 
+# %% ../../nbs/04_theory/02_fairness.ipynb
+def _output_perturbation_notes(max_norm:float, sensitivity:float, tol:float, calibration:str,
+                               n_models:int) -> tuple:
+    "How the guarantee of one model of `output_perturbation` is obtained (the report's notes)."
+    notes = (f"rows clipped to l2 norm <= {max_norm:g} (public bound)",
+             f"sensitivity 2 Lambda / (mu n) + 2 tol / mu = {sensitivity:.4g} (inexact solve, "
+             f"tol = {tol:g}); Gaussian calibration: {calibration}",)
+    if n_models > 1:
+        notes += (f"{n_models} private models from the same h*: each is (epsilon, delta)-DP, "
+                  "releasing all of them is not",)
+    return notes
+
+
 def output_perturbation(X, y, # training data, labels in {-1, +1}
                         epsilon:float, delta:float, # privacy budget of each private model
                         mu:float=1.0, # strong convexity parameter
@@ -503,20 +517,23 @@ def output_perturbation(X, y, # training data, labels in {-1, +1}
                         calibration:str="gdp", # "gdp" (exact) or "classic" (Remark 3.1.2, epsilon <= 1)
                        ) -> OutputPerturbation:
     "Output perturbation for $\\ell_2$-regularised logistic regression (§6.5.1, §6.6): $h^* + \\mathcal N(0, \\sigma^2 I)$."
-    Lam = check_scalar(max_norm, "max_norm", low=0, low_open=True); mu = check_scalar(mu, "mu", low=0, low_open=True)
+    Lam = check_scalar(max_norm, "max_norm", low=0, low_open=True)
+    mu = check_scalar(mu, "mu", low=0, low_open=True)
     n_models = check_scalar(n_models, "n_models", low=1, integer=True)
-    X = _check_X(X); Xc = clip_rows(X, Lam)
-    tol = 1e-10
+    X = _check_X(X)
+    request = check_privacy(epsilon, delta, len(X))
+    Xc, tol = clip_rows(X, Lam), 1e-10
     h = fit_l2_logistic(Xc, y, mu, tol=tol)   # certifies ||h - h*|| <= tol / mu
     # released point: ||h_D - h_D'|| <= ||h*_D - h*_D'|| + 2 tol/mu <= 2 Lambda/(mu n) + 2 tol/mu
-    sens = 2 * Lam / (mu * len(Xc)) + 2 * tol / mu; sigma = gaussian_sigma(sens, epsilon, delta, calibration)
-    g = as_generator(random_state)
-    noise = g.normal(size=(n_models, Xc.shape[1])) * sigma
-    notes = (f"rows clipped to l2 norm <= {Lam:g} (public bound)",
-             f"sensitivity 2 Lambda / (mu n) + 2 tol / mu = {sens:.4g} (inexact solve, tol = {tol:g}); Gaussian calibration: {calibration}",)
-    if n_models > 1: notes += (f"{n_models} private models from the same h*: each is (epsilon, delta)-DP, releasing all of them is not",)
-    report = PrivacyReport(float(epsilon), float(delta), "replace_one", f"Gaussian mechanism ({calibration})", 1, (sigma,), {}, notes)
-    return OutputPerturbation(h, tuple(h.with_params(h.params + e) for e in noise), sens, sigma, float(epsilon), float(delta), notes, report)
+    sens = 2 * Lam / (mu * len(Xc)) + 2 * tol / mu
+    sigma = gaussian_sigma(sens, request.epsilon, request.delta, calibration)
+    noise = as_generator(random_state).normal(size=(n_models, Xc.shape[1])) * sigma
+    notes = _output_perturbation_notes(Lam, sens, tol, calibration, n_models)
+    plan = Plan(epsilon=request.epsilon, accountant=f"Gaussian mechanism ({calibration})",
+                releases=1, noise_scales=(sigma,), notes=notes)
+    models = tuple(h.with_params(h.params + e) for e in noise)
+    return OutputPerturbation(h, models, sens, sigma, request.epsilon, request.delta, notes,
+                              build_report(request, plan))
 
 # %% ../../nbs/04_theory/02_fairness.ipynb
 def dpsgd_distance(p:int, # number of parameters
