@@ -38,6 +38,7 @@ def check_privacy(epsilon:float, # ε > 0 (np.inf: non-private)
                   n:int, # number of records (public)
                   relation:str="replace_one", # neighbouring relation of the guarantee
                   pure:bool=False, # also accept δ = 0 (solvers with a pure ε-DP mode)
+                  stacklevel:int=2, # of the δ ≥ 1/n warning (2: the caller's line)
                  ) -> PrivacyRequest:
     "The one validation of a fit's privacy target; warns when δ ≥ 1/n."
     epsilon = check_epsilon(epsilon, allow_inf=True)
@@ -48,7 +49,7 @@ def check_privacy(epsilon:float, # ε > 0 (np.inf: non-private)
     delta = check_delta(delta, allow_zero=pure)
     if delta >= 1 / n:
         warnings.warn(f"delta={delta:.3g} >= 1/n = {1 / n:.3g}: such a delta allows releasing "
-                      "a record in the clear", UserWarning, stacklevel=3)
+                      "a record in the clear", UserWarning, stacklevel=stacklevel)
     return PrivacyRequest(epsilon, delta, relation)
 
 # %% ../../nbs/03_solvers/00_contract.ipynb
@@ -256,7 +257,7 @@ def _fit(self, X, y, loss:Loss, penalty:Penalty|None, epsilon:float, delta:float
                         f"its options are {list(self.option_names)}")
     problem = check_problem(X, y, loss, penalty, self)
     request = check_privacy(epsilon, delta, problem.n, options.get("relation", "replace_one"),
-                            pure=self.pure_dp)
+                            pure=self.pure_dp, stacklevel=4)   # the line calling the solver
     options = self.check_options(problem, request, options)
     rng = as_generator(random_state)
     plan = self.plan(problem, request, options, rng)
