@@ -29,8 +29,8 @@ def bench(name, n, p, loss, penalty, passes=50, seed=0):
     sigma = np.full(p, 1e-3)
     coords, noise = next(noise_blocks(rng, sigma, 1, passes * p))
     def run():
-        w = np.zeros(p); z = np.zeros(n); avg = np.zeros(p)
-        dpcd_inner_dense(loss.code, loss.param, penalty.code, penalty.params, X, y, z, w, coords, noise, steps, clips, False, avg)
+        w = np.zeros(p); z = np.zeros(n)
+        dpcd_inner_dense((loss.code, loss.param), (penalty.code, penalty.params), X, y, z, w, (coords, noise), (steps, clips))
     run()  # compile
     t_pass = _best(run) / passes
     r = rng.normal(size=n)

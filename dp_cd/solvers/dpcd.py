@@ -4,112 +4,135 @@
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb 1
 from __future__ import annotations
-import math, numbers, warnings
+import math
+import warnings
 import numpy as np
-import scipy.sparse as sp
 from numba import njit
-from ..utils import check_scalar, check_array, as_design, as_generator, PrivacyLeakWarning, FitResult
-from ..model.losses import Loss, loss_deriv, clipped_coord_grad_dense, clipped_coord_grad_sparse, update_pred_dense, update_pred_sparse
-from ..model.penalties import Penalty, NoPenalty, L1, L2, ElasticNet, Box, prox_1d, penalty_value
-from ..privacy.events import GaussianEvent, LaplaceEvent, SelfComposedEvent, ComposedEvent
+from ..utils import check_scalar, check_array, as_design, as_generator, PrivacyLeakWarning
+from ..model.losses import (
+    Loss, SquaredLoss, LogisticLoss, HuberLoss, loss_deriv, update_pred_dense, update_pred_sparse)
+from ..model.penalties import Penalty, NoPenalty, L1, L2, ElasticNet, Box, prox_1d
+from ..privacy.events import GaussianEvent, LaplaceEvent, SelfComposedEvent
 from ..privacy.calibration import calibrate_noise_multiplier, epsilon_gaussian
-from ..privacy.report import PrivacyReport
+from .contract import FitResult, Ledger, Plan, Run, Solver, register, get_solver
 
 # %% auto 0
-__all__ = ['ACCOUNTANTS', 'SUPPORTED_PENALTIES', 'dpcd_inner_dense', 'dpcd_inner_sparse', 'clip_thresholds',
-           'dpcd_noise_multiplier', 'dpcd_events', 'row_norms', 'sample_clip_thresholds', 'private_smoothness',
-           'noise_blocks', 'coordinate_setup', 'dp_cd']
+__all__ = ['ACCOUNTANTS', 'dpcd_inner_dense', 'dpcd_inner_sparse', 'clip_thresholds', 'dpcd_noise_multiplier', 'dpcd_events',
+           'row_norms', 'sample_clip_thresholds', 'private_smoothness', 'noise_blocks', 'coordinate_setup', 'dp_cd',
+           'DPCD']
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
-_FM = {'reassoc', 'contract'}   # lets LLVM vectorise the sums (as `dp_cd.model.losses` does for its unclipped kernels)
+_FM = {'reassoc', 'contract'}   # lets LLVM vectorise the sums (as `dp_cd.model.losses` does)
+
 
 @njit(cache=True, fastmath=_FM)
 def _clipped_grad_dense(lcode, lparam, X, y, z, j, C):
-    "Clipped average coordinate gradient, per-sample values from `loss_deriv`; the sum is vectorised."
-    n = X.shape[0]; s = 0.0
+    "Clipped average coordinate gradient (per-sample values from `loss_deriv`), vectorised."
+    n = X.shape[0]
+    s = 0.0
     for i in range(n):
         v = X[i, j] * loss_deriv(lcode, lparam, z[i], y[i])
-        s += min(C, max(-C, v)) if v == v else 0.0   # clip to [-C, C]; a NaN (e.g. 0·inf) contributes 0
+        s += min(C, max(-C, v)) if v == v else 0.0   # clip to [-C, C]; NaN (0·inf) contributes 0
     return s / n
+
 
 @njit(cache=True, fastmath=_FM)
 def _clipped_grad_sparse(lcode, lparam, data, indices, indptr, y, z, j, C):
-    n = z.shape[0]; s = 0.0
+    n = z.shape[0]
+    s = 0.0
     for k in range(indptr[j], indptr[j + 1]):
-        i = indices[k]; v = data[k] * loss_deriv(lcode, lparam, z[i], y[i])
+        i = indices[k]
+        v = data[k] * loss_deriv(lcode, lparam, z[i], y[i])
         s += min(C, max(-C, v)) if v == v else 0.0
     return s / n
 
+
 @njit(cache=True, fastmath=_FM)
 def _sample_clipped_grad_dense(lcode, lparam, X, y, z, j, cl):
-    "Average coordinate gradient of the per-sample gradients clipped in ℓ2 norm: φ'_i clipped to [-cl_i, cl_i], cl_i = C/‖x_i‖."
-    n = X.shape[0]; s = 0.0
+    "Coordinate j of the mean per-sample gradient clipped in ℓ2 norm (φ'_i clipped to ±cl_i)."
+    n = X.shape[0]
+    s = 0.0
     for i in range(n):
-        d = loss_deriv(lcode, lparam, z[i], y[i]); c = cl[i]
-        s += min(c, max(-c, d)) * X[i, j] if d == d else 0.0   # |clipped φ'_i · X_ij| <= C |X_ij|/‖x_i‖; NaN contributes 0
+        d = loss_deriv(lcode, lparam, z[i], y[i])
+        c = cl[i]
+        s += min(c, max(-c, d)) * X[i, j] if d == d else 0.0   # |term| <= C|X_ij|/‖x_i‖; NaN: 0
     return s / n
+
 
 @njit(cache=True, fastmath=_FM)
 def _sample_clipped_grad_sparse(lcode, lparam, data, indices, indptr, y, z, j, cl):
-    n = z.shape[0]; s = 0.0
+    n = z.shape[0]
+    s = 0.0
     for k in range(indptr[j], indptr[j + 1]):
-        i = indices[k]; d = loss_deriv(lcode, lparam, z[i], y[i]); c = cl[i]
+        i = indices[k]
+        d = loss_deriv(lcode, lparam, z[i], y[i])
+        c = cl[i]
         s += min(c, max(-c, d)) * data[k] if d == d else 0.0
     return s / n
 
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
 @njit(cache=True)
-def _apply_update(pcode, pparams, w, j, g, eta, step):
-    "The new value of coordinate j after a noisy proximal step."
-    return prox_1d(pcode, pparams, j, w[j] - step * (g + eta), step)
+def _step(penalty, w, j, g, eta, step, k, avg, last):
+    "Noisy proximal step on coordinate j (in place); returns the change; keeps `avg` lazily."
+    new = prox_1d(penalty[0], penalty[1], j, w[j] - step * (g + eta), step)
+    change = new - w[j]
+    if change != 0.0:
+        if avg is not None:   # w[j] held its old value from step last[j] to step k
+            avg[j] += w[j] * (k + 1 - last[j])
+            last[j] = k + 1
+        w[j] = new
+    return change
+
 
 @njit(cache=True)
-def dpcd_inner_dense(lcode:int, lparam:float, # loss code and parameter (`Loss.code`, `Loss.param`)
-                     pcode:int, pparams, # penalty code and parameters (`Penalty.code`, `Penalty.params`)
-                     X, y, z, w, # Fortran design (n, p), labels, predictions z = Xw (updated in place), iterate (in place)
-                     coords, noise, # coordinates j_k (int64, K) and noise values eta_k (K,), drawn by NumPy
-                     steps, clips, # step sizes gamma_j (p,) and clipping thresholds C_j (p,; inf = no clipping)
-                     averaging:bool, avg, # whether to accumulate the average of theta^1..theta^K into `avg` (p,)
-                     sample_clips=None, # per-sample thresholds C/‖x_i‖ (n,): ℓ2 clipping of per-sample gradients instead of `clips`
+def _finish_average(avg, last, w, K):
+    "The mean of the K inner iterates from the lazily kept sums (nothing for the last iterate)."
+    if avg is not None:
+        for j in range(w.shape[0]):
+            avg[j] = (avg[j] + w[j] * (K + 1 - last[j])) / K
+
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
+@njit(cache=True)
+def dpcd_inner_dense(loss, # (code, param) of the loss: (`Loss.code`, `Loss.param`)
+                     penalty, # (code, params) of the penalty: (`Penalty.code`, `Penalty.params`)
+                     X, y, # Fortran design (n, p) and labels (n,)
+                     z, w, # predictions z = Xw (n,) and iterate (p,), both updated in place
+                     block, # (coordinates j_k (int64, K), noise η_k (K,)): a `noise_blocks` item
+                     scales, # (step sizes γ_j (p,), clipping thresholds C_j (p,; inf: none))
+                     avg=None, # (p,) array receiving the mean of θ^1..θ^K; None: last iterate
+                     sample_clips=None, # C/‖x_i‖ (n,): per-sample ℓ2 clipping instead of C_j
                     ):
     "K noisy proximal coordinate updates of DP-CD on a dense design (Algorithm 4.3.1, inner loop)."
-    K = coords.shape[0]; p = w.shape[0]
-    last = np.ones(p, dtype=np.int64)
-    if averaging: avg[:] = 0.0
-    for k in range(K):
+    (coords, noise), (steps, clips) = block, scales
+    last = np.ones(w.shape[0], dtype=np.int64)
+    if avg is not None: avg[:] = 0.0
+    for k in range(coords.shape[0]):
         j = coords[k]
-        if sample_clips is None: g = _clipped_grad_dense(lcode, lparam, X, y, z, j, clips[j])
-        else: g = _sample_clipped_grad_dense(lcode, lparam, X, y, z, j, sample_clips)
-        new = _apply_update(pcode, pparams, w, j, g, noise[k], steps[j])
-        d = new - w[j]
-        if d != 0.0:
-            if averaging:
-                avg[j] += w[j] * (k + 1 - last[j]); last[j] = k + 1
-            update_pred_dense(X, z, j, d)
-            w[j] = new
-    if averaging:
-        for j in range(p): avg[j] = (avg[j] + w[j] * (K + 1 - last[j])) / K
+        if sample_clips is None: g = _clipped_grad_dense(loss[0], loss[1], X, y, z, j, clips[j])
+        else: g = _sample_clipped_grad_dense(loss[0], loss[1], X, y, z, j, sample_clips)
+        change = _step(penalty, w, j, g, noise[k], steps[j], k, avg, last)
+        if change != 0.0: update_pred_dense(X, z, j, change)
+    _finish_average(avg, last, w, coords.shape[0])
+
 
 @njit(cache=True)
-def dpcd_inner_sparse(lcode:int, lparam:float, pcode:int, pparams,
-                      data, indices, indptr, # CSC design (sorted int64 indices)
-                      y, z, w, coords, noise, steps, clips, averaging:bool, avg, sample_clips=None):
+def dpcd_inner_sparse(loss, penalty,
+                      X, # CSC design as (data, indices, indptr), sorted int64 indices
+                      y, z, w, block, scales, avg=None, sample_clips=None):
     "Same as `dpcd_inner_dense` for a CSC design: an update costs O(nnz of the column)."
-    K = coords.shape[0]; p = w.shape[0]
-    last = np.ones(p, dtype=np.int64)
-    if averaging: avg[:] = 0.0
-    for k in range(K):
+    (data, indices, indptr), (coords, noise), (steps, clips) = X, block, scales
+    last = np.ones(w.shape[0], dtype=np.int64)
+    if avg is not None: avg[:] = 0.0
+    for k in range(coords.shape[0]):
         j = coords[k]
-        if sample_clips is None: g = _clipped_grad_sparse(lcode, lparam, data, indices, indptr, y, z, j, clips[j])
-        else: g = _sample_clipped_grad_sparse(lcode, lparam, data, indices, indptr, y, z, j, sample_clips)
-        new = _apply_update(pcode, pparams, w, j, g, noise[k], steps[j])
-        d = new - w[j]
-        if d != 0.0:
-            if averaging:
-                avg[j] += w[j] * (k + 1 - last[j]); last[j] = k + 1
-            update_pred_sparse(data, indices, indptr, z, j, d)
-            w[j] = new
-    if averaging:
-        for j in range(p): avg[j] = (avg[j] + w[j] * (K + 1 - last[j])) / K
+        if sample_clips is None:
+            g = _clipped_grad_sparse(loss[0], loss[1], data, indices, indptr, y, z, j, clips[j])
+        else:
+            g = _sample_clipped_grad_sparse(loss[0], loss[1], data, indices, indptr, y, z, j,
+                                            sample_clips)
+        change = _step(penalty, w, j, g, noise[k], steps[j], k, avg, last)
+        if change != 0.0: update_pred_sparse(data, indices, indptr, z, j, change)
+    _finish_average(avg, last, w, coords.shape[0])
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def clip_thresholds(M, # coordinate-wise smoothness constants M_j (p,), positive
@@ -123,129 +146,199 @@ def clip_thresholds(M, # coordinate-wise smoothness constants M_j (p,), positive
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 ACCOUNTANTS = ("gdp", "rdp", "closed_form")
+_CERTIFIED_BY = {"gdp": "Gaussian DP (exact composition)",
+                 "rdp": "RDP (Mironov conversion, as in the papers)",
+                 "closed_form": "Theorem 4.3.1 closed form (noise), "
+                                "certified by RDP (Mironov conversion)"}
+
+
+def _closed_form_multiplier(epsilon, delta, n_updates):
+    "Theorem 4.3.1: z = sqrt(3 TK log(1/δ))/ε, refused outside the range of its proof."
+    L = math.log(1 / delta)
+    if epsilon ** 2 / (6 * L) + math.sqrt(2 / 3) * epsilon > epsilon:
+        bound = 6 * (1 - math.sqrt(2 / 3)) * L
+        raise ValueError(f"epsilon={epsilon} is outside the range of Theorem 4.3.1's closed form "
+                         f"(needs epsilon <= 6(1 - sqrt(2/3)) log(1/delta) = {bound:.4g}); "
+                         "use accountant='gdp' or 'rdp'")
+    return math.sqrt(3 * n_updates * L) / epsilon
+
 
 def dpcd_noise_multiplier(epsilon:float, # target ε of the optimisation part (> 0)
                           delta:float, # target δ in (0, 1)
                           n_updates:int, # number of released coordinate gradients, T*K
-                          accountant:str="gdp", # "gdp" (exact), "rdp" (papers, numerical) or "closed_form" (Theorem 4.3.1)
+                          accountant:str="gdp", # "gdp" (exact), "rdp" (papers) or "closed_form"
                          ) -> float:
-    "Noise multiplier z = σ_j/Δ_j (the same for every coordinate) making `n_updates` Gaussian releases (ε, δ)-DP."
+    "Noise multiplier z = σ_j/Δ_j (every coordinate) making `n_updates` releases (ε, δ)-DP."
     epsilon = check_scalar(epsilon, "epsilon", low=0, low_open=True)
     delta = check_scalar(delta, "delta", 0, 1, True, True)
     n_updates = check_scalar(n_updates, "n_updates", low=1, integer=True)
-    if accountant == "gdp": return float(calibrate_noise_multiplier(epsilon, delta, n_updates, method="gdp"))
-    if accountant == "rdp": return float(calibrate_noise_multiplier(epsilon, delta, n_updates, method="rdp_mironov"))
-    if accountant == "closed_form":
-        L = math.log(1 / delta)
-        if epsilon ** 2 / (6 * L) + math.sqrt(2 / 3) * epsilon > epsilon:
-            raise ValueError(f"epsilon={epsilon} is outside the range of Theorem 4.3.1's closed form "
-                             f"(needs epsilon <= 6(1 - sqrt(2/3)) log(1/delta) = {6 * (1 - math.sqrt(2 / 3)) * L:.4g}); use accountant='gdp' or 'rdp'")
-        return math.sqrt(3 * n_updates * L) / epsilon
-    raise ValueError(f"accountant must be one of {ACCOUNTANTS}, got {accountant!r}")
+    if accountant == "closed_form": return _closed_form_multiplier(epsilon, delta, n_updates)
+    if accountant not in ACCOUNTANTS:
+        raise ValueError(f"accountant must be one of {ACCOUNTANTS}, got {accountant!r}")
+    method = "gdp" if accountant == "gdp" else "rdp_mironov"
+    return float(calibrate_noise_multiplier(epsilon, delta, n_updates, method=method))
+
 
 def dpcd_events(noise_multiplier:float, # z = σ_j/Δ_j
                 n_updates:int, # T*K
                ):
-    "The privacy ledger of the optimisation part of DP-CD: `n_updates` Gaussian releases with noise multiplier z."
+    "The ledger of DP-CD's optimisation: `n_updates` Gaussian releases with noise multiplier z."
     return SelfComposedEvent(GaussianEvent(noise_multiplier), int(n_updates))
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 @njit(cache=True)
 def _row_norms_dense(X, out):
-    "Overflow-safe row norms of a (Fortran-ordered) design, column by column: max |x_ij| first, then the scaled sum."
-    n, p = X.shape; m = np.zeros(n)
+    "Overflow-safe row norms of a Fortran design, by columns: max |x_ij|, then the scaled sum."
+    n, p = X.shape
+    m = np.zeros(n)
     for j in range(p):
         for i in range(n): m[i] = max(m[i], abs(X[i, j]))
     out[:] = 0.0
     for j in range(p):
         for i in range(n):
-            if m[i] > 0.0: v = X[i, j] / m[i]; out[i] += v * v
+            if m[i] > 0.0:
+                v = X[i, j] / m[i]
+                out[i] += v * v
     for i in range(n): out[i] = m[i] * math.sqrt(out[i])
+
 
 @njit(cache=True)
 def _row_norms_csc(data, indices, indptr, out):
-    n = out.shape[0]; m = np.zeros(n)
+    n = out.shape[0]
+    m = np.zeros(n)
     for k in range(data.shape[0]): m[indices[k]] = max(m[indices[k]], abs(data[k]))
     out[:] = 0.0
     for k in range(data.shape[0]):
         i = indices[k]
-        if m[i] > 0.0: v = data[k] / m[i]; out[i] += v * v
+        if m[i] > 0.0:
+            v = data[k] / m[i]
+            out[i] += v * v
     for i in range(n): out[i] = m[i] * math.sqrt(out[i])
+
 
 def row_norms(X # design (n, p), dense or scipy sparse
              ) -> np.ndarray:
-    "Euclidean norms of the rows (inf only if the norm exceeds the largest float), O(n) extra memory for Fortran/CSC input."
-    Xd, sparse = as_design(X, "X"); out = np.empty(Xd.shape[0])
+    "Euclidean norms of the rows (inf only beyond the largest float); O(n) memory on Fortran/CSC."
+    Xd, sparse = as_design(X, "X")
+    out = np.empty(Xd.shape[0])
     if sparse: _row_norms_csc(Xd.data, Xd.indices, Xd.indptr, out)
     else: _row_norms_dense(Xd, out)
     return out
 
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def sample_clip_thresholds(norms, # row norms ‖x_i‖ (n,), as computed by `row_norms`
-                           clip:float, # ℓ2 threshold C of the per-sample gradients (> 0; inf: no clipping)
-                           p:int=1, # number of columns (bounds the rounding error of the computed norms)
+                           clip:float, # ℓ2 threshold C of per-sample gradients (> 0; inf: none)
+                           p:int=1, # number of columns (bounds the rounding error of the norms)
                           ) -> np.ndarray:
-    "Thresholds c_i on the per-sample derivative with c_i ‖x_i‖ <= C: C/‖x_i‖ shrunk by (p + 8) ulps, capped at the largest float; 0 for zero or infinite rows."
+    "Thresholds c_i ‖x_i‖ <= C: C/‖x_i‖ shrunk by p + 8 ulps, finite; 0 for zero or infinite rows."
     C = check_scalar(clip, "clip", low=0, low_open=True, allow_inf=True)
     p = check_scalar(p, "p", low=1, integer=True)
     norms = np.asarray(norms, dtype=float)
-    if not np.isfinite(C): return np.where(norms > 0, np.inf, 0.0)   # no clipping (non-private runs only)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        c = np.minimum(C / (norms * (1 + (p + 8) * np.finfo(float).eps)), np.finfo(float).max)   # tiny rows: a finite cap keeps |c_i x_ij| <= C
+    if not np.isfinite(C): return np.where(norms > 0, np.inf, 0.0)   # no clipping (non-private)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):   # tiny rows: capped
+        c = np.minimum(C / (norms * (1 + (p + 8) * np.finfo(float).eps)), np.finfo(float).max)
     return np.where((norms > 0) & np.isfinite(norms), c, 0.0)
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
+def _check_bound(bound, p):
+    "The public bounds b_j (p,), positive."
+    b = None
+    if np.ndim(bound) <= 1:
+        b = np.broadcast_to(np.atleast_1d(check_array(bound, "bound")), (p,)).astype(float)
+    if b is None or np.any(b <= 0):
+        raise ValueError("bound must be positive (scalar or shape (p,))")
+    return b
+
+
 def private_smoothness(X, # design (n, p), dense or sparse
                        loss:Loss, # the datafit (gives beta = sup phi'')
                        epsilon:float, # pure-DP budget epsilon' of the estimate
-                       bound, # public bound b_j on the per-sample constants beta * X_ij^2 (scalar or (p,))
+                       bound, # public bound b_j on the per-sample β X_ij² (scalar or (p,))
                        random_state=None, # seed or Generator for the Laplace noise
                       ):
-    "Private estimate of $M_j$ by (4.5.2) with sensitivity $b_j/n$, floored at its noise scale; returns `(M_priv, event)` (`event` is ε'-DP)."
-    Xd, sparse = as_design(X, "X"); n, p = Xd.shape
+    "Private $M_j$ by (4.5.2), floored at its noise scale: `(M_priv, event)`, the event ε'-DP."
+    Xd, sparse = as_design(X, "X")
+    n, p = Xd.shape
     epsilon = check_scalar(epsilon, "epsilon", low=0, low_open=True)
-    b = np.broadcast_to(np.atleast_1d(check_array(bound, "bound")), (p,)).astype(float) if np.ndim(bound) <= 1 else None
-    if b is None or np.any(b <= 0): raise ValueError("bound must be positive (scalar or shape (p,))")
-    beta = loss.curvature
+    b = _check_bound(bound, p)
     if sparse:
-        per = Xd.multiply(Xd) * beta; per.data = np.minimum(per.data, np.repeat(b, np.diff(per.indptr)))
+        per = Xd.multiply(Xd) * loss.curvature
+        per.data = np.minimum(per.data, np.repeat(b, np.diff(per.indptr)))
         est = np.asarray(per.sum(axis=0)).ravel() / n
-    else: est = np.minimum(beta * Xd * Xd, b).sum(axis=0) / n
+    else: est = np.minimum(loss.curvature * Xd * Xd, b).sum(axis=0) / n
     lam = p * b / (n * epsilon)
     M = est + as_generator(random_state).laplace(size=p) * lam
-    return np.maximum(M, np.maximum(lam, b / n)), SelfComposedEvent(LaplaceEvent(p / epsilon), p)   # floor: the noise scale (post-processing)
+    floor = np.maximum(lam, b / n)   # noise scale, at least one record's worth (post-processing)
+    return np.maximum(M, floor), SelfComposedEvent(LaplaceEvent(p / epsilon), p)
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def noise_blocks(rng:np.random.Generator, # the run's generator
                  sigma, # noise scales sigma_j (p,)
                  T:int, # outer iterations
                  K:int, # inner iterations
-                 order:str="uniform", # "uniform": j_k i.i.d. uniform; "permutation": each block of p updates a random permutation (K multiple of p)
+                 order:str="uniform", # "uniform": i.i.d. j_k; "permutation": one per p updates
                 ):
-    "Yield, for each outer iteration, the coordinates j_k (int64, K) and fresh noise eta_k ~ N(0, sigma_{j_k}^2) (K,)."
+    "Per outer iteration: coordinates j_k (int64, K) and fresh noise η_k ~ N(0, σ_{j_k}²) (K,)."
     p = sigma.shape[0]
-    if order not in ("uniform", "permutation"): raise ValueError(f"order must be 'uniform' or 'permutation', got {order!r}")
-    if order == "permutation" and K % p: raise ValueError(f"order='permutation' needs K a multiple of p = {p}, got K = {K}")
+    if order not in ("uniform", "permutation"):
+        raise ValueError(f"order must be 'uniform' or 'permutation', got {order!r}")
+    if order == "permutation" and K % p:
+        raise ValueError(f"order='permutation' needs K a multiple of p = {p}, got K = {K}")
     for _ in range(T):
         if order == "uniform": coords = rng.integers(0, p, size=K, dtype=np.int64)
         else: coords = np.concatenate([rng.permutation(p) for _ in range(K // p)]).astype(np.int64)
         yield coords, rng.standard_normal(K) * sigma[coords]
 
-SUPPORTED_PENALTIES = (NoPenalty, L1, L2, ElasticNet, Box)
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
+def _smoothness(X, loss, smoothness, bound, budget, epsilon, rng, solver, stacklevel):
+    "M_j (private estimate, exact, or public) and its bookkeeping: (M, eps_M, event, notes, leaks)."
+    private = bool(np.isfinite(epsilon))
+    if isinstance(smoothness, str) and smoothness == "private":
+        if not private: raise ValueError("smoothness='private' needs a finite epsilon")
+        if bound is None: raise ValueError("smoothness_bound is required for smoothness='private'")
+        eps_M = check_scalar(budget, "smoothness_budget", 0, 1, True, True) * epsilon
+        M, event = private_smoothness(X, loss, eps_M, bound, rng)
+        note = ("M_j estimated by (4.5.2) with sensitivity b_j/n (Laplace, pure DP); "
+                "basic composition with the optimisation")
+        return M, eps_M, event, [note], []
+    if isinstance(smoothness, str) and smoothness == "exact":
+        if not private: return loss.coordinate_smoothness(X), 0.0, None, [], []
+        warnings.warn(f"{solver} computes the smoothness constants M_j from the data without "
+                      "privacy (smoothness='exact'); pass public constants or smoothness='private'",
+                      PrivacyLeakWarning, stacklevel=stacklevel)
+        return (loss.coordinate_smoothness(X), 0.0, None,
+                ["M_j computed from the data WITHOUT privacy (not covered by the guarantee)"],
+                ["the smoothness constants M_j (smoothness='exact')"])
+    if isinstance(smoothness, str):
+        raise ValueError(f"smoothness must be 'exact', 'private' or an array, got {smoothness!r}")
+    M = check_array(smoothness, "smoothness", ndim=1)
+    if M.shape[0] != X.shape[1]:
+        raise ValueError(f"smoothness has {M.shape[0]} entries but X has {X.shape[1]} columns")
+    return M, 0.0, None, [], []
 
-def _check_common(X, y, loss, penalty, epsilon, delta):
-    "Validation shared by the private solvers: returns (X, is_sparse, y, epsilon, delta)."
-    if not isinstance(loss, Loss): raise TypeError(f"loss must be a dp_cd.model.losses.Loss, got {type(loss).__name__}")
-    if not isinstance(penalty, SUPPORTED_PENALTIES):
-        raise ValueError(f"penalty {penalty!r} is not supported: use one of {[c.__name__ for c in SUPPORTED_PENALTIES]}")
-    X, is_sparse, y, _ = loss.validate(X, y)
-    penalty.check_dim(X.shape[1])
-    epsilon = check_scalar(epsilon, "epsilon", low=0, low_open=True, allow_inf=True)
-    if np.isfinite(epsilon):
-        delta = check_scalar(delta, "delta", 0, 1, True, True)
-        if delta >= 1 / X.shape[0]:
-            warnings.warn(f"delta={delta:.3g} >= 1/n = {1 / X.shape[0]:.3g}: such a delta allows releasing a record in the clear", UserWarning, stacklevel=3)
-    else: delta = 0.0 if delta is None else check_scalar(delta, "delta", 0, 1, False, True)
-    return X, is_sparse, y, epsilon, delta
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
+def _positive_smoothness(M, private):
+    "M_j > 0; a non-private run replaces the zeros (all-zero columns never move) by 1."
+    M = np.asarray(M, dtype=float)
+    if np.any(M <= 0):
+        if private or not np.all(M >= 0): raise ValueError("smoothness constants must be positive")
+        M = np.where(M > 0, M, 1.0)
+    return M
+
+
+def _thresholds(clip, M, private):
+    "C_j from one C (`clip_thresholds`) or explicit thresholds (p,), checked."
+    if np.ndim(clip) == 0:
+        C = check_scalar(clip, "clip", low=0, low_open=True, allow_inf=True)
+        if private and not np.isfinite(C):
+            raise ValueError("clip must be finite when epsilon is finite")
+        return clip_thresholds(M, C)
+    clips = check_array(clip, "clip", ndim=1)
+    if clips.shape[0] != M.shape[0]:
+        raise ValueError(f"clip has {clips.shape[0]} entries but X has {M.shape[0]} columns")
+    if np.any(clips <= 0) or (private and not np.all(np.isfinite(clips))):
+        raise ValueError("clip must be > 0 (and finite when epsilon is finite)")
+    return clips
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def coordinate_setup(X, # validated design (n, p)
@@ -255,44 +348,20 @@ def coordinate_setup(X, # validated design (n, p)
                      smoothness_budget:float, # fraction of epsilon spent on the private constants
                      epsilon:float, # total budget (np.inf: non-private)
                      step:float, # step-size hyper-parameter gamma (gamma_j = gamma / M_j)
-                     clip, # scalar C (C_j = sqrt(M_j / tr M) C), explicit thresholds (p,), or np.inf (non-private only)
+                     clip, # C (C_j = sqrt(M_j / tr M) C), thresholds (p,), or inf (non-private)
                      rng:np.random.Generator, # the run's generator (noise of the private constants)
                      solver:str="dp_cd", # name used in warnings
+                     stacklevel:int=3, # the leak warning's, as if warned here (3: caller's caller)
                     ) -> dict:
-    "M_j, steps, thresholds and the budget/leak bookkeeping of the constants: keys M, steps, clips, eps_M, event, notes, leaks."
-    p = X.shape[1]; private = bool(np.isfinite(epsilon))
-    eps_M, event, notes, leaks = 0.0, None, [], []
-    if isinstance(smoothness, str) and smoothness == "private":
-        if not private: raise ValueError("smoothness='private' needs a finite epsilon")
-        if smoothness_bound is None: raise ValueError("smoothness_bound is required for smoothness='private'")
-        eps_M = check_scalar(smoothness_budget, "smoothness_budget", 0, 1, True, True) * epsilon
-        M, event = private_smoothness(X, loss, eps_M, smoothness_bound, rng)
-        notes.append("M_j estimated by (4.5.2) with sensitivity b_j/n (Laplace, pure DP); basic composition with the optimisation")
-    elif isinstance(smoothness, str) and smoothness == "exact":
-        M = loss.coordinate_smoothness(X)
-        if private:
-            warnings.warn(f"{solver} computes the smoothness constants M_j from the data without privacy (smoothness='exact'); "
-                          "pass public constants or smoothness='private'", PrivacyLeakWarning, stacklevel=3)
-            notes.append("M_j computed from the data WITHOUT privacy (not covered by the guarantee)")
-            leaks.append("the smoothness constants M_j (smoothness='exact')")
-    elif isinstance(smoothness, str): raise ValueError(f"smoothness must be 'exact', 'private' or an array, got {smoothness!r}")
-    else:
-        M = check_array(smoothness, "smoothness", ndim=1)
-        if M.shape[0] != p: raise ValueError(f"smoothness has {M.shape[0]} entries but X has {p} columns")
-    M = np.asarray(M, dtype=float)
-    if np.any(M <= 0):
-        if private or not np.all(M >= 0): raise ValueError("smoothness constants must be positive")
-        M = np.where(M > 0, M, 1.0)   # non-private run: an all-zero column never moves, any step is fine
+    "M_j, steps, thresholds and their bookkeeping: M, steps, clips, eps_M, event, notes, leaks."
+    private = bool(np.isfinite(epsilon))
+    M, eps_M, event, notes, leaks = _smoothness(X, loss, smoothness, smoothness_bound,
+                                                smoothness_budget, epsilon, rng, solver,
+                                                stacklevel + 1)
+    M = _positive_smoothness(M, private)
     step = check_scalar(step, "step", low=0, low_open=True)
-    if np.ndim(clip) == 0:
-        C = check_scalar(clip, "clip", low=0, low_open=True, allow_inf=True)
-        if private and not np.isfinite(C): raise ValueError("clip must be finite when epsilon is finite")
-        clips = clip_thresholds(M, C)
-    else:
-        clips = check_array(clip, "clip", ndim=1)
-        if clips.shape[0] != p: raise ValueError(f"clip has {clips.shape[0]} entries but X has {p} columns")
-        if np.any(clips <= 0) or (private and not np.all(np.isfinite(clips))): raise ValueError("clip must be > 0 (and finite when epsilon is finite)")
-    return dict(M=M, steps=step / M, clips=clips, eps_M=eps_M, event=event, notes=notes, leaks=leaks)
+    return dict(M=M, steps=step / M, clips=_thresholds(clip, M, private), eps_M=eps_M, event=event,
+                notes=notes, leaks=leaks)
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def dp_cd(X, # design (n, p), dense or scipy sparse
@@ -317,70 +386,134 @@ def dp_cd(X, # design (n, p), dense or scipy sparse
           record_every:float|None=None, # record (passes, coef) every this many passes (multiples of K/p)
          ) -> FitResult:
     "Differentially private proximal coordinate descent (thesis Algorithm 4.3.1 with §4.5's clipping and constants)."
-    X, is_sparse, y, epsilon, delta = _check_common(X, y, loss, penalty, epsilon, delta)
-    n, p = X.shape
-    w = np.zeros(p) if w0 is None else loss.validate(X, y, w0)[3]
-    n_passes = check_scalar(n_passes, "n_passes", low=0, low_open=True)
-    step = check_scalar(step, "step", low=0, low_open=True)
-    K = p if n_inner is None else check_scalar(n_inner, "n_inner", low=1, integer=True)
-    T = max(1, int(round(n_passes * p / K)))
-    private = np.isfinite(epsilon)
-    if accountant not in ACCOUNTANTS: raise ValueError(f"accountant must be one of {ACCOUNTANTS}, got {accountant!r}")
-    if clipping not in ("coordinate", "sample"): raise ValueError(f"clipping must be 'coordinate' or 'sample', got {clipping!r}")
-    by_sample = clipping == "sample"
-    if by_sample:
-        if np.ndim(clip) != 0: raise ValueError("clipping='sample' takes one threshold: clip must be a scalar C > 0")
-        if K % p: raise ValueError(f"clipping='sample' needs n_inner to be a multiple of p = {p} (whole passes), got {K}")
-        if accountant == "closed_form": raise ValueError("accountant='closed_form' is Theorem 4.3.1 for coordinate-wise clipping; use 'gdp' or 'rdp' with clipping='sample'")
-    rng = as_generator(random_state)
-    # smoothness constants, steps and clipping thresholds (shared with DP-GCD)
-    setup = coordinate_setup(X, loss, smoothness, smoothness_bound, smoothness_budget, epsilon, step, clip, rng, solver="dp_cd")
-    M, steps, clips, notes, leaks = setup["M"], setup["steps"], setup["clips"], setup["notes"], setup["leaks"]
-    sample_clips = None
-    if by_sample:   # per-sample ℓ2 clipping: |derivative_i| <= C/‖x_i‖; every |released coordinate| is then <= C as well
-        sample_clips = sample_clip_thresholds(row_norms(X), float(clip), p); clips = np.full(p, float(clip))
-    n_rel = T * K // p if by_sample else T * K   # Gaussian releases charged: passes (joint sensitivity 2C/n) or coordinate updates
-    events, split, eps_opt = [], {}, epsilon
+    return get_solver("dp-cd").fit(
+        X, y, loss, penalty, epsilon, delta, random_state, n_passes=n_passes, step=step, clip=clip,
+        clipping=clipping, n_inner=n_inner, averaging=averaging, smoothness=smoothness,
+        smoothness_bound=smoothness_bound, smoothness_budget=smoothness_budget,
+        accountant=accountant, w0=w0, record_every=record_every)
+
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
+def _check_options(self, problem, request, options):
+    "dp_cd's options checked, with the initial point `w0`, `K` (= n_inner) and `T` resolved."
+    o, p, loss = dict(options), problem.p, problem.loss
+    o["w0"] = np.zeros(p) if o["w0"] is None else loss.validate(problem.X, problem.y, o["w0"])[3]
+    o["n_passes"] = check_scalar(o["n_passes"], "n_passes", low=0, low_open=True)
+    o["step"] = check_scalar(o["step"], "step", low=0, low_open=True)
+    K = o["n_inner"]
+    o["K"] = p if K is None else check_scalar(K, "n_inner", low=1, integer=True)
+    o["T"] = max(1, int(round(o["n_passes"] * p / o["K"])))
+    if o["accountant"] not in ACCOUNTANTS:
+        raise ValueError(f"accountant must be one of {ACCOUNTANTS}, got {o['accountant']!r}")
+    if o["clipping"] not in ("coordinate", "sample"):
+        raise ValueError(f"clipping must be 'coordinate' or 'sample', got {o['clipping']!r}")
+    if o["clipping"] == "sample": _check_sample_clipping(o, p)
+    if o["record_every"] is not None:
+        o["record_every"] = check_scalar(o["record_every"], "record_every", low=0, low_open=True)
+    return o
+
+
+def _check_sample_clipping(o, p):
+    "What per-sample clipping needs: one threshold, whole passes, an accountant valid for it."
+    if np.ndim(o["clip"]) != 0:
+        raise ValueError("clipping='sample' takes one threshold: clip must be a scalar C > 0")
+    if o["K"] % p:
+        raise ValueError(f"clipping='sample' needs n_inner to be a multiple of p = {p} "
+                         f"(whole passes), got {o['K']}")
+    if o["accountant"] == "closed_form":
+        raise ValueError("accountant='closed_form' is Theorem 4.3.1 for coordinate-wise clipping; "
+                         "use 'gdp' or 'rdp' with clipping='sample'")
+
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
+def _plan(self, problem, request, options, rng):
+    "Constants (`coordinate_setup`), thresholds, noise calibration, ledger and report items."
+    o, n, p = options, problem.n, problem.p
+    setup = coordinate_setup(problem.X, problem.loss, o["smoothness"], o["smoothness_bound"],
+                             o["smoothness_budget"], request.epsilon, o["step"], o["clip"], rng,
+                             solver="dp_cd", stacklevel=5)   # the warning names dp_cd's caller
+    by_sample = o["clipping"] == "sample"
+    clips = np.full(p, float(o["clip"])) if by_sample else setup["clips"]   # |release| <= C_j
+    params = dict(n_passes=o["T"] * o["K"] / p, T=o["T"], K=o["K"], step=o["step"], clip=o["clip"],
+                  clipping=o["clipping"], averaging=o["averaging"], accountant=o["accountant"],
+                  smoothness=setup["M"], steps=setup["steps"], clip_thresholds=clips)
+    if not request.private:
+        params.update(noise_multiplier=0.0, noise_scales=np.zeros(p))
+        notes = ["epsilon = inf: no noise, no privacy guarantee"] + setup["notes"]
+        return Plan(noise_scales=params["noise_scales"], notes=notes, params=params)
+    return _private_plan(setup, params, request, n, p)
+
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
+def _private_plan(setup, params, request, n, p):
+    "Ledger (private constants, Gaussian releases), noise scales σ_j = z·2C_j/n and certified ε."
+    by_sample, T, K = params["clipping"] == "sample", params["T"], params["K"]
+    n_rel = T * K // p if by_sample else T * K   # passes (joint sensitivity 2C/n), or updates
+    ledger, split, eps_opt = Ledger(), {}, request.epsilon
     if setup["event"] is not None:
-        events.append(setup["event"]); split["smoothness (Laplace, pure DP)"] = setup["eps_M"]; eps_opt = epsilon - setup["eps_M"]
-    # noise
-    if private:
-        z = dpcd_noise_multiplier(eps_opt, delta, n_rel, accountant)
-        sigma = z * 2 * clips / n
-        events.append(dpcd_events(z, n_rel)); split["optimisation (Gaussian)"] = eps_opt
-        method = "gdp" if accountant == "gdp" else "rdp_mironov"
-        eps_spent = epsilon_gaussian(z, n_rel, delta, method) + split.get("smoothness (Laplace, pure DP)", 0.0)
-        if by_sample:
-            notes.append(f"{n_rel} passes, each releasing p noisy coordinate gradients of per-sample gradients clipped to l2 norm C: "
-                         f"jointly 2C/n-sensitive (per-sample l2 clipping proposition), noise multiplier z = {z:.6g} per pass; coordinates in random permutation order")
-        else:
-            notes.append(f"{T * K} Gaussian releases of clipped coordinate gradients (sensitivity 2C_j/n), noise multiplier z = {z:.6g}; "
-                         "no amplification by the random choice of coordinates is claimed")
-        report = PrivacyReport(epsilon=float(eps_spent), delta=delta, relation="replace_one",
-                               accountant={"gdp": "Gaussian DP (exact composition)", "rdp": "RDP (Mironov conversion, as in the papers)",
-                                           "closed_form": "Theorem 4.3.1 closed form (noise), certified by RDP (Mironov conversion)"}[accountant],
-                               releases=n_rel + (p if len(events) == 2 else 0), noise_scales=sigma, budget_split=split, notes=notes,
-                               data_dependent=leaks)
-    else:
-        z, sigma = 0.0, np.zeros(p)
-        report = PrivacyReport(epsilon=np.inf, delta=delta, relation="replace_one", accountant="none (non-private)",
-                               releases=0, noise_scales=sigma, budget_split={}, notes=["epsilon = inf: no noise, no privacy guarantee"] + notes)
-    # optimisation
-    z_pred = np.asarray(X @ w, dtype=float); avg = np.zeros(p)
-    if record_every is not None: record_every = check_scalar(record_every, "record_every", low=0, low_open=True)
-    trace = [(0.0, w.copy())] if record_every else []
-    for t, (coords, noise) in enumerate(noise_blocks(rng, sigma, T, K, "permutation" if by_sample else "uniform")):
-        if is_sparse:
-            dpcd_inner_sparse(loss.code, loss.param, penalty.code, penalty.params, X.data, X.indices, X.indptr,
-                              y, z_pred, w, coords, noise, steps, clips, averaging, avg, sample_clips)
-        else:
-            dpcd_inner_dense(loss.code, loss.param, penalty.code, penalty.params, X, y, z_pred, w, coords, noise, steps, clips, averaging, avg, sample_clips)
-        if averaging:
-            w = avg.copy(); z_pred = np.asarray(X @ w, dtype=float)
-        done, prev = (t + 1) * K / p, t * K / p
-        if record_every and (math.floor(done / record_every + 1e-9) > math.floor(prev / record_every + 1e-9) or t == T - 1):
-            trace.append((done, w.copy()))
-    params = dict(n_passes=T * K / p, T=T, K=K, step=step, clip=clip, clipping=clipping, averaging=averaging, accountant=accountant,
-                  smoothness=M, steps=steps, clip_thresholds=clips, noise_multiplier=z, noise_scales=sigma,
-                  events=(events[0] if len(events) == 1 else ComposedEvent(events)) if events else None)
-    return FitResult(coef=w, n_iter=T * K, passes=T * K / p, solver="dp-cd", privacy=report, trace=trace, params=params)
+        ledger = ledger.add("smoothness (Laplace, pure DP)", setup["event"])
+        split["smoothness (Laplace, pure DP)"] = setup["eps_M"]
+        eps_opt = request.epsilon - setup["eps_M"]
+    z = dpcd_noise_multiplier(eps_opt, request.delta, n_rel, params["accountant"])
+    ledger = ledger.add("optimisation (Gaussian)", dpcd_events(z, n_rel))
+    split["optimisation (Gaussian)"] = eps_opt
+    method = "gdp" if params["accountant"] == "gdp" else "rdp_mironov"
+    epsilon = epsilon_gaussian(z, n_rel, request.delta, method) + setup["eps_M"]
+    params.update(noise_multiplier=z, noise_scales=z * 2 * params["clip_thresholds"] / n)
+    return Plan(ledger=ledger, epsilon=float(epsilon),
+                accountant=_CERTIFIED_BY[params["accountant"]],
+                releases=n_rel + (p if setup["event"] is not None else 0),
+                noise_scales=params["noise_scales"], budget_split=split,
+                notes=setup["notes"] + [_release_note(by_sample, n_rel, z)],
+                data_dependent=setup["leaks"], params=params)
+
+
+def _release_note(by_sample, n_rel, z):
+    "How the optimisation's releases are accounted."
+    if by_sample:
+        return (f"{n_rel} passes, each releasing p noisy coordinate gradients of per-sample "
+                "gradients clipped to l2 norm C: jointly 2C/n-sensitive (per-sample l2 clipping "
+                f"proposition), noise multiplier z = {z:.6g} per pass; coordinates in random "
+                "permutation order")
+    return (f"{n_rel} Gaussian releases of clipped coordinate gradients (sensitivity 2C_j/n), "
+            f"noise multiplier z = {z:.6g}; no amplification by the random choice of coordinates "
+            "is claimed")
+
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
+def _record_due(t, T, K, p, every):
+    "Whether outer iteration t (0-based) ends a recording period of `every` passes (or the run)."
+    done, before = (t + 1) * K / p, t * K / p
+    return math.floor(done / every + 1e-9) > math.floor(before / every + 1e-9) or t == T - 1
+
+
+def _run(self, problem, plan, options, rng):
+    "One kernel call per outer iteration, on the blocks of `noise_blocks`."
+    X, P, o = problem.X, plan.params, options
+    T, K, p, by_sample = P["T"], P["K"], problem.p, P["clipping"] == "sample"
+    kernel, design = ((dpcd_inner_sparse, (X.data, X.indices, X.indptr)) if problem.sparse
+                      else (dpcd_inner_dense, X))
+    loss = (problem.loss.code, problem.loss.param)
+    penalty = (problem.penalty.code, problem.penalty.params)
+    scales = (P["steps"], P["clip_thresholds"])
+    sample_clips = sample_clip_thresholds(row_norms(X), float(o["clip"]), p) if by_sample else None
+    w, avg = o["w0"], (np.zeros(p) if o["averaging"] else None)
+    z = np.asarray(X @ w, dtype=float)
+    trace = [(0.0, w.copy())] if o["record_every"] else []
+    order = "permutation" if by_sample else "uniform"
+    for t, block in enumerate(noise_blocks(rng, P["noise_scales"], T, K, order)):
+        kernel(loss, penalty, design, problem.y, z, w, block, scales, avg, sample_clips)
+        if avg is not None:
+            w = avg.copy()
+            z = np.asarray(X @ w, dtype=float)
+        if o["record_every"] and _record_due(t, T, K, p, o["record_every"]):
+            trace.append(((t + 1) * K / p, w.copy()))
+    return Run(coef=w, n_iter=T * K, passes=T * K / p, trace=trace)
+
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
+@register
+class DPCD(Solver):
+    "DP-CD on the solver contract: options, constants, noise calibration, ledger, kernels."
+    name, function = "dp-cd", dp_cd
+    summary = "private proximal coordinate descent (Algorithm 4.3.1, §4.5)"
+    losses = (SquaredLoss, LogisticLoss, HuberLoss)   # the losses the kernels implement
+    penalties = (NoPenalty, L1, L2, ElasticNet, Box)
+    clipping = ("coordinate", "sample")
+    accountants = ACCOUNTANTS
+    check_options, plan, run = _check_options, _plan, _run

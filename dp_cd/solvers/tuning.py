@@ -10,6 +10,7 @@ import numpy as np
 from ..utils import check_scalar, as_generator, PrivacyLeakWarning
 from ..privacy.formulas import rdp_to_epsilon, gdp_epsilon
 from ..privacy.report import PrivacyReport
+from .contract import Plan, build_report, check_privacy
 from .dpcd import dp_cd
 
 # %% auto 0
@@ -125,61 +126,81 @@ def _calibrate_selection(epsilon, delta, dist):
 # %% ../../nbs/03_solvers/05_tuning.ipynb
 @dataclass
 class SelectionResult:
-    "Output of `private_select`: the selected candidate, its model and noisy score, and the privacy report."
+    "Output of `private_select`: the selected candidate, its model and noisy score, and the report."
     candidate: object
     model: object
     score: float
     n_runs: int # K, the number of runs actually made
     rho: float # zCDP parameter of each run
     privacy: PrivacyReport
-    history: list = field(default_factory=list) # (candidate index, noisy score) of every run (released only with the privacy of A if you publish it: don't)
+    history: list = field(default_factory=list) # (candidate index, noisy score) of each run
 
+
+def _selection_plan(rho, dist, delta, n_candidates, K):
+    "What the selection certifies: the best of K ~ D_{η,γ} ρ-zCDP runs, one release."
+    accountant = (f"RDP of best-of-K (Papernot & Steinke 2022, Thm. 2), "
+                  f"K ~ TNB(eta={dist.eta:g}, gamma={dist.gamma:.4g}), CKS conversion")
+    notes = [f"{n_candidates} candidates drawn uniformly; E[K] = {dist.mean:.3g}, this run K = {K}",
+             "only the selected model (and its candidate/score) is covered; "
+             "the history is not released"]
+    return Plan(epsilon=selection_epsilon(rho, dist, delta), accountant=accountant, releases=1,
+                budget_split={"per run (rho-zCDP)": rho}, notes=notes)
+
+# %% ../../nbs/03_solvers/05_tuning.ipynb
 def private_select(candidates, # list of hyperparameter settings (any objects)
-                   train_and_score, # (candidate, rho, rng) -> (model, noisy score), ρ-zCDP; lower score is better
+                   train_and_score, # (candidate, ρ, rng) -> (model, noisy score); ρ-zCDP
                    epsilon:float, # total budget ε of the selection (all runs and the choice)
                    delta:float, # δ of the guarantee
                    *,
                    mean_runs:float=10.0, # E[K]
                    eta:float=1.0, # shape of D_{η,γ} (1: geometric, Liu & Talwar; 0: logarithmic)
                    random_state=None, # seed or Generator
+                   n_records:int|None=None, # number of private records if known: warns if δ ≥ 1/n
                   ) -> SelectionResult:
-    "Random-stopping private hyperparameter selection (Papernot & Steinke 2022, Thm. 2) with a PrivacyReport."
+    "Random-stopping private hyperparameter selection (Papernot & Steinke 2022, Thm. 2), reported."
     if len(candidates) == 0: raise ValueError("candidates must not be empty")
     if not callable(train_and_score): raise TypeError("train_and_score must be callable")
-    epsilon = check_scalar(epsilon, "epsilon", low=0, low_open=True); delta = check_scalar(delta, "delta", 0, 1, True, True)
-    dist = tnb_for_mean(mean_runs, eta); rho = calibrate_selection(epsilon, delta, dist)
-    rng = as_generator(random_state); K = dist.sample(rng)
+    n = 1 if n_records is None else check_scalar(n_records, "n_records", low=1, integer=True)
+    request = check_privacy(epsilon, delta, n)   # n unknown: 1/n = 1 > δ, nothing to warn about
+    if not request.private: raise ValueError(f"epsilon must be finite, got {epsilon!r}")
+    dist = tnb_for_mean(mean_runs, eta)
+    rho = calibrate_selection(request.epsilon, request.delta, dist)
+    rng = as_generator(random_state)
+    K = dist.sample(rng)
+    plan = _selection_plan(rho, dist, request.delta, len(candidates), K)
     best, hist = None, []
     for _ in range(K):
         i = int(rng.integers(len(candidates)))
         model, score = train_and_score(candidates[i], rho, rng)
-        score = float(score); hist.append((i, score))
+        score = float(score)
+        hist.append((i, score))
         if best is None or score < best[2]: best = (i, model, score)
-    eps = selection_epsilon(rho, dist, delta)
-    report = PrivacyReport(epsilon=eps, delta=delta, relation="replace_one",
-                           accountant=f"RDP of best-of-K (Papernot & Steinke 2022, Thm. 2), K ~ TNB(eta={dist.eta:g}, gamma={dist.gamma:.4g}), CKS conversion",
-                           releases=1, budget_split={"per run (rho-zCDP)": rho},
-                           notes=(f"{len(candidates)} candidates drawn uniformly; E[K] = {dist.mean:.3g}, this run K = {K}",
-                                  "only the selected model (and its candidate/score) is covered; the history is not released"))
+    report = build_report(request, plan)
     return SelectionResult(candidates[best[0]], best[1], best[2], K, rho, report, hist)
 
+# %% ../../nbs/03_solvers/05_tuning.ipynb
 def dpcd_train_and_score(X_train, y_train, X_val, y_val, loss, penalty, *,
-                         smoothness, # public coordinate-wise smoothness constants M_j (p,) (no leak)
-                         score_bound:float, # public B: per-example validation losses are clipped to [0, B]
+                         smoothness, # public coordinate-wise smoothness constants M_j (p,)
+                         score_bound:float, # public B: validation losses are clipped to [0, B]
                         ):
-    "A ρ-zCDP `train_and_score` for `private_select`: DP-CD (μ = √(2ρ) GDP) on the training part, noisy clipped validation loss."
-    B = check_scalar(score_bound, "score_bound", low=0, low_open=True); n_val = X_val.shape[0]
+    "ρ-zCDP `train_and_score`: DP-CD (√(2ρ)-GDP) on the training part, noisy validation loss."
+    B = check_scalar(score_bound, "score_bound", low=0, low_open=True)
+    n_val = X_val.shape[0]
     M = np.asarray(smoothness, dtype=float)
     def run(c, rho, rng):
-        mu = math.sqrt(2 * rho); d_run = 1e-6
-        fit = dp_cd(X_train, y_train, loss, penalty, gdp_epsilon(mu, d_run), d_run, n_passes=c["passes"], step=c["step"],
-                    clip=c["clip"], smoothness=M, accountant="gdp", random_state=rng)
-        mu_run = math.sqrt(fit.params["T"] * fit.params["K"]) / fit.params["noise_multiplier"]
-        if mu_run > mu * (1 + 1e-6): raise RuntimeError(f"DP-CD run is {mu_run}-GDP, more than mu={mu}")
-        per = np.minimum(_per_example_loss(loss, np.asarray(X_val @ fit.coef, dtype=float), y_val), B)
-        score = per.mean() + rng.normal(0.0, (B / n_val) / math.sqrt(2 * rho))
-        return fit, score
+        mu, d_run = math.sqrt(2 * rho), 1e-6   # (ε(μ, d_run), d_run)-DP calibration = μ-GDP
+        fit = dp_cd(X_train, y_train, loss, penalty, gdp_epsilon(mu, d_run), d_run,
+                    n_passes=c["passes"], step=c["step"], clip=c["clip"], smoothness=M,
+                    accountant="gdp", random_state=rng)
+        gauss = fit.ledger.event   # `count` Gaussian releases with multiplier z: √count/z-GDP
+        mu_run = math.sqrt(gauss.count) / gauss.event.noise_multiplier
+        if mu_run > mu * (1 + 1e-6):
+            raise RuntimeError(f"DP-CD run is {mu_run}-GDP, more than mu={mu}")
+        z_val = np.asarray(X_val @ fit.coef, dtype=float)
+        per = np.minimum(_per_example_loss(loss, z_val, y_val), B)
+        return fit, per.mean() + rng.normal(0.0, (B / n_val) / math.sqrt(2 * rho))
     return run
+
 
 def _per_example_loss(loss, z, y):
     from dp_cd.model.losses import loss_value
