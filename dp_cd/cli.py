@@ -4,60 +4,206 @@
 
 # %% ../nbs/06_api/02_cli.ipynb 1
 from __future__ import annotations
-import argparse, csv, importlib, io, json, math, os, sys, tempfile, time, traceback, warnings
+import argparse, contextlib, csv, fcntl, importlib, io, json, math, os, sys, tempfile, threading
+import time, warnings
 from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
+from scipy.integrate import IntegrationWarning
 import dp_cd
 from .utils import PrivacyLeakWarning, as_generator
 from .estimators import DPRegressor, DPClassifier, BudgetExceededError, SOLVERS, LOSSES, make_loss, make_penalty, get_solver
 
 # %% auto 0
-__all__ = ['MODEL_FORMAT', 'DEMO_PROBLEMS', 'DEMO_GRID', 'REPRODUCTIONS', 'CLIError', 'read_data', 'model_to_dict', 'load_model',
-           'run_demo', 'main']
+__all__ = ['MAX_ABS_VALUE', 'MODEL_FORMAT', 'MAX_PASSES', 'DEMO_PROBLEMS', 'DEMO_GRID', 'REPRODUCTIONS', 'CLIError', 'read_data',
+           'model_to_dict', 'load_model', 'run_demo', 'main']
 
 # %% ../nbs/06_api/02_cli.ipynb
 class CLIError(Exception):
     "An error reported to the user as one line, with exit code `code` (1: failure, 2: usage)."
-    def __init__(self, msg, code=1): super().__init__(msg); self.code = code
+    def __init__(self, msg, code=1):
+        super().__init__(msg)
+        self.code = code
+
+# %% ../nbs/06_api/02_cli.ipynb
+def _file_mode(path:Path) -> int:
+    "Permissions of a normal write: those of the existing file, else 0666 minus the umask."
+    if path.exists(): return path.stat().st_mode & 0o777
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+def _stage(path:Path, write, binary=False) -> Path:
+    "Call `write(f)` on a temporary file next to `path`, with normal permissions; returns its path."
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb" if binary else "w") as f:
+            os.fchmod(f.fileno(), _file_mode(path))   # mkstemp creates 0600 files
+            write(f)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return Path(tmp)
 
 def _write_atomic(path:Path, write, binary=False):
     "Call `write(f)` on a temporary file next to `path`, then rename it to `path` (nothing is left on error)."
-    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb" if binary else "w") as f: write(f)
-        os.replace(tmp, path)
+    tmp = _stage(path, write, binary)
+    try: os.replace(tmp, path)
     except BaseException:
-        if os.path.exists(tmp): os.unlink(tmp)
+        tmp.unlink(missing_ok=True)
         raise
 
 # %% ../nbs/06_api/02_cli.ipynb
-def _read_csv(path:Path, target):
-    with open(path, newline="") as f:
-        rows = list(csv.reader(f))
-    if not rows: raise CLIError(f"{path}: the file is empty")
-    header, body = [h.strip() for h in rows[0]], [r for r in rows[1:] if any(c.strip() for c in r)]
-    if not body: raise CLIError(f"{path}: no data rows after the header")
-    for i, r in enumerate(body):
-        if len(r) != len(header): raise CLIError(f"{path}: row {i + 2} has {len(r)} fields but the header has {len(header)}")
-    if target is None: t = len(header) - 1
-    elif target in header: t = header.index(target)
-    else: raise CLIError(f"{path}: unknown target column {target!r}; columns are {header}")
-    data = np.empty((len(body), len(header)))
-    for j, name in enumerate(header):
-        for i, r in enumerate(body):
-            try: data[i, j] = float(r[j])
-            except ValueError:
-                raise CLIError(f"{path}: column {name!r} is not numeric (row {i + 2}: {r[j]!r}); encode it as numbers first") from None
-    feats = [j for j in range(len(header)) if j != t]
-    return data[:, feats], data[:, t], [header[j] for j in feats], header[t]
+def _progress_line(label:str, done:int=0, total:int|None=None, seconds:float=0.0,
+                   width:int=24) -> str:
+    "One line of the progress bar: a bar and a count when `total` is known, else the time elapsed."
+    elapsed = f"{seconds:.0f}s"
+    if not total: return f"{label} ... {elapsed}"
+    filled = round(width * min(max(done / total, 0.0), 1.0))
+    return f"{label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total} {elapsed}"
 
+# %% ../nbs/06_api/02_cli.ipynb
+class _Progress:
+    "A progress bar on stderr, drawn by a thread after `delay` seconds, only on a terminal."
+    def __init__(self, label, total=None, stream=None, delay=2.0, interval=0.25):
+        self.label, self.total, self.done = label, total, 0
+        self.stream = stream if stream is not None else sys.stderr
+        self.delay, self.interval, self.width = delay, interval, 0
+        self.enabled = bool(getattr(self.stream, "isatty", lambda: False)())
+        self._stop, self._thread = threading.Event(), None
+
+    def update(self, done, total=None):
+        "Record `done` steps out of `total` (if given)."
+        self.done, self.total = done, total if total is not None else self.total
+
+    def _draw(self, line):
+        self.stream.write("\r" + line.ljust(self.width))
+        self.stream.flush()
+        self.width = len(line)
+
+    def _loop(self):
+        t0 = time.monotonic()
+        if self._stop.wait(self.delay): return
+        while not self._stop.is_set():
+            self._draw(_progress_line(self.label, self.done, self.total, time.monotonic() - t0))
+            self._stop.wait(self.interval)
+        self._draw("")
+        self.stream.write("\r")
+
+    def __enter__(self):
+        if self.enabled:
+            self._thread = threading.Thread(target=self._loop, daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        if self._thread is not None: self._thread.join()
+
+# %% ../nbs/06_api/02_cli.ipynb
+def _read_csv_table(path:Path):
+    "Header and non-blank (row number, row) pairs of a UTF-8 CSV file (a byte-order mark dropped)."
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as f: rows = list(csv.reader(f))
+    except (OSError, ValueError) as e:
+        raise CLIError(f"{path}: cannot read the file ({e})") from None
+    if not rows: raise CLIError(f"{path}: the file is empty; it needs a header row and data rows")
+    header = [h.strip() for h in rows[0]]
+    dupes = sorted({h for h in header if header.count(h) > 1})
+    if dupes:
+        raise CLIError(f"{path}: duplicate column names {dupes}; give every column its own name")
+    body = [(i + 2, r) for i, r in enumerate(rows[1:]) if any(c.strip() for c in r)]
+    if not body: raise CLIError(f"{path}: no data rows after the header")
+    for line, r in body:
+        if len(r) != len(header):
+            raise CLIError(f"{path}: row {line} has {len(r)} fields but the header has "
+                           f"{len(header)}")
+    return header, body
+
+# %% ../nbs/06_api/02_cli.ipynb
+MAX_ABS_VALUE = 1e150   # larger values overflow float64 once squared and summed by the solvers
+
+def _value_problem(v:float):
+    "(what, fix) when a value cannot be used (NaN, infinite, too large to square), else None."
+    if math.isnan(v): return "NaN (a missing value)", "remove or impute missing values first"
+    if math.isinf(v): return "infinity", "remove it or rescale the data"
+    if abs(v) > MAX_ABS_VALUE:
+        return f"a value above {MAX_ABS_VALUE:g} in magnitude", "rescale the data"
+    return None
+
+def _csv_columns(path:Path, header, body, names):
+    "The columns `names` of a CSV table as a float array, checked value by value."
+    data = np.empty((len(body), len(names)))
+    for k, name in enumerate(names):
+        j = header.index(name)
+        for i, (line, r) in enumerate(body):
+            try: data[i, k] = float(r[j])
+            except ValueError:
+                raise CLIError(f"{path}: column {name!r} is not numeric (row {line}: {r[j]!r}); "
+                               "encode it as numbers first") from None
+            problem = _value_problem(data[i, k])
+            if problem:
+                raise CLIError(f"{path}: column {name!r} contains {problem[0]} (row {line}); "
+                               f"{problem[1]}")
+    return data
+
+def _read_csv(path:Path, target):
+    "Features, target, feature names and target name of a CSV file (target: default last column)."
+    header, body = _read_csv_table(path)
+    if target is None: target = header[-1]
+    elif target not in header:
+        raise CLIError(f"{path}: unknown target column {target!r}; columns are {header}")
+    names = [h for h in header if h != target]
+    data = _csv_columns(path, header, body, names + [target])
+    return data[:, :-1], data[:, -1], names, target
+
+# %% ../nbs/06_api/02_cli.ipynb
+def _first_bad(A):
+    "(row, column, value) of the first NaN, infinite or too large entry of `A`, else None."
+    if sp.issparse(A):
+        coo = A.tocoo()
+        rows, cols, vals = coo.row, coo.col, coo.data
+    else:
+        vals = np.asarray(A, dtype=float).reshape(len(A), -1)
+        rows, cols = np.indices(vals.shape)
+    bad = np.flatnonzero(~(np.isfinite(vals) & (np.abs(vals) <= MAX_ABS_VALUE)))
+    if bad.size == 0: return None
+    k = np.unravel_index(bad[0], np.shape(vals))
+    return int(np.asarray(rows)[k]), int(np.asarray(cols)[k]), float(np.asarray(vals)[k])
+
+def _check_data(X, y, names, target, source):
+    "Refuse data the solvers cannot use (shape, NaN, infinity, scale) in one line."
+    if X.ndim != 2:
+        raise CLIError(f"{source}: the features must be a 2-d array (records x features), got "
+                       f"shape {X.shape}")
+    n, p = X.shape
+    if n < 1: raise CLIError(f"{source}: no records")
+    if p < 1: raise CLIError(f"{source}: no feature columns besides the target {target!r}")
+    if y is not None and np.shape(y) != (n,):
+        raise CLIError(f"{source}: {n} records but the target has shape {np.shape(y)}")
+    if not sp.issparse(X) and np.asarray(X).dtype.kind not in "biuf":
+        raise CLIError(f"{source}: the features are not numeric")
+    for A, label in ((X, None), (y, target)):
+        bad = None if A is None else _first_bad(A)
+        if bad:
+            i, j, v = bad
+            what, fix = _value_problem(v)
+            raise CLIError(f"{source}: column {label if label is not None else names[j]!r} "
+                           f"contains {what} (record {i + 1}); {fix}")
+
+# %% ../nbs/06_api/02_cli.ipynb
 def read_data(source:str, # a file path, or a dataset name known to `dp_cd.datasets`
               target:str|None=None, # target column name (CSV) — default: the last column
               data_dir:str|None=None, # data directory for named datasets
              ):
-    "Features, target, feature names and target name from a file or a named dataset."
+    "Features, target, feature names and target name from a file or a named dataset, checked."
+    X, y, names, tname = _read_source(source, target, data_dir)
+    _check_data(X, y, names, tname, source)
+    return X, y, names, tname
+
+def _read_source(source, target, data_dir):
     from dp_cd import datasets
     path = Path(source)
     if not path.exists():
@@ -81,15 +227,21 @@ def read_data(source:str, # a file path, or a dataset name known to `dp_cd.datas
             a = np.load(path, allow_pickle=False)
             if a.ndim != 2 or a.shape[1] < 2: raise CLIError(f"{path}: expected a 2-d array with the target as last column, got shape {a.shape}")
             return a[:, :-1], a[:, -1], [f"x{j}" for j in range(a.shape[1] - 1)], "target"
-        if suffix == ".npz":
-            with np.load(path, allow_pickle=False) as z:
-                if "X" not in z or "y" not in z: raise CLIError(f"{path}: an .npz file must contain arrays 'X' and 'y' (has {list(z.keys())})")
-                X, y = z["X"], z["y"]
-            return X, y, [f"x{j}" for j in range(X.shape[1])], "y"
+        if suffix == ".npz": return _read_npz(path)
     except (OSError, ValueError) as e:
         if isinstance(e, CLIError): raise
         raise CLIError(f"{path}: cannot read the file ({e})") from None
     raise CLIError(f"{path}: unknown file type {suffix!r} (use .csv, .arff, .svm/.libsvm, .npy or .npz)")
+
+def _read_npz(path):
+    with np.load(path, allow_pickle=False) as z:
+        if "X" not in z or "y" not in z:
+            raise CLIError(f"{path}: an .npz file must contain arrays 'X' and 'y' (has "
+                           f"{list(z.keys())})")
+        X, y = z["X"], z["y"]
+    if X.ndim != 2:
+        raise CLIError(f"{path}: array 'X' must be 2-d (records x features), got shape {X.shape}")
+    return X, y, [f"x{j}" for j in range(X.shape[1])], "y"
 
 def _read_arff(path):
     from dp_cd.datasets import read_arff, DatasetError
@@ -120,17 +272,38 @@ def _jsonable(v):
 
 def model_to_dict(est, # a fitted DPRegressor or DPClassifier
                   source:str="", # description of the training data
+                  feature_names:list|None=None, # feature names (default: `est.feature_names_in_`)
                  ) -> dict:
     "A JSON-serialisable description of a fitted estimator."
     params = {k: v for k, v in est.get_params().items() if k not in ("accountant", "random_state", "solver_options")}
     rep = est.privacy_
     reports = rep if isinstance(rep, list) else [rep]
+    if feature_names is None: feature_names = getattr(est, "feature_names_in_", [])
+    names = list(feature_names)
     d = {"format": MODEL_FORMAT, "version": 1, "dp_cd_version": dp_cd.__version__, "estimator": type(est).__name__,
          "params": params, "coef": est.coef_, "intercept": est.intercept_, "n_features_in": est.n_features_in_,
-         "feature_names": list(getattr(est, "feature_names_in_", [])), "training_data": source,
+         "feature_names": [str(n) for n in names], "training_data": source,
          "privacy": [r.to_dict() if hasattr(r, "to_dict") else r for r in reports]}
     if hasattr(est, "classes_"): d["classes"] = est.classes_
     return _jsonable(d)
+
+# %% ../nbs/06_api/02_cli.ipynb
+_MODEL_KEYS = {"estimator": str, "params": dict, "coef": list, "intercept": (int, float, list),
+               "n_features_in": int, "feature_names": list, "privacy": list}
+
+def _model_problem(d:dict):
+    "What is missing or malformed in a saved model's dictionary, or None."
+    missing = [k for k in _MODEL_KEYS if k not in d]
+    if missing: return f"it lacks {', '.join(missing)}"
+    wrong = [k for k, t in _MODEL_KEYS.items() if not isinstance(d[k], t) or isinstance(d[k], bool)]
+    if wrong: return f"malformed {', '.join(wrong)}"
+    n, names = d["n_features_in"], d["feature_names"]
+    try: shape = np.shape(d["coef"])
+    except ValueError: return "coef is not a numeric array"
+    if n < 1 or shape[-1:] != (n,): return f"coef does not have n_features_in = {n} entries"
+    if names and (len(names) != n or not all(isinstance(s, str) for s in names)):
+        return f"feature_names is not a list of {n} names"
+    return None
 
 def load_model(path # path of a model written by `dp-cd fit`
               ):
@@ -138,83 +311,115 @@ def load_model(path # path of a model written by `dp-cd fit`
     try: d = json.loads(Path(path).read_text())
     except (OSError, ValueError) as e: raise CLIError(f"{path}: cannot read the model ({e})") from None
     if not isinstance(d, dict) or d.get("format") != MODEL_FORMAT: raise CLIError(f"{path}: not a dp_cd model file")
+    problem = _model_problem(d)
+    if problem: raise CLIError(f"{path}: damaged model file ({problem}); fit the model again")
     cls = {"DPRegressor": DPRegressor, "DPClassifier": DPClassifier}.get(d["estimator"])
     if cls is None: raise CLIError(f"{path}: unknown estimator {d['estimator']!r}")
     params = {k: (float(v) if isinstance(v, str) and v in ("inf", "-inf", "nan") else v) for k, v in d["params"].items()}
-    est = cls(**params)
-    est.coef_ = np.asarray(d["coef"], dtype=float)
-    est.intercept_ = np.asarray(d["intercept"], dtype=float) if isinstance(d["intercept"], list) else float(d["intercept"])
-    est.n_features_in_ = int(d["n_features_in"])
-    if d.get("feature_names"): est.feature_names_in_ = np.asarray(d["feature_names"], dtype=object)
+    try:
+        est = cls(**params)
+        est.coef_ = np.asarray(d["coef"], dtype=float)
+        intercept = d["intercept"]
+        is_list = isinstance(intercept, list)
+        est.intercept_ = np.asarray(intercept, dtype=float) if is_list else float(intercept)
+    except (TypeError, ValueError) as e:
+        problem = _one_line(str(e))
+        raise CLIError(f"{path}: damaged model file ({problem}); fit the model again") from None
+    if not (np.all(np.isfinite(est.coef_)) and np.all(np.isfinite(est.intercept_))):
+        raise CLIError(f"{path}: the model's coefficients are not finite; fit it again on rescaled "
+                       "data")
+    est.n_features_in_ = d["n_features_in"]
+    if d["feature_names"]: est.feature_names_in_ = np.asarray(d["feature_names"], dtype=object)
     if "classes" in d: est.classes_ = np.asarray(d["classes"])
     est.privacy_ = d["privacy"][0] if len(d["privacy"]) == 1 else d["privacy"]
     return est
 
 # %% ../nbs/06_api/02_cli.ipynb
+@contextlib.contextmanager
+def _budget_lock(path):
+    "Hold an exclusive `fcntl.flock` on PATH.lock while the ledger is checked, charged, rewritten."
+    lock = Path(f"{path}.lock")
+    try: f = open(lock, "a")
+    except OSError as e: raise CLIError(f"{path}: cannot lock the budget file ({e})") from None
+    with f:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX)   # waits for a concurrent fit on the same ledger
+        try: yield
+        finally: fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+
+def _is_number(v): return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+def _ledger_problem(d):
+    "What is wrong with the content of a budget file, or None."
+    if not isinstance(d, dict): return "not a JSON object"
+    missing = [k for k in ("epsilon", "delta", "spent") if k not in d]
+    if missing: return f"missing {', '.join(missing)}"
+    eps, delta, spent = d["epsilon"], d["delta"], d["spent"]
+    if not (_is_number(eps) and eps > 0):
+        return f"the total epsilon must be a positive number, got {eps!r}"
+    if not (_is_number(delta) and 0 <= delta <= 1):
+        return f"the total delta must be in [0, 1], got {delta!r}"
+    if not isinstance(spent, list): return "'spent' must be a list of [epsilon, delta] pairs"
+    for k, s in enumerate(spent):
+        valid = lambda v: _is_number(v) and math.isfinite(v) and v >= 0
+        pair = isinstance(s, list) and len(s) == 2 and all(valid(v) for v in s)
+        if not (pair and s[1] <= 1):
+            return f"spending {k + 1} is {s!r}, not a pair of finite non-negative numbers"
+    return None
+
 def _budget(args):
     "The BudgetAccountant of `--budget-file` (created with the totals of --budget-epsilon/--budget-delta)."
     from dp_cd.estimators import BudgetAccountant
     path = Path(args.budget_file)
-    if path.exists():
-        try: d = json.loads(path.read_text()); acc = BudgetAccountant(float(d["epsilon"]), float(d["delta"])); acc.spent = [tuple(map(float, e)) for e in d["spent"]]
-        except (OSError, ValueError, KeyError, TypeError) as e: raise CLIError(f"{path}: not a budget file ({e})") from None
-    else:
+    if not path.exists():
         if args.budget_epsilon is None: raise CLIError(f"{path} does not exist: give --budget-epsilon (and --budget-delta) to create it", 2)
-        acc = BudgetAccountant(args.budget_epsilon, args.budget_delta)
+        return BudgetAccountant(args.budget_epsilon, args.budget_delta)
+    try: d = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise CLIError(f"{path}: cannot read the budget file ({e})") from None
+    problem = _ledger_problem(d)
+    if problem:
+        raise CLIError(f"{path}: not a valid budget file: {problem}; restore the ledger from a "
+                       "backup")
+    acc = BudgetAccountant(float(d["epsilon"]), float(d["delta"]))
+    acc.spent = [(float(e), float(dl)) for e, dl in d["spent"]]
     return acc
 
 def _save_budget(acc, path):
     _write_atomic(Path(path), lambda f: json.dump({"epsilon": acc.epsilon, "delta": acc.delta, "spent": acc.spent,
                                                     "relation": "replace_one", "composition": "basic"}, f, indent=1))
 
+# %% ../nbs/06_api/02_cli.ipynb
+MAX_PASSES = 10_000   # public upper bound on --passes (fit and demo): more is a typo, not a plan
+
+def _check_passes(passes):
+    "Refuse a number of passes above `MAX_PASSES` before any work."
+    if passes > MAX_PASSES:
+        raise CLIError(f"--passes {passes:g} is above the limit of {MAX_PASSES}; use at most "
+                       f"{MAX_PASSES} passes", 2)
+
+def _check_bounds(args):
+    "Refuse public bounds so large that the solvers' constants overflow."
+    bounds = (("--feature-bound", args.feature_bound), ("--target-bound", args.target_bound))
+    for option, bound in bounds:
+        if bound is not None and abs(bound) > MAX_ABS_VALUE:
+            raise CLIError(f"{option} {bound:g} is above {MAX_ABS_VALUE:g}; rescale the data and "
+                           "the bound", 2)
+
+# %% ../nbs/06_api/02_cli.ipynb
 def _fit_cmd(args):
-    acc = _budget(args) if args.budget_file else None
-    if acc is not None:   # refuse before reading the data: only the public n is needed for the default delta
-        eps = float(args.epsilon)
-        n_hint = None if args.delta is not None else _count_records(args.data, args.data_dir)
-        acc.check(eps, args.delta if args.delta is not None else 1.0 / n_hint**2)
-    X, y, names, tname = read_data(args.data, args.target, args.data_dir)
-    task = args.task or ("classification" if len(np.unique(y)) == 2 else "regression")
-    if task == "classification":
-        classes = np.unique(y)
-        if len(classes) < 2: raise CLIError(f"the target {tname!r} has a single class ({classes[0]!r}); a classifier needs two")
-        if np.any(classes != np.round(classes)) or len(classes) > 100:
-            raise CLIError(f"the target {tname!r} has {len(classes)} distinct values, not class labels; use integer labels or --task regression")
-        Est, loss = DPClassifier, args.loss or "logistic"
-    else:
-        if np.ptp(y) == 0: raise CLIError(f"the target {tname!r} is constant ({y[0]!r}); there is nothing to learn")
-        Est, loss = DPRegressor, args.loss or "squared"
-    opts = {}
-    if args.smoothness == "private" and args.feature_bound is None:
-        if args.smoothness_bound is None: raise CLIError("--smoothness private needs --smoothness-bound (a public bound on the per-record constants)", 2)
-        opts.update(smoothness="private", smoothness_bound=args.smoothness_bound)
-    if args.clipping != "coordinate":
-        if args.solver != "dp-cd": raise CLIError(f"--clipping {args.clipping} is a dp-cd option (got --solver {args.solver})", 2)
-        opts["clipping"] = args.clipping
-    est = Est(loss=loss, penalty=args.penalty, alpha=args.alpha, solver=args.solver, epsilon=args.epsilon, delta=args.delta,
-              n_passes=args.passes, step=args.step, clip=args.clip, feature_bounds=args.feature_bound, target_bound=args.target_bound,
-              fit_intercept=not args.no_intercept, random_state=args.seed, accountant=acc,
-              solver_options=(opts if args.solver in ("dp-cd", "dp-gcd") else None) or None)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", PrivacyLeakWarning)
-        t0 = time.perf_counter(); est.fit(X, y); elapsed = time.perf_counter() - t0
-    leaks = [str(w.message) for w in caught if issubclass(w.category, PrivacyLeakWarning)]
-    for m in leaks: print(f"dp-cd: PrivacyLeakWarning: {m}", file=sys.stderr)
-    d = model_to_dict(est, source=str(args.data))
-    d["fit_seconds"], d["privacy_leak_warnings"] = elapsed, leaks
-    if args.out: _write_atomic(Path(args.out), lambda f: json.dump(d, f, indent=1))
-    if acc is not None: _save_budget(acc, args.budget_file)
-    if args.json: print(json.dumps(d))
-    else:
-        rep = est.privacy_
-        score = est.score(X, y)
-        print(f"trained {type(est).__name__} ({args.solver}, loss={loss}, penalty={args.penalty}, alpha={args.alpha}) "
-              f"on {X.shape[0]} records x {X.shape[1]} features in {elapsed:.2f}s")
-        print(f"training {'accuracy' if task == 'classification' else 'R^2'}: {score:.4f}")
-        print("privacy:", *(str(r) for r in (rep if isinstance(rep, list) else [rep])), sep="\n")
-        if args.out: print(f"model written to {args.out}")
-        if acc is not None: print(f"budget {args.budget_file}: spent epsilon = {acc.total_spent[0]:.4g} of {acc.epsilon:g}, delta = {acc.total_spent[1]:.3g} of {acc.delta:g}")
-    return 0
+    _check_passes(args.passes)
+    _check_bounds(args)
+    if not args.budget_file: return _fit(args, None)
+    with _budget_lock(args.budget_file):   # held from the check through the ledger's rewrite
+        acc = _budget(args)
+        _check_budget(acc, args)
+        return _fit(args, acc)
+
+def _check_budget(acc, args):
+    "Refuse before reading the data: only the public n is needed for the default delta."
+    if args.delta is not None: return acc.check(float(args.epsilon), args.delta)
+    n = _count_records(args.data, args.data_dir)
+    if n > 0: acc.check(float(args.epsilon), 1.0 / n**2)   # n = 0: reading the data reports it
 
 def _count_records(source, data_dir):
     "Number of records of a data source (public under replace-one), without parsing values."
@@ -222,27 +427,127 @@ def _count_records(source, data_dir):
     if not path.exists(): return read_data(source, None, data_dir)[0].shape[0]
     suf = path.suffix.lower()
     if suf == ".csv":
-        with open(path) as f: return max(0, sum(1 for line in f if line.strip()) - 1)
+        with open(path, encoding="utf-8-sig") as f:
+            return max(0, sum(1 for line in f if line.strip()) - 1)
     if suf in (".svm", ".libsvm", ".svmlight"):
         with open(path) as f: return sum(1 for line in f if line.strip() and not line.startswith("#"))
     return read_data(source, None, data_dir)[0].shape[0]
 
 # %% ../nbs/06_api/02_cli.ipynb
+def _fit(args, acc):
+    "Read, fit, save (model and ledger together) and report."
+    X, y, names, tname = read_data(args.data, args.target, args.data_dir)
+    task, Est, loss = _task(args, y, tname)
+    est = _estimator(args, Est, loss, acc)
+    elapsed, leaks = _fit_with_progress(est, X, y, f"dp-cd fit ({args.solver}, {args.passes:g} "
+                                                   "passes)")
+    for m in leaks: print(f"dp-cd: PrivacyLeakWarning: {m}", file=sys.stderr)
+    d = model_to_dict(est, source=str(args.data), feature_names=names)
+    d["target"], d["fit_seconds"], d["privacy_leak_warnings"] = tname, elapsed, leaks
+    _save_fit(args, acc, d)
+    if args.json: print(json.dumps(d))
+    else: _report_fit(args, est, X, y, task, loss, elapsed, acc)
+    return 0
+
+def _task(args, y, tname):
+    "(task, estimator class, loss) from --task/--loss and the target's values."
+    task = args.task or ("classification" if len(np.unique(y)) == 2 else "regression")
+    if task == "classification":
+        classes = np.unique(y)
+        if len(classes) < 2: raise CLIError(f"the target {tname!r} has a single class ({classes[0]!r}); a classifier needs two")
+        if np.any(classes != np.round(classes)) or len(classes) > 100:
+            raise CLIError(f"the target {tname!r} has {len(classes)} distinct values, not class labels; use integer labels or --task regression")
+        return task, DPClassifier, args.loss or "logistic"
+    if np.ptp(y) == 0:
+        raise CLIError(f"the target {tname!r} is constant ({y[0]!r}); there is nothing to learn")
+    return task, DPRegressor, args.loss or "squared"
+
+# %% ../nbs/06_api/02_cli.ipynb
+def _estimator(args, Est, loss, acc):
+    "The estimator the options of `dp-cd fit` describe."
+    opts = {}
+    if args.smoothness == "private" and args.feature_bound is None:
+        if args.smoothness_bound is None: raise CLIError("--smoothness private needs --smoothness-bound (a public bound on the per-record constants)", 2)
+        opts.update(smoothness="private", smoothness_bound=args.smoothness_bound)
+    if args.clipping != "coordinate":
+        if args.solver != "dp-cd": raise CLIError(f"--clipping {args.clipping} is a dp-cd option (got --solver {args.solver})", 2)
+        opts["clipping"] = args.clipping
+    return Est(loss=loss, penalty=args.penalty, alpha=args.alpha, solver=args.solver,
+               epsilon=args.epsilon, delta=args.delta,
+               n_passes=args.passes, step=args.step, clip=args.clip,
+               feature_bounds=args.feature_bound, target_bound=args.target_bound,
+               fit_intercept=not args.no_intercept, random_state=args.seed, accountant=acc,
+               solver_options=(opts if args.solver in ("dp-cd", "dp-gcd") else None) or None)
+
+def _fit_with_progress(est, X, y, label):
+    "Fit under a progress bar; returns the seconds and the PrivacyLeakWarnings (others re-issued)."
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with _Progress(label):
+            t0 = time.perf_counter()
+            est.fit(X, y)
+            elapsed = time.perf_counter() - t0
+    leaks = []
+    for w in caught:
+        if issubclass(w.category, PrivacyLeakWarning): leaks.append(str(w.message))
+        else: warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return elapsed, leaks
+
+# %% ../nbs/06_api/02_cli.ipynb
+def _save_fit(args, acc, d):
+    "Write the model and charge the ledger together: stage the model, rewrite the ledger, rename."
+    staged = _stage(Path(args.out), lambda f: json.dump(d, f, indent=1)) if args.out else None
+    try:
+        if acc is not None: _save_budget(acc, args.budget_file)
+        if staged: os.replace(staged, args.out)
+    finally:
+        if staged: staged.unlink(missing_ok=True)
+
+def _format_score(score:float) -> str:
+    "A training metric for the terminal; a non-finite one is described, not printed as a number."
+    if math.isfinite(score): return f"{score:.4f}"
+    return f"not finite ({score}): numerical overflow, rescale the data"
+
+def _report_fit(args, est, X, y, task, loss, elapsed, acc):
+    rep = est.privacy_
+    print(f"trained {type(est).__name__} ({args.solver}, loss={loss}, penalty={args.penalty}, "
+          f"alpha={args.alpha}) "
+          f"on {X.shape[0]} records x {X.shape[1]} features in {elapsed:.2f}s")
+    print(f"training {'accuracy' if task == 'classification' else 'R^2'}: "
+          f"{_format_score(est.score(X, y))}")
+    print("privacy:", *(str(r) for r in (rep if isinstance(rep, list) else [rep])), sep="\n")
+    if args.out: print(f"model written to {args.out}")
+    if acc is not None:
+        print(f"budget {args.budget_file}: spent epsilon = {acc.total_spent[0]:.4g} of "
+              f"{acc.epsilon:g}, delta = {acc.total_spent[1]:.3g} of {acc.delta:g}")
+
+# %% ../nbs/06_api/02_cli.ipynb
+def _predict_features(est, path:Path):
+    "The model's feature columns of a CSV file, matched by name (any order, other columns ignored)."
+    header, body = _read_csv_table(path)
+    names = [str(n) for n in getattr(est, "feature_names_in_", [])]
+    if not names:   # a model saved before feature names were recorded
+        if len(header) != est.n_features_in_:
+            raise CLIError(f"{path}: the model has no feature names, so the file must have exactly "
+                           f"its {est.n_features_in_} "
+                           f"feature columns in training order (it has {len(header)}); "
+                           "fit the model again to match by name")
+        names = header
+    missing = [n for n in names if n not in header]
+    if missing:
+        raise CLIError(f"{path}: missing column(s) {', '.join(map(repr, missing))} that the model "
+                       "was trained on")
+    X = _csv_columns(path, header, body, names)
+    return X
+
 def _predict_cmd(args):
     est = load_model(args.model)
     src = Path(args.data)
-    if src.suffix.lower() == ".csv":
-        with open(src, newline="") as f: rows = list(csv.reader(f))
-        header = [h.strip() for h in rows[0]]
-        names = list(getattr(est, "feature_names_in_", []))
-        missing = [n for n in names if n not in header]
-        if names and missing: raise CLIError(f"{src}: columns {missing} of the model are missing")
-        cols = [header.index(n) for n in names] if names else list(range(est.n_features_in_))
-        try: X = np.array([[float(r[j]) for j in cols] for r in rows[1:] if any(c.strip() for c in r)])
-        except ValueError as e: raise CLIError(f"{src}: non-numeric feature value ({e})") from None
-    else:
-        X, _, _, _ = read_data(args.data, None, args.data_dir)
-    if X.shape[1] != est.n_features_in_: raise CLIError(f"the data has {X.shape[1]} features but the model expects {est.n_features_in_}")
+    if src.suffix.lower() == ".csv" and src.exists(): X = _predict_features(est, src)
+    else: X = read_data(args.data, None, args.data_dir)[0]
+    if X.shape[1] != est.n_features_in_:
+        raise CLIError(f"{src}: the data has {X.shape[1]} features but the model expects "
+                       f"{est.n_features_in_}")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)   # feature names were matched by name above
         pred = est.predict(X)
@@ -277,14 +582,21 @@ def run_demo(problem:str="log1", # a name in `DEMO_PROBLEMS`
              seed:int=0, # seed of the runs (the problem has its own fixed seed)
              solvers=("dp-cd", "dp-gcd", "dp-sgd"), # solvers to compare
              tune:bool=True, # pick clip and step on `DEMO_GRID` without privacy (as the papers do)
+             on_step=None, # called with (runs done, runs in all), e.g. by a progress bar
             ) -> dict:
     "Run the main job; returns the table rows and the error curves."
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IntegrationWarning)   # the accountant's integral is fine
+        return _run_demo(problem, epsilon, passes, runs, seed, solvers, tune, on_step)
+
+def _run_demo(problem, epsilon, passes, runs, seed, solvers, tune, on_step):
     from dp_cd import datasets
     from dp_cd.solvers.reference import reference_optimum
     if problem not in DEMO_PROBLEMS: raise CLIError(f"unknown demo problem {problem!r} (choose from {sorted(DEMO_PROBLEMS)})", 2)
     epsilon = float(epsilon)
     if not epsilon > 0: raise CLIError(f"epsilon must be > 0, got {epsilon}", 2)
     if passes < 1 or runs < 1: raise CLIError("passes and runs must be at least 1", 2)
+    _check_passes(passes)
     ds = datasets.load(problem)
     lname, pname, lam = DEMO_PROBLEMS[problem]
     loss, pen = make_loss(lname), make_penalty(pname, lam)
@@ -295,19 +607,28 @@ def run_demo(problem:str="log1", # a name in `DEMO_PROBLEMS`
     F_star = reference_optimum(X, y, loss, pen, tol=1e-10)
     rng = as_generator(seed)
     rows, curves = [], {}
+    n_grid = len(DEMO_GRID["clip"]) * len(DEMO_GRID["step"]) if tune else 0
+    total, done = len(solvers) * (n_grid + runs), [0]
+    def tick():
+        done[0] += 1
+        if on_step: on_step(done[0], total)
     for name in solvers:
         fn = get_solver(name)
         def run(clip, step, record):
             kw = _demo_solver_kwargs(name, p, loss.curvature, passes, clip, step)
             return fn(X, y, loss, pen, epsilon, delta, random_state=rng, record_every=1 if record else None, **kw)
         grid = [(c, s) for c in DEMO_GRID["clip"] for s in DEMO_GRID["step"]] if tune else [(1.0, 1.0)]
-        score = lambda cs: F(run(*cs, False).coef)
+        def score(cs):
+            value = F(run(*cs, False).coef)
+            tick()
+            return value
         clip, step = min(grid, key=score) if len(grid) > 1 else grid[0]
         errs, times, report, x = [], [], None, None
         for r in range(runs):
             t0 = time.perf_counter(); res = run(clip, step, True); times.append(time.perf_counter() - t0)
             x = np.array([t for t, _ in res.trace]); errs.append([(F(w) - F_star) / F_star for _, w in res.trace])
             report = res.privacy
+            tick()
         E = np.array(errs)
         curves[name] = (x, E)
         rows.append(dict(solver=name, passes=float(x[-1]), clip=clip, step=step, error_mean=float(E[:, -1].mean()),
@@ -343,7 +664,10 @@ def _print_demo(res):
     for r in res["rows"]: print(f"[{r['solver']}] " + str(r["privacy"]).replace("\n", "\n    "))
 
 def _demo_cmd(args):
-    res = run_demo(args.problem, args.epsilon, args.passes, args.runs, args.seed, tune=not args.no_tune)
+    _check_passes(args.passes)
+    with _Progress("dp-cd demo") as bar:
+        res = run_demo(args.problem, args.epsilon, args.passes, args.runs, args.seed,
+                       tune=not args.no_tune, on_step=bar.update)
     if args.json:
         out = {k: v for k, v in res.items() if k != "curves"}
         out["rows"] = [{**r, "privacy": r["privacy"].to_dict()} for r in res["rows"]]
@@ -372,10 +696,33 @@ def _reproduce_fn(name):
 def _reproduce_cmd(args):
     fn = _reproduce_fn(args.name)
     out = Path(args.out or f"dp_cd_{args.name}")
-    res = fn(data_dir=args.data_dir, quick=args.quick, out_dir=out)
+    with _Progress(f"dp-cd reproduce {args.name}"):
+        res = fn(data_dir=args.data_dir, quick=args.quick, out_dir=out)
     print(f"{args.name}: results written to {out}/")
     if res is not None and not isinstance(res, (dict, list)): print(res)
     return 0
+
+# %% ../nbs/06_api/02_cli.ipynb
+def _one_line(msg:str) -> str:
+    "The first line of a (possibly multi-line library) message, without a dangling colon."
+    lines = [l.strip() for l in msg.strip().splitlines() if l.strip()]
+    return lines[0].rstrip(":") if lines else ""
+
+def _warning_lines(caught) -> list:
+    "One line per distinct library warning caught while a command ran."
+    lines = []
+    for w in caught:
+        line = f"dp-cd: warning: {w.category.__name__}: {_one_line(str(w.message))}"
+        if line not in lines: lines.append(line)
+    return lines
+
+def _run_command(args) -> int:
+    "Run a sub-command with library warnings captured, then report each as one line."
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        code = args.func(args)
+    for line in _warning_lines(caught): print(line, file=sys.stderr)
+    return code
 
 # %% ../nbs/06_api/02_cli.ipynb
 class _Parser(argparse.ArgumentParser):
@@ -399,7 +746,8 @@ def _parser():
                        epilog="examples:\n  dp-cd demo\n  dp-cd demo --epsilon 0.5 --runs 10 --plot demo.png\n  dp-cd demo --json")
     d.add_argument("--problem", default="log1", choices=sorted(DEMO_PROBLEMS), help="synthetic problem (default log1)")
     d.add_argument("--epsilon", type=float, default=1.0, help="privacy budget (default 1)")
-    d.add_argument("--passes", type=int, default=10, help="passes over the data (default 10)")
+    d.add_argument("--passes", type=int, default=10, help=f"passes over the data (default 10, at "
+                                                          f"most {MAX_PASSES})")
     d.add_argument("--runs", type=int, default=5, help="repetitions per solver (default 5)")
     d.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     d.add_argument("--plot", default="dp_cd_demo.png", help="PNG file for the figure (default dp_cd_demo.png; '' for none)")
@@ -422,7 +770,8 @@ def _parser():
     f.add_argument("--solver", default="dp-cd", choices=sorted(SOLVERS), help="solver (default dp-cd)")
     f.add_argument("--epsilon", type=float, default=1.0, help="privacy budget epsilon (default 1; 'inf' for non-private)")
     f.add_argument("--delta", type=float, default=None, help="delta (default 1/n^2)")
-    f.add_argument("--passes", type=float, default=10, help="passes over the data (default 10)")
+    f.add_argument("--passes", type=float, default=10, help=f"passes over the data (default 10, at "
+                                                            f"most {MAX_PASSES})")
     f.add_argument("--step", type=float, default=None, help="step-size hyper-parameter (solver default)")
     f.add_argument("--clip", type=float, default=None, help="clipping hyper-parameter (solver default)")
     f.add_argument("--feature-bound", type=float, default=None, help="PUBLIC bound B >= |x_ij|: constants derived from it, not from the data")
@@ -433,7 +782,10 @@ def _parser():
     f.add_argument("--no-intercept", action="store_true", help="do not fit an intercept")
     f.add_argument("--seed", type=int, default=None, help="random seed")
     f.add_argument("--data-dir", default=None, help="data directory for named datasets (default $DP_CD_DATA)")
-    f.add_argument("--budget-file", default=None, help="JSON ledger of the privacy spent on this dataset; the fit is refused if it would exceed the total")
+    f.add_argument("--budget-file", default=None, help="JSON ledger of the privacy spent on this "
+                                                       "dataset; the fit is refused if it would "
+                                                       "exceed the total "
+                   "(locked during the fit: concurrent fits on one ledger wait for each other)")
     f.add_argument("--budget-epsilon", type=float, default=None, help="total epsilon when creating a new --budget-file")
     f.add_argument("--budget-delta", type=float, default=1e-3, help="total delta when creating a new --budget-file (default 1e-3)")
     f.add_argument("--out", default=None, help="write the model and its privacy report to this JSON file")
@@ -441,7 +793,9 @@ def _parser():
     f.set_defaults(func=_fit_cmd)
 
     pr = sub.add_parser("predict", formatter_class=_formatter, help="predict with a model saved by `dp-cd fit`",
-                        description="Predict with a saved model. Features of a CSV file are matched by column name.",
+                        description="Predict with a saved model. Features of a CSV file are "
+                                    "matched by column name\n"
+                                    "(any order; other columns, such as the target, are ignored).",
                         epilog="example:\n  dp-cd predict model.json new.csv --out predictions.csv")
     pr.add_argument("model", help="model JSON file"); pr.add_argument("data", help="data file (same formats as fit)")
     pr.add_argument("--data-dir", default=None, help="data directory for named datasets")
@@ -472,7 +826,7 @@ def main(argv=None # arguments (default: sys.argv[1:])
     try:
         args = ap.parse_args(argv)
         if args.command is None: ap.print_help(); return 2
-        return args.func(args)
+        return _run_command(args)
     except SystemExit as e: return int(e.code or 0)   # --help and --version
     except KeyboardInterrupt: print("dp-cd: interrupted", file=sys.stderr); return 1
     except Exception as e:
@@ -480,5 +834,5 @@ def main(argv=None # arguments (default: sys.argv[1:])
         from dp_cd.datasets import DatasetError
         known = (CLIError, BudgetExceededError, DatasetError, ValueError, TypeError, OSError)
         msg = str(e) if isinstance(e, known) else f"unexpected {type(e).__name__}: {e} (run with --debug for the traceback)"
-        print(f"dp-cd: error: {msg.splitlines()[0] if msg else type(e).__name__}", file=sys.stderr)
+        print(f"dp-cd: error: {_one_line(msg) or type(e).__name__}", file=sys.stderr)
         return getattr(e, "code", 1) if isinstance(e, CLIError) else 1

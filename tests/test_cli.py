@@ -169,3 +169,229 @@ def test_demo_main_job(tmp_path):
     r = subprocess.run([BIN / "dp-cd", "demo", "--runs", "1", "--plot", "", "--json", "--no-tune"], capture_output=True, text=True, cwd=tmp_path)
     d = json.loads(r.stdout)
     assert [row["solver"] for row in d["rows"]] == ["dp-cd", "dp-gcd", "dp-sgd"] and all(row["privacy"]["is_private"] for row in d["rows"])
+
+
+# ---- defects found by a user: each test below fails on the CLI of 65840fc ----
+
+def fit_model(csv_path, tmp_path, capsys, *extra):
+    model = tmp_path / "m.json"
+    code, out, err = run(["fit", str(csv_path), "--target", "price", "--feature-bound", "1",
+                          "--seed", "0",
+                          "--out", str(model), *extra], capsys)
+    assert code == 0, err
+    return model
+
+def predictions(model, data, capsys):
+    code, out, err = run(["predict", str(model), str(data)], capsys)
+    assert code == 0, err
+    return np.array(out.split(), dtype=float)
+
+def test_predict_matches_columns_by_name(csv_file, tmp_path, capsys):
+    "1. feature names saved at fit; predict matches them by name, any order, extra columns ignored."
+    model = fit_model(csv_file, tmp_path, capsys)
+    saved = json.loads(model.read_text())
+    assert saved["feature_names"] == ["a", "b", "c"]
+    table = np.loadtxt(csv_file, delimiter=",", skiprows=1)
+    expected = table[:, :3] @ np.array(saved["coef"]) + saved["intercept"]
+    shuffled = tmp_path / "shuffled.csv"   # target first, features reversed
+    np.savetxt(shuffled, table[:, [3, 2, 1, 0]], delimiter=",", header="price,c,b,a", comments="")
+    np.testing.assert_allclose(predictions(model, shuffled, capsys), expected, rtol=1e-12)
+    np.testing.assert_allclose(predictions(model, csv_file, capsys), expected, rtol=1e-12)
+    only_ac = write_csv(tmp_path / "ac.csv", ["a", "c"], table[:5, [0, 2]].tolist())
+    c, out, err = run(["predict", str(model), str(only_ac)], capsys)
+    assert c == 1 and one_line_error(err) and out == "", err
+    assert "missing column" in err and "'b'" in err
+
+def _hold_fit_until_released(in_fit, release, argv):
+    "Child A: a fit that stops inside `fit` until the parent releases it."
+    from dp_cd.estimators import DPRegressor
+    original = DPRegressor.fit
+    def held_fit(self, X, y):
+        in_fit.set()
+        release.wait()
+        return original(self, X, y)
+    DPRegressor.fit = held_fit
+    sys.exit(main(argv))
+
+def _signal_when_waiting(ready, argv):
+    "Child B: signals when it starts waiting for the budget lock, or when it has finished."
+    import fcntl
+    original = fcntl.flock
+    def flock(fd, op):
+        if op & fcntl.LOCK_EX and not op & fcntl.LOCK_NB: ready.set()
+        return original(fd, op)
+    fcntl.flock = flock
+    code = main(argv)
+    ready.set()
+    sys.exit(code)
+
+def test_budget_concurrent_fits_cannot_overspend(csv_file, tmp_path):
+    "2. two fits of epsilon = 1, budget 1.5: B runs while A is inside its fit; one is refused."
+    import multiprocessing
+    ctx = multiprocessing.get_context("fork")
+    ledger = tmp_path / "budget.json"
+    ledger.write_text(json.dumps({"epsilon": 1.5, "delta": 1e-3, "spent": []}))
+    argv = ["fit", str(csv_file), "--target", "price", "--feature-bound", "1", "--epsilon", "1",
+            "--passes", "1", "--budget-file", str(ledger)]
+    in_fit, release, b_ready = ctx.Event(), ctx.Event(), ctx.Event()
+    a = ctx.Process(target=_hold_fit_until_released, args=(in_fit, release, argv))
+    a.start()
+    assert in_fit.wait(120), "fit A never started"
+    b = ctx.Process(target=_signal_when_waiting, args=(b_ready, argv))
+    b.start()
+    assert b_ready.wait(120), "fit B neither finished nor waited for the lock"
+    release.set()
+    a.join(120)
+    b.join(120)
+    assert sorted([a.exitcode, b.exitcode]) == [0, 1]
+    assert json.loads(ledger.read_text())["spent"] == [[1.0, 1e-06]]
+
+@pytest.mark.parametrize("content,text", [
+    ({"epsilon": 5, "delta": 1e-3, "spent": [[-50, 0]]}, "spending 1"),
+    ({"epsilon": 5, "delta": 1e-3, "spent": [["nan", 0]]}, "spending 1"),
+    ({"epsilon": 5, "delta": 1e-3, "spent": [[1, 0, 3]]}, "spending 1"),
+    ({"epsilon": -5, "delta": 1e-3, "spent": []}, "total epsilon"),
+    ({"epsilon": 5, "delta": 2, "spent": []}, "total delta"),
+    ({"epsilon": 5, "delta": 1e-3}, "missing spent"),
+    ({"epsilon": 5, "delta": 1e-3, "spent": {"a": 1}}, "'spent' must be a list"),
+    ([1, 2], "not a JSON object"),
+])
+def test_budget_file_content_is_validated(csv_file, tmp_path, capsys, content, text):
+    "2. a ledger with negative, non-finite or malformed spending, or bad totals, is refused."
+    ledger, model = tmp_path / "budget.json", tmp_path / "m.json"
+    ledger.write_text(json.dumps(content))
+    before = ledger.read_text()
+    c, out, err = run(["fit", str(csv_file), "--feature-bound", "1", "--epsilon", "50",
+                       "--budget-file", str(ledger),
+                       "--out", str(model)], capsys)
+    assert c == 1 and one_line_error(err) and "not a valid budget file" in err and text in err, err
+    assert ledger.read_text() == before and not model.exists()
+
+def test_predict_bad_inputs_are_one_line(csv_file, tmp_path, capsys):
+    "3. empty, header-only, short rows, missing columns, damaged models: one line, exit 1, no file."
+    model = fit_model(csv_file, tmp_path, capsys)
+    preds = tmp_path / "pred.csv"
+    (tmp_path / "empty.csv").write_text("")
+    (tmp_path / "header.csv").write_text("a,b,c\n")
+    (tmp_path / "short.csv").write_text("a,b,c\n1,2,3\n1,2\n")
+    (tmp_path / "noc.csv").write_text("a,b\n1,2\n")
+    cases = [("empty.csv", "empty"), ("header.csv", "no data rows"), ("short.csv", "row 3 has 2 "
+                                                                                   "fields"),
+             ("noc.csv", "missing column")]
+    for name, text in cases:
+        argv = ["predict", str(model), str(tmp_path / name), "--out", str(preds)]
+        c, out, err = run(argv, capsys)
+        assert c == 1 and one_line_error(err) and text in err, (name, err)
+        assert "unexpected" not in err
+    saved = json.loads(model.read_text())
+    for key in ("estimator", "params", "coef", "intercept", "n_features_in"):
+        broken = tmp_path / f"no_{key}.json"
+        broken.write_text(json.dumps({k: v for k, v in saved.items() if k != key}))
+        c, out, err = run(["predict", str(broken), str(csv_file), "--out", str(preds)], capsys)
+        assert c == 1 and one_line_error(err) and key in err and "unexpected" not in err, (key, err)
+    wrong_length = tmp_path / "wrong_length.json"
+    wrong_length.write_text(json.dumps({**saved, "coef": [1.0]}))
+    c, out, err = run(["predict", str(wrong_length), str(csv_file), "--out", str(preds)], capsys)
+    assert c == 1 and one_line_error(err) and "coef" in err, err
+    assert not preds.exists() and not list(tmp_path.glob(".pred.csv*"))
+
+def test_library_validation_messages_name_the_problem(tmp_path, capsys):
+    "4. scikit-learn's multi-line messages never reach the user: one line naming the problem."
+    model = tmp_path / "m.json"
+    np.save(tmp_path / "nan.npy", np.array([[1, 2], [np.nan, 3], [2, 5.0]]))
+    np.savez(tmp_path / "x1d.npz", X=np.array([1.0, 2, 3]), y=np.array([1.0, 2, 3]))
+    np.savez(tmp_path / "short_y.npz", X=np.ones((3, 2)), y=np.array([1.0, 2]))
+    np.save(tmp_path / "zero.npy", np.ones((0, 3)))
+    write_csv(tmp_path / "only_target.csv", ["y"], [[1], [2], [3]])
+    cases = [("nan.npy", "column 'x0' contains NaN"), ("x1d.npz", "2-d"),
+             ("short_y.npz", "3 records"),
+             ("zero.npy", "no records"), ("only_target.csv", "no feature columns")]
+    for name, text in cases:
+        c, out, err = run(["fit", str(tmp_path / name), "--out", str(model)], capsys)
+        assert c == 1 and one_line_error(err) and text in err and name in err, (name, err)
+        assert "scikit-learn" not in err and "unexpected" not in err
+    assert not model.exists()
+
+def test_passes_have_a_public_upper_bound(csv_file, capsys):
+    "5. --passes above MAX_PASSES: a usage error at once, for fit and demo; the limit is in --help."
+    import dp_cd.cli as cli
+    assert cli.MAX_PASSES == 10_000
+    c, out, err = run(["fit", str(csv_file), "--passes", "1e12"], capsys)
+    assert c == 2 and one_line_error(err) and "10000" in err, err
+    c, out, err = run(["demo", "--passes", "10001", "--plot", ""], capsys)
+    assert c == 2 and one_line_error(err) and "10000" in err, err
+    c, out, err = run(["fit", "--help"], capsys)
+    assert "at most 10000" in " ".join(out.split())   # argparse wraps the help
+
+def test_csv_byte_order_mark(tmp_path, capsys):
+    "6. a UTF-8 byte-order mark does not stick to the first column name."
+    rng = np.random.default_rng(2)
+    X = rng.uniform(-1, 1, size=(200, 2))
+    lines = ["a,b,c"] + [f"{x0},{x1},{x0 - x1}" for x0, x1 in X]
+    bom = tmp_path / "bom.csv"
+    bom.write_bytes(("\n".join(lines) + "\n").encode("utf-8-sig"))
+    model = tmp_path / "m.json"
+    argv = ["fit", str(bom), "--target", "a", "--feature-bound", "1", "--seed", "0",
+            "--out", str(model)]
+    c, out, err = run(argv, capsys)
+    assert c == 0, err
+    assert json.loads(model.read_text())["feature_names"] == ["b", "c"]
+    c, out, err = run(["predict", str(model), str(bom)], capsys)
+    assert c == 0 and len(out.split()) == 200, err
+
+def test_no_library_warnings_reach_the_terminal(tmp_path, capsys):
+    "7. no IntegrationWarning from the demo; huge values refused in one line, no '-inf' metric."
+    r = subprocess.run([BIN / "dp-cd", "demo", "--runs", "1", "--no-tune", "--plot", ""],
+                       capture_output=True,
+                       text=True, cwd=tmp_path)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(200, 2))
+    X[0, 0] = 1e308
+    big = tmp_path / "big.csv"
+    table = np.column_stack([X, X @ [1.0, 2.0]])
+    np.savetxt(big, table, delimiter=",", header="a,b,y", comments="")
+    for extra in ([], ["--feature-bound", "1"], ["--solver", "dp-sgd"]):
+        c, out, err = run(["fit", str(big), *extra], capsys)
+        assert c == 1 and one_line_error(err), (extra, err)
+        assert "column 'a'" in err and "rescale" in err
+        assert "Warning" not in err and "inf" not in out
+
+def test_non_finite_metric_is_not_printed_as_a_number():
+    "7. a non-finite score is described in words."
+    from dp_cd.cli import _format_score
+    assert _format_score(0.91234) == "0.9123"
+    for bad in (-np.inf, np.inf, np.nan): assert "not finite" in _format_score(bad)
+
+def test_written_files_have_normal_permissions(csv_file, tmp_path, capsys):
+    "8. the demo's PNG, models and predictions are written with the umask's permissions, not 0600."
+    from dp_cd.cli import _demo_plot
+    old = os.umask(0o022)
+    try:
+        png = tmp_path / "demo.png"
+        res = {"problem": "log1", "epsilon": 1.0, "runs": 1,
+               "curves": {"dp-cd": (np.arange(3.0), np.array([[1.0, 0.5, 0.2]]))}}
+        _demo_plot(res, png)
+        model = fit_model(csv_file, tmp_path, capsys)
+        preds = tmp_path / "pred.csv"
+        c, out, err = run(["predict", str(model), str(csv_file), "--out", str(preds)], capsys)
+        assert c == 0, err
+        for path in (png, model, preds): assert (path.stat().st_mode & 0o777) == 0o644, path
+    finally:
+        os.umask(old)
+
+def test_progress_bar_rendering_and_silence():
+    "9. the progress bar's line; nothing is drawn when stderr is not a terminal."
+    import io
+    from dp_cd.cli import _progress_line, _Progress
+    assert _progress_line("dp-cd demo", 3, 12, 4.2, width=8) == "dp-cd demo [##......] 3/12 4s"
+    assert _progress_line("dp-cd demo", 12, 12, 61, width=4) == "dp-cd demo [####] 12/12 61s"
+    assert _progress_line("dp-cd fit", seconds=7.6) == "dp-cd fit ... 8s"
+    stream = io.StringIO()
+    with _Progress("dp-cd fit", stream=stream, delay=0.0) as bar: bar.update(1, 2)
+    assert stream.getvalue() == "" and not bar.enabled
+
+def test_huge_public_bounds_are_refused(csv_file, capsys):
+    "7. a public bound whose square overflows is refused in one line, with no library warning."
+    c, out, err = run(["fit", str(csv_file), "--feature-bound", "1e308"], capsys)
+    assert c == 2 and one_line_error(err) and "--feature-bound" in err and "Warning" not in err, err
