@@ -1,48 +1,149 @@
-"The book builds from the notebooks, every chapter page carries its title, and broken notebooks fail the build."
-import json, re, subprocess, sys
+"""The book builds from the notebooks, every chapter page carries its title, broken notebooks fail
+the build, and a reader's browser meets no JavaScript error and no raw LaTeX."""
+import json
+import re
+import subprocess
+import sys
 from pathlib import Path
+
 import pytest
 import build_book as bb
+import check_book as cb
 
 ROOT = Path(__file__).resolve().parents[1]
 
+
 @pytest.fixture(scope='module')
 def html_dir():
-    r = subprocess.run([sys.executable, 'tools/build_book.py'], cwd=ROOT, capture_output=True, text=True)
+    r = subprocess.run([sys.executable, 'tools/build_book.py'], cwd=ROOT, capture_output=True,
+                       text=True)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     return ROOT / 'book' / '_build' / 'html'
+
+
+def _h1s(page: Path):
+    "The text of a page's H1 headings."
+    return [re.sub(r'<a class="headerlink".*?</a>|<[^>]+>', '', h).strip()
+            for h in re.findall(r'<h1[^>]*>(.*?)</h1>', page.read_text(), re.S)]
+
 
 def test_every_chapter_has_its_page_and_title(html_dir):
     for nb_path in bb.notebooks():
         title = bb.title_of(json.loads(nb_path.read_text()))
         page = html_dir / f'{bb.page_of(nb_path)}.html'
         assert page.exists(), f'no page for {nb_path.name}'
-        h1s = [re.sub(r'<a class="headerlink".*?</a>|<[^>]+>', '', h).strip() for h in re.findall(r'<h1[^>]*>(.*?)</h1>', page.read_text(), re.S)]
-        assert title in h1s, f'{page.name}: title {title!r} not rendered as H1 (found {h1s})'
+        assert title in _h1s(page), f'{page.name}: title {title!r} not rendered as H1'
+
 
 def test_norms_chapter_renders_math_figure_and_api(html_dir):
     s = (html_dir / '01_model' / '01_norms.html').read_text()
     assert r'\|w\|_{M,q}' in s                        # math survives to MathJax
     assert re.search(r'<img[^>]+\.png', s)             # the unit-ball figure
-    assert '<h3>mahalanobis_norm</h3>' in s and '<h3>dual_norm</h3>' in s  # API docs from show_doc
+    for name in ('mahalanobis_norm', 'dual_norm'):     # API docs from show_doc, with an anchor
+        assert f'<h3 id="api-{name}">{name}<a class="headerlink" href="#api-{name}"' in s
+
+
+def test_api_docs_are_typeset_and_indexed(html_dir):
+    s = (html_dir / '01_model' / '02_losses.html').read_text()
+    entries = re.findall(r'<div class="api-entry ([^"]*)">', s)
+    assert entries and all('mathjax_process' in e for e in entries)
+    assert '<pre class="api-signature">' in s
+    assert 'loss_conj' in (html_dir / 'genindex.html').read_text()
+
+
+def test_mathjax_is_loaded_once_per_page_from_outside_static(html_dir):
+    if not (html_dir / 'mathjax' / 'tex-chtml.js').exists():
+        pytest.skip('npm unavailable: MathJax comes from its CDN')
+    assert not (html_dir / '_static' / 'mathjax').exists()
+    loads = {}   # pages without math load no MathJax
+    for page in [html_dir / 'index.html', *html_dir.glob('0*/*.html')]:
+        scripts = re.findall(r'<script[^>]*src="([^"]*)"', page.read_text())
+        loads[page.name] = len([s for s in scripts if 'mathjax' in s.lower()])
+    assert max(loads.values()) == 1 and loads['index.html'] == 1, loads
+
+
+def test_front_page_links_every_chapter(html_dir):
+    s = (html_dir / 'index.html').read_text()
+    for nb_path in bb.notebooks()[1:]:
+        assert f'href="{bb.page_of(nb_path)}.html"' in s, f'index does not link {nb_path.name}'
+    for part in bb.PARTS.values():
+        assert f'<strong>{part}</strong>' in s
+
 
 def _nb(cells):
     return {'cells': cells, 'metadata': {}, 'nbformat': 4, 'nbformat_minor': 5}
 
+
 def _md(src): return {'cell_type': 'markdown', 'metadata': {}, 'source': src}
 
+
+def _code(src, outputs=()):
+    return {'cell_type': 'code', 'metadata': {}, 'source': src, 'execution_count': None,
+            'outputs': list(outputs)}
+
+
+def _write(path: Path, cells):
+    path.write_text(json.dumps(_nb(cells)))
+    return path
+
+
 def test_broken_notebooks_are_refused(tmp_path):
-    bad_json = tmp_path / 'a.ipynb'; bad_json.write_text('{"cells": [')
+    bad_json = tmp_path / 'a.ipynb'
+    bad_json.write_text('{"cells": [')
     with pytest.raises(bb.BookError, match='not a valid notebook'): bb.check(bad_json)
-    no_title = tmp_path / 'b.ipynb'; no_title.write_text(json.dumps(_nb([_md('just text')])))
+    no_title = _write(tmp_path / 'b.ipynb', [_md('just text')])
     with pytest.raises(bb.BookError, match='no "# Title"'): bb.check(no_title)
-    err = {'cell_type': 'code', 'metadata': {}, 'source': '1/0', 'execution_count': 1,
-           'outputs': [{'output_type': 'error', 'ename': 'ZeroDivisionError', 'evalue': '', 'traceback': []}]}
-    with_err = tmp_path / 'c.ipynb'; with_err.write_text(json.dumps(_nb([_md('# T'), err])))
+    err = {'output_type': 'error', 'ename': 'ZeroDivisionError', 'evalue': '', 'traceback': []}
+    with_err = _write(tmp_path / 'c.ipynb', [_md('# T'), _code('1/0', [err])])
     with pytest.raises(bb.BookError, match='stores an error output'): bb.check(with_err)
 
+
+def test_control_characters_are_refused(tmp_path):
+    "A `\\a` in a JSON string eats the backslash of `\\approx`: the build names the cell."
+    lost = _write(tmp_path / 'e.ipynb', [_md('# T'), _md('error $\x07pprox 1$')])
+    with pytest.raises(bb.BookError, match=r'cell 1 holds a control character.*x07pprox'):
+        bb.check(lost)
+    assert bb.control_characters(_nb([_md('tab\tand\nnewline are fine')])) == []
+
+
+def test_the_notebooks_hold_no_control_characters():
+    for path in bb.notebooks():
+        assert bb.control_characters(json.loads(path.read_text())) == [], path.name
+
+
+def test_code_above_the_title_is_refused(tmp_path):
+    above = _write(tmp_path / 'f.ipynb', [_code('import math'), _md('# T')])
+    with pytest.raises(bb.BookError, match='shown above the "# Title"'):
+        bb.process(above, tmp_path / 'out.ipynb', execute=False)
+    hidden = _write(tmp_path / 'g.ipynb', [_code('#| hide\nimport math'), _md('# T')])
+    bb.process(hidden, tmp_path / 'out.ipynb', execute=False)
+
+
 def test_failing_exported_code_fails_processing(tmp_path):
-    bad = tmp_path / 'd.ipynb'
-    code = {'cell_type': 'code', 'metadata': {}, 'source': '#| export\nraise RuntimeError("boom")', 'execution_count': None, 'outputs': []}
-    bad.write_text(json.dumps(_nb([{'cell_type': 'code', 'metadata': {}, 'source': '#| default_exp broken', 'execution_count': None, 'outputs': []}, _md('# T'), code])))
-    with pytest.raises(bb.BookError, match='failed'): bb.process(bad, tmp_path / 'out.ipynb', execute=False)
+    bad = _write(tmp_path / 'd.ipynb', [_code('#| default_exp broken'), _md('# T'),
+                                        _code('#| export\nraise RuntimeError("boom")')])
+    with pytest.raises(bb.BookError, match='failed'):
+        bb.process(bad, tmp_path / 'out.ipynb', execute=False)
+
+
+def test_wide_figures_get_the_full_width():
+    wide = {'output_type': 'display_data', 'data': {'image/png': 'x'},
+            'metadata': {'image/png': {'width': 1429, 'height': 568}}}
+    narrow = {**wide, 'metadata': {'image/png': {'width': 508}}}
+    cell = bb.nbformat.from_dict(_code('plot()', [wide]))
+    assert 'full-width' in bb._tags(cell, execute=False)
+    assert 'full-width' not in bb._tags(bb.nbformat.from_dict(_code('plot()', [narrow])), False)
+
+
+def test_pages_in_a_browser(html_dir):
+    "Every page in headless Chromium: no JavaScript error, no raw LaTeX, search finds a word."
+    if cb.find_browser() is None:
+        pytest.skip('no Chromium on this machine (apt-get install chromium, or set CHROMIUM)')
+    if not (html_dir / 'mathjax' / 'tex-chtml.js').exists():
+        pytest.skip('npm unavailable: MathJax would come from its CDN, which is not reachable here')
+    r = subprocess.run([sys.executable, 'tools/check_book.py', '--html', str(html_dir)],
+                       cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-3000:]
+    pages = f'{len(cb.pages(html_dir))} pages: '
+    summary = next(l for l in r.stdout.splitlines() if l.startswith(pages))
+    assert '0 JavaScript errors, 0 raw LaTeX, 0 MathJax errors, 0 elements' in summary

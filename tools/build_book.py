@@ -2,16 +2,20 @@
 """Render the notebooks in nbs/ into the book at book/_build/html with jupyter-book 1.x.
 
     python tools/build_book.py              # render the outputs stored in the notebooks (fast)
-    python tools/build_book.py --execute    # re-execute every notebook while building (slow cells skipped)
+    python tools/build_book.py --execute    # re-execute the notebooks (slow cells skipped)
 
 Quarto is not available here, so instead of `nbdev_docs` each notebook goes through nbdev's own
 processors (API docs from `show_doc`, hidden cells and export cells removed, directives honoured)
 and the result is written to book/_src, with a table of contents generated from the notebook
-order (index first, then chapters by number). The build fails (exit 1) on a notebook that is not
-valid, has no `# Title`, stores an error output, or whose exported code or API docs fail to
-execute, and on any Sphinx warning.
+order (index first, then chapters by number, one part per folder) and the list of chapters added
+to the front page. API entries get an anchor, an index entry and MathJax; MathJax itself is served
+from `mathjax/` beside the pages (from the npm registry, cached in book/.mathjax). The build fails
+(exit 1) on a notebook that is not valid, has no `# Title`, shows code above its title, holds a
+control character (a lost backslash), stores an error output, or whose exported code or API docs
+fail to execute, and on any Sphinx warning. `tools/check_book.py` then checks the pages in a
+browser.
 """
-import argparse, html, json, re, shutil, subprocess, sys
+import argparse, base64, html, json, re, shutil, subprocess, sys
 from functools import partial
 from pathlib import Path
 
@@ -36,34 +40,47 @@ def _inline(text: str) -> str:
     return re.sub(r'(?<![\\$])\$([^$]+)\$', r'\\(\1\\)', t)
 
 class BookDocRenderer(BasicHtmlRenderer):
-    "API docs as HTML for the book: escaped (a `<` no longer truncates a docstring), no links to a documentation host."
+    """API docs as HTML for the book: escaped (a `<` no longer truncates a docstring), no links to a
+    documentation host, an anchor per entry and the class MathJax needs to typeset an output."""
     def _repr_html_(self):
         nm, lvl = html.escape(self.nm), self.title_level
+        anchor = 'api-' + re.sub(r'[^A-Za-z0-9_.-]+', '-', self.nm)
         sig = html.escape(_fmt_sig(self.sig)) if self.sig else ''
-        out = f'<hr/>\n<h{lvl}>{nm}</h{lvl}>\n<blockquote><pre><code>{nm} {sig}</code></pre></blockquote>'
+        out = (f'<div class="api-entry mathjax_process">\n<h{lvl} id="{anchor}">{nm}'
+               f'<a class="headerlink" href="#{anchor}" title="Link to this entry">#</a></h{lvl}>\n'
+               f'<pre class="api-signature"><code>{nm} {sig}</code></pre>')
         if self.docs: out += f'<p>{_inline(self.docs)}</p>'
-        if self.dm.has_docment:
-            rows = [r for r in str(self.dm).strip().splitlines() if r.startswith('|')]
-            cells = [[c.strip(' *').replace('\\|', '|') for c in re.split(r'(?<!\\)\|', r)[1:-1]] for r in rows]
-            if len(cells) > 2:
-                head = ''.join(f'<th>{html.escape(c)}</th>' for c in cells[0])
-                body = ''.join('<tr>' + ''.join(f'<td>{_inline(c)}</td>' for c in r) + '</tr>' for r in cells[2:])
-                out += f'<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
-        return out
+        if self.dm.has_docment: out += self._params_table()
+        return out + '</div>'
+
+    def _params_table(self):
+        rows = [r for r in str(self.dm).strip().splitlines() if r.startswith('|')]
+        cells = [[c.strip(' *').replace('\\|', '|') for c in re.split(r'(?<!\\)\|', r)[1:-1]]
+                 for r in rows]
+        if len(cells) <= 2: return ''
+        head = ''.join(f'<th>{html.escape(c)}</th>' for c in cells[0])
+        body = ''.join('<tr>' + ''.join(f'<td>{_inline(c)}</td>' for c in r) + '</tr>'
+                       for r in cells[2:])
+        return f'<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 class exec_show_docs_html(P.exec_show_docs):
-    "nbdev's `exec_show_docs`, rendering API docs with `BookDocRenderer` (markdown starting with `---` breaks docutils)."
+    """nbdev's `exec_show_docs`, rendering API docs with `BookDocRenderer` (markdown starting with
+    `---` breaks docutils)."""
     def begin(self):
         super().begin()
         if hasattr(self, 'k'):
             self.k.user_ns['_BookDocRenderer'] = BookDocRenderer
-            self.k.run_cell('from functools import partial as _p\nshow_doc = _p(show_doc, renderer=_BookDocRenderer)')
+            self.k.run_cell('from functools import partial as _p\n'
+                            'show_doc = _p(show_doc, renderer=_BookDocRenderer)')
 
 def _do_eval(cell):
-    "Like nbdev's rule for which cells run to build API docs, but skip cells mixing imports with other code."
+    """Like nbdev's rule for which cells run to build API docs, but skip cells mixing imports with
+    other code."""
     trees = cell.parsed_() if cell.cell_type == 'code' and cell.source else None
-    if trees and P._ast_contains(trees, (P.ast.Import, P.ast.ImportFrom)) and P._ast_contains(trees, (P.ast.Expr, P.ast.Assign)) \
-       and not (cell.directives_.keys() & {'export', 'exports', 'exporti', 'exec_doc'}): return False
+    imports = trees and P._ast_contains(trees, (P.ast.Import, P.ast.ImportFrom))
+    if imports and P._ast_contains(trees, (P.ast.Expr, P.ast.Assign)) \
+       and not (cell.directives_.keys() & {'export', 'exports', 'exporti', 'exec_doc'}):
+        return False
     return _nbdev_do_eval(cell)
 _nbdev_do_eval, P._do_eval = P._do_eval, _do_eval
 
@@ -102,71 +119,181 @@ def title_of(nb) -> str:
             if m: return m.group(1).strip()
     return ''
 
+CONTROL = re.compile(r'[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]')   # all but tab, newline, return
+
+def control_characters(nb):
+    "(cell number, context) of each control character in a cell's source, e.g. a `\a` escape."
+    found = []
+    for i, c in enumerate(nb['cells']):
+        src = ''.join(c['source'])
+        found += [(i, repr(src[max(0, m.start() - 20):m.end() + 20]))
+                  for m in CONTROL.finditer(src)]
+    return found
+
 def check(path: Path):
     "Refuse notebooks that cannot be part of the book."
     try:
         nb = nbformat.read(path, as_version=4)
-        nbformat.validator.normalize(nb); nbformat.validate(nb)
+        nbformat.validator.normalize(nb)
+        nbformat.validate(nb)
     except Exception as e: raise BookError(f'{path.name}: not a valid notebook ({e})')
     if not title_of(nb): raise BookError(f'{path.name}: no "# Title" markdown heading')
+    for i, context in control_characters(nb):
+        raise BookError(f'{path.name}: cell {i} holds a control character ({context}): '
+                        'a lost backslash? write \\\\a, \\\\b, \\\\f ... in the JSON')
     for i, c in enumerate(nb.cells):
         for o in c.get('outputs', []):
             if o.get('output_type') == 'error':
-                raise BookError(f'{path.name}: cell {i} stores an error output ({o.get("ename")}): re-run tools/execute_nbs.py')
+                raise BookError(f'{path.name}: cell {i} stores an error output ({o.get("ename")}): '
+                                're-run tools/execute_nbs.py')
     return nb
 
 def _directives(cell):
     return extract_directives(cell, remove=False) if cell.cell_type == 'code' else {}
 
-def process(path: Path, dest: Path, execute: bool):
+FULL_WIDTH = 760   # px: figures wider than the text column get the margin too (cell tag full-width)
+
+def _png_width(output) -> int:
+    "The display width of an output's PNG: its `width` metadata, else the image's own width."
+    png = output.get('data', {}).get('image/png')
+    if not png: return 0
+    meta = output.get('metadata', {}).get('image/png', {})
+    if meta.get('width'): return int(meta['width'])
+    head = base64.b64decode(''.join(png)[:44])
+    return int.from_bytes(head[16:20], 'big') if head[12:16] == b'IHDR' else 0
+
+def _tags(cell, execute):
+    "jupyter-book's cell tags for nbdev's directives (and wide figures)."
+    d, tags = _directives(cell), []
+    if d.get('echo:', [''])[0].lower() == 'false' or cell.source.lstrip().startswith('show_doc'):
+        tags.append('remove-input')
+    if d.get('output:', [''])[0].lower() == 'false': tags.append('remove-output')
+    if execute and ({'slow'} & d.keys() or d.get('eval:', [''])[0].lower() == 'false'):
+        tags.append('skip-execution')
+    if max(map(_png_width, cell.get('outputs', [])), default=0) > FULL_WIDTH:
+        tags.append('full-width')
+    return tags
+
+def _book_cell(c, execute):
+    "The cell as the book shows it (None to drop it): directives as tags, no machine paths."
+    if c.cell_type == 'code':
+        tags = _tags(c, execute)
+        c.source = '\n'.join(l for l in c.source.splitlines() if not re.match(r'\s*#\|', l))
+        if not c.source.strip() and not c.get('outputs'): return None
+        c.metadata = {'tags': tags} if tags else {}
+    else: c.metadata = {}
+    for o in c.get('outputs', []):   # no machine-specific paths in the book
+        if o.get('output_type') == 'stream':
+            txt = ''.join(o['text']) if isinstance(o['text'], list) else o['text']
+            o['text'] = txt.replace(str(ROOT) + '/', '').replace(str(ROOT), '.')
+    for k in ('idx_', 'directives_'): c.pop(k, None)
+    return c
+
+ANCHOR = re.compile(r'id="(api-[^"]+)">([^<]*)<a class="headerlink" href="#\1"')
+
+def _unique_anchors(cells):
+    "Number repeated API anchors (`api-f`, `api-f-2`, ...) so every entry of a page can be linked."
+    seen = {}
+    def rename(m):
+        seen[m[1]] = seen.get(m[1], 0) + 1
+        new = m[1] if seen[m[1]] == 1 else f'{m[1]}-{seen[m[1]]}'
+        return f'id="{new}">{m[2]}<a class="headerlink" href="#{new}"'
+    for c in cells:
+        for o in c.get('outputs', []):
+            data = o.get('data', {})
+            if 'text/html' in data:
+                data['text/html'] = ANCHOR.sub(rename, ''.join(data['text/html']))
+
+def _api_names(cell):
+    "The names of the API entries a cell shows (from the anchors `BookDocRenderer` writes)."
+    html_out = ''.join(''.join(o.get('data', {}).get('text/html', ''))
+                       for o in cell.get('outputs', []))
+    return re.findall(r'<div class="api-entry[^"]*">\s*<h\d id="[^"]+">([^<]+)<', html_out)
+
+def _with_index_entries(cells):
+    "Before each cell of API docs, an index entry per name: the book's index lists the API."
+    out = []
+    for c in cells:
+        names = _api_names(c)
+        if names:
+            src = ''.join(f'```{{index}} single: {html.unescape(n)}\n```\n' for n in names)
+            out.append(nbformat.v4.new_markdown_cell(src))
+        out.append(c)
+    return out
+
+def _check_title_first(path, cells):
+    "The title comes first: a reader should not meet code before it."
+    for c in cells:
+        if c.cell_type == 'markdown' and re.search(r'^# ', c.source, re.M): return
+        if c.cell_type == 'code' and 'remove-input' not in c.metadata.get('tags', []):
+            raise BookError(f'{path.name}: a code cell is shown above the "# Title": move it '
+                            'below the title, or hide it (#| hide) if it only imports')
+
+def process(path: Path, dest: Path, execute: bool, extra_cells=()):
     nb = read_nb(path)
     procs = [P.populate_language, P.add_show_docs, P.strip_ansi, P.hide_line, P.filter_stream_,
              P.rm_header_dash, P.clean_show_doc, exec_show_docs_html, P.rm_export, P.clean_magics,
              P.hide_, P.strip_hidden_metadata]
     try: NBProcessor(path, procs, nb=nb).process()
-    except Exception as e: raise BookError(f'{path.name}: executing its exported code / API docs failed: {e}')
-    cells = []
-    for c in nb.cells:
-        if c.cell_type == 'code':
-            d = _directives(c)
-            if not c.source.strip() and not c.get('outputs'): continue
-            tags = []
-            if d.get('echo:', [''])[0].lower() == 'false' or c.source.lstrip().startswith('show_doc'): tags.append('remove-input')
-            if d.get('output:', [''])[0].lower() == 'false': tags.append('remove-output')
-            if execute and ({'slow'} & d.keys() or d.get('eval:', [''])[0].lower() == 'false'): tags.append('skip-execution')
-            c.source = '\n'.join(l for l in c.source.splitlines() if not re.match(r'\s*#\|', l))
-            c.metadata = {'tags': tags} if tags else {}
-        else: c.metadata = {}
-        for o in c.get('outputs', []):   # no machine-specific paths in the book
-            if o.get('output_type') == 'stream':
-                txt = ''.join(o['text']) if isinstance(o['text'], list) else o['text']
-                o['text'] = txt.replace(str(ROOT) + '/', '').replace(str(ROOT), '.')
-        for k in ('idx_', 'directives_'): c.pop(k, None)
-        c['id'] = f'cell-{len(cells)}'
-        cells.append(c)
+    except Exception as e:
+        raise BookError(f'{path.name}: executing its exported code / API docs failed: {e}')
+    cells = [c for c in (_book_cell(c, execute) for c in nb.cells) if c is not None]
+    _check_title_first(path, cells)
+    cells += [nbformat.v4.new_markdown_cell(src) for src in extra_cells]
+    cells = _with_index_entries(cells)
+    _unique_anchors(cells)
+    for i, c in enumerate(cells): c['id'] = f'cell-{i}'
     nb.cells = cells
     nb.nbformat, nb.nbformat_minor = 4, 5
-    nb.metadata = {'kernelspec': {'name': 'python3', 'display_name': 'Python 3', 'language': 'python'},
+    nb.metadata = {'kernelspec': {'name': 'python3', 'display_name': 'Python 3',
+                                  'language': 'python'},
                    'language_info': {'name': 'python'}}
     write_nb(nb, dest)
+
+def summary_of(nb) -> str:
+    "The one-line summary (`> ...`) under a notebook's title."
+    for c in nb['cells']:
+        src = ''.join(c['source'])
+        if c['cell_type'] == 'markdown' and re.search(r'^# ', src, re.M):
+            m = re.search(r'^> ?(.+)$', src, re.M)
+            return m.group(1).strip() if m else ''
+    return ''
+
+def chapter_list(paths) -> str:
+    "Markdown for the front page: every chapter, with its summary, grouped by the book's parts."
+    out = '## Chapters\n\nThe chapters by part, in dependency order (see also the '
+    out += '[index](genindex) and the [search page](search)).\n'
+    for folder in sorted({p.relative_to(NBS).parts[0] for p in paths[1:]}):
+        out += f'\n**{PARTS.get(folder, folder)}**\n\n'
+        for p in (p for p in paths[1:] if p.relative_to(NBS).parts[0] == folder):
+            nb = json.loads(p.read_text(encoding='utf-8'))
+            summary = summary_of(nb)
+            out += f'- [{title_of(nb)}]({page_of(p)}.ipynb)'
+            out += f': {summary}\n' if summary else '\n'
+    return out
 
 MATHJAX = 'mathjax@3.2.2'
 
 def local_mathjax():
-    "Fetch MathJax from the npm registry once (cached in book/.mathjax) so the book renders math offline; None if npm is unavailable."
+    """Fetch MathJax from the npm registry once (cached in book/.mathjax) so the book renders math
+    offline; None if npm is unavailable."""
     cache = BOOK / '.mathjax'
     js = cache / 'es5' / 'tex-chtml.js'
     if js.exists(): return cache
     npm = shutil.which('npm')
     if npm is None: return None
-    tmp = BOOK / '.mathjax-tmp'; shutil.rmtree(tmp, ignore_errors=True); tmp.mkdir(parents=True)
+    tmp = BOOK / '.mathjax-tmp'
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
     try:
-        r = subprocess.run([npm, 'pack', MATHJAX, '--silent'], cwd=tmp, capture_output=True, text=True, timeout=180)
+        r = subprocess.run([npm, 'pack', MATHJAX, '--silent'], cwd=tmp, capture_output=True,
+                           text=True, timeout=180)
         tgz = list(tmp.glob('mathjax-*.tgz'))
         if r.returncode or not tgz: return None
         import tarfile
         with tarfile.open(tgz[0]) as tf: tf.extractall(tmp, filter='data')
-        shutil.rmtree(cache, ignore_errors=True); cache.mkdir(parents=True)
+        shutil.rmtree(cache, ignore_errors=True)
+        cache.mkdir(parents=True)
         shutil.copytree(tmp / 'package' / 'es5', cache / 'es5')
         return cache
     except (OSError, subprocess.SubprocessError): return None
@@ -185,40 +312,127 @@ parse:
   myst_enable_extensions: [dollarmath, amsmath, colon_fence, deflist, html_image]
 html:
   use_repository_button: false
+  favicon: _static/favicon.svg
 sphinx:
+  local_extensions:
+    build_book: {tools}
   config:
+    html_context:
+      default_mode: auto
     suppress_warnings: ["myst.header", "mystnb.unknown_mime_type"]
     html_show_sourcelink: false
     myst_dmath_double_inline: true
+    myst_mathjax_classes: "tex2jax_process|mathjax_process|math|output_area|text_html"
     mathjax3_config:
       tex:
         tags: none
 """
 
-def build(execute=False, keep=False):
-    if SRC.exists(): shutil.rmtree(SRC)
-    SRC.mkdir(parents=True)
-    paths = notebooks()
+# The book's own style sheet (jupyter-book links every *.css and *.js found under _static into
+# every page, which is also why MathJax must not live there).
+CSS = """\
+/* code the book wrote (cells, code blocks of the text, API signatures) wraps instead of
+   scrolling sideways; outputs (data) are left as they are */
+.bd-article div.notranslate:not(.output) > div.highlight > pre, .api-entry pre.api-signature {
+  white-space: pre-wrap;
+  overflow-wrap: anywhere;
+}
+/* inline math is not clipped by the few pixels its glyphs overhang */
+span.math { overflow: visible; }
+.api-entry { border-top: 1px solid var(--pst-color-border); }
+.api-entry h3, .api-entry h4 { margin-top: 0.75rem; }
+.api-entry pre.api-signature {
+  overflow-x: visible;
+  padding: 0.5rem 0.75rem;
+  border-left: 3px solid var(--pst-color-primary);
+}
+.api-entry h3 a.headerlink, .api-entry h4 a.headerlink { visibility: hidden; }
+.api-entry h3:hover a.headerlink, .api-entry h4:hover a.headerlink { visibility: visible; }
+.api-entry table { display: block; max-width: 100%; overflow-x: auto; }
+.api-entry td, .api-entry th { overflow-wrap: anywhere; }
+/* figures: as wide as their (full-width) cell allows, a click opens them at full size */
+div.cell_output img { max-width: 100%; height: auto !important; }
+a.image-reference img { cursor: zoom-in; }
+"""
+
+FAVICON = """<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">\
+<rect width="32" height="32" rx="6" fill="#2d5a8c"/><text x="16" y="22" font-size="15" \
+font-family="sans-serif" font-weight="bold" text-anchor="middle" fill="#fff">dp</text></svg>
+"""
+
+def _dedupe_scripts(app, pagename, templatename, context, doctree):
+    "One <script> per script: sphinx-thebe registers its `const` configuration twice (a JS error)."
+    seen, unique = set(), []
+    for js in context.get('script_files', []):
+        attributes = sorted(getattr(js, 'attributes', {}).items())
+        key = (getattr(js, 'filename', js) or '', repr(attributes))
+        if key not in seen:
+            seen.add(key)
+            unique.append(js)
+    context['script_files'][:] = unique
+
+def setup(app):
+    "This file is also the book's Sphinx extension (`local_extensions` in the configuration)."
+    app.connect('html-page-context', _dedupe_scripts)
+    return {'parallel_read_safe': True, 'parallel_write_safe': True}
+
+def mathjax_config(src: Path) -> str:
+    """Serve MathJax with the book (offline reading) from `mathjax/` beside the pages, copied there
+    by `html_extra_path` (outside `_static`, so it is linked once per page); Sphinx's CDN default
+    if npm is unavailable. Returns the lines to add to the Sphinx configuration."""
+    mj = local_mathjax()
+    if mj is None:
+        print('note: npm unavailable, MathJax will be loaded from its CDN when the book is read')
+        return ''
+    shutil.copytree(mj / 'es5', src / '_extra' / 'mathjax')
+    return ("    html_extra_path: ['_extra']\n"
+            "    mathjax_path: ../mathjax/tex-chtml.js\n")   # relative to _static
+
+def write_sources(paths, execute):
+    "The processed notebooks, the style sheet and the configuration in book/_src."
+    index_extra = [chapter_list(paths)]
     for p in paths:
         check(p)
         dest = SRC / p.relative_to(NBS)
         dest.parent.mkdir(parents=True, exist_ok=True)
-        process(p, dest, execute)
-    config = CONFIG.format(execute='force' if execute else 'off')
-    mj = local_mathjax()
-    if mj is not None:   # MathJax served with the book (offline reading); otherwise Sphinx's CDN default
-        shutil.copytree(mj, SRC / '_static' / 'mathjax')
-        config += "    html_static_path: ['_static']\n    mathjax_path: mathjax/es5/tex-chtml.js\n"
-    else: print('note: npm unavailable, MathJax will be loaded from its CDN when the book is read')
+        process(p, dest, execute, index_extra if p == NBS / 'index.ipynb' else ())
+    (SRC / '_static').mkdir()
+    (SRC / '_static' / 'book.css').write_text(CSS)
+    (SRC / '_static' / 'favicon.svg').write_text(FAVICON)
+    config = CONFIG.format(execute='force' if execute else 'off', tools=ROOT / 'tools')
+    config += mathjax_config(SRC)
     (SRC / '_config.yml').write_text(config)
     (SRC / '_toc.yml').write_text(table_of_contents(paths))
-    cmd = [str(Path(sys.executable).parent / 'jupyter-book'), 'build', str(SRC), '--path-output', str(BOOK), '-W', '-n', '--keep-going']
+
+IMG = re.compile(r'<img alt="[^"]*" src="((?:\.\./)*_images/[^"]+)"[^>]*/>')
+
+def _link_figure(text, m):
+    "An <img> as a link to its file, unless Sphinx already made it one (an image-reference)."
+    if re.search(r'<a [^>]*>\s*$', text[max(0, m.start() - 400):m.start()]): return m[0]
+    return f'<a class="reference internal image-reference" href="{m[1]}">{m[0]}</a>'
+
+def link_figures(html_dir: Path):
+    "Every figure of the book is a link to its image file, so a reader can open it at full size."
+    for page in html_dir.rglob('*.html'):
+        text = page.read_text(encoding='utf-8')
+        new = IMG.sub(partial(_link_figure, text), text)
+        if new != text: page.write_text(new, encoding='utf-8')
+
+def build(execute=False, keep=False):
+    for d in (SRC, BOOK / '_build'): shutil.rmtree(d, ignore_errors=True)   # no stale pages
+    SRC.mkdir(parents=True)
+    write_sources(notebooks(), execute)
+    cmd = [str(Path(sys.executable).parent / 'jupyter-book'), 'build', str(SRC),
+           '--path-output', str(BOOK), '-W', '-n', '--keep-going']
     r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
-    sys.stdout.write(r.stdout[-4000:]); sys.stderr.write(r.stderr[-4000:])
+    sys.stdout.write(r.stdout[-4000:])
+    sys.stderr.write(r.stderr[-4000:])
     if r.returncode != 0 or 'build succeeded' not in r.stdout:
         raise BookError(f'jupyter-book build failed (exit {r.returncode})')
     if not keep: shutil.rmtree(SRC)
-    return BOOK / '_build' / 'html'
+    html_dir = BOOK / '_build' / 'html'
+    link_figures(html_dir)
+    return html_dir
 
 if __name__ == '__main__':
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -1,0 +1,312 @@
+#!/usr/bin/env python
+"""Open every page of the built book in headless Chromium and count what a reader would meet.
+
+    python tools/check_book.py                    # check book/_build/html
+    python tools/check_book.py --shots /tmp/shots # also save a full-page screenshot of each page
+
+The pages are served over HTTP from a local server (as a reader gets them) and driven through
+Chromium's DevTools protocol. Per page it counts: JavaScript errors (uncaught exceptions,
+`console.error`, failed loads), raw LaTeX left after MathJax ran (text outside MathJax's output,
+code and preformatted blocks that still holds `\\(`, `$$`, `\\frac`, ... ) and MathJax's own
+error boxes, the MathJax scripts loaded, and elements that scroll sideways or cut off their
+content (scrollWidth > clientWidth), leaving out outputs that are tables or preformatted data,
+which may keep scrolling. The search page is also asked for a word of the book.
+
+Exits 1 on any JavaScript error, raw LaTeX or MathJax error, or a search without results; 2 when
+no Chromium is found (set CHROMIUM to its path) or the book is not built.
+"""
+import argparse
+import base64
+import functools
+import http.server
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import websocket
+
+ROOT = Path(__file__).resolve().parents[1]
+HTML = ROOT / 'book' / '_build' / 'html'
+BROWSERS = ('chromium', 'chromium-browser', 'google-chrome', 'google-chrome-stable', 'chrome')
+SEARCH_WORD = 'mahalanobis'
+WIDTH, HEIGHT = 1280, 900
+
+# What the page reports once MathJax is done: run inside the page, returns a JSON-able object.
+MEASURE_JS = r"""(() => {
+  const SKIP = 'mjx-container, script, style, pre, code, textarea, mjx-assistive-mml';
+  const RAW = new RegExp([String.raw`\\[()\[\]]`, String.raw`\$\$`,
+    String.raw`\\(frac|sum|sup|inf|sqrt|mathbb|mathcal|mathrm|operatorname|approx|leq?|geq?)\b`,
+    String.raw`\\(varepsilon|epsilon|alpha|beta|lambda|phi|infty|cdot|left|right|begin|top)\b`,
+    String.raw`\$[^$\n]*(\\[A-Za-z]+|[_^]\{)[^$\n]*\$`].join('|'));
+  const raw = [];
+  const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  while (walk.nextNode()) {
+    const node = walk.currentNode, parent = node.parentElement;
+    if (!parent || parent.closest(SKIP) || !RAW.test(node.nodeValue)) continue;
+    raw.push(node.nodeValue.trim().slice(0, 100));
+  }
+  const mathErrors = [...document.querySelectorAll('mjx-merror')]
+    .map(e => (e.getAttribute('data-mjx-error') || e.textContent).slice(0, 100));
+  const mjx = performance.getEntriesByType('resource')
+    .filter(e => /mathjax/i.test(e.name) && /\.js(\?|$)/.test(e.name));
+  // MathJax's hidden MathML copy (for screen readers) is clipped: not an overflow a reader sees
+  const hide = document.head.appendChild(document.createElement('style'));
+  hide.textContent = 'mjx-assistive-mml {display: none !important}';
+  const over = [], allowed = [], math = [];
+  for (const el of document.querySelectorAll('main *, article *')) {
+    if (el.clientWidth === 0 || el.scrollWidth <= el.clientWidth + 1) continue;
+    if (getComputedStyle(el).overflowX === 'visible') continue;
+    if (el.parentElement.closest('mjx-container')) continue;   // MathJax's own clipped parts
+    const what = `${el.tagName.toLowerCase()}.${[...el.classList].join('.')}`.slice(0, 60);
+    const table = el.matches('table') || el.closest('table') || el.querySelector('table');
+    const data = table || (el.closest('.cell_output') && el.matches('pre'));
+    const kind = data ? allowed : el.matches('div.math, mjx-container') ? math : over;
+    kind.push(`${what} (${el.scrollWidth}>${el.clientWidth})`);
+  }
+  hide.remove();
+  const page = document.scrollingElement.scrollWidth > window.innerWidth + 1;
+  if (page) over.push(`page (${document.scrollingElement.scrollWidth}>${window.innerWidth})`);
+  const imgs = [...document.querySelectorAll('main img')].filter(i => i.naturalWidth > 0)
+    .map(i => [i.naturalWidth, i.clientWidth]);
+  return {raw, mathErrors, mathjax: mjx.length, overflow: over, allowedOverflow: allowed,
+          wideMath: math,
+          mathjaxBytes: mjx.reduce((s, e) => s + (e.encodedBodySize || 0), 0), imgs,
+          searchHits: document.querySelectorAll('#search-results li').length};
+})()"""
+
+WAIT_MATHJAX_JS = """(async () => {
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
+  return true;
+})()"""
+
+
+def find_browser():
+    "The Chromium to drive: $CHROMIUM, else the first of the usual names on PATH; None if none."
+    if os.environ.get('CHROMIUM'):
+        return os.environ['CHROMIUM']
+    return next((shutil.which(b) for b in BROWSERS if shutil.which(b)), None)
+
+
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    "Static files without a log line per request."
+    def log_message(self, *args):
+        pass
+
+
+def serve(folder: Path):
+    "Serve `folder` over HTTP on a free local port in a background thread; returns the server."
+    handler = functools.partial(Quiet, directory=str(folder))
+    server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+class Browser:
+    "Headless Chromium with one page, driven over the DevTools protocol (one websocket)."
+
+    def __init__(self, exe: str, width: int = WIDTH):
+        self.profile = tempfile.mkdtemp(prefix='check-book-')
+        flags = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
+                 '--disable-extensions', '--remote-debugging-port=0', '--remote-allow-origins=*',
+                 f'--user-data-dir={self.profile}', 'about:blank']
+        self.proc = subprocess.Popen([exe, *flags], stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
+        self.ws = websocket.create_connection(self._ws_url(), timeout=60, suppress_origin=True)
+        self.next_id, self.events = 0, []
+        target = self.call('Target.createTarget', url='about:blank')['targetId']
+        attached = self.call('Target.attachToTarget', targetId=target, flatten=True)
+        self.session = attached['sessionId']
+        for domain in ('Page', 'Runtime', 'Log'):
+            self.call(f'{domain}.enable', session=True)
+        self.width = width
+        self.call('Emulation.setDeviceMetricsOverride', session=True, width=width, height=HEIGHT,
+                  deviceScaleFactor=1, mobile=False)
+
+    def _ws_url(self, timeout=30):
+        "The browser's DevTools websocket, from the port file Chromium writes into its profile."
+        port_file = Path(self.profile) / 'DevToolsActivePort'
+        end = time.time() + timeout
+        while time.time() < end:
+            lines = port_file.read_text().split() if port_file.exists() else []
+            if len(lines) == 2:
+                return f'ws://127.0.0.1:{lines[0]}{lines[1]}'
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        self.close()
+        raise RuntimeError('Chromium did not open its DevTools port')
+
+    def call(self, method, session=False, **params):
+        "Send one command and return its result, keeping the events that arrive meanwhile."
+        self.next_id += 1
+        msg = {'id': self.next_id, 'method': method, 'params': params}
+        if session:
+            msg['sessionId'] = self.session
+        self.ws.send(json.dumps(msg))
+        while True:
+            reply = json.loads(self.ws.recv())
+            if reply.get('id') != self.next_id:
+                self.events.append(reply)
+            elif 'error' in reply:
+                raise RuntimeError(f'{method}: {reply["error"]}')
+            else:
+                return reply.get('result', {})
+
+    def wait_for(self, method, timeout=60):
+        "Wait until the event `method` has arrived (it may have already)."
+        end = time.time() + timeout
+        while not any(e.get('method') == method for e in self.events):
+            if time.time() > end:
+                raise TimeoutError(method)
+            self.events.append(json.loads(self.ws.recv()))
+
+    def evaluate(self, expression):
+        "The value of a JavaScript expression in the page (promises awaited)."
+        r = self.call('Runtime.evaluate', session=True, expression=expression,
+                      awaitPromise=True, returnByValue=True, timeout=60000)
+        if 'exceptionDetails' in r:
+            raise RuntimeError(r['exceptionDetails'].get('text', 'evaluation failed'))
+        return r['result'].get('value')
+
+    def open(self, url, settle=0.3):
+        "Load `url`, wait for its load event and MathJax, return the errors it raised."
+        self.events = []
+        self.call('Page.navigate', session=True, url=url)
+        self.wait_for('Page.loadEventFired')
+        self.evaluate(WAIT_MATHJAX_JS)
+        time.sleep(settle)
+        self.evaluate('0')   # collects the events that arrived while settling
+        return [e for e in map(js_error, self.events) if e]
+
+    def screenshot(self, dest: Path):
+        "A full-page PNG of the current page."
+        h = self.evaluate('document.scrollingElement.scrollHeight')
+        clip = {'x': 0, 'y': 0, 'width': self.width, 'height': min(h, 16000), 'scale': 1}
+        shot = self.call('Page.captureScreenshot', session=True, format='png',
+                         captureBeyondViewport=True, clip=clip)
+        dest.write_bytes(base64.b64decode(shot['data']))
+
+    def close(self):
+        if getattr(self, 'ws', None):
+            self.ws.close()
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+
+def js_error(event):
+    "A one-line description of an error event from the page, or None for any other event."
+    p, method = event.get('params', {}), event.get('method')
+    if method == 'Runtime.exceptionThrown':
+        d = p['exceptionDetails']
+        return (d.get('exception', {}).get('description') or d.get('text', '')).splitlines()[0]
+    if method == 'Runtime.consoleAPICalled' and p.get('type') in ('error', 'assert'):
+        return 'console: ' + ' '.join(str(a.get('value', a.get('description', '')))
+                                      for a in p.get('args', []))
+    if method == 'Log.entryAdded' and p['entry']['level'] == 'error':
+        e = p['entry']
+        if e.get('source') != 'console-api':
+            return f'{e.get("source")}: {e.get("text")} {e.get("url", "")}'.strip()
+    return None
+
+
+def pages(html: Path):
+    "Every HTML page of the book (not the theme's templates under _static)."
+    return sorted(p.relative_to(html).as_posix() for p in html.rglob('*.html')
+                  if not p.relative_to(html).parts[0].startswith('_'))
+
+
+def check_page(browser, base, page, shots=None):
+    "The measurements of one page (a dict), with the JavaScript errors it raised."
+    query = f'?q={SEARCH_WORD}' if page == 'search.html' else ''
+    errors = browser.open(f'{base}/{page}{query}')
+    if query:   # the search runs after the load event: give it a moment to list its results
+        end = time.time() + 20
+        while not browser.evaluate("document.querySelectorAll('#search-results li').length") \
+                and time.time() < end:
+            time.sleep(0.2)
+    m = browser.evaluate(MEASURE_JS)
+    m.update(page=page, errors=errors)
+    if shots:
+        browser.screenshot(Path(shots) / (page.replace('/', '__')[:-5] + '.png'))
+    return m
+
+
+COLUMNS = (('errors', 'js err'), ('raw', 'raw TeX'), ('mathErrors', 'mj err'),
+           ('overflow', 'overflow'), ('wideMath', 'wide eq'), ('allowedOverflow', 'tables'))
+
+
+def print_table(results):
+    "One row per page: the counts of each kind of problem and the MathJax scripts loaded."
+    head = f'{"page":40} {"MathJax":>7} ' + ' '.join(f'{title:>8}' for _, title in COLUMNS)
+    print(head + '\n' + '-' * len(head))
+    for r in results:
+        counts = ' '.join(f'{len(r[key]):8}' for key, _ in COLUMNS)
+        print(f'{r["page"][:40]:40} {r["mathjax"]:7} {counts}')
+    print('-' * len(head))
+
+
+def print_details(results, verbose):
+    "What each problem is (at most 5 per kind and page unless verbose; overflows when verbose)."
+    kinds = [('errors', 'JS error'), ('raw', 'raw LaTeX'), ('mathErrors', 'MathJax error')]
+    if verbose:
+        kinds += [('overflow', 'overflow'), ('wideMath', 'wide equation')]
+    for r in results:
+        for key, kind in kinds:
+            for item in r[key][:None if verbose else 5]:
+                print(f'  {r["page"]}: {kind}: {item}')
+
+
+def report(results, verbose):
+    "Print the table (and the details of problems); return True when the book passes."
+    print_table(results)
+    total = {key: sum(len(r[key]) for r in results) for key, _ in COLUMNS}
+    print(f'{len(results)} pages: {total["errors"]} JavaScript errors, {total["raw"]} raw LaTeX, '
+          f'{total["mathErrors"]} MathJax errors, {total["overflow"]} elements scrolling sideways '
+          f'or cut off (+{total["wideMath"]} wide display equations, '
+          f'+{total["allowedOverflow"]} wide tables and data outputs, which may scroll); '
+          f'MathJax scripts per page: at most {max(r["mathjax"] for r in results)} '
+          f'({max(r["mathjaxBytes"] for r in results) / 1e6:.1f} MB)')
+    print_details(results, verbose)
+    search = next((r for r in results if r['page'] == 'search.html'), None)
+    if search is not None:
+        print(f'search.html?q={SEARCH_WORD}: {search["searchHits"]} results')
+    searching = search is None or search['searchHits'] > 0
+    return searching and not (total['errors'] or total['raw'] or total['mathErrors'])
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument('--html', type=Path, default=HTML, help='the built book (default: %(default)s)')
+    ap.add_argument('--shots', type=Path, help='save a full-page screenshot of each page here')
+    ap.add_argument('--page', action='append', help='check only this page (repeatable)')
+    ap.add_argument('--width', type=int, default=WIDTH, help='window width (default: %(default)s)')
+    ap.add_argument('-v', '--verbose', action='store_true', help='list every overflow too')
+    a = ap.parse_args(argv)
+    exe = find_browser()
+    if exe is None or not (a.html / 'index.html').exists():
+        print('no Chromium found (set CHROMIUM)' if exe is None else f'no book in {a.html}')
+        return 2
+    if a.shots:
+        a.shots.mkdir(parents=True, exist_ok=True)
+    server, browser = serve(a.html), Browser(exe, a.width)
+    base = f'http://127.0.0.1:{server.server_address[1]}'
+    try:
+        results = [check_page(browser, base, p, a.shots) for p in a.page or pages(a.html)]
+    finally:
+        browser.close()
+        server.shutdown()
+    return 0 if report(results, a.verbose) else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())
