@@ -45,21 +45,21 @@ def _dp_cd(passes):
     return lambda X, y, s: dp_cd(X, y, LOSS, NoPenalty(), EPS, DELTA, n_passes=passes, smoothness=np.ones(X.shape[1]), step=0.5, clip=1.0, random_state=s)
 
 def _dp_sgd(X, y, s):
-    from dp_cd.solvers.baselines import dp_sgd
+    from dp_cd.solvers.dpsgd import dp_sgd
     return dp_sgd(X, y, LOSS, NoPenalty(), EPS, DELTA, n_passes=1, step=0.5, clip=1.0, batch_size=N_REC, random_state=s)
 
 def _dp_sgd_sub(X, y, s):
-    from dp_cd.solvers.baselines import dp_sgd
+    from dp_cd.solvers.dpsgd import dp_sgd
     return dp_sgd(X, y, LOSS, NoPenalty(), EPS, DELTA, n_passes=2, step=0.5, clip=1.0, batch_size=5, random_state=s)
 
 def _dp_scd(X, y, s):
-    from dp_cd.solvers.baselines import dp_scd
+    from dp_cd.solvers.dpscd import dp_scd
     return dp_scd(X, y, LOSS, L2(1.0), EPS, DELTA, n_passes=3, batch_size=N_REC, clip=1.0, random_state=s)
 
 def _scd_stat(r): return r.coef[0] * N_REC + r.params["dual"][0]   # alpha_0 + v (lam = 1)
 
 def _outpert():
-    from dp_cd.solvers.baselines import output_perturbation
+    from dp_cd.solvers.output_perturbation import output_perturbation
     X = np.zeros((N_REC, 1)); X[0] = 1.0
     def make(seed):
         out = []

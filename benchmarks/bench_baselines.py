@@ -9,7 +9,8 @@ import time, warnings
 import numpy as np
 from dp_cd.model.losses import SquaredLoss, LogisticLoss
 from dp_cd.model.penalties import L1, L2
-from dp_cd.solvers.baselines import dp_sgd, dp_scd
+from dp_cd.solvers.dpsgd import dp_sgd
+from dp_cd.solvers.dpscd import dp_scd
 
 def best(f, repeat=5):
     f(); ts = []

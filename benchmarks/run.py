@@ -29,7 +29,7 @@ from dp_cd.model.penalties import L1, L2
 from dp_cd.solvers.dpcd import dp_cd
 from dp_cd import datasets
 
-try: from dp_cd.solvers.baselines import dp_sgd
+try: from dp_cd.solvers.dpsgd import dp_sgd
 except ImportError: dp_sgd = None
 try: from dp_cd.solvers.dpgcd import dp_gcd
 except ImportError: dp_gcd = None
@@ -154,7 +154,7 @@ def bench_speed(args):
                     THESIS_D2.get((name, "dp_sgd", P)), note="reference: thesis Table D.2 (C++)")
                 if P == 10: row("DP-SGD fixed set-up", "call", max(rows[-1]["seconds"] - 10 * t_e, 0.0),
                                 note="10-pass call minus 10 epochs: validation, RDP calibration of the subsampled Gaussian")
-        elif dp_sgd is None: print("  dp_cd.solvers.baselines.dp_sgd not available: DP-SGD rows skipped")
+        elif dp_sgd is None: print("  dp_cd.solvers.dpsgd.dp_sgd not available: DP-SGD rows skipped")
         if dp_gcd is not None and gcd_kwargs() is not None and "dp_gcd" in args.solvers:
             it = gcd_kwargs()
             gcd = lambda T: dp_gcd(X, y, loss, pen(lam), 1.0, delta, **{it: int(T)}, smoothness=M, random_state=0)
@@ -189,7 +189,7 @@ t0 = time.perf_counter()
 import numpy as np
 from dp_cd.model.losses import LogisticLoss; from dp_cd.model.penalties import L2
 from dp_cd.solvers.dpcd import dp_cd
-try: from dp_cd.solvers.baselines import dp_sgd
+try: from dp_cd.solvers.dpsgd import dp_sgd
 except ImportError: dp_sgd = None
 t1 = time.perf_counter()
 warnings.simplefilter("ignore")
@@ -227,7 +227,7 @@ import json, sys, time, tracemalloc, warnings
 import numpy as np, scipy.sparse as sp
 from dp_cd.model.losses import SquaredLoss; from dp_cd.model.penalties import L1
 from dp_cd.solvers.dpcd import dp_cd
-try: from dp_cd.solvers.baselines import dp_sgd
+try: from dp_cd.solvers.dpsgd import dp_sgd
 except ImportError: dp_sgd = None
 warnings.simplefilter("ignore")
 solver, kind, n, p = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])

@@ -87,7 +87,9 @@ from .privacy.report import PrivacyReport
 from .solvers.reference import solve
 from .solvers.dpcd import dp_cd
 from .solvers.dpgcd import dp_gcd
-from .solvers.baselines import dp_sgd, dp_scd, output_perturbation
+from .solvers.dpsgd import dp_sgd
+from .solvers.dpscd import dp_scd
+from .solvers.output_perturbation import output_perturbation
 from .solvers.growth import growth_adaptive
 from .estimators import DPClassifier, DPRegressor, BudgetAccountant, BudgetExceededError
 

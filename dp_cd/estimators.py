@@ -24,9 +24,9 @@ __all__ = ['SOLVERS', 'LOSSES', 'get_solver', 'make_loss', 'make_penalty', 'Budg
 SOLVERS = {  # name -> (module, function); imported on first use
     "dp-cd": ("dp_cd.solvers.dpcd", "dp_cd"),
     "dp-gcd": ("dp_cd.solvers.dpgcd", "dp_gcd"),
-    "dp-sgd": ("dp_cd.solvers.baselines", "dp_sgd"),
-    "dp-scd": ("dp_cd.solvers.baselines", "dp_scd"),
-    "output-perturbation": ("dp_cd.solvers.baselines", "output_perturbation"),
+    "dp-sgd": ("dp_cd.solvers.dpsgd", "dp_sgd"),
+    "dp-scd": ("dp_cd.solvers.dpscd", "dp_scd"),
+    "output-perturbation": ("dp_cd.solvers.output_perturbation", "output_perturbation"),
     "growth-adaptive": ("dp_cd.solvers.growth", "growth_adaptive"),   # Asi, Levy & Duchi's Algorithm 2 (adapts to growth)
 }
 

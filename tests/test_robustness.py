@@ -14,7 +14,9 @@ from hypothesis import given, settings, strategies as st, HealthCheck
 from dp_cd.model.losses import SquaredLoss, LogisticLoss
 from dp_cd.model.penalties import NoPenalty, L1, L2
 from dp_cd.solvers.dpcd import dp_cd
-from dp_cd.solvers.baselines import dp_sgd, dp_scd, output_perturbation
+from dp_cd.solvers.dpsgd import dp_sgd
+from dp_cd.solvers.dpscd import dp_scd
+from dp_cd.solvers.output_perturbation import output_perturbation
 from dp_cd.solvers.reference import solve
 from dp_cd.estimators import DPRegressor, DPClassifier
 from dp_cd.model import norms

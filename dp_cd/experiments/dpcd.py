@@ -79,12 +79,12 @@ def _solvers():
         return dp_cd(X, y, loss, pen, eps, delta, n_passes=passes, step=step, clip=clip, smoothness="private",
                      smoothness_bound=info["bound"], random_state=seed, **kw)
     out = {"DP-CD": cd, "DP-CD-P": cdp}
-    try: from dp_cd.solvers.baselines import dp_sgd
+    try: from dp_cd.solvers.dpsgd import dp_sgd
     except ImportError: return out
     def sgd(X, y, loss, pen, eps, delta, passes, step, clip, seed, info, **kw):
         return dp_sgd(X, y, loss, pen, eps, delta, n_passes=passes, step=step / info["beta"], clip=clip, random_state=seed, **kw)
     out["DP-SGD"] = sgd
-    try: from dp_cd.solvers.baselines import dp_scd
+    try: from dp_cd.solvers.dpscd import dp_scd
     except ImportError: return out
     def scd(X, y, loss, pen, eps, delta, passes, step, clip, seed, info, **kw):
         s = info["row_scale"]

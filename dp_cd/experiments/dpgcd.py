@@ -18,7 +18,7 @@ from ..datasets import load, make_square, available
 from ..solvers.reference import reference_optimum
 from ..solvers.dpgcd import dp_gcd
 from ..solvers.dpcd import dp_cd
-from ..solvers.baselines import dp_sgd
+from ..solvers.dpsgd import dp_sgd
 
 # %% auto 0
 __all__ = ['GRID', 'REDUCED_GRID', 'QUICK_GRID', 'PASSES_OVERRIDE', 'PROBLEMS', 'SYNTHETIC_PROBLEMS', 'L1_PROBLEMS',

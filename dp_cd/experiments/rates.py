@@ -13,7 +13,7 @@ from ..model.losses import SquaredLoss, LogisticLoss
 from ..model.penalties import L1, L2
 from ..theory.rates import predict_winner
 from ..solvers.dpcd import dp_cd
-from ..solvers.baselines import dp_sgd
+from ..solvers.dpsgd import dp_sgd
 from .. import datasets
 
 # %% auto 0
