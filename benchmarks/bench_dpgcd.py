@@ -19,6 +19,7 @@ from dp_cd.model.losses import LogisticLoss
 from dp_cd.model.penalties import L1, L2
 from threadpoolctl import threadpool_limits
 from dp_cd.solvers.dpgcd import dp_gcd, _dpgcd_block, _score_constants, _scores, exponential_race, clipped_gradient_dense, clipped_gradient_sparse
+from dp_cd.solvers.dpgcd import _coordinate_constants, _design
 from dp_cd.model.losses import loss_deriv_vec
 from dp_cd.utils import as_design, PrivacyLeakWarning
 
@@ -53,10 +54,12 @@ def bench(X, y, name, pen, repeat, T=20):
     data, ind, ptr = (Xd.data, Xd.indices, Xd.indptr) if sparse else (np.zeros(1), np.zeros(1, np.int64), np.zeros(2, np.int64))
     u, g, sc, work, ch = np.empty(n), np.empty(p), np.empty(p), np.empty(p), np.empty(T, np.int64)
     w = np.zeros(p); z = np.zeros(n)
+    design, lossp, penp = _design(Xd, y, sparse), (loss.code, loss.param), (pen.code, pen.params)
+    consts = _coordinate_constants(pen, 1, M, P["steps"], P["clip_thresholds"], sens, rel)
+    selection, buffers, ch1 = (1, 0, mult, P["score_sensitivity"]), (u, g, sc, work), ch[:1]
     def run():   # one iteration: its noise draw (one row of exponentials, one normal) and the kernel on a block of 1
         sel = rng.standard_exponential((1, p)); eta = rng.standard_normal(1)
-        _dpgcd_block(sparse, loss.code, loss.param, pen.code, pen.params, 1, Xf, data, ind, ptr, y, z, w, M, sqM, iM, shr, kappa, P["steps"],
-                     P["clip_thresholds"], sens, 0, mult, P["score_sensitivity"], sel, rel, eta, u, g, sc, work, ch, 0)
+        _dpgcd_block(design, lossp, penp, consts, selection, (sel, eta), z, w, buffers, ch1)
     for _ in range(T): run()   # compile, and move away from w = 0
     r = rng.normal(size=n)
     t_xtr, t_it = np.inf, np.inf

@@ -11,7 +11,8 @@ from ..utils import check_array, check_scalar
 # %% auto 0
 __all__ = ['NONE', 'L1_CODE', 'L2_CODE', 'ENET', 'BOX', 'penalty_value_1d', 'prox_1d', 'subdiff_1d', 'subdiff_dist_1d',
            'prox_step_1d', 'quad_model_min_1d', 'gs_score_1d', 'conj_1d', 'conj_bound_1d', 'penalty_value', 'prox_vec',
-           'Penalty', 'NoPenalty', 'L1', 'L2', 'ElasticNet', 'Box']
+           'Penalty', 'NoPenalty', 'L1', 'L2', 'ElasticNet', 'Box', 'has_closed_form_scores', 'enet_weights',
+           'is_zero_penalty', 'is_quadratic_penalty', 'smooth_gradient_1d']
 
 # %% ../../nbs/01_model/03_penalties.ipynb
 NONE, L1_CODE, L2_CODE, ENET, BOX = 0, 1, 2, 3, 4
@@ -266,3 +267,46 @@ class Box(Penalty):
         if self.params.size != 2 and self.params.size != 2 * p:
             raise ValueError(f"Box has bounds for {self.params.size // 2} coordinates but the problem has {p}")
     def __repr__(self): return f"Box(lower={self.lower}, upper={self.upper})"
+
+# %% ../../nbs/01_model/03_penalties.ipynb
+@njit(cache=True)
+def has_closed_form_scores(code:int) -> bool:
+    "Whether $\\psi_j(x)=\\lambda_1|x|+\\frac{\\lambda_2}2x^2$ on every coordinate (elastic-net family)."
+    return code == NONE or code == L1_CODE or code == L2_CODE or code == ENET
+
+@njit(cache=True)
+def enet_weights(code:int, params) -> tuple:
+    "The weights $(\\lambda_1, \\lambda_2)$ of the elastic-net family; $(0, 0)$ for a box."
+    if code == L1_CODE: return params[0], 0.0
+    if code == L2_CODE: return 0.0, params[0]
+    if code == ENET: return params[0] * params[1], params[0] * (1.0 - params[1])
+    return 0.0, 0.0
+
+# %% ../../nbs/01_model/03_penalties.ipynb
+@njit(cache=True)
+def is_zero_penalty(code:int) -> bool:
+    "Whether $\\psi = 0$."
+    return code == NONE
+
+@njit(cache=True)
+def is_quadratic_penalty(code:int) -> bool:
+    "Whether $\\psi_j(x)=\\frac{\\lambda_2}2x^2$ by its form (none, L2): a linear proximal map."
+    return code == NONE or code == L2_CODE
+
+@njit(cache=True)
+def smooth_gradient_1d(code:int, params, j:int, x:float) -> float:
+    "$c_j(x)$: the derivative at `x` of the quadratic part $\\frac{\\lambda_2}2x^2$ of $\\psi_j$."
+    if code == L2_CODE: return params[0] * x
+    if code == ENET: return params[0] * (1.0 - params[1]) * x
+    return 0.0
+
+# %% ../../nbs/01_model/03_penalties.ipynb
+def _l2_strength(self) -> float:
+    "$\\lambda_2\\ge0$, the weight of the quadratic part $\\frac{\\lambda_2}2x^2$ of $\\psi_j$."
+    return float(enet_weights(self.code, self.params)[1])
+
+Penalty.l2_strength = property(_l2_strength)
+Penalty.is_zero = property(lambda self: bool(is_zero_penalty(self.code)),
+                           doc="Whether $\\psi = 0$.")
+Penalty.is_quadratic = property(lambda self: bool(is_quadratic_penalty(self.code)),
+                                doc="Whether $\\psi_j(x)=\\frac{\\lambda_2}2x^2$ by its form.")

@@ -4,28 +4,29 @@
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb 1
 from __future__ import annotations
-import math, warnings, functools, dataclasses, itertools
+import math, functools, dataclasses, itertools
 from dataclasses import dataclass, field
 import numpy as np
-import scipy.sparse as sp
 from numba import njit
-from ..utils import check_scalar, check_array, as_generator, PrivacyLeakWarning, FitResult
-from ..model.losses import Loss, loss_deriv, update_pred_dense, update_pred_sparse
-from ..model.penalties import Penalty, NoPenalty, L1, L2, ElasticNet, Box, prox_1d, gs_score_1d
-from ..privacy.events import (BoundedRangeEvent, GaussianEvent, LaplaceEvent, PureDPEvent,
-                                  SelfComposedEvent, ComposedEvent)
+from ..utils import check_scalar, check_array
+from ..model.losses import (Loss, SquaredLoss, LogisticLoss, HuberLoss, loss_deriv,
+                                update_pred_dense, update_pred_sparse, _check_w)
+from ..model.penalties import (Penalty, NoPenalty, L1, L2, ElasticNet, Box, prox_1d,
+                                   gs_score_1d, enet_weights, has_closed_form_scores, is_zero_penalty,
+                                   smooth_gradient_1d)
+from ..privacy.events import GaussianEvent, LaplaceEvent, SelfComposedEvent, ComposedEvent
 from ..privacy.accountants import BestOfAccountant, make_accountant
 from ..privacy.calibration import calibrate
 from ..privacy.closed_forms import per_step_epsilon
-from ..privacy.report import PrivacyReport
 from ..privacy.mechanisms import selection_scale, noisy_argmax_abs
-from .dpcd import clip_thresholds, private_smoothness, coordinate_setup
+from .dpcd import coordinate_setup
+from .contract import Solver, Plan, Run, Ledger, FitResult, register, get_solver
 from ..model.norms import quadratic_strong_convexity
 
 # %% auto 0
-__all__ = ['RULES', 'SELECTIONS', 'RELEASES', 'DPGCD_ACCOUNTANTS', 'SUPPORTED_PENALTIES', 'clipped_gradient_dense',
-           'clipped_gradient_sparse', 'exponential_race', 'DPGCDCalibration', 'dpgcd_calibration', 'dp_gcd',
-           'quasi_sparsity', 'quasi_sparsity_alpha', 'quadratic_constants', 'noise_beta', 'strongly_convex_bound_T',
+__all__ = ['RULES', 'SELECTIONS', 'RELEASES', 'DPGCD_ACCOUNTANTS', 'clipped_gradient_dense', 'clipped_gradient_sparse',
+           'exponential_race', 'DPGCDCalibration', 'dpgcd_calibration', 'dp_gcd', 'DPGCD', 'quasi_sparsity',
+           'quasi_sparsity_alpha', 'quadratic_constants', 'noise_beta', 'strongly_convex_bound_T',
            'quasi_sparse_bound_T']
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
@@ -53,6 +54,7 @@ def clipped_gradient_sparse(data, indices, indptr, n, u, clips, g):
             s += min(C, max(-C, v)) if v == v else 0.0
         g[j] = s / n
 
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 @njit(cache=True)
 def exponential_race(scores, # scores s_j (p,)
                      scale:float, # Gumbel scale b > 0 (score units); 0: plain argmax (first index on ties)
@@ -78,84 +80,185 @@ def exponential_race(scores, # scores s_j (p,)
                 thr = np.exp(smax - best)
     return arg
 
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
+@njit(cache=True, fastmath=_FM)
+def _gsl_scores(g, sqM, iM, out):
+    "GSL scores $|g_j|/\\sqrt{M_j}$ (GS-s and GS-r when $\\psi=0$)."
+    for j in range(g.shape[0]):
+        out[j] = abs(g[j]) * sqM[j] * iM[j]
+
+@njit(cache=True, fastmath=_FM)
+def _gss_scores(l1, l2, w, g, sqM, iM, out):
+    "GS-s, $\\mathrm{dist}(-g_j,\\partial\\psi_j(w_j))/\\sqrt{M_j}$, for the elastic-net family."
+    for j in range(w.shape[0]):
+        x = w[j]
+        gj = g[j]
+        sg = 1.0 if x > 0 else (-1.0 if x < 0 else 0.0)
+        d = abs(gj + l2 * x + l1 * sg) if x != 0 else max(abs(gj) - l1, 0.0)
+        out[j] = d * sqM[j] * iM[j]
+
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
+@njit(cache=True, fastmath=_FM)
+def _gsr_scores(l1, w, g, sqM, iM, shr, out):
+    """GS-r, $\\sqrt{M_j}|\\mathrm{prox}_{\\psi_j/M_j}(w_j-g_j/M_j)-w_j|$, for the elastic-net family;
+    soft-thresholding written as $\\max(v-t,0)+\\min(v+t,0)$."""
+    for j in range(w.shape[0]):
+        x = w[j]
+        v = x - g[j] * iM[j]
+        t = l1 * iM[j]
+        a = (max(v - t, 0.0) + min(v + t, 0.0)) * shr[j] - x
+        out[j] = sqM[j] * abs(a)
+
+@njit(cache=True, fastmath=_FM)
+def _gsq_scores(l1, l2, w, g, M, iM, shr, out):
+    """GS-q, $-\\min_a\\{g_ja+\\frac{M_j}2a^2+\\psi_j(w_j+a)-\\psi_j(w_j)\\}$, attained at the
+    GS-r step $a$."""
+    for j in range(w.shape[0]):
+        x = w[j]
+        gj = g[j]
+        v = x - gj * iM[j]
+        t = l1 * iM[j]
+        a = (max(v - t, 0.0) + min(v + t, 0.0)) * shr[j] - x
+        xa = x + a
+        out[j] = -(gj * a + 0.5 * M[j] * a * a + l1 * (abs(xa) - abs(x))
+                   + 0.5 * l2 * (xa * xa - x * x))
+
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
+@njit(cache=True, fastmath=_FM)
+def _generic_scores(rule, pcode, pparams, w, g, M, out):
+    "Scores of any penalty (boxes), by `gs_score_1d`."
+    for j in range(w.shape[0]):
+        out[j] = gs_score_1d(rule, pcode, pparams, j, w[j], g[j], M[j])
+
 @njit(cache=True, fastmath=_FM)
 def _scores(rule, pcode, pparams, w, g, M, sqM, iM, shr, out):
-    """GS-s/GS-r/GS-q scores. Elastic-net family (none, L1, L2, ElasticNet): closed forms written without divisions or
-    square roots, from the public per-coordinate constants `sqM` = √M_j, `iM` = 1/M_j, `shr` = 1/(1 + λ₂/M_j) (vectorisable);
-    boxes: `gs_score_1d`."""
-    p = w.shape[0]
-    if pcode == 4:
-        for j in range(p): out[j] = gs_score_1d(rule, pcode, pparams, j, w[j], g[j], M[j])
-        return
-    if pcode == 0 and rule != 2:
-        for j in range(p): out[j] = abs(g[j]) * sqM[j] * iM[j]
-        return
-    l1 = pparams[0] if pcode == 1 else (pparams[0] * pparams[1] if pcode == 3 else 0.0)
-    l2 = pparams[0] if pcode == 2 else (pparams[0] * (1.0 - pparams[1]) if pcode == 3 else 0.0)
-    if rule == 0:     # dist(-g, ∂ψ_j(x)) / √M_j
-        for j in range(p):
-            x = w[j]; gj = g[j]
-            sg = 1.0 if x > 0 else (-1.0 if x < 0 else 0.0)
-            d = abs(gj + l2 * x + l1 * sg) if x != 0 else max(abs(gj) - l1, 0.0)
-            out[j] = d * sqM[j] * iM[j]
-    elif rule == 1:   # √M_j |prox_{ψ_j/M_j}(x - g/M_j) - x|, soft-thresholding written as max(v-t,0) + min(v+t,0)
-        for j in range(p):
-            x = w[j]; v = x - g[j] * iM[j]; t = l1 * iM[j]
-            a = (max(v - t, 0.0) + min(v + t, 0.0)) * shr[j] - x
-            out[j] = sqM[j] * abs(a)
-    else:             # -min_a {g a + M_j a²/2 + ψ_j(x+a) - ψ_j(x)}, attained at the GS-r step a
-        for j in range(p):
-            x = w[j]; gj = g[j]; v = x - gj * iM[j]; t = l1 * iM[j]
-            a = (max(v - t, 0.0) + min(v + t, 0.0)) * shr[j] - x; xa = x + a
-            out[j] = -(gj * a + 0.5 * M[j] * a * a + l1 * (abs(xa) - abs(x)) + 0.5 * l2 * (xa * xa - x * x))
+    """GS-s/GS-r/GS-q scores into `out`: closed forms for the elastic-net family, from the public
+    constants `sqM` = √M_j, `iM` = 1/M_j, `shr` = 1/(1 + λ₂/M_j) (vectorisable); `gs_score_1d`
+    otherwise."""
+    if not has_closed_form_scores(pcode):
+        _generic_scores(rule, pcode, pparams, w, g, M, out)
+    elif is_zero_penalty(pcode) and rule != 2:
+        _gsl_scores(g, sqM, iM, out)
+    else:
+        l1, l2 = enet_weights(pcode, pparams)
+        if rule == 0: _gss_scores(l1, l2, w, g, sqM, iM, out)
+        elif rule == 1: _gsr_scores(l1, w, g, sqM, iM, shr, out)
+        else: _gsq_scores(l1, l2, w, g, M, iM, shr, out)
+
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
+@njit(cache=True, fastmath=_FM)
+def _generic_gsq_sensitivity(pcode, pparams, w, iM, clips, sens):
+    "`_gsq_sensitivity` of any penalty (boxes), with `prox_1d`."
+    d = 0.0
+    for j in range(w.shape[0]):
+        a = prox_1d(pcode, pparams, j, w[j], iM[j]) - w[j]
+        d = max(d, sens[j] * (abs(a) + clips[j] * iM[j]))
+    return d
 
 @njit(cache=True, fastmath=_FM)
 def _gsq_sensitivity(pcode, pparams, w, M, iM, shr, clips, sens):
-    "max_j Delta_j (|prox_{psi_j/M_j}(w_j) - w_j| + C_j/M_j): sensitivity of the GS-q scores at the public w."
+    "max_j Δ_j(|prox_{ψ_j/M_j}(w_j) − w_j| + C_j/M_j): sensitivity of the GS-q scores at the public w."
+    if not has_closed_form_scores(pcode):
+        return _generic_gsq_sensitivity(pcode, pparams, w, iM, clips, sens)
+    l1 = enet_weights(pcode, pparams)[0]
     d = 0.0
-    if pcode == 4:
-        for j in range(w.shape[0]):
-            d = max(d, sens[j] * (abs(prox_1d(pcode, pparams, j, w[j], iM[j]) - w[j]) + clips[j] * iM[j]))
-        return d
-    l1 = pparams[0] if pcode == 1 else (pparams[0] * pparams[1] if pcode == 3 else 0.0)
     for j in range(w.shape[0]):
-        x = w[j]; t = l1 * iM[j]
+        x = w[j]
+        t = l1 * iM[j]
         a = (max(x - t, 0.0) + min(x + t, 0.0)) * shr[j] - x
         d = max(d, sens[j] * (abs(a) + clips[j] * iM[j]))
     return d
 
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
+# rows of the per-coordinate constants of `_dpgcd_block`
+_M, _SQRT_M, _INV_M, _SHRINK, _KAPPA, _STEP, _CLIP, _SENS, _RELEASE = range(9)
+
 def _score_constants(penalty, M):
-    "Public per-coordinate constants of the score kernels: √M_j, 1/M_j and the ℓ2 shrinkage 1/(1 + λ₂/M_j)."
-    M = np.asarray(M, dtype=float); iM = 1.0 / M
-    l2 = penalty.lam if isinstance(penalty, L2) else (penalty.lam * (1 - penalty.l1_ratio) if isinstance(penalty, ElasticNet) else 0.0)
-    return np.sqrt(M), iM, 1.0 / (1.0 + l2 * iM)
+    "Public constants of the score kernels: √M_j, 1/M_j and the ℓ2 shrinkage 1/(1 + λ₂/M_j)."
+    M = np.asarray(M, dtype=float)
+    iM = 1.0 / M
+    return np.sqrt(M), iM, 1.0 / (1.0 + penalty.l2_strength * iM)
+
+def _coordinate_constants(penalty, rule:int, M, steps, clips, sens, release) -> np.ndarray:
+    "The per-coordinate constants of `_dpgcd_block`, one row each (rows `_M` ... `_RELEASE`)."
+    sqM, iM, shr = _score_constants(penalty, M)
+    return np.stack([M, sqM, iM, shr, _kappa(rule, penalty, M), steps, clips, sens, release])
+
+def _design(X, y, sparse:bool) -> tuple:
+    "The data as `_dpgcd_block` takes it: (sparse, X, data, indices, indptr, y), with placeholders."
+    if sparse: return (True, np.zeros((1, 1), order='F'), X.data, X.indices, X.indptr, y)
+    return (False, X, np.zeros(1), np.zeros(1, np.int64), np.zeros(2, np.int64), y)
+
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
+@njit(cache=True)
+def _clipped_gradient(design, loss, z, clips, u, g):
+    "The clipped averaged gradient at the predictions `z` into `g` (`u`: the loss derivatives)."
+    sparse, X, data, indices, indptr, y = design
+    n = y.shape[0]
+    for i in range(n):   # φ'(z_i, y_i): once per iteration, shared by all columns
+        u[i] = loss_deriv(loss[0], loss[1], z[i], y[i])
+    if sparse: clipped_gradient_sparse(data, indices, indptr, n, u, clips, g)
+    else: clipped_gradient_dense(X, u, clips, g)
 
 @njit(cache=True)
-def _dpgcd_block(sparse, lcode, lparam, pcode, pparams, rule, X, data, indices, indptr, y, z, w, M, sqM, iM, shr, kappa, steps, clips, sens,
-                 sel_mode, sel_mult, score_sens, sel_noise, rel_scale, rel_noise, u, g, sc, work, chosen, offset):
-    n = y.shape[0]; B = rel_noise.shape[0]
-    for t in range(B):
-        for i in range(n): u[i] = loss_deriv(lcode, lparam, z[i], y[i])   # φ'(z_i, y_i): once per iteration, shared by all columns
-        if sparse: clipped_gradient_sparse(data, indices, indptr, n, u, clips, g)
-        else: clipped_gradient_dense(X, u, clips, g)
-        if sel_mode == 0:   # exponential mechanism (Gumbel-max) on the scores; sel_mult = 2/eps_s (0: non-private)
-            _scores(rule, pcode, pparams, w, g, M, sqM, iM, shr, sc)
-            b = 0.0
-            if sel_mult > 0.0: b = sel_mult * (_gsq_sensitivity(pcode, pparams, w, M, iM, shr, clips, sens) if rule == 2 else score_sens)
-            j = exponential_race(sc, b, sel_noise[t])
-        else:               # papers' rule: argmax kappa_j |g_j + c_j + chi_j|, chi_j ~ Lap(sel_mult * Delta_j)
-            for k in range(w.shape[0]):
-                sc[k] = g[k] + (pparams[0] * w[k] if pcode == 2 else 0.0)
-                work[k] = sel_mult * sens[k] * sel_noise[t, k]
-            j = noisy_argmax_abs(sc, work, kappa)
-        eta = rel_scale[j] * rel_noise[t]
-        new = prox_1d(pcode, pparams, j, w[j] - steps[j] * (g[j] + eta), steps[j])
-        dlt = new - w[j]
-        if dlt != 0.0:
-            if sparse: update_pred_sparse(data, indices, indptr, z, j, dlt)
-            else: update_pred_dense(X, z, j, dlt)
-            w[j] = new
-        chosen[offset + t] = j
+def _coordinate_step(design, penalty, consts, j, eta, g, z, w):
+    "The noisy proximal step on coordinate `j`, updating the predictions `z` in place."
+    sparse, X, data, indices, indptr, y = design
+    step = consts[_STEP, j]
+    new = prox_1d(penalty[0], penalty[1], j, w[j] - step * (g[j] + eta), step)
+    dlt = new - w[j]
+    if dlt != 0.0:
+        if sparse: update_pred_sparse(data, indices, indptr, z, j, dlt)
+        else: update_pred_dense(X, z, j, dlt)
+        w[j] = new
+
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
+@njit(cache=True)
+def _select_exponential(selection, penalty, consts, w, g, expo, sc):
+    "The exponential mechanism (Gumbel-max) on the scores; multiplier 2/ε_s (0: plain argmax)."
+    rule, mode, mult, score_sens = selection
+    pcode, pparams = penalty
+    M, sqM, iM, shr = consts[_M], consts[_SQRT_M], consts[_INV_M], consts[_SHRINK]
+    _scores(rule, pcode, pparams, w, g, M, sqM, iM, shr, sc)
+    b = 0.0
+    if mult > 0.0 and rule == 2:
+        b = mult * _gsq_sensitivity(pcode, pparams, w, M, iM, shr, consts[_CLIP], consts[_SENS])
+    elif mult > 0.0:
+        b = mult * score_sens
+    return exponential_race(sc, b, expo)
+
+@njit(cache=True)
+def _select_as_published(selection, penalty, consts, w, g, laplace, sc, work):
+    "The papers' rule: argmax κ_j|g_j + c_j + χ_j|, χ_j ~ Lap(multiplier · Δ_j)."
+    sens = consts[_SENS]
+    for k in range(w.shape[0]):
+        sc[k] = g[k] + smooth_gradient_1d(penalty[0], penalty[1], k, w[k])
+        work[k] = selection[2] * sens[k] * laplace[k]
+    return noisy_argmax_abs(sc, work, consts[_KAPPA])
+
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
+@njit(cache=True)
+def _dpgcd_block(design, # (sparse, X, data, indices, indptr, y), see `_design`
+                 loss, # (code, param)
+                 penalty, # (code, params)
+                 consts, # per-coordinate constants (9, p), see `_coordinate_constants`
+                 selection, # (rule index, mode 0 exponential / 1 as published, multiplier, score sens.)
+                 noise, # (selection noise (B, p), release noise (B,)), standard
+                 z, w, # predictions Xw and iterate, updated in place
+                 buffers, # work arrays (u (n,), g (p,), scores (p,), noise (p,))
+                 chosen, # out: the B selected coordinates
+                ):
+    "B DP-GCD iterations: clipped gradient, private selection, noisy proximal step."
+    sel_noise, rel_noise = noise
+    u, g, sc, work = buffers
+    for t in range(chosen.shape[0]):
+        _clipped_gradient(design, loss, z, consts[_CLIP], u, g)
+        if selection[1] == 0:
+            j = _select_exponential(selection, penalty, consts, w, g, sel_noise[t], sc)
+        else:
+            j = _select_as_published(selection, penalty, consts, w, g, sel_noise[t], sc, work)
+        _coordinate_step(design, penalty, consts, j, consts[_RELEASE, j] * rel_noise[t], g, z, w)
+        chosen[t] = j
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 SELECTIONS = ("exponential", "as_published")
@@ -241,8 +344,8 @@ _calibration_cached = functools.lru_cache(maxsize=1024)(dpgcd_calibration)   # a
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 def _kappa(rule, penalty, M):
-    "Weights kappa_j of the scores kappa_j |g_j + c_j| (also the Lipschitz constants of GS-s/GS-r in g_j)."
-    if rule == 1 and isinstance(penalty, L2): return 1 / (np.sqrt(M) * (1 + penalty.lam / M))
+    "Weights κ_j of the scores κ_j|g_j + c_j| (also the Lipschitz constants of GS-s/GS-r in g_j)."
+    if rule == 1: return 1 / (np.sqrt(M) * (1 + penalty.l2_strength / M))
     return 1 / np.sqrt(M)
 
 def _selection_setup(rule:int, penalty, M, clips, n:int):
@@ -251,19 +354,22 @@ def _selection_setup(rule:int, penalty, M, clips, n:int):
     return sens, _kappa(rule, penalty, M), float(np.max(sens / np.sqrt(M)))
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
-SUPPORTED_PENALTIES = (NoPenalty, L1, L2, ElasticNet, Box)
-
 def _resolve_rule(rule, penalty, selection):
-    if not isinstance(rule, str) or rule not in RULES: raise ValueError(f"rule must be one of {sorted(RULES)}, got {rule!r}")
-    if rule == "gsl" and not isinstance(penalty, NoPenalty):
-        raise ValueError(f"rule='gsl' is Algorithm 5.3.1's rule for smooth problems (no penalty); with penalty {penalty!r} use 'gs-s', 'gs-r' or 'gs-q' (Algorithm 5.3.2)")
-    if selection == "as_published":
-        ok = isinstance(penalty, NoPenalty) or (isinstance(penalty, L2) and rule in ("gs-s", "gs-r"))
-        if not ok:
-            raise ValueError(f"selection='as_published' (noise inside the score) has a certified guarantee only for scores kappa_j|g_j + c_j|: "
-                             f"no penalty, or L2 with 'gs-s'/'gs-r'; got rule={rule!r} with penalty {penalty!r}. Use selection='exponential'")
+    "The kernel's index of `rule`, refusing what the penalty or the selection cannot certify."
+    if not isinstance(rule, str) or rule not in RULES:
+        raise ValueError(f"rule must be one of {sorted(RULES)}, got {rule!r}")
+    if rule == "gsl" and not penalty.is_zero:
+        raise ValueError(f"rule='gsl' is Algorithm 5.3.1's rule for smooth problems (no penalty); "
+                         f"with penalty {penalty!r} use 'gs-s', 'gs-r' or 'gs-q' (Algorithm 5.3.2)")
+    linear = penalty.is_zero or (penalty.is_quadratic and rule in ("gs-s", "gs-r"))
+    if selection == "as_published" and not linear:
+        raise ValueError(f"selection='as_published' (noise inside the score) has a certified "
+                         f"guarantee only for scores kappa_j|g_j + c_j|: no penalty, or L2 with "
+                         f"'gs-s'/'gs-r'; got rule={rule!r} with penalty {penalty!r}. "
+                         "Use selection='exponential'")
     return RULES[rule]
 
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 def dp_gcd(X, # design (n, p), dense or scipy sparse
            y, # labels (n,)
            loss:Loss, # datafit, e.g. SquaredLoss() or LogisticLoss()
@@ -287,77 +393,171 @@ def dp_gcd(X, # design (n, p), dense or scipy sparse
            record_every:int|None=None, # record (passes, coef) every this many iterations
           ) -> FitResult:
     "Differentially private (proximal) greedy coordinate descent (thesis Algorithms 5.3.1–5.3.2)."
-    if not isinstance(loss, Loss): raise TypeError(f"loss must be a dp_cd.model.losses.Loss, got {type(loss).__name__}")
-    if not isinstance(penalty, SUPPORTED_PENALTIES):
-        raise ValueError(f"penalty {penalty!r} is not supported: use one of {[c.__name__ for c in SUPPORTED_PENALTIES]}")
-    if selection not in SELECTIONS: raise ValueError(f"selection must be one of {SELECTIONS}, got {selection!r}")
-    if release not in RELEASES: raise ValueError(f"release must be one of {RELEASES}, got {release!r}")
-    if accountant not in DPGCD_ACCOUNTANTS: raise ValueError(f"accountant must be one of {DPGCD_ACCOUNTANTS}, got {accountant!r}")
-    ridx = _resolve_rule(rule, penalty, selection)
-    X, is_sparse, y, w = loss.validate(X, y, w0)
-    n, p = X.shape
-    penalty.check_dim(p)
-    if not np.isfinite(penalty.value(w)): raise ValueError("w0 is outside the domain of the penalty (e.g. outside the box)")
-    epsilon = check_scalar(epsilon, "epsilon", low=0, low_open=True, allow_inf=True)
-    private = np.isfinite(epsilon)
-    if private:
-        delta = check_scalar(delta, "delta", 0, 1, True, True)
-        if delta >= 1 / n:
-            warnings.warn(f"delta={delta:.3g} >= 1/n = {1 / n:.3g}: such a delta allows releasing a record in the clear", UserWarning, stacklevel=2)
-    else: delta = 0.0 if delta is None else check_scalar(delta, "delta", 0, 1, False, True)
-    T = check_scalar(n_passes, "n_passes", low=1, integer=True)
-    step = check_scalar(step, "step", low=0, low_open=True)
-    if record_every is not None: record_every = check_scalar(record_every, "record_every", low=1, integer=True)
-    rng = as_generator(random_state)
-    setup = coordinate_setup(X, loss, smoothness, smoothness_bound, smoothness_budget, epsilon, step, clip, rng, solver="dp_gcd")
-    M, steps, clips, eps_M, evM, notes, leaks = (setup[k] for k in ("M", "steps", "clips", "eps_M", "event", "notes", "leaks"))
-    sens, kappa, score_sens = _selection_setup(ridx, penalty, M, clips, n)
-    sqM, iM, shr = _score_constants(penalty, M)
-    split = {}
-    if private:
-        eps_opt = epsilon - eps_M
-        c = kappa * sens
-        cal = _calibration_cached(float(eps_opt), float(delta), int(T), selection, release, accountant, float(selection_share),
-                                  float(c.max() / c.min()), int(p))
-        cal = dataclasses.replace(cal, budget_split=dict(cal.budget_split))
-        rel_scale = cal.release_multiplier * sens
-        sel_mode, sel_mult = (1, cal.selection_noise) if selection == "as_published" else (0, cal.selection_noise)
-        split = dict(cal.budget_split)
-        if evM is not None: split["smoothness (Laplace, pure DP)"] = eps_M
-        notes = list(cal.notes) + notes
-        if ridx == 2: notes.append("GS-q scores: sensitivity recomputed at every iteration from the public iterate (see the chapter)")
-        report = PrivacyReport(epsilon=float(cal.epsilon + eps_M), delta=delta, relation="replace_one",
-                               accountant=cal.accountant + (" + basic composition with the private M_j" if evM is not None else ""),
-                               releases=2 * T + (p if evM is not None else 0), noise_scales=rel_scale, budget_split=split, notes=notes,
-                               data_dependent=leaks)
-    else:
-        cal, rel_scale, sel_mode, sel_mult = None, np.zeros(p), 0, 0.0
-        report = PrivacyReport(epsilon=np.inf, delta=delta, relation="replace_one", accountant="none (non-private)", releases=0,
-                               noise_scales=rel_scale, budget_split={}, notes=["epsilon = inf: no noise, no privacy guarantee"] + notes)
-    # optimisation, in blocks of iterations (noise drawn per block)
-    z = np.asarray(X @ w, dtype=float).ravel()
-    u, g, sc, work = np.empty(n), np.empty(p), np.empty(p), np.empty(p)
-    chosen = np.empty(T, dtype=np.int64)
-    Xd = np.zeros((1, 1), order='F') if is_sparse else X
-    data, ind, ptr = (X.data, X.indices, X.indptr) if is_sparse else (np.zeros(1), np.zeros(1, np.int64), np.zeros(2, np.int64))
-    trace = [(0.0, w.copy())] if record_every else []
-    blk = max(1, min(T, 2**20 // p)); t = 0
+    return get_solver("dp-gcd").fit(
+        X, y, loss, penalty, epsilon, delta, random_state, n_passes=n_passes, step=step, clip=clip,
+        rule=rule, selection=selection, release=release, accountant=accountant,
+        selection_share=selection_share, smoothness=smoothness, smoothness_bound=smoothness_bound,
+        smoothness_budget=smoothness_budget, w0=w0, record_every=record_every)
+
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
+@register
+class DPGCD(Solver):
+    "DP-GCD under the solver contract: its capabilities; its steps are the three cells below."
+    name, function = "dp-gcd", dp_gcd
+    summary = "DP greedy coordinate descent (thesis Algorithms 5.3.1-5.3.2)"
+    losses = (SquaredLoss, LogisticLoss, HuberLoss)
+    penalties = (NoPenalty, L1, L2, ElasticNet, Box)
+    sparse, private = True, True
+    clipping = ("coordinate",)
+    accountants = DPGCD_ACCOUNTANTS
+    relations = ("replace_one",)
+
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
+def _check_choice(name:str, value, choices:tuple):
+    "Refuse a `value` not among `choices`."
+    if value not in choices: raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+
+def _check_start(w0, problem) -> np.ndarray:
+    "The starting point (default 0), a validated copy inside the penalty's domain."
+    w = np.zeros(problem.p) if w0 is None else _check_w(w0, problem.p)
+    if not np.isfinite(problem.penalty.value(w)):
+        raise ValueError("w0 is outside the domain of the penalty (e.g. outside the box)")
+    return w
+
+def _dpgcd_check_options(self, problem, request, options) -> dict:
+    "DP-GCD's options, validated, with their defaults; adds the kernel's `rule_index`."
+    o = {opt.name: opt.default for opt in self.options} | options
+    _check_choice("selection", o["selection"], SELECTIONS)
+    _check_choice("release", o["release"], RELEASES)
+    _check_choice("accountant", o["accountant"], DPGCD_ACCOUNTANTS)
+    o["rule_index"] = _resolve_rule(o["rule"], problem.penalty, o["selection"])
+    o["w0"] = _check_start(o["w0"], problem)
+    o["n_passes"] = check_scalar(o["n_passes"], "n_passes", low=1, integer=True)
+    o["step"] = check_scalar(o["step"], "step", low=0, low_open=True)
+    if o["record_every"] is not None:
+        o["record_every"] = check_scalar(o["record_every"], "record_every", low=1, integer=True)
+    return o
+
+DPGCD.check_options = _dpgcd_check_options
+
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
+def _public_constants(problem, request, options, rng) -> dict:
+    "DP-CD's M_j, steps and thresholds, with the sensitivities Δ_j, weights κ_j, score sensitivity."
+    o = options
+    setup = coordinate_setup(problem.X, problem.loss, o["smoothness"], o["smoothness_bound"],
+                             o["smoothness_budget"], request.epsilon, o["step"], o["clip"], rng,
+                             solver="dp_gcd")
+    sens, kappa, score_sens = _selection_setup(o["rule_index"], problem.penalty, setup["M"],
+                                               setup["clips"], problem.n)
+    return dict(setup, sensitivities=sens, kappa=kappa, score_sensitivity=score_sens)
+
+def _calibrate(problem, request, options, constants) -> DPGCDCalibration:
+    "The calibration of the budget left by the private M_j (cached; a copy the caller may edit)."
+    o = options
+    weights = constants["kappa"] * constants["sensitivities"]
+    cal = _calibration_cached(float(request.epsilon - constants["eps_M"]), float(request.delta),
+                              int(o["n_passes"]), o["selection"], o["release"], o["accountant"],
+                              float(o["selection_share"]), float(weights.max() / weights.min()),
+                              int(problem.p))
+    return dataclasses.replace(cal, budget_split=dict(cal.budget_split))
+
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
+def _ledger(smoothness_event, optimisation_event) -> Ledger:
+    "The fit's privacy events: the private M_j (if any), then the optimisation."
+    ledger = Ledger()
+    if smoothness_event is not None:
+        ledger = ledger.add("smoothness constants (Laplace, pure DP)", smoothness_event)
+    return ledger.add("optimisation (T selections and T releases)", optimisation_event)
+
+def _reported_params(options, constants, calibration, noise_scales, ledger) -> dict:
+    "The parameters a DP-GCD fit reports (the chosen coordinates are added by `run`)."
+    o, c = options, constants
+    return dict(n_passes=o["n_passes"], T=o["n_passes"], step=o["step"], clip=o["clip"],
+                rule=o["rule"], selection=o["selection"], release=o["release"], accountant=o["accountant"],
+                selection_share=o["selection_share"], smoothness=c["M"], steps=c["steps"],
+                clip_thresholds=c["clips"], sensitivities=c["sensitivities"],
+                score_sensitivity=c["score_sensitivity"], calibration=calibration,
+                noise_scales=noise_scales, events=ledger.event)
+
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
+def _private_plan(problem, options, constants, cal) -> Plan:
+    "The plan of a private run from its calibration."
+    c, smoothness_event = constants, constants["event"]
+    ledger = _ledger(smoothness_event, cal.event)
+    noise_scales = cal.release_multiplier * c["sensitivities"]
+    split, notes = dict(cal.budget_split), list(cal.notes) + c["notes"]
+    if smoothness_event is not None: split["smoothness (Laplace, pure DP)"] = c["eps_M"]
+    if options["rule_index"] == 2:
+        notes.append("GS-q scores: sensitivity recomputed at every iteration from the public "
+                     "iterate (see the chapter)")
+    composed = " + basic composition with the private M_j" if smoothness_event is not None else ""
+    releases = 2 * options["n_passes"] + (problem.p if smoothness_event is not None else 0)
+    return Plan(ledger=ledger, epsilon=float(cal.epsilon + c["eps_M"]),
+                accountant=cal.accountant + composed, releases=releases, noise_scales=noise_scales, budget_split=split, notes=notes,
+                data_dependent=c["leaks"],
+                params=_reported_params(options, c, cal, noise_scales, ledger))
+
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
+def _dpgcd_plan(self, problem, request, options, rng) -> Plan:
+    "Public constants, then (private run) the calibration and the ledger."
+    constants = _public_constants(problem, request, options, rng)
+    if request.private:
+        calibration = _calibrate(problem, request, options, constants)
+        return _private_plan(problem, options, constants, calibration)
+    noise_scales = np.zeros(problem.p)
+    notes = ["epsilon = inf: no noise, no privacy guarantee"] + constants["notes"]
+    return Plan(noise_scales=noise_scales, notes=notes,
+                params=_reported_params(options, constants, None, noise_scales, Ledger()))
+
+DPGCD.plan = _dpgcd_plan
+
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
+def _blocks(T:int, p:int, record_every:int|None):
+    "(start, stop) of the kernel blocks: ≤ 2**20 noise draws each, cut at the recording times."
+    size, t = max(1, min(T, 2**20 // p)), 0
     while t < T:
-        B = min(blk, T - t)
+        B = min(size, T - t)
         if record_every: B = min(B, record_every - t % record_every)
-        if not private: sel_noise, rel_noise = np.zeros((B, 1)), np.zeros(B)
-        else:
-            sel_noise = rng.standard_exponential((B, p)) if sel_mode == 0 else rng.laplace(0.0, 1.0, (B, p))
-            rel_noise = rng.standard_normal(B) if release == "gaussian" else rng.laplace(0.0, 1.0, B)
-        _dpgcd_block(is_sparse, loss.code, loss.param, penalty.code, penalty.params, ridx, Xd, data, ind, ptr, y, z, w, M, sqM, iM, shr, kappa,
-                     steps, clips, sens, sel_mode, sel_mult, score_sens, sel_noise, rel_scale, rel_noise, u, g, sc, work, chosen, t)
+        yield t, t + B
         t += B
-        if record_every and (t % record_every == 0 or t == T): trace.append((float(t), w.copy()))
-    params = dict(n_passes=T, T=T, step=step, clip=clip, rule=rule, selection=selection, release=release, accountant=accountant,
-                  selection_share=selection_share, smoothness=M, steps=steps, clip_thresholds=clips, sensitivities=sens,
-                  score_sensitivity=score_sens, calibration=cal, noise_scales=rel_scale, coordinates=chosen,
-                  events=(None if cal is None else (cal.event if evM is None else ComposedEvent((evM, cal.event)))))
-    return FitResult(coef=w, n_iter=T, passes=float(T), solver="dp-gcd", privacy=report, trace=trace, params=params)
+
+def _block_noise(B:int, p:int, options, private:bool, rng) -> tuple:
+    "Standard noise of B iterations: selection (exponential or Laplace), release (normal or Laplace)."
+    if not private: return np.zeros((B, 1)), np.zeros(B)
+    if options["selection"] == "as_published": selection = rng.laplace(0.0, 1.0, (B, p))
+    else: selection = rng.standard_exponential((B, p))
+    if options["release"] == "gaussian": return selection, rng.standard_normal(B)
+    return selection, rng.laplace(0.0, 1.0, B)
+
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
+def _kernel_inputs(problem, plan, options) -> tuple:
+    "design, loss, penalty, constants and selection settings, as `_dpgcd_block` takes them."
+    P, cal = plan.params, plan.params["calibration"]
+    published = cal is not None and options["selection"] == "as_published"
+    selection = (options["rule_index"], 1 if published else 0,
+                 0.0 if cal is None else cal.selection_noise, P["score_sensitivity"])
+    consts = _coordinate_constants(problem.penalty, options["rule_index"], P["smoothness"],
+                                   P["steps"], P["clip_thresholds"], P["sensitivities"],
+                                   P["noise_scales"])
+    return (_design(problem.X, problem.y, problem.sparse), (problem.loss.code, problem.loss.param),
+            (problem.penalty.code, problem.penalty.params), consts, selection)
+
+def _dpgcd_run(self, problem, plan, options, rng) -> Run:
+    "The kernel blocks from w0, with (passes, coef) snapshots every `record_every` iterations."
+    T, every = options["n_passes"], options["record_every"]
+    private = plan.params["calibration"] is not None
+    w = options["w0"].copy()
+    z = np.asarray(problem.X @ w, dtype=float).ravel()
+    kernel, chosen = _kernel_inputs(problem, plan, options), np.empty(T, dtype=np.int64)
+    buffers = (np.empty(problem.n), np.empty(problem.p), np.empty(problem.p), np.empty(problem.p))
+    trace = [(0.0, w.copy())] if every else []
+    for start, stop in _blocks(T, problem.p, every):
+        noise = _block_noise(stop - start, problem.p, options, private, rng)
+        _dpgcd_block(*kernel, noise, z, w, buffers, chosen[start:stop])
+        if every and (stop % every == 0 or stop == T): trace.append((float(stop), w.copy()))
+    return Run(coef=w, n_iter=T, passes=float(T), trace=trace, params=dict(coordinates=chosen))
+
+DPGCD.run = _dpgcd_run
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 def quasi_sparsity(w, # vector (p,)
