@@ -4,7 +4,7 @@
 
 # %% ../nbs/06_api/02_cli.ipynb 1
 from __future__ import annotations
-import argparse, contextlib, csv, fcntl, importlib, io, json, math, os, sys, tempfile, threading
+import argparse, contextlib, csv, fcntl, io, json, math, os, sys, tempfile, threading
 import time, warnings
 from pathlib import Path
 import numpy as np
@@ -12,7 +12,9 @@ import scipy.sparse as sp
 from scipy.integrate import IntegrationWarning
 import dp_cd
 from .utils import PrivacyLeakWarning, as_generator
-from .estimators import DPRegressor, DPClassifier, BudgetExceededError, SOLVERS, LOSSES, make_loss, make_penalty, get_solver
+from .estimators import (DPRegressor, DPClassifier, BudgetExceededError, LOSSES, make_loss,
+                               make_penalty)
+from .solvers.contract import SOLVERS, get_solver
 
 # %% auto 0
 __all__ = ['MAX_ABS_VALUE', 'MODEL_FORMAT', 'MAX_PASSES', 'DEMO_PROBLEMS', 'DEMO_GRID', 'REPRODUCTIONS', 'CLIError', 'read_data',
@@ -613,10 +615,11 @@ def _run_demo(problem, epsilon, passes, runs, seed, solvers, tune, on_step):
         done[0] += 1
         if on_step: on_step(done[0], total)
     for name in solvers:
-        fn = get_solver(name)
+        solver = get_solver(name)
         def run(clip, step, record):
             kw = _demo_solver_kwargs(name, p, loss.curvature, passes, clip, step)
-            return fn(X, y, loss, pen, epsilon, delta, random_state=rng, record_every=1 if record else None, **kw)
+            return solver.fit(X, y, loss, pen, epsilon, delta, rng,
+                              record_every=1 if record else None, **kw)
         grid = [(c, s) for c in DEMO_GRID["clip"] for s in DEMO_GRID["step"]] if tune else [(1.0, 1.0)]
         def score(cs):
             value = F(run(*cs, False).coef)
@@ -690,8 +693,12 @@ REPRODUCTIONS = {  # name -> (module, function, description)
 def _reproduce_fn(name):
     if name not in REPRODUCTIONS: raise CLIError(f"unknown reproduction {name!r}; choose from: {', '.join(REPRODUCTIONS)}", 2)
     mod, fn, _ = REPRODUCTIONS[name]
-    try: return getattr(importlib.import_module(mod), fn)
-    except (ImportError, AttributeError): raise CLIError(f"reproduction {name!r} is not available in this version of dp_cd ({mod}.{fn} missing)") from None
+    try:   # the reproductions are the optional extra dp_cd[experiments]
+        from dp_cd.experiments import dpcd, dpgcd, fairness
+    except ImportError as e:
+        raise CLIError(f'reproductions need the experiments extra: pip install "dp_cd[experiments]" ({e})') from None
+    modules = {m.__name__: m for m in (dpcd, dpgcd, fairness)}
+    return getattr(modules[mod], fn)
 
 def _reproduce_cmd(args):
     fn = _reproduce_fn(args.name)

@@ -4,7 +4,7 @@
 
 # %% ../nbs/06_api/01_estimators.ipynb 1
 from __future__ import annotations
-import importlib, inspect, math, numbers, warnings
+import math, numbers, warnings
 from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
@@ -15,29 +15,14 @@ from sklearn.utils.metaestimators import available_if
 from .utils import check_scalar, as_generator
 from .model.losses import Loss, SquaredLoss, LogisticLoss, HuberLoss
 from .model.penalties import Penalty, NoPenalty, L1, L2, ElasticNet
+from .solvers.contract import SOLVERS, get_solver
+# importing the solver modules registers them in SOLVERS
+from .solvers import dpcd, dpgcd, dpsgd, dpscd, output_perturbation, growth
 
 # %% auto 0
-__all__ = ['SOLVERS', 'LOSSES', 'get_solver', 'make_loss', 'make_penalty', 'BudgetExceededError', 'BudgetAccountant',
-           'DPRegressor', 'DPClassifier']
+__all__ = ['LOSSES', 'make_loss', 'make_penalty', 'BudgetExceededError', 'BudgetAccountant', 'DPRegressor', 'DPClassifier']
 
 # %% ../nbs/06_api/01_estimators.ipynb
-SOLVERS = {  # name -> (module, function); imported on first use
-    "dp-cd": ("dp_cd.solvers.dpcd", "dp_cd"),
-    "dp-gcd": ("dp_cd.solvers.dpgcd", "dp_gcd"),
-    "dp-sgd": ("dp_cd.solvers.dpsgd", "dp_sgd"),
-    "dp-scd": ("dp_cd.solvers.dpscd", "dp_scd"),
-    "output-perturbation": ("dp_cd.solvers.output_perturbation", "output_perturbation"),
-    "growth-adaptive": ("dp_cd.solvers.growth", "growth_adaptive"),   # Asi, Levy & Duchi's Algorithm 2 (adapts to growth)
-}
-
-def get_solver(name:str # one of `SOLVERS`
-              ):
-    "The solver function registered under `name`."
-    if name not in SOLVERS: raise ValueError(f"solver must be one of {sorted(SOLVERS)}, got {name!r}")
-    mod, fn = SOLVERS[name]
-    try: return getattr(importlib.import_module(mod), fn)
-    except (ImportError, AttributeError) as e: raise ValueError(f"solver {name!r} is not available in this version of dp_cd ({e})") from None
-
 LOSSES = {"squared": SquaredLoss, "logistic": LogisticLoss, "huber": HuberLoss}
 
 def make_loss(loss # a name in `LOSSES` or a `Loss`
@@ -154,15 +139,8 @@ class _DPLinearBase(BaseEstimator):
         B = np.broadcast_to(np.asarray(self.feature_bounds, dtype=float), (p,)).copy()
         if not np.all(np.isfinite(B)) or np.any(B <= 0): raise ValueError("feature_bounds must be positive and finite")
         if self.fit_intercept: B = np.append(B, self.intercept_scaling)
-        beta, opts = loss.curvature, {}
-        if self.solver in ("dp-cd", "dp-gcd"):   # M_j estimated privately (10% of epsilon) with the public per-record bound beta B_j^2
-            opts.update(smoothness="private", smoothness_bound=beta * B**2)
-        elif self.solver == "dp-sgd" and self.step is None:
-            opts["step"] = 1.0 / (beta * float(np.sum(B**2)))   # 1 / (public bound on the per-record smoothness)
-        elif self.solver in ("output-perturbation", "growth-adaptive"):
-            opts["x_norm"] = float(np.sqrt(np.sum(B**2)))
-            if isinstance(loss, SquaredLoss) and self.target_bound is not None: opts["y_bound"] = float(self.target_bound)
-        return opts
+        # each solver knows which of its constants the public bounds give (no name branches here)
+        return get_solver(self.solver).options_from_bounds(loss, B, self.target_bound)
 
     def _fit(self, X, y_enc, loss, pen, solver, eps, delta, rng):
         Xa = self._augment(X)
@@ -172,10 +150,11 @@ class _DPLinearBase(BaseEstimator):
         if self.clip is not None: kw["clip"] = self.clip
         elif not np.isfinite(eps): kw["clip"] = np.inf   # non-private: no clipping either
         kw["n_passes"] = self.n_passes
-        accepted = inspect.signature(solver).parameters
-        if kw.get("relation", "replace_one") != "replace_one": raise ValueError("the estimators state guarantees for the replace-one relation only")
-        kw = {k: v for k, v in kw.items() if k in accepted or k in self._user_options()}   # unknown user options still raise
-        return solver(Xa, y_enc, loss, pen, eps, delta, random_state=rng, **kw)
+        if kw.get("relation", "replace_one") != "replace_one":
+            raise ValueError("the estimators state guarantees for the replace-one relation only")
+        accepted = set(solver.option_names) | self._user_options()   # unknown user options still raise
+        kw = {k: v for k, v in kw.items() if k in accepted}
+        return solver.fit(Xa, y_enc, loss, pen, eps, delta, rng, **kw)
 
     def _user_options(self): return set((self.solver_options or {}).keys())
 

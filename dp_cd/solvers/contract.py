@@ -202,6 +202,13 @@ class Solver:
     pure_dp: bool = False  # offers pure ε-DP (accepts δ = 0)
     function = None  # the public function; its keyword-only parameters are the options
 
+    def options_from_bounds(self, loss:Loss, # the datafit
+                            bounds:np.ndarray, # PUBLIC bounds B_j >= |x_ij| (p,)
+                            target_bound:float|None, # PUBLIC bound on |y_i| (or None)
+                           ) -> dict:
+        "Options derived from public data bounds, so that no constant is read from the data."
+        return {}
+
     def check_supports(self, loss, penalty):
         "Refuse a loss or penalty the solver does not support, naming the ones it does."
         if self.losses and not isinstance(loss, self.losses):
@@ -255,6 +262,7 @@ def _fit(self, X, y, loss:Loss, penalty:Penalty|None, epsilon:float, delta:float
     if unknown:
         raise TypeError(f"solver {self.name!r} got unknown options {unknown}; "
                         f"its options are {list(self.option_names)}")
+    options = {**{o.name: o.default for o in self.options}, **options}   # the documented defaults
     problem = check_problem(X, y, loss, penalty, self)
     request = check_privacy(epsilon, delta, problem.n, options.get("relation", "replace_one"),
                             pure=self.pure_dp, stacklevel=4)   # the line calling the solver

@@ -19,7 +19,7 @@ from .contract import FitResult, Ledger, Plan, Run, Solver, register, get_solver
 # %% auto 0
 __all__ = ['ACCOUNTANTS', 'dpcd_inner_dense', 'dpcd_inner_sparse', 'clip_thresholds', 'dpcd_noise_multiplier', 'dpcd_events',
            'row_norms', 'sample_clip_thresholds', 'private_smoothness', 'noise_blocks', 'coordinate_setup', 'dp_cd',
-           'DPCD']
+           'DPCD', 'smoothness_from_bounds']
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 _FM = {'reassoc', 'contract'}   # lets LLVM vectorise the sums (as `dp_cd.model.losses` does)
@@ -517,3 +517,10 @@ class DPCD(Solver):
     clipping = ("coordinate", "sample")
     accountants = ACCOUNTANTS
     check_options, plan, run = _check_options, _plan, _run
+
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
+def smoothness_from_bounds(self, loss:Loss, bounds:np.ndarray, target_bound=None) -> dict:
+    "M_j estimated privately, with the public per-record bound β B_j² (β = sup φ'')."
+    return dict(smoothness="private", smoothness_bound=loss.curvature * np.asarray(bounds) ** 2)
+
+DPCD.options_from_bounds = smoothness_from_bounds

@@ -19,7 +19,7 @@ from ..privacy.accountants import BestOfAccountant, make_accountant
 from ..privacy.calibration import calibrate
 from ..privacy.closed_forms import per_step_epsilon
 from ..privacy.mechanisms import selection_scale, noisy_argmax_abs
-from .dpcd import coordinate_setup
+from .dpcd import coordinate_setup, smoothness_from_bounds
 from .contract import Solver, Plan, Run, Ledger, FitResult, register, get_solver
 from ..model.norms import quadratic_strong_convexity
 
@@ -411,6 +411,9 @@ class DPGCD(Solver):
     clipping = ("coordinate",)
     accountants = DPGCD_ACCOUNTANTS
     relations = ("replace_one",)
+
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
+DPGCD.options_from_bounds = smoothness_from_bounds   # as DP-CD: private M_j with bounds β B_j²
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 def _check_choice(name:str, value, choices:tuple):

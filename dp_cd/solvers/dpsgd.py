@@ -54,6 +54,13 @@ class DPSGD(Solver):
     relations = ("replace_one", "add_remove")
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
+def _sgd_options_from_bounds(self, loss:Loss, bounds:np.ndarray, target_bound=None) -> dict:
+    "The step 1/(β Σ_j B_j²): one over a public bound on the per-record smoothness."
+    return dict(step=1.0 / (loss.curvature * float(np.sum(np.asarray(bounds) ** 2))))
+
+DPSGD.options_from_bounds = _sgd_options_from_bounds
+
+# %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 def _sgd_check_options(self, problem, request, options:dict) -> dict:
     "The options checked, defaults filled in, `w0` as a fresh array (zeros by default)."
     opts = _with_defaults(self, options)

@@ -27,7 +27,7 @@ __all__ = ['GrowthLoss', 'PowerLoss', 'LocationLoss', 'RegressionLoss', 'l2_lapl
            'gaussian_noise_multiplier', 'project_two_balls', 'solve_phase', 'localization_step_size',
            'min_records_localization', 'growth_privacy_report', 'GrowthResult', 'localization', 'growth_epochs',
            'min_records_growth', 'growth_step_size', 'epoch_growth', 'inverse_sensitivity_distribution',
-           'inverse_sensitivity', 'GLMObjective', 'growth_adaptive', 'GrowthAdaptive']
+           'inverse_sensitivity', 'GLMObjective', 'growth_adaptive', 'GrowthAdaptive', 'norm_bounds']
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
 _KINDS = {"power": 0, "location": 1, "regression": 2}
@@ -887,3 +887,13 @@ class GrowthAdaptive(Solver):
     relations = ("replace_one",)
     pure_dp = True  # δ = 0: ℓ2-Laplace output noise
     check_options, plan, run = _check_growth_options, _plan_growth, _run_growth
+
+# %% ../../nbs/03_solvers/04_growth.ipynb
+def norm_bounds(self, loss:Loss, bounds:np.ndarray, target_bound=None) -> dict:
+    "x_norm = ‖B‖₂ (and y_bound for the squared loss): public norms from public bounds B_j ≥ |x_ij|."
+    options = dict(x_norm=float(np.sqrt(np.sum(np.asarray(bounds) ** 2))))
+    if isinstance(loss, SquaredLoss) and target_bound is not None:
+        options["y_bound"] = float(target_bound)
+    return options
+
+GrowthAdaptive.options_from_bounds = norm_bounds   # rows clipped to ‖B‖₂, labels to the bound

@@ -15,6 +15,7 @@ from ..model.penalties import Penalty, L2
 from .dpcd import row_norms
 from .contract import Solver, Plan, Run, Ledger, FitResult, register, get_solver
 from .dpsgd import _with_defaults, _positive
+from .growth import norm_bounds
 from ..privacy.events import GaussianEvent
 from ..privacy.accountants import GDPAccountant
 from ..privacy.calibration import calibrate_noise_multiplier
@@ -46,6 +47,10 @@ class OutputPerturbation(Solver):
     name, function = "output-perturbation", output_perturbation
     summary = "output perturbation of the exact l2-regularised minimiser (analytic Gaussian)"
     losses, penalties = (SquaredLoss, LogisticLoss, HuberLoss), (L2,)
+
+# %% ../../nbs/03_solvers/08_output_perturbation.ipynb
+OutputPerturbation.options_from_bounds = norm_bounds   # x_norm = ‖B‖₂, y_bound for squared
+
 
 # %% ../../nbs/03_solvers/08_output_perturbation.ipynb
 def _op_check_options(self, problem, request, options:dict) -> dict:
