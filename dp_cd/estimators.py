@@ -18,6 +18,7 @@ from .model.penalties import Penalty, NoPenalty, L1, L2, ElasticNet
 from .solvers.contract import SOLVERS, get_solver
 # importing the solver modules registers them in SOLVERS
 from .solvers import dpcd, dpgcd, dpsgd, dpscd, output_perturbation, growth
+from .privacy.events import check_delta, check_epsilon
 
 # %% auto 0
 __all__ = ['LOSSES', 'make_loss', 'make_penalty', 'BudgetExceededError', 'BudgetAccountant', 'DPRegressor', 'DPClassifier']
@@ -54,8 +55,8 @@ class BudgetAccountant:
     def __init__(self, epsilon:float=np.inf, # total ε budget
                  delta:float=1.0, # total δ budget, in [0, 1]
                 ):
-        self.epsilon = check_scalar(epsilon, "epsilon", low=0, low_open=True, allow_inf=True)
-        self.delta = check_scalar(delta, "delta", 0, 1)
+        self.epsilon = check_epsilon(epsilon, allow_inf=True)
+        self.delta = check_delta(delta, allow_zero=True, allow_one=True)
         self.spent = []  # list of (epsilon, delta) pairs, in order
     @property
     def total_spent(self) -> tuple:
@@ -99,7 +100,7 @@ def _replace_one(report):
 
 def _resolve_delta(delta, n):
     if delta is None: return 1.0 / n**2
-    return check_scalar(delta, "delta", 0, 1, True, True)
+    return check_delta(delta)
 
 class _DPLinearBase(BaseEstimator):
     "Shared machinery of `DPRegressor` and `DPClassifier`."
@@ -115,7 +116,7 @@ class _DPLinearBase(BaseEstimator):
     def _check_params(self):
         loss, pen = make_loss(self.loss), make_penalty(self.penalty, self.alpha, self.l1_ratio)
         solver = get_solver(self.solver)
-        eps = check_scalar(self.epsilon, "epsilon", low=0, low_open=True, allow_inf=True)
+        eps = check_epsilon(self.epsilon, allow_inf=True)
         if self.accountant is not None and not isinstance(self.accountant, BudgetAccountant):
             raise TypeError(f"accountant must be a BudgetAccountant or None, got {type(self.accountant).__name__}")
         return loss, pen, solver, eps

@@ -12,7 +12,7 @@ from ..utils import check_scalar, check_array, as_design, as_generator, PrivacyL
 from ..model.losses import (
     Loss, SquaredLoss, LogisticLoss, HuberLoss, loss_deriv, update_pred_dense, update_pred_sparse)
 from ..model.penalties import Penalty, NoPenalty, L1, L2, ElasticNet, Box, prox_1d
-from ..privacy.events import GaussianEvent, LaplaceEvent, SelfComposedEvent
+from ..privacy.events import GaussianEvent, LaplaceEvent, SelfComposedEvent, check_delta, check_epsilon
 from ..privacy.calibration import calibrate_noise_multiplier, epsilon_gaussian
 from .contract import FitResult, Ledger, Plan, Run, Solver, register, get_solver
 
@@ -169,8 +169,8 @@ def dpcd_noise_multiplier(epsilon:float, # target ε of the optimisation part (>
                           accountant:str="gdp", # "gdp" (exact), "rdp" (papers) or "closed_form"
                          ) -> float:
     "Noise multiplier z = σ_j/Δ_j (every coordinate) making `n_updates` releases (ε, δ)-DP."
-    epsilon = check_scalar(epsilon, "epsilon", low=0, low_open=True)
-    delta = check_scalar(delta, "delta", 0, 1, True, True)
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
     n_updates = check_scalar(n_updates, "n_updates", low=1, integer=True)
     if accountant == "closed_form": return _closed_form_multiplier(epsilon, delta, n_updates)
     if accountant not in ACCOUNTANTS:
@@ -259,7 +259,7 @@ def private_smoothness(X, # design (n, p), dense or sparse
     "Private $M_j$ by (4.5.2), floored at its noise scale: `(M_priv, event)`, the event ε'-DP."
     Xd, sparse = as_design(X, "X")
     n, p = Xd.shape
-    epsilon = check_scalar(epsilon, "epsilon", low=0, low_open=True)
+    epsilon = check_epsilon(epsilon)
     b = _check_bound(bound, p)
     if sparse:
         per = Xd.multiply(Xd) * loss.curvature

@@ -14,7 +14,7 @@ from ..model.losses import (Loss, SquaredLoss, LogisticLoss, HuberLoss, loss_der
 from ..model.penalties import (Penalty, NoPenalty, L1, L2, ElasticNet, Box, prox_1d,
                                    gs_score_1d, enet_weights, has_closed_form_scores, is_zero_penalty,
                                    smooth_gradient_1d)
-from ..privacy.events import GaussianEvent, LaplaceEvent, SelfComposedEvent, ComposedEvent
+from ..privacy.events import GaussianEvent, LaplaceEvent, SelfComposedEvent, ComposedEvent, check_delta, check_epsilon
 from ..privacy.accountants import BestOfAccountant, make_accountant
 from ..privacy.calibration import calibrate
 from ..privacy.closed_forms import per_step_epsilon
@@ -291,7 +291,8 @@ def dpgcd_calibration(epsilon:float, # target ε > 0 of the optimisation
                       n_choices:int|None=None, # "as_published": number p of candidates
                      ) -> DPGCDCalibration:
     "Noise parameters making $T$ DP-GCD iterations $(\\epsilon,\\delta)$-DP, and the certified guarantee."
-    eps = check_scalar(epsilon, "epsilon", low=0, low_open=True); dlt = check_scalar(delta, "delta", 0, 1, True, True)
+    eps = check_epsilon(epsilon)
+    dlt = check_delta(delta)
     T = check_scalar(n_iter, "n_passes", low=1, integer=True)
     if selection not in SELECTIONS: raise ValueError(f"selection must be one of {SELECTIONS}, got {selection!r}")
     if release not in RELEASES: raise ValueError(f"release must be one of {RELEASES}, got {release!r}")

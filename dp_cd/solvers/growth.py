@@ -12,7 +12,7 @@ import numpy as np
 from numba import njit
 from scipy import ndimage, special
 from ..utils import check_array, check_scalar, as_generator, PrivacyLeakWarning
-from ..privacy.events import GaussianEvent, PureDPEvent
+from ..privacy.events import GaussianEvent, PureDPEvent, check_delta, check_epsilon
 from ..privacy.accountants import GDPAccountant, PureDPAccountant
 from ..privacy.calibration import calibrate_noise_multiplier
 from ..privacy.report import PrivacyReport
@@ -204,8 +204,8 @@ def gaussian_noise_multiplier(epsilon:float, # ε > 0
                               delta:float, # δ in (0, 1)
                              ) -> float:
     "Smallest σ/Δ making one Gaussian release (ε, δ)-DP (exact analytic calibration, `dp_cd.privacy.accountants.calibrate_noise_multiplier`)."
-    epsilon = check_scalar(epsilon, "epsilon", low=0, low_open=True)
-    delta = check_scalar(delta, "delta", 0, 1, True, True)
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
     return float(calibrate_noise_multiplier(epsilon, delta, steps=1, method="gdp"))
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
@@ -311,9 +311,12 @@ def localization_step_size(n:int, # number of records
                            beta:float|None=None, # failure probability, default 1/(n+d)
                           ) -> float:
     "Step size η of Propositions 1 (δ = 0) and 2 (δ > 0) for Algorithm 1."
-    n = check_scalar(n, "n", low=1, integer=True); d = check_scalar(d, "d", low=1, integer=True)
-    D = check_scalar(diameter, "diameter", low=0, low_open=True); L = check_scalar(L, "L", low=0, low_open=True)
-    eps = check_scalar(epsilon, "epsilon", low=0, low_open=True); delta = check_scalar(delta, "delta", 0, 1, high_open=True)
+    n = check_scalar(n, "n", low=1, integer=True)
+    d = check_scalar(d, "d", low=1, integer=True)
+    D = check_scalar(diameter, "diameter", low=0, low_open=True)
+    L = check_scalar(L, "L", low=0, low_open=True)
+    eps = check_epsilon(epsilon)
+    delta = check_delta(delta, allow_zero=True)
     beta = 1.0 / (n + d) if beta is None else check_scalar(beta, "beta", 0, 1, True, True)
     lb = math.log(1 / beta)
     priv = eps / (d * lb) if delta == 0 else eps / (math.sqrt(d * math.log(1 / delta)) * lb)
@@ -613,7 +616,8 @@ def inverse_sensitivity_distribution(S, # records
                                      as_published:bool=False, # use exp(-ε n G / 2L) (2ε-DP) instead of exp(-ε n G / 4L)
                                     ) -> tuple:
     "Grid points, log-probabilities of the grid inverse sensitivity mechanism, and the spacing h."
-    eps = check_scalar(epsilon, "epsilon", low=0, low_open=True); rho = check_scalar(rho, "rho", low=0, low_open=True)
+    eps = check_epsilon(epsilon)
+    rho = check_scalar(rho, "rho", low=0, low_open=True)
     c, R = _check_domain(center, radius)
     d = c.shape[0]
     if d > 2: raise ValueError(f"center: grid sampling is implemented in dimension 1 or 2, got {d}")

@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 from ..utils import check_scalar, PrivacyLeakWarning
 from scipy.sparse.linalg import LinearOperator, cg
-from ..model.losses import (Loss, SquaredLoss, LogisticLoss, HuberLoss, loss_deriv_vec,
+from ..model.losses import (Loss, SquaredLoss, LogisticLoss, HuberLoss, loss_deriv_vec, loss_hess_vec,
                                 loss_value_mean)
 from ..model.penalties import Penalty, L2
 from .dpcd import row_norms
@@ -175,12 +175,10 @@ OutputPerturbation.run = _op_run
 
 # %% ../../nbs/03_solvers/08_output_perturbation.ipynb
 def _curv(code, param, z, y):
-    "phi''(z, y) for the squared, logistic and Huber losses (vectorised)."
-    if code == 0: return np.full_like(z, 2.0)
-    if code == 1:
-        s = 1.0 / (1.0 + np.exp(-np.abs(z)))
-        return s * (1.0 - s)
-    return (np.abs(z - y) <= param).astype(np.float64)
+    "phi''(z_i, y_i) for every record (the losses' own `loss_hess_vec`)."
+    out = np.empty_like(z)
+    loss_hess_vec(code, param, z, y, out)
+    return out
 
 
 def _objective(X, y, loss:Loss, lam:float):

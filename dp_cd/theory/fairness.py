@@ -17,6 +17,7 @@ from ..model.losses import LogisticLoss
 from ..model.penalties import L2
 from ..solvers.reference import solve
 from ..solvers.contract import Plan, build_report, check_privacy
+from ..privacy.events import check_delta, check_epsilon
 
 # %% auto 0
 __all__ = ['NOTIONS', 'BOUND_METHODS', 'LinearClassifier', 'GroupFairness', 'fairness_coefficients', 'FairnessLevels',
@@ -420,7 +421,8 @@ def gaussian_sigma(sensitivity:float, # l2 sensitivity Delta
                   ) -> float:
     "Noise std of the Gaussian mechanism for one release of $\\ell_2$ sensitivity `sensitivity`."
     sensitivity = check_scalar(sensitivity, "sensitivity", low=0, low_open=True)
-    epsilon = check_scalar(epsilon, "epsilon", low=0, low_open=True); delta = check_scalar(delta, "delta", 0, 1, True, True)
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
     if method == "gdp": return sensitivity * calibrate_noise_multiplier(epsilon, delta, steps=1, method="gdp")
     if method == "classic":
         if epsilon > 1: raise ValueError(f"the classic Gaussian calibration needs epsilon <= 1, got {epsilon}")
@@ -433,7 +435,8 @@ def output_perturbation_distance(p:int, # number of perturbed parameters
                                  method:str="lemma", # "lemma" (C.4.1: sqrt(4 p sigma^2 log(2/zeta))) or "chi2" (exact quantile)
                                 ) -> float:
     "$r$ such that $\\|h^{\\rm priv} - h^*\\| \\le r$ with probability at least $1-\\zeta$ under output perturbation."
-    p = check_scalar(p, "p", low=1, integer=True); sigma = check_scalar(sigma, "sigma", low=0)
+    p = check_scalar(p, "p", low=1, integer=True)
+    sigma = check_scalar(sigma, "sigma", low=0)
     zeta = check_scalar(zeta, "zeta", 0, 1, True, True)
     if method == "lemma": return float(np.sqrt(4 * p * sigma**2 * np.log(2 / zeta)))
     if method == "chi2": return float(sigma * np.sqrt(stats.chi2.isf(zeta, p)))
@@ -442,7 +445,8 @@ def output_perturbation_distance(p:int, # number of perturbed parameters
 def lemma_6_5_1_distance(p:int, Lambda:float, mu:float, n:int, epsilon:float, delta:float, zeta:float) -> float:
     "Lemma 6.5.1 in closed form: $\\sqrt{32p\\Lambda^2\\log(1.25/\\delta)\\log(2/\\zeta)}/(\\mu n\\epsilon)$ (classic calibration)."
     for v, nm in ((Lambda, "Lambda"), (mu, "mu"), (epsilon, "epsilon")): check_scalar(v, nm, low=0, low_open=True)
-    n = check_scalar(n, "n", low=1, integer=True); delta = check_scalar(delta, "delta", 0, 1, True, True)
+    n = check_scalar(n, "n", low=1, integer=True)
+    delta = check_delta(delta)
     return float(np.sqrt(32 * p * Lambda**2 * np.log(1.25 / delta) * np.log(2 / zeta)) / (mu * n * epsilon))
 
 # %% ../../nbs/04_theory/02_fairness.ipynb

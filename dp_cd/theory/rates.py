@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import numpy as np
 from ..utils import check_array, check_scalar
+from ..privacy.events import check_delta, check_epsilon
 
 # %% auto 0
 __all__ = ['m_norm', 'm_inv_norm', 'm1_norm', 'dpcd_convex_bound_K', 'dpcd_convex_K', 'dpcd_convex_bound',
@@ -22,9 +23,10 @@ def _vec(a, name, positive=False):
     return a
 
 def _priv(n, epsilon, delta=None):
-    n = check_scalar(n, "n", low=1); eps = check_scalar(epsilon, "epsilon", low=0, low_open=True)
+    n = check_scalar(n, "n", low=1)
+    eps = check_epsilon(epsilon)
     if delta is None: return n, eps
-    return n, eps, check_scalar(delta, "delta", 0, 1, True, True)
+    return n, eps, check_delta(delta)
 
 def m_norm(w, M) -> float:
     "$\\|w\\|_M = (\\sum_j M_j w_j^2)^{1/2}$."
