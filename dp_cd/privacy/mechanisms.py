@@ -179,7 +179,7 @@ def selection_scale(epsilon:float, # target ε of one selection ("as_published":
     factor = 0.0 if p == 1 else min(1.0 + rho, p)
     return SelectionCalibration(method, "laplace", 1 / eps, PureDPEvent(factor * eps), factor * eps, eps, True,
                                 f"papers' rule (noise Lap(Δ_j/ε') inside |·|): claimed ε'-DP, proven min(1+ρ, p)ε' "
-                                f"with ρ = max c_j/min c_j = {rho:.3g}, c_j = Δ_j w_j (chapter 03a)")
+                                f"with ρ = max c_j/min c_j = {rho:.3g}, c_j = Δ_j w_j (the noisy-selection chapter)")
 
 def select(values, # query values g_j (signed), array of length p
            sensitivities, # their sensitivities Δ_j (scalar or array)
