@@ -11,7 +11,7 @@ import scipy.sparse as sp
 from numba import njit
 
 # %% auto 0
-__all__ = ['PrivacyLeakWarning', 'check_scalar', 'check_array', 'as_design', 'as_generator', 'FitResult']
+__all__ = ['PrivacyLeakWarning', 'check_scalar', 'check_array', 'as_design', 'as_generator']
 
 # %% ../nbs/00_core/00_utils.ipynb
 class PrivacyLeakWarning(UserWarning):
@@ -117,19 +117,3 @@ def as_generator(random_state=None # None, an int seed, a SeedSequence or a Gene
     if isinstance(random_state, np.random.RandomState):
         return np.random.default_rng(random_state.randint(0, 2**31 - 1))
     raise TypeError(f"random_state must be None, an int, a SeedSequence or a Generator, got {type(random_state).__name__}")
-
-# %% ../nbs/00_core/00_utils.ipynb
-@dataclass
-class FitResult:
-    "What a solver returns."
-    coef: np.ndarray # final coefficients, shape (p,)
-    n_iter: int # number of iterations (coordinate, gradient or greedy steps)
-    passes: float # passes over the data, in the papers' unit
-    solver: str # solver name, e.g. "dp-cd"
-    privacy: object = None # `dp_cd.privacy.report.PrivacyReport`, or None for a non-private solver
-    trace: list = field(default_factory=list) # optional list of (passes, coef copy) snapshots
-    params: dict = field(default_factory=dict) # hyper-parameters actually used (after defaults)
-
-    def __repr__(self):
-        priv = "non-private" if self.privacy is None else f"eps={getattr(self.privacy, 'epsilon', '?'):.4g}, delta={getattr(self.privacy, 'delta', '?'):.3g}"
-        return f"FitResult(solver={self.solver!r}, n_iter={self.n_iter}, passes={self.passes:g}, {priv}, ||coef||_2={np.linalg.norm(self.coef):.4g})"
