@@ -98,8 +98,9 @@ class AdvancedCompositionAccountant(Accountant):
         if len(self._eps) == 1: (x, k), = self._eps.items(); cands.append(optimal_composition_delta(x, k, e))
         return min(cands)
 
-DEFAULT_ORDERS = tuple(np.concatenate([np.round(np.arange(1.05, 2.0, 0.05), 2), np.arange(2.5, 10, 1.0), np.arange(2, 65),
-                                       [72, 80, 96, 112, 128, 160, 192, 256, 320, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 8192]]).astype(float))
+DEFAULT_ORDERS = tuple(np.unique(np.round(np.concatenate([   # a superset of dp_accounting's default orders
+    np.arange(1.05, 2.0, 0.05), np.arange(1.1, 11.0, 0.1), np.arange(2, 65),
+    [72, 80, 96, 112, 128, 160, 192, 256, 320, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 8192]]), 2)))
 
 def _event_rdp(e, orders, relation):
     if isinstance(e, GaussianEvent): return rdp_gaussian(e.noise_multiplier, orders)
@@ -188,13 +189,15 @@ class BestOfAccountant(Accountant):
         "Smallest δ any member certifies at `epsilon`."
         return min(a.get_delta(epsilon) for a in self.accountants)
 
-ACCOUNTANTS = ("gdp", "rdp", "rdp_mironov", "zcdp", "advanced", "advanced_drv", "best")
+ACCOUNTANTS = ("gdp", "rdp", "rdp_mironov", "zcdp", "advanced", "advanced_drv", "pld", "best")
 
 def make_accountant(name:str, # one of `ACCOUNTANTS`
-                    relation:str="add_remove", # relation of the RDP accountant's subsampled events
+                    relation:str="add_remove", # relation of the RDP and PLD accountants' subsampled events
                    ) -> Accountant:
     "A new, empty accountant named in the solvers' vocabulary (`ACCOUNTANTS`)."
     check_relation(relation)
+    from dp_cd.privacy.pld import PLDAccountant   # chapter 10 builds on this one: imported on use
+    if name == "pld": return PLDAccountant(relation=relation)
     if name == "gdp": return GDPAccountant()
     if name == "rdp": return RDPAccountant(relation=relation)
     if name == "rdp_mironov": return RDPAccountant(relation=relation, conversion="mironov")
@@ -203,6 +206,6 @@ def make_accountant(name:str, # one of `ACCOUNTANTS`
     if name == "advanced_drv": return AdvancedCompositionAccountant("drv")
     if name == "best":
         members = [RDPAccountant(relation=relation), ZCDPAccountant(),
-                   AdvancedCompositionAccountant("best"), GDPAccountant()]
+                   AdvancedCompositionAccountant("best"), GDPAccountant(), PLDAccountant(relation=relation)]
         return BestOfAccountant(members)
     raise ValueError(f"accountant must be one of {ACCOUNTANTS}, got {name!r}")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 import numpy as np
-from scipy import integrate, optimize, special
+from scipy import optimize, special
 from ..utils import check_scalar
 from .events import check_delta, check_epsilon, check_relation, check_steps
 
@@ -129,18 +129,22 @@ def _log_a_int(z, q, alpha):
     logc = special.gammaln(alpha + 1) - special.gammaln(k + 1) - special.gammaln(alpha - k + 1)
     return float(special.logsumexp(logc + (alpha - k) * math.log1p(-q) + k * math.log(q) + (k * k - k) * _half_inv_sq(z)))
 
-def _log_a_quad(z, q, alpha):
-    s2 = z * z; lq, l1q = math.log(q), math.log1p(-q)
-    def logf(x): return -x * x / (2 * s2) - 0.5 * math.log(2 * math.pi * s2) + alpha * np.logaddexp(l1q, lq + (2 * x - 1) / (2 * s2))
-    lo, hi = -40 * z - 1, alpha + 40 * z + 1
-    grid = np.linspace(lo, hi, 4001); vals = logf(grid)
-    x0 = s2 * (l1q - lq) + 0.5                        # where the two terms of the mixture are equal
-    pts = sorted({float(x) for x in (0.0, alpha, x0, grid[vals.argmax()]) if lo < x < hi})
-    # the peaks (at 0, α, x0) can be far narrower than the grid when z is small: include them in the
-    # normalising maximum, else exp(logf - M) overflows
-    M = max(float(vals.max()), max(float(logf(x)) for x in pts))
-    val, _ = integrate.quad(lambda x: math.exp(logf(x) - M), lo, hi, points=pts, epsabs=0, epsrel=1e-12, limit=2000)
-    return M + math.log(val)
+def _log_a_frac(z, q, alpha, tol=1e-12, max_terms=1 << 17):
+    "log A_α at fractional α: MTZ's series (Sec. 3.3) in log space, stopped from above."
+    s2, lq, l1q = z * z, math.log(q), math.log1p(-q)
+    z0, m, n = s2 * (l1q - lq) + 0.5, math.floor(alpha), 64
+    while True:
+        i = np.arange(n, dtype=float); j = alpha - i
+        logc = special.gammaln(alpha + 1) - special.gammaln(i + 1) - special.gammaln(j + 1)
+        s0 = i * lq + j * l1q + (i * i - i) / (2 * s2) + special.log_ndtr((z0 - i) / z)
+        s1 = j * lq + i * l1q + (j * j - j) / (2 * s2) + special.log_ndtr((j - z0) / z)
+        lt = logc + np.logaddexp(s0, s1)
+        sign = np.where((i > m + 1) & ((i - m) % 2 == 0), -1.0, 1.0)   # sign of C(α, i)
+        k = n - 1 if sign[n - 1] > 0 else n - 2     # end on a positive term: an upper bound
+        top = float(lt[:k + 1].max())
+        total = top + math.log(math.fsum(sign[:k + 1] * np.exp(lt[:k + 1] - top)))
+        if lt[k + 1 if k + 1 < n else k] <= total + math.log(tol) or n >= max_terms: return total
+        n *= 2
 
 @lru_cache(maxsize=100_000)
 def _rdp_sgm(z, q, alpha):
@@ -148,10 +152,7 @@ def _rdp_sgm(z, q, alpha):
     h = _half_inv_sq(z)
     if math.isinf(h): return math.inf   # z so small that the privacy loss exceeds every float: no finite guarantee
     if q == 1: return alpha * h
-    if float(alpha).is_integer(): la = _log_a_int(z, q, int(alpha))
-    elif z < 20 * (alpha + 80 * z + 2) / 4000:   # peaks of width z not resolved by the quadrature grid: use the
-        return _rdp_sgm(z, q, float(math.ceil(alpha)))   # integer order ⌈α⌉, an upper bound (D_α is non-decreasing in α)
-    else: la = _log_a_quad(z, q, alpha)
+    la = _log_a_int(z, q, int(alpha)) if float(alpha).is_integer() else _log_a_frac(z, q, alpha)
     return max(la, 0.0) / (alpha - 1)
 
 def rdp_poisson_subsampled_gaussian(noise_multiplier:float, # z = σ/C
