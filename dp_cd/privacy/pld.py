@@ -190,15 +190,22 @@ class PLDAccountant(Accountant):
     def __init__(self, value_discretization_interval:float=1e-4, # grid step h of the privacy loss
                  relation:str="add_remove", # neighbouring relation of the subsampled events
                  tail_mass:float=1e-15, # mass moved to +∞ (or up) at each truncation
+                 unproven_replace_one:bool=False, # allow the replace-one subsampled pair (see below)
                 ):
         super().__init__()
         h = value_discretization_interval
         self.h = check_scalar(h, "value_discretization_interval", low=0, low_open=True)
         self.tail_mass = check_scalar(tail_mass, "tail_mass", 0, 1e-3, low_open=True)
         self.relation = check_relation(relation)
+        self.unproven_replace_one = bool(unproven_replace_one)
         self.name = f"PLD (h={self.h:g})"
+        if self.unproven_replace_one and self.relation == "replace_one":
+            self.name += ", replace-one subsampled pair NOT proven"
         self._mu2, self._counts, self._pmfs = 0.0, {}, None
     def _supports_leaf(self, e):
+        "Subsampled Gaussians under replace-one only by explicit opt-in: that pair is not proven."
+        if isinstance(e, PoissonSubsampledGaussianEvent) and 0 < e.sample_rate < 1:
+            return self.relation == "add_remove" or self.unproven_replace_one
         return isinstance(e, (GaussianEvent, LaplaceEvent, PoissonSubsampledGaussianEvent))
     def _add(self, e, c):
         self._pmfs = None
