@@ -151,11 +151,13 @@ def standardize(X, # (n, p) dense array or sparse matrix
         Xc = sp.csc_matrix(X, dtype=np.float64, copy=True)
         mean = np.asarray(Xc.mean(axis=0)).ravel()
         var = np.asarray(Xc.multiply(Xc).mean(axis=0)).ravel() - mean**2
-        scale = np.sqrt(np.maximum(var, 0.0)); scale[scale == 0] = 1.0
+        scale = np.sqrt(np.maximum(var, 0.0))
+        scale[scale == 0] = 1.0
         return sp.csc_matrix(Xc @ sp.diags(1.0 / scale)), np.zeros_like(mean), scale
     X = check_array(X, "X", ndim=2, order="F")
     mean = X.mean(axis=0) if with_mean else np.zeros(X.shape[1])
-    scale = X.std(axis=0); scale[scale == 0] = 1.0
+    scale = X.std(axis=0)
+    scale[scale == 0] = 1.0
     return np.asfortranarray((X - mean) / scale), mean, scale
 
 def clip_rows(X, # (n, p) dense array or sparse matrix
@@ -167,7 +169,8 @@ def clip_rows(X, # (n, p) dense array or sparse matrix
         Xr = sp.csr_matrix(X, dtype=np.float64, copy=True)
         norms = np.sqrt(np.asarray(Xr.multiply(Xr).sum(axis=1)).ravel())
     else:
-        Xr = check_array(X, "X", ndim=2, order="F"); norms = np.linalg.norm(Xr, axis=1)
+        Xr = check_array(X, "X", ndim=2, order="F")
+        norms = np.linalg.norm(Xr, axis=1)
     factor = np.minimum(1.0, bound / np.maximum(norms, np.finfo(float).tiny))
     if sp.issparse(X): return sp.csc_matrix(sp.diags(factor) @ Xr)
     return np.asfortranarray(Xr * factor[:, None])
@@ -179,9 +182,11 @@ def preprocess(ds:Dataset, # dataset to transform
     "A new `Dataset` with standardised features and/or rows clipped to norm `row_norm`; the description says what was done."
     X, notes = ds.X, []
     if standardize_features:
-        X, mean, scale = standardize(X); notes.append("features standardised (zero mean, unit variance; not privacy-accounted)")
+        X, mean, scale = standardize(X)
+        notes.append("features standardised (zero mean, unit variance; not privacy-accounted)")
     if row_norm is not None:
-        X = clip_rows(X, row_norm); notes.append(f"rows clipped to l2 norm <= {row_norm:g}")
+        X = clip_rows(X, row_norm)
+        notes.append(f"rows clipped to l2 norm <= {row_norm:g}")
     if not notes: return ds
     desc = ds.description + (" " if ds.description else "") + "Preprocessing: " + "; ".join(notes) + "."
     meta = dict(ds.meta, standardized=bool(standardize_features), row_norm=row_norm)
@@ -199,11 +204,13 @@ def train_test_split(ds:Dataset, # dataset to split
         if ds.task != "classification": raise ValueError("stratify=True needs a classification dataset")
         test = []
         for c in (-1.0, 1.0):
-            idx = np.flatnonzero(ds.y == c); rng.shuffle(idx)
+            idx = np.flatnonzero(ds.y == c)
+            rng.shuffle(idx)
             test.append(idx[:int(round(test_size * len(idx)))])
         test = np.sort(np.concatenate(test))
     else:
-        perm = rng.permutation(ds.n); test = np.sort(perm[:int(round(test_size * ds.n))])
+        perm = rng.permutation(ds.n)
+        test = np.sort(perm[:int(round(test_size * ds.n))])
     if len(test) == 0 or len(test) == ds.n: raise ValueError(f"test_size={test_size} leaves an empty train or test set for n={ds.n}")
     train = np.setdiff1d(np.arange(ds.n), test)
     return ds.subset(train, ds.name + "-train"), ds.subset(test, ds.name + "-test")
@@ -219,8 +226,10 @@ def make_log(n:int=1000, # number of records
              seed=0, # seed or Generator
             ) -> Dataset:
     "Logistic-regression problem `log1`/`log2` of the DP-GCD paper: Gaussian X, log-normal (quasi-sparse) w_true, y = sign(Xw + noise)."
-    n = check_scalar(n, "n", low=1, integer=True); p = check_scalar(p, "p", low=1, integer=True)
-    sigma = check_scalar(sigma, "sigma", low=0); noise = check_scalar(noise, "noise", low=0)
+    n = check_scalar(n, "n", low=1, integer=True)
+    p = check_scalar(p, "p", low=1, integer=True)
+    sigma = check_scalar(sigma, "sigma", low=0)
+    noise = check_scalar(noise, "noise", low=0)
     rng = as_generator(seed)
     X = rng.standard_normal((n, p))
     w = rng.lognormal(0.0, sigma, size=p)
@@ -240,13 +249,16 @@ def make_square(n:int=1000, # number of records
                 seed=0, # seed or Generator
                ) -> Dataset:
     "LASSO problem `square` of the DP-GCD paper: Gaussian X, w_true with `n_nonzero` log-normal entries, y = X w_true + noise."
-    n = check_scalar(n, "n", low=1, integer=True); p = check_scalar(p, "p", low=1, integer=True)
+    n = check_scalar(n, "n", low=1, integer=True)
+    p = check_scalar(p, "p", low=1, integer=True)
     k = check_scalar(n_nonzero, "n_nonzero", low=0, high=p, integer=True)
-    sigma = check_scalar(sigma, "sigma", low=0); noise = check_scalar(noise, "noise", low=0)
+    sigma = check_scalar(sigma, "sigma", low=0)
+    noise = check_scalar(noise, "noise", low=0)
     rng = as_generator(seed)
     X = rng.standard_normal((n, p))
     support = np.sort(rng.choice(p, size=k, replace=False))
-    w = np.zeros(p); w[support] = rng.lognormal(0.0, sigma, size=k)
+    w = np.zeros(p)
+    w[support] = rng.lognormal(0.0, sigma, size=k)
     y = X @ w + noise * rng.standard_normal(n)
     desc = (f"Synthetic square (DP-GCD paper): X_ij ~ N(0,1), w_true with {k} non-zero LogNormal(0, {sigma:g}^2) entries on a uniformly "
             f"random support, y = X w_true + eps, eps ~ N(0, {noise:g}^2).")
@@ -260,12 +272,15 @@ def make_sparse_lasso(n:int=1000, # number of records
                       seed=0, # seed or Generator
                      ) -> Dataset:
     "The DP-CD paper's 'Sparse LASSO' problem: standard normal features, y a noisy combination of `n_active` of them."
-    n = check_scalar(n, "n", low=1, integer=True); p = check_scalar(p, "p", low=1, integer=True)
-    k = check_scalar(n_active, "n_active", low=0, high=p, integer=True); noise = check_scalar(noise, "noise", low=0)
+    n = check_scalar(n, "n", low=1, integer=True)
+    p = check_scalar(p, "p", low=1, integer=True)
+    k = check_scalar(n_active, "n_active", low=0, high=p, integer=True)
+    noise = check_scalar(noise, "noise", low=0)
     rng = as_generator(seed)
     X = rng.standard_normal((n, p))
     support = np.sort(rng.choice(p, size=k, replace=False))
-    w = np.zeros(p); w[support] = rng.standard_normal(k)
+    w = np.zeros(p)
+    w[support] = rng.standard_normal(k)
     y = X @ w + noise * rng.standard_normal(n)
     desc = (f"Synthetic Sparse LASSO (DP-CD paper): X_ij ~ N(0,1), {k} active features with N(0,1) coefficients, "
             f"y = X w_true + eps, eps ~ N(0, {noise:g}^2).")
@@ -282,7 +297,8 @@ def make_imbalanced(n:int=1000, # number of records
                     seed=0, # seed or Generator
                    ) -> Dataset:
     "Gaussian features with very different column scales `s_j` (so M_j ~ s_j^2), w_true_j = N(0,1)/s_j."
-    n = check_scalar(n, "n", low=1, integer=True); p = check_scalar(p, "p", low=1, integer=True)
+    n = check_scalar(n, "n", low=1, integer=True)
+    p = check_scalar(p, "p", low=1, integer=True)
     noise = check_scalar(noise, "noise", low=0)
     if task not in TASKS: raise ValueError(f"task must be one of {TASKS}, got {task!r}")
     if scales is None:
@@ -401,15 +417,19 @@ def load_dorothea(data_dir=None, # data directory, or None for `$DP_CD_DATA`
     if lines and not lines[-1].strip(): lines = lines[:-1]  # a final newline, not an empty row
     for i, line in enumerate(lines):
         idx = np.array(line.split(), dtype=np.int64)
-        rows.append(np.full(len(idx), i, dtype=np.int64)); cols.append(idx - 1)
-    cols = np.concatenate(cols) if cols else np.zeros(0, np.int64); rows = np.concatenate(rows) if rows else np.zeros(0, np.int64)
+        rows.append(np.full(len(idx), i, dtype=np.int64))
+        cols.append(idx - 1)
+    cols = np.concatenate(cols) if cols else np.zeros(0, np.int64)
+    rows = np.concatenate(rows) if rows else np.zeros(0, np.int64)
     if len(cols) and (cols.min() < 0 or cols.max() >= DOROTHEA_FEATURES):
         raise DatasetError(f"{str(fx)!r}: feature indices must lie in 1..{DOROTHEA_FEATURES}")
     y = np.array(fy.read_text().split(), dtype=np.float64)
     if len(y) != len(lines): raise DatasetError(f"{str(fy)!r} has {len(y)} labels for {len(lines)} rows of {str(fx)!r}")
     if not np.all(np.isin(y, (-1.0, 1.0))): raise DatasetError(f"{str(fy)!r}: labels other than -1/1")
     X = sp.csc_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(lines), DOROTHEA_FEATURES))
-    X.sum_duplicates(); X.sort_indices(); X.data[:] = 1.0
+    X.sum_duplicates()
+    X.sort_indices()
+    X.data[:] = 1.0
     return Dataset(X, y, "dorothea", "classification",
                    description=f"Dorothea (NIPS 2003) VALIDATION split only (the 800-row training split used by the thesis is not available) "
                                f"from {fx.name} and {fy.name}: 100,000 sparse binary features.",
@@ -450,13 +470,17 @@ def load_adult(data_dir=None, # data directory, or None for `$DP_CD_DATA`
     files = {"train": ["adult.data"], "test": ["adult.test"], "all": ["adult.data", "adult.test"]}[split]
     recs, sizes = [], []
     for name in files:
-        r = _read_adult(data_file(name, data_dir, "adult")); recs += r; sizes.append(len(r))
+        r = _read_adult(data_file(name, data_dir, "adult"))
+        recs += r
+        sizes.append(len(r))
     labels = [r[14].rstrip(".") for r in recs]
     bad = set(labels) - {">50K", "<=50K"}
     if bad: raise DatasetError(f"adult: unexpected income labels {sorted(bad)}")
     if missing == "drop":
         keep = [i for i, r in enumerate(recs) if "?" not in r[:14]]
-        n_tr = sum(1 for i in keep if i < sizes[0]); recs = [recs[i] for i in keep]; labels = [labels[i] for i in keep]
+        n_tr = sum(1 for i in keep if i < sizes[0])
+        recs = [recs[i] for i in keep]
+        labels = [labels[i] for i in keep]
         sizes = [n_tr, len(recs) - n_tr][:len(sizes)]
     columns = [np.array(c) for c in zip(*recs)] if recs else [np.zeros(0, str)] * 15
     blocks, names = [], []  # (column array or (codes, width)), names
@@ -465,7 +489,8 @@ def load_adult(data_dir=None, # data directory, or None for `$DP_CD_DATA`
         if col not in ADULT_CATEGORIES:
             try: blocks.append(vals.astype(np.float64))
             except ValueError: raise DatasetError(f"adult: non-numeric value in numeric column {col!r}") from None
-            names.append(col); continue
+            names.append(col)
+            continue
         if col == "sex" and not include_sensitive: continue
         cats = ADULT_CATEGORIES[col] + (("?",) if missing == "indicator" else ())
         code = {c: k for k, c in enumerate(cats)}
@@ -478,8 +503,10 @@ def load_adult(data_dir=None, # data directory, or None for `$DP_CD_DATA`
     k = 0
     for b in blocks:
         if isinstance(b, tuple):
-            codes, width = b; ok = np.flatnonzero(codes >= 0)
-            X[ok, k + codes[ok]] = 1.0; k += width
+            codes, width = b
+            ok = np.flatnonzero(codes >= 0)
+            X[ok, k + codes[ok]] = 1.0
+            k += width
         else: X[:, k] = b; k += 1
     sex = columns[9]
     if not np.all(np.isin(sex, ("Male", "Female"))): raise DatasetError("adult: sex values other than Male/Female")
@@ -506,7 +533,8 @@ def load_phishing(data_dir=None, # data directory, or None for `$DP_CD_DATA`
         blocks, nm = [], []
         for j in range(F.shape[1]):
             for v in np.unique(F[:, j]):
-                blocks.append(F[:, j] == v); nm.append(f"f{j + 1}={int(v)}")
+                blocks.append(F[:, j] == v)
+                nm.append(f"f{j + 1}={int(v)}")
         F, names = np.column_stack(blocks).astype(np.float64), nm
     return Dataset(np.asfortranarray(F), y, "phishing", "classification", feature_names=names,
                    description=f"Phishing websites (UCI; LIBSVM phishing) from {fn.name}: 30 features in {{-1,0,1}}"
@@ -521,12 +549,14 @@ def load_celeba(data_dir=None, # data directory, or None for `$DP_CD_DATA`
     "CelebA attributes (first 20,000 rows available): label `Smiling`, sensitive `Male`, the other 38 attributes as +-1 features."
     fn = data_file("celeba_attr_first20000.txt", data_dir, "celeba")
     with open(fn) as f:
-        total = int(f.readline().split()[0]); attrs = f.readline().split()
+        total = int(f.readline().split()[0])
+        attrs = f.readline().split()
         body = f.read().split()
     if len(attrs) != 40 or len(body) % 41: raise DatasetError(f"{str(fn)!r}: expected 40 attribute names and rows of an image id and 40 values")
     A = np.array(body, dtype=object).reshape(-1, 41)[:, 1:].astype(np.float64)
     if n_rows is not None:
-        n_rows = check_scalar(n_rows, "n_rows", low=1, high=len(A), integer=True); A = A[:n_rows]
+        n_rows = check_scalar(n_rows, "n_rows", low=1, high=len(A), integer=True)
+        A = A[:n_rows]
     if not np.all(np.isin(A, (-1.0, 1.0))): raise DatasetError(f"{str(fn)!r}: attribute values other than -1/1")
     for a, what in ((label, "label"), (sensitive, "sensitive")):
         if a not in attrs: raise ValueError(f"{what} must be one of the CelebA attributes {attrs}, got {a!r}")

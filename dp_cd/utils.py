@@ -87,22 +87,28 @@ def as_design(X, # dense array-like or scipy sparse matrix, shape (n, p)
             if not _all_finite(X.data): raise ValueError(f"{name} contains NaN or infinite values")
             ro = [a.view() for a in (X.data, X.indices, X.indptr)]
             for a in ro: a.flags.writeable = False
-            V = sp.csc_matrix(X.shape, dtype=np.float64); V.data, V.indices, V.indptr = ro
-            V.has_sorted_indices = True; V.has_canonical_format = True
+            V = sp.csc_matrix(X.shape, dtype=np.float64)
+            V.data, V.indices, V.indptr = ro
+            V.has_sorted_indices = True
+            V.has_canonical_format = True
             return V, True
         Xc = sp.csc_matrix(X, dtype=np.float64, copy=True)
-        Xc.has_sorted_indices = False; Xc.has_canonical_format = False   # do not trust flags scipy cached before the caller edited the arrays
-        Xc.sort_indices(); Xc.sum_duplicates()
+        Xc.has_sorted_indices = False
+        Xc.has_canonical_format = False   # do not trust flags scipy cached before the caller edited the arrays
+        Xc.sort_indices()
+        Xc.sum_duplicates()
         if min(Xc.shape) == 0: raise ValueError(f"{name} is empty (shape {Xc.shape})")
         if not np.all(np.isfinite(Xc.data)): raise ValueError(f"{name} contains NaN or infinite values")
-        Xc.indices = Xc.indices.astype(np.int64); Xc.indptr = Xc.indptr.astype(np.int64)
+        Xc.indices = Xc.indices.astype(np.int64)
+        Xc.indptr = Xc.indptr.astype(np.int64)
         return Xc, True
     if type(X) is np.ndarray and X.dtype == np.float64 and X.ndim == 2 and X.flags.f_contiguous:
         # already in the kernels' layout: no copy (O(n + p) extra memory), but a read-only view, so that
         # nothing in the library can write into the caller's array (a write raises instead)
         if X.size == 0: raise ValueError(f"{name} is empty (shape {X.shape})")
         if not _all_finite(X): raise ValueError(f"{name} contains NaN or infinite values")
-        V = X.view(); V.flags.writeable = False
+        V = X.view()
+        V.flags.writeable = False
         return V, False
     return check_array(X, name, ndim=2, order='F'), False
 

@@ -30,7 +30,8 @@ def sparse_lasso_lambda(X, y, target:float=0.7551, lo:float=1e-4, hi:float=10.0)
     from sklearn.linear_model import Lasso
     def rel0(lam):
         w = Lasso(alpha=lam / 2, fit_intercept=False, tol=1e-10, max_iter=20000).fit(X, y).coef_
-        Fs = np.mean((X @ w - y)**2) + lam * np.abs(w).sum(); return (np.mean(y**2) - Fs) / Fs
+        Fs = np.mean((X @ w - y)**2) + lam * np.abs(w).sum()
+        return (np.mean(y**2) - Fs) / Fs
     a, b = math.log(lo), math.log(hi)
     for _ in range(40):
         m = 0.5 * (a + b)
@@ -40,7 +41,8 @@ def sparse_lasso_lambda(X, y, target:float=0.7551, lo:float=1e-4, hi:float=10.0)
 
 def maxabs_scale(X):
     "Each column divided by its maximal absolute value (the reconstructed 'imbalanced' preprocessing; constant-zero columns kept)."
-    s = np.abs(X).max(axis=0); s[s == 0] = 1.0
+    s = np.abs(X).max(axis=0)
+    s[s == 0] = 1.0
     return np.asfortranarray(X / s)
 
 PROBLEMS = ("electricity_imbalanced", "electricity_balanced", "california_imbalanced", "california_balanced", "sparse_lasso")
@@ -54,7 +56,8 @@ def problems(data_dir=None, # data directory of the real datasets (None: $DP_CD_
         if name not in PROBLEMS: raise ValueError(f"unknown problem {name!r}; choose from {PROBLEMS}")
         if name == "sparse_lasso":
             ds = datasets.load("sparse_lasso")
-            out[name] = (ds.X, ds.y, SquaredLoss(), L1(SPARSE_LASSO_LAMBDA), 10.0, 1 / ds.X.shape[0]**2); continue
+            out[name] = (ds.X, ds.y, SquaredLoss(), L1(SPARSE_LASSO_LAMBDA), 10.0, 1 / ds.X.shape[0]**2)
+            continue
         base, kind = name.split("_")
         ds = datasets.load(base, data_dir, standardize=(kind == "balanced"))
         X = ds.X if kind == "balanced" else maxabs_scale(ds.X)
@@ -135,7 +138,8 @@ def tune(X, y, loss, penalty, epsilon, delta, *, solver="DP-CD", steps=None, cli
     run = lambda P, st, C, s: objective(X, y, loss, penalty, fn(X, y, loss, penalty, epsilon, delta, P, st, C, s, info).coef)
     rows = []
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", PrivacyLeakWarning); warnings.simplefilter("ignore", RuntimeWarning)
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        warnings.simplefilter("ignore", RuntimeWarning)
         for P in passes:
             best = None
             for st in steps:
@@ -189,7 +193,8 @@ def reproduce_table_d1(data_dir=None, # directory of the real datasets (None: $D
     names = list(PROBLEMS if names is None else names)
     if quick and names == list(PROBLEMS): names = ["california_imbalanced", "sparse_lasso"]
     names = _available(names, data_dir)
-    avail = _solvers(); solvers = [s for s in (solvers or avail) if s in avail]
+    avail = _solvers()
+    solvers = [s for s in (solvers or avail) if s in avail]
     tag = "_quick" if quick else ""
     parts = Path(out_dir) / f"table_d1{tag}_parts" if out_dir is not None else None
     frames = []
@@ -226,7 +231,8 @@ def reproduce_figures(res:pd.DataFrame, # output of `reproduce_table_d1`
         Fs, info = float(d.Fstar.iloc[0]), problem_info(X, loss)
         for s, ds_ in d.groupby("solver", sort=False):
             b = ds_.loc[ds_.rel_mean.idxmin()]
-            P = float(b["passes"]); rec = max(P / 20, 1 / X.shape[1] if s.startswith("DP-CD") else 0.05)
+            P = float(b["passes"])
+            rec = max(P / 20, 1 / X.shape[1] if s.startswith("DP-CD") else 0.05)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", PrivacyLeakWarning)
                 for r in range(n_runs):
@@ -235,7 +241,8 @@ def reproduce_figures(res:pd.DataFrame, # output of `reproduce_table_d1`
                         rows.append(dict(problem=name, solver=s, run=r, passes=passes, rel=(objective(X, y, loss, pen, w) - Fs) / Fs, total_passes=P))
     out = pd.DataFrame(rows)
     if out_dir is not None and len(out):
-        Path(out_dir).mkdir(parents=True, exist_ok=True); out.to_csv(Path(out_dir) / f"figures_4_5_1_4_6_1{tag}.csv", index=False)
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
+        out.to_csv(Path(out_dir) / f"figures_4_5_1_4_6_1{tag}.csv", index=False)
     return out
 
 def plot_figures(curves:pd.DataFrame, problems_=None, title=None):
@@ -248,10 +255,12 @@ def plot_figures(curves:pd.DataFrame, problems_=None, title=None):
         for s, d in curves[curves.problem == pb].groupby("solver", sort=False):
             E = d.pivot_table(index="run", columns="passes", values="rel")
             plot_runs(ax, E.columns.values, np.clip(E.values, 1e-6, None), names.get(s, s))
-        ax.set_title(pb.replace("_", " "), fontsize=9); ax.set_ylabel("relative error" if ax is axes[0] else "")
+        ax.set_title(pb.replace("_", " "), fontsize=9)
+        ax.set_ylabel("relative error" if ax is axes[0] else "")
         ax.legend(fontsize=7)   # every panel: the solvers differ between problems (DP-SCD only on Electricity)
     if title: fig.suptitle(title, fontsize=10)
-    fig.tight_layout(); return fig
+    fig.tight_layout()
+    return fig
 
 FIGURES = {"figure_4_5_1": (("electricity_imbalanced", "california_imbalanced"), "Figure 4.5.1 (imbalanced problems)"),
            "figure_4_6_1": (("electricity_balanced", "california_balanced", "sparse_lasso"), "Figure 4.6.1 (balanced problems)")}
@@ -265,8 +274,12 @@ def save_figures(curves:pd.DataFrame, # output of `reproduce_figures`
     out = []
     for name, (probs, title) in FIGURES.items():
         if not set(probs) & set(curves.problem): continue
-        fig = plot_figures(curves, probs, title); path = Path(out_dir) / f"{name}{tag}.png"
-        path.parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=120); plt.close(fig); out.append(path)
+        fig = plot_figures(curves, probs, title)
+        path = Path(out_dir) / f"{name}{tag}.png"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+        out.append(path)
     return out
 
 def reproduce_chapter4(data_dir=None, # directory of the real datasets (None: $DP_CD_DATA)

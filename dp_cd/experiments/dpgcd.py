@@ -76,14 +76,17 @@ def load_problem(name:str, # a key of PROBLEMS
     if name not in PROBLEMS: raise ValueError(f"name must be one of {sorted(PROBLEMS)}, got {name!r}")
     ds_name, opts, loss, pen = PROBLEMS[name]
     if ds_name is None:   # mtp substitute: dense least squares, balanced (non-sparse) solution
-        r = np.random.default_rng(options.pop("seed", 0)); n, p = options.pop("n", 4450), options.pop("p", 202)
-        X = r.standard_normal((n, p)); y = X @ r.normal(size=p) + r.normal(size=n)
+        r = np.random.default_rng(options.pop("seed", 0))
+        n, p = options.pop("n", 4450), options.pop("p", 202)
+        X = r.standard_normal((n, p))
+        y = X @ r.normal(size=p) + r.normal(size=n)
         return X, y, loss, pen, f"synthetic substitute for mtp ({n}x{p}, dense solution)"
     real = ds_name in ("california", "madelon", "dorothea")
     ds = load(ds_name, data_dir, standardize=real and ds_name != "dorothea", **{**opts, **options})
     X = ds.X
     if ds_name == "dorothea":   # drop the features that are zero on every record (as the papers' 88,119 features suggest)
-        X = X.tocsc(); X = X[:, np.flatnonzero(np.diff(X.indptr) > 0)]
+        X = X.tocsc()
+        X = X[:, np.flatnonzero(np.diff(X.indptr) > 0)]
     return X, ds.y, loss, pen, f"{ds_name} ({X.shape[0]}x{X.shape[1]})"
 
 def _fit(alg, X, y, loss, pen, passes, step, clip, seed, eps, delta, rule="gs-r"):
@@ -106,14 +109,18 @@ def _jobs(name, grid, published=True):
     return list(dict.fromkeys(jobs))
 
 def _run_jobs(problem, jobs, seeds, epsilon, Fstar, support, rule, stage):
-    X, y, loss, pen, _ = problem; n = X.shape[0]; delta = 1.0 / n**2; rows = []
+    X, y, loss, pen, _ = problem
+    n = X.shape[0]
+    delta = 1.0 / n**2
+    rows = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         for alg, P, step, clip in jobs:
             for sd in seeds:
                 t0 = time.perf_counter()
                 res = _fit(alg, X, y, loss, pen, max(1, int(round(P))) if alg.startswith("dp-gcd") else P, step, clip, sd, epsilon, delta, rule)
-                Fw = loss.value(X, y, res.coef) + pen.value(res.coef); nz = res.coef != 0
+                Fw = loss.value(X, y, res.coef) + pen.value(res.coef)
+                nz = res.coef != 0
                 rows.append(dict(alg=alg, passes=P, step=step, clip=clip, seed=sd, stage=stage,
                                  rel_error=(Fw - Fstar) / abs(Fstar) if np.isfinite(Fw) else np.inf,
                                  nnz=int(nz.sum()), correct=int(np.sum(nz & support)), incorrect=int(np.sum(nz & ~support)),
@@ -137,7 +144,8 @@ def run_problem(name:str, # a key of PROBLEMS
     Fstar, sol = reference_optimum(X, y, loss, pen, tol=1e-10, return_result=True)
     support = sol.coef != 0
     jobs = _jobs(name, REDUCED_GRID if grid is None else grid, published)
-    n_runs = check_scalar(n_runs, "n_runs", low=1, integer=True); n_tune = check_scalar(n_tune, "n_tune", low=0, integer=True)
+    n_runs = check_scalar(n_runs, "n_runs", low=1, integer=True)
+    n_tune = check_scalar(n_tune, "n_tune", low=0, integer=True)
     if n_tune == 0:
         rows = _run_jobs(problem, jobs, range(1000, 1000 + n_runs), epsilon, Fstar, support, rule, "report")
     else:
@@ -146,8 +154,11 @@ def run_problem(name:str, # a key of PROBLEMS
         best = m.loc[m.groupby(["alg", "passes"])["rel_error"].idxmin()]
         chosen = [(r.alg, r.passes, r.step, r.clip) for r in best.itertuples()]
         rows = tune.to_dict("records") + _run_jobs(problem, chosen, range(1000, 1000 + n_runs), epsilon, Fstar, support, rule, "report")
-    df = pd.DataFrame(rows); df.insert(0, "problem", name)
-    df["F_star"] = Fstar; df["nnz_star"] = int(support.sum()); df["description"] = desc
+    df = pd.DataFrame(rows)
+    df.insert(0, "problem", name)
+    df["F_star"] = Fstar
+    df["nnz_star"] = int(support.sum())
+    df["description"] = desc
     return df
 
 def _grid_passes(problem, alg, grid):
@@ -170,22 +181,29 @@ def plot_curves(best:pd.DataFrame, # output of best_curves
                 out=None, # file to save the figure to
                 ncols:int=4):
     "Figure 5.4.1-style panels: relative error (mean, min–max band over the reported runs) against passes, log-log."
-    probs = list(dict.fromkeys(best["problem"])); nrows = -(-len(probs) // ncols)
+    probs = list(dict.fromkeys(best["problem"]))
+    nrows = -(-len(probs) // ncols)
     fig, axes = plt.subplots(nrows, min(ncols, len(probs)), figsize=(3.6 * min(ncols, len(probs)), 2.9 * nrows), squeeze=False)
     for ax, pb in zip(axes.ravel(), probs):
         for alg in algs:
             d = best[(best.problem == pb) & (best.alg == alg)].sort_values("passes")
             if len(d) == 0: continue
             plot_runs(ax, d.passes.values, np.maximum(np.vstack([d["min"], d["mean"], d["max"]]), 1e-12), alg)
-        ax.set_xscale("log"); ax.set_title(pb, fontsize=9); ax.set_xlabel("passes", fontsize=8); ax.set_ylabel("")
+        ax.set_xscale("log")
+        ax.set_title(pb, fontsize=9)
+        ax.set_xlabel("passes", fontsize=8)
+        ax.set_ylabel("")
     for ax in axes.ravel()[len(probs):]: ax.set_visible(False)
-    axes[0][0].set_ylabel("(F(w) - F*) / F*"); axes[0][0].legend(fontsize=7); fig.tight_layout()
+    axes[0][0].set_ylabel("(F(w) - F*) / F*")
+    axes[0][0].legend(fontsize=7)
+    fig.tight_layout()
     if out is not None: fig.savefig(out, dpi=110)
     return fig
 
 def _problems_available(problems, data_dir):
     "Split problems into those whose data can be found and those skipped (with the reason)."
-    st = {s.name: s for s in available(data_dir)}; ok, skipped = [], {}
+    st = {s.name: s for s in available(data_dir)}
+    ok, skipped = [], {}
     for name in problems:
         ds = PROBLEMS[name][0]
         if ds is None or st[ds].present: ok.append(name)
@@ -202,7 +220,8 @@ def _run_all(problems, data_dir, grid, n_runs, n_tune, out, resume, rules_l1, lo
             for r in ("gs-s", "gs-q"): g[f"dp-gcd {r}"] = grid["dp-gcd"]
         t0 = time.perf_counter()
         df = run_problem(name, data_dir, g, n_runs=n_runs, n_tune=n_tune)
-        df.to_csv(cache, index=False); frames.append(df)
+        df.to_csv(cache, index=False)
+        frames.append(df)
         log(f"{name}: {len(df)} runs in {time.perf_counter() - t0:.0f} s")
     return pd.concat(frames, ignore_index=True)
 
@@ -218,7 +237,8 @@ def reproduce_figure_5_4_1(data_dir=None, # real data directory (or $DP_CD_DATA)
                           ) -> pd.DataFrame:
     """Tune and run DP-CD, DP-SGD and DP-GCD on the problems; write figure_5_4_1.csv (best curves), figure_5_4_1_runs.csv,
     figure_5_4_1.png, table_d5.csv (published vs chosen hyperparameters) and, with the three rules, figure_d_2_2.png."""
-    out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
     if problems is None: problems = ["log1", "square"] if quick else list(PROBLEMS)
     bad = [p for p in problems if p not in PROBLEMS]
     if bad: raise ValueError(f"problems must be keys of PROBLEMS {sorted(PROBLEMS)}, got {bad}")
@@ -232,11 +252,14 @@ def reproduce_figure_5_4_1(data_dir=None, # real data directory (or $DP_CD_DATA)
     rules_l1 = (not quick) if rules_l1 is None else rules_l1
     df = _run_all(problems, data_dir, grid, n_runs, n_tune, out, resume, rules_l1)
     df.to_csv(out / "figure_5_4_1_runs.csv", index=False)
-    best = best_curves(df, grid); best.to_csv(out / "figure_5_4_1.csv", index=False)
-    plot_curves(best, out=out / "figure_5_4_1.png"); plt.close("all")
+    best = best_curves(df, grid)
+    best.to_csv(out / "figure_5_4_1.csv", index=False)
+    plot_curves(best, out=out / "figure_5_4_1.png")
+    plt.close("all")
     if rules_l1 and any(best.alg == "dp-gcd gs-q"):
         b2 = best[best.problem.isin(L1_PROBLEMS)].replace({"alg": {"dp-gcd": "dp-gcd gs-r"}})
-        plot_curves(b2, algs=("dp-cd", "dp-sgd", "dp-gcd gs-r", "dp-gcd gs-s", "dp-gcd gs-q"), out=out / "figure_d_2_2.png"); plt.close("all")
+        plot_curves(b2, algs=("dp-cd", "dp-sgd", "dp-gcd gs-r", "dp-gcd gs-s", "dp-gcd gs-q"), out=out / "figure_d_2_2.png")
+        plt.close("all")
     table_d5(best, df).to_csv(out / "table_d5.csv", index=False)
     return best
 
@@ -272,7 +295,8 @@ def reproduce_table_d4(data_dir=None, # real data directory (or $DP_CD_DATA); un
                        resume:bool=True, # reuse the run files written by reproduce_figure_5_4_1 in out_dir
                       ) -> pd.DataFrame:
     "Support recovery on the ℓ1 problems (Table D.4), published and reproduced side by side; writes table_d4.csv."
-    out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
     problems = (["square"] if quick else list(L1_PROBLEMS)) if problems is None else problems
     if data_dir is None and not os.environ.get("DP_CD_DATA"): problems = [p for p in problems if p in SYNTHETIC_PROBLEMS]
     problems, skipped = _problems_available(problems, data_dir)
@@ -281,7 +305,8 @@ def reproduce_table_d4(data_dir=None, # real data directory (or $DP_CD_DATA); un
     grid = (QUICK_GRID if quick else REDUCED_GRID) if grid is None else grid
     df = _run_all(problems, data_dir, grid, (2 if quick else 5) if n_runs is None else n_runs,
                   (1 if quick else 2) if n_tune is None else n_tune, out, resume, False)
-    best = best_curves(df, grid); tab = support_table(best)
+    best = best_curves(df, grid)
+    tab = support_table(best)
     tab.loc["||w*||_0"] = df.groupby("problem")["nnz_star"].first().astype(int).astype(str)
     both = pd.concat({"published (thesis Table D.4)": PUBLISHED_TABLE_D4[[c for c in tab.columns if c in PUBLISHED_TABLE_D4.columns]],
                       "reproduced": tab})
@@ -298,7 +323,9 @@ def calibration_comparison(problem=None, # (X, y, loss, penalty, description); d
                           ) -> pd.DataFrame:
     "Relative error of DP-GCD with the papers' calibration (claimed ε, true ε reported) vs the library's at the claimed and at the true ε."
     X, y, loss, pen, _ = load_problem("log1") if problem is None else problem
-    n = X.shape[0]; delta = 1.0 / n**2; Fs = reference_optimum(X, y, loss, pen, tol=1e-10)
+    n = X.shape[0]
+    delta = 1.0 / n**2
+    Fs = reference_optimum(X, y, loss, pen, tol=1e-10)
     rel = lambda w: (loss.value(X, y, w) + pen.value(w) - Fs) / Fs
     rows = []
     with warnings.catch_warnings():

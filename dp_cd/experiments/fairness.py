@@ -45,10 +45,12 @@ def evaluate_point(Xtr, ytr, Xte, yte, ste, # training / test data
                   ) -> list:
     "One point of Figure 6.6.1: fairness of h*, range over private models, and the bounds, for each notion (list of dicts)."
     op = output_perturbation(Xtr, ytr, epsilon, delta, mu, Lam, n_models, random_state, calibration=calibration)
-    h = op.model_opt; p = Xtr.shape[1]
+    h = op.model_opt
+    p = Xtr.shape[1]
     radius = output_perturbation_distance(p, op.sigma, zeta)
     r_classic = output_perturbation_distance(p, gaussian_sigma(op.sensitivity, epsilon, delta, "classic"), zeta) if epsilon <= 1 else np.nan
-    dist = np.array([h.distance(m) for m in op.models]); emp = float(np.quantile(dist, 1 - zeta))
+    dist = np.array([h.distance(m) for m in op.models])
+    emp = float(np.quantile(dist, 1 - zeta))
     far = op.models[int(np.argmax(dist))]
     rows = []
     for nt in notions:
@@ -85,7 +87,9 @@ def published_fairness_bound(model:LinearClassifier, # reference model (h*)
                              distance:float, # radius d
                             ) -> float:
     "AS PUBLISHED (not a valid bound for equalized odds): the aggregate bound of the paper's code, $P(R\\le d\\mid$full$) + P(R\\le d\\mid$sub$)$ per group."
-    X = np.asarray(X, dtype=float); y = np.asarray(y); s = np.asarray(s)
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y)
+    s = np.asarray(s)
     R = np.abs(model.margins(X, y)) / (2 * np.sqrt(len(np.unique(y))) * np.linalg.norm(X, axis=1))
     vals = []
     for full, subs in _published_populations(y, s, notion):
@@ -95,7 +99,8 @@ def published_fairness_bound(model:LinearClassifier, # reference model (h*)
 
 def published_rows(X):
     "The published CelebA preprocessing: rows of norm > 2 rescaled to norm 6."
-    X = np.asarray(X, dtype=float); nr = np.linalg.norm(X, axis=1)
+    X = np.asarray(X, dtype=float)
+    nr = np.linalg.norm(X, axis=1)
     return X * np.where(nr > 2, 6 / np.where(nr > 0, nr, 1), 1.0)[:, None]
 
 def evaluate_point_as_published(Xtr, ytr, Xte, yte, ste, # data, already preprocessed (`published_rows`)
@@ -104,7 +109,8 @@ def evaluate_point_as_published(Xtr, ytr, Xte, yte, ste, # data, already preproc
                                 n_published:int|None=None, # also evaluate the published bound with the radius for this n (delta = 1/n^2): a what-if
                                ):
     "AS PUBLISHED: model `C=n/mu`, noise and radius for a mu-strongly convex problem, the published bound; plus the true guarantee."
-    n, p = Xtr.shape; delta = 1 / n**2 if delta is None else delta
+    n, p = Xtr.shape
+    delta = 1 / n**2 if delta is None else delta
     L = float(np.max(np.linalg.norm(Xtr, axis=1)))  # data-dependent, as published
     h = fit_l2_logistic(Xtr, ytr, mu / n**2)  # = LogisticRegression(C=n/mu, fit_intercept=False)
     sigma = L * np.sqrt(8 * np.log(1.25 / delta)) / (n * mu * epsilon)
@@ -135,7 +141,9 @@ def plot_table_6_1(table:pd.DataFrame):
     sets = list(dict.fromkeys(table.dataset))
     fig, axes = plt.subplots(1, len(sets), figsize=(5.2 * len(sets), 3.2), squeeze=False)
     for ax, ds in zip(axes[0], sets):
-        d = table[table.dataset == ds]; x = np.arange(len(NOTIONS)); bars = []
+        d = table[table.dataset == ds]
+        x = np.arange(len(NOTIONS))
+        bars = []
         lib = d[d.setup == "library"].set_index("notion").reindex(list(NOTIONS))
         pub = d[d.setup == "as published"].set_index("notion").reindex(list(NOTIONS))
         bars.append(("bound, library setting", lib.bound, "tab:blue"))
@@ -146,8 +154,11 @@ def plot_table_6_1(table:pd.DataFrame):
         w = 0.8 / len(bars)
         for k, (lab, v, c) in enumerate(bars): ax.bar(x + (k - (len(bars) - 1) / 2) * w, np.asarray(v, float), w, label=lab, color=c)
         ax.set_xticks(x, [nt.replace("_", " ").replace("equality of", "eq. of").replace("demographic", "dem.") for nt in NOTIONS], fontsize=7, rotation=20)
-        ax.set_yscale("log"); ax.set_title(f"{ds} (n={int(lib.n.iloc[0]):,})", fontsize=9); ax.legend(fontsize=6)
-    axes[0, 0].set_ylabel("aggregate fairness change"); fig.tight_layout()
+        ax.set_yscale("log")
+        ax.set_title(f"{ds} (n={int(lib.n.iloc[0]):,})", fontsize=9)
+        ax.legend(fontsize=6)
+    axes[0, 0].set_ylabel("aggregate fairness change")
+    fig.tight_layout()
     return fig
 
 def reproduce_table_6_1(data_dir=None, # directory of the datasets (None: $DP_CD_DATA)
@@ -162,7 +173,8 @@ def reproduce_table_6_1(data_dir=None, # directory of the datasets (None: $DP_CD
     rows = []
     with threadpool_limits(limits=1, user_api="blas"):
         for nm in names:
-            Xtr, ytr, _, Xte, yte, ste, Lam = prepare(nm, data_dir); n = len(Xtr)
+            Xtr, ytr, _, Xte, yte, ste, Lam = prepare(nm, data_dir)
+            n = len(Xtr)
             t = time.time()
             rows += [dict(dataset=nm, setup="library", **r) for r in evaluate_point(Xtr, ytr, Xte, yte, ste, Lam, 1.0, 1 / n**2, 0.01, n_models)]
             _say(verbose, f"[table 6.1] {nm}: library setting, n={n:,}, {n_models} private models ({time.time() - t:.1f}s)")
@@ -172,9 +184,13 @@ def reproduce_table_6_1(data_dir=None, # directory of the datasets (None: $DP_CD
                          evaluate_point_as_published(published_rows(Xtr), ytr, published_rows(Xte), yte, ste, 1.0, 1 / n**2, 0.01, n_models, n_published=182_339)]
                 _say(verbose, f"[table 6.1] {nm}: as-published setting ({time.time() - t:.1f}s)")
     table = pd.DataFrame(rows)
-    out = Path(out_dir); out.mkdir(parents=True, exist_ok=True); sfx = "_quick" if quick else ""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    sfx = "_quick" if quick else ""
     table.to_csv(out / f"fairness_table_6_1{sfx}.csv", index=False)
-    fig = plot_table_6_1(table); fig.savefig(out / f"fairness_table_6_1{sfx}.png", dpi=120); plt.close(fig)
+    fig = plot_table_6_1(table)
+    fig.savefig(out / f"fairness_table_6_1{sfx}.png", dpi=120)
+    plt.close(fig)
     summary = table.assign(row=table.dataset + " (n=" + table.n.map("{:,}".format) + "), " + table.setup).pivot(index="row", columns="notion", values="bound")[list(NOTIONS)]
     return pd.concat([summary, PUBLISHED_TABLE_6_1.rename(index=lambda r: f"thesis Table 6.1: {r}")]).round(4)
 
@@ -187,16 +203,21 @@ def curves(Xtr, ytr, Xte, yte, ste, Lam, # data and row-norm bound
            label:str="", # name printed with the progress lines
           ) -> pd.DataFrame:
     "Rows of Figure 6.6.1 as a DataFrame: one row per (axis value, notion)."
-    rng = np.random.default_rng(seed); perm = rng.permutation(len(Xtr))
-    ns = [] if ns is None else list(ns); epsilons = [] if epsilons is None else list(epsilons)
+    rng = np.random.default_rng(seed)
+    perm = rng.permutation(len(Xtr))
+    ns = [] if ns is None else list(ns)
+    epsilons = [] if epsilons is None else list(epsilons)
     total, k, rows = len(ns) + len(epsilons), 0, []
     for n in ns:
-        k += 1; idx = perm[:n]; t = time.time()
+        k += 1
+        idx = perm[:n]
+        t = time.time()
         if len(np.unique(ytr[idx])) < 2: _say(verbose, f"[{label}] {k}/{total} n={n:,}: one class only, skipped"); continue
         rows += [dict(axis="n", **r) for r in evaluate_point(Xtr[idx], ytr[idx], Xte, yte, ste, Lam, 1.0, 1 / n**2, zeta, n_models, random_state=rng)]
         _say(verbose, f"[{label}] {k}/{total} n={n:,}, epsilon=1 ({time.time() - t:.1f}s)")
     for e in epsilons:
-        k += 1; t = time.time()
+        k += 1
+        t = time.time()
         rows += [dict(axis="epsilon", **r) for r in evaluate_point(Xtr, ytr, Xte, yte, ste, Lam, e, 1 / len(Xtr)**2, zeta, n_models, random_state=rng)]
         _say(verbose, f"[{label}] {k}/{total} n={len(Xtr):,}, epsilon={e:.3g} ({time.time() - t:.1f}s)")
     return pd.DataFrame(rows)
@@ -207,18 +228,24 @@ def plot_curves(df, title=""):
     fig, axes = plt.subplots(len(nts), 2, figsize=(9, 2.3 * len(nts)), squeeze=False)
     for i, nt in enumerate(nts):
         for j, ax_name in enumerate(("n", "epsilon")):
-            ax = axes[i, j]; d = df[(df.notion == nt) & (df.axis == ax_name)].sort_values(ax_name)
+            ax = axes[i, j]
+            d = df[(df.notion == nt) & (df.axis == ax_name)].sort_values(ax_name)
             if d.empty: continue
             x = d[ax_name]
             ax.fill_between(x, d.fair_priv_min, d.fair_priv_max, color="tab:green", alpha=.4, label="private models")
             ax.plot(x, d.fair_opt, "k", label="$h^*$")
             for col, ls, lab in (("bound", "-", "bound"), ("bound_empirical", "--", "empirical dist."), ("bound_refined", ":", "refined L")):
-                ax.plot(x, d.fair_opt + d[col], color="tab:blue", ls=ls, label=lab); ax.plot(x, d.fair_opt - d[col], color="tab:blue", ls=ls)
+                ax.plot(x, d.fair_opt + d[col], color="tab:blue", ls=ls, label=lab)
+                ax.plot(x, d.fair_opt - d[col], color="tab:blue", ls=ls)
             if "bound_classic" in d and d.bound_classic.notna().any():
                 ax.plot(x, d.fair_opt + d.bound_classic, color="tab:gray", ls="-.", lw=1, label="bound, classic $\\sigma$")
-            ax.set_xscale("log"); ax.set_ylim(-0.05 if nt != "accuracy" else 0, max(1.0, d.fair_opt.max()) if nt == "accuracy" else max(.5, d.fair_priv_max.max() * 1.2))
-            ax.set_xlabel(ax_name); ax.set_ylabel(nt.replace("_", " "), fontsize=8)
-    axes[0, 0].legend(fontsize=7); fig.suptitle(title); fig.tight_layout()
+            ax.set_xscale("log")
+            ax.set_ylim(-0.05 if nt != "accuracy" else 0, max(1.0, d.fair_opt.max()) if nt == "accuracy" else max(.5, d.fair_priv_max.max() * 1.2))
+            ax.set_xlabel(ax_name)
+            ax.set_ylabel(nt.replace("_", " "), fontsize=8)
+    axes[0, 0].legend(fontsize=7)
+    fig.suptitle(title)
+    fig.tight_layout()
     return fig
 
 def reproduce_figure_6_6_1(data_dir=None, # directory of the datasets (None: $DP_CD_DATA)
@@ -230,17 +257,21 @@ def reproduce_figure_6_6_1(data_dir=None, # directory of the datasets (None: $DP
     "Figure 6.6.1 (CelebA) and its Adult counterpart: writes `fairness_curves_<name>[_quick].csv` and `fairness_figure_6_6_1_<name>[_quick].png`; returns the values at the largest n."
     names = ("celeba",) if quick else ("celeba", "adult")
     n_models = (10 if quick else 100) if n_models is None else int(n_models)
-    out = Path(out_dir); sfx = "_quick" if quick else ""; summary = []
+    out = Path(out_dir)
+    sfx = "_quick" if quick else ""
+    summary = []
     with threadpool_limits(limits=1, user_api="blas"):
         for nm in names:
-            Xtr, ytr, _, Xte, yte, ste, Lam = prepare(nm, data_dir); N = len(Xtr)
+            Xtr, ytr, _, Xte, yte, ste, Lam = prepare(nm, data_dir)
+            N = len(Xtr)
             ns = np.unique(np.geomspace(100, N, 4).astype(int)) if quick else np.unique(np.geomspace(10, N, 20).astype(int))
             eps = np.geomspace(1e-3, 10, 5) if quick else np.geomspace(1e-3, 10, 20)
             df = curves(Xtr, ytr, Xte, yte, ste, Lam, ns, eps, n_models=n_models, verbose=verbose, label=nm).assign(dataset=nm)
             out.mkdir(parents=True, exist_ok=True)
             df.round(6).to_csv(out / f"fairness_curves_{nm}{sfx}.csv", index=False)
             fig = plot_curves(df, f"{nm}: fairness of private models (Figure 6.6.1{', quick' if quick else ''})")
-            fig.savefig(out / f"fairness_figure_6_6_1_{nm}{sfx}.png", dpi=110); plt.close(fig)
+            fig.savefig(out / f"fairness_figure_6_6_1_{nm}{sfx}.png", dpi=110)
+            plt.close(fig)
             summary.append(df[(df.axis == "n") & (df.n == df.n.max())])
     cols = ["dataset", "notion", "n", "fair_opt", "max_gap", "bound", "bound_empirical", "bound_refined"]
     return pd.concat(summary)[cols].reset_index(drop=True).round(4)

@@ -39,13 +39,15 @@ def plot_runs(ax, # matplotlib Axes
               logy:bool=True, # log-scale y axis, as the papers
              ):
     "Mean of `errors` over runs with a min–max band, in the algorithm's colour."
-    E = np.atleast_2d(np.asarray(errors, dtype=float)); x = np.asarray(passes, dtype=float)
+    E = np.atleast_2d(np.asarray(errors, dtype=float))
+    x = np.asarray(passes, dtype=float)
     if E.shape[1] != x.shape[0]: raise ValueError(f"errors has {E.shape[1]} columns but passes has {x.shape[0]} values")
     c = color(name)
     ax.plot(x, E.mean(0), color=c, marker=MARKERS.get(name.lower(), None), markersize=4, label=name)
     ax.fill_between(x, E.min(0), E.max(0), color=c, alpha=0.2, linewidth=0)
     if logy: ax.set_yscale("log")
-    ax.set_xlabel("passes over the data"); ax.set_ylabel("relative error to non-private optimum")
+    ax.set_xlabel("passes over the data")
+    ax.set_ylabel("relative error to non-private optimum")
     ax.grid(alpha=0.3)
     return ax
 

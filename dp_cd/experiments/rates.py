@@ -47,7 +47,8 @@ def dataset_constants(X, # design (n, p), dense or sparse
     M = loss.coordinate_smoothness(X)
     B = np.asarray(abs(X).max(axis=0).todense()).ravel() if is_sparse else np.abs(X).max(axis=0)
     rows = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel()) if is_sparse else np.linalg.norm(X, axis=1)
-    Y = float(np.abs(y).max()); R = float(np.linalg.norm(w_star))
+    Y = float(np.abs(y).max())
+    R = float(np.linalg.norm(w_star))
     keep = M > 0
     L = loss.deriv_bound(float(np.linalg.norm(B)), Y, R) * B
     Lam = loss.lipschitz(float(rows.max()), Y, R)
@@ -58,10 +59,12 @@ def measure(X, y, loss, penalty, epsilon:float, delta:float, F_star:float, *, pa
             cd_steps=(0.1, 0.3, 1.0), sgd_steps=(1e-3, 1e-2, 1e-1), clips=tuple(np.logspace(-3, 3, 7)), seed:int=0) -> dict:
     "Tuned (non-privately) relative error of DP-CD and DP-SGD after `passes` passes: {solver: (rel_error, step, clip)}."
     obj = lambda w: loss.value(X, y, w) + penalty.value(w)
-    M = loss.coordinate_smoothness(X); beta = loss.smoothness(X)
+    M = loss.coordinate_smoothness(X)
+    beta = loss.smoothness(X)
     out = {}
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", PrivacyLeakWarning); warnings.simplefilter("ignore", UserWarning)
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        warnings.simplefilter("ignore", UserWarning)
         for name, steps in (("DP-CD", cd_steps), ("DP-SGD", sgd_steps)):
             best = None
             for st in steps:
@@ -85,9 +88,12 @@ def rates_on_data(data_dir=None, # directory of the real datasets (None: $DP_CD_
     done = pd.read_csv(out) if (out is not None and Path(out).exists() and names is not None) else None   # keep other problems' rows
     for name in (names or PROBLEMS):
         dsname, std, loss, pen = PROBLEMS[name]
-        ds = datasets.load(dsname, data_dir, standardize=std); X, y = ds.X, ds.y
+        ds = datasets.load(dsname, data_dir, standardize=std)
+        X, y = ds.X, ds.y
         X = X[:, np.flatnonzero(loss.coordinate_smoothness(X) > 0)]   # identically-zero features play no role (and DP-CD needs M_j > 0)
-        n = X.shape[0]; delta = 1.0 / n**2; t = time.time()
+        n = X.shape[0]
+        delta = 1.0 / n**2
+        t = time.time()
         ws = reference_solution(X, y, loss, pen)
         F_star = loss.value(X, y, ws) + pen.value(ws)
         c = dataset_constants(X, y, loss, ws)

@@ -109,10 +109,12 @@ def coord_grad_sparse(code:int, param:float, data, indices, indptr, y, z, j:int)
     s = 0.0
     if code == 0:
         for k in range(indptr[j], indptr[j + 1]):
-            i = indices[k]; s += data[k] * (z[i] - y[i])
+            i = indices[k]
+            s += data[k] * (z[i] - y[i])
         return 2.0 * s / n
     for k in range(indptr[j], indptr[j + 1]):
-        i = indices[k]; s += data[k] * loss_deriv(code, param, z[i], y[i])
+        i = indices[k]
+        s += data[k] * loss_deriv(code, param, z[i], y[i])
     return s / n
 
 @njit(cache=True)
@@ -146,7 +148,8 @@ def coord_grad_samples_sparse(code:int, param:float, data, indices, indptr, y, z
     "Per-sample coordinate gradients for a CSC design (zero where the column has no entry)."
     out[:] = 0.0
     for k in range(indptr[j], indptr[j + 1]):
-        i = indices[k]; out[i] = data[k] * loss_deriv(code, param, z[i], y[i])
+        i = indices[k]
+        out[i] = data[k] * loss_deriv(code, param, z[i], y[i])
 
 @njit(cache=True, fastmath=_FM)
 def update_pred_dense(X, z, j:int, delta:float):
@@ -233,7 +236,8 @@ class Loss:
 
     def _u(self, X, y, w):
         z = np.asarray(X @ w, dtype=np.float64)
-        u = np.empty_like(z); loss_deriv_vec(self.code, self.param, z, y, u)
+        u = np.empty_like(z)
+        loss_deriv_vec(self.code, self.param, z, y, u)
         return u
 
     def gradient(self, X, y, w) -> np.ndarray:
@@ -253,7 +257,8 @@ class Loss:
         "$(\\nabla_j \\ell(w; d_i))_{i\\le n}$, the quantities DP-CD clips, shape (n,)."
         X, is_sparse, y, w = self.validate(X, y, w)
         j = check_scalar(j, "j", 0, X.shape[1] - 1, integer=True)
-        z = np.asarray(X @ w, dtype=np.float64); out = np.empty(X.shape[0])
+        z = np.asarray(X @ w, dtype=np.float64)
+        out = np.empty(X.shape[0])
         if is_sparse: coord_grad_samples_sparse(self.code, self.param, X.data, X.indices, X.indptr, y, z, j, out)
         else: coord_grad_samples_dense(self.code, self.param, X, y, z, j, out)
         return out

@@ -70,10 +70,13 @@ def dual_maximiser(v, # vector, shape (p,)
     a = v / np.sqrt(M)
     if not np.any(a): return np.zeros_like(v)
     if q == 1:
-        k = int(np.argmax(np.abs(a))); u = np.zeros_like(a); u[k] = np.sign(a[k])
+        k = int(np.argmax(np.abs(a)))
+        u = np.zeros_like(a)
+        u[k] = np.sign(a[k])
     elif np.isinf(q): u = np.sign(a)
     else:
-        qp = q / (q - 1); b = np.abs(a) / np.max(np.abs(a))  # rescaled to avoid overflow
+        qp = q / (q - 1)
+        b = np.abs(a) / np.max(np.abs(a))  # rescaled to avoid overflow
         u = np.sign(a) * b ** (qp - 1) / np.linalg.norm(b, qp) ** (qp - 1)
     return u / np.sqrt(M)
 
@@ -90,7 +93,8 @@ def quadratic_strong_convexity(A, # symmetric positive definite matrix, shape (p
     M = np.ones(p) if M is None else check_array(M, "M", ndim=1)
     if M.shape != (p,): raise ValueError(f"M must have shape ({p},), got {M.shape}")
     if np.any(M <= 0): raise ValueError("M must be positive (a positive diagonal)")
-    s = 1 / np.sqrt(M); B = s[:, None] * A * s[None, :]
+    s = 1 / np.sqrt(M)
+    B = s[:, None] * A * s[None, :]
     lmin = np.linalg.eigvalsh(B)[0]
     if lmin <= 0: raise ValueError("A must be positive definite")
     if q == 2: return float(lmin)

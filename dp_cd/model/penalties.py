@@ -149,7 +149,9 @@ class Penalty:
         return bool(conj_bound_1d(self.code, self.params, 0) > 0)
 
     def _w(self, w, name="w"):
-        w = check_array(w, name, ndim=1); self.check_dim(w.shape[0]); return w
+        w = check_array(w, name, ndim=1)
+        self.check_dim(w.shape[0])
+        return w
 
     def _steps(self, step, p):
         s = np.broadcast_to(np.asarray(step, dtype=np.float64), (p,)).copy() if np.ndim(step) <= 1 else None
@@ -165,7 +167,8 @@ class Penalty:
              step=1.0, # step size gamma (scalar or (p,))
             ) -> np.ndarray:
         "Coordinate-wise $\\mathrm{prox}_{\\gamma_j\\psi_j}(w_j)$."
-        w = self._w(w); out = np.empty_like(w)
+        w = self._w(w)
+        out = np.empty_like(w)
         prox_vec(self.code, self.params, w, self._steps(step, w.shape[0]), out)
         return out
 

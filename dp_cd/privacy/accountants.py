@@ -46,14 +46,16 @@ class Accountant:
         count = check_scalar(count, "count", low=1, integer=True)
         if not self.supports(event): raise ValueError(f"event {event!r} is not supported by {self.name}")
         for e, c in _leaves(event, count): self._add(e, c)
-        self._ledger.append((event, count)); return self
+        self._ledger.append((event, count))
+        return self
     def get_epsilon(self, delta:float) -> float:
         "Smallest ε this accountant certifies at `delta` for the composed ledger."
         d = check_delta(delta)
         e = self._epsilon(d)
         step = max(e, 1e-12) * 1e-15
         while e > 0 and math.isfinite(e) and self._delta(e) > d and step < e:   # rounding must never favour the guarantee
-            e += step; step *= 2
+            e += step
+            step *= 2
         return e
     def get_delta(self, epsilon:float) -> float:
         "Smallest δ this accountant certifies at `epsilon` for the composed ledger."
@@ -74,14 +76,18 @@ class AdvancedCompositionAccountant(Accountant):
     def __init__(self, method:str="best"): # "best" or "drv"
         super().__init__()
         if method not in ("best", "drv"): raise ValueError(f"method must be 'best' or 'drv', got {method!r}")
-        self.method = method; self.name = f"advanced composition ({method})"; self._eps = {}
+        self.method = method
+        self.name = f"advanced composition ({method})"
+        self._eps = {}
     def _supports_leaf(self, e): return _pure_eps(e) is not None
     def _add(self, e, c):
         x = _pure_eps(e)
         if x > 0: self._eps[x] = self._eps.get(x, 0) + c
     def _sums(self):
-        E = sum(k * x for x, k in self._eps.items()); V = sum(k * x * x for x, k in self._eps.items())
-        drv = sum(k * x * math.expm1(x) for x, k in self._eps.items()); th = sum(k * x * math.tanh(x / 2) for x, k in self._eps.items())
+        E = sum(k * x for x, k in self._eps.items())
+        V = sum(k * x * x for x, k in self._eps.items())
+        drv = sum(k * x * math.expm1(x) for x, k in self._eps.items())
+        th = sum(k * x * math.tanh(x / 2) for x, k in self._eps.items())
         return E, V, drv, th
     def _epsilon(self, d):
         if not self._eps: return 0.0
@@ -123,7 +129,8 @@ class RDPAccountant(Accountant):
         if o.ndim != 1 or o.size == 0 or not np.all(o > 1) or not np.all(np.isfinite(o)): raise ValueError("orders must be a non-empty 1-d sequence of finite numbers > 1")
         self.orders, self.conversion = o, _conv(conversion)
         self.relation = check_relation(relation)
-        self.rdp = np.zeros_like(o); self.name = f"RDP ({conversion} conversion)"
+        self.rdp = np.zeros_like(o)
+        self.name = f"RDP ({conversion} conversion)"
     def _supports_leaf(self, e):
         return isinstance(e, (GaussianEvent, LaplaceEvent, PureDPEvent, BoundedRangeEvent, ZCDPEvent, PoissonSubsampledGaussianEvent))
     def _add(self, e, c): self.rdp = self.rdp + c * _event_rdp(e, self.orders, self.relation)
@@ -140,7 +147,10 @@ def _event_rho(e):
 class ZCDPAccountant(Accountant):
     "Zero-concentrated DP: ρ summed (Gaussian 1/(2z²), ε-BR ε²/8, ε-DP ε²/2), converted over continuous α."
     def __init__(self, conversion:str="cks"): # "cks" or "mironov"
-        super().__init__(); self.conversion = _conv(conversion); self.rho = 0.0; self.name = f"zCDP ({conversion} conversion)"
+        super().__init__()
+        self.conversion = _conv(conversion)
+        self.rho = 0.0
+        self.name = f"zCDP ({conversion} conversion)"
     def _supports_leaf(self, e): return _event_rho(e) is not None
     def _add(self, e, c): self.rho += c * _event_rho(e)
     def _epsilon(self, d): return zcdp_epsilon(self.rho, d, self.conversion)

@@ -21,7 +21,8 @@ def clopper_pearson(k:int, # number of successes
                     side:str="lower", # "lower" or "upper" one-sided bound
                    ) -> float:
     "One-sided Clopper–Pearson (exact binomial) confidence bound on a success probability."
-    k = check_scalar(k, "k", low=0, integer=True); n = check_scalar(n, "n", low=1, integer=True)
+    k = check_scalar(k, "k", low=0, integer=True)
+    n = check_scalar(n, "n", low=1, integer=True)
     if k > n: raise ValueError(f"k must be <= n, got k={k}, n={n}")
     alpha = check_scalar(alpha, "alpha", 0, 1, True, True)
     if side == "lower": return 0.0 if k == 0 else float(stats.beta.ppf(alpha, k, n - k + 1))
@@ -83,7 +84,8 @@ def epsilon_lower_bound(s_D, # statistic of the output, over independent runs on
         a, b = a[h:], b[h:]
     if direction not in (1, -1): raise ValueError(f"direction must be 1 or -1, got {direction}")
     n = len(a)
-    kt = int(np.sum(direction * a >= direction * threshold)); kf = int(np.sum(direction * b >= direction * threshold))
+    kt = int(np.sum(direction * a >= direction * threshold))
+    kf = int(np.sum(direction * b >= direction * threshold))
     tlo, thi = clopper_pearson(kt, n, alpha / 2, "lower"), clopper_pearson(kt, n, alpha / 2, "upper")
     flo, fhi = clopper_pearson(kf, n, alpha / 2, "lower"), clopper_pearson(kf, n, alpha / 2, "upper")
     eps = max(_eps_from_rates(tlo, fhi, delta), _eps_from_rates(1 - fhi, 1 - tlo, delta))

@@ -56,18 +56,22 @@ def calibrate(make_accountant, # noise parameter x > 0 ↦ accountant with the l
              ) -> float:
     "Smallest noise parameter (within `rtol`) whose accountant certifies (ε, δ); the result always meets the target."
     e_t, d = check_epsilon(epsilon), check_delta(delta)
-    lo = check_scalar(lo, "lo", low=0, low_open=True); hi = check_scalar(hi, "hi", low=lo, low_open=True)
+    lo = check_scalar(lo, "lo", low=0, low_open=True)
+    hi = check_scalar(hi, "hi", low=lo, low_open=True)
     rtol = check_scalar(rtol, "rtol", low=0, low_open=True)
     meets = lambda x: make_accountant(x).get_epsilon(d) <= e_t
-    hi = min(hi, max_value); lo = min(lo, hi / 4)   # never evaluate beyond max_value
+    hi = min(hi, max_value)
+    lo = min(lo, hi / 4)   # never evaluate beyond max_value
     f = 4.0                                          # bracket expansion factor, squared each step (4, 16, 256, ...):
     while not meets(hi):                             # O(log log) evaluations even from a far-off guess
         if hi >= max_value: raise ValueError(f"no noise parameter up to {max_value:g} meets epsilon={e_t}, delta={d}")
-        lo, hi = hi, min(hi * f, max_value); f *= f
+        lo, hi = hi, min(hi * f, max_value)
+        f *= f
     f = 4.0
     while meets(lo):
         if lo <= 1e-12: return lo
-        hi, lo = lo, max(lo / f, 1e-12); f *= f
+        hi, lo = lo, max(lo / f, 1e-12)
+        f *= f
     if hi / lo <= 1 + rtol: return hi
     g = lambda t: min(make_accountant(math.exp(t)).get_epsilon(d) - e_t, 1e300)   # decreasing in t = log x
     t = optimize.brentq(g, math.log(lo), math.log(hi), xtol=rtol / 4, rtol=4 * np.finfo(float).eps, maxiter=500)

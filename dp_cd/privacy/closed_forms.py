@@ -40,7 +40,8 @@ def corollary_a21_sigma(epsilon:float, # ε in (0, 1]
                         delta:float, # δ in (0, 1/3)
                        ) -> float:
     "σ = sqrt(3γ log(1/δ))/ε of Corollary A.2.1 (valid for ε ≤ 1, δ < 1/3)."
-    e = check_scalar(epsilon, "epsilon", 0, 1, low_open=True); d = check_scalar(delta, "delta", 0, 1 / 3, True, True)
+    e = check_scalar(epsilon, "epsilon", 0, 1, low_open=True)
+    d = check_scalar(delta, "delta", 0, 1 / 3, True, True)
     return math.sqrt(3 * check_scalar(gamma, "gamma", low=0, low_open=True) * math.log(1 / d)) / e
 
 def theorem_4_3_1_noise_scales(lipschitz, # coordinate-wise Lipschitz constants L_j (array-like)
@@ -108,6 +109,7 @@ def theorem_3_1_8_rdp(noise_multiplier:float, # σ (per unit sensitivity), > sqr
                      ) -> np.ndarray:
     "RDP bound 6q²α/σ² of the sampled Gaussian mechanism (thesis Theorem 3.1.8), with its domain checked."
     s = check_scalar(noise_multiplier, "noise_multiplier", low=math.sqrt(5), low_open=True)
-    q = check_scalar(sample_rate, "sample_rate", 0, 0.1, low_open=True); a = np.asarray(orders, dtype=float)
+    q = check_scalar(sample_rate, "sample_rate", 0, 0.1, low_open=True)
+    a = np.asarray(orders, dtype=float)
     if np.any(a <= 1) or np.any(a > 0.5 * s * s * math.log(1 / q)): raise ValueError("orders must lie in (1, σ² log(1/q)/2]")
     return 6 * q * q * a / s**2

@@ -36,7 +36,8 @@ def rdp_pure(epsilon:float, # pure-DP parameter ε
              orders, # Rényi orders α > 1 (array-like)
             ) -> np.ndarray:
     "RDP curve of an ε-DP mechanism: Rényi divergence of randomized response, capped by ε and αε²/2."
-    a = np.asarray(orders, dtype=float); e = float(epsilon)
+    a = np.asarray(orders, dtype=float)
+    e = float(epsilon)
     if e == 0: return np.zeros_like(a)
     rr = (np.logaddexp(a * e, (1 - a) * e) - np.logaddexp(0.0, e)) / (a - 1)
     return np.minimum(np.minimum(rr, e), a * e * e / 2)
@@ -113,7 +114,8 @@ def rdp_laplace(noise_multiplier:float, # λ = b/Δ (scalar query)
                 orders, # Rényi orders α > 1
                ) -> np.ndarray:
     "Exact RDP of the Laplace mechanism (Mironov 2017, Prop. 6)."
-    a = np.asarray(orders, dtype=float); e = 1.0 / noise_multiplier
+    a = np.asarray(orders, dtype=float)
+    e = 1.0 / noise_multiplier
     v = np.logaddexp(np.log(a / (2 * a - 1)) + (a - 1) * e, np.log((a - 1) / (2 * a - 1)) - a * e) / (a - 1)
     return np.minimum(v, e)
 
@@ -134,7 +136,8 @@ def _log_a_frac(z, q, alpha, tol=1e-12, max_terms=1 << 17):
     s2, lq, l1q = z * z, math.log(q), math.log1p(-q)
     z0, m, n = s2 * (l1q - lq) + 0.5, math.floor(alpha), 64
     while True:
-        i = np.arange(n, dtype=float); j = alpha - i
+        i = np.arange(n, dtype=float)
+        j = alpha - i
         logc = special.gammaln(alpha + 1) - special.gammaln(i + 1) - special.gammaln(j + 1)
         s0 = i * lq + j * l1q + (i * i - i) / (2 * s2) + special.log_ndtr((z0 - i) / z)
         s1 = j * lq + i * l1q + (j * j - j) / (2 * s2) + special.log_ndtr((j - z0) / z)
@@ -161,7 +164,8 @@ def rdp_poisson_subsampled_gaussian(noise_multiplier:float, # z = σ/C
                                     relation:str="add_remove", # "add_remove" (MTZ, exact) or "replace_one" (triangle bound)
                                    ) -> np.ndarray:
     "RDP of the Poisson-subsampled Gaussian mechanism (MTZ 2019 for add/remove; proven bound for replace-one)."
-    z, q = float(noise_multiplier), float(sample_rate); a = np.atleast_1d(np.asarray(orders, dtype=float))
+    z, q = float(noise_multiplier), float(sample_rate)
+    a = np.atleast_1d(np.asarray(orders, dtype=float))
     if check_relation(relation) == "add_remove":
         return np.array([_rdp_sgm(z, q, float(x)) for x in a])
     tri = np.array([(x - 0.5) / (x - 1) * _rdp_sgm(z, q, 2 * x) + _rdp_sgm(z, q, 2 * x - 1) for x in a])
@@ -185,7 +189,8 @@ def rdp_to_epsilon(orders, # Rényi orders α > 1
     d = check_delta(delta)
     if _conv(conversion) == "mironov": eps = r + math.log(1 / d) / (a - 1)
     else: eps = r + np.log1p(-1 / a) - (math.log(d) + np.log(a)) / (a - 1)
-    i = int(np.nanargmin(eps)); return max(0.0, float(eps[i])), float(a[i])
+    i = int(np.nanargmin(eps))
+    return max(0.0, float(eps[i])), float(a[i])
 
 def rdp_to_delta(orders, # Rényi orders α > 1
                  rdp, # RDP ε(α) at those orders
@@ -198,11 +203,14 @@ def rdp_to_delta(orders, # Rényi orders α > 1
     e = check_epsilon(epsilon)
     if _conv(conversion) == "mironov": logd = (a - 1) * (r - e)
     else: logd = (a - 1) * (r - e + np.log1p(-1 / a)) - np.log(a)
-    i = int(np.nanargmin(logd)); return min(1.0, math.exp(float(logd[i]))), float(a[i])
+    i = int(np.nanargmin(logd))
+    return min(1.0, math.exp(float(logd[i]))), float(a[i])
 
 def _min_over_alpha(g):
     "min over α > 1 of g(α), α = 1 + e^t: coarse grid in t, then bounded Brent refinement."
-    ts = np.linspace(-15, 30, 451); vals = np.array([g(1 + math.exp(t)) for t in ts]); i = int(np.nanargmin(vals))
+    ts = np.linspace(-15, 30, 451)
+    vals = np.array([g(1 + math.exp(t)) for t in ts])
+    i = int(np.nanargmin(vals))
     lo, hi = ts[max(i - 1, 0)], ts[min(i + 1, len(ts) - 1)]
     r = optimize.minimize_scalar(lambda t: g(1 + math.exp(t)), bounds=(lo, hi), method="bounded", options={"xatol": 1e-10})
     return min(float(vals[i]), float(r.fun))

@@ -190,7 +190,8 @@ def select(values, # query values g_j (signed), array of length p
            absolute:bool=True, # score |g_j|/Δ_j (True) or g_j/Δ_j (False); ignored by "as_published"
           ) -> int:
     "A private index of a large |g_j|/Δ_j; see `selection_scale` for the guarantee of each method."
-    g = check_array(values, "values", ndim=1); p = g.size
+    g = check_array(values, "values", ndim=1)
+    p = g.size
     D = np.broadcast_to(np.atleast_1d(check_array(sensitivities, "sensitivities")), (p,)) if np.ndim(sensitivities) == 0 or np.size(sensitivities) == 1 \
         else check_array(sensitivities, "sensitivities", ndim=1)
     if D.shape != (p,): raise ValueError(f"sensitivities must have length {p}, got {D.shape}")

@@ -30,13 +30,15 @@ class PLDPmf:
 # %% ../../nbs/02_privacy/10_pld.ipynb
 def pld_delta(pmf:PLDPmf, epsilon:float) -> float:
     "Hockey-stick divergence δ(ε) = P(L = ∞) + E[(1 − e^{ε−L})₊] of a discrete PLD."
-    l = pmf.losses; keep = l > epsilon
+    l = pmf.losses
+    keep = l > epsilon
     return min(1.0, pmf.inf_mass + float(np.sum(pmf.probs[keep] * -np.expm1(epsilon - l[keep]))))
 
 def pld_epsilon(pmf:PLDPmf, delta:float) -> float:
     "Smallest ε ≥ 0 with δ(ε) ≤ δ: δ = S₁ − e^ε S₂ between two losses, solved in closed form."
     if pmf.inf_mass >= delta: return math.inf
-    l = pmf.losses; keep = l > 0
+    l = pmf.losses
+    keep = l > 0
     L, p = l[keep], pmf.probs[keep]
     s1 = np.append(np.cumsum(p[::-1])[::-1], 0.0)                 # Σ_{i≥j} p_i
     s2 = np.append(np.cumsum((p * np.exp(-L))[::-1])[::-1], 0.0)  # Σ_{i≥j} p_i e^{-L_i}
@@ -52,7 +54,8 @@ def _truncate(offset, probs, inf_mass, tail):
     lo = int(np.searchsorted(np.cumsum(probs), tail, side="right"))
     hi = probs.size - int(np.searchsorted(np.cumsum(probs[::-1]), tail, side="right"))
     if hi <= lo: lo, hi = min(lo, probs.size - 1), min(lo, probs.size - 1) + 1
-    kept = probs[lo:hi].copy(); kept[0] += probs[:lo].sum()
+    kept = probs[lo:hi].copy()
+    kept[0] += probs[:lo].sum()
     return offset + lo, kept, inf_mass + probs[hi:].sum()
 
 def pld_compose(a:PLDPmf, b:PLDPmf, tail:float=1e-15) -> PLDPmf:
@@ -152,7 +155,9 @@ def _sg_remove_delta(z, q):
 def _x_replace(l, z, q):
     "x where the replace-one loss is l: w = q e^{(2x−1)/(2z²)}, w² + (1−q)(1−eˡ)w = eˡ q²e^{−1/z²}"
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        r = np.exp(l); c = q * q * math.exp(-1 / (z * z)); b = (1 - q) * (1 - r)
+        r = np.exp(l)
+        c = q * q * math.exp(-1 / (z * z))
+        b = (1 - q) * (1 - r)
         disc = np.sqrt(b * b + 4 * r * c)
         w = np.where(b >= 0, 2 * r * c / (b + disc), (disc - b) / 2)   # the stable root formula
         return z * z * (np.log(w) - math.log(q)) + 0.5

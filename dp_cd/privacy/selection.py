@@ -28,7 +28,8 @@ def _lap_interval(lo, hi, b):
 
 def _quad(f, lo, hi, points):
     pts = sorted({float(x) for x in points if lo < x < hi})
-    edges = [lo] + pts + [hi]; total = 0.0
+    edges = [lo] + pts + [hi]
+    total = 0.0
     with warnings.catch_warnings():   # roundoff near the 1e-11 target; accuracy is checked independently in the tests
         warnings.simplefilter("ignore", integrate.IntegrationWarning)
         for a, b in zip(edges[:-1], edges[1:]):
@@ -41,7 +42,8 @@ def selection_probabilities(values, # normalised values u_k (absolute=True) or s
                             absolute:bool=True, # True: argmax c_k|u_k + Z_k| (DP-GCD); False: argmax s_k + Z_k (RNM)
                            ) -> np.ndarray:
     "Exact probabilities P[select k] of a Laplace noisy-argmax rule, by 1-d quadrature."
-    u = check_array(values, "values", ndim=1); p = u.size
+    u = check_array(values, "values", ndim=1)
+    p = u.size
     b = check_scalar(noise_scale, "noise_scale", low=0, low_open=True)
     c = np.ones(p) if weights is None else check_array(weights, "weights", ndim=1)
     if c.size != p: raise ValueError(f"weights must have length {p}, got {c.size}")
@@ -54,7 +56,8 @@ def selection_probabilities(values, # normalised values u_k (absolute=True) or s
             def f(w, j=j, others=others):
                 v = _lap_pdf(w - u[j], b) + _lap_pdf(w + u[j], b)
                 for k in others:
-                    r = c[j] * w / c[k]; v *= _lap_interval(-r - u[k], r - u[k], b)
+                    r = c[j] * w / c[k]
+                    v *= _lap_interval(-r - u[k], r - u[k], b)
                 return v
             kinks = [abs(u[j])] + [c[k] * abs(u[k]) / c[j] for k in others]
             top = max([abs(u[j])] + [c[k] * (abs(u[k]) + 60 * b) / c[j] for k in others]) + 60 * b
@@ -91,19 +94,22 @@ def worst_case_privacy_loss(p:int, # number of candidates
                             x0=None, # extra start (u, d) of length 2p
                            ):
     "Largest exact privacy loss found over neighbours in the box: (loss, u, u'), a certified lower bound."
-    p = check_scalar(p, "p", low=2, integer=True); b = check_scalar(noise_scale, "noise_scale", low=0, low_open=True)
+    p = check_scalar(p, "p", low=2, integer=True)
+    b = check_scalar(noise_scale, "noise_scale", low=0, low_open=True)
     B = 30 * b if box is None else check_scalar(box, "box", low=0, low_open=True)
     c = None if weights is None else check_array(weights, "weights", ndim=1)
     rng = np.random.default_rng(seed)
     def neg(x, j):
-        P = selection_probabilities(x[:p], b, c, absolute)[j]; Q = selection_probabilities(x[:p] + x[p:], b, c, absolute)[j]
+        P = selection_probabilities(x[:p], b, c, absolute)[j]
+        Q = selection_probabilities(x[:p] + x[p:], b, c, absolute)[j]
         if P <= 0 or Q <= 0: return 0.0
         return -abs(math.log(P) - math.log(Q))
     best = (0.0, None, None)
     bounds = [(-B, B)] * p + [(-1.0, 1.0)] * p
     for j in (range(p) if index is None else [index]):
         starts = [np.r_[B / 10, np.full(p - 1, B), -1.0, np.ones(p - 1)]]   # index j a little up, the others far up
-        starts[0][[0, j]] = starts[0][[j, 0]]; starts[0][[p, p + j]] = starts[0][[p + j, p]]
+        starts[0][[0, j]] = starts[0][[j, 0]]
+        starts[0][[p, p + j]] = starts[0][[p + j, p]]
         starts += [np.r_[rng.uniform(-B / 2, B / 2, p), rng.choice([-1.0, 1.0], p)] for _ in range(n_starts)]
         if x0 is not None: starts.append(np.asarray(x0, dtype=float))
         for x0 in starts:

@@ -38,7 +38,8 @@ def clipped_gradient_dense(X, u, clips, g):
     "Write $g_j=\\frac1n\\sum_i\\mathrm{clip}(X_{ij}u_i, C_j)$ for every column of a Fortran `X` into `g` (clip to $[-C_j,C_j]$)."
     n, p = X.shape
     for j in range(p):
-        C = clips[j]; s = 0.0
+        C = clips[j]
+        s = 0.0
         for i in range(n):
             v = X[i, j] * u[i]
             s += min(C, max(-C, v)) if v == v else 0.0   # clip to [-C, C] (±inf too); a NaN (0·inf) contributes 0
@@ -48,7 +49,8 @@ def clipped_gradient_dense(X, u, clips, g):
 def clipped_gradient_sparse(data, indices, indptr, n, u, clips, g):
     "Same as `clipped_gradient_dense` for a CSC design (zeros contribute nothing)."
     for j in range(indptr.shape[0] - 1):
-        C = clips[j]; s = 0.0
+        C = clips[j]
+        s = 0.0
         for k in range(indptr[j], indptr[j + 1]):
             v = data[k] * u[indices[k]]
             s += min(C, max(-C, v)) if v == v else 0.0
@@ -329,7 +331,8 @@ def dpgcd_calibration(epsilon:float, # target ε > 0 of the optimisation
                          f"accountant={accountant!r}; such a run would be pure noise — use fewer passes") from None
     es, ev = events(x)
     cal = selection_scale(es, 1.0, "exponential")
-    acc = make(x); e_cert = acc.get_epsilon(dlt)
+    acc = make(x)
+    e_cert = acc.get_epsilon(dlt)
     acc_name = acc.best(dlt).name if isinstance(acc, BestOfAccountant) else acc.name
     split = {"selection (exponential, eps_s-BR)": es, ("release (Gaussian, noise multiplier)" if release == "gaussian" else "release (Laplace, eps)"): (x if release == "gaussian" else 1 / x)}
     notes.append(f"{T} selections by the exponential mechanism (eps_s={es:.6g}, bounded range) and {T} {release} releases "
@@ -568,14 +571,16 @@ def quasi_sparsity(w, # vector (p,)
                    alpha:float=0.0, # threshold α ≥ 0
                   ) -> int:
     "Smallest τ such that `w` is (α, τ)-quasi-sparse (Definition 5.3.1): the number of entries with |w_j| > α."
-    w = check_array(w, "w", ndim=1); alpha = check_scalar(alpha, "alpha", low=0)
+    w = check_array(w, "w", ndim=1)
+    alpha = check_scalar(alpha, "alpha", low=0)
     return int(np.count_nonzero(np.abs(w) > alpha))
 
 def quasi_sparsity_alpha(w, # vector (p,)
                          tau:int, # number τ ≥ 0 of entries allowed above α
                         ) -> float:
     "Smallest α such that `w` is (α, τ)-quasi-sparse: the (τ+1)-th largest |w_j| (0 if τ ≥ p)."
-    w = check_array(w, "w", ndim=1); tau = check_scalar(tau, "tau", low=0, integer=True)
+    w = check_array(w, "w", ndim=1)
+    tau = check_scalar(tau, "tau", low=0, integer=True)
     if tau >= w.size: return 0.0
     return float(np.sort(np.abs(w))[::-1][tau])
 
@@ -586,17 +591,22 @@ def quadratic_constants(X, # design (n, p), dense
                         y=None, # labels, needed for R_{M,1}
                        ) -> dict:
     "μ_{M,2}, μ_{M,1} (p ≤ 20) and R_{M,1} (p ≤ 20, given y) of f(w) = ‖Xw − y‖²/n + (λ/2)‖w‖², exactly."
-    X = check_array(X, "X", ndim=2); lam = check_scalar(lam, "lam", low=0); n, p = X.shape
+    X = check_array(X, "X", ndim=2)
+    lam = check_scalar(lam, "lam", low=0)
+    n, p = X.shape
     A = 2 * X.T @ X / n + lam * np.eye(p)
     M = np.diag(A).copy() if M is None else check_array(M, "M", ndim=1)
     out = {"M": M, "mu_M2": quadratic_strong_convexity(A, M, 2), "mu_M1": None, "R_M1": None, "w_star": None}
     if p <= 20: out["mu_M1"] = quadratic_strong_convexity(A, M, 1)
     if y is not None:
-        y = check_array(y, "y", ndim=1); w0 = np.zeros(p) if w0 is None else check_array(w0, "w0", ndim=1)
-        ws = np.linalg.solve(A, 2 * X.T @ y / n); out["w_star"] = ws
+        y = check_array(y, "y", ndim=1)
+        w0 = np.zeros(p) if w0 is None else check_array(w0, "w0", ndim=1)
+        ws = np.linalg.solve(A, 2 * X.T @ y / n)
+        out["w_star"] = ws
         F = lambda v: float(np.sum((X @ v - y) ** 2) / n + lam / 2 * v @ v)
         if p <= 20:
-            D = np.sqrt(M); B = D[:, None] * np.linalg.inv(A) * D[None, :]
+            D = np.sqrt(M)
+            B = D[:, None] * np.linalg.inv(A) * D[None, :]
             S = np.array(list(itertools.product([-1.0, 1.0], repeat=p)))
             out["R_M1"] = float(np.sqrt(2 * max(F(w0) - F(ws), 0.0) * np.max(np.einsum('ij,jk,ik->i', S, B, S))))
     return out

@@ -191,7 +191,8 @@ class _Problem:
         z = self.pred(w) if z is None else z
         return float(loss_value_mean(self.loss.code, self.loss.param, z, self.y) + penalty_value(self.pen.code, self.pen.params, w))
     def grad_u(self, z):
-        u = np.empty(self.n); loss_deriv_vec(self.loss.code, self.loss.param, z, self.y, u)
+        u = np.empty(self.n)
+        loss_deriv_vec(self.loss.code, self.loss.param, z, self.y, u)
         return np.asarray(self.X.T @ u, dtype=np.float64).ravel() / self.n, u
 
     def criterion(self, w, z):
@@ -211,7 +212,8 @@ def _newton_step(pb, w, z, inner_tol):
     "One damped proximal Newton step: CD on the local quadratic model, then Armijo backtracking on F."
     n, p = pb.n, pb.p
     g, _ = pb.grad_u(z)
-    h = np.empty(n); loss_hess_vec(pb.loss.code, pb.loss.param, z, pb.y, h)
+    h = np.empty(n)
+    loss_hess_vec(pb.loss.code, pb.loss.param, z, pb.y, h)
     if pb.sparse: H = np.asarray((pb.X.T @ pb.X.multiply(h[:, None]).tocsc()).todense()) / n
     else: H = (pb.X.T * h) @ pb.X / n
     H = np.asfortranarray(H)
@@ -222,7 +224,9 @@ def _newton_step(pb, w, z, inner_tol):
     psi_w = penalty_value(pb.pen.code, pb.pen.params, w)
     Delta = g @ d + penalty_value(pb.pen.code, pb.pen.params, v) - psi_w
     if not Delta < 0: return w, z, True
-    Xd = pb.pred(d); Fw = pb.primal(w, z); t = 1.0
+    Xd = pb.pred(d)
+    Fw = pb.primal(w, z)
+    t = 1.0
     while t > 1e-12:
         wt, zt = w + t * d, z + t * Xd
         # Armijo, with a rounding allowance: near the optimum F changes by less than its own rounding error
@@ -257,7 +261,8 @@ def solve(X, # design (n, p): dense array-like or scipy sparse (converted to CSC
     rng = as_generator(random_state)
     pb = _Problem(X, y, loss, penalty, w0)
     t0 = time.perf_counter()
-    w = pb.w; z = pb.pred(w)
+    w = pb.w
+    z = pb.pred(w)
     lc, lp, pc, pp = loss.code, loss.param, pb.pen.code, pb.pen.params
     Xd = pb.X if not pb.sparse else np.zeros((1, 1), order='F')
     data, ind, ptr = (pb.X.data, pb.X.indices, pb.X.indptr) if pb.sparse else (np.zeros(1), np.zeros(1, np.int64), np.zeros(2, np.int64))
@@ -265,8 +270,10 @@ def solve(X, # design (n, p): dense array-like or scipy sparse (converted to CSC
     F, crit = pb.criterion(w, z)
     it, done = 0, crit <= tol
     if method == "pgd":
-        Mg = loss.smoothness(pb.X); gam = 1.0 / Mg if Mg > 0 else 1.0
-        gam_v = np.full(pb.p, gam); w_prev, tk, v = w.copy(), 1.0, w.copy()
+        Mg = loss.smoothness(pb.X)
+        gam = 1.0 / Mg if Mg > 0 else 1.0
+        gam_v = np.full(pb.p, gam)
+        w_prev, tk, v = w.copy(), 1.0, w.copy()
     cyc = np.arange(pb.p, dtype=np.int64)
     while not done and it < max_iter:
         n_do = min(check_every, max_iter - it) if not history else 1
@@ -289,14 +296,18 @@ def solve(X, # design (n, p): dense array-like or scipy sparse (converted to CSC
                         if pb.sparse: cd_epoch_sparse(lc, lp, pc, pp, data, ind, ptr, pb.y, z, w, pb.steps, cyc)
                         else: cd_epoch_dense(lc, lp, pc, pp, Xd, pb.y, z, w, pb.steps, cyc)
                         if _k % 5 == 4 and pb.criterion(w, pb.pred(w))[1] <= tol: break
-                    done = True; break
+                    done = True
+                    break
         else:
             for _ in range(n_do):
-                zv = pb.pred(v); g, _ = pb.grad_u(zv)
-                w_new = np.empty(pb.p); prox_vec(pc, pp, v - gam * g, gam_v, w_new)
+                zv = pb.pred(v)
+                g, _ = pb.grad_u(zv)
+                w_new = np.empty(pb.p)
+                prox_vec(pc, pp, v - gam * g, gam_v, w_new)
                 if accelerated:
                     t_new = (1 + np.sqrt(1 + 4 * tk * tk)) / 2
-                    v = w_new + (tk - 1) / t_new * (w_new - w); tk = t_new
+                    v = w_new + (tk - 1) / t_new * (w_new - w)
+                    tk = t_new
                 else: v = w_new
                 w = w_new
             it += n_do

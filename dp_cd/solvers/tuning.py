@@ -39,10 +39,12 @@ class TruncatedNegativeBinomial:
         return self.c * self.gamma**-(1 + self.eta)
     def pmf(self, k) -> np.ndarray:
         "Pr[K = k] for integers k ≥ 1 (0 elsewhere), by the product formula in log space."
-        k = np.atleast_1d(np.asarray(k, dtype=float)); out = np.zeros(k.shape)
+        k = np.atleast_1d(np.asarray(k, dtype=float))
+        out = np.zeros(k.shape)
         ok = (k >= 1) & (k == np.floor(k))
         if not ok.any(): return out
-        e, g = self.eta, self.gamma; ki = k[ok].astype(np.int64)
+        e, g = self.eta, self.gamma
+        ki = k[ok].astype(np.int64)
         if e == 0: lp = ki * math.log1p(-g) - np.log(ki) - math.log(math.log(1 / g))
         else:
             l = np.arange(int(ki.max()))
@@ -52,14 +54,19 @@ class TruncatedNegativeBinomial:
         return out
     def pgf(self, x):
         "G(x) = E[x^K] (closed form)."
-        e, g = self.eta, self.gamma; x = np.asarray(x, dtype=float)
+        e, g = self.eta, self.gamma
+        x = np.asarray(x, dtype=float)
         if e == 0: return np.log1p(-(1 - g) * x) / math.log(g)
         return np.expm1(-e * np.log1p(-(1 - g) * x)) / math.expm1(-e * math.log(g))
     def sample(self, rng) -> int:
         "One draw of K (inverse CDF with the recursion Pr[K=k+1] = Pr[K=k] (1-γ)(k+η)/(k+1); exact up to rounding)."
-        u = as_generator(rng).random(); k, p = 1, float(self.pmf(1)[0]); cdf = p
+        u = as_generator(rng).random()
+        k, p = 1, float(self.pmf(1)[0])
+        cdf = p
         while cdf < u and p > 0:
-            p *= (1 - self.gamma) * (k + self.eta) / (k + 1); k += 1; cdf += p
+            p *= (1 - self.gamma) * (k + self.eta) / (k + 1)
+            k += 1
+            cdf += p
         return k
 
 def tnb_for_mean(mean_runs:float, # desired E[K] > 1
@@ -98,8 +105,10 @@ def selection_rdp(rho:float, # each run is ρ-zCDP
                   orders=ORDERS, # Rényi orders λ > 1
                  ) -> np.ndarray:
     "RDP curve ε_A(λ) of best-of-K for a ρ-zCDP base mechanism (λ̂ optimised in closed form)."
-    rho = check_scalar(rho, "rho", low=0, low_open=True); a = np.asarray(orders, dtype=float)
-    L = math.log(1 / dist.gamma); lh = max(1.0, math.sqrt(L / rho))
+    rho = check_scalar(rho, "rho", low=0, low_open=True)
+    a = np.asarray(orders, dtype=float)
+    L = math.log(1 / dist.gamma)
+    lh = max(1.0, math.sqrt(L / rho))
     return rho * a + (1 + dist.eta) * (rho * (lh - 1) + L / lh) + math.log(dist.mean) / (a - 1)
 
 def selection_epsilon(rho:float, dist:TruncatedNegativeBinomial, delta:float) -> float:

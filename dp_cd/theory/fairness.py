@@ -122,8 +122,10 @@ class LinearClassifier:
         idx = self.label_index(y)
         if len(idx) != S.shape[0]: raise ValueError(f"X and y have different numbers of rows ({S.shape[0]} and {len(idx)})")
         if self.binary: return np.where(idx == 1, S, -S)
-        r = np.arange(len(idx)); sy = S[r, idx].copy()
-        S = S.copy(); S[r, idx] = -np.inf
+        r = np.arange(len(idx))
+        sy = S[r, idx].copy()
+        S = S.copy()
+        S[r, idx] = -np.inf
         return sy - S.max(axis=1)
 
     def _augmented(self, X):
@@ -138,16 +140,21 @@ class LinearClassifier:
     def refined_margin_lipschitz(self, other:"LinearClassifier", X, y) -> np.ndarray:
         "Pair-dependent constants $L^{h-h'}_{x,y}$ (Appendix D.3.3): $|\\rho(h,x,y)-\\rho(h',x,y)| \\le L^{h-h'}_{x,y}\\|h-h'\\|$."
         self._check_same(other)
-        Xa = self._augmented(X); idx = self.label_index(y)
+        Xa = self._augmented(X)
+        idx = self.label_index(y)
         if len(idx) != len(Xa): raise ValueError(f"X and y have different numbers of rows ({len(Xa)} and {len(idx)})")
-        D = self.params - other.params; d = np.linalg.norm(D)
+        D = self.params - other.params
+        d = np.linalg.norm(D)
         if d == 0: return np.zeros(len(Xa))
         m = self.coef.size
         Dw = D[:m].reshape(self.coef.shape)
         if self.intercept is not None: Dw = np.column_stack([Dw, D[m:]]) if not self.binary else np.append(Dw, D[m:])
         P = Xa @ Dw.T  # (n,) binary, (n, K) multi-class: (W_y - W'_y)^T x
         if self.binary: return np.abs(P) / d
-        r = np.arange(len(idx)); A = np.abs(P); ay = A[r, idx].copy(); A[r, idx] = -np.inf
+        r = np.arange(len(idx))
+        A = np.abs(P)
+        ay = A[r, idx].copy()
+        A[r, idx] = -np.inf
         return (ay + A.max(axis=1)) / d
 
 # %% ../../nbs/04_theory/02_fairness.ipynb
@@ -186,13 +193,15 @@ def fairness_coefficients(notion:str, # one of `NOTIONS`
                           desirable=None, # desirable outcomes for equality of opportunity
                          ) -> GroupFairness:
     "The groups, events and coefficients $C_k^0, C_k^{k'}$ of Appendix C.1 on the labelled data `(y, s)`."
-    notion = _check_notion(notion); y, s = _labels(y, s, notion)
+    notion = _check_notion(notion)
+    y, s = _labels(y, s, notion)
     n = len(y)
     if notion == "accuracy":
         return GroupFairness(notion, ("all",), ("all",), np.zeros(n, dtype=int), np.zeros(1), np.ones((1, 1)))
     Ys, Ss = np.unique(y), np.unique(s)
     if notion == "accuracy_parity":
-        cells = tuple(Ss.tolist()); ci = np.searchsorted(Ss, s)
+        cells = tuple(Ss.tolist())
+        ci = np.searchsorted(Ss, s)
         pr = np.bincount(ci, minlength=len(Ss)) / n
         C = np.tile(-pr, (len(Ss), 1)) + np.eye(len(Ss))
         return GroupFairness(notion, cells, cells, ci, np.zeros(len(Ss)), C)
@@ -216,16 +225,21 @@ def fairness_coefficients(notion:str, # one of `NOTIONS`
         groups = tuple((yv, r) for yv in Ys.tolist() if yv in desirable for r in Ss.tolist())
         C = np.zeros((len(groups), len(cells)))
         for k, (yv, r) in enumerate(groups):
-            a = cells.index((yv, r)); iy = list(Ys).index(yv)
+            a = cells.index((yv, r))
+            iy = list(Ys).index(yv)
             ps_given_y = pys[iy] / pys[iy].sum()  # P(S=r' | Y=y)
             for jr, rr in enumerate(Ss.tolist()): C[k, cells.index((yv, rr))] = -ps_given_y[jr]
             C[k, a] += 1
         return GroupFairness(notion, groups, cells, ci, np.zeros(len(groups)), C, tuple(desirable))
     # demographic parity, binary labels
-    groups = cells; C = np.zeros((len(groups), len(cells))); C0 = np.zeros(len(groups))
+    groups = cells
+    C = np.zeros((len(groups), len(cells)))
+    C0 = np.zeros(len(groups))
     py, pr = pys.sum(axis=1), pys.sum(axis=0)
     for k, (yv, r) in enumerate(groups):
-        iy, ir = list(Ys).index(yv), list(Ss).index(r); ib = 1 - iy; yb = Ys[ib]
+        iy, ir = list(Ys).index(yv), list(Ss).index(r)
+        ib = 1 - iy
+        yb = Ys[ib]
         C0[k] = py[iy] - pys[iy, ir] / pr[ir]
         C[k, cells.index((yv, r))] = pys[iy, ir] / pr[ir] - pys[iy, ir]
         C[k, cells.index((yb, r))] = pys[ib, ir] - pys[ib, ir] / pr[ir]
@@ -253,14 +267,17 @@ def conditional_accuracies(model:LinearClassifier, X, y, gf:GroupFairness) -> np
     return np.bincount(gf.cell_index, weights=correct, minlength=len(gf.cells)) / cnt
 
 def _direct(notion, pred, y, s, groups):
-    ok = pred == y; out = []
+    ok = pred == y
+    out = []
     for g in groups:
         if notion == "accuracy": out.append(ok.mean())
         elif notion == "accuracy_parity": out.append(ok[s == g].mean() - ok.mean())
         elif notion == "demographic_parity":
-            yv, r = g; out.append(np.mean(pred[s == r] == yv) - np.mean(pred == yv))
+            yv, r = g
+            out.append(np.mean(pred[s == r] == yv) - np.mean(pred == yv))
         else:
-            yv, r = g; out.append(ok[(y == yv) & (s == r)].mean() - ok[y == yv].mean())
+            yv, r = g
+            out.append(ok[(y == yv) & (s == r)].mean() - ok[y == yv].mean())
     return np.array(out)
 
 def fairness_levels(model:LinearClassifier, # the classifier h
@@ -273,7 +290,9 @@ def fairness_levels(model:LinearClassifier, # the classifier h
                    ) -> FairnessLevels:
     "Group fairness $F_k(h, D)$ of `model` on $(X, y, s)$ for every group $k$ of `notion`."
     if not isinstance(model, LinearClassifier): raise TypeError(f"model must be a LinearClassifier, got {type(model).__name__}")
-    X = model._X(X); y, s = _labels(y, s, _check_notion(notion), len(X)); model.label_index(y)
+    X = model._X(X)
+    y, s = _labels(y, s, _check_notion(notion), len(X))
+    model.label_index(y)
     gf = fairness_coefficients(notion, y, s, desirable)
     if method == "coefficients": v = gf.C0 + gf.C @ conditional_accuracies(model, X, y, gf)
     elif method == "direct": v = _direct(notion, model.predict(X), y, s, gf.groups)
@@ -287,7 +306,8 @@ def _log_chernoff(t, R, d, n):
     "log of e^{td} mean(e^{-tR}) over n examples, R the finite ratios kept; vectorised in t (log-sum-exp, no overflow)."
     t = np.asarray(t, dtype=float)
     if len(R) == 0: return np.full(t.shape, -np.inf) if t.ndim else -np.inf
-    a = -np.multiply.outer(t, R); m = a.max(axis=-1)
+    a = -np.multiply.outer(t, R)
+    m = a.max(axis=-1)
     return t * d + m + np.log(np.exp(a - m[..., None]).sum(axis=-1)) - np.log(n)
 
 def _chernoff_min(Rk, d, n):
@@ -370,7 +390,9 @@ def _safe_weighted(C, b):
 
 def _prep(model, X, y, s, notion, desirable):
     if not isinstance(model, LinearClassifier): raise TypeError(f"model must be a LinearClassifier, got {type(model).__name__}")
-    X = model._X(X); y, s = _labels(y, s, _check_notion(notion), len(X)); model.label_index(y)
+    X = model._X(X)
+    y, s = _labels(y, s, _check_notion(notion), len(X))
+    model.label_index(y)
     return X, y, s, fairness_coefficients(notion, y, s, desirable)
 
 def lipschitz_constants(model:LinearClassifier, # reference model h
@@ -460,7 +482,8 @@ def _newton_polish(w, X, y, mu, tol, steps=50):
     for _ in range(steps):  # f is smooth and mu-strongly convex: Newton converges quadratically from close by
         f, g = _logistic_obj(w, X, y, mu)
         if np.linalg.norm(g) <= tol: break
-        pz = special.expit(y * (X @ w)); D = pz * (1 - pz)
+        pz = special.expit(y * (X @ w))
+        D = pz * (1 - pz)
         H = (X.T * D) @ X / len(y) + mu * np.eye(X.shape[1])
         w = w - np.linalg.solve(H, g)
     return w
@@ -472,10 +495,12 @@ def fit_l2_logistic(X, # (n, p) features
                     solver:str="scipy", # "scipy" (L-BFGS) or "cd" (dp_cd.solvers.reference.solve); both end with Newton steps
                    ) -> LinearClassifier:
     "Exact minimiser of $\\frac1n\\sum_i\\log(1+e^{-y_iw^\\top x_i}) + \\frac\\mu2\\|w\\|^2$ (gradient norm checked)."
-    X = _check_X(X); y = check_array(y, "y", ndim=1)
+    X = _check_X(X)
+    y = check_array(y, "y", ndim=1)
     if len(y) != len(X): raise ValueError(f"X and y have different numbers of rows ({len(X)} and {len(y)})")
     if not np.all(np.isin(y, (-1.0, 1.0))): raise ValueError("y must take values in {-1, +1}")
-    mu = check_scalar(mu, "mu", low=0, low_open=True); tol = check_scalar(tol, "tol", low=0, low_open=True)
+    mu = check_scalar(mu, "mu", low=0, low_open=True)
+    tol = check_scalar(tol, "tol", low=0, low_open=True)
     if solver == "scipy":
         w = optimize.minimize(_logistic_obj, np.zeros(X.shape[1]), args=(X, y, mu), jac=True, method="L-BFGS-B",
                               options=dict(gtol=tol, ftol=0.0, maxiter=10000)).x
@@ -551,11 +576,15 @@ def dpsgd_distance(p:int, # number of parameters
                    sigma_star:float=0.0, # sqrt(mean_i ||grad l_i(h*)||^2) (or an upper bound)
                   ) -> float:
     "$r$ such that $\\|h^T - h^*\\| \\le r$ with probability $\\ge 1-\\zeta$ for DP-SGD (Lemma 6.5.2, re-derived constants)."
-    p = check_scalar(p, "p", low=1, integer=True); T = check_scalar(steps, "steps", low=0, integer=True)
-    mu = check_scalar(mu, "mu", low=0, low_open=True); beta = check_scalar(beta, "beta", low=mu)
+    p = check_scalar(p, "p", low=1, integer=True)
+    T = check_scalar(steps, "steps", low=0, integer=True)
+    mu = check_scalar(mu, "mu", low=0, low_open=True)
+    beta = check_scalar(beta, "beta", low=mu)
     gamma = check_scalar(step_size, "step_size", low=0, low_open=True, high=1 / (4 * beta))
-    sigma = check_scalar(sigma, "sigma", low=0); D0 = check_scalar(initial_distance, "initial_distance", low=0)
-    zeta = check_scalar(zeta, "zeta", 0, 1, True, True); ss = check_scalar(sigma_star, "sigma_star", low=0)
+    sigma = check_scalar(sigma, "sigma", low=0)
+    D0 = check_scalar(initial_distance, "initial_distance", low=0)
+    zeta = check_scalar(zeta, "zeta", 0, 1, True, True)
+    ss = check_scalar(sigma_star, "sigma_star", low=0)
     m2 = (1 - gamma * mu)**T * D0**2 + gamma * (4 * ss**2 + 2 * p * sigma**2) / mu
     return float(np.sqrt(m2 / zeta))
 

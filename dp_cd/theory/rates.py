@@ -30,17 +30,20 @@ def _priv(n, epsilon, delta=None):
 
 def m_norm(w, M) -> float:
     "$\\|w\\|_M = (\\sum_j M_j w_j^2)^{1/2}$."
-    w = check_array(np.atleast_1d(w), "w", ndim=1); M = _vec(M, "M", True)
+    w = check_array(np.atleast_1d(w), "w", ndim=1)
+    M = _vec(M, "M", True)
     return float(np.sqrt(np.sum(M * w * w)))
 
 def m_inv_norm(w, M) -> float:
     "$\\|w\\|_{M^{-1}} = (\\sum_j w_j^2/M_j)^{1/2}$."
-    w = check_array(np.atleast_1d(w), "w", ndim=1); M = _vec(M, "M", True)
+    w = check_array(np.atleast_1d(w), "w", ndim=1)
+    M = _vec(M, "M", True)
     return float(np.sqrt(np.sum(w * w / M)))
 
 def m1_norm(w, M) -> float:
     "$\\|w\\|_{M,1} = \\sum_j \\sqrt{M_j}|w_j|$."
-    w = check_array(np.atleast_1d(w), "w", ndim=1); M = _vec(M, "M", True)
+    w = check_array(np.atleast_1d(w), "w", ndim=1)
+    M = _vec(M, "M", True)
     return float(np.sum(np.sqrt(M) * np.abs(w)))
 
 # %% ../../nbs/04_theory/01_rates.ipynb
@@ -51,13 +54,17 @@ def dpcd_convex_bound_K(K:float, # inner iterations
                         R_M:float, # max(||w0 - w*||_M, sqrt(F(w0) - F*))
                        ) -> float:
     "DP-CD convex bound (A.3.35) after K iterations: $3pR_M^2/(2K) + 12\\|L\\|_{M^{-1}}^2K\\log(1/\\delta)/(n\\varepsilon)^2$."
-    n, eps, delta = _priv(n, epsilon, delta); K = check_scalar(K, "K", low=0, low_open=True)
-    L = _vec(L, "L"); M = _vec(M, "M", True); p = len(M)
+    n, eps, delta = _priv(n, epsilon, delta)
+    K = check_scalar(K, "K", low=0, low_open=True)
+    L = _vec(L, "L")
+    M = _vec(M, "M", True)
+    p = len(M)
     return 1.5 * p * R_M**2 / K + 12 * m_inv_norm(L, M)**2 * K * math.log(1 / delta) / (n * eps)**2
 
 def dpcd_convex_K(n:int, epsilon:float, delta:float, L, M, R_M:float) -> float:
     "Inner iterations of (A.3.36): $K = R_M\\sqrt p\\,n\\varepsilon/(\\|L\\|_{M^{-1}}\\sqrt{8\\log(1/\\delta)})$."
-    n, eps, delta = _priv(n, epsilon, delta); M = _vec(M, "M", True)
+    n, eps, delta = _priv(n, epsilon, delta)
+    M = _vec(M, "M", True)
     return R_M * math.sqrt(len(M)) * n * eps / (m_inv_norm(L, M) * math.sqrt(8 * math.log(1 / delta)))
 
 def dpcd_convex_bound(n:int, # number of records
@@ -68,7 +75,9 @@ def dpcd_convex_bound(n:int, # number of records
                       R_M:float, # ||w0 - w*||_M (smooth case) or the max with sqrt(F(w0)-F*)
                      ) -> float:
     "DP-CD convex utility bound (A.3.36): $9\\sqrt p\\|L\\|_{M^{-1}}R_M\\sqrt{\\log(1/\\delta)}/(n\\varepsilon)$."
-    n, eps, delta = _priv(n, epsilon, delta); L = _vec(L, "L"); M = _vec(M, "M", True)
+    n, eps, delta = _priv(n, epsilon, delta)
+    L = _vec(L, "L")
+    M = _vec(M, "M", True)
     if L.shape != M.shape: raise ValueError(f"L and M must have the same shape, got {L.shape} and {M.shape}")
     R_M = check_scalar(R_M, "R_M", low=0)
     return 9 * math.sqrt(len(M)) * m_inv_norm(L, M) * R_M * math.sqrt(math.log(1 / delta)) / (n * eps)
@@ -80,8 +89,11 @@ def dpcd_strongly_convex_bound(n:int, epsilon:float, delta:float, L, M,
                                as_published:bool=False, # 24 (thesis (A.3.38)) instead of 48 (its derivation)
                               ) -> float:
     "DP-CD strongly convex bound $\\Delta_0/2^T + TB$ ((A.3.38)–(A.3.39)); with the default T, $B(1+\\log_2(\\Delta_0/B))$."
-    n, eps, delta = _priv(n, epsilon, delta); L = _vec(L, "L"); M = _vec(M, "M", True)
-    mu = check_scalar(mu_M, "mu_M", low=0, low_open=True); gap0 = check_scalar(gap0, "gap0", low=0)
+    n, eps, delta = _priv(n, epsilon, delta)
+    L = _vec(L, "L")
+    M = _vec(M, "M", True)
+    mu = check_scalar(mu_M, "mu_M", low=0, low_open=True)
+    gap0 = check_scalar(gap0, "gap0", low=0)
     B = (24 if as_published else 48) * len(M) * (1 + 1 / mu) * m_inv_norm(L, M)**2 * math.log(1 / delta) / (n * eps)**2
     if T is None:
         if gap0 <= 2 * B: return gap0      # for B < gap0 < 2B the thesis's T gives more than the T = 0 bound
@@ -96,14 +108,16 @@ def dpsgd_bound(n:int, epsilon:float, delta:float,
                 mu:float|None=None, # strong convexity (w.r.t. ||.||_2), None for convex
                ) -> float:
     "DP-SGD utility (Theorem 3.2.3, constant 1)."
-    n, eps, delta = _priv(n, epsilon, delta); Lam = check_scalar(Lambda, "Lambda", low=0)
+    n, eps, delta = _priv(n, epsilon, delta)
+    Lam = check_scalar(Lambda, "Lambda", low=0)
     p = check_scalar(p, "p", low=1, integer=True)
     if mu is None: return Lam * check_scalar(radius, "radius", low=0) * math.sqrt(p * math.log(1 / delta)) / (n * eps)
     return Lam**2 * p * math.log(1 / delta) / (check_scalar(mu, "mu", low=0, low_open=True) * (n * eps)**2)
 
 def erm_lower_bound(n:int, epsilon:float, Lambda:float, radius:float, p:int, mu:float|None=None) -> float:
     "Lower bound of Theorem 3.2.4 (Bassily et al. 2014; constant 1, δ = o(1/n))."
-    n, eps = _priv(n, epsilon); p = check_scalar(p, "p", low=1, integer=True)
+    n, eps = _priv(n, epsilon)
+    p = check_scalar(p, "p", low=1, integer=True)
     if mu is None: return Lambda * radius * min(1.0, math.sqrt(p) / (n * eps))
     return Lambda**2 / mu * min(1.0, p / (n * eps)**2)
 
@@ -113,7 +127,10 @@ def coordinate_lower_bound(n:int, epsilon:float,
                            mu_I:float|None=None, # strong convexity w.r.t. ||.||_2 (strongly convex case)
                           ) -> float:
     "Lower bound of Theorem 4.4.1 (constant 1)."
-    n, eps = _priv(n, epsilon); L = _vec(L, "L"); p = len(L); L2 = float(np.linalg.norm(L))
+    n, eps = _priv(n, epsilon)
+    L = _vec(L, "L")
+    p = len(L)
+    L2 = float(np.linalg.norm(L))
     if mu_I is None:
         if w_star_norm is None: raise ValueError("w_star_norm is required in the convex case")
         return math.sqrt(p) * L2 * w_star_norm / (n * eps)
@@ -125,12 +142,16 @@ def dpgcd_convex_bound(n:int, epsilon:float, delta:float, L, M,
                        zeta:float=0.05, # failure probability
                       ) -> float:
     "DP-GCD convex rate (Theorem 5.3.2, constant 1)."
-    n, eps, delta = _priv(n, epsilon, delta); L = _vec(L, "L"); M = _vec(M, "M", True)
+    n, eps, delta = _priv(n, epsilon, delta)
+    L = _vec(L, "L")
+    M = _vec(M, "M", True)
     return R_M1**(4 / 3) * L.max()**(2 / 3) * math.log(1 / delta) * math.log(len(M) / zeta) / ((n * eps)**(2 / 3) * M.min()**(1 / 3))
 
 def dpgcd_strongly_convex_bound(n:int, epsilon:float, delta:float, L, M, mu_M1:float, zeta:float=0.05) -> float:
     "DP-GCD strongly convex rate (Theorem 5.3.2, constant 1)."
-    n, eps, delta = _priv(n, epsilon, delta); L = _vec(L, "L"); M = _vec(M, "M", True)
+    n, eps, delta = _priv(n, epsilon, delta)
+    L = _vec(L, "L")
+    M = _vec(M, "M", True)
     return L.max()**2 * math.log(1 / delta) * max(math.log(2 * len(M) / (mu_M1 * zeta)), 1.0) / (M.min() * mu_M1**2 * (n * eps)**2)
 
 def dpgcd_quasi_sparse_bound(n:int, epsilon:float, L, M, mu_M2:float,
@@ -138,7 +159,9 @@ def dpgcd_quasi_sparse_bound(n:int, epsilon:float, L, M, mu_M2:float,
                              tau:int, # quasi-sparsity of the solution
                              zeta:float=0.05) -> float:
     "DP-GCD rate on (α, τ)-quasi-sparse problems (Theorem 5.3.3, constant 1)."
-    n, eps = _priv(n, epsilon); L = _vec(L, "L"); M = _vec(M, "M", True)
+    n, eps = _priv(n, epsilon)
+    L = _vec(L, "L")
+    M = _vec(M, "M", True)
     return L.max()**2 * (s + tau)**2 * math.log(2 * len(M) / zeta) / (M.min() * mu_M2 * (n * eps)**2)
 
 # %% ../../nbs/04_theory/01_rates.ipynb
@@ -151,20 +174,26 @@ def growth_upper_bound(n:int, epsilon:float, d:int, L:float, lam:float, kappa:fl
                        kappa_lower:float|None=None, # κ̲ given to Algorithm 2 (default κ)
                        delta:float=0.0, beta:float|None=None) -> float:
     "Theorems 2 (δ = 0) and 3 (δ > 0) of the growth paper, constant 1."
-    n, eps = _priv(n, epsilon); k = _kappa(kappa); kl = k if kappa_lower is None else _kappa(kappa_lower, "kappa_lower")
+    n, eps = _priv(n, epsilon)
+    k = _kappa(kappa)
+    kl = k if kappa_lower is None else _kappa(kappa_lower, "kappa_lower")
     if kl > k: raise ValueError("kappa_lower must be <= kappa")
-    beta = 1 / (n + d) if beta is None else beta; lb = math.log(1 / beta)
+    beta = 1 / (n + d) if beta is None else beta
+    lb = math.log(1 / beta)
     dd = d if delta == 0 else math.sqrt(d * math.log(1 / delta))
     return lam**(-1 / (k - 1)) * (L * math.sqrt(lb) / math.sqrt(n) + L * dd * lb / (n * eps * (kl - 1)))**(k / (k - 1))
 
 def inverse_sensitivity_bound(n:int, epsilon:float, d:int, L:float, lam:float, kappa:float, D:float, rho:float, beta:float=0.05) -> float:
     "Theorem 1: $\\lambda^{-1/(\\kappa-1)}(2L(\\log(1/\\beta)+d\\log(D/\\rho))/(n\\varepsilon))^{\\kappa/(\\kappa-1)} + L\\rho$."
-    n, eps = _priv(n, epsilon); k = _kappa(kappa)
+    n, eps = _priv(n, epsilon)
+    k = _kappa(kappa)
     return lam**(-1 / (k - 1)) * (2 * L * (math.log(1 / beta) + d * math.log(D / rho)) / (n * eps))**(k / (k - 1)) + L * rho
 
 def growth_lower_bound(n:int, epsilon:float, d:int, L:float, lam:float, kappa:float, delta:float=0.0) -> float:
     "Theorems 4 (pure DP, κ >= 2), 5 (pure DP, d = 1, κ in (1, 2], stated for λ = 1, L = 2) and 6 (approximate DP, κ >= 2); constant 1."
-    n, eps = _priv(n, epsilon); k = _kappa(kappa); a = k / (k - 1)
+    n, eps = _priv(n, epsilon)
+    k = _kappa(kappa)
+    a = k / (k - 1)
     if delta > 0:
         if k < 2: raise ValueError("Theorem 6 (approximate DP) requires kappa >= 2")
         return lam**(-1 / (k - 1)) * (L * math.sqrt(d) / (n * eps))**a
@@ -181,7 +210,8 @@ def comparison_quantities(M, # coordinate-wise smoothness constants, shape (p,)
                           mu_I:float|None=None, # strong convexity w.r.t. ||.||_2 (optional)
                          ) -> dict:
     "The §4.3.4 quantities $\\|L\\|_{M^{-1}}R_M$, $\\Lambda R_I$ (and their strongly convex counterparts)."
-    M = _vec(M, "M", True); L = _vec(L, "L")
+    M = _vec(M, "M", True)
+    L = _vec(L, "L")
     if L.shape != M.shape: raise ValueError(f"L and M must have the same shape, got {L.shape} and {M.shape}")
     rad = np.atleast_1d(np.asarray(radius, dtype=float))
     if rad.size == 1 and M.size > 1 or np.ndim(radius) == 0:
@@ -202,7 +232,10 @@ def predict_winner(M, L, radius, n:int, epsilon:float, delta:float, Lambda:float
                    mu_M:float|None=None, mu_I:float|None=None, mu_M1:float|None=None, zeta:float=0.05) -> dict:
     "Predicted rates (constant 1) of DP-CD, DP-SGD and DP-GCD and the predicted winner, convex or (if μ's given) strongly convex."
     q = comparison_quantities(M, L, radius, Lambda, mu_M, mu_I)
-    n, eps, delta = _priv(n, epsilon, delta); M = _vec(M, "M", True); L = _vec(L, "L"); p = len(M)
+    n, eps, delta = _priv(n, epsilon, delta)
+    M = _vec(M, "M", True)
+    L = _vec(L, "L")
+    p = len(M)
     base = math.sqrt(p * math.log(1 / delta)) / (n * eps)
     if mu_M is None or mu_I is None:
         rates = {"DP-CD": base * q["cd_convex"], "DP-SGD": base * q["sgd_convex"],
