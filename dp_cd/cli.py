@@ -441,6 +441,7 @@ def _fit(args, acc):
     X, y, names, tname = read_data(args.data, args.target, args.data_dir)
     task, Est, loss = _task(args, y, tname)
     est = _estimator(args, Est, loss, acc)
+    if Est is DPClassifier: est.set_params(classes=np.unique(y))   # read from the data (not private)
     elapsed, leaks = _fit_with_progress(est, X, y, f"dp-cd fit ({args.solver}, {args.passes:g} "
                                                    "passes)")
     for m in leaks: print(f"dp-cd: PrivacyLeakWarning: {m}", file=sys.stderr)

@@ -51,7 +51,8 @@ def call_solve(X, y, loss, seed=0): return solve(X, y, loss, L2(0.1), method="cd
 def call_reg(X, y, loss, seed=0):
     return DPRegressor(epsilon=1.0, delta=1e-3, n_passes=2, random_state=seed, solver_options=dict(smoothness="exact")).fit(X, y).coef_
 def call_clf(X, y, loss, seed=0):
-    return DPClassifier(epsilon=1.0, delta=1e-3, n_passes=2, random_state=seed).fit(X, y).coef_.ravel()
+    classes = np.unique(np.asarray(y))   # public in this harness
+    return DPClassifier(epsilon=1.0, delta=1e-3, n_passes=2, random_state=seed, classes=classes).fit(X, y).coef_.ravel()
 
 ENTRY = {"dp_cd": call_dp_cd, "dp_cd(smoothness=exact)": call_dp_cd_exact, "dp_sgd": call_dp_sgd, "dp_scd": call_dp_scd,
          "output_perturbation": call_outpert, "solve": call_solve, "DPRegressor": call_reg, "DPClassifier": call_clf}
