@@ -441,6 +441,7 @@ def _fit(args, acc):
     X, y, names, tname = read_data(args.data, args.target, args.data_dir)
     task, Est, loss = _task(args, y, tname)
     est = _estimator(args, Est, loss, acc)
+    if Est is DPClassifier: est.set_params(classes=_classes(args, y, tname))
     elapsed, leaks = _fit_with_progress(est, X, y, f"dp-cd fit ({args.solver}, {args.passes:g} "
                                                    "passes)")
     for m in leaks: print(f"dp-cd: PrivacyLeakWarning: {m}", file=sys.stderr)
@@ -448,21 +449,32 @@ def _fit(args, acc):
     d["target"], d["fit_seconds"], d["privacy_leak_warnings"] = tname, elapsed, leaks
     _save_fit(args, acc, d)
     if args.json: print(json.dumps(d))
-    else: _report_fit(args, est, X, y, task, loss, elapsed, acc)
+    else: _report_fit(args, est, X, task, loss, elapsed, acc)
     return 0
 
 def _task(args, y, tname):
-    "(task, estimator class, loss) from --task/--loss and the target's values."
-    task = args.task or ("classification" if len(np.unique(y)) == 2 else "regression")
-    if task == "classification":
-        classes = np.unique(y)
-        if len(classes) < 2: raise CLIError(f"the target {tname!r} has a single class ({classes[0]!r}); a classifier needs two")
-        if np.any(classes != np.round(classes)) or len(classes) > 100:
-            raise CLIError(f"the target {tname!r} has {len(classes)} distinct values, not class labels; use integer labels or --task regression")
-        return task, DPClassifier, args.loss or "logistic"
-    if np.ptp(y) == 0:
-        raise CLIError(f"the target {tname!r} is constant ({y[0]!r}); there is nothing to learn")
-    return task, DPRegressor, args.loss or "squared"
+    "(task, estimator class, loss): the task is the PUBLIC --task (default regression), never y's."
+    if (args.task or "regression") == "regression":
+        if np.ptp(y) == 0:
+            raise CLIError(f"the target {tname!r} is constant ({y[0]!r}); there is nothing to learn")
+        return "regression", DPRegressor, args.loss or "squared"
+    return "classification", DPClassifier, args.loss or "logistic"
+
+def _classes(args, y, tname):
+    "The PUBLIC label set --classes (required when private); read from y only if epsilon = inf."
+    if args.classes is None and math.isfinite(args.epsilon):
+        raise CLIError("--task classification with a finite --epsilon needs --classes, the PUBLIC "
+                       "label set (e.g. --classes 0,1): reading it from the data is not private", 2)
+    classes = np.unique(y) if args.classes is None else _parse_classes(args.classes)
+    if len(classes) < 2: raise CLIError(f"the target {tname!r} has a single class ({classes[0]!r}); a classifier needs two")
+    if np.any(classes != np.round(classes)) or len(classes) > 100:
+        raise CLIError(f"the target {tname!r} has {len(classes)} distinct values, not class labels; use integer labels or --task regression")
+    return classes
+
+def _parse_classes(text:str) -> np.ndarray:
+    "Labels from a comma-separated --classes (numbers, as the targets read from files)."
+    try: return np.unique([float(c) for c in text.split(",") if c.strip()])
+    except ValueError: raise CLIError(f"--classes {text!r}: give numeric labels separated by commas, e.g. 0,1", 2) from None
 
 # %% ../nbs/06_api/02_cli.ipynb
 def _estimator(args, Est, loss, acc):
@@ -510,13 +522,20 @@ def _format_score(score:float) -> str:
     if math.isfinite(score): return f"{score:.4f}"
     return f"not finite ({score}): numerical overflow, rescale the data"
 
-def _report_fit(args, est, X, y, task, loss, elapsed, acc):
+def _test_score(args, est, task):
+    "The metric on the held-out --test-file (never on the training data: that one is not private)."
+    Xt, yt, _, _ = read_data(args.test_file, args.target, args.data_dir)
+    if Xt.shape[1] != est.n_features_in_:
+        raise CLIError(f"--test-file has {Xt.shape[1]} features, the model {est.n_features_in_}")
+    name = "accuracy" if task == "classification" else "R^2"
+    return f"{name} on {args.test_file} (held out): {_format_score(est.score(Xt, yt))}"
+
+def _report_fit(args, est, X, task, loss, elapsed, acc):
     rep = est.privacy_
     print(f"trained {type(est).__name__} ({args.solver}, loss={loss}, penalty={args.penalty}, "
           f"alpha={args.alpha}) "
           f"on {X.shape[0]} records x {X.shape[1]} features in {elapsed:.2f}s")
-    print(f"training {'accuracy' if task == 'classification' else 'R^2'}: "
-          f"{_format_score(est.score(X, y))}")
+    if args.test_file: print(_test_score(args, est, task))
     print("privacy:", *(str(r) for r in (rep if isinstance(rep, list) else [rep])), sep="\n")
     if args.out: print(f"model written to {args.out}")
     if acc is not None:
@@ -770,7 +789,9 @@ def _parser():
                               "  dp-cd fit data.csv --feature-bound 1 --epsilon 2   (public |x_j| <= 1: no PrivacyLeakWarning)")
     f.add_argument("data", help="data file or dataset name")
     f.add_argument("--target", help="target column of a CSV file (default: the last column)")
-    f.add_argument("--task", choices=["regression", "classification"], help="default: classification if the target has two values")
+    f.add_argument("--task", choices=["regression", "classification"], default="regression", help="a PUBLIC choice (default regression; never inferred from the target)")
+    f.add_argument("--classes", default=None, help="classification: the PUBLIC label set, comma-separated (e.g. 0,1); required unless --epsilon inf")
+    f.add_argument("--test-file", default=None, help="held-out data file: the accuracy / R^2 printed is computed on it (no metric is printed on the training data)")
     f.add_argument("--loss", choices=sorted(LOSSES), help="default: squared (regression) or logistic (classification)")
     f.add_argument("--penalty", default="l2", choices=["none", "l1", "l2", "elasticnet"], help="penalty (default l2)")
     f.add_argument("--alpha", type=float, default=1e-3, help="regularisation strength (default 1e-3)")

@@ -223,12 +223,30 @@ class DPRegressor(RegressorMixin, _DPLinearBase):
         return t
 
 # %% ../nbs/06_api/01_estimators.ipynb
+def _label_set(classes, # the PUBLIC label set given to the estimator, or None
+               y:np.ndarray, # the (private) labels
+               epsilon:float, # the fit's ε (inf: non-private, the labels may be read)
+              ) -> np.ndarray:
+    "`classes_`: the public `classes` (sorted, distinct); read from `y` only when ε = ∞."
+    if classes is None and np.isfinite(epsilon):
+        raise ValueError("classes=None: a private fit needs the PUBLIC label set, since reading it "
+                         "from y reveals rare labels; pass classes=[...] (or epsilon=np.inf)")
+    labels = np.unique(y if classes is None else np.asarray(classes))
+    if len(labels) < 2:
+        name = "y" if classes is None else "classes"
+        raise ValueError(f"{name} has fewer than two classes ({list(labels)!r}); a classifier needs two")
+    return labels
+
+# %% ../nbs/06_api/01_estimators.ipynb
 class DPClassifier(ClassifierMixin, _DPLinearBase):
     "Differentially private linear classifier; one-vs-rest for more than two classes, with the budget split evenly."
     def __init__(self, loss="logistic", # "logistic", "squared", "huber" or a Loss (labels encoded as ±1)
                  penalty="l2", alpha=1e-3, l1_ratio=0.5, solver="dp-cd", epsilon=1.0, delta=None, n_passes=10,
                  step=None, clip=None, feature_bounds=None, target_bound=None, fit_intercept=True, intercept_scaling=1.0,
-                 random_state=None, accountant=None, solver_options=None):
+                 random_state=None, accountant=None, solver_options=None,
+                 classes=None, # PUBLIC label set (required when epsilon is finite; see `_label_set`)
+                ):
+        self.classes = classes
         super().__init__(loss, penalty, alpha, l1_ratio, solver, epsilon, delta, n_passes, step, clip, feature_bounds,
                          target_bound, fit_intercept, intercept_scaling, random_state, accountant, solver_options)
 
@@ -237,15 +255,15 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
         loss, pen, solver, eps, delta = self._begin_fit(X)
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=np.float64)
         check_classification_targets(y)
-        self.classes_ = np.unique(y)
+        self.classes_ = _label_set(self.classes, y, eps)
         K = len(self.classes_)
-        if K < 2: raise ValueError(f"y has one class only ({self.classes_[0]!r}); a classifier needs at least two")
         rng = as_generator(self.random_state)
         targets = [self.classes_[1]] if K == 2 else list(self.classes_)
         # one-vs-rest: the K models are fitted on the same data, so by basic composition each gets (ε/K, δ/K)
         e_k, d_k = (eps, delta) if K == 2 else (eps / K, delta / K)
         coefs, icpts, reports, n_iter = [], [], [], 0
         for c in targets:
+            # a label outside `classes` is in no positive class: a negative of every problem
             res = self._fit(X, np.where(y == c, 1.0, -1.0), loss, pen, solver, e_k, d_k, rng)
             w, b = self._split(res.coef); coefs.append(w); icpts.append(b); reports.append(res.privacy); n_iter += res.n_iter
         self._charge(reports, eps, delta)

@@ -39,9 +39,10 @@ def test_console_script_help_and_version():
 
 def test_fit_predict_roundtrip(csv_file, tmp_path, capsys):
     model = tmp_path / "m.json"
-    code, out, err = run(["fit", str(csv_file), "--target", "price", "--feature-bound", "1", "--seed", "0", "--out", str(model)], capsys)
+    code, out, err = run(["fit", str(csv_file), "--target", "price", "--feature-bound", "1", "--seed", "0", "--out", str(model),
+                          "--test-file", str(csv_file)], capsys)
     assert code == 0, err
-    assert "replace-one" in out and "R^2" in out and "PrivacyLeakWarning" not in err
+    assert "replace-one" in out and "R^2 on" in out and "held out" in out and "PrivacyLeakWarning" not in err
     est = load_model(model)
     assert est.privacy_["epsilon"] <= 1 + 1e-9 and est.privacy_["relation"] == "replace_one"
     code, out, err = run(["predict", str(model), str(csv_file)], capsys)
@@ -61,9 +62,11 @@ def test_classification_and_named_dataset(tmp_path, capsys):
     rng = np.random.default_rng(1)
     X = rng.normal(size=(300, 2)); y = (X[:, 0] > 0).astype(int)
     p = write_csv(tmp_path / "c.csv", ["u", "v", "label"], np.column_stack([X, y]).tolist())
-    code, out, err = run(["fit", str(p), "--target", "label", "--epsilon", "5", "--seed", "0"], capsys)
-    assert code == 0 and "accuracy" in out
-    code, out, err = run(["fit", "log1", "--epsilon", "1", "--passes", "2", "--seed", "0", "--json"], capsys)
+    code, out, err = run(["fit", str(p), "--target", "label", "--epsilon", "5", "--seed", "0", "--task", "classification",
+                          "--classes", "0,1", "--test-file", str(p)], capsys)
+    assert code == 0 and "accuracy on" in out
+    code, out, err = run(["fit", "log1", "--epsilon", "1", "--passes", "2", "--seed", "0", "--json", "--task", "classification",
+                          "--classes=-1,1"], capsys)
     assert code == 0 and json.loads(out)["estimator"] == "DPClassifier"
 
 def test_fit_per_sample_clipping(csv_file, capsys):
@@ -118,10 +121,10 @@ def test_bad_data_files(tmp_path, capsys):
         c, out, err = run(["fit", str(path), "--out", str(out_file)], capsys)
         assert c == 1 and text.lower() in err.lower() and one_line_error(err), (path, err)
     single = write_csv(tmp_path / "single.csv", ["a", "y"], [[1, 1], [2, 1], [3, 1]])
-    c, out, err = run(["fit", str(single), "--task", "classification", "--out", str(out_file)], capsys)
+    c, out, err = run(["fit", str(single), "--task", "classification", "--epsilon", "inf", "--out", str(out_file)], capsys)
     assert c == 1 and "single class" in err and one_line_error(err)
     notlabels = write_csv(tmp_path / "float.csv", ["a", "y"], [[1, 0.5], [2, 1.7], [3, 2.2]])
-    c, out, err = run(["fit", str(notlabels), "--task", "classification", "--out", str(out_file)], capsys)
+    c, out, err = run(["fit", str(notlabels), "--task", "classification", "--classes", "0.5,1.7", "--out", str(out_file)], capsys)
     assert c == 1 and "not class labels" in err and one_line_error(err)
     assert not out_file.exists()
 
@@ -395,3 +398,26 @@ def test_huge_public_bounds_are_refused(csv_file, capsys):
     "7. a public bound whose square overflows is refused in one line, with no library warning."
     c, out, err = run(["fit", str(csv_file), "--feature-bound", "1e308"], capsys)
     assert c == 2 and one_line_error(err) and "--feature-bound" in err and "Warning" not in err, err
+
+
+def test_fit_old_leaks_gone(tmp_path, capsys):
+    "The task is public, the label set is public, and no metric is computed on the training data."
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(200, 2)); y = (X[:, 0] > 0).astype(int)
+    p = write_csv(tmp_path / "c.csv", ["u", "v", "label"], np.column_stack([X, y]).tolist())
+    code, out, err = run(["fit", str(p), "--target", "label", "--json", "--seed", "0"], capsys)
+    assert code == 0 and json.loads(out)["estimator"] == "DPRegressor"   # two values: still regression
+    code, out, err = run(["fit", str(p), "--target", "label", "--task", "classification"], capsys)
+    assert code == 2 and "--classes" in err and one_line_error(err)      # refused before any fit
+    y2 = y.copy(); y2[0] = 2                                               # a neighbour with a third class
+    q = write_csv(tmp_path / "d.csv", ["u", "v", "label"], np.column_stack([X, y2]).tolist())
+    shapes = []
+    for f in (p, q):
+        code, out, err = run(["fit", str(f), "--target", "label", "--task", "classification", "--classes", "0,1",
+                              "--json", "--seed", "0"], capsys)
+        d = json.loads(out)
+        shapes.append((tuple(d["classes"]), np.shape(d["coef"])))
+        code, out, err = run(["fit", str(f), "--target", "label", "--task", "classification", "--classes", "0,1",
+                              "--seed", "0"], capsys)
+        assert code == 0 and "accuracy" not in out and "R^2" not in out
+    assert shapes[0] == shapes[1]

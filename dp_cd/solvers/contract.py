@@ -6,8 +6,9 @@
 from __future__ import annotations
 import inspect
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 import numpy as np
+import scipy.sparse as sp
 from ..utils import as_design, as_generator
 from ..model.losses import Loss
 from ..model.penalties import Penalty
@@ -16,8 +17,8 @@ from ..privacy.events import (DPEvent, ComposedEvent, check_epsilon, check_delta
 from ..privacy.report import PrivacyReport
 
 # %% auto 0
-__all__ = ['SOLVERS', 'PrivacyRequest', 'check_privacy', 'Problem', 'check_problem', 'LedgerEntry', 'Ledger', 'Plan',
-           'build_report', 'Run', 'FitResult', 'Solver', 'Option', 'register', 'get_solver']
+__all__ = ['SOLVERS', 'PrivacyRequest', 'check_privacy', 'Problem', 'check_problem', 'project_records', 'LedgerEntry', 'Ledger',
+           'Plan', 'build_report', 'Run', 'FitResult', 'Solver', 'Option', 'register', 'get_solver']
 
 # %% ../../nbs/03_solvers/00_contract.ipynb
 @dataclass(frozen=True)
@@ -96,6 +97,29 @@ def check_problem(X, # design (n, p), dense array-like or scipy sparse
 def _no_penalty():
     from dp_cd.model.penalties import NoPenalty
     return NoPenalty()
+
+# %% ../../nbs/03_solvers/00_contract.ipynb
+def _row_scale(X, x_norm:float) -> np.ndarray:
+    "min(1, x_norm/‖x_i‖₂) per row, computed without overflow (rows scaled by their max |x_ij|)."
+    A = abs(X.tocsr()) if sp.issparse(X) else np.abs(X)
+    m = A.max(axis=1).toarray().ravel() if sp.issparse(X) else A.max(axis=1, initial=0.0)
+    m_ = np.where(m > 0, m, 1.0)
+    S = sp.diags(1.0 / m_) @ A if sp.issparse(X) else A / m_[:, None]
+    S2 = S.multiply(S) if sp.issparse(X) else S * S
+    r = np.sqrt(np.asarray(S2.sum(axis=1)).ravel())   # ‖x_i‖₂ / m_i, in [1, √p]
+    with np.errstate(over="ignore"): ratio = (x_norm / m_) / np.maximum(r, 1.0)
+    return np.where(m > 0, np.minimum(1.0, ratio), 1.0)
+
+# %% ../../nbs/03_solvers/00_contract.ipynb
+def project_records(problem:Problem, # validated data of a fit
+                    x_norm:float, # PUBLIC bound R: rows projected onto {‖x‖₂ ≤ R}
+                    y_bound:float|None=None, # PUBLIC bound b: labels clipped to [-b, b] (None: kept)
+                   ) -> Problem:
+    "The records mapped one by one into the public universe (a copy; records inside unchanged)."
+    s = _row_scale(problem.X, x_norm)
+    X = sp.diags(s) @ problem.X.tocsr() if problem.sparse else problem.X * s[:, None]
+    y = problem.y if y_bound is None else np.clip(problem.y, -y_bound, y_bound)
+    return replace(problem, X=as_design(X, "X")[0], y=y)
 
 # %% ../../nbs/03_solvers/00_contract.ipynb
 @dataclass(frozen=True)

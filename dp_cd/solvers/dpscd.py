@@ -10,8 +10,8 @@ from numba import njit
 from ..utils import check_scalar
 from ..model.losses import Loss, SquaredLoss, LogisticLoss
 from ..model.penalties import Penalty, L2
-from .dpcd import row_norms
-from .contract import Solver, Plan, Run, Ledger, FitResult, register, get_solver
+from .contract import (Solver, Plan, Run, Ledger, FitResult, register, get_solver,
+                                    project_records)
 from .dpsgd import (poisson_batches, subsampled_gaussian_steps,
                                  calibrate_subsampled_gaussian, _MAX_BLOCK, _row_design,
                                  _record_steps, _cuts, _with_defaults, _positive)
@@ -56,7 +56,7 @@ class DPSCD(Solver):
 
 # %% ../../nbs/03_solvers/07_dp_scd.ipynb
 def _scd_check_options(self, problem, request, options:dict) -> dict:
-    "The options checked, defaults filled in; a private run checks the rows' norms (Lemma 1)."
+    "The options checked, defaults filled in (nothing is read from the data)."
     opts = _with_defaults(self, options)
     if problem.penalty.lam <= 0:
         raise ValueError(f"penalty must be L2(lam) with lam > 0 for DP-SCD, "
@@ -69,9 +69,6 @@ def _scd_check_options(self, problem, request, options:dict) -> dict:
     opts["clip"] = _positive(opts["clip"], "clip")
     if opts["record_every"] is not None:
         opts["record_every"] = _positive(opts["record_every"], "record_every")
-    if request.private and np.any(row_norms(problem.X) > 1 + 1e-12):
-        raise ValueError("X has rows of norm > 1: DP-SCD's sensitivity (Lemma 1) assumes "
-                         "||x_i|| <= 1; normalise the rows first")
     return opts
 
 DPSCD.check_options = _scd_check_options
@@ -127,7 +124,8 @@ def _scd_published_plan(request, params:dict) -> Plan:
 
 # %% ../../nbs/03_solvers/07_dp_scd.ipynb
 def _scd_run(self, problem, plan:Plan, options:dict, rng) -> Run:
-    "Blocks of dual steps on (α, v); the primal model θ = v/(λN)."
+    "Dual steps on (α, v), rows projected to norm ≤ 1 if private; the model θ = v/(λN)."
+    if len(plan.ledger): problem = project_records(problem, 1.0)   # Lemma 1's ||x_i|| <= 1
     P, N, p, lam = plan.params, problem.n, problem.p, problem.penalty.lam
     L, T = P["batch_size"], P["steps"]
     alpha, v = np.zeros(N), np.zeros(p)

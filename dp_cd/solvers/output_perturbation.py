@@ -13,7 +13,8 @@ from ..model.losses import (Loss, SquaredLoss, LogisticLoss, HuberLoss, loss_der
                                 loss_value_mean)
 from ..model.penalties import Penalty, L2
 from .dpcd import row_norms
-from .contract import Solver, Plan, Run, Ledger, FitResult, register, get_solver
+from .contract import (Solver, Plan, Run, Ledger, FitResult, register, get_solver,
+                                    project_records)
 from .dpsgd import _with_defaults, _positive
 from .growth import norm_bounds
 from ..privacy.events import GaussianEvent
@@ -69,7 +70,6 @@ def _op_plan(self, problem, request, options:dict, rng) -> Plan:
     "Public bounds → Λ, τ and Δ; then the noise of the one Gaussian release."
     rn = row_norms(problem.X)
     x_norm, y_bound, radius, leaks = _op_bounds(problem, request, options, rn)
-    if request.private: _check_records(problem, rn, x_norm, y_bound)
     Lam, mu = _op_lipschitz(problem, request, options, rn, (x_norm, y_bound, radius))
     tau = options["opt_tol"] * Lam / problem.n
     sens = 2.0 * Lam / (mu * problem.n) + 2.0 * tau / mu
@@ -106,14 +106,10 @@ def _leak(request, option:str, bound:str, leak:str) -> list:
     return [f"{leak} ({option}=None)"]
 
 # %% ../../nbs/03_solvers/08_output_perturbation.ipynb
-def _check_records(problem, rn:np.ndarray, x_norm:float, y_bound:float):
-    "Refuse records beyond the public bounds: a violated bound voids the guarantee."
-    beyond_x = np.any(rn > x_norm * (1 + 1e-12))
-    beyond_y = (isinstance(problem.loss, SquaredLoss)
-                and np.any(np.abs(problem.y) > y_bound * (1 + 1e-12)))
-    if beyond_x or beyond_y:
-        raise ValueError("some records exceed the public bounds x_norm / y_bound: clip or rescale "
-                         "the data (e.g. dp_cd.datasets.clip_rows)")
+def _op_projected(problem, params:dict):
+    "The records mapped into the public universe: rows to norm ≤ x_norm, labels to ±y_bound."
+    y_bound = params["y_bound"] if isinstance(problem.loss, SquaredLoss) else None
+    return project_records(problem, params["x_norm"], y_bound)
 
 # %% ../../nbs/03_solvers/08_output_perturbation.ipynb
 def _op_lipschitz(problem, request, options:dict, rn:np.ndarray, bounds:tuple) -> tuple:
@@ -162,6 +158,7 @@ def _refuse_infinite(sigma:float, params:dict):
 def _op_run(self, problem, plan:Plan, options:dict, rng) -> Run:
     "The exact minimiser to τ, plus the planned Gaussian noise (private runs)."
     P = plan.params
+    if len(plan.ledger): problem = _op_projected(problem, P)   # private: in the public universe
     tau = options["opt_tol"] * P["lipschitz"] / problem.n
     w, gnorm = l2_minimiser(problem.X, problem.y, problem.loss, P["strong_convexity"], tau)
     if gnorm > tau:
