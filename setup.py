@@ -17,7 +17,9 @@ py_versions = '3.10 3.11 3.12 3.13'.split()
 
 requirements = shlex.split(cfg.get('requirements', ''))
 experiments_requirements = shlex.split(cfg.get('experiments_requirements', ''))
-dev_requirements = shlex.split(cfg.get('dev_requirements', '')) + experiments_requirements
+dask_requirements = shlex.split(cfg.get('dask_requirements', ''))
+dev_requirements = (shlex.split(cfg.get('dev_requirements', '')) + experiments_requirements
+                    + dask_requirements)
 lic = licenses[cfg['license'].lower()]
 min_python = cfg['min_python']
 lib_path = cfg.get('lib_path', cfg['lib_name'])
@@ -35,7 +37,8 @@ setuptools.setup(
     packages=setuptools.find_packages(include=[lib_path, lib_path + '.*']),
     include_package_data=True,
     install_requires=requirements,
-    extras_require={'experiments': experiments_requirements, 'dev': dev_requirements},
+    extras_require={'experiments': experiments_requirements, 'dask': dask_requirements,
+                    'dev': dev_requirements},
     dependency_links=cfg.get('dep_links', '').split(),
     python_requires='>=' + cfg['min_python'],
     long_description=open('README.md', encoding='utf-8').read(),

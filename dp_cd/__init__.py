@@ -91,12 +91,13 @@ from .solvers.dpsgd import dp_sgd
 from .solvers.dpscd import dp_scd
 from .solvers.output_perturbation import output_perturbation
 from .solvers.growth import growth_adaptive
+from .solvers.block_cd import dp_bcd
 from .estimators import DPClassifier, DPRegressor, BudgetAccountant, BudgetExceededError
 
 # %% ../nbs/06_api/03_api.ipynb
 __all__ = [
     'DPClassifier', 'DPRegressor', 'BudgetAccountant', 'BudgetExceededError',
-    'dp_cd', 'dp_gcd', 'dp_sgd', 'dp_scd', 'output_perturbation', 'growth_adaptive', 'solve',
+    'dp_cd', 'dp_bcd', 'dp_gcd', 'dp_sgd', 'dp_scd', 'output_perturbation', 'growth_adaptive', 'solve',
     'Loss', 'SquaredLoss', 'LogisticLoss', 'HuberLoss',
     'Penalty', 'NoPenalty', 'L1', 'L2', 'ElasticNet', 'Box',
     'PrivacyReport', 'PureDPAccountant', 'RDPAccountant', 'ZCDPAccountant', 'GDPAccountant',

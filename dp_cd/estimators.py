@@ -17,7 +17,7 @@ from .model.losses import Loss, SquaredLoss, LogisticLoss, HuberLoss
 from .model.penalties import Penalty, NoPenalty, L1, L2, ElasticNet
 from .solvers.contract import SOLVERS, get_solver
 # importing the solver modules registers them in SOLVERS
-from .solvers import dpcd, dpgcd, dpsgd, dpscd, output_perturbation, growth
+from .solvers import dpcd, dpgcd, dpsgd, dpscd, output_perturbation, growth, block_cd
 from .privacy.events import check_delta, check_epsilon
 
 # %% auto 0
