@@ -318,7 +318,7 @@ def _smoothness(X, loss, smoothness, bound, budget, epsilon, rng, solver, stackl
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def _positive_smoothness(M, private):
-    "M_j > 0; a non-private run replaces the zeros (all-zero columns never move) by 1."
+    "M_j > 0 for public constants; zeros read from the data (all-zero columns) are replaced by 1."
     M = np.asarray(M, dtype=float)
     if np.any(M <= 0):
         if private or not np.all(M >= 0): raise ValueError("smoothness constants must be positive")
@@ -358,7 +358,8 @@ def coordinate_setup(X, # validated design (n, p)
     M, eps_M, event, notes, leaks = _smoothness(X, loss, smoothness, smoothness_bound,
                                                 smoothness_budget, epsilon, rng, solver,
                                                 stacklevel + 1)
-    M = _positive_smoothness(M, private)
+    from_data = isinstance(smoothness, str) and smoothness == "exact"   # zeros: no refusal
+    M = _positive_smoothness(M, private and not from_data)
     step = check_scalar(step, "step", low=0, low_open=True)
     return dict(M=M, steps=step / M, clips=_thresholds(clip, M, private), eps_M=eps_M, event=event,
                 notes=notes, leaks=leaks)
