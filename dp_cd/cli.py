@@ -439,6 +439,7 @@ def _count_records(source, data_dir):
 def _fit(args, acc):
     "Read, fit, save (model and ledger together) and report."
     X, y, names, tname = read_data(args.data, args.target, args.data_dir)
+    test = _read_test(args, X.shape[1])
     task, Est, loss = _task(args, y, tname)
     est = _estimator(args, Est, loss, acc)
     if Est is DPClassifier: est.set_params(classes=_classes(args, y, tname))
@@ -449,7 +450,7 @@ def _fit(args, acc):
     d["target"], d["fit_seconds"], d["privacy_leak_warnings"] = tname, elapsed, leaks
     _save_fit(args, acc, d)
     if args.json: print(json.dumps(d))
-    else: _report_fit(args, est, X, task, loss, elapsed, acc)
+    else: _report_fit(args, est, X, task, loss, elapsed, acc, test)
     return 0
 
 def _task(args, y, tname):
@@ -522,20 +523,25 @@ def _format_score(score:float) -> str:
     if math.isfinite(score): return f"{score:.4f}"
     return f"not finite ({score}): numerical overflow, rescale the data"
 
-def _test_score(args, est, task):
-    "The metric on the held-out --test-file (never on the training data: that one is not private)."
+def _read_test(args, n_features:int):
+    "The held-out --test-file, read and checked BEFORE anything is fitted or charged (or None)."
+    if not args.test_file: return None
     Xt, yt, _, _ = read_data(args.test_file, args.target, args.data_dir)
-    if Xt.shape[1] != est.n_features_in_:
-        raise CLIError(f"--test-file has {Xt.shape[1]} features, the model {est.n_features_in_}")
-    name = "accuracy" if task == "classification" else "R^2"
-    return f"{name} on {args.test_file} (held out): {_format_score(est.score(Xt, yt))}"
+    if Xt.shape[1] != n_features:
+        raise CLIError(f"--test-file has {Xt.shape[1]} features, the training data {n_features}")
+    return Xt, yt
 
-def _report_fit(args, est, X, task, loss, elapsed, acc):
+def _test_score(args, est, task, test):
+    "The metric on the held-out --test-file (never on the training data: that one is not private)."
+    name = "accuracy" if task == "classification" else "R^2"
+    return f"{name} on {args.test_file} (held out): {_format_score(est.score(*test))}"
+
+def _report_fit(args, est, X, task, loss, elapsed, acc, test=None):
     rep = est.privacy_
     print(f"trained {type(est).__name__} ({args.solver}, loss={loss}, penalty={args.penalty}, "
           f"alpha={args.alpha}) "
           f"on {X.shape[0]} records x {X.shape[1]} features in {elapsed:.2f}s")
-    if args.test_file: print(_test_score(args, est, task))
+    if test is not None: print(_test_score(args, est, task, test))
     print("privacy:", *(str(r) for r in (rep if isinstance(rep, list) else [rep])), sep="\n")
     if args.out: print(f"model written to {args.out}")
     if acc is not None:

@@ -421,3 +421,16 @@ def test_fit_old_leaks_gone(tmp_path, capsys):
                               "--seed", "0"], capsys)
         assert code == 0 and "accuracy" not in out and "R^2" not in out
     assert shapes[0] == shapes[1]
+
+
+def test_bad_test_file_is_refused_before_fit_and_charge(csv_file, tmp_path, capsys):
+    "A held-out file that does not match is refused before anything is fitted, written or charged."
+    bad = write_csv(tmp_path / "test.csv", ["a", "b", "price"], [[0.1, 0.2, 0.3]])
+    ledger, model = tmp_path / "budget.json", tmp_path / "m.json"
+    argv = ["fit", str(csv_file), "--target", "price", "--feature-bound", "1", "--seed", "0",
+            "--out", str(model), "--budget-file", str(ledger), "--budget-epsilon", "2",
+            "--test-file", str(bad)]
+    code, out, err = run(argv, capsys)
+    assert code != 0 and one_line_error(err) and "--test-file" in err, err
+    assert not model.exists()
+    assert not ledger.exists() or json.loads(ledger.read_text()).get("spent", []) == []
