@@ -12,10 +12,10 @@ from ..utils import check_array, check_scalar, as_design, PrivacyLeakWarning
 
 # %% auto 0
 __all__ = ['SQUARED', 'LOGISTIC', 'HUBER', 'loss_value', 'loss_deriv', 'loss_curvature', 'residual_scale', 'loss_hess',
-           'loss_conj', 'coord_grad_dense', 'coord_grad_sparse', 'clipped_coord_grad_dense',
-           'clipped_coord_grad_sparse', 'coord_grad_samples_dense', 'coord_grad_samples_sparse', 'update_pred_dense',
-           'update_pred_sparse', 'loss_deriv_vec', 'loss_hess_vec', 'loss_value_mean', 'loss_conj_mean', 'Loss',
-           'SquaredLoss', 'LogisticLoss', 'HuberLoss', 'feature_bounds']
+           'loss_conj', 'coord_grad_dense', 'coord_grad_sparse', 'clipped_coord_sum_dense', 'clipped_coord_sum_sparse',
+           'clipped_coord_grad_dense', 'clipped_coord_grad_sparse', 'coord_grad_samples_dense',
+           'coord_grad_samples_sparse', 'update_pred_dense', 'update_pred_sparse', 'loss_deriv_vec', 'loss_hess_vec',
+           'loss_value_mean', 'loss_conj_mean', 'Loss', 'SquaredLoss', 'LogisticLoss', 'HuberLoss', 'feature_bounds']
 
 # %% ../../nbs/01_model/02_losses.ipynb
 SQUARED, LOGISTIC, HUBER = 0, 1, 2
@@ -117,26 +117,36 @@ def coord_grad_sparse(code:int, param:float, data, indices, indptr, y, z, j:int)
         s += data[k] * loss_deriv(code, param, z[i], y[i])
     return s / n
 
-@njit(cache=True)
-def clipped_coord_grad_dense(code:int, param:float, X, y, z, j:int, C:float) -> float:
-    "$\\frac1n\\sum_i \\mathrm{clip}(X_{ij}\\phi'(z_i,y_i), C)$ with clip to $[-C, C]$ (dense `X`)."
-    n = X.shape[0]
+@njit(cache=True, fastmath=_FM)
+def clipped_coord_sum_dense(code:int, param:float, X, y, z, j:int, C:float) -> float:
+    "$\\sum_i \\mathrm{clip}(X_{ij}\\phi'(z_i,y_i), C)$, clip to $[-C, C]$; a NaN (0·inf) adds 0."
     s = 0.0
-    for i in range(n):
-        g = X[i, j] * loss_deriv(code, param, z[i], y[i])
-        s += min(C, max(-C, g))
-    return s / n
+    for i in range(X.shape[0]):
+        v = X[i, j] * loss_deriv(code, param, z[i], y[i])
+        s += min(C, max(-C, v)) if v == v else 0.0
+    return s
 
-@njit(cache=True)
-def clipped_coord_grad_sparse(code:int, param:float, data, indices, indptr, y, z, j:int, C:float) -> float:
-    "Coordinate-wise clipped gradient for a CSC design."
-    n = z.shape[0]
+@njit(cache=True, fastmath=_FM)
+def clipped_coord_sum_sparse(code:int, param:float, data, indices, indptr, y, z, j:int,
+                             C:float) -> float:
+    "`clipped_coord_sum_dense` for a CSC design (absent entries contribute 0)."
     s = 0.0
     for k in range(indptr[j], indptr[j + 1]):
         i = indices[k]
-        g = data[k] * loss_deriv(code, param, z[i], y[i])
-        s += min(C, max(-C, g))
-    return s / n
+        v = data[k] * loss_deriv(code, param, z[i], y[i])
+        s += min(C, max(-C, v)) if v == v else 0.0
+    return s
+
+@njit(cache=True)
+def clipped_coord_grad_dense(code:int, param:float, X, y, z, j:int, C:float) -> float:
+    "$\\frac1n\\sum_i \\mathrm{clip}(X_{ij}\\phi'(z_i,y_i), C)$: the coordinate gradient DP-CD releases."
+    return clipped_coord_sum_dense(code, param, X, y, z, j, C) / X.shape[0]
+
+@njit(cache=True)
+def clipped_coord_grad_sparse(code:int, param:float, data, indices, indptr, y, z, j:int,
+                              C:float) -> float:
+    "Coordinate-wise clipped gradient for a CSC design."
+    return clipped_coord_sum_sparse(code, param, data, indices, indptr, y, z, j, C) / z.shape[0]
 
 @njit(cache=True)
 def coord_grad_samples_dense(code:int, param:float, X, y, z, j:int, out):

@@ -8,7 +8,8 @@ import math
 import numpy as np
 from numba import njit
 from ..utils import check_scalar, as_generator
-from ..model.losses import (Loss, SquaredLoss, LogisticLoss, HuberLoss, loss_deriv,
+from ..model.losses import (clipped_coord_sum_dense, clipped_coord_sum_sparse,
+                                Loss, SquaredLoss, LogisticLoss, HuberLoss, loss_deriv,
                                 update_pred_dense, update_pred_sparse)
 from ..model.penalties import Penalty, NoPenalty, L1, L2, ElasticNet, Box, prox_1d
 from ..privacy.events import GaussianEvent, SelfComposedEvent
@@ -31,35 +32,12 @@ def eso_factor(block_size:int, # B, coordinates per round (1 <= B <= p)
     return 1.0 + (block_size - 1) * (omega - 1) / max(1, p - 1)
 
 # %% ../../nbs/03_solvers/09_block_cd.ipynb
-_FM = {'reassoc', 'contract'}   # lets LLVM vectorise the sums (as DP-CD's kernels do)
-
-
-@njit(cache=True, fastmath=_FM)
-def _clipped_sum_dense(lcode, lparam, X, y, z, j, C):
-    "Σ_i clip(X_ij φ'(z_i, y_i), ±C); a NaN per-sample value (0·inf) contributes 0."
-    s = 0.0
-    for i in range(X.shape[0]):
-        v = X[i, j] * loss_deriv(lcode, lparam, z[i], y[i])
-        s += min(C, max(-C, v)) if v == v else 0.0
-    return s
-
-# %% ../../nbs/03_solvers/09_block_cd.ipynb
-@njit(cache=True, fastmath=_FM)
-def _clipped_sum_sparse(lcode, lparam, data, indices, indptr, y, z, j, C):
-    s = 0.0
-    for k in range(indptr[j], indptr[j + 1]):
-        i = indices[k]
-        v = data[k] * loss_deriv(lcode, lparam, z[i], y[i])
-        s += min(C, max(-C, v)) if v == v else 0.0
-    return s
-
-# %% ../../nbs/03_solvers/09_block_cd.ipynb
 @njit(cache=True)
 def block_sums_dense(loss, X, y, z, coords, clips, out):
     "out[b] = Σ_i clip(X_{i j_b} φ'(z_i, y_i), ±C_{j_b}) for the block's coordinates j_b."
     for b in range(coords.shape[0]):
         j = coords[b]
-        out[b] = _clipped_sum_dense(loss[0], loss[1], X, y, z, j, clips[j])
+        out[b] = clipped_coord_sum_dense(loss[0], loss[1], X, y, z, j, clips[j])
 
 # %% ../../nbs/03_solvers/09_block_cd.ipynb
 @njit(cache=True)
@@ -68,7 +46,7 @@ def block_sums_sparse(loss, X, y, z, coords, clips, out):
     data, indices, indptr = X
     for b in range(coords.shape[0]):
         j = coords[b]
-        out[b] = _clipped_sum_sparse(loss[0], loss[1], data, indices, indptr, y, z, j, clips[j])
+        out[b] = clipped_coord_sum_sparse(loss[0], loss[1], data, indices, indptr, y, z, j, clips[j])
 
 # %% ../../nbs/03_solvers/09_block_cd.ipynb
 @njit(cache=True)

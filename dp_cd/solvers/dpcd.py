@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit
 from ..utils import check_scalar, check_array, as_design, as_generator, PrivacyLeakWarning
 from ..model.losses import (
-    Loss, SquaredLoss, LogisticLoss, HuberLoss, loss_deriv, update_pred_dense, update_pred_sparse)
+    clipped_coord_grad_dense, clipped_coord_grad_sparse, Loss, SquaredLoss, LogisticLoss, HuberLoss, loss_deriv, update_pred_dense, update_pred_sparse)
 from ..model.penalties import Penalty, NoPenalty, L1, L2, ElasticNet, Box, prox_1d
 from ..privacy.events import GaussianEvent, LaplaceEvent, SelfComposedEvent, check_delta, check_epsilon
 from ..privacy.calibration import calibrate_noise_multiplier, epsilon_gaussian
@@ -23,28 +23,6 @@ __all__ = ['ACCOUNTANTS', 'dpcd_inner_dense', 'dpcd_inner_sparse', 'clip_thresho
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 _FM = {'reassoc', 'contract'}   # lets LLVM vectorise the sums (as `dp_cd.model.losses` does)
-
-
-@njit(cache=True, fastmath=_FM)
-def _clipped_grad_dense(lcode, lparam, X, y, z, j, C):
-    "Clipped average coordinate gradient (per-sample values from `loss_deriv`), vectorised."
-    n = X.shape[0]
-    s = 0.0
-    for i in range(n):
-        v = X[i, j] * loss_deriv(lcode, lparam, z[i], y[i])
-        s += min(C, max(-C, v)) if v == v else 0.0   # clip to [-C, C]; NaN (0·inf) contributes 0
-    return s / n
-
-
-@njit(cache=True, fastmath=_FM)
-def _clipped_grad_sparse(lcode, lparam, data, indices, indptr, y, z, j, C):
-    n = z.shape[0]
-    s = 0.0
-    for k in range(indptr[j], indptr[j + 1]):
-        i = indices[k]
-        v = data[k] * loss_deriv(lcode, lparam, z[i], y[i])
-        s += min(C, max(-C, v)) if v == v else 0.0
-    return s / n
 
 
 @njit(cache=True, fastmath=_FM)
@@ -108,7 +86,7 @@ def dpcd_inner_dense(loss, # (code, param) of the loss: (`Loss.code`, `Loss.para
     if avg is not None: avg[:] = 0.0
     for k in range(coords.shape[0]):
         j = coords[k]
-        if sample_clips is None: g = _clipped_grad_dense(loss[0], loss[1], X, y, z, j, clips[j])
+        if sample_clips is None: g = clipped_coord_grad_dense(loss[0], loss[1], X, y, z, j, clips[j])
         else: g = _sample_clipped_grad_dense(loss[0], loss[1], X, y, z, j, sample_clips)
         change = _step(penalty, w, j, g, noise[k], steps[j], k, avg, last)
         if change != 0.0: update_pred_dense(X, z, j, change)
@@ -126,7 +104,7 @@ def dpcd_inner_sparse(loss, penalty,
     for k in range(coords.shape[0]):
         j = coords[k]
         if sample_clips is None:
-            g = _clipped_grad_sparse(loss[0], loss[1], data, indices, indptr, y, z, j, clips[j])
+            g = clipped_coord_grad_sparse(loss[0], loss[1], data, indices, indptr, y, z, j, clips[j])
         else:
             g = _sample_clipped_grad_sparse(loss[0], loss[1], data, indices, indptr, y, z, j,
                                             sample_clips)
