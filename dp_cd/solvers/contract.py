@@ -191,6 +191,7 @@ class Run:
     passes: float  # passes over the data, in the papers' unit
     trace: list = field(default_factory=list)  # (passes, coef copy) snapshots
     params: dict = field(default_factory=dict)  # run-time parameters to report
+    intercept: float = 0.0  # the unpenalised intercept (0 unless `fit_intercept`)
 
 
 @dataclass
@@ -204,6 +205,7 @@ class FitResult:
     trace: list = field(default_factory=list)  # optional (passes, coef copy) snapshots
     params: dict = field(default_factory=dict)  # hyper-parameters actually used (after defaults)
     ledger: Ledger = field(default_factory=Ledger)  # the privacy events of the fit
+    intercept: float = 0.0  # unpenalised intercept b, so that predictions are X @ coef + b
 
     def __repr__(self):
         if self.privacy is None: priv = "non-private"
@@ -224,6 +226,7 @@ class Solver:
     accountants: tuple = ()  # accountant names accepted by the `accountant` option
     relations: tuple = ("replace_one",)  # neighbouring relations it can certify
     pure_dp: bool = False  # offers pure ε-DP (accepts δ = 0)
+    intercept: bool = False  # option `fit_intercept`: an implicit column of ones, X not copied
     function = None  # the public function; its keyword-only parameters are the options
 
     def options_from_bounds(self, loss:Loss, # the datafit
@@ -297,7 +300,7 @@ def _fit(self, X, y, loss:Loss, penalty:Penalty|None, epsilon:float, delta:float
     report = build_report(request, plan)
     return FitResult(coef=run.coef, n_iter=run.n_iter, passes=run.passes, solver=self.name,
                      privacy=report, trace=run.trace, params={**plan.params, **run.params},
-                     ledger=plan.ledger)
+                     ledger=plan.ledger, intercept=run.intercept)
 
 Solver.fit = _fit
 
