@@ -20,6 +20,11 @@ KERNEL_PROBE = (
 NUMBA_ALONE = 'from numba import njit\n@njit(cache=True)\ndef one():\n    return 1\n'
 
 
+def clean_env() -> dict:
+    "This process's environment without PYTHONPATH/PYTHONHOME, so a new venv sees only itself."
+    return {k: v for k, v in os.environ.items() if k not in ('PYTHONPATH', 'PYTHONHOME')}
+
+
 def tail(result):
     "The end of a finished process's output, for assertion messages."
     return result.stdout[-2000:] + result.stderr[-2000:]
@@ -38,11 +43,12 @@ def wheel(tmp_path_factory):
 
 def install(python, env_dir, wheel):
     "A virtual environment made by the interpreter `python`, with the wheel installed; its python."
-    r = subprocess.run([str(python), '-m', 'venv', str(env_dir)], capture_output=True, text=True)
+    r = subprocess.run([str(python), '-m', 'venv', str(env_dir)], capture_output=True, text=True,
+                       env=clean_env())
     assert r.returncode == 0, tail(r)
     py = env_dir / 'bin' / 'python'
     r = subprocess.run([py, '-m', 'pip', 'install', '-q', '-c', str(ROOT / 'constraints.txt'),
-                        str(wheel)], capture_output=True, text=True)
+                        str(wheel)], capture_output=True, text=True, env=clean_env())
     assert r.returncode == 0, tail(r)
     return py
 
@@ -59,7 +65,8 @@ def test_wheel_installs_into_clean_environment(tmp_path, wheel):
     py = install(sys.executable, env, wheel)
     probe = KERNEL_PROBE + ("import pathlib\n"
                             "print(len(list(pathlib.Path(dp_cd.__file__).parent.rglob('*.nbi'))))")
-    out = [subprocess.run([py, '-c', probe], cwd=tmp_path, capture_output=True, text=True)
+    out = [subprocess.run([py, '-c', probe], cwd=tmp_path, capture_output=True, text=True,
+                          env=clean_env())
            for _ in range(2)]
     for o in out:
         assert o.returncode == 0, o.stderr[-2000:]
