@@ -5,6 +5,7 @@
 # %% ../nbs/06_api/01_estimators.ipynb 1
 from __future__ import annotations
 import math, numbers, warnings
+from functools import reduce
 from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
@@ -12,16 +13,19 @@ from sklearn.base import BaseEstimator, RegressorMixin, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.metaestimators import available_if
-from .utils import check_scalar, as_generator
+from .utils import check_scalar, as_generator, PrivacyLeakWarning
 from .model.losses import Loss, SquaredLoss, LogisticLoss, HuberLoss
 from .model.penalties import Penalty, NoPenalty, L1, L2, ElasticNet
-from .solvers.contract import SOLVERS, get_solver
+from .solvers.contract import (SOLVERS, get_solver, Ledger, Plan, PrivacyRequest,
+                                     build_report)
 # importing the solver modules registers them in SOLVERS
 from .solvers import dpcd, dpgcd, dpsgd, dpscd, output_perturbation, growth, block_cd
 from .privacy.events import check_delta, check_epsilon
+from .privacy.bounds import data_bounds, clip_records
 
 # %% auto 0
-__all__ = ['LOSSES', 'make_loss', 'make_penalty', 'BudgetExceededError', 'BudgetAccountant', 'DPRegressor', 'DPClassifier']
+__all__ = ['LOSSES', 'BOUNDS_LABEL', 'make_loss', 'make_penalty', 'BudgetExceededError', 'BudgetAccountant', 'DPRegressor',
+           'DPClassifier']
 
 # %% ../nbs/06_api/01_estimators.ipynb
 LOSSES = {"squared": SquaredLoss, "logistic": LogisticLoss, "huber": HuberLoss}
@@ -102,16 +106,124 @@ def _resolve_delta(delta, n):
     if delta is None: return 1.0 / n**2
     return check_delta(delta)
 
+# %% ../nbs/06_api/01_estimators.ipynb
+class _DataBounds:
+    "Bounds of a fit (None: non-private, nothing clipped), and what obtaining them cost."
+    def __init__(self, B=None, target=None, epsilon=0.0, delta=0.0, event=None, note=None, leaks=()):
+        self.B, self.target, self.epsilon, self.delta = B, target, epsilon, delta
+        self.event, self.note, self.leaks = event, note, list(leaks)
+
+    def transform(self, X, y=None, scale:bool=True):
+        "Records clipped into the bounds, features divided by B_j if `scale` (record-wise; copies)."
+        if self.B is None: return X, y
+        if y is not None and self.target is not None: y = np.clip(y, -self.target, self.target)
+        Xc = clip_records(X, self.B)
+        if not scale: return Xc, y
+        return (Xc @ sp.diags(1 / self.B)).tocsc() if sp.issparse(Xc) else Xc / self.B, y
+
+    def unscale(self, w, scale:bool=True):
+        "Weights of the original features from those of the scaled ones (w_j / B_j)."
+        return w if self.B is None or not scale else w / self.B
+
+# %% ../nbs/06_api/01_estimators.ipynb
+BOUNDS_LABEL = "data bounds (Gaussian histogram)"
+
+def _check_public_bounds(bounds, p):
+    "Public B_j (p,): positive and finite, one error naming `bounds` otherwise."
+    try: B = np.broadcast_to(np.asarray(bounds, dtype=float), (p,)).copy()
+    except (TypeError, ValueError):
+        raise ValueError(f"bounds must be 'private', 'data', a positive number or {p} positive "
+                         f"numbers (one per feature), got {bounds!r}") from None
+    if not np.all(np.isfinite(B)) or np.any(B <= 0):
+        raise ValueError("bounds must be positive and finite (public bounds B_j >= |x_ij|)")
+    return B
+
+def _bounds_from_data(X, y):
+    "max |x_ij| per feature (0 -> 1) and max |y_i|, read WITHOUT privacy (bounds='data')."
+    B = np.asarray(abs(X).max(axis=0).todense()).ravel() if sp.issparse(X) else np.abs(X).max(0)
+    t = None if y is None else float(np.max(np.abs(y))) or 1.0
+    return np.where(B > 0, B, 1.0), t
+
+# %% ../nbs/06_api/01_estimators.ipynb
+def _private_data_bounds(X, y, eps, delta, share, rng):
+    "Bounds estimated privately with the share `share` of (ε, δ) (`data_bounds`)."
+    share = check_scalar(share, "bounds_budget", 0, 1, True, True)
+    B, target, rel = data_bounds(X, y, share * eps, share * delta, rng)
+    note = (f"bounds on |x_j|{'' if y is None else ' and |y|'} estimated privately: Gaussian "
+            f"histogram of magnitudes, sigma = {rel.sigma:.4g}, threshold {rel.threshold:.4g} "
+            f"(exact GDP, epsilon = {rel.epsilon:.4g}); records clipped into them")
+    return _DataBounds(B, target, rel.epsilon, share * delta, rel.event, note)
+
+def _leaky_data_bounds(X, y):
+    "bounds='data': the explicit, non-private opt-in; warns and marks the report."
+    warnings.warn("bounds='data' reads the feature bounds from the data WITHOUT privacy; use "
+                  "bounds='private' (the default) or public bounds", PrivacyLeakWarning,
+                  stacklevel=4)
+    B, target = _bounds_from_data(X, y)
+    return _DataBounds(B, target, leaks=["the data bounds B_j (bounds='data')"])
+
+# %% ../nbs/06_api/01_estimators.ipynb
+def _compose_reports(eps, delta, bounds, parts):
+    "(report, ledger) of a whole fit: the bounds' release then each solver run, basic composition."
+    ledger, split, notes, leaks = Ledger(), {}, [], list(bounds.leaks)
+    e_sum, d_sum, releases, scales, names = bounds.epsilon, bounds.delta, 0, [], []
+    if bounds.event is not None:
+        ledger, releases = ledger.add(BOUNDS_LABEL, bounds.event), 1
+        split[BOUNDS_LABEL], names = bounds.epsilon, [f"{BOUNDS_LABEL}: exact GDP"]
+        notes.append(bounds.note)
+    for prefix, res in parts:
+        e, d = _replace_one(res.privacy)
+        e_sum, d_sum, releases = e_sum + e, d_sum + d, releases + res.privacy.releases
+        ledger = reduce(lambda l, x: l.add(prefix + x.label, x.event), res.ledger.entries, ledger)
+        split.update({prefix + k: v for k, v in (res.privacy.budget_split or {"": e}).items()})
+        notes += [prefix + s for s in res.privacy.notes]
+        leaks += [prefix + s for s in res.privacy.data_dependent]
+        scales += list(res.privacy.noise_scales)
+        names.append(f"{prefix}{res.solver}: {res.privacy.accountant}")
+    plan = Plan(ledger=ledger, epsilon=e_sum, releases=releases, noise_scales=scales,
+                accountant="basic composition (Theorem 3.1.5) of " + "; ".join(names),
+                budget_split=split, notes=notes, data_dependent=leaks, delta=min(d_sum, 1.0))
+    return build_report(PrivacyRequest(eps, delta), plan), ledger
+
+# %% ../nbs/06_api/01_estimators.ipynb
+def _numeric(column) -> bool:
+    "Whether a column converts to float."
+    try: np.asarray(column, dtype=float)
+    except (TypeError, ValueError): return False
+    return True
+
+def _categorical_columns(X) -> dict:
+    "{column: declared categories} of a DataFrame's categorical columns; refuses text columns."
+    if not (hasattr(X, "dtypes") and hasattr(X, "columns")): return {}
+    cats = {}
+    for col, dtype in zip(X.columns, X.dtypes):
+        if hasattr(dtype, "categories"): cats[col] = list(dtype.categories)
+        elif getattr(dtype, "kind", "O") in "OSUT" and not _numeric(X[col]):
+            raise ValueError(f"column {col!r} of X holds text: declare its PUBLIC categories, e.g. "
+                             f"X[{col!r}] = X[{col!r}].astype(pd.CategoricalDtype([...]))")
+    return cats
+
+def _one_hot(X, categories:dict):
+    "X with each categorical column replaced by one 0/1 column per declared category, in order."
+    import pandas as pd
+    parts = []
+    for col in X.columns:
+        if col not in categories: parts.append(X[[col]].astype(float))
+        else:
+            codes = pd.Categorical(X[col], categories=categories[col]).codes   # -1: not declared
+            cols = {f"{col}={c}": (codes == k).astype(float) for k, c in enumerate(categories[col])}
+            parts.append(pd.DataFrame(cols, index=X.index))
+    return pd.concat(parts, axis=1)
+
+# %% ../nbs/06_api/01_estimators.ipynb
+_PARAMS = ("loss", "penalty", "alpha", "l1_ratio", "solver", "epsilon", "delta", "n_passes", "step",
+           "clip", "bounds", "target_bound", "bounds_budget", "scale_by_bounds", "fit_intercept", "intercept_scaling",
+           "random_state", "accountant", "solver_options", "feature_bounds")
+
 class _DPLinearBase(BaseEstimator):
     "Shared machinery of `DPRegressor` and `DPClassifier`."
-    def __init__(self, loss="squared", penalty="l2", alpha=1e-3, l1_ratio=0.5, solver="dp-cd", epsilon=1.0, delta=None,
-                 n_passes=10, step=None, clip=None, feature_bounds=None, target_bound=None, fit_intercept=True,
-                 intercept_scaling=1.0, random_state=None, accountant=None, solver_options=None):
-        self.loss, self.penalty, self.alpha, self.l1_ratio, self.solver = loss, penalty, alpha, l1_ratio, solver
-        self.epsilon, self.delta, self.n_passes, self.step, self.clip = epsilon, delta, n_passes, step, clip
-        self.feature_bounds, self.target_bound = feature_bounds, target_bound
-        self.fit_intercept, self.intercept_scaling, self.random_state = fit_intercept, intercept_scaling, random_state
-        self.accountant, self.solver_options = accountant, solver_options
+    def _set(self, values:dict):
+        for name in _PARAMS: setattr(self, name, values[name])
 
     def _check_params(self):
         loss, pen = make_loss(self.loss), make_penalty(self.penalty, self.alpha, self.l1_ratio)
@@ -125,58 +237,101 @@ class _DPLinearBase(BaseEstimator):
         "Parameters, and the budget check that happens before the data is read (only the public n is used)."
         loss, pen, solver, eps = self._check_params()
         delta = _resolve_delta(self.delta, _n_samples(X))
+        self._bounds_setting()   # a bad `bounds` is refused before anything is read or charged
         if self.accountant is not None: self.accountant.check(eps, delta)
         return loss, pen, solver, eps, delta
 
-    def _augment(self, X):
-        if not self.fit_intercept: return X
-        s = check_scalar(self.intercept_scaling, "intercept_scaling", low=0, low_open=True)
-        col = np.full((X.shape[0], 1), s)
-        return sp.hstack([X, sp.csc_matrix(col)], format="csc") if sp.issparse(X) else np.hstack([X, col])
+# %% ../nbs/06_api/01_estimators.ipynb
+def _bounds_setting(self, warn:bool=True):
+    "`bounds`, or the deprecated `feature_bounds` when given (with a FutureWarning)."
+    if self.feature_bounds is None: value = self.bounds
+    else:
+        if warn: warnings.warn("feature_bounds is deprecated: use bounds= (same meaning)", FutureWarning,
+                      stacklevel=4)
+        value = self.feature_bounds
+    if isinstance(value, str) and value not in ("private", "data"):
+        raise ValueError(f"bounds must be 'private', 'data' or public numbers, got {value!r}")
+    if value is None:
+        raise ValueError("bounds=None: give public bounds (bounds=B), bounds='private' (the "
+                         "default, estimated privately) or bounds='data' (not private)")
+    return value
 
-    def _public_options(self, p, loss, eps):
-        "Solver options derived from the PUBLIC bounds `feature_bounds` (|x_ij| <= B_j) and `target_bound` (|y_i| <= b)."
-        if self.feature_bounds is None or not np.isfinite(eps): return {}
-        B = np.broadcast_to(np.asarray(self.feature_bounds, dtype=float), (p,)).copy()
-        if not np.all(np.isfinite(B)) or np.any(B <= 0): raise ValueError("feature_bounds must be positive and finite")
-        if self.fit_intercept: B = np.append(B, self.intercept_scaling)
-        # each solver knows which of its constants the public bounds give (no name branches here)
-        return get_solver(self.solver).options_from_bounds(loss, B, self.target_bound)
+def _resolve_bounds(self, X, y, eps, delta, rng) -> _DataBounds:
+    "The bounds of this fit (y: a regression's target, None for a classifier) and their cost."
+    value = self._bounds_setting(warn=False)
+    if not np.isfinite(eps): return _DataBounds()
+    y_est = y if self.target_bound is None else None
+    if isinstance(value, str) and value == "private":
+        b = _private_data_bounds(X, y_est, eps, delta, self.bounds_budget, rng)
+    elif isinstance(value, str): b = _leaky_data_bounds(X, y_est)
+    else: b = _DataBounds(_check_public_bounds(value, X.shape[1]))
+    if self.target_bound is not None:
+        b.target = check_scalar(self.target_bound, "target_bound", low=0, low_open=True)
+    return b
 
-    def _fit(self, X, y_enc, loss, pen, solver, eps, delta, rng):
-        Xa = self._augment(X)
-        kw = self._public_options(Xa.shape[1] - (1 if self.fit_intercept else 0), loss, eps)
-        kw.update(self.solver_options or {})
-        if self.step is not None: kw["step"] = self.step
-        if self.clip is not None: kw["clip"] = self.clip
-        elif not np.isfinite(eps): kw["clip"] = np.inf   # non-private: no clipping either
-        kw["n_passes"] = self.n_passes
-        if kw.get("relation", "replace_one") != "replace_one":
-            raise ValueError("the estimators state guarantees for the replace-one relation only")
-        accepted = set(solver.option_names) | self._user_options()   # unknown user options still raise
-        kw = {k: v for k, v in kw.items() if k in accepted}
-        return solver.fit(Xa, y_enc, loss, pen, eps, delta, rng, **kw)
+_DPLinearBase._bounds_setting, _DPLinearBase._resolve_bounds = _bounds_setting, _resolve_bounds
 
-    def _user_options(self): return set((self.solver_options or {}).keys())
+# %% ../nbs/06_api/01_estimators.ipynb
+def _add_intercept_column(self, X):
+    "X with the constant column `intercept_scaling` appended (when `fit_intercept`)."
+    if not self.fit_intercept: return X
+    s = check_scalar(self.intercept_scaling, "intercept_scaling", low=0, low_open=True)
+    col = np.full((X.shape[0], 1), s)
+    return sp.hstack([X, sp.csc_matrix(col)], format="csc") if sp.issparse(X) else np.hstack([X, col])
 
-    def _charge(self, reports, eps, delta):
-        "Charge the budget with the guarantee the fit actually has (never less than requested); refuse non-private runs."
-        if self.accountant is None: return
-        for r in reports:
-            if not r.is_private:
-                raise BudgetExceededError("this fit is not differentially private (" + "; ".join(r.data_dependent or ["epsilon = inf"]) +
-                                          "): pass feature_bounds or public constants in solver_options; no model is returned and nothing is charged")
-        e = sum(_replace_one(r)[0] for r in reports); d = sum(_replace_one(r)[1] for r in reports)
-        self.accountant.spend(max(e, eps), max(d, delta))
+def _split_intercept(self, coef):
+    "(weights, intercept) from the coefficients of the augmented design."
+    if self.fit_intercept: return coef[:-1], float(coef[-1] * self.intercept_scaling)
+    return coef, 0.0
 
-    def _split(self, coef):
-        if self.fit_intercept: return coef[:-1], float(coef[-1] * self.intercept_scaling)
-        return coef, 0.0
+_DPLinearBase._add_intercept_column, _DPLinearBase._split_intercept = _add_intercept_column, _split_intercept
 
-    def _decision(self, X):
-        check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse=["csr", "csc"], reset=False, dtype=np.float64)
-        return np.asarray(X @ self.coef_.T) + self.intercept_
+# %% ../nbs/06_api/01_estimators.ipynb
+def _solver_options(self, solver, loss, bounds:_DataBounds, eps) -> dict:
+    "The solver's options: from the bounds (each solver's `options_from_bounds`), then the user's."
+    kw = {}
+    if bounds.B is not None:
+        B = np.ones_like(bounds.B) if self.scale_by_bounds else bounds.B   # of the solver's features
+        B = np.append(B, self.intercept_scaling) if self.fit_intercept else B
+        kw = solver.options_from_bounds(loss, B, bounds.target)   # no name branches here
+    kw.update(self.solver_options or {})
+    if self.step is not None: kw["step"] = self.step
+    if self.clip is not None: kw["clip"] = self.clip
+    elif not np.isfinite(eps): kw["clip"] = np.inf   # non-private: no clipping either
+    kw["n_passes"] = self.n_passes
+    if kw.get("relation", "replace_one") != "replace_one":
+        raise ValueError("the estimators state guarantees for the replace-one relation only")
+    accepted = set(solver.option_names) | set(self.solver_options or {})   # unknown ones raise
+    return {k: v for k, v in kw.items() if k in accepted}
+
+def _fit_one(self, X, y_enc, loss, pen, solver, eps, delta, rng, options:dict):
+    "One solver run on the (clipped) data with the given options: the seam for tuning."
+    return solver.fit(self._add_intercept_column(X), y_enc, loss, pen, eps, delta, rng, **options)
+
+_DPLinearBase._solver_options, _DPLinearBase._fit_one = _solver_options, _fit_one
+
+# %% ../nbs/06_api/01_estimators.ipynb
+def _charge(self, report, eps, delta):
+    "Charge the budget with the guarantee the fit actually has (never less than requested); refuse non-private runs."
+    if self.accountant is None: return
+    if not report.is_private:
+        raise BudgetExceededError("this fit is not differentially private (" + "; ".join(report.data_dependent or ["epsilon = inf"]) +
+                                  "): use bounds='private' or public bounds; no model is returned and nothing is charged")
+    self.accountant.spend(max(report.epsilon, eps), max(report.delta, delta))
+
+def _prepare(self, X, y="no_validation", reset=True, **kw):
+    "Categorical columns one-hot encoded with their declared categories, then sklearn's validation."
+    if reset: self.categories_ = _categorical_columns(X)
+    if getattr(self, "categories_", None): X = _one_hot(X, self.categories_)
+    if isinstance(y, str) and y == "no_validation":
+        return validate_data(self, X, accept_sparse=["csr", "csc"], reset=reset, dtype=np.float64)
+    return validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=np.float64, **kw)
+
+def _decision(self, X):
+    check_is_fitted(self)
+    return np.asarray(self._prepare(X, reset=False) @ self.coef_.T) + self.intercept_
+
+_DPLinearBase._charge, _DPLinearBase._prepare, _DPLinearBase._decision = _charge, _prepare, _decision
 
 # %% ../nbs/06_api/01_estimators.ipynb
 class DPRegressor(RegressorMixin, _DPLinearBase):
@@ -186,30 +341,40 @@ class DPRegressor(RegressorMixin, _DPLinearBase):
                  alpha=1e-3, # regularisation strength α of (E.1)
                  l1_ratio=0.5, # elastic-net mixing parameter
                  solver="dp-cd", # a name in `SOLVERS`
-                 epsilon=1.0, # privacy budget ε (np.inf: non-private)
+                 epsilon=1.0, # privacy budget ε of the whole fit (np.inf: non-private)
                  delta=None, # δ (default 1/n²)
                  n_passes=10, # passes over the data
                  step=None, # step-size hyper-parameter (solver default if None)
                  clip=None, # clipping hyper-parameter (solver default if None)
-                 feature_bounds=None, # PUBLIC bounds B_j >= |x_ij| (scalar or (p,)): constants derived from them, not from the data
-                 target_bound=None, # PUBLIC bound on |y_i| (output perturbation with the squared loss)
+                 bounds="private", # "private" (estimated inside ε), PUBLIC B_j >= |x_ij| (scalar or (p,)), or "data" (NOT private)
+                 target_bound=None, # PUBLIC bound on |y_i| (default: estimated with the bounds)
+                 bounds_budget=0.1, # share of ε and δ spent on bounds="private"
+                 scale_by_bounds=True, # divide each feature by its bound before the solver runs
                  fit_intercept=True, # learn an intercept (as an extra coordinate)
                  intercept_scaling=1.0, # value of the constant column
                  random_state=None, # seed or Generator
                  accountant=None, # optional BudgetAccountant charged by every fit
                  solver_options=None, # extra keyword arguments for the solver
+                 feature_bounds=None, # deprecated name of `bounds`
                 ):
-        super().__init__(loss, penalty, alpha, l1_ratio, solver, epsilon, delta, n_passes, step, clip, feature_bounds,
-                         target_bound, fit_intercept, intercept_scaling, random_state, accountant, solver_options)
+        self._set(locals())
 
     def fit(self, X, y):
-        "Fit the private model; `privacy_` holds the privacy report."
+        "Fit the private model; `privacy_` holds the privacy report of the whole fit."
         loss, pen, solver, eps, delta = self._begin_fit(X)
-        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=np.float64, y_numeric=True)
-        res = self._fit(X, y.astype(np.float64), loss, pen, solver, eps, delta, as_generator(self.random_state))
-        self._charge([res.privacy], eps, delta)          # raises (and releases nothing) if the budget cannot cover it
-        self.coef_, self.intercept_ = self._split(res.coef)
-        self.n_iter_, self.privacy_, self.fit_result_ = res.n_iter, res.privacy, res
+        X, y = self._prepare(X, y, y_numeric=True)
+        rng = as_generator(self.random_state)
+        bounds = self._resolve_bounds(X, y, eps, delta, rng)
+        Xc, yc = bounds.transform(X, y.astype(np.float64), self.scale_by_bounds)
+        options = self._solver_options(solver, loss, bounds, eps)
+        res = self._fit_one(Xc, yc, loss, pen, solver, eps - bounds.epsilon,
+                            delta - bounds.delta, rng, options)
+        report, ledger = _compose_reports(eps, delta, bounds, [("", res)])
+        self._charge(report, eps, delta)   # raises (and releases nothing) if it cannot be charged
+        w, self.intercept_ = self._split_intercept(res.coef)
+        self.coef_ = bounds.unscale(w, self.scale_by_bounds)
+        self.n_iter_, self.privacy_, self.fit_result_ = res.n_iter, report, res
+        self.bounds_, self.target_bound_, self.ledger_ = bounds.B, bounds.target, ledger
         return self
 
     def predict(self, X):
@@ -242,33 +407,35 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
     "Differentially private linear classifier; one-vs-rest for more than two classes, with the budget split evenly."
     def __init__(self, loss="logistic", # "logistic", "squared", "huber" or a Loss (labels encoded as ±1)
                  penalty="l2", alpha=1e-3, l1_ratio=0.5, solver="dp-cd", epsilon=1.0, delta=None, n_passes=10,
-                 step=None, clip=None, feature_bounds=None, target_bound=None, fit_intercept=True, intercept_scaling=1.0,
+                 step=None, clip=None,
+                 bounds="private", # "private" (estimated inside ε), PUBLIC B_j >= |x_ij|, or "data" (NOT private)
+                 target_bound=None, bounds_budget=0.1, scale_by_bounds=True, fit_intercept=True, intercept_scaling=1.0,
                  random_state=None, accountant=None, solver_options=None,
                  classes=None, # PUBLIC label set (required when epsilon is finite; see `_label_set`)
+                 feature_bounds=None, # deprecated name of `bounds`
                 ):
+        self._set(locals())
         self.classes = classes
-        super().__init__(loss, penalty, alpha, l1_ratio, solver, epsilon, delta, n_passes, step, clip, feature_bounds,
-                         target_bound, fit_intercept, intercept_scaling, random_state, accountant, solver_options)
 
     def fit(self, X, y):
-        "Fit the private model(s); `privacy_` holds the privacy report (a list for one-vs-rest)."
+        "Fit the private model(s); `privacy_` holds the report of the whole fit (all the models)."
         loss, pen, solver, eps, delta = self._begin_fit(X)
-        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=np.float64)
+        X, y = self._prepare(X, y)
         check_classification_targets(y)
         self.classes_ = _label_set(self.classes, y, eps)
-        K = len(self.classes_)
         rng = as_generator(self.random_state)
-        targets = [self.classes_[1]] if K == 2 else list(self.classes_)
-        # one-vs-rest: the K models are fitted on the same data, so by basic composition each gets (ε/K, δ/K)
-        e_k, d_k = (eps, delta) if K == 2 else (eps / K, delta / K)
-        coefs, icpts, reports, n_iter = [], [], [], 0
-        for c in targets:
-            # a label outside `classes` is in no positive class: a negative of every problem
-            res = self._fit(X, np.where(y == c, 1.0, -1.0), loss, pen, solver, e_k, d_k, rng)
-            w, b = self._split(res.coef); coefs.append(w); icpts.append(b); reports.append(res.privacy); n_iter += res.n_iter
-        self._charge(reports, eps, delta)
-        self.coef_, self.intercept_ = np.array(coefs), np.array(icpts)
-        self.n_iter_, self.privacy_ = n_iter, reports[0] if K == 2 else reports
+        bounds = self._resolve_bounds(X, None, eps, delta, rng)
+        Xc, _ = bounds.transform(X, None, self.scale_by_bounds)
+        results = self._one_vs_rest(Xc, y, loss, pen, solver, eps - bounds.epsilon,
+                                    delta - bounds.delta, rng, self._solver_options(solver, loss, bounds, eps))
+        report, ledger = _compose_reports(eps, delta, bounds,
+                                          [(self._prefix(c), r) for c, r in results])
+        self._charge(report, eps, delta)
+        coefs, icpts = zip(*(self._split_intercept(r.coef) for _, r in results))
+        self.coef_ = bounds.unscale(np.array(coefs), self.scale_by_bounds)
+        self.intercept_ = np.array(icpts)
+        self.n_iter_, self.privacy_ = sum(r.n_iter for _, r in results), report
+        self.fit_results_, self.bounds_, self.ledger_ = [r for _, r in results], bounds.B, ledger
         return self
 
     def decision_function(self, X):
@@ -292,3 +459,19 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
         t = super().__sklearn_tags__()
         t.input_tags.sparse = True
         return t
+
+# %% ../nbs/06_api/01_estimators.ipynb
+def _one_vs_rest(self, X, y, loss, pen, solver, eps, delta, rng, options):
+    "[(class, FitResult)]: one model for two classes, else one per class with (ε/K, δ/K) each."
+    K = len(self.classes_)
+    targets = [self.classes_[1]] if K == 2 else list(self.classes_)
+    e_k, d_k = (eps, delta) if K == 2 else (eps / K, delta / K)
+    # a label outside `classes` is in no positive class: a negative of every problem
+    return [(c, self._fit_one(X, np.where(y == c, 1.0, -1.0), loss, pen, solver, e_k, d_k, rng,
+                              options)) for c in targets]
+
+def _prefix(self, c) -> str:
+    "Label of a class's entries in the report ('' for a binary problem)."
+    return "" if len(self.classes_) == 2 else f"class {c!r}: "
+
+DPClassifier._one_vs_rest, DPClassifier._prefix = _one_vs_rest, _prefix

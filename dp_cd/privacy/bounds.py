@@ -130,10 +130,8 @@ def data_bounds(X, # design (n, p), dense or sparse, finite
     "Private (B (p,), target bound or None, release): bounds on |x_ij| and |y_i|, (ε, δ)-DP."
     release = private_bounds(_statistics(X, y), epsilon, delta, random_state, **grid)
     b = release.bounds
-    b_max = b[-1] if np.isfinite(b[-1]) else default
     p = X.shape[1]
-    B = np.where(np.isfinite(b[:p]), np.fmin(b[:p], b_max), b_max)
-    if not np.isfinite(b[-1]): B = np.full(p, default)
+    B = np.where(np.isfinite(b[:p]), np.fmin(b[:p], b[-1]), default)   # fmin ignores a NaN b_max
     target = None if y is None else float(b[p]) if np.isfinite(b[p]) else default
     return B, target, release
 
