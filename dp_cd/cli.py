@@ -399,9 +399,22 @@ def _check_passes(passes):
         raise CLIError(f"--passes {passes:g} is above the limit of {MAX_PASSES}; use at most "
                        f"{MAX_PASSES} passes", 2)
 
+def _bounds_option(args):
+    "--bounds as the estimators' `bounds`: 'private', 'data' or a public number (--feature-bound)."
+    if args.feature_bound is not None: return args.feature_bound
+    if args.bounds in ("private", "data"): return args.bounds
+    try: value = float(args.bounds)
+    except ValueError:
+        raise CLIError(f"--bounds {args.bounds!r}: give 'private', 'data' or a positive number", 2) from None
+    if not (math.isfinite(value) and value > 0):
+        raise CLIError(f"--bounds {args.bounds!r}: a public bound must be positive and finite", 2)
+    return value
+
 def _check_bounds(args):
-    "Refuse public bounds so large that the solvers' constants overflow."
-    bounds = (("--feature-bound", args.feature_bound), ("--target-bound", args.target_bound))
+    "Refuse bad bounds, and public bounds so large that the solvers' constants overflow."
+    bound = _bounds_option(args)
+    bounds = (("--feature-bound" if args.feature_bound is not None else "--bounds",
+               bound if not isinstance(bound, str) else None), ("--target-bound", args.target_bound))
     for option, bound in bounds:
         if bound is not None and abs(bound) > MAX_ABS_VALUE:
             raise CLIError(f"{option} {bound:g} is above {MAX_ABS_VALUE:g}; rescale the data and "
@@ -484,13 +497,14 @@ def _estimator(args, Est, loss, acc):
     if args.smoothness == "private" and args.feature_bound is None:
         if args.smoothness_bound is None: raise CLIError("--smoothness private needs --smoothness-bound (a public bound on the per-record constants)", 2)
         opts.update(smoothness="private", smoothness_bound=args.smoothness_bound)
+    if args.smoothness == "exact": opts["smoothness"] = "exact"   # the explicit non-private opt-in
     if args.clipping != "coordinate":
         if args.solver != "dp-cd": raise CLIError(f"--clipping {args.clipping} is a dp-cd option (got --solver {args.solver})", 2)
         opts["clipping"] = args.clipping
     return Est(loss=loss, penalty=args.penalty, alpha=args.alpha, solver=args.solver,
                epsilon=args.epsilon, delta=args.delta,
                n_passes=args.passes, step=args.step, clip=args.clip,
-               feature_bounds=args.feature_bound, target_bound=args.target_bound,
+               bounds=_bounds_option(args), target_bound=args.target_bound,
                fit_intercept=not args.no_intercept, random_state=args.seed, accountant=acc,
                solver_options=(opts if args.solver in ("dp-cd", "dp-gcd") else None) or None)
 
@@ -792,7 +806,7 @@ def _parser():
                                    "or a dataset name from `dp-cd datasets`.",
                        epilog="examples:\n  dp-cd fit houses.csv --target price --penalty l1 --alpha 0.1 --epsilon 1 --out model.json\n"
                               "  dp-cd fit electricity --data-dir ../shared/data --solver dp-sgd --json\n"
-                              "  dp-cd fit data.csv --feature-bound 1 --epsilon 2   (public |x_j| <= 1: no PrivacyLeakWarning)")
+                              "  dp-cd fit data.csv --bounds 1 --epsilon 2   (public |x_j| <= 1: no budget spent on bounds)")
     f.add_argument("data", help="data file or dataset name")
     f.add_argument("--target", help="target column of a CSV file (default: the last column)")
     f.add_argument("--task", choices=["regression", "classification"], default="regression", help="a PUBLIC choice (default regression; never inferred from the target)")
@@ -808,9 +822,10 @@ def _parser():
                                                             f"most {MAX_PASSES})")
     f.add_argument("--step", type=float, default=None, help="step-size hyper-parameter (solver default)")
     f.add_argument("--clip", type=float, default=None, help="clipping hyper-parameter (solver default)")
-    f.add_argument("--feature-bound", type=float, default=None, help="PUBLIC bound B >= |x_ij|: constants derived from it, not from the data")
-    f.add_argument("--target-bound", type=float, default=None, help="PUBLIC bound on |y| (output perturbation, squared loss)")
-    f.add_argument("--smoothness", choices=["exact", "private"], default="exact", help="dp-cd/dp-gcd: 'private' spends 10%% of epsilon on M_j (default: from --feature-bound, else exact, which leaks and warns)")
+    f.add_argument("--bounds", default="private", help="'private' (default: estimated privately inside epsilon), a PUBLIC bound B >= |x_ij|, or 'data' (read from the data: NOT private)")
+    f.add_argument("--feature-bound", type=float, default=None, help="deprecated: same as --bounds B")
+    f.add_argument("--target-bound", type=float, default=None, help="PUBLIC bound on |y| (default: estimated with --bounds)")
+    f.add_argument("--smoothness", choices=["exact", "private"], default=None, help="dp-cd/dp-gcd: M_j 'private' with --smoothness-bound, or 'exact' (read from the data: NOT private, warns); default: privately from the bounds")
     f.add_argument("--clipping", choices=["coordinate", "sample"], default="coordinate", help="dp-cd: coordinate-wise thresholds (default, as in the papers) or per-sample l2 clipping at --clip (one release per pass; for sparse or one-hot features)")
     f.add_argument("--smoothness-bound", type=float, default=None, help="public bound on per-record smoothness constants (with --smoothness private)")
     f.add_argument("--no-intercept", action="store_true", help="do not fit an intercept")

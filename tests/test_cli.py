@@ -56,7 +56,21 @@ def test_fit_json_and_leak_warning(csv_file, capsys):
     assert code == 0
     d = json.loads(out)
     assert d["format"] == "dp_cd-model" and d["privacy"][0]["relation"] == "replace_one"
-    assert "PrivacyLeakWarning" in err and d["privacy_leak_warnings"]   # smoothness computed from the data
+    assert "PrivacyLeakWarning" not in err and not d["privacy_leak_warnings"]   # private by default
+    assert d["privacy"][0]["is_private"] and d["privacy"][0]["epsilon"] <= 1 + 1e-9
+    assert "data bounds (Gaussian histogram)" in d["privacy"][0]["budget_split"]
+    code, out, err = run(["fit", str(csv_file), "--json", "--seed", "1", "--bounds", "data"], capsys)
+    d = json.loads(out)                                              # the explicit opt-in leaks
+    assert code == 0 and "PrivacyLeakWarning" in err and not d["privacy"][0]["is_private"]
+
+
+@pytest.mark.parametrize("value", ["sometimes", "-1", "nan", "inf"])
+def test_bad_bounds_are_refused_before_anything(csv_file, tmp_path, capsys, value):
+    out_file, ledger = tmp_path / "m.json", tmp_path / "ledger.json"
+    c, out, err = run(["fit", str(csv_file), "--bounds", value, "--out", str(out_file),
+                       "--budget-file", str(ledger), "--budget-epsilon", "5"], capsys)
+    assert c == 2 and one_line_error(err) and "--bounds" in err, err
+    assert not out_file.exists() and not ledger.exists()
 
 def test_classification_and_named_dataset(tmp_path, capsys):
     rng = np.random.default_rng(1)
@@ -421,6 +435,16 @@ def test_fit_old_leaks_gone(tmp_path, capsys):
                               "--seed", "0"], capsys)
         assert code == 0 and "accuracy" not in out and "R^2" not in out
     assert shapes[0] == shapes[1]
+    # every public output but the noisy coefficients is the same on both neighbours (same seed):
+    # the report (bounds, constants, noise) reads only the features, and the task and labels are public
+    outs = []
+    for f in (p, q):
+        code, out, err = run(["fit", str(f), "--target", "label", "--task", "classification",
+                              "--classes", "0,1", "--json", "--seed", "3"], capsys)
+        d = json.loads(out)
+        outs.append({k: v for k, v in d.items() if k not in ("coef", "intercept", "fit_seconds",
+                                                             "training_data")})
+    assert outs[0] == outs[1]
 
 
 def test_bad_test_file_is_refused_before_fit_and_charge(csv_file, tmp_path, capsys):
