@@ -7,7 +7,7 @@ from __future__ import annotations
 import math, functools, dataclasses, itertools
 from dataclasses import dataclass, field
 import numpy as np
-from numba import njit
+from numba import njit, prange
 from ..utils import check_scalar, check_array
 from ..model.losses import (Loss, SquaredLoss, LogisticLoss, HuberLoss, loss_deriv,
                                 update_pred_dense, update_pred_sparse, _check_w)
@@ -34,27 +34,53 @@ _FM = {'reassoc', 'contract'}
 RULES = {"gsl": 0, "gs-s": 0, "gs-r": 1, "gs-q": 2}   # "gsl": Algorithm 5.3.1's smooth rule (= GS-s = GS-r when psi = 0)
 
 @njit(cache=True, fastmath=_FM)
-def clipped_gradient_dense(X, u, clips, g):
-    "Write $g_j=\\frac1n\\sum_i\\mathrm{clip}(X_{ij}u_i, C_j)$ for every column of a Fortran `X` into `g` (clip to $[-C_j,C_j]$)."
-    n, p = X.shape
-    for j in range(p):
-        C = clips[j]
-        s = 0.0
-        for i in range(n):
-            v = X[i, j] * u[i]
-            s += min(C, max(-C, v)) if v == v else 0.0   # clip to [-C, C] (±inf too); a NaN (0·inf) contributes 0
-        g[j] = s / n
+def _clipped_column_dense(X, u, C:float, j:int) -> float:
+    "$\\sum_i\\mathrm{clip}(X_{ij}u_i, C)$ for column `j` of a Fortran `X`; a NaN (0·inf) adds 0."
+    s = 0.0
+    for i in range(X.shape[0]):
+        v = X[i, j] * u[i]
+        s += min(C, max(-C, v)) if v == v else 0.0   # clip to [-C, C] (±inf too)
+    return s
 
 @njit(cache=True, fastmath=_FM)
+def _clipped_column_sparse(data, indices, indptr, u, C:float, j:int) -> float:
+    "`_clipped_column_dense` for column `j` of a CSC design (zeros contribute nothing)."
+    s = 0.0
+    for k in range(indptr[j], indptr[j + 1]):
+        v = data[k] * u[indices[k]]
+        s += min(C, max(-C, v)) if v == v else 0.0
+    return s
+
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
+@njit(cache=True)
+def clipped_gradient_dense(X, u, clips, g):
+    "Write $g_j=\\frac1n\\sum_i\\mathrm{clip}(X_{ij}u_i, C_j)$ for every column of a Fortran `X` into `g` (clip to $[-C_j,C_j]$)."
+    for j in range(X.shape[1]): g[j] = _clipped_column_dense(X, u, clips[j], j) / X.shape[0]
+
+@njit(cache=True)
 def clipped_gradient_sparse(data, indices, indptr, n, u, clips, g):
     "Same as `clipped_gradient_dense` for a CSC design (zeros contribute nothing)."
     for j in range(indptr.shape[0] - 1):
-        C = clips[j]
-        s = 0.0
-        for k in range(indptr[j], indptr[j + 1]):
-            v = data[k] * u[indices[k]]
-            s += min(C, max(-C, v)) if v == v else 0.0
-        g[j] = s / n
+        g[j] = _clipped_column_sparse(data, indices, indptr, u, clips[j], j) / n
+
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
+_CHUNK = 4096   # rows per task of the parallel derivative pass (fixed: the result ignores the thread count)
+_PARALLEL_MIN = 1 << 18   # entries of X below which an iteration runs on one thread (~0.1 ms of work)
+
+@njit(cache=True, parallel=True)
+def _derivatives_parallel(code:int, param:float, z, y, u):
+    "$u_i=\\phi'(z_i,y_i)$ in chunks of `_CHUNK` rows, one chunk per task."
+    n = z.shape[0]
+    for c in prange((n + _CHUNK - 1) // _CHUNK):
+        for i in range(c * _CHUNK, min(n, (c + 1) * _CHUNK)):
+            u[i] = loss_deriv(code, param, z[i], y[i])
+
+@njit(cache=True, parallel=True)
+def _clipped_gradient_parallel(sparse:bool, X, data, indices, indptr, n:int, u, clips, g):
+    "`clipped_gradient_dense` / `_sparse` with one column per task."
+    for j in prange(g.shape[0]):
+        if sparse: g[j] = _clipped_column_sparse(data, indices, indptr, u, clips[j], j) / n
+        else: g[j] = _clipped_column_dense(X, u, clips[j], j) / n
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 @njit(cache=True)
@@ -197,6 +223,10 @@ def _clipped_gradient(design, loss, z, clips, u, g):
     "The clipped averaged gradient at the predictions `z` into `g` (`u`: the loss derivatives)."
     sparse, X, data, indices, indptr, y = design
     n = y.shape[0]
+    if (data.shape[0] if sparse else X.size) >= _PARALLEL_MIN:   # the threads, when they pay
+        _derivatives_parallel(loss[0], loss[1], z, y, u)
+        _clipped_gradient_parallel(sparse, X, data, indices, indptr, n, u, clips, g)
+        return
     for i in range(n):   # φ'(z_i, y_i): once per iteration, shared by all columns
         u[i] = loss_deriv(loss[0], loss[1], z[i], y[i])
     if sparse: clipped_gradient_sparse(data, indices, indptr, n, u, clips, g)
