@@ -16,6 +16,7 @@ Also printed: the parts of one iteration (derivatives + clipped gradient, scores
     python benchmarks/bench_dpgcd.py            # best of 7 x 20 single iterations (and of 7 x 20 products)
     python benchmarks/bench_dpgcd.py --quick    # best of 3 x 20
     python benchmarks/bench_dpgcd.py --only electricity,dense   # some of the problems
+    python benchmarks/bench_dpgcd.py --only electricity,dense --csv benchmarks/results/dpgcd_threads.csv
 """
 import os, sys, time, warnings
 import numba
@@ -108,7 +109,12 @@ def bench(X, y, name, pen, repeat, T=20):
     print(f"    threads: clipped gradient 1 thread {t_g1 * 1e3:.3f} ms, {threads} threads {t_gk * 1e3:.3f} ms "
           f"(speed-up {t_g1 / t_gk:.2f}); iteration {t_i1 * 1e3:.3f} -> {t_ik * 1e3:.3f} ms (speed-up {t_i1 / t_ik:.2f}, "
           f"{t_ik / t_xtr:.2f} x X.T@r); load average {os.getloadavg()[0]:.2f}", flush=True)
+    ROWS.append(dict(problem=name, n=n, p=p, penalty=type(pen).__name__, threads=threads, floor_s=t_xtr,
+                     iteration_1thread_s=t_i1, iteration_threads_s=t_ik, gradient_1thread_s=t_g1,
+                     gradient_threads_s=t_gk, load_average=os.getloadavg()[0]))
     return t_it / t_xtr
+
+ROWS = []
 
 if __name__ == "__main__":
     repeat = 3 if "--quick" in sys.argv else 7
@@ -125,3 +131,9 @@ if __name__ == "__main__":
             for pen in ((L2(1e-3),) if key in ("electricity", "dense") else (L2(1.0), L1(0.05))):
                 ratios.append(bench(X, y, name, pen, repeat))
     print(f"worst ratio {max(ratios):.2f} (target <= 2)")
+    out = next((a.split("=", 1)[1] if "=" in a else sys.argv[sys.argv.index(a) + 1] for a in sys.argv if a.startswith("--csv")), None)
+    if out:
+        import csv
+        with open(out, "w", newline="") as f:
+            wr = csv.DictWriter(f, list(ROWS[0])); wr.writeheader(); wr.writerows(ROWS)
+        print(f"  -> wrote {out}")
