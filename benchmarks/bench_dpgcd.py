@@ -3,23 +3,31 @@ proximal coordinate step with residual maintenance, noise included (drawn by Num
 
 For each problem it prints, measured in the same process, the time of one DP-GCD iteration divided by the time of
 one `X.T @ r` product on the same data (dense: NumPy/BLAS on the Fortran array; sparse: scipy CSC).
-Problems: a Madelon-sized dense design (2600 x 500; the real Madelon when `DP_CD_DATA` is set) and a sparse CSC
+Problems: Electricity (45,312 x 8, logistic; the real data when `DP_CD_DATA` is set), a dense 100,000 x 100 design,
+a Madelon-sized dense design (2600 x 500; the real Madelon when `DP_CD_DATA` is set) and a sparse CSC
 design with 100,000 features (1,000 rows, 0.5% density). Target: ratio <= 2.
-The kernels are single-threaded, so `X.T @ r` is timed with BLAS limited to one thread (threadpoolctl); on a shared,
-loaded machine a multi-threaded BLAS product is much slower and would flatter the ratio. Times are the best of k runs.
+`X.T @ r` is timed with BLAS limited to one thread (threadpoolctl), and the iteration with numba limited to one
+thread (`numba.set_num_threads(1)`): on a shared, loaded machine a multi-threaded BLAS product is much slower and would
+flatter the ratio. Times are the best of k runs. Threads: the clipped gradient (derivatives + clipped column sums) and
+the whole iteration are then timed with 1 and with all of numba's threads, interleaved in the same process; the
+speed-up is printed with the load average (the machine is shared).
 Also printed: the parts of one iteration (derivatives + clipped gradient, scores, noise draw, race) timed separately.
 
     python benchmarks/bench_dpgcd.py            # best of 7 x 20 single iterations (and of 7 x 20 products)
     python benchmarks/bench_dpgcd.py --quick    # best of 3 x 20
+    python benchmarks/bench_dpgcd.py --only electricity,dense   # some of the problems
+    python benchmarks/bench_dpgcd.py --only electricity,dense --csv benchmarks/results/dpgcd_threads.csv
 """
 import os, sys, time, warnings
+import numba
 import numpy as np
 import scipy.sparse as sp
 from dp_cd.model.losses import LogisticLoss
 from dp_cd.model.penalties import L1, L2
 from threadpoolctl import threadpool_limits
 from dp_cd.solvers.dpgcd import dp_gcd, _dpgcd_block, _score_constants, _scores, exponential_race, clipped_gradient_dense, clipped_gradient_sparse
-from dp_cd.solvers.dpgcd import _coordinate_constants, _design
+from dp_cd.solvers.dpgcd import _coordinate_constants, _design, _clipped_gradient
+from dp_cd.model.losses import LogisticLoss
 from dp_cd.model.losses import loss_deriv_vec
 from dp_cd.utils import as_design, PrivacyLeakWarning
 
@@ -37,6 +45,19 @@ def _madelon():
         except Exception as e: print(f"  (could not load madelon: {e}; using a synthetic stand-in)")
     r = np.random.default_rng(0); X = r.normal(size=(2600, 500)); y = np.sign(X[:, :5].sum(1) + r.normal(size=2600))
     return X, y, "dense 2600 x 500 (synthetic stand-in for madelon)"
+
+def _electricity():
+    if os.environ.get("DP_CD_DATA"):
+        try:
+            from dp_cd import datasets
+            ds = datasets.load("electricity", standardize=True); return ds.X, ds.y, "electricity (real, standardised)"
+        except Exception as e: print(f"  (could not load electricity: {e}; using a synthetic stand-in)")
+    r = np.random.default_rng(0); X = r.normal(size=(45312, 8)); y = np.sign(X[:, :3].sum(1) + r.normal(size=45312))
+    return X, y, "dense 45312 x 8 (synthetic stand-in for electricity)"
+
+def _dense():
+    r = np.random.default_rng(2); X = np.asfortranarray(r.normal(size=(100_000, 100)))
+    return X, np.sign(X[:, :5].sum(1) + r.normal(size=100_000)), "dense 100,000 x 100 (synthetic)"
 
 def _sparse():
     r = np.random.default_rng(1)
@@ -63,8 +84,16 @@ def bench(X, y, name, pen, repeat, T=20):
     for _ in range(T): run()   # compile, and move away from w = 0
     r = rng.normal(size=n)
     t_xtr, t_it = np.inf, np.inf
+    threads = numba.config.NUMBA_NUM_THREADS
+    numba.set_num_threads(1)
     for _ in range(repeat):   # interleaved, best of k of each (the machine is shared)
         t_xtr = min(t_xtr, _best(lambda: Xd.T @ r, 20)); t_it = min(t_it, _best(run, 20))
+    grad_k = lambda: _clipped_gradient(design, lossp, z, consts[6], u, g)   # row 6: the thresholds C_j
+    t_g1, t_gk, t_i1, t_ik = np.inf, np.inf, np.inf, np.inf
+    for _ in range(repeat):   # 1 thread vs all, interleaved
+        numba.set_num_threads(1); t_g1 = min(t_g1, _best(grad_k, 20)); t_i1 = min(t_i1, _best(run, 20))
+        numba.set_num_threads(threads); t_gk = min(t_gk, _best(grad_k, 20)); t_ik = min(t_ik, _best(run, 20))
+    numba.set_num_threads(1)
     # the parts, on the same data
     z = rng.normal(size=n) * 0.1; w = np.zeros(p); clips = P["clip_thresholds"]
     def grad():
@@ -77,13 +106,34 @@ def bench(X, y, name, pen, repeat, T=20):
     E = rng.standard_exponential(p); t_r = _best(lambda: exponential_race(sc, 0.01, E), repeat * 5)
     print(f"{name}, {type(pen).__name__}: X.T@r {t_xtr * 1e3:.3f} ms, DP-GCD iteration {t_it * 1e3:.3f} ms (ratio {t_it / t_xtr:.2f}); "
           f"parts (ms): gradient {t_g * 1e3:.3f}, scores {t_s * 1e3:.3f}, noise draw {t_d * 1e3:.3f}, race {t_r * 1e3:.3f}")
+    print(f"    threads: clipped gradient 1 thread {t_g1 * 1e3:.3f} ms, {threads} threads {t_gk * 1e3:.3f} ms "
+          f"(speed-up {t_g1 / t_gk:.2f}); iteration {t_i1 * 1e3:.3f} -> {t_ik * 1e3:.3f} ms (speed-up {t_i1 / t_ik:.2f}, "
+          f"{t_ik / t_xtr:.2f} x X.T@r); load average {os.getloadavg()[0]:.2f}", flush=True)
+    ROWS.append(dict(problem=name, n=n, p=p, penalty=type(pen).__name__, threads=threads, floor_s=t_xtr,
+                     iteration_1thread_s=t_i1, iteration_threads_s=t_ik, gradient_1thread_s=t_g1,
+                     gradient_threads_s=t_gk, load_average=os.getloadavg()[0]))
     return t_it / t_xtr
+
+ROWS = []
 
 if __name__ == "__main__":
     repeat = 3 if "--quick" in sys.argv else 7
     warnings.simplefilter("ignore", PrivacyLeakWarning)
     ratios = []
+    problems = {"electricity": _electricity, "dense": _dense, "madelon": _madelon, "sparse": _sparse}
+    only = next((a.split("=", 1)[1] if "=" in a else sys.argv[sys.argv.index(a) + 1] for a in sys.argv if a.startswith("--only")), None)
+    chosen = only.split(",") if only else list(problems)
+    print(f"numba threads: {numba.config.NUMBA_NUM_THREADS}; "
+          f"load average at start {os.getloadavg()[0]:.2f}")
     with threadpool_limits(1):
-        for X, y, name in (_madelon(), _sparse()):
-            for pen in (L2(1.0), L1(0.05)): ratios.append(bench(X, y, name, pen, repeat))
+        for key in chosen:
+            X, y, name = problems[key]()
+            for pen in ((L2(1e-3),) if key in ("electricity", "dense") else (L2(1.0), L1(0.05))):
+                ratios.append(bench(X, y, name, pen, repeat))
     print(f"worst ratio {max(ratios):.2f} (target <= 2)")
+    out = next((a.split("=", 1)[1] if "=" in a else sys.argv[sys.argv.index(a) + 1] for a in sys.argv if a.startswith("--csv")), None)
+    if out:
+        import csv
+        with open(out, "w", newline="") as f:
+            wr = csv.DictWriter(f, list(ROWS[0])); wr.writeheader(); wr.writerows(ROWS)
+        print(f"  -> wrote {out}")

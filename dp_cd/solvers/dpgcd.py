@@ -7,7 +7,7 @@ from __future__ import annotations
 import math, functools, dataclasses, itertools
 from dataclasses import dataclass, field
 import numpy as np
-from numba import njit
+from numba import njit, prange
 from ..utils import check_scalar, check_array
 from ..model.losses import (Loss, SquaredLoss, LogisticLoss, HuberLoss, loss_deriv,
                                 update_pred_dense, update_pred_sparse, _check_w)
@@ -19,7 +19,7 @@ from ..privacy.accountants import BestOfAccountant, make_accountant
 from ..privacy.calibration import calibrate
 from ..privacy.closed_forms import per_step_epsilon
 from ..privacy.mechanisms import selection_scale, noisy_argmax_abs
-from .dpcd import coordinate_setup, smoothness_from_bounds
+from .dpcd import coordinate_setup, smoothness_from_bounds, clip_thresholds
 from .contract import Solver, Plan, Run, Ledger, FitResult, register, get_solver
 from ..model.norms import quadratic_strong_convexity
 
@@ -34,27 +34,53 @@ _FM = {'reassoc', 'contract'}
 RULES = {"gsl": 0, "gs-s": 0, "gs-r": 1, "gs-q": 2}   # "gsl": Algorithm 5.3.1's smooth rule (= GS-s = GS-r when psi = 0)
 
 @njit(cache=True, fastmath=_FM)
-def clipped_gradient_dense(X, u, clips, g):
-    "Write $g_j=\\frac1n\\sum_i\\mathrm{clip}(X_{ij}u_i, C_j)$ for every column of a Fortran `X` into `g` (clip to $[-C_j,C_j]$)."
-    n, p = X.shape
-    for j in range(p):
-        C = clips[j]
-        s = 0.0
-        for i in range(n):
-            v = X[i, j] * u[i]
-            s += min(C, max(-C, v)) if v == v else 0.0   # clip to [-C, C] (±inf too); a NaN (0·inf) contributes 0
-        g[j] = s / n
+def _clipped_column_dense(X, u, C:float, j:int) -> float:
+    "$\\sum_i\\mathrm{clip}(X_{ij}u_i, C)$ for column `j` of a Fortran `X`; a NaN (0·inf) adds 0."
+    s = 0.0
+    for i in range(X.shape[0]):
+        v = X[i, j] * u[i]
+        s += min(C, max(-C, v)) if v == v else 0.0   # clip to [-C, C] (±inf too)
+    return s
 
 @njit(cache=True, fastmath=_FM)
+def _clipped_column_sparse(data, indices, indptr, u, C:float, j:int) -> float:
+    "`_clipped_column_dense` for column `j` of a CSC design (zeros contribute nothing)."
+    s = 0.0
+    for k in range(indptr[j], indptr[j + 1]):
+        v = data[k] * u[indices[k]]
+        s += min(C, max(-C, v)) if v == v else 0.0
+    return s
+
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
+@njit(cache=True)
+def clipped_gradient_dense(X, u, clips, g):
+    "Write $g_j=\\frac1n\\sum_i\\mathrm{clip}(X_{ij}u_i, C_j)$ for every column of a Fortran `X` into `g` (clip to $[-C_j,C_j]$)."
+    for j in range(X.shape[1]): g[j] = _clipped_column_dense(X, u, clips[j], j) / X.shape[0]
+
+@njit(cache=True)
 def clipped_gradient_sparse(data, indices, indptr, n, u, clips, g):
     "Same as `clipped_gradient_dense` for a CSC design (zeros contribute nothing)."
     for j in range(indptr.shape[0] - 1):
-        C = clips[j]
-        s = 0.0
-        for k in range(indptr[j], indptr[j + 1]):
-            v = data[k] * u[indices[k]]
-            s += min(C, max(-C, v)) if v == v else 0.0
-        g[j] = s / n
+        g[j] = _clipped_column_sparse(data, indices, indptr, u, clips[j], j) / n
+
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
+_CHUNK = 4096   # rows per task of the parallel derivative pass (fixed: the result ignores the thread count)
+_PARALLEL_MIN = 1 << 18   # entries of X below which an iteration runs on one thread (~0.1 ms of work)
+
+@njit(cache=True, parallel=True)
+def _derivatives_parallel(code:int, param:float, z, y, u):
+    "$u_i=\\phi'(z_i,y_i)$ in chunks of `_CHUNK` rows, one chunk per task."
+    n = z.shape[0]
+    for c in prange((n + _CHUNK - 1) // _CHUNK):
+        for i in range(c * _CHUNK, min(n, (c + 1) * _CHUNK)):
+            u[i] = loss_deriv(code, param, z[i], y[i])
+
+@njit(cache=True, parallel=True)
+def _clipped_gradient_parallel(sparse:bool, X, data, indices, indptr, n:int, u, clips, g):
+    "`clipped_gradient_dense` / `_sparse` with one column per task (the columns of X only)."
+    for j in prange(indptr.shape[0] - 1 if sparse else X.shape[1]):
+        if sparse: g[j] = _clipped_column_sparse(data, indices, indptr, u, clips[j], j) / n
+        else: g[j] = _clipped_column_dense(X, u, clips[j], j) / n
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 @njit(cache=True)
@@ -181,69 +207,96 @@ def _score_constants(penalty, M):
     iM = 1.0 / M
     return np.sqrt(M), iM, 1.0 / (1.0 + penalty.l2_strength * iM)
 
-def _coordinate_constants(penalty, rule:int, M, steps, clips, sens, release) -> np.ndarray:
+def _coordinate_constants(penalty, rule:int, M, steps, clips, sens, release,
+                          intercept:bool=False, # the last coordinate is the unpenalised intercept
+                         ) -> np.ndarray:
     "The per-coordinate constants of `_dpgcd_block`, one row each (rows `_M` ... `_RELEASE`)."
     sqM, iM, shr = _score_constants(penalty, M)
-    return np.stack([M, sqM, iM, shr, _kappa(rule, penalty, M), steps, clips, sens, release])
+    consts = np.stack([M, sqM, iM, shr, _kappa(rule, penalty, M), steps, clips, sens, release])
+    if intercept: consts[[_SHRINK, _KAPPA], -1] = 1.0, 1.0 / sqM[-1]   # no penalty on it
+    return consts
 
-def _design(X, y, sparse:bool) -> tuple:
-    "The data as `_dpgcd_block` takes it: (sparse, X, data, indices, indptr, y), with placeholders."
-    if sparse: return (True, np.zeros((1, 1), order='F'), X.data, X.indices, X.indptr, y)
-    return (False, X, np.zeros(1), np.zeros(1, np.int64), np.zeros(2, np.int64), y)
+def _design(X, y, sparse:bool, intercept:bool=False) -> tuple:
+    "The data as `_dpgcd_block` takes it: (sparse, X, data, indices, indptr, y, intercept)."
+    if sparse: return (True, np.zeros((1, 1), order='F'), X.data, X.indices, X.indptr, y, intercept)
+    return (False, X, np.zeros(1), np.zeros(1, np.int64), np.zeros(2, np.int64), y, intercept)
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
+@njit(cache=True, fastmath=_FM)
+def _clipped_ones(u, C:float) -> float:
+    "$\\sum_i\\mathrm{clip}(u_i, C)$: the clipped sum of the implicit column of ones (a NaN adds 0)."
+    s = 0.0
+    for i in range(u.shape[0]):
+        v = 1.0 * u[i]   # written as the column loop, so the sum is that of an explicit column
+        s += min(C, max(-C, v)) if v == v else 0.0
+    return s
+
 @njit(cache=True)
 def _clipped_gradient(design, loss, z, clips, u, g):
     "The clipped averaged gradient at the predictions `z` into `g` (`u`: the loss derivatives)."
-    sparse, X, data, indices, indptr, y = design
+    sparse, X, data, indices, indptr, y, intercept = design
     n = y.shape[0]
-    for i in range(n):   # φ'(z_i, y_i): once per iteration, shared by all columns
-        u[i] = loss_deriv(loss[0], loss[1], z[i], y[i])
-    if sparse: clipped_gradient_sparse(data, indices, indptr, n, u, clips, g)
-    else: clipped_gradient_dense(X, u, clips, g)
+    if (data.shape[0] if sparse else X.size) >= _PARALLEL_MIN:   # the threads, when they pay
+        _derivatives_parallel(loss[0], loss[1], z, y, u)
+        _clipped_gradient_parallel(sparse, X, data, indices, indptr, n, u, clips, g)
+    else:
+        for i in range(n):   # φ'(z_i, y_i): once per iteration, shared by all columns
+            u[i] = loss_deriv(loss[0], loss[1], z[i], y[i])
+        if sparse: clipped_gradient_sparse(data, indices, indptr, n, u, clips, g)
+        else: clipped_gradient_dense(X, u, clips, g)
+    if intercept: g[-1] = _clipped_ones(u, clips[-1]) / n
 
 @njit(cache=True)
 def _coordinate_step(design, penalty, consts, j, eta, g, z, w):
     "The noisy proximal step on coordinate `j`, updating the predictions `z` in place."
-    sparse, X, data, indices, indptr, y = design
+    sparse, X, data, indices, indptr, y, intercept = design
     step = consts[_STEP, j]
-    new = prox_1d(penalty[0], penalty[1], j, w[j] - step * (g[j] + eta), step)
+    ones = intercept and j == w.shape[0] - 1   # the intercept: no penalty, column of ones
+    new = w[j] - step * (g[j] + eta)
+    if not ones: new = prox_1d(penalty[0], penalty[1], j, new, step)
     dlt = new - w[j]
     if dlt != 0.0:
-        if sparse: update_pred_sparse(data, indices, indptr, z, j, dlt)
+        if ones: z += dlt * 1.0
+        elif sparse: update_pred_sparse(data, indices, indptr, z, j, dlt)
         else: update_pred_dense(X, z, j, dlt)
         w[j] = new
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 @njit(cache=True)
-def _select_exponential(selection, penalty, consts, w, g, expo, sc):
-    "The exponential mechanism (Gumbel-max) on the scores; multiplier 2/ε_s (0: plain argmax)."
+def _select_exponential(selection, penalty, consts, w, g, expo, sc, px):
+    """The exponential mechanism (Gumbel-max) on the scores; multiplier 2/ε_s (0: plain argmax).
+    Coordinates from `px` on (the intercept) are unpenalised: the no-penalty closed forms."""
     rule, mode, mult, score_sens = selection
     pcode, pparams = penalty
     M, sqM, iM, shr = consts[_M], consts[_SQRT_M], consts[_INV_M], consts[_SHRINK]
-    _scores(rule, pcode, pparams, w, g, M, sqM, iM, shr, sc)
+    _scores(rule, pcode, pparams, w[:px], g[:px], M[:px], sqM[:px], iM[:px], shr[:px], sc[:px])
+    if px < w.shape[0] and rule == 2: _gsq_scores(0.0, 0.0, w[px:], g[px:], M[px:], iM[px:], shr[px:], sc[px:])
+    elif px < w.shape[0]: _gsl_scores(g[px:], sqM[px:], iM[px:], sc[px:])
     b = 0.0
     if mult > 0.0 and rule == 2:
-        b = mult * _gsq_sensitivity(pcode, pparams, w, M, iM, shr, consts[_CLIP], consts[_SENS])
+        clips, sens = consts[_CLIP], consts[_SENS]
+        b = _gsq_sensitivity(pcode, pparams, w[:px], M[:px], iM[:px], shr[:px], clips[:px], sens[:px])
+        for k in range(px, w.shape[0]): b = max(b, sens[k] * (0.0 + clips[k] * iM[k]))
+        b *= mult
     elif mult > 0.0:
         b = mult * score_sens
     return exponential_race(sc, b, expo)
 
 @njit(cache=True)
-def _select_as_published(selection, penalty, consts, w, g, laplace, sc, work):
-    "The papers' rule: argmax κ_j|g_j + c_j + χ_j|, χ_j ~ Lap(multiplier · Δ_j)."
+def _select_as_published(selection, penalty, consts, w, g, laplace, sc, work, px):
+    "The papers' rule: argmax κ_j|g_j + c_j + χ_j|, χ_j ~ Lap(multiplier · Δ_j) (c_j = 0 from `px` on)."
     sens = consts[_SENS]
     for k in range(w.shape[0]):
-        sc[k] = g[k] + smooth_gradient_1d(penalty[0], penalty[1], k, w[k])
+        sc[k] = g[k] + (smooth_gradient_1d(penalty[0], penalty[1], k, w[k]) if k < px else 0.0)
         work[k] = selection[2] * sens[k] * laplace[k]
     return noisy_argmax_abs(sc, work, consts[_KAPPA])
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 @njit(cache=True)
-def _dpgcd_block(design, # (sparse, X, data, indices, indptr, y), see `_design`
+def _dpgcd_block(design, # (sparse, X, data, indices, indptr, y, intercept), see `_design`
                  loss, # (code, param)
                  penalty, # (code, params)
-                 consts, # per-coordinate constants (9, p), see `_coordinate_constants`
+                 consts, # per-coordinate constants (9, p) (p + 1 with the intercept), see `_coordinate_constants`
                  selection, # (rule index, mode 0 exponential / 1 as published, multiplier, score sens.)
                  noise, # (selection noise (B, p), release noise (B,)), standard
                  z, w, # predictions Xw and iterate, updated in place
@@ -253,12 +306,13 @@ def _dpgcd_block(design, # (sparse, X, data, indices, indptr, y), see `_design`
     "B DP-GCD iterations: clipped gradient, private selection, noisy proximal step."
     sel_noise, rel_noise = noise
     u, g, sc, work = buffers
+    px = w.shape[0] - 1 if design[6] else w.shape[0]   # penalised coordinates (the intercept is last)
     for t in range(chosen.shape[0]):
         _clipped_gradient(design, loss, z, consts[_CLIP], u, g)
         if selection[1] == 0:
-            j = _select_exponential(selection, penalty, consts, w, g, sel_noise[t], sc)
+            j = _select_exponential(selection, penalty, consts, w, g, sel_noise[t], sc, px)
         else:
-            j = _select_as_published(selection, penalty, consts, w, g, sel_noise[t], sc, work)
+            j = _select_as_published(selection, penalty, consts, w, g, sel_noise[t], sc, work, px)
         _coordinate_step(design, penalty, consts, j, consts[_RELEASE, j] * rel_noise[t], g, z, w)
         chosen[t] = j
 
@@ -393,6 +447,7 @@ def dp_gcd(X, # design (n, p), dense or scipy sparse
            smoothness_bound=None, # public bound b_j on the per-sample constants (required for "private")
            smoothness_budget:float=0.1, # fraction of epsilon spent on the private constants
            w0=None, # initial point (default 0, Remark 5.3.1)
+           fit_intercept:bool=False, # also fit an unpenalised intercept b (an implicit column of ones; X is not copied)
            random_state=None, # seed or Generator
            record_every:int|None=None, # record (passes, coef) every this many iterations
           ) -> FitResult:
@@ -401,7 +456,8 @@ def dp_gcd(X, # design (n, p), dense or scipy sparse
         X, y, loss, penalty, epsilon, delta, random_state, n_passes=n_passes, step=step, clip=clip,
         rule=rule, selection=selection, release=release, accountant=accountant,
         selection_share=selection_share, smoothness=smoothness, smoothness_bound=smoothness_bound,
-        smoothness_budget=smoothness_budget, w0=w0, record_every=record_every)
+        smoothness_budget=smoothness_budget, w0=w0, fit_intercept=fit_intercept,
+        record_every=record_every)
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 @register
@@ -411,7 +467,7 @@ class DPGCD(Solver):
     summary = "DP greedy coordinate descent (thesis Algorithms 5.3.1-5.3.2)"
     losses = (SquaredLoss, LogisticLoss, HuberLoss)
     penalties = (NoPenalty, L1, L2, ElasticNet, Box)
-    sparse, private = True, True
+    sparse, private, intercept = True, True, True
     clipping = ("coordinate",)
     accountants = DPGCD_ACCOUNTANTS
     relations = ("replace_one",)
@@ -439,6 +495,8 @@ def _dpgcd_check_options(self, problem, request, options) -> dict:
     _check_choice("accountant", o["accountant"], DPGCD_ACCOUNTANTS)
     o["rule_index"] = _resolve_rule(o["rule"], problem.penalty, o["selection"])
     o["w0"] = _check_start(o["w0"], problem)
+    if not isinstance(o["fit_intercept"], (bool, np.bool_)):
+        raise TypeError(f"fit_intercept must be True or False, got {o['fit_intercept']!r}")
     o["n_passes"] = check_scalar(o["n_passes"], "n_passes", low=1, integer=True)
     o["step"] = check_scalar(o["step"], "step", low=0, low_open=True)
     if o["record_every"] is not None:
@@ -448,14 +506,33 @@ def _dpgcd_check_options(self, problem, request, options) -> dict:
 DPGCD.check_options = _dpgcd_check_options
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
+def _with_intercept(setup:dict, problem, clip, step:float, private:bool) -> dict:
+    """`coordinate_setup`'s constants with the intercept's appended: M_b = β = sup φ'' (public: the
+    column of ones has ‖1‖²/n = 1), γ_b = γ/M_b, and the thresholds of all p + 1 coordinates."""
+    M = np.append(setup["M"], problem.loss.curvature)
+    if np.ndim(clip) == 0: clips = clip_thresholds(M, clip)
+    else:
+        clips = check_array(clip, "clip", ndim=1)
+        if clips.shape[0] != M.shape[0]:
+            raise ValueError(f"clip has {clips.shape[0]} entries; with fit_intercept=True it needs "
+                             f"p + 1 = {M.shape[0]} (the last one is the intercept's)")
+        if np.any(clips <= 0) or (private and not np.all(np.isfinite(clips))):
+            raise ValueError("clip must be > 0 (and finite when epsilon is finite)")
+    return dict(setup, M=M, steps=step / M, clips=clips)
+
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 def _public_constants(problem, request, options, rng) -> dict:
     "DP-CD's M_j, steps and thresholds, with the sensitivities Δ_j, weights κ_j, score sensitivity."
     o = options
+    ones = o["fit_intercept"]
+    clip = 1.0 if ones and np.ndim(o["clip"]) else o["clip"]   # thresholds (p + 1): checked below
     setup = coordinate_setup(problem.X, problem.loss, o["smoothness"], o["smoothness_bound"],
-                             o["smoothness_budget"], request.epsilon, o["step"], o["clip"], rng,
+                             o["smoothness_budget"], request.epsilon, o["step"], clip, rng,
                              solver="dp_gcd")
+    if ones: setup = _with_intercept(setup, problem, o["clip"], o["step"], request.private)
     sens, kappa, score_sens = _selection_setup(o["rule_index"], problem.penalty, setup["M"],
                                                setup["clips"], problem.n)
+    if ones: kappa[-1] = 1.0 / np.sqrt(setup["M"][-1])   # unpenalised
     return dict(setup, sensitivities=sens, kappa=kappa, score_sensitivity=score_sens)
 
 def _calibrate(problem, request, options, constants) -> DPGCDCalibration:
@@ -465,7 +542,7 @@ def _calibrate(problem, request, options, constants) -> DPGCDCalibration:
     cal = _calibration_cached(float(request.epsilon - constants["eps_M"]), float(request.delta),
                               int(o["n_passes"]), o["selection"], o["release"], o["accountant"],
                               float(o["selection_share"]), float(weights.max() / weights.min()),
-                              int(problem.p))
+                              int(constants["M"].shape[0]))   # candidates (p + 1 with the intercept)
     return dataclasses.replace(cal, budget_split=dict(cal.budget_split))
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
@@ -543,26 +620,30 @@ def _kernel_inputs(problem, plan, options) -> tuple:
     published = cal is not None and options["selection"] == "as_published"
     selection = (options["rule_index"], 1 if published else 0,
                  0.0 if cal is None else cal.selection_noise, P["score_sensitivity"])
+    ones = options["fit_intercept"]
     consts = _coordinate_constants(problem.penalty, options["rule_index"], P["smoothness"],
                                    P["steps"], P["clip_thresholds"], P["sensitivities"],
-                                   P["noise_scales"])
-    return (_design(problem.X, problem.y, problem.sparse), (problem.loss.code, problem.loss.param),
+                                   P["noise_scales"], ones)
+    return (_design(problem.X, problem.y, problem.sparse, ones), (problem.loss.code, problem.loss.param),
             (problem.penalty.code, problem.penalty.params), consts, selection)
 
 def _dpgcd_run(self, problem, plan, options, rng) -> Run:
-    "The kernel blocks from w0, with (passes, coef) snapshots every `record_every` iterations."
-    T, every = options["n_passes"], options["record_every"]
+    """The kernel blocks from w0, with (passes, coef) snapshots every `record_every` iterations;
+    with `fit_intercept` the iterate has p + 1 entries, the last is the intercept (from 0)."""
+    T, every, p = options["n_passes"], options["record_every"], problem.p
     private = plan.params["calibration"] is not None
     w = options["w0"].copy()
     z = np.asarray(problem.X @ w, dtype=float).ravel()
+    if options["fit_intercept"]: w = np.append(w, 0.0)
     kernel, chosen = _kernel_inputs(problem, plan, options), np.empty(T, dtype=np.int64)
-    buffers = (np.empty(problem.n), np.empty(problem.p), np.empty(problem.p), np.empty(problem.p))
-    trace = [(0.0, w.copy())] if every else []
-    for start, stop in _blocks(T, problem.p, every):
-        noise = _block_noise(stop - start, problem.p, options, private, rng)
+    buffers = (np.empty(problem.n), np.empty(w.size), np.empty(w.size), np.empty(w.size))
+    trace = [(0.0, w[:p].copy())] if every else []
+    for start, stop in _blocks(T, w.size, every):
+        noise = _block_noise(stop - start, w.size, options, private, rng)
         _dpgcd_block(*kernel, noise, z, w, buffers, chosen[start:stop])
-        if every and (stop % every == 0 or stop == T): trace.append((float(stop), w.copy()))
-    return Run(coef=w, n_iter=T, passes=float(T), trace=trace, params=dict(coordinates=chosen))
+        if every and (stop % every == 0 or stop == T): trace.append((float(stop), w[:p].copy()))
+    return Run(coef=w[:p].copy(), n_iter=T, passes=float(T), trace=trace,
+               params=dict(coordinates=chosen), intercept=float(w[p]) if w.size > p else 0.0)
 
 DPGCD.run = _dpgcd_run
 

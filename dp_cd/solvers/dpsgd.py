@@ -155,6 +155,21 @@ def _sgd_run(self, problem, plan:Plan, options:dict, rng) -> Run:
 DPSGD.run = _sgd_run
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
+@njit(cache=True)
+def _split_positions(flat, n:int, steps:int):
+    "Sorted positions t·n + i of the (step, record) pairs as `(ptr, idx)`, in one pass without division."
+    ptr, idx = np.empty(steps + 1, np.int64), np.empty(flat.shape[0], np.int64)
+    ptr[0], t, base = 0, 0, 0
+    for k in range(flat.shape[0]):
+        while flat[k] >= base + n:   # position k starts step t + 1 (or a later one: empty steps)
+            t += 1
+            base += n
+            ptr[t] = k
+        idx[k] = flat[k] - base
+    ptr[t + 1:] = flat.shape[0]
+    return ptr, idx
+
+# %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 def poisson_batches(rng:np.random.Generator, # random generator (consumed)
                     n:int, # number of records
                     q:float, # inclusion probability of each record in each batch
@@ -170,10 +185,7 @@ def poisson_batches(rng:np.random.Generator, # random generator (consumed)
         out.append(c[c < N])
         if c[-1] >= N: break
         pos = int(c[-1])
-    flat = np.concatenate(out)
-    t, i = flat // n, flat % n
-    ptr = np.searchsorted(t, np.arange(steps + 1)).astype(np.int64)
-    return ptr, i.astype(np.int64)
+    return _split_positions(np.concatenate(out), n, steps)
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 @njit(cache=True)
