@@ -1,6 +1,6 @@
 """The single benchmark command of dp_cd: speed, compile/cache, memory, utility against peers, scaling.
 
-    python benchmarks/run.py [--quick] [--out benchmarks/results] [--only speed,compile,memory,utility,scale]
+    python benchmarks/run.py [--quick] [--out benchmarks/results] [--only speed,compile,memory,utility,scale,accounting]
                              [--data-dir /work/shared/data]
 
 Everything runs in one process on the same data (compile/cache and memory use fresh subprocesses, by design)
@@ -463,7 +463,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small sizes and few repetitions (smoke run, < 1 min)")
     ap.add_argument("--out", default=str(Path(__file__).parent / "results"), help="directory of the CSVs")
-    ap.add_argument("--only", default="speed,compile,memory,utility,scale", help="comma-separated sections")
+    ap.add_argument("--only", default="speed,compile,memory,utility,scale", help="comma-separated sections (also: accounting)")
     ap.add_argument("--datasets", default=",".join(UTILITY_DATASETS), help="utility section: datasets to (re)run; rows of the others are kept")
     ap.add_argument("--data-dir", default=None, help="real datasets (default: $DP_CD_DATA)")
     ap.add_argument("--n-max", type=int, default=None, help="speed section: use at most this many rows (smoke runs)")
@@ -502,6 +502,11 @@ def main(argv=None):
     if "scale" in sections:
         print("== scaling in n and p (dense and sparse CSC, density 1%)")
         rows, fits = bench_scale(args); write_csv(rows, out / "scale.csv"); write_csv(fits, out / "scale_fit.csv")
+    if "accounting" in sections:   # not in the default: needs dp-accounting (dev) and takes minutes
+        print("== accounting: claimed epsilon / dp-accounting's PLD epsilon of the same noise; RDP vs dp-accounting")
+        sys.path.insert(0, str(Path(__file__).parent))
+        from bench_accounting import bench_accounting
+        write_csv(bench_accounting(args), out / ("accounting_quick.csv" if args.quick else "accounting.csv"))
     meta["seconds"] = time.perf_counter() - t0
     meta["load_avg_end"] = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     out.mkdir(parents=True, exist_ok=True)

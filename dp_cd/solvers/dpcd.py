@@ -123,9 +123,11 @@ def clip_thresholds(M, # coordinate-wise smoothness constants M_j (p,), positive
     return np.sqrt(M / M.sum()) * C
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
-ACCOUNTANTS = ("gdp", "rdp", "closed_form")
+ACCOUNTANTS = ("gdp", "rdp", "rdp_mironov", "closed_form")   # names of `make_accountant`
+_METHOD = {"gdp": "gdp", "rdp": "rdp", "rdp_mironov": "rdp_mironov", "closed_form": "rdp_mironov"}
 _CERTIFIED_BY = {"gdp": "Gaussian DP (exact composition)",
-                 "rdp": "RDP (Mironov conversion, as in the papers)",
+                 "rdp": "RDP (cks conversion)",
+                 "rdp_mironov": "RDP (Mironov conversion, as in the papers)",
                  "closed_form": "Theorem 4.3.1 closed form (noise), "
                                 "certified by RDP (Mironov conversion)"}
 
@@ -144,7 +146,7 @@ def _closed_form_multiplier(epsilon, delta, n_updates):
 def dpcd_noise_multiplier(epsilon:float, # target ε of the optimisation part (> 0)
                           delta:float, # target δ in (0, 1)
                           n_updates:int, # number of released coordinate gradients, T*K
-                          accountant:str="gdp", # "gdp" (exact), "rdp" (papers) or "closed_form"
+                          accountant:str="gdp", # "gdp" (exact), "rdp", "rdp_mironov" (papers), "closed_form"
                          ) -> float:
     "Noise multiplier z = σ_j/Δ_j (every coordinate) making `n_updates` releases (ε, δ)-DP."
     epsilon = check_epsilon(epsilon)
@@ -153,7 +155,7 @@ def dpcd_noise_multiplier(epsilon:float, # target ε of the optimisation part (>
     if accountant == "closed_form": return _closed_form_multiplier(epsilon, delta, n_updates)
     if accountant not in ACCOUNTANTS:
         raise ValueError(f"accountant must be one of {ACCOUNTANTS}, got {accountant!r}")
-    method = "gdp" if accountant == "gdp" else "rdp_mironov"
+    method = _METHOD[accountant]
     return float(calibrate_noise_multiplier(epsilon, delta, n_updates, method=method))
 
 
@@ -359,7 +361,7 @@ def dp_cd(X, # design (n, p), dense or scipy sparse
           smoothness="exact", # "exact" (non-private, warns), "private" (§4.5.2), or public constants M_j (p,)
           smoothness_bound=None, # public bound b_j on the per-sample constants (required for "private")
           smoothness_budget:float=0.1, # fraction of epsilon spent on the private constants
-          accountant:str="gdp", # "gdp" (exact), "rdp" (papers) or "closed_form" (Theorem 4.3.1)
+          accountant:str="gdp", # "gdp" (exact), "rdp", "rdp_mironov" (papers) or "closed_form" (Thm 4.3.1)
           w0=None, # initial point (default 0); it must not depend on the private data
           random_state=None, # seed or Generator
           record_every:float|None=None, # record (passes, coef) every this many passes (multiples of K/p)
@@ -433,7 +435,7 @@ def _private_plan(setup, params, request, n, p):
     z = dpcd_noise_multiplier(eps_opt, request.delta, n_rel, params["accountant"])
     ledger = ledger.add("optimisation (Gaussian)", dpcd_events(z, n_rel))
     split["optimisation (Gaussian)"] = eps_opt
-    method = "gdp" if params["accountant"] == "gdp" else "rdp_mironov"
+    method = _METHOD[params["accountant"]]
     epsilon = epsilon_gaussian(z, n_rel, request.delta, method) + setup["eps_M"]
     params.update(noise_multiplier=z, noise_scales=z * 2 * params["clip_thresholds"] / n)
     return Plan(ledger=ledger, epsilon=float(epsilon),
