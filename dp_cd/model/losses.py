@@ -7,15 +7,19 @@ from __future__ import annotations
 import warnings
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
+from numba import njit, types
+from numba.extending import intrinsic
+from llvmlite import ir
 from ..utils import check_array, check_scalar, as_design, PrivacyLeakWarning
 
 # %% auto 0
 __all__ = ['SQUARED', 'LOGISTIC', 'HUBER', 'loss_value', 'loss_deriv', 'loss_curvature', 'residual_scale', 'loss_hess',
-           'loss_conj', 'coord_grad_dense', 'coord_grad_sparse', 'clipped_coord_sum_dense', 'clipped_coord_sum_sparse',
-           'clipped_coord_grad_dense', 'clipped_coord_grad_sparse', 'coord_grad_samples_dense',
-           'coord_grad_samples_sparse', 'update_pred_dense', 'update_pred_sparse', 'loss_deriv_vec', 'loss_hess_vec',
-           'loss_value_mean', 'loss_conj_mean', 'Loss', 'SquaredLoss', 'LogisticLoss', 'HuberLoss', 'feature_bounds']
+           'loss_conj', 'coord_grad_dense', 'coord_grad_sparse', 'ref_clipped_coord_sum_dense',
+           'ref_clipped_coord_sum_sparse', 'clipped_coord_grad_dense', 'clipped_coord_grad_sparse',
+           'coord_grad_samples_dense', 'coord_grad_samples_sparse', 'update_pred_dense', 'update_pred_sparse',
+           'loss_deriv_vec', 'loss_hess_vec', 'loss_value_mean', 'loss_conj_mean', 'fast_exp', 'kernel_deriv',
+           'update_clipped_sum_dense', 'clipped_sum_sparse', 'clipped_coord_sum_dense', 'clipped_coord_sum_sparse',
+           'Loss', 'SquaredLoss', 'LogisticLoss', 'HuberLoss', 'feature_bounds']
 
 # %% ../../nbs/01_model/02_losses.ipynb
 SQUARED, LOGISTIC, HUBER = 0, 1, 2
@@ -118,8 +122,8 @@ def coord_grad_sparse(code:int, param:float, data, indices, indptr, y, z, j:int)
     return s / n
 
 @njit(cache=True, fastmath=_FM)
-def clipped_coord_sum_dense(code:int, param:float, X, y, z, j:int, C:float) -> float:
-    "$\\sum_i \\mathrm{clip}(X_{ij}\\phi'(z_i,y_i), C)$, clip to $[-C, C]$; a NaN (0·inf) adds 0."
+def ref_clipped_coord_sum_dense(code:int, param:float, X, y, z, j:int, C:float) -> float:
+    "Reference (libm `exp`, one loop for every loss) of `clipped_coord_sum_dense`: $\\sum_i \\mathrm{clip}(X_{ij}\\phi'(z_i,y_i), C)$, clip to $[-C, C]$; a NaN (0·inf) adds 0."
     s = 0.0
     for i in range(X.shape[0]):
         v = X[i, j] * loss_deriv(code, param, z[i], y[i])
@@ -127,9 +131,9 @@ def clipped_coord_sum_dense(code:int, param:float, X, y, z, j:int, C:float) -> f
     return s
 
 @njit(cache=True, fastmath=_FM)
-def clipped_coord_sum_sparse(code:int, param:float, data, indices, indptr, y, z, j:int,
-                             C:float) -> float:
-    "`clipped_coord_sum_dense` for a CSC design (absent entries contribute 0)."
+def ref_clipped_coord_sum_sparse(code:int, param:float, data, indices, indptr, y, z, j:int,
+                                 C:float) -> float:
+    "Reference of `clipped_coord_sum_sparse`, for a CSC design (absent entries contribute 0)."
     s = 0.0
     for k in range(indptr[j], indptr[j + 1]):
         i = indices[k]
@@ -194,6 +198,136 @@ def loss_conj_mean(code:int, param:float, u, y) -> float:
     s = 0.0
     for i in range(u.shape[0]): s += loss_conj(code, param, u[i], y[i])
     return s / u.shape[0]
+
+# %% ../../nbs/01_model/02_losses.ipynb
+@intrinsic
+def _bits_as_float(typingctx, bits):
+    "The float64 whose bit pattern is the int64 `bits` (a no-op cast LLVM can vectorise)."
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.DoubleType())
+    return types.float64(types.int64), codegen
+
+
+_LOG2E, _LN2_HI, _LN2_LO = 1.4426950408889634, 6.93147180369123816490e-01, 1.90821492927058770002e-10
+_TAYLOR = tuple(1.0 / math_f for math_f in
+                (6227020800.0, 479001600.0, 39916800.0, 3628800.0, 362880.0, 40320.0, 5040.0,
+                 720.0, 120.0, 24.0, 6.0, 2.0, 1.0, 1.0))   # 1/13!, ..., 1/1!, 1/0!
+
+# %% ../../nbs/01_model/02_losses.ipynb
+@njit(cache=True, fastmath={'contract'}, error_model='numpy')
+def fast_exp(x:float) -> float:
+    "$e^x$ within 1 ulp, in branch-free arithmetic that vectorises (no libm call); NaN stays NaN."
+    xc = x if x < 710.0 else 710.0   # beyond: overflow to inf / underflow to 0 below
+    xc = xc if xc > -746.0 else -746.0
+    kf = np.floor(xc * _LOG2E + 0.5)   # x = k ln2 + r, |r| <= ln2 / 2
+    r = (xc - kf * _LN2_HI) - kf * _LN2_LO
+    poly = _TAYLOR[0]
+    for c in _TAYLOR[1:]: poly = poly * r + c
+    k = np.int64(kf)
+    half = k >> 1   # 2^k as two normal powers of two: no overflow of 2^1024, one rounding
+    e = poly * _bits_as_float((half + 1023) << 52) * _bits_as_float((k - half + 1023) << 52)
+    return e if x == x else x
+
+# %% ../../nbs/01_model/02_losses.ipynb
+@njit(cache=True, inline='always', error_model='numpy')
+def kernel_deriv(code:int, param:float, z:float, y:float) -> float:
+    "$\\phi'(z, y)$ for the specialised kernels: `loss_deriv`'s formulas, selects only, `fast_exp`."
+    if code == SQUARED: return 2.0 * (z - y)
+    if code == LOGISTIC:
+        m = y * z
+        e = fast_exp(-abs(m))
+        return -y * (e if m >= 0 else 1.0) / (1.0 + e)   # -y e^{-m}/(1+e^{-m}) or -y/(1+e^{m})
+    r = z - y
+    d = param if r > param else r
+    return -param if r < -param else d
+
+# %% ../../nbs/01_model/02_losses.ipynb
+@njit(cache=True, inline='always', fastmath=_FM, error_model='numpy')
+def _clip_term(x:float, d:float, C:float, c_i:float, by_sample:bool) -> float:
+    "One record's clipped term: clip(x·d, ±C) (coordinate-wise) or clip(d, ±c_i)·x (per sample)."
+    if by_sample:
+        u = min(c_i, max(-c_i, d))
+        return u * x if d == d else 0.0
+    v = x * d
+    return min(C, max(-C, v)) if v == v else 0.0
+
+
+@njit(cache=True, inline='always', fastmath=_FM, error_model='numpy')
+def _clipped_loop_dense(code, param, X, y, z, j, C, clips, by_sample, jp, delta, update):
+    "Σ_i term_i(column j), after z += delta X[:, jp] in the same pass when `update`."
+    s = 0.0
+    for i in range(X.shape[0]):
+        zi = z[i]
+        if update:
+            zi += delta * X[i, jp]
+            z[i] = zi
+        c_i = clips[i] if by_sample else C
+        s += _clip_term(X[i, j], kernel_deriv(code, param, zi, y[i]), C, c_i, by_sample)
+    return s
+
+# %% ../../nbs/01_model/02_losses.ipynb
+@njit(cache=True, inline='always', fastmath=_FM, error_model='numpy')
+def _clipped_switch_dense(code, param, X, y, z, j, C, clips, jp, delta):
+    "The four loops of one loss: per-sample or coordinate clipping, with or without an update."
+    if clips.shape[0] > 0:
+        if delta != 0.0: return _clipped_loop_dense(code, param, X, y, z, j, C, clips, True, jp, delta, True)
+        return _clipped_loop_dense(code, param, X, y, z, j, C, clips, True, jp, delta, False)
+    if delta != 0.0: return _clipped_loop_dense(code, param, X, y, z, j, C, clips, False, jp, delta, True)
+    return _clipped_loop_dense(code, param, X, y, z, j, C, clips, False, jp, delta, False)
+
+
+@njit(cache=True, fastmath=_FM, error_model='numpy')
+def update_clipped_sum_dense(code:int, param:float, X, y, z, j:int, C:float, clips,
+                             jp:int=0, delta:float=0.0) -> float:
+    "z += δ X[:, jp] (if δ ≠ 0), then Σ_i clip of record i's term on column j (one fused pass)."
+    if code == SQUARED: return _clipped_switch_dense(SQUARED, param, X, y, z, j, C, clips, jp, delta)
+    if code == LOGISTIC: return _clipped_switch_dense(LOGISTIC, param, X, y, z, j, C, clips, jp, delta)
+    return _clipped_switch_dense(HUBER, param, X, y, z, j, C, clips, jp, delta)
+
+# %% ../../nbs/01_model/02_losses.ipynb
+@njit(cache=True, inline='always', fastmath=_FM, error_model='numpy')
+def _clipped_loop_sparse(code, param, data, indices, indptr, y, z, j, C, clips, by_sample):
+    "Σ over the column's non-zeros of the clipped terms (absent entries contribute 0)."
+    s = 0.0
+    for k in range(indptr[j], indptr[j + 1]):
+        i = indices[k]
+        c_i = clips[i] if by_sample else C
+        s += _clip_term(data[k], kernel_deriv(code, param, z[i], y[i]), C, c_i, by_sample)
+    return s
+
+
+@njit(cache=True, inline='always', fastmath=_FM, error_model='numpy')
+def _clipped_switch_sparse(code, param, data, indices, indptr, y, z, j, C, clips):
+    if clips.shape[0] > 0:
+        return _clipped_loop_sparse(code, param, data, indices, indptr, y, z, j, C, clips, True)
+    return _clipped_loop_sparse(code, param, data, indices, indptr, y, z, j, C, clips, False)
+
+
+@njit(cache=True, fastmath=_FM, error_model='numpy')
+def clipped_sum_sparse(code:int, param:float, data, indices, indptr, y, z, j:int, C:float,
+                       clips) -> float:
+    "Σ_i clipped terms of column j of a CSC design (coordinate-wise, or per sample if `clips`)."
+    if code == SQUARED:
+        return _clipped_switch_sparse(SQUARED, param, data, indices, indptr, y, z, j, C, clips)
+    if code == LOGISTIC:
+        return _clipped_switch_sparse(LOGISTIC, param, data, indices, indptr, y, z, j, C, clips)
+    return _clipped_switch_sparse(HUBER, param, data, indices, indptr, y, z, j, C, clips)
+
+# %% ../../nbs/01_model/02_losses.ipynb
+_NO_CLIPS = np.empty(0)   # `clips` of the coordinate-wise scheme: no per-sample thresholds
+
+
+@njit(cache=True)
+def clipped_coord_sum_dense(code:int, param:float, X, y, z, j:int, C:float) -> float:
+    "$\\sum_i \\mathrm{clip}(X_{ij}\\phi'(z_i,y_i), C)$, clip to $[-C, C]$; a NaN (0·inf) adds 0."
+    return update_clipped_sum_dense(code, param, X, y, z, j, C, np.empty(0))
+
+
+@njit(cache=True)
+def clipped_coord_sum_sparse(code:int, param:float, data, indices, indptr, y, z, j:int,
+                             C:float) -> float:
+    "`clipped_coord_sum_dense` for a CSC design (absent entries contribute 0)."
+    return clipped_sum_sparse(code, param, data, indices, indptr, y, z, j, C, np.empty(0))
 
 # %% ../../nbs/01_model/02_losses.ipynb
 def _check_w(w, p, name="w"):

@@ -10,7 +10,8 @@ import numpy as np
 from numba import njit
 from ..utils import check_scalar, check_array, as_design, as_generator, PrivacyLeakWarning
 from ..model.losses import (
-    clipped_coord_grad_dense, clipped_coord_grad_sparse, Loss, SquaredLoss, LogisticLoss, HuberLoss, loss_deriv, update_pred_dense, update_pred_sparse)
+    update_clipped_sum_dense, clipped_sum_sparse, Loss, SquaredLoss, LogisticLoss, HuberLoss,
+    update_pred_dense, update_pred_sparse)
 from ..model.penalties import Penalty, NoPenalty, L1, L2, ElasticNet, Box, prox_1d
 from ..privacy.events import GaussianEvent, LaplaceEvent, SelfComposedEvent, check_delta, check_epsilon
 from ..privacy.calibration import calibrate_noise_multiplier, epsilon_gaussian
@@ -20,33 +21,6 @@ from .contract import FitResult, Ledger, Plan, Run, Solver, register, get_solver
 __all__ = ['ACCOUNTANTS', 'dpcd_inner_dense', 'dpcd_inner_sparse', 'clip_thresholds', 'dpcd_noise_multiplier', 'dpcd_events',
            'row_norms', 'sample_clip_thresholds', 'private_smoothness', 'noise_blocks', 'coordinate_setup', 'dp_cd',
            'DPCD', 'smoothness_from_bounds']
-
-# %% ../../nbs/03_solvers/01_dp_cd.ipynb
-_FM = {'reassoc', 'contract'}   # lets LLVM vectorise the sums (as `dp_cd.model.losses` does)
-
-
-@njit(cache=True, fastmath=_FM)
-def _sample_clipped_grad_dense(lcode, lparam, X, y, z, j, cl):
-    "Coordinate j of the mean per-sample gradient clipped in ℓ2 norm (φ'_i clipped to ±cl_i)."
-    n = X.shape[0]
-    s = 0.0
-    for i in range(n):
-        d = loss_deriv(lcode, lparam, z[i], y[i])
-        c = cl[i]
-        s += min(c, max(-c, d)) * X[i, j] if d == d else 0.0   # |term| <= C|X_ij|/‖x_i‖; NaN: 0
-    return s / n
-
-
-@njit(cache=True, fastmath=_FM)
-def _sample_clipped_grad_sparse(lcode, lparam, data, indices, indptr, y, z, j, cl):
-    n = z.shape[0]
-    s = 0.0
-    for k in range(indptr[j], indptr[j + 1]):
-        i = indices[k]
-        d = loss_deriv(lcode, lparam, z[i], y[i])
-        c = cl[i]
-        s += min(c, max(-c, d)) * data[k] if d == d else 0.0
-    return s / n
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 @njit(cache=True)
@@ -82,14 +56,16 @@ def dpcd_inner_dense(loss, # (code, param) of the loss: (`Loss.code`, `Loss.para
                     ):
     "K noisy proximal coordinate updates of DP-CD on a dense design (Algorithm 4.3.1, inner loop)."
     (coords, noise), (steps, clips) = block, scales
+    per_sample = np.empty(0) if sample_clips is None else sample_clips
     last = np.ones(w.shape[0], dtype=np.int64)
     if avg is not None: avg[:] = 0.0
+    jp, change = 0, 0.0   # the previous update, applied to z in the next gradient's pass
     for k in range(coords.shape[0]):
         j = coords[k]
-        if sample_clips is None: g = clipped_coord_grad_dense(loss[0], loss[1], X, y, z, j, clips[j])
-        else: g = _sample_clipped_grad_dense(loss[0], loss[1], X, y, z, j, sample_clips)
-        change = _step(penalty, w, j, g, noise[k], steps[j], k, avg, last)
-        if change != 0.0: update_pred_dense(X, z, j, change)
+        s = update_clipped_sum_dense(loss[0], loss[1], X, y, z, j, clips[j], per_sample, jp, change)
+        change = _step(penalty, w, j, s / X.shape[0], noise[k], steps[j], k, avg, last)
+        jp = j
+    if change != 0.0: update_pred_dense(X, z, jp, change)
     _finish_average(avg, last, w, coords.shape[0])
 
 
@@ -99,16 +75,14 @@ def dpcd_inner_sparse(loss, penalty,
                       y, z, w, block, scales, avg=None, sample_clips=None):
     "Same as `dpcd_inner_dense` for a CSC design: an update costs O(nnz of the column)."
     (data, indices, indptr), (coords, noise), (steps, clips) = X, block, scales
+    per_sample = np.empty(0) if sample_clips is None else sample_clips
     last = np.ones(w.shape[0], dtype=np.int64)
     if avg is not None: avg[:] = 0.0
     for k in range(coords.shape[0]):
         j = coords[k]
-        if sample_clips is None:
-            g = clipped_coord_grad_sparse(loss[0], loss[1], data, indices, indptr, y, z, j, clips[j])
-        else:
-            g = _sample_clipped_grad_sparse(loss[0], loss[1], data, indices, indptr, y, z, j,
-                                            sample_clips)
-        change = _step(penalty, w, j, g, noise[k], steps[j], k, avg, last)
+        s = clipped_sum_sparse(loss[0], loss[1], data, indices, indptr, y, z, j, clips[j],
+                               per_sample)
+        change = _step(penalty, w, j, s / z.shape[0], noise[k], steps[j], k, avg, last)
         if change != 0.0: update_pred_sparse(data, indices, indptr, z, j, change)
     _finish_average(avg, last, w, coords.shape[0])
 
