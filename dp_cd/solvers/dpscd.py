@@ -25,7 +25,7 @@ from ..privacy.pld import PLDAccountant
 
 # %% auto 0
 __all__ = ['dp_scd', 'DPSCD', 'scd_move', 'scd_steps_dense', 'scd_steps_sparse', 'seq_dp_scd', 'SeqDPSCD', 'primal_dp_scd',
-           'PrimalDPSCD', 'primal_steps_dense', 'primal_steps_sparse']
+           'PrimalDPSCD', 'primal_steps_dense', 'primal_steps_sparse', 'scd_steps_dense_parallel']
 
 # %% ../../nbs/03_solvers/07_dp_scd.ipynb
 def dp_scd(X, # design (N, p), dense or sparse (read in place / as one CSR copy), rows of norm <= 1
@@ -463,3 +463,29 @@ def _primal_run(self, problem, plan:Plan, options:dict, rng) -> Run:
     return Run(coef=theta.copy(), n_iter=T, passes=T * L / p, trace=trace)
 
 PrimalDPSCD.run = _primal_run
+
+# %% ../../nbs/03_solvers/07_dp_scd.ipynb
+@njit(cache=True, parallel=True)
+def _scd_batch_moves(Xr, y, alpha, v, code:int, param:float, lam:float, L:float, C:float,
+                     batch, out):
+    "The independent moves of one batch, one per thread, into `out`."
+    N = float(Xr.shape[0])
+    for k in prange(batch.shape[0]):
+        j = batch[k]
+        xv = 0.0
+        nx2 = 0.0
+        for c in range(Xr.shape[1]):
+            xv += Xr[j, c] * v[c]
+            nx2 += Xr[j, c] * Xr[j, c]
+        out[k] = scd_move(code, param, xv, nx2, y[j], alpha[j], lam, N, L, C)
+
+@njit(cache=True)
+def scd_steps_dense_parallel(Xr, y, alpha, v, code:int, param:float, lam:float, L:float,
+                             C:float, noise_std:float, ptr, idx, noise_a, noise_v, all_alpha:bool):
+    "Algorithm 1's steps as `scd_steps_dense(..., sequential=False)`, the moves computed in parallel."
+    dz = np.empty(idx.shape[0])
+    for t in range(ptr.shape[0] - 1):
+        _scd_batch_moves(Xr, y, alpha, v, code, param, lam, L, C, idx[ptr[t]:ptr[t + 1]],
+                         dz[ptr[t]:ptr[t + 1]])
+        for k in range(ptr[t], ptr[t + 1]): _scd_apply_dense(Xr, alpha, v, idx[k], dz[k])
+        _scd_noise(alpha, v, noise_std, noise_a, noise_v, ptr, idx, t, all_alpha)
