@@ -727,16 +727,17 @@ REPRODUCTIONS = {  # name -> (module, function, description)
     "table-d4": ("dp_cd.experiments.dpgcd", "reproduce_table_d4", "support recovery of DP-GCD (thesis Table D.4)"),
     "table-6.1": ("dp_cd.experiments.fairness", "reproduce_table_6_1", "fairness bounds of private models (thesis Table 6.1)"),
     "figure-6.6.1": ("dp_cd.experiments.fairness", "reproduce_figure_6_6_1", "fairness against n and epsilon (thesis Figure 6.6.1)"),
+    "dp-scd-figures": ("dp_cd.experiments.dpscd", "reproduce_dp_scd", "DP-SCD vs seqDP-SCD vs DP-SGD (Damaskinos et al. 2021, Figures 1-3)"),
 }
 
 def _reproduce_fn(name):
     if name not in REPRODUCTIONS: raise CLIError(f"unknown reproduction {name!r}; choose from: {', '.join(REPRODUCTIONS)}", 2)
     mod, fn, _ = REPRODUCTIONS[name]
     try:   # the reproductions are the optional extra dp_cd[experiments]
-        from dp_cd.experiments import dpcd, dpgcd, fairness
+        from dp_cd.experiments import dpcd, dpgcd, fairness, dpscd
     except ImportError as e:
         raise CLIError(f'reproductions need the experiments extra: pip install "dp_cd[experiments]" ({e})') from None
-    modules = {m.__name__: m for m in (dpcd, dpgcd, fairness)}
+    modules = {m.__name__: m for m in (dpcd, dpgcd, fairness, dpscd)}
     return getattr(modules[mod], fn)
 
 def _reproduce_cmd(args):

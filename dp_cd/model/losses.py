@@ -13,13 +13,14 @@ from llvmlite import ir
 from ..utils import check_array, check_scalar, as_design, PrivacyLeakWarning
 
 # %% auto 0
-__all__ = ['SQUARED', 'LOGISTIC', 'HUBER', 'loss_value', 'loss_deriv', 'loss_curvature', 'residual_scale', 'loss_hess',
+__all__ = ['SQUARED', 'LOGISTIC', 'HUBER', 'HINGE', 'loss_value', 'loss_deriv', 'loss_curvature', 'residual_scale', 'loss_hess',
            'loss_conj', 'coord_grad_dense', 'coord_grad_sparse', 'ref_clipped_coord_sum_dense',
            'ref_clipped_coord_sum_sparse', 'clipped_coord_grad_dense', 'clipped_coord_grad_sparse',
            'coord_grad_samples_dense', 'coord_grad_samples_sparse', 'update_pred_dense', 'update_pred_sparse',
            'loss_deriv_vec', 'loss_hess_vec', 'loss_value_mean', 'loss_conj_mean', 'fast_exp', 'kernel_deriv',
            'update_clipped_sum_dense', 'clipped_sum_sparse', 'clipped_coord_sum_dense', 'clipped_coord_sum_sparse',
-           'Loss', 'SquaredLoss', 'LogisticLoss', 'HuberLoss', 'feature_bounds']
+           'Loss', 'SquaredLoss', 'LogisticLoss', 'HuberLoss', 'feature_bounds', 'dual_conj', 'dual_project',
+           'dual_coord_step', 'dual_conj_mean', 'HingeLoss']
 
 # %% ../../nbs/01_model/02_losses.ipynb
 SQUARED, LOGISTIC, HUBER = 0, 1, 2
@@ -503,3 +504,101 @@ def feature_bounds(X, # design (n, p), dense or sparse
     warnings.warn("feature_bounds reads the data without privacy; use public bounds for private training",
                   PrivacyLeakWarning, stacklevel=2)
     return np.asarray(abs(X).max(axis=0).todense()).ravel() if is_sparse else np.abs(X).max(axis=0)
+
+# %% ../../nbs/01_model/02_losses.ipynb
+HINGE = 3
+
+@njit(cache=True)
+def _sigmoid(t):
+    "The logistic sigmoid, without overflow."
+    return 1.0 / (1.0 + np.exp(-t)) if t >= 0 else np.exp(t) / (1.0 + np.exp(t))
+
+@njit(cache=True)
+def dual_conj(code:int, param:float, a:float, y:float) -> float:
+    "$\\phi^*(-a, y)$: the term of a dual coordinate `a` in the dual objective (`inf` outside its domain)."
+    if code == HINGE:
+        s = a * y
+        return -s if 0.0 <= s <= 1.0 else np.inf
+    return loss_conj(code, param, -a, y)
+
+@njit(cache=True)
+def dual_project(code:int, param:float, a:float, y:float) -> float:
+    "The point of the closed dual domain $\\{b: \\phi^*(-b, y) < \\infty\\}$ nearest to `a`."
+    if code == LOGISTIC or code == HINGE: return y * min(max(y * a, 0.0), 1.0)
+    if code == HUBER: return min(max(a, -param), param)
+    return a
+
+# %% ../../nbs/01_model/02_losses.ipynb
+@njit(cache=True)
+def _logistic_dual_point(y:float, c:float, g:float, h:float) -> float:
+    "$y\\sigma(t)$ at the root of $t + y(g - hc) + h\\sigma(t)$ (Newton safeguarded by bisection)."
+    k = y * (g - h * c)
+    lo, hi = -(k + h), -k
+    t = 0.5 * (lo + hi)
+    for _ in range(200):
+        sg = _sigmoid(t)
+        r = t + k + h * sg
+        if r > 0: hi = t
+        else: lo = t
+        tn = t - r / (1.0 + h * sg * (1.0 - sg))
+        t = tn if lo < tn < hi else 0.5 * (lo + hi)
+        if hi - lo <= 1e-13 * (1.0 + abs(t)): break
+    return y * _sigmoid(t)
+
+@njit(cache=True)
+def dual_coord_step(code:int, param:float, y:float, a:float, g:float, h:float) -> float:
+    "Move $b^\\star - a$ of a dual coordinate: $b^\\star$ minimises $\\phi^*(-b,y) + g(b-c) + \\frac h2(b-c)^2$, $c$ = `a` projected."
+    c = dual_project(code, param, a, y)
+    if code == SQUARED: return (y - 0.5 * c - g) / (0.5 + h)
+    if code == HUBER: return min(max((y - g + h * c) / (1.0 + h), -param), param) - a
+    if code == HINGE:
+        s = y * c + (1.0 - y * g) / h if h > 0 else (1.0 if y * g < 1.0 else 0.0)
+        return y * min(max(s, 0.0), 1.0) - a
+    return _logistic_dual_point(y, c, g, h) - a
+
+@njit(cache=True)
+def dual_conj_mean(code:int, param:float, alpha, y) -> float:
+    "$\\frac1N\\sum_i \\phi^*(-\\alpha_i, y_i)$, the loss part of the dual objective."
+    s = 0.0
+    for i in range(alpha.shape[0]): s += dual_conj(code, param, alpha[i], y[i])
+    return s / alpha.shape[0]
+
+# %% ../../nbs/01_model/02_losses.ipynb
+class HingeLoss(Loss):
+    "Hinge loss $\\ell(w;(x,y)) = \\max(0, 1 - y\\,w^\\top x)$ (SVM) with labels $y\\in\\{-1,+1\\}$."
+    code, param, name, sup_deriv = HINGE, 0.0, "hinge", 1.0
+    curvature = np.inf   # not smooth: no finite sup of phi''
+
+    def check_y(self, y, n=None):
+        y = Loss.check_y(self, y, n)
+        bad = (y != 1.0) & (y != -1.0)
+        if np.any(bad):
+            raise ValueError(f"y must contain only -1 and +1 for the hinge loss, found "
+                             f"{np.unique(y[bad])[:5]} (labels {{0, 1}}: pass y = 2 * y - 1)")
+        return y
+
+    def value(self, X, y, w) -> float:
+        "$f(w) = \\frac1n\\sum_i\\max(0, 1 - y_i x_i^\\top w)$."
+        X, _, y, w = self.validate(X, y, w)
+        return float(np.mean(np.maximum(0.0, 1.0 - y * np.asarray(X @ w, dtype=np.float64))))
+
+    def _u(self, X, y, w):
+        "A subgradient of $\\phi$ in the prediction: $-y$ where the margin is below 1, else 0."
+        return np.where(y * np.asarray(X @ w, dtype=np.float64) < 1.0, -y, 0.0)
+
+# %% ../../nbs/01_model/02_losses.ipynb
+def _hinge_coordinate_gradient(self, X, y, w, j:int) -> float:
+    "Coordinate $j$ of the subgradient."
+    X, _, y, w = self.validate(X, y, w)
+    j = check_scalar(j, "j", 0, X.shape[1] - 1, integer=True)
+    return float(np.asarray(X[:, [j]].T @ self._u(X, y, w)).ravel()[0] / X.shape[0])
+
+def _hinge_per_sample_coordinate(self, X, y, w, j:int) -> np.ndarray:
+    "Per-sample subgradient coordinates $X_{ij}\\,u_i$."
+    X, _, y, w = self.validate(X, y, w)
+    j = check_scalar(j, "j", 0, X.shape[1] - 1, integer=True)
+    col = X[:, [j]].toarray().ravel() if sp.issparse(X) else X[:, j]
+    return col * self._u(X, y, w)
+
+HingeLoss.coordinate_gradient = _hinge_coordinate_gradient
+HingeLoss.per_sample_coordinate_gradients = _hinge_per_sample_coordinate

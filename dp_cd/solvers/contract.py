@@ -241,6 +241,9 @@ class Solver:
         if self.losses and not isinstance(loss, self.losses):
             raise ValueError(f"solver {self.name!r} does not support {loss!r}: "
                              f"use one of {_names(self.losses)}")
+        if not self.losses and not np.isfinite(loss.curvature):   # e.g. the hinge loss
+            raise ValueError(f"solver {self.name!r} needs a smooth loss, got {loss!r}: "
+                             "use a solver that lists it (e.g. 'dp-scd')")
         if self.penalties and not isinstance(penalty, self.penalties):
             raise ValueError(f"solver {self.name!r} does not support {penalty!r}: "
                              f"use one of {_names(self.penalties)}")
