@@ -499,6 +499,12 @@ def main(argv=None):
             if (out / name).exists():
                 with open(out / name, newline="") as f: old = list(csv.DictReader(f))
             write_csv([r for r in old if r["dataset"] not in done] + new, out / name)
+    if "outofbox" in sections:   # not in the default list: run it with --only outofbox
+        from bench_outofbox import bench_outofbox, DATASETS
+        print("== out of the box: privately tuned defaults vs diffprivlib vs non-private, public bounds only")
+        names = [d for d in DATASETS if d in args.datasets.split(",")] if args.datasets != ",".join(UTILITY_DATASETS) else DATASETS
+        write_csv(bench_outofbox(load_problem, args.data_dir, names, (1.0,) if args.quick else (0.5, 1.0, 2.0, 5.0),
+                                 2 if args.quick else 10), out / ("outofbox_quick.csv" if args.quick else "outofbox.csv"))
     if "scale" in sections:
         print("== scaling in n and p (dense and sparse CSC, density 1%)")
         rows, fits = bench_scale(args); write_csv(rows, out / "scale.csv"); write_csv(fits, out / "scale_fit.csv")

@@ -17,8 +17,8 @@ from .estimators import (DPRegressor, DPClassifier, BudgetExceededError, LOSSES,
 from .solvers.contract import SOLVERS, get_solver
 
 # %% auto 0
-__all__ = ['MAX_ABS_VALUE', 'MODEL_FORMAT', 'MAX_PASSES', 'DEMO_PROBLEMS', 'DEMO_GRID', 'REPRODUCTIONS', 'CLIError', 'read_data',
-           'model_to_dict', 'load_model', 'run_demo', 'main']
+__all__ = ['MAX_ABS_VALUE', 'MODEL_FORMAT', 'MAX_PASSES', 'DEMO_PROBLEMS', 'DEMO_EPSILONS', 'DEMO_SHAPE', 'DEMO_BOUND',
+           'REPRODUCTIONS', 'CLIError', 'read_data', 'model_to_dict', 'load_model', 'run_demo', 'main']
 
 # %% ../nbs/06_api/02_cli.ipynb
 class CLIError(Exception):
@@ -604,116 +604,104 @@ def _datasets_cmd(args):
     return 0
 
 # %% ../nbs/06_api/02_cli.ipynb
-DEMO_PROBLEMS = {  # name -> (loss, penalty name, strength)
-    "log1": ("logistic", "l2", 1e-3), "log2": ("logistic", "l2", 1e-3),
-}
-
-DEMO_GRID = {"clip": (0.1, 1.0, 10.0), "step": (0.1, 0.3, 1.0)}   # step multiplies each solver's natural step
-
-def _demo_solver_kwargs(name, p, beta, passes, clip, step):
-    M = np.full(p, beta)   # public: E[x_j^2] = 1 for the synthetic features
-    if name in ("dp-cd", "dp-gcd"): return dict(n_passes=passes, step=step, clip=clip, smoothness=M)
-    if name == "dp-sgd": return dict(n_passes=passes, step=step / (beta * p), clip=clip)
-    raise ValueError(name)
+DEMO_PROBLEMS = {"log1": dict(sigma=1.0), "log2": dict(sigma=2.0)}   # `make_log` generators
+DEMO_EPSILONS = (0.5, 1.0, 2.0, 5.0)
+DEMO_SHAPE, DEMO_BOUND = (10_000, 20), 4.0   # n, p; public |x_j| <= 4 (standard normal features)
 
 def run_demo(problem:str="log1", # a name in `DEMO_PROBLEMS`
-             epsilon:float=1.0, # privacy budget
-             passes:int=10, # passes over the data for every solver
-             runs:int=5, # repetitions (min/mean/max)
-             seed:int=0, # seed of the runs (the problem has its own fixed seed)
-             solvers=("dp-cd", "dp-gcd", "dp-sgd"), # solvers to compare
-             tune:bool=True, # pick clip and step on `DEMO_GRID` without privacy (as the papers do)
-             on_step=None, # called with (runs done, runs in all), e.g. by a progress bar
+             epsilons=DEMO_EPSILONS, # privacy budgets, each for one whole tuned fit
+             runs:int=3, # repetitions per ε (fresh noise and search; min/mean/max)
+             seed:int=0, # seed of the runs (the data and its split have their own fixed seed)
+             on_step=None, # called with (fits done, fits in all), e.g. by a progress bar
             ) -> dict:
-    "Run the main job; returns the table rows and the error curves."
+    "The main job: test accuracy of privately tuned models at several ε, and of the non-private one."
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IntegrationWarning)   # the accountant's integral is fine
-        return _run_demo(problem, epsilon, passes, runs, seed, solvers, tune, on_step)
+        return _run_demo(problem, epsilons, runs, seed, on_step)
 
-def _run_demo(problem, epsilon, passes, runs, seed, solvers, tune, on_step):
+# %% ../nbs/06_api/02_cli.ipynb
+def _demo_data(problem):
+    "Train and test parts of the demo problem (fixed seeds: public)."
     from dp_cd import datasets
-    from dp_cd.solvers.reference import reference_optimum
-    if problem not in DEMO_PROBLEMS: raise CLIError(f"unknown demo problem {problem!r} (choose from {sorted(DEMO_PROBLEMS)})", 2)
-    epsilon = float(epsilon)
-    if not epsilon > 0: raise CLIError(f"epsilon must be > 0, got {epsilon}", 2)
-    if passes < 1 or runs < 1: raise CLIError("passes and runs must be at least 1", 2)
-    _check_passes(passes)
-    ds = datasets.load(problem)
-    lname, pname, lam = DEMO_PROBLEMS[problem]
-    loss, pen = make_loss(lname), make_penalty(pname, lam)
-    X, y = ds.X, ds.y
-    n, p = X.shape
-    delta = 1.0 / n**2
-    F = lambda w: loss.value(X, y, w) + pen.value(w)
-    F_star = reference_optimum(X, y, loss, pen, tol=1e-10)
-    rng = as_generator(seed)
-    rows, curves = [], {}
-    n_grid = len(DEMO_GRID["clip"]) * len(DEMO_GRID["step"]) if tune else 0
-    total, done = len(solvers) * (n_grid + runs), [0]
-    def tick():
-        done[0] += 1
-        if on_step: on_step(done[0], total)
-    for name in solvers:
-        solver = get_solver(name)
-        def run(clip, step, record):
-            kw = _demo_solver_kwargs(name, p, loss.curvature, passes, clip, step)
-            return solver.fit(X, y, loss, pen, epsilon, delta, rng,
-                              record_every=1 if record else None, **kw)
-        grid = [(c, s) for c in DEMO_GRID["clip"] for s in DEMO_GRID["step"]] if tune else [(1.0, 1.0)]
-        def score(cs):
-            value = F(run(*cs, False).coef)
-            tick()
-            return value
-        clip, step = min(grid, key=score) if len(grid) > 1 else grid[0]
-        errs, times, report, x = [], [], None, None
-        for r in range(runs):
-            t0 = time.perf_counter(); res = run(clip, step, True); times.append(time.perf_counter() - t0)
-            x = np.array([t for t, _ in res.trace]); errs.append([(F(w) - F_star) / F_star for _, w in res.trace])
-            report = res.privacy
-            tick()
-        E = np.array(errs)
-        curves[name] = (x, E)
-        rows.append(dict(solver=name, passes=float(x[-1]), clip=clip, step=step, error_mean=float(E[:, -1].mean()),
-                         error_min=float(E[:, -1].min()), error_max=float(E[:, -1].max()), epsilon=float(report.epsilon),
-                         delta=float(report.delta), accountant=report.accountant, relation=report.relation,
-                         seconds=float(np.median(times)), privacy=report))
-    return dict(problem=problem, n=n, p=p, F_star=float(F_star), F_zero=float(F(np.zeros(p))), epsilon=epsilon, delta=delta,
-                runs=runs, tuned=tune, rows=rows, curves=curves)
+    if problem not in DEMO_PROBLEMS:
+        raise CLIError(f"unknown demo problem {problem!r} (choose from {sorted(DEMO_PROBLEMS)})", 2)
+    n, p = DEMO_SHAPE
+    ds = datasets.make_log(n, p, random_signs=True, seed=0, **DEMO_PROBLEMS[problem])
+    train, test = np.split(np.random.default_rng(1).permutation(n), [int(0.8 * n)])
+    return ds.X[train], ds.y[train], ds.X[test], ds.y[test]
+
+def _run_demo(problem, epsilons, runs, seed, on_step):
+    from sklearn.linear_model import LogisticRegression
+    from dp_cd.tuned import DPClassifierCV
+    epsilons = [float(e) for e in epsilons]
+    if not epsilons or not all(0 < e < math.inf for e in epsilons):
+        raise CLIError(f"epsilons must be finite and > 0, got {epsilons}", 2)
+    if runs < 1: raise CLIError("runs must be at least 1", 2)
+    Xtr, ytr, Xte, yte = _demo_data(problem)
+    rng, rows, done = as_generator(seed), [], 0
+    for eps in epsilons:
+        accs, models = [], []
+        for _ in range(runs):
+            m = DPClassifierCV(epsilon=eps, bounds=DEMO_BOUND, classes=[-1.0, 1.0],
+                               random_state=rng).fit(Xtr, ytr)
+            accs.append(m.score(Xte, yte)); models.append(m); done += 1
+            if on_step: on_step(done, len(epsilons) * runs)
+        rows.append(dict(epsilon=eps, accuracy_mean=float(np.mean(accs)), accuracy_min=float(min(accs)),
+                         accuracy_max=float(max(accs)), selected=models[-1].best_params_,
+                         privacy=models[-1].privacy_))
+    ref = LogisticRegression(max_iter=1000).fit(Xtr, ytr)
+    return dict(problem=problem, n_train=len(ytr), n_test=len(yte), p=Xtr.shape[1], runs=runs,
+                rows=rows, nonprivate=float(ref.score(Xte, yte)),
+                majority=float(max(np.mean(yte == 1), np.mean(yte == -1))))
+
+# %% ../nbs/06_api/02_cli.ipynb
+def _selected(c:dict) -> str:
+    "One line for a selected candidate."
+    extra = f", {c['clipping']} clipping" if "clipping" in c else ""
+    return f"{c['solver']}{extra}, clip {c['clip']:.3g}, step {c['step']:g}, {c['n_passes']:g} passes"
 
 def _demo_plot(res, path):
     import matplotlib; matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
-    from dp_cd.experiments.plots import plot_runs, new_figure
+    from dp_cd.experiments.plots import new_figure
     fig, (ax,) = new_figure(width=6, height=4)
-    for name, (x, E) in res["curves"].items(): plot_runs(ax, x, np.maximum(E, 1e-16), name.upper())
-    ax.set_title(f"{res['problem']}: eps = {res['epsilon']:g}, delta = 1/n^2, {res['runs']} runs")
-    ax.legend(); fig.tight_layout()
+    e = [r["epsilon"] for r in res["rows"]]
+    ax.fill_between(e, [r["accuracy_min"] for r in res["rows"]], [r["accuracy_max"] for r in res["rows"]],
+                    alpha=0.25, label=f"min-max over {res['runs']} runs")
+    ax.plot(e, [r["accuracy_mean"] for r in res["rows"]], "o-", label="private, tuned privately")
+    ax.axhline(res["nonprivate"], color="k", ls="--", label="non-private")
+    ax.axhline(res["majority"], color="grey", ls=":", label="majority class")
+    ax.set_xscale("log"); ax.set_xticks(e, [f"{x:g}" for x in e]); ax.minorticks_off()
+    ax.set_xlabel("epsilon (delta = 1/n^2, whole fit including tuning)"); ax.set_ylabel("test accuracy")
+    ax.set_title(f"{res['problem']}: n = {res['n_train']} training records, p = {res['p']}")
+    ax.legend(loc="lower right"); fig.tight_layout()
     _write_atomic(Path(path), lambda f: fig.savefig(f, format="png", dpi=120), binary=True)
     plt.close(fig)
 
+# %% ../nbs/06_api/02_cli.ipynb
 def _print_demo(res):
-    print(f"dp_cd {dp_cd.__version__} demo: {res['problem']} (n = {res['n']}, p = {res['p']}), "
-          f"l2-logistic regression, lambda = {DEMO_PROBLEMS[res['problem']][2]:g}; F* = {res['F_star']:.10g}")
-    print(f"privacy target: epsilon = {res['epsilon']:g}, delta = 1/n^2 = {res['delta']:.3g}, replace-one neighbours; {res['runs']} runs each")
-    print(f"relative error (F - F*)/F*; the starting point w = 0 has {(res['F_zero'] - res['F_star']) / res['F_star']:.4g}")
-    if res["tuned"]: print("clip and step chosen per solver on a 3 x 3 grid WITHOUT privacy, as in the papers (the tuning is not covered by the guarantee)")
-    print()
-    print(f"{'solver':<8} {'passes':>6} {'clip':>5} {'step':>5}  {'relative error: mean [min, max]':<32} {'epsilon':>8}  {'accountant':<30} {'time/run':>8}")
+    print(f"dp_cd {dp_cd.__version__} demo: logistic regression on the {res['problem']} generator "
+          f"(p = {res['p']}; {res['n_train']} training, {res['n_test']} test records)")
+    print(f"public input: feature bounds |x_j| <= {DEMO_BOUND:g}; everything else, including the "
+          "choice of solver and hyper-parameters, is private (DPClassifierCV)\n")
+    print(f"{'epsilon':>7}  {'test accuracy: mean [min, max]':<32} selected in the last run")
     for r in res["rows"]:
-        err = f"{r['error_mean']:.4g} [{r['error_min']:.3g}, {r['error_max']:.3g}]"
-        print(f"{r['solver']:<8} {r['passes']:>6g} {r['clip']:>5g} {r['step']:>5g}  {err:<32} {r['epsilon']:>8.4g}  {r['accountant'][:30]:<30} {r['seconds']:>7.3f}s")
-    print("\nprivacy reports:")
-    for r in res["rows"]: print(f"[{r['solver']}] " + str(r["privacy"]).replace("\n", "\n    "))
+        acc = f"{r['accuracy_mean']:.3f} [{r['accuracy_min']:.3f}, {r['accuracy_max']:.3f}]"
+        print(f"{r['epsilon']:>7g}  {acc:<32} {_selected(r['selected'])}")
+    print(f"{'inf':>7}  {res['nonprivate']:<32.3f} non-private (scikit-learn LogisticRegression)")
+    print(f"majority class: {res['majority']:.3f}")
+    shown = min(res["rows"], key=lambda r: abs(r["epsilon"] - 1.0))
+    print(f"\nprivacy report of an epsilon = {shown['epsilon']:g} model (tuning included):")
+    print("    " + str(shown["privacy"]).replace("\n", "\n    "))
 
 def _demo_cmd(args):
-    _check_passes(args.passes)
+    try: epsilons = [float(e) for e in args.epsilons.split(",")]
+    except ValueError: raise CLIError(f"--epsilons must be numbers separated by commas, got {args.epsilons!r}", 2)
     with _Progress("dp-cd demo") as bar:
-        res = run_demo(args.problem, args.epsilon, args.passes, args.runs, args.seed,
-                       tune=not args.no_tune, on_step=bar.update)
+        res = run_demo(args.problem, epsilons, args.runs, args.seed, on_step=bar.update)
     if args.json:
-        out = {k: v for k, v in res.items() if k != "curves"}
-        out["rows"] = [{**r, "privacy": r["privacy"].to_dict()} for r in res["rows"]]
-        print(json.dumps(_jsonable(out)))
+        rows = [{**r, "privacy": r["privacy"].to_dict()} for r in res["rows"]]
+        print(json.dumps(_jsonable({**res, "rows": rows})))
     else: _print_demo(res)
     if args.plot:
         _demo_plot(res, args.plot)
@@ -788,17 +776,15 @@ def _parser():
     ap.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    d = sub.add_parser("demo", formatter_class=_formatter, help="the main job: DP-CD, DP-GCD and DP-SGD on a synthetic problem",
-                       description="Train private models on one of the papers' synthetic problems and compare them to the non-private optimum.",
-                       epilog="examples:\n  dp-cd demo\n  dp-cd demo --epsilon 0.5 --runs 10 --plot demo.png\n  dp-cd demo --json")
+    d = sub.add_parser("demo", formatter_class=_formatter, help="the main job: accuracy of privately tuned models against epsilon",
+                       description="Test accuracy of privately tuned models (DPClassifierCV) at several epsilon, next to the non-private model,\n"
+                                   "on a problem the package generates; prints the privacy report and writes a figure.",
+                       epilog="examples:\n  dp-cd demo\n  dp-cd demo --epsilons 0.25,1,4 --runs 5 --plot demo.png\n  dp-cd demo --json")
     d.add_argument("--problem", default="log1", choices=sorted(DEMO_PROBLEMS), help="synthetic problem (default log1)")
-    d.add_argument("--epsilon", type=float, default=1.0, help="privacy budget (default 1)")
-    d.add_argument("--passes", type=int, default=10, help=f"passes over the data (default 10, at "
-                                                          f"most {MAX_PASSES})")
-    d.add_argument("--runs", type=int, default=5, help="repetitions per solver (default 5)")
+    d.add_argument("--epsilons", default="0.5,1,2,5", help="privacy budgets, comma-separated (default 0.5,1,2,5)")
+    d.add_argument("--runs", type=int, default=3, help="repetitions per epsilon (default 3)")
     d.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     d.add_argument("--plot", default="dp_cd_demo.png", help="PNG file for the figure (default dp_cd_demo.png; '' for none)")
-    d.add_argument("--no-tune", action="store_true", help="use clip = step = 1 instead of the non-private 3 x 3 grid")
     d.add_argument("--json", action="store_true", help="machine-readable output")
     d.set_defaults(func=_demo_cmd)
 

@@ -8,15 +8,20 @@ import functools, math, warnings
 from dataclasses import dataclass, field
 import numpy as np
 from ..utils import check_scalar, as_generator, PrivacyLeakWarning
-from ..privacy.formulas import rdp_to_epsilon, gdp_epsilon
+from ..privacy.formulas import rdp_to_epsilon, gdp_epsilon, zcdp_epsilon
+from ..privacy.events import (DPEvent, PoissonSubsampledGaussianEvent, _leaves,
+                                  check_relation)
+from ..privacy.accountants import _event_rho
 from ..privacy.report import PrivacyReport
-from .contract import Plan, build_report, check_privacy
+from .contract import Plan, Ledger, build_report, check_privacy, get_solver
 from .dpcd import dp_cd
+from . import dpgcd, dpsgd   # registers DP-GCD and DP-SGD for the tuning grid
 
 # %% auto 0
-__all__ = ['ORDERS', 'TruncatedNegativeBinomial', 'tnb_for_mean', 'rdp_selection_bound', 'pure_selection_epsilon',
-           'selection_rdp', 'selection_epsilon', 'calibrate_selection', 'SelectionResult', 'private_select',
-           'dpcd_train_and_score']
+__all__ = ['ORDERS', 'RUN_TARGETS', 'TruncatedNegativeBinomial', 'tnb_for_mean', 'rdp_selection_bound', 'pure_selection_epsilon',
+           'selection_rdp', 'selection_epsilon', 'calibrate_selection', 'RandomStoppingEvent', 'SelectionResult',
+           'private_select', 'dpcd_train_and_score', 'event_rho', 'zcdp_fit', 'default_candidates', 'linear_fitter',
+           'holdout_split', 'private_tune']
 
 # %% ../../nbs/03_solvers/05_tuning.ipynb
 @dataclass(frozen=True)
@@ -133,6 +138,14 @@ def _calibrate_selection(epsilon, delta, dist):
     return lo
 
 # %% ../../nbs/03_solvers/05_tuning.ipynb
+@dataclass(frozen=True)
+class RandomStoppingEvent(DPEvent):
+    "Best of K ~ D_{η,γ} runs of a ρ-zCDP mechanism: certified by `selection_epsilon` only."
+    rho: float # each run is ρ-zCDP
+    eta: float # shape η of the distribution of K
+    gamma: float # its parameter γ
+
+# %% ../../nbs/03_solvers/05_tuning.ipynb
 @dataclass
 class SelectionResult:
     "Output of `private_select`: the selected candidate, its model and noisy score, and the report."
@@ -145,14 +158,15 @@ class SelectionResult:
     history: list = field(default_factory=list) # (candidate index, noisy score) of each run
 
 
-def _selection_plan(rho, dist, delta, n_candidates, K):
+def _selection_plan(rho, dist, delta, n_candidates, K, notes=()):
     "What the selection certifies: the best of K ~ D_{η,γ} ρ-zCDP runs, one release."
     accountant = (f"RDP of best-of-K (Papernot & Steinke 2022, Thm. 2), "
                   f"K ~ TNB(eta={dist.eta:g}, gamma={dist.gamma:.4g}), CKS conversion")
     notes = [f"{n_candidates} candidates drawn uniformly; E[K] = {dist.mean:.3g}, this run K = {K}",
              "only the selected model (and its candidate/score) is covered; "
-             "the history is not released"]
-    return Plan(epsilon=selection_epsilon(rho, dist, delta), accountant=accountant, releases=1,
+             "the history is not released", *notes]
+    ledger = Ledger().add("random-stopping selection", RandomStoppingEvent(rho, dist.eta, dist.gamma))
+    return Plan(ledger=ledger, epsilon=selection_epsilon(rho, dist, delta), accountant=accountant, releases=1,
                 budget_split={"per run (rho-zCDP)": rho}, notes=notes)
 
 # %% ../../nbs/03_solvers/05_tuning.ipynb
@@ -165,6 +179,7 @@ def private_select(candidates, # list of hyperparameter settings (any objects)
                    eta:float=1.0, # shape of D_{η,γ} (1: geometric, Liu & Talwar; 0: logarithmic)
                    random_state=None, # seed or Generator
                    n_records:int|None=None, # number of private records if known: warns if δ ≥ 1/n
+                   notes:list=(), # what a run is, for the report
                   ) -> SelectionResult:
     "Random-stopping private hyperparameter selection (Papernot & Steinke 2022, Thm. 2), reported."
     if len(candidates) == 0: raise ValueError("candidates must not be empty")
@@ -176,7 +191,7 @@ def private_select(candidates, # list of hyperparameter settings (any objects)
     rho = calibrate_selection(request.epsilon, request.delta, dist)
     rng = as_generator(random_state)
     K = dist.sample(rng)
-    plan = _selection_plan(rho, dist, request.delta, len(candidates), K)
+    plan = _selection_plan(rho, dist, request.delta, len(candidates), K, notes)
     best, hist = None, []
     for _ in range(K):
         i = int(rng.integers(len(candidates)))
@@ -214,3 +229,110 @@ def dpcd_train_and_score(X_train, y_train, X_val, y_val, loss, penalty, *,
 def _per_example_loss(loss, z, y):
     from dp_cd.model.losses import loss_value
     return np.array([loss_value(loss.code, loss.param, zi, yi) for zi, yi in zip(z, y)])
+
+# %% ../../nbs/03_solvers/05_tuning.ipynb
+def event_rho(event:DPEvent, # a privacy event (possibly composed)
+              relation:str="replace_one", # neighbouring relation of the guarantee
+             ) -> float:
+    "ρ such that `event` is ρ-zCDP (zCDP composes by adding ρ); a `ValueError` if no such bound."
+    check_relation(relation)
+    total = 0.0
+    for leaf, count in _leaves(event):
+        if isinstance(leaf, PoissonSubsampledGaussianEvent):   # un-amplified bound, every q
+            rho = 0.5 / leaf.noise_multiplier**2 * (4.0 if relation == "replace_one" else 1.0)
+        else: rho = _event_rho(leaf)
+        if rho is None: raise ValueError(f"no zCDP bound for {leaf!r}")
+        total += count * rho
+    return total
+
+# %% ../../nbs/03_solvers/05_tuning.ipynb
+# the ε a run must target, at δ_run, in the currency of its accountant, to be ρ-zCDP
+RUN_TARGETS = {"gdp": lambda rho, d: gdp_epsilon(math.sqrt(2 * rho), d),
+               "zcdp": lambda rho, d: zcdp_epsilon(rho, d),
+               "rdp": lambda rho, d: zcdp_epsilon(rho, d)}   # RDP on a grid is looser: ρ_run ≤ ρ
+
+def zcdp_fit(solver:str, # a registered solver name
+             X, y, loss, penalty, # the (training) data and the problem
+             rho:float, # the run must be ρ-zCDP
+             rng, # Generator (consumed)
+             **options, # the solver's options; `accountant` picks the target's currency
+            ):
+    "A run calibrated to be ρ-zCDP, checked on its own ledger before it is returned."
+    rho = check_scalar(rho, "rho", low=0, low_open=True)
+    s = get_solver(solver)
+    d_run = min(1e-6, 0.1 / X.shape[0]**2)   # calibration currency only: any δ_run gives ρ-zCDP
+    target = RUN_TARGETS[options.get("accountant", "rdp")](rho, d_run)
+    fit = s.fit(X, y, loss, penalty, target, d_run, rng, **options)
+    rho_run = event_rho(fit.ledger.event, options.get("relation", "replace_one"))
+    if not fit.privacy.is_private or rho_run > rho * (1 + 1e-6):
+        raise RuntimeError(f"{solver} run is {rho_run:.4g}-zCDP, more than rho={rho:.4g}: refused")
+    return fit
+
+# %% ../../nbs/03_solvers/05_tuning.ipynb
+def default_candidates(n_train:int, # PUBLIC number of training records
+                       p:int, # PUBLIC number of features (with the intercept column)
+                      ) -> list:
+    "A small grid of (solver, clip, step, passes) for features scaled into [-1, 1]; public inputs only."
+    r = math.sqrt(check_scalar(p, "p", low=1, integer=True))   # ‖x_i‖₂ ≤ √p after scaling
+    n_train = check_scalar(n_train, "n_train", low=1, integer=True)
+    cd = dict(solver="dp-cd", step=1.0, accountant="gdp")
+    grid = [dict(cd, clipping="coordinate", clip=c * r, n_passes=P)
+            for c, P in ((0.3, 5), (0.3, 20), (1.0, 5), (1.0, 20), (1.0, 50))]
+    grid += [dict(cd, clipping="sample", clip=c * r, n_passes=P)
+             for c, P in ((0.1, 20), (0.3, 5), (0.3, 20))]
+    grid.append(dict(solver="dp-sgd", clip=0.3 * r, step=4.0, n_passes=100, batch_size=n_train))
+    grid.append(dict(solver="dp-gcd", clip=0.3 * r, step=1.0, n_passes=50, accountant="zcdp"))
+    return grid
+
+# %% ../../nbs/03_solvers/05_tuning.ipynb
+def linear_fitter(X, y, loss, penalty, # the training part, scaled into the public bounds
+                  bounds, # PUBLIC B_j ≥ |x_ij| of the columns of X (p,)
+                  target_bound:float|None=None, # PUBLIC bound on |y_i| (regression)
+                 ):
+    "(candidate, ρ, rng) -> ρ-zCDP FitResult; the solver's constants come from the public bounds."
+    B = np.asarray(bounds, dtype=float)
+    def fit(candidate, rho, rng):
+        opts = dict(candidate)
+        s = get_solver(opts.pop("solver"))
+        public = s.options_from_bounds(loss, B, target_bound)
+        if public.get("smoothness") == "private":   # β B_j² bounds every M_j: use it, spend nothing
+            public = {"smoothness": public["smoothness_bound"]}
+        if "step" in public: opts["step"] = opts.get("step", 1.0) * public.pop("step")   # relative
+        return zcdp_fit(s.name, X, y, loss, penalty, rho, rng, **{**public, **opts})
+    return fit
+
+# %% ../../nbs/03_solvers/05_tuning.ipynb
+def holdout_split(n:int, # PUBLIC number of records
+                  fraction:float, # share of the records held out for the scores, in (0, 1)
+                  rng, # Generator (consumed): the split uses no data
+                 ) -> tuple:
+    "(training, held-out) positions: a random partition that does not look at the data."
+    n = check_scalar(n, "n", low=2, integer=True)
+    f = check_scalar(fraction, "validation_fraction", 0, 1, True, True)
+    n_val = min(n - 1, max(1, int(round(f * n))))
+    perm = as_generator(rng).permutation(n)
+    return np.sort(perm[n_val:]), np.sort(perm[:n_val])
+
+# %% ../../nbs/03_solvers/05_tuning.ipynb
+def private_tune(fit_candidate, # (candidate, ρ, rng) -> model; ρ-zCDP on the TRAINING records
+                 holdout_loss, # model -> per-record losses on the HELD-OUT records (clipped to [0, B])
+                 n_holdout:int, # number of held-out records (public)
+                 score_bound:float, # B: a held-out record's loss is clipped to [0, B]
+                 candidates:list, # the hyper-parameter grid (public)
+                 epsilon:float, delta:float, # the budget of the whole search
+                 *, mean_runs:float=6.0, eta:float=0.0, # E[K] and shape of D_{η,γ}
+                 random_state=None, n_records:int|None=None,
+                ) -> SelectionResult:
+    "Random-stopping selection where a run is a ρ-zCDP fit plus a noisy held-out score."
+    B = check_scalar(score_bound, "score_bound", low=0, low_open=True)
+    m = check_scalar(n_holdout, "n_holdout", low=1, integer=True)
+    def train_and_score(candidate, rho, rng):
+        model = fit_candidate(candidate, rho, rng)
+        per = np.clip(np.asarray(holdout_loss(model), dtype=float).reshape(-1), 0.0, B)
+        if per.shape != (m,): raise ValueError(f"holdout_loss gave {per.shape[0]} losses, not {m}")
+        return model, per.mean() + rng.normal(0.0, (B / m) / math.sqrt(2 * rho))
+    note = (f"a run: a rho-zCDP fit on the training records, then its mean held-out loss "
+            f"(clipped to [0, {B:g}]) on {m} other records + Gaussian noise, also rho-zCDP; "
+            "disjoint records, so a run is rho-zCDP")
+    return private_select(candidates, train_and_score, epsilon, delta, mean_runs=mean_runs,
+                          eta=eta, random_state=random_state, n_records=n_records, notes=[note])
