@@ -280,7 +280,8 @@ def default_candidates(n_train:int, # PUBLIC number of training records
             for c, P in ((0.3, 5), (0.3, 20), (1.0, 5), (1.0, 20), (1.0, 50))]
     grid += [dict(cd, clipping="sample", clip=c * r, n_passes=P)
              for c, P in ((0.1, 20), (0.3, 5), (0.3, 20))]
-    grid.append(dict(solver="dp-sgd", clip=0.3 * r, step=4.0, n_passes=100, batch_size=n_train))
+    grid.append(dict(solver="dp-sgd", clip=0.3 * r, step=4.0, n_passes=100, batch_size=n_train,
+                     accountant="rdp"))   # calibrated in the zCDP currency of the search
     grid.append(dict(solver="dp-gcd", clip=0.3 * r, step=1.0, n_passes=50, accountant="zcdp"))
     return grid
 
