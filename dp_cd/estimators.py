@@ -18,6 +18,7 @@ from .model.penalties import Penalty, NoPenalty, L1, L2, ElasticNet
 from .solvers.contract import SOLVERS, get_solver
 # importing the solver modules registers them in SOLVERS
 from .solvers import dpcd, dpgcd, dpsgd, dpscd, output_perturbation, growth, block_cd
+from .solvers.chunks import is_chunked
 from .privacy.events import check_delta, check_epsilon
 
 # %% auto 0
@@ -131,6 +132,7 @@ class _DPLinearBase(BaseEstimator):
     def _augment(self, X):
         if not self.fit_intercept: return X
         s = check_scalar(self.intercept_scaling, "intercept_scaling", low=0, low_open=True)
+        if is_chunked(X): return _chunked_with_ones(X, s)
         col = np.full((X.shape[0], 1), s)
         return sp.hstack([X, sp.csc_matrix(col)], format="csc") if sp.issparse(X) else np.hstack([X, col])
 
@@ -175,8 +177,25 @@ class _DPLinearBase(BaseEstimator):
 
     def _decision(self, X):
         check_is_fitted(self)
+        if is_chunked(X): return X @ self.coef_.T + self.intercept_   # lazy, chunk by chunk
         X = validate_data(self, X, accept_sparse=["csr", "csc"], reset=False, dtype=np.float64)
         return np.asarray(X @ self.coef_.T) + self.intercept_
+
+# %% ../nbs/06_api/01_estimators.ipynb
+def _chunked_data(est, X, y):
+    "A row-chunked (dask) X kept lazy (the solver checks its chunks) and y as a 1-d array."
+    est.n_features_in_ = X.shape[1]
+    y = np.asarray(y.compute() if is_chunked(y) else y)
+    if y.ndim != 1 or y.shape[0] != X.shape[0]:
+        raise ValueError(f"y must have shape ({X.shape[0]},) to match X, got {y.shape}")
+    return X, y
+
+
+def _chunked_with_ones(X, s:float):
+    "X with a last column of s, chunked as X's rows (the intercept's column), still lazy."
+    import dask.array as da
+    ones = da.full((X.shape[0], 1), s, chunks=(X.chunks[0], 1), dtype=np.float64)
+    return da.concatenate([X.astype(np.float64), ones], axis=1).rechunk({1: -1})
 
 # %% ../nbs/06_api/01_estimators.ipynb
 class DPRegressor(RegressorMixin, _DPLinearBase):
@@ -205,7 +224,7 @@ class DPRegressor(RegressorMixin, _DPLinearBase):
     def fit(self, X, y):
         "Fit the private model; `privacy_` holds the privacy report."
         loss, pen, solver, eps, delta = self._begin_fit(X)
-        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=np.float64, y_numeric=True)
+        X, y = _chunked_data(self, X, y) if is_chunked(X) else validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=np.float64, y_numeric=True)
         res = self._fit(X, y.astype(np.float64), loss, pen, solver, eps, delta, as_generator(self.random_state))
         self._charge([res.privacy], eps, delta)          # raises (and releases nothing) if the budget cannot cover it
         self.coef_, self.intercept_ = self._split(res.coef)
@@ -253,7 +272,7 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
     def fit(self, X, y):
         "Fit the private model(s); `privacy_` holds the privacy report (a list for one-vs-rest)."
         loss, pen, solver, eps, delta = self._begin_fit(X)
-        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=np.float64)
+        X, y = _chunked_data(self, X, y) if is_chunked(X) else validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=np.float64)
         check_classification_targets(y)
         self.classes_ = _label_set(self.classes, y, eps)
         K = len(self.classes_)

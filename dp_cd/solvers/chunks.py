@@ -233,9 +233,10 @@ def _chunked_run(solver:Solver):
 
 
 def _check_public(options:dict, public:tuple):
-    "Refuse options that would read constants off the data (None or a str such as 'exact')."
+    "Refuse options that would read constants off the data without privacy (None or 'exact')."
     for name in public:
-        if options.get(name) is None or isinstance(options.get(name), str):
+        if options.get(name) is None or (isinstance(options.get(name), str)
+                                         and options.get(name) == "exact"):
             raise ValueError(f"a row-chunked design needs {name} as a public value, got "
                              f"{name}={options.get(name)!r}: the chunked path reads no constant "
                              "off the data")
