@@ -1,7 +1,7 @@
 """The single benchmark command of dp_cd: speed, compile/cache, memory, utility against peers, scaling.
 
     python benchmarks/run.py [--quick] [--out benchmarks/results] [--only speed,compile,memory,utility,scale]
-    python benchmarks/run.py --only dask,ooc   (the Dask path: benchmarks/bench_dask.py)
+    python benchmarks/run.py --only dask,ooc,block_utility   (the Dask path: benchmarks/bench_dask.py)
                              [--data-dir /work/shared/data]
 
 Everything runs in one process on the same data (compile/cache and memory use fresh subprocesses, by design)
@@ -471,7 +471,7 @@ def main(argv=None):
     ap.add_argument("--solvers", default="dp_cd,dp_sgd,dp_gcd", help="speed section: private solvers to time")
     ap.add_argument("--min-time", type=float, default=0.05, help="speed section: smallest timed difference (s) of marginal costs")
     ap.add_argument("--repeat", type=int, default=None, help="speed section: best of this many repetitions")
-    ap.add_argument("--ooc-rows", type=int, default=10_000_000, help="ooc section: rows of the design on disk")
+    ap.add_argument("--ooc-rows", default="10000000", help="ooc section: rows of the design on disk (comma-separated sizes)")
     ap.add_argument("--ooc-dir", default=None, help="ooc section: directory of the temporary file (default /tmp)")
     args = ap.parse_args(argv)
     out = Path(args.out); sections = args.only.split(",")
@@ -509,6 +509,11 @@ def main(argv=None):
         print("== dask: rounds/s and s/pass on row chunks (in process, 1 and 2 local workers) vs in memory")
         rows = bench_dask.bench_dask(args); write_csv(rows, out / "dask.csv")
         write_csv(bench_dask.cost_model(rows), out / "dask_cost_model.csv")
+    if "block_utility" in sections:
+        print("== utility: block DP-CD (B = 1, 8, p) vs DP-CD vs DP-SGD at equal privacy (Table D.1 problems)")
+        sys.path.insert(0, str(Path(__file__).parent))
+        import bench_dask
+        write_csv(bench_dask.bench_block_utility(args), out / "block_utility.csv")
     if "ooc" in sections:
         print(f"== out of core: one pass over {args.ooc_rows} x {bench_dask.P} float64 on disk")
         write_csv(bench_dask.bench_ooc(args), out / "out_of_core.csv")
