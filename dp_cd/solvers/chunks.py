@@ -20,7 +20,7 @@ __all__ = ['CHUNKED_RUNS', 'is_chunked', 'check_chunks', 'check_chunked_problem'
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 def is_chunked(X) -> bool:
-    "Whether `X` is a dask collection (array or dataframe): the row-chunked path (dask not imported)."
+    "Whether `X` is a dask collection (array or dataframe): the row-chunked path."
     return type(X).__module__.split(".")[0] == "dask"
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb

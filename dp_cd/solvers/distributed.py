@@ -20,7 +20,7 @@ __all__ = []
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
 def _margins(Xc, z, w0, pending) -> np.ndarray:
-    "The chunk's margins after the driver's last change: X_c w0 first, then z_c + Σ Δ_b X_c[:, J_b]."
+    "The chunk's margins after the driver's last change: X_c w0, then z_c + Σ Δ_b X_c[:, J_b]."
     if z is None:
         z = np.zeros(Xc.shape[0]) if w0 is None or not np.any(w0) else np.asarray(Xc @ w0)
     else:
