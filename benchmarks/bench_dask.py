@@ -184,7 +184,8 @@ def _ooc(n, rows, d):
 
 # ------------------------------------------------------------------------ utility (Table D.1)
 UTILITY_GRID = dict(steps=(0.1, 0.3, 1.0), clips=tuple(np.logspace(-2, 2, 9)), passes=(5, 20),
-                    n_select=2, n_report=5)
+                    n_select=2, n_report=5,
+                    sgd_steps=(1e-4, 1e-3, 1e-2, 1e-1, 1.0))   # DP-SGD: γ/β, the thesis' range
 
 
 def _utility_fitters(p):
@@ -209,7 +210,7 @@ def bench_block_utility(args):
     exact ones, treated as public as in the thesis' DP-CD rows."""
     from dp_cd.experiments.dpcd import problems, optimum, objective, problem_info, PROBLEMS
     g = UTILITY_GRID if not args.quick else dict(UTILITY_GRID, clips=(0.1, 1.0, 10.0), passes=(5,),
-                                                  n_select=1, n_report=2)
+                                                  n_select=1, n_report=2, sgd_steps=(1e-3, 1e-2))
     names = [n for n in PROBLEMS if n != "sparse_lasso" or not args.quick]
     rows = []
     warnings.simplefilter("ignore")
@@ -226,8 +227,9 @@ def _tuned(name, solver, fit, prob, P, g, Fstar, info, objective):
     "One row: the grid's best (step, clip) by mean objective, then fresh runs at it."
     X, y, loss, pen, eps, delta = prob
     F = lambda st, C, s: objective(X, y, loss, pen, fit(*prob, P, st, C, s, info).coef)
+    steps = g["sgd_steps"] if solver == "DP-SGD" else g["steps"]
     best = min(((np.mean([F(st, C, s) for s in range(g["n_select"])]), st, C)
-                for st in g["steps"] for C in g["clips"]), key=lambda t: t[0])
+                for st in steps for C in g["clips"]), key=lambda t: t[0])
     rel = (np.array([F(best[1], best[2], 1000 + s) for s in range(g["n_report"])]) - Fstar) / Fstar
     print(f"  {name:22s} {solver:12s} {P:3d} passes: rel. error {rel.mean():.4f} "
           f"(step {best[1]:g}, clip {best[2]:.3g})")
