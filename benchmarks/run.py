@@ -1,6 +1,7 @@
 """The single benchmark command of dp_cd: speed, compile/cache, memory, utility against peers, scaling.
 
     python benchmarks/run.py [--quick] [--out benchmarks/results] [--only speed,compile,memory,utility,scale,accounting]
+    python benchmarks/run.py --only dask,ooc,block_utility   (the Dask path: benchmarks/bench_dask.py)
                              [--data-dir /work/shared/data]
 
 Everything runs in one process on the same data (compile/cache and memory use fresh subprocesses, by design)
@@ -463,13 +464,15 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small sizes and few repetitions (smoke run, < 1 min)")
     ap.add_argument("--out", default=str(Path(__file__).parent / "results"), help="directory of the CSVs")
-    ap.add_argument("--only", default="speed,compile,memory,utility,scale", help="comma-separated sections (also: accounting)")
+    ap.add_argument("--only", default="speed,compile,memory,utility,scale", help="comma-separated sections (also: accounting, outofbox, dask, ooc, block_utility)")
     ap.add_argument("--datasets", default=",".join(UTILITY_DATASETS), help="utility section: datasets to (re)run; rows of the others are kept")
     ap.add_argument("--data-dir", default=None, help="real datasets (default: $DP_CD_DATA)")
     ap.add_argument("--n-max", type=int, default=None, help="speed section: use at most this many rows (smoke runs)")
     ap.add_argument("--solvers", default="dp_cd,dp_sgd,dp_gcd", help="speed section: private solvers to time")
     ap.add_argument("--min-time", type=float, default=0.05, help="speed section: smallest timed difference (s) of marginal costs")
     ap.add_argument("--repeat", type=int, default=None, help="speed section: best of this many repetitions")
+    ap.add_argument("--ooc-rows", default="10000000", help="ooc section: rows of the design on disk (comma-separated sizes)")
+    ap.add_argument("--ooc-dir", default=None, help="ooc section: directory of the temporary file (default /tmp)")
     args = ap.parse_args(argv)
     out = Path(args.out); sections = args.only.split(",")
     global MIN_TIME; MIN_TIME = args.min_time
@@ -505,6 +508,21 @@ def main(argv=None):
         names = [d for d in DATASETS if d in args.datasets.split(",")] if args.datasets != ",".join(UTILITY_DATASETS) else DATASETS
         write_csv(bench_outofbox(load_problem, args.data_dir, names, (1.0,) if args.quick else (0.5, 1.0, 2.0, 5.0),
                                  2 if args.quick else 10), out / ("outofbox_quick.csv" if args.quick else "outofbox.csv"))
+    if "dask" in sections or "ooc" in sections:
+        sys.path.insert(0, str(Path(__file__).parent))
+        import bench_dask
+    if "dask" in sections:
+        print("== dask: rounds/s and s/pass on row chunks (in process, 1 and 2 local workers) vs in memory")
+        rows = bench_dask.bench_dask(args); write_csv(rows, out / "dask.csv")
+        write_csv(bench_dask.cost_model(rows), out / "dask_cost_model.csv")
+    if "block_utility" in sections:
+        print("== utility: block DP-CD (B = 1, 8, p) vs DP-CD vs DP-SGD at equal privacy (Table D.1 problems)")
+        sys.path.insert(0, str(Path(__file__).parent))
+        import bench_dask
+        write_csv(bench_dask.bench_block_utility(args), out / "block_utility.csv")
+    if "ooc" in sections:
+        print(f"== out of core: one pass over {args.ooc_rows} x {bench_dask.P} float64 on disk")
+        write_csv(bench_dask.bench_ooc(args), out / "out_of_core.csv")
     if "scale" in sections:
         print("== scaling in n and p (dense and sparse CSC, density 1%)")
         rows, fits = bench_scale(args); write_csv(rows, out / "scale.csv"); write_csv(fits, out / "scale_fit.csv")

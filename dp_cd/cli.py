@@ -451,13 +451,15 @@ def _count_records(source, data_dir):
 # %% ../nbs/06_api/02_cli.ipynb
 def _fit(args, acc):
     "Read, fit, save (model and ledger together) and report."
+    client = _dask_client(args)   # --dask: the scheduler is reached before the data is read
     X, y, names, tname = read_data(args.data, args.target, args.data_dir)
     test = _read_test(args, X.shape[1])
     task, Est, loss = _task(args, y, tname)
     est = _estimator(args, Est, loss, acc)
     if Est is DPClassifier: est.set_params(classes=_classes(args, y, tname))
-    elapsed, leaks = _fit_with_progress(est, X, y, f"dp-cd fit ({args.solver}, {args.passes:g} "
-                                                   "passes)")
+    with client or contextlib.nullcontext():
+        elapsed, leaks = _fit_with_progress(est, _on_cluster(X, client), y, f"dp-cd fit "
+                                            f"({args.solver}, {args.passes:g} passes)")
     for m in leaks: print(f"dp-cd: PrivacyLeakWarning: {m}", file=sys.stderr)
     d = model_to_dict(est, source=str(args.data), feature_names=names)
     d["target"], d["fit_seconds"], d["privacy_leak_warnings"] = tname, elapsed, leaks
@@ -489,6 +491,27 @@ def _parse_classes(text:str) -> np.ndarray:
     "Labels from a comma-separated --classes (numbers, as the targets read from files)."
     try: return np.unique([float(c) for c in text.split(",") if c.strip()])
     except ValueError: raise CLIError(f"--classes {text!r}: give numeric labels separated by commas, e.g. 0,1", 2) from None
+
+# %% ../nbs/06_api/02_cli.ipynb
+def _dask_client(args):
+    "A client of the scheduler of --dask (or $DP_CD_DASK), or None; one error if unreachable."
+    address = args.dask or os.environ.get("DP_CD_DASK")
+    if not address: return None
+    from dp_cd.solvers import distributed   # registers the solvers that run on row chunks
+    from dp_cd.solvers.chunks import CHUNKED_RUNS, connect
+    if args.solver not in CHUNKED_RUNS:
+        raise CLIError(f"--dask runs the solvers {sorted(CHUNKED_RUNS)}, got --solver "
+                       f"{args.solver}", 2)
+    try: return connect(address)
+    except (ConnectionError, ImportError) as e: raise CLIError(str(e)) from None
+
+
+def _on_cluster(X, client, rows:int=100_000):
+    "X as a row-chunked dask array when a client is given (dense only), else X."
+    if client is None: return X
+    if sp.issparse(X): raise CLIError("--dask needs dense data (the chunked path is dense)", 2)
+    import dask.array as da
+    return da.from_array(np.asarray(X, dtype=np.float64), chunks=(rows, -1))
 
 # %% ../nbs/06_api/02_cli.ipynb
 def _estimator(args, Est, loss, acc):
@@ -817,6 +840,9 @@ def _parser():
     f.add_argument("--smoothness-bound", type=float, default=None, help="public bound on per-record smoothness constants (with --smoothness private)")
     f.add_argument("--no-intercept", action="store_true", help="do not fit an intercept")
     f.add_argument("--seed", type=int, default=None, help="random seed")
+    f.add_argument("--dask", default=None, metavar="SCHEDULER_ADDRESS", help="fit on the Dask "
+                   "cluster of this scheduler (default $DP_CD_DASK; dp-bcd, dp-gcd, dp-sgd, "
+                   "output-perturbation; needs dp_cd[dask])")
     f.add_argument("--data-dir", default=None, help="data directory for named datasets (default $DP_CD_DATA)")
     f.add_argument("--budget-file", default=None, help="JSON ledger of the privacy spent on this "
                                                        "dataset; the fit is refused if it would "

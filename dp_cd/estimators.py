@@ -20,6 +20,7 @@ from .solvers.contract import (SOLVERS, get_solver, Ledger, Plan, PrivacyRequest
                                      build_report)
 # importing the solver modules registers them in SOLVERS
 from .solvers import dpcd, dpgcd, dpsgd, dpscd, output_perturbation, growth, block_cd
+from .utils import is_chunked
 from .privacy.events import check_delta, check_epsilon
 from .privacy.bounds import data_bounds, clip_records
 
@@ -140,7 +141,7 @@ def _check_public_bounds(bounds, p):
 
 def _bounds_from_data(X, y):
     "max |x_ij| per feature (0 -> 1) and max |y_i|, read WITHOUT privacy (bounds='data')."
-    B = np.asarray(abs(X).max(axis=0).todense()).ravel() if sp.issparse(X) else np.abs(X).max(0)
+    B = np.asarray(abs(X).max(axis=0).todense()).ravel() if sp.issparse(X) else np.asarray(abs(X).max(0))
     t = None if y is None else float(np.max(np.abs(y))) or 1.0
     return np.where(B > 0, B, 1.0), t
 
@@ -276,8 +277,15 @@ def _add_intercept_column(self, X):
     "X with the constant column `intercept_scaling` appended (when `fit_intercept`)."
     if not self.fit_intercept: return X
     s = check_scalar(self.intercept_scaling, "intercept_scaling", low=0, low_open=True)
+    if is_chunked(X): return _chunked_with_ones(X, s)
     col = np.full((X.shape[0], 1), s)
     return sp.hstack([X, sp.csc_matrix(col)], format="csc") if sp.issparse(X) else np.hstack([X, col])
+
+def _chunked_with_ones(X, s:float):
+    "A row-chunked X with a last column of s, chunked as X's rows, still lazy."
+    import dask.array as da
+    ones = da.full((X.shape[0], 1), s, chunks=(X.chunks[0], 1), dtype=np.float64)
+    return da.concatenate([X.astype(np.float64), ones], axis=1).rechunk({1: -1})
 
 def _split_intercept(self, coef):
     "(weights, intercept) from the coefficients of the augmented design."
@@ -321,14 +329,29 @@ def _charge(self, report, eps, delta):
 
 def _prepare(self, X, y="no_validation", reset=True, **kw):
     "Categorical columns one-hot encoded with their declared categories, then sklearn's validation."
+    if is_chunked(X): return _prepare_chunked(self, X, y, reset)
     if reset: self.categories_ = _categorical_columns(X)
     if getattr(self, "categories_", None): X = _one_hot(X, self.categories_)
     if isinstance(y, str) and y == "no_validation":
         return validate_data(self, X, accept_sparse=["csr", "csc"], reset=reset, dtype=np.float64)
     return validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=np.float64, **kw)
 
+def _prepare_chunked(self, X, y, reset:bool):
+    "A row-chunked (dask) X kept lazy (the solver checks its chunks); y gathered as a 1-d array."
+    if hasattr(X, "to_dask_array"): X = X.to_dask_array(lengths=True)   # a dask DataFrame
+    if reset: self.n_features_in_ = X.shape[1]
+    elif X.shape[1] != self.n_features_in_:
+        raise ValueError(f"X has {X.shape[1]} features, but the model was fitted with "
+                         f"{self.n_features_in_}")
+    if isinstance(y, str) and y == "no_validation": return X
+    y = np.asarray(y.compute() if is_chunked(y) else y)
+    if y.ndim != 1 or y.shape[0] != X.shape[0]:
+        raise ValueError(f"y must have shape ({X.shape[0]},) to match X, got {y.shape}")
+    return X, y
+
 def _decision(self, X):
     check_is_fitted(self)
+    if is_chunked(X): return self._prepare(X, reset=False) @ self.coef_.T + self.intercept_   # lazy
     return np.asarray(self._prepare(X, reset=False) @ self.coef_.T) + self.intercept_
 
 _DPLinearBase._charge, _DPLinearBase._prepare, _DPLinearBase._decision = _charge, _prepare, _decision

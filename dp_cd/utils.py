@@ -11,7 +11,7 @@ import scipy.sparse as sp
 from numba import njit
 
 # %% auto 0
-__all__ = ['PrivacyLeakWarning', 'check_scalar', 'check_array', 'as_design', 'as_generator']
+__all__ = ['PrivacyLeakWarning', 'check_scalar', 'check_array', 'as_design', 'is_chunked', 'as_generator']
 
 # %% ../nbs/00_core/00_utils.ipynb
 class PrivacyLeakWarning(UserWarning):
@@ -111,6 +111,11 @@ def as_design(X, # dense array-like or scipy sparse matrix, shape (n, p)
         V.flags.writeable = False
         return V, False
     return check_array(X, name, ndim=2, order='F'), False
+
+# %% ../nbs/00_core/00_utils.ipynb
+def is_chunked(X) -> bool:
+    "Whether `X` is a dask collection (array or dataframe): the row-chunked path."
+    return type(X).__module__.split(".")[0] == "dask"
 
 # %% ../nbs/00_core/00_utils.ipynb
 def as_generator(random_state=None # None, an int seed, a SeedSequence or a Generator

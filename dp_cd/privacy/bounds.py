@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 from scipy import stats
-from ..utils import check_scalar, as_generator
+from ..utils import check_scalar, as_generator, is_chunked
 from .events import GaussianEvent, check_delta, check_epsilon
 from .calibration import calibrate_noise_multiplier, epsilon_gaussian
 
@@ -35,6 +35,7 @@ def magnitude_histogram(C, # (n, q) per-record statistics, dense or scipy sparse
                        ) -> np.ndarray:
     "H[j, k]: the number of records whose non-zero |c_ij| is in bin k, shape (q, hi - lo + 1)."
     n_bins = hi - lo + 1
+    if is_chunked(C): return _chunked_histogram(C, lo, hi)
     if sp.issparse(C):
         A = sp.csc_matrix(C, copy=True)
         A.sum_duplicates()
@@ -114,6 +115,7 @@ def _row_max(X):
 
 def _statistics(X, y):
     "The per-record statistics [x_i, (y_i), max_j |x_ij|] as one (n, q) matrix."
+    if is_chunked(X): return _chunked_statistics(X, y)
     extra = [_row_max(X)] if y is None else [np.asarray(y, dtype=float), _row_max(X)]
     if sp.issparse(X): return sp.hstack([X, sp.csc_matrix(np.column_stack(extra))], format="csc")
     return np.column_stack([np.asarray(X, dtype=float)] + extra)
@@ -141,8 +143,25 @@ def clip_records(X, # design (n, p), dense or sparse (not modified)
                 ):
     "A copy of X with every x_ij clipped to [-B_j, B_j]: a record-wise, data-independent map."
     B = np.asarray(bounds, dtype=float)
+    if is_chunked(X): return np.minimum(np.maximum(X.astype(float), -B), B)   # lazy, per chunk
     if sp.issparse(X):
         A = sp.csc_matrix(X, dtype=float, copy=True)
         A.data = np.clip(A.data, -np.repeat(B, np.diff(A.indptr)), np.repeat(B, np.diff(A.indptr)))
         return A
     return np.clip(np.asarray(X, dtype=float), -B, B)
+
+# %% ../../nbs/02_privacy/11_bounds.ipynb
+def _chunked_statistics(X, y):
+    "The statistics of `_statistics` for a row-chunked (dask) X, still lazy (y: in memory or None)."
+    import dask.array as da
+    rows = X.chunks[0]
+    cols = [X.astype(float)]
+    if y is not None: cols.append(da.from_array(np.asarray(y, dtype=float), chunks=rows)[:, None])
+    return da.concatenate(cols + [abs(X).max(axis=1)[:, None]], axis=1).rechunk({1: -1})
+
+def _chunked_histogram(C, lo:int, hi:int) -> np.ndarray:
+    "The magnitude histogram of a row-chunked C: one histogram per chunk, added on the driver."
+    import dask
+    blocks = C.rechunk({1: -1}).to_delayed().ravel()
+    parts = dask.compute(*[dask.delayed(magnitude_histogram)(b, lo, hi) for b in blocks])
+    return np.sum(parts, axis=0)

@@ -20,7 +20,7 @@ from .dpcd import coordinate_setup, _record_due, smoothness_from_bounds
 
 # %% auto 0
 __all__ = ['eso_factor', 'block_sums_dense', 'block_sums_sparse', 'block_step', 'update_margins_dense', 'update_margins_sparse',
-           'dpbcd_inner_dense', 'dpbcd_inner_sparse', 'block_draws', 'dp_bcd', 'DPBCD', 'check_dask_problem']
+           'dpbcd_inner_dense', 'dpbcd_inner_sparse', 'block_draws', 'dp_bcd', 'DPBCD']
 
 # %% ../../nbs/03_solvers/09_block_cd.ipynb
 def eso_factor(block_size:int, # B, coordinates per round (1 <= B <= p)
@@ -224,11 +224,6 @@ def _run(self, problem, plan, options, rng):
     return Run(coef=w, n_iter=T * R, passes=T * R * B / p, trace=trace)
 
 # %% ../../nbs/03_solvers/09_block_cd.ipynb
-def _is_dask(X):
-    "Whether X is a dask collection with chunks (without importing dask)."
-    return type(X).__module__.split(".")[0] == "dask" and hasattr(X, "chunks")
-
-# %% ../../nbs/03_solvers/09_block_cd.ipynb
 def dp_bcd(X, # design (n, p), dense or scipy sparse
            y, # labels (n,)
            loss, # datafit: SquaredLoss(), LogisticLoss() or HuberLoss(...)
@@ -248,12 +243,11 @@ def dp_bcd(X, # design (n, p), dense or scipy sparse
            record_every:float|None=None, # record (passes, coef) every this many passes
           ):
     "Differentially private proximal block coordinate descent (uniform blocks of B coordinates)."
-    solver = get_solver("dp-bcd")
-    fit = _fit_dask if _is_dask(X) else Solver.fit   # a dask.array: the last section's path
-    return fit(solver, X, y, loss, penalty, epsilon, delta, random_state, block_size=block_size,
-               n_passes=n_passes, step=step, clip=clip, smoothness=smoothness,
-               smoothness_bound=smoothness_bound, smoothness_budget=smoothness_budget,
-               row_nnz=row_nnz, record_every=record_every)
+    solver = get_solver("dp-bcd")   # a row-chunked (dask) X: see "Solvers on row chunks"
+    return solver.fit(X, y, loss, penalty, epsilon, delta, random_state, block_size=block_size,
+                      n_passes=n_passes, step=step, clip=clip, smoothness=smoothness,
+                      smoothness_bound=smoothness_bound, smoothness_budget=smoothness_budget,
+                      row_nnz=row_nnz, record_every=record_every)
 
 # %% ../../nbs/03_solvers/09_block_cd.ipynb
 @register
@@ -269,139 +263,3 @@ class DPBCD(Solver):
 
 # %% ../../nbs/03_solvers/09_block_cd.ipynb
 DPBCD.options_from_bounds = smoothness_from_bounds   # as DP-CD: private M_j with bounds β B_j²
-
-# %% ../../nbs/03_solvers/09_block_cd.ipynb
-def _check_chunks(X):
-    "Row chunks (sizes) of a 2-d dask design chunked by rows only; one clear error otherwise."
-    if X.ndim != 2: raise ValueError(f"X must be 2-dimensional, got {X.ndim} dimensions")
-    rows, cols = X.chunks
-    if any(math.isnan(c) for c in rows):
-        raise ValueError("X has row chunks of unknown size: call X.compute_chunk_sizes() first")
-    if len(cols) != 1:
-        raise ValueError(f"X must be chunked by rows only (every chunk {X.shape[1]} columns wide),"
-                         f" got column chunks {cols}; use X.rechunk({{1: -1}})")
-    return rows
-
-# %% ../../nbs/03_solvers/09_block_cd.ipynb
-def check_dask_problem(X, # dask.array (n, p), chunked by rows only
-                       y, # labels (n,): array-like or dask.array (checked on the driver)
-                       loss:Loss, # datafit
-                       penalty:Penalty|None, # separable penalty (None: no penalty)
-                       solver:Solver, # whose capabilities are checked
-                      ) -> Problem:
-    "`check_problem` for a dask design: shapes, chunks, labels; values are checked per chunk."
-    _check_chunks(X)
-    if not isinstance(loss, Loss):
-        raise TypeError(f"loss must be a dp_cd.model.losses.Loss, got {type(loss).__name__}")
-    penalty = NoPenalty() if penalty is None else penalty
-    if not isinstance(penalty, Penalty):
-        raise TypeError(f"penalty must be a dp_cd.model.penalties.Penalty, "
-                        f"got {type(penalty).__name__}")
-    solver.check_supports(loss, penalty)
-    y = loss.check_y(np.asarray(y.compute() if _is_dask(y) else y), X.shape[0])
-    penalty.check_dim(X.shape[1])
-    return Problem(X, y, loss, penalty, sparse=False)
-
-# %% ../../nbs/03_solvers/09_block_cd.ipynb
-def _load_chunk(block, y, k, start):
-    "A chunk's state on its worker: (Fortran float64 rows, labels); NaN/inf: one clear error."
-    Xc = np.asfortranarray(block, dtype=np.float64)
-    if not np.all(np.isfinite(Xc)):
-        raise ValueError(f"X contains NaN or infinite values in chunk {k} (rows {start} to "
-                         f"{start + Xc.shape[0] - 1}); no model is returned")
-    return Xc, y
-
-
-def _chunk_sums(state, z, coords, clips, loss):
-    "Map: the clipped sums of the block on one chunk (no noise: the driver adds it once)."
-    out = np.empty(coords.shape[0])
-    block_sums_dense(loss, state[0], state[1], z, coords, clips, out)
-    return out
-
-
-def _chunk_margins(state, z, coords, changes):
-    "Broadcast: the chunk's new margins z_c + Σ_b changes_b X_c[:, j_b] (a fresh array)."
-    z = z.copy()
-    update_margins_dense(state[0], z, coords, changes)
-    return z
-
-# %% ../../nbs/03_solvers/09_block_cd.ipynb
-class _InProcess:
-    "The chunk tasks run in the driver's process, in order (no dask.distributed client active)."
-    def submit(self, fn, *args, **kwargs): return fn(*args)
-    def gather(self, results): return list(results)
-
-
-def _executor():
-    "The active dask.distributed client, or `_InProcess` if there is none."
-    try:
-        from distributed import get_client
-        return get_client()
-    except (ImportError, ValueError):
-        return _InProcess()
-
-# %% ../../nbs/03_solvers/09_block_cd.ipynb
-def _load(ex, problem):
-    "Per chunk: the state (rows, labels) and zero margins (w = 0), kept where the tasks run."
-    rows, parts = _check_chunks(problem.X), problem.X.to_delayed().ravel()
-    parts = ex.compute(list(parts)) if hasattr(ex, "compute") else [d.compute() for d in parts]
-    starts = np.concatenate([[0], np.cumsum(rows)]).astype(int)
-    states = [ex.submit(_load_chunk, part, problem.y[a:b], k, a, pure=False)
-              for k, (part, a, b) in enumerate(zip(parts, starts[:-1], starts[1:]))]
-    return states, [np.zeros(b - a) for a, b in zip(starts[:-1], starts[1:])]
-
-
-def _reduce(sums, n):
-    "Reduce: the chunk sums added in chunk order, divided by n (the clipped block averages)."
-    total = np.array(sums[0], dtype=float)
-    for s in sums[1:]:
-        total += s
-    return total / n
-
-# %% ../../nbs/03_solvers/09_block_cd.ipynb
-def _dask_round(ex, states, z, coords, noise, P, model):
-    "One round: map-reduce the clipped sums, noisy step on the driver, broadcast the changes."
-    loss, penalty, w, n = model
-    clips, steps = P["clip_thresholds"], P["steps"]
-    sums = ex.gather([ex.submit(_chunk_sums, s, zc, coords, clips, loss, pure=False)
-                      for s, zc in zip(states, z)])
-    changes = np.empty(coords.shape[0])
-    block_step(penalty, w, coords, _reduce(sums, n), noise, steps, changes)   # noise: once, here
-    return [ex.submit(_chunk_margins, s, zc, coords, changes, pure=False)
-            for s, zc in zip(states, z)]
-
-# %% ../../nbs/03_solvers/09_block_cd.ipynb
-def _run_dask(problem, plan, options, rng):
-    "DP-BCD on a row-chunked dask design: the draws of `block_draws`, rounds by `_dask_round`."
-    P, p, every, ex = plan.params, problem.p, options["record_every"], _executor()
-    states, z = _load(ex, problem)
-    w = np.zeros(p)
-    model = ((problem.loss.code, problem.loss.param),
-             (problem.penalty.code, problem.penalty.params), w, problem.n)
-    trace = [(0.0, w.copy())] if every else []
-    T, R, B = P["T"], P["R"], P["block_size"]
-    for t, (coords, noise) in enumerate(block_draws(rng, P["noise_scales"], T, R, B)):
-        for r in range(R):
-            z = _dask_round(ex, states, z, coords[r], noise[r], P, model)
-        if every and _record_due(t, T, R * B, p, every):
-            trace.append(((t + 1) * R * B / p, w.copy()))
-    return Run(coef=w, n_iter=T * R, passes=T * R * B / p, trace=trace,
-               params=dict(data_path="dask", n_chunks=len(states)))
-
-# %% ../../nbs/03_solvers/09_block_cd.ipynb
-def _fit_dask(self, X, y, loss, penalty, epsilon, delta, random_state=None, **options):
-    "The contract's pipeline with a dask design: `check_dask_problem`, plan, `_run_dask`."
-    unknown = sorted(set(options) - set(self.option_names))
-    if unknown: raise TypeError(f"solver {self.name!r} got unknown options {unknown}")
-    if isinstance(options.get("smoothness"), str):
-        raise ValueError("a dask design needs public smoothness constants M_j (an array of p "
-                         f"values), got smoothness={options['smoothness']!r}")
-    problem = check_dask_problem(X, y, loss, penalty, self)
-    request = check_privacy(epsilon, delta, problem.n, stacklevel=4)   # the caller of dp_bcd
-    options = self.check_options(problem, request, options)
-    rng = as_generator(random_state)
-    plan = self.plan(problem, request, options, rng)
-    run = _run_dask(problem, plan, options, rng)
-    return FitResult(coef=run.coef, n_iter=run.n_iter, passes=run.passes, solver=self.name,
-                     privacy=build_report(request, plan), trace=run.trace,
-                     params={**plan.params, **run.params}, ledger=plan.ledger)

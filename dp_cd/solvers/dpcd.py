@@ -211,11 +211,14 @@ def private_smoothness(X, # design (n, p), dense or sparse
                        random_state=None, # seed or Generator for the Laplace noise
                       ):
     "Private $M_j$ by (4.5.2), floored at its noise scale: `(M_priv, event)`, the event ε'-DP."
-    Xd, sparse = as_design(X, "X")
+    chunked = type(X).__module__.split(".")[0] == "dask"   # a row-chunked design (dask.array)
+    Xd, sparse = (X, False) if chunked else as_design(X, "X")
     n, p = Xd.shape
     epsilon = check_epsilon(epsilon)
     b = _check_bound(bound, p)
-    if sparse:
+    if chunked:   # the same clipped sums, computed chunk by chunk
+        est = np.asarray(np.minimum(loss.curvature * Xd * Xd, b).sum(axis=0).compute()) / n
+    elif sparse:
         per = Xd.multiply(Xd) * loss.curvature
         per.data = np.minimum(per.data, np.repeat(b, np.diff(per.indptr)))
         est = np.asarray(per.sum(axis=0)).ravel() / n

@@ -13,6 +13,7 @@ from ..model.losses import (Loss, SquaredLoss, LogisticLoss, HuberLoss, loss_der
                                 loss_value_mean)
 from ..model.penalties import Penalty, L2
 from .dpcd import row_norms
+from .chunks import chunk_row_norms, is_chunked
 from .contract import (Solver, Plan, Run, Ledger, FitResult, register, get_solver,
                                     project_records)
 from .dpsgd import _with_defaults, _positive
@@ -68,7 +69,7 @@ OutputPerturbation.check_options = _op_check_options
 # %% ../../nbs/03_solvers/08_output_perturbation.ipynb
 def _op_plan(self, problem, request, options:dict, rng) -> Plan:
     "Public bounds → Λ, τ and Δ; then the noise of the one Gaussian release."
-    rn = row_norms(problem.X)
+    rn = chunk_row_norms(problem.X) if is_chunked(problem.X) else row_norms(problem.X)
     x_norm, y_bound, radius, leaks = _op_bounds(problem, request, options, rn)
     Lam, mu = _op_lipschitz(problem, request, options, rn, (x_norm, y_bound, radius))
     tau = options["opt_tol"] * Lam / problem.n

@@ -1,0 +1,237 @@
+"""The Dask sections of `benchmarks/run.py`: `--only dask` (rounds per second and time per pass of
+DP-GCD, DP-SGD and block DP-CD on row chunks, in process and on 1 and 2 local workers, against the
+in-memory solvers in the same process; the cost model fitted on them) and `--only ooc` (one pass
+of block DP-CD and of DP-GCD over a design on disk: peak RSS and time against reading the file once).
+
+    python benchmarks/run.py --only dask [--quick]
+    python benchmarks/run.py --only ooc [--ooc-rows 10000000] [--ooc-dir /tmp]
+"""
+import json, os, subprocess, sys, time, warnings
+from pathlib import Path
+import numpy as np
+
+from dp_cd.model.losses import SquaredLoss
+from dp_cd.model.penalties import L1
+from dp_cd.solvers.block_cd import dp_bcd
+from dp_cd.solvers.dpgcd import dp_gcd
+from dp_cd.solvers.dpsgd import dp_sgd
+
+P = 10   # columns of the benchmark designs (as the issue's 10^8 x 10)
+
+
+def problem(n, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, P)) / np.sqrt(P)
+    return X, X @ rng.normal(size=P) + 0.1 * rng.normal(size=n)
+
+
+def fitters(n):
+    "name -> (fit(X, y), rounds per pass): the runs timed, with public constants."
+    M, args = np.full(P, 2.0 / P), (SquaredLoss(), L1(1e-3), 1.0, 1.0 / n**2)
+    out = {f"dp-bcd B={B}": (lambda X, y, B=B: dp_bcd(X, y, *args, block_size=B, n_passes=2,
+                                                       smoothness=M, random_state=0), P // B)
+           for B in (1, 2, P)}
+    out["dp-gcd"] = (lambda X, y: dp_gcd(X, y, *args, n_passes=4, smoothness=M,
+                                         random_state=0), 1)
+    out["dp-sgd q=1%"] = (lambda X, y: dp_sgd(X, y, *args, n_passes=0.5, step=0.5, clip=1.0,
+                                              batch_size=n / 100, random_state=0), 100)
+    return out
+
+
+def timed(fit, X, y, k):
+    "(seconds, result) of the fastest of k fits."
+    best = None
+    for _ in range(k):
+        t = time.perf_counter()
+        r = fit(X, y)
+        s = time.perf_counter() - t
+        if best is None or s < best[0]: best = (s, r)
+    return best
+
+
+def _rows(setting, n, X, y, Xin, k, names):
+    rows, mem = [], {}
+    for name, (fit, per_pass) in fitters(n).items():
+        if name not in names: continue
+        base, ref = timed(fit, X, y, k)
+        s, r = timed(fit, Xin, y, k)
+        rows.append(dict(setting=setting, solver=name, n=n, p=P, rounds=r.n_iter,
+                         passes=r.passes, seconds=s, in_memory_seconds=base,
+                         rounds_per_second=r.n_iter / s, seconds_per_pass=s / r.passes,
+                         seconds_per_round=s / r.n_iter, vs_in_memory=s / base,
+                         max_coef_diff=float(np.abs(r.coef - ref.coef).max())))
+        print(f"  {setting:12s} n={n:8d} {name:12s}: {r.n_iter / s:9.1f} rounds/s, "
+              f"{s / r.passes:8.3f} s/pass, x{s / base:7.1f} the in-memory run")
+    return rows
+
+
+def bench_dask(args):
+    "Rounds per second and time per pass: in process (chunks read per use) and 1, 2 workers."
+    import dask.array as da
+    from distributed import Client, LocalCluster
+    warnings.simplefilter("ignore")
+    sizes = (2_000, 20_000, 80_000) if args.quick else (2_000, 200_000, 800_000)
+    k = 1 if args.quick else 3
+    for name, (fit, _) in fitters(2000).items(): fit(*problem(2000))   # compile
+    rows = []
+    for workers in (0, 1, 2):   # 0: in process, no client
+        cluster = None if workers == 0 else LocalCluster(
+            host="127.0.0.1", dashboard_address=None, n_workers=workers, threads_per_worker=1,
+            processes=True)
+        client = None if cluster is None else Client(cluster)
+        try:
+            setting = "in process" if workers == 0 else f"{workers} worker{'s' * (workers > 1)}"
+            for n in sizes:
+                X, y = problem(n)
+                Xd = da.from_array(X, chunks=(max(1, n // 4), P))
+                names = set(fitters(n)) - ({"dp-bcd B=1"} if n == max(sizes) else set())
+                rows += _rows(setting, n, X, y, Xd if client is None else Xd.persist(), k, names)
+        finally:
+            if client is not None: client.close(); cluster.close()
+    return rows
+
+
+def cost_model(rows):
+    """Per solver and setting: latency L = seconds per round at the smallest n (2,000 rows, where
+    the work is negligible); seconds per row per round c = median of (t_round - L) / n above it."""
+    fits = []
+    for key in sorted({(r["setting"], r["solver"]) for r in rows}):
+        sel = sorted([r for r in rows if (r["setting"], r["solver"]) == key], key=lambda r: r["n"])
+        if len(sel) < 2: continue
+        lat = sel[0]["seconds_per_round"]
+        per_row = float(np.median([(r["seconds_per_round"] - lat) / r["n"] for r in sel[1:]]))
+        fits.append(dict(setting=key[0], solver=key[1], latency=lat,
+                         seconds_per_row=max(per_row, 0.0), latency_n=sel[0]["n"],
+                         largest_n=sel[-1]["n"], rounds_per_pass=sel[0]["rounds"] / sel[0]["passes"]))
+        print(f"  {key[0]:12s} {key[1]:12s}: latency {lat * 1e3:7.2f} ms/round, "
+              f"{fits[-1]['seconds_per_row'] * 1e9:7.2f} ns/row/round")
+    return fits
+
+
+OOC_SNIPPET = r"""
+import json, sys, time, numpy as np
+from dp_cd.solvers.chunks import npy_chunks
+from dp_cd.model.losses import SquaredLoss
+from dp_cd.model.penalties import L1
+from dp_cd.solvers.block_cd import dp_bcd
+from dp_cd.solvers.dpgcd import dp_gcd
+what, path, rows = sys.argv[1], sys.argv[2], int(sys.argv[3])
+def hwm():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM"): return int(line.split()[1]) * 1024
+if what != "read":   # load the kernels (numba cache) before the clock starts
+    import dask.array as da
+    Xw = da.from_array(np.random.default_rng(0).normal(size=(200, 10)), chunks=(50, 10))
+    kw = dict(smoothness=np.full(10, 0.2), random_state=0)
+    dp_bcd(Xw, np.zeros(200), SquaredLoss(), L1(1e-3), 1.0, 1e-6, block_size=10, n_passes=1, **kw)
+    dp_gcd(Xw, np.zeros(200), SquaredLoss(), L1(1e-3), 1.0, 1e-6, n_passes=1, **kw)
+X = npy_chunks(path, rows=rows)
+n, p = X.shape
+y = np.load(path.replace("X.npy", "y.npy"))
+t = time.perf_counter()
+if what == "read":
+    s = 0.0
+    for k in range(X.numblocks[0]): s += float(X.blocks[k].compute(scheduler="sync")[0, 0])
+elif what == "dp-bcd":
+    dp_bcd(X, y, SquaredLoss(), L1(1e-3), 1.0, 1.0 / n**2, block_size=p, n_passes=1,
+           smoothness=np.full(p, 2.0 / p), random_state=0)
+else:
+    dp_gcd(X, y, SquaredLoss(), L1(1e-3), 1.0, 1.0 / n**2, n_passes=1,
+           smoothness=np.full(p, 2.0 / p), random_state=0)
+print(json.dumps(dict(what=what, seconds=time.perf_counter() - t, peak_rss=hwm())))
+"""
+
+
+def bench_ooc(args):
+    "One pass over a design on disk (fresh process each): peak RSS and time vs one read."
+    out = []
+    for n in map(int, str(args.ooc_rows).split(",")):
+        out += _ooc(n, 1_000_000, Path(args.ooc_dir or "/tmp") / "dp_cd_ooc")
+    return out
+
+
+def _ooc(n, rows, d):
+    d.mkdir(parents=True, exist_ok=True)
+    path, out = d / "X.npy", []
+    try:
+        X = np.lib.format.open_memmap(path, mode="w+", dtype=np.float64, shape=(n, P))
+        rng, w = np.random.default_rng(0), np.random.default_rng(1).normal(size=P)
+        y = np.empty(n)
+        for a in range(0, n, rows):
+            b = min(n, a + rows)
+            X[a:b] = rng.normal(size=(b - a, P)) / np.sqrt(P)
+            y[a:b] = X[a:b] @ w + 0.1 * rng.normal(size=b - a)
+        X.flush()
+        del X
+        np.save(d / "y.npy", y)
+        del y
+        for what in ("read", "dp-bcd", "dp-gcd", "read"):   # read before and after: the cache
+            env = dict(os.environ, NUMBA_NUM_THREADS="1")
+            res = subprocess.run([sys.executable, "-c", OOC_SNIPPET, what, str(path), str(rows)],
+                                 capture_output=True, text=True, timeout=7200, env=env)
+            if res.returncode: print(res.stderr[-2000:]); continue
+            r = dict(json.loads(res.stdout.strip().splitlines()[-1]), n=n, p=P,
+                     file_bytes=n * P * 8, chunk_rows=rows)
+            out.append(r)
+            print(f"  {what:7s} n={n}: {r['seconds']:8.2f} s, peak RSS {r['peak_rss'] / 2**30:.2f} GiB")
+    finally:
+        for f in d.glob("*.npy"): f.unlink()
+        d.rmdir()
+    read = min(r["seconds"] for r in out if r["what"] == "read")
+    for r in out: r["vs_one_read"] = r["seconds"] / read
+    return out
+
+
+# ------------------------------------------------------------------------ utility (Table D.1)
+UTILITY_GRID = dict(steps=(0.1, 0.3, 1.0), clips=tuple(np.logspace(-2, 2, 9)), passes=(5, 20),
+                    n_select=2, n_report=5,
+                    sgd_steps=(1e-4, 1e-3, 1e-2, 1e-1, 1.0))   # DP-SGD: γ/β, the thesis' range
+
+
+def _utility_fitters(p):
+    "name -> fit(X, y, loss, pen, eps, delta, passes, step, clip, seed, info): the compared runs."
+    from dp_cd.solvers.dpcd import dp_cd
+    def bcd(B):
+        return lambda X, y, lo, pe, e, d, P, st, C, s, info: dp_bcd(
+            X, y, lo, pe, e, d, block_size=B, n_passes=P, step=st, clip=C,
+            smoothness=info["M"], random_state=s)
+    out = {f"DP-BCD B={B}": bcd(B) for B in sorted({1, min(8, p), p})}
+    out["DP-CD"] = lambda X, y, lo, pe, e, d, P, st, C, s, info: dp_cd(
+        X, y, lo, pe, e, d, n_passes=P, step=st, clip=C, smoothness=info["M"], random_state=s)
+    out["DP-SGD"] = lambda X, y, lo, pe, e, d, P, st, C, s, info: dp_sgd(
+        X, y, lo, pe, e, d, n_passes=P, step=st / info["beta"], clip=C, random_state=s)
+    return out
+
+
+def bench_block_utility(args):
+    """Block DP-CD (B in {1, 8, p}) vs DP-CD vs DP-SGD at equal (epsilon, delta) on the Table D.1
+    problems: per passes value, the (step, clip) of least mean objective over `n_select` runs of a
+    small grid, then the mean relative error (F - F*)/F* of `n_report` fresh runs. M_j are the
+    exact ones, treated as public as in the thesis' DP-CD rows."""
+    from dp_cd.experiments.dpcd import problems, optimum, objective, problem_info, PROBLEMS
+    g = UTILITY_GRID if not args.quick else dict(UTILITY_GRID, clips=(0.1, 1.0, 10.0), passes=(5,),
+                                                  n_select=1, n_report=2, sgd_steps=(1e-3, 1e-2))
+    names = [n for n in PROBLEMS if n != "sparse_lasso" or not args.quick]
+    rows = []
+    warnings.simplefilter("ignore")
+    for name, (X, y, loss, pen, eps, delta) in problems(args.data_dir, names).items():
+        Fstar, info = optimum(X, y, loss, pen), problem_info(X, loss)
+        for solver, fit in _utility_fitters(X.shape[1]).items():
+            for P in g["passes"]:
+                rows.append(_tuned(name, solver, fit, (X, y, loss, pen, eps, delta), P, g, Fstar,
+                                   info, objective))
+    return rows
+
+
+def _tuned(name, solver, fit, prob, P, g, Fstar, info, objective):
+    "One row: the grid's best (step, clip) by mean objective, then fresh runs at it."
+    X, y, loss, pen, eps, delta = prob
+    F = lambda st, C, s: objective(X, y, loss, pen, fit(*prob, P, st, C, s, info).coef)
+    steps = g["sgd_steps"] if solver == "DP-SGD" else g["steps"]
+    best = min(((np.mean([F(st, C, s) for s in range(g["n_select"])]), st, C)
+                for st in steps for C in g["clips"]), key=lambda t: t[0])
+    rel = (np.array([F(best[1], best[2], 1000 + s) for s in range(g["n_report"])]) - Fstar) / Fstar
+    print(f"  {name:22s} {solver:12s} {P:3d} passes: rel. error {rel.mean():.4f} "
+          f"(step {best[1]:g}, clip {best[2]:.3g})")
+    return dict(problem=name, solver=solver, passes=P, epsilon=eps, delta=delta, step=best[1],
+                clip=best[2], rel_mean=rel.mean(), rel_std=rel.std(), runs=len(rel))
