@@ -1,6 +1,10 @@
-"""python tools/tidy_notebooks.py NB... : wrap code lines > 100 chars (ruff range-format of the statement only), move long
-trailing comments above their line, wrap long one-line docstrings, then split exported cells larger
-than MAX lines at top-level definitions. Semantics-preserving (ast compared before/after)."""
+"""Tidy notebook code cells to the project's style, without changing what they do.
+
+Wraps code lines over 100 characters (ruff range-format of that statement only), moves long
+trailing comments above their line, wraps long one-line docstrings, splits long string literals
+by implicit concatenation, then splits exported cells over 15 lines at top-level definitions.
+Every edit is checked by comparing the cell's AST before and after; an edit that changes it is
+dropped. Run nbdev_export, nbdev_clean and the notebooks' tests afterwards."""
 import ast, io, json, re, subprocess, sys, textwrap, tokenize
 from tidy_strings import split_literals
 RUFF = str(__import__('pathlib').Path(sys.executable).parent / 'ruff')   # the dev extra's ruff
@@ -126,7 +130,9 @@ def split_cell(cell):
     units = [body[a - 1:b - 1] for a, b in zip(cuts, cuts[1:])]
     groups, cur = [], []
     for u in units:
-        if cur and nonblank(cur) + nonblank(u) > MAX: groups.append(cur); cur = []
+        if cur and nonblank(cur) + nonblank(u) > MAX:
+            groups.append(cur)
+            cur = []
         cur = cur + u
     groups.append(cur)
     if len(groups) == 1: return [cell]
@@ -142,19 +148,47 @@ def split_cell(cell):
         out.append(c)
     return out
 
-def main(paths):
-    for p in paths:
-        nb = json.load(open(p))
-        cells = []
-        for c in nb['cells']:
-            if c['cell_type'] == 'code':
-                src = ''.join(c['source'])
-                new = tidy_source(src)
-                if new != src: c['source'] = new.splitlines(keepends=True)
-                cells.extend(split_cell(c))
-            else: cells.append(c)
-        nb['cells'] = cells
-        with open(p, 'w') as f: json.dump(nb, f, indent=1, ensure_ascii=False); f.write('\n')
-        print('tidied', p, flush=True)
+def tidy_notebook(nb, split:bool=True) -> int:
+    "Tidy the code cells of `nb` in place; the number of cells changed or added."
+    cells, changed = [], 0
+    for c in nb['cells']:
+        if c['cell_type'] != 'code':
+            cells.append(c)
+            continue
+        src = ''.join(c['source'])
+        new = tidy_source(src)
+        if new != src:
+            c['source'] = new.splitlines(keepends=True)
+            changed += 1
+        parts = split_cell(c) if split else [c]
+        changed += len(parts) - 1
+        cells.extend(parts)
+    nb['cells'] = cells
+    return changed
 
-if __name__ == '__main__': main(sys.argv[1:])
+def main(argv):
+    import argparse
+    ap = argparse.ArgumentParser(prog='python tools/tidy_notebooks.py', description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('notebooks', nargs='+', help='the .ipynb files to tidy (in place)')
+    ap.add_argument('--check', action='store_true',
+                    help='write nothing; list the notebooks that would change (exit 1 if any)')
+    ap.add_argument('--no-split', action='store_true',
+                    help='only wrap lines; never split exported cells')
+    args = ap.parse_args(argv)
+    would_change = []
+    for p in args.notebooks:
+        nb = json.load(open(p))
+        n = tidy_notebook(nb, split=not args.no_split)
+        if not n: continue
+        would_change.append(p)
+        if args.check:
+            print(f'would tidy {p} ({n} cells)', flush=True)
+            continue
+        with open(p, 'w') as f:
+            json.dump(nb, f, indent=1, ensure_ascii=False)
+            f.write('\n')
+        print(f'tidied {p} ({n} cells)', flush=True)
+    return 1 if args.check and would_change else 0
+
+if __name__ == '__main__': sys.exit(main(sys.argv[1:]))
