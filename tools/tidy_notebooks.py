@@ -1,6 +1,6 @@
 """Tidy notebook code cells to the project's style, without changing what they do.
 
-Wraps code lines over 100 characters (ruff range-format of that statement only), moves long
+Puts statements joined by ';' on their own lines, wraps code lines over 100 characters (ruff range-format of that statement only), moves long
 trailing comments above their line, wraps long one-line docstrings, splits long string literals
 by implicit concatenation, then splits exported cells over 15 lines at top-level definitions.
 Every edit is checked by comparing the cell's AST before and after; an edit that changes it is
@@ -82,9 +82,26 @@ def wrap_code(src):
                 and not l.lstrip().startswith('#')]
         if not todo: return src
         i = todo[0]
-        tried.add(lines[i - 1].strip())
         new = ruff_range(src + '\n', i).rstrip('\n')
-        if new != src: src = new
+        if new == src or len(new.split('\n')[i - 1]) > WIDTH:
+            tried.add(lines[i - 1].strip())   # ruff cannot shorten it: leave it
+        src = new
+
+def semicolon_lines(src):
+    "Line numbers holding a ';' that joins statements."
+    return sorted({t.start[0] for t in tokenize.generate_tokens(io.StringIO(src).readline)
+                   if t.type == tokenize.OP and t.string == ';'})
+
+def split_semicolons(src):
+    "One statement per line: ruff range-formats each statement joined by ';'."
+    tried = set()
+    while True:
+        lines = src.split('\n')
+        todo = [i for i in semicolon_lines(src) if lines[i - 1].strip() not in tried]
+        if not todo: return src
+        new = ruff_range(src + '\n', todo[0]).rstrip('\n')
+        if new == src: tried.add(lines[todo[0] - 1].strip())   # ruff cannot split it: skip it
+        src = new
 
 def norm_dump(src):
     "ast dump with docstrings' whitespace normalised"
@@ -101,7 +118,7 @@ def tidy_source(src):
     try: before = norm_dump(src)
     except SyntaxError: return src
     out = src
-    for step in (move_comments, wrap_code, wrap_docstrings, split_literals):
+    for step in (split_semicolons, move_comments, wrap_code, wrap_docstrings, split_literals):
         try:
             out2 = step(out)
             if norm_dump(out2) == before: out = out2

@@ -160,11 +160,11 @@ class GrowthLoss:
         _mean_grad(self.code, float(self.kappa), float(self.smoothing), float(self.b), x, S, out)
         return out
 
-    def _pgd(self, S, xc, coef, c1, r1, c2, r2, step, iters):
+    def _pgd(self, S, xc, coef, dom, step, iters):
         "Projected gradient descent on the phase objective (kernel `_solve_phase`, defined below)."
-        return _solve_phase(self.code, float(self.kappa), float(self.smoothing), float(self.b), np.ascontiguousarray(S, dtype=np.float64),
-                            np.asarray(xc, dtype=np.float64), coef, np.asarray(c1, dtype=np.float64), float(r1),
-                            np.asarray(c2, dtype=np.float64), float(r2), step, iters)
+        return _solve_phase(self.code, float(self.kappa), float(self.smoothing), float(self.b),
+                            np.ascontiguousarray(S, dtype=np.float64),
+                            np.asarray(xc, dtype=np.float64), coef, _domain(dom), step, iters)
 
 def PowerLoss(kappa:float, b:float=1.0, smoothing:float=0.0) -> GrowthLoss:
     "$F(x;s) = \\phi_{\\kappa,\\mu}(\\|x\\|) + b\\langle x, s\\rangle$: exact $(1,\\kappa)$-growth of $f$ when $\\mathbb{E}s=0$, $\\mu=0$."
@@ -260,9 +260,15 @@ def project_two_balls(y, c1, r1:float, c2=None, r2:float=np.inf) -> np.ndarray:
     out = np.empty_like(y); _proj_two_balls(y, c1, float(r1), c2, float(r2), out); return out
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
+def _domain(dom) -> tuple:
+    "The phase domain (c1, r1, c2, r2) as the typed tuple the kernels take (float64 centres)."
+    c1, r1, c2, r2 = dom
+    return (np.asarray(c1, dtype=np.float64), float(r1), np.asarray(c2, dtype=np.float64), float(r2))
+
 @njit(cache=True)
-def _solve_phase(code, kappa, mu, b, S, xc, coef, c1, r1, c2, r2, step, iters):
-    "Projected gradient descent on mean F(x; s) + coef ||x - xc||^2 over B(c1, r1) ∩ B(c2, r2), started at xc."
+def _solve_phase(code, kappa, mu, b, S, xc, coef, dom, step, iters):
+    "Projected gradient descent on mean F(x; s) + coef ||x - xc||^2 over dom = B(c1, r1) ∩ B(c2, r2), from xc."
+    c1, r1, c2, r2 = dom
     d = xc.shape[0]
     x = xc.copy(); g = np.empty(d); y = np.empty(d)
     for t in range(iters):
@@ -299,7 +305,7 @@ def solve_phase(S, # records of the chunk, shape (n0, record dim)
     if iters > max_iter: raise ValueError(f"the phase needs {iters} projected-gradient iterations (> max_inner_iter={max_iter}); "
                                           "increase max_inner_iter, tol_frac or the smoothing")
     step = 1.0 / (beta_F + 2 * coef)
-    return loss._pgd(S, xc, coef, c1, r1, c2, r2, step, iters), iters
+    return loss._pgd(S, xc, coef, domain, step, iters), iters
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
 def localization_step_size(n:int, # number of records
@@ -450,7 +456,20 @@ def _draw_noise(noise:str, scale:float, d:int, rng) -> np.ndarray:
     return rng.normal(scale=scale, size=d)
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
-def _algorithm1(S, loss, dom, L, eta, x0, eps, delta, noise, tol_frac, rng, max_iter, offset, epoch, log, min_chunk):
+@dataclass(frozen=True)
+class _PhaseRule:
+    "What every phase of Algorithms 1-2 shares: the privacy of its release and its inner solver."
+    eps: float # ε of each phase's release
+    delta: float # δ of each phase's release
+    noise: str # "laplace_l2", "laplace_coord" or "gaussian"
+    tol_frac: float # inner accuracy τ_i = tol_frac·L·η_i
+    max_iter: int # cap on the inner iterations
+    min_chunk: int # minimum number of records per phase
+
+def _algorithm1(S, loss, dom, L, eta, x0, rule:_PhaseRule, rng, log, offset=0, epoch=0):
+    "Algorithm 1's phases on the records S from x0 (log: one dict per phase); (x, records read)."
+    eps, delta, noise, tol_frac = rule.eps, rule.delta, rule.noise, rule.tol_frac
+    max_iter, min_chunk = rule.max_iter, rule.min_chunk
     n, d = S.shape[0], x0.shape[0]
     k = math.ceil(math.log(n)) if n >= 2 else 1; n0 = n // k
     if n < 2 or n0 < min_chunk:
@@ -498,8 +517,8 @@ def localization(S, # records, one per row
     x0 = c if x0 is None else check_array(x0, "x0", ndim=1)
     tol_frac = check_scalar(tol_frac, "tol_frac", low=0, low_open=True)
     log = []
-    x, used = _algorithm1(S, loss, (c, R, c, np.inf), L, eta, x0, eps, delta, noise, tol_frac, as_generator(random_state),
-                          max_inner_iter, 0, 0, log, min_chunk)
+    rule = _PhaseRule(eps, delta, noise, tol_frac, max_inner_iter, min_chunk)
+    x, used = _algorithm1(S, loss, (c, R, c, np.inf), L, eta, x0, rule, as_generator(random_state), log)
     return GrowthResult(x, log, eps, delta, noise, used)
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
@@ -558,23 +577,26 @@ def epoch_growth(S, # records, one per row
         growth_epochs(2, kappa_lower)
         raise ValueError(f"n = {n} records are too few for Algorithm 2 with kappa_lower={kappa_lower}: it needs at least "
                          f"{min_records_growth(kappa_lower, min_chunk)} records ({min_chunk} per phase of every epoch)")
-    x, log, used, note = _epochs(S, loss, c, R, kappa_lower, eps, delta, x0, beta, noise, tol_frac, max_inner_iter, min_chunk,
-                                 as_generator(random_state), step_scale)
+    tol_frac = check_scalar(tol_frac, "tol_frac", low=0, low_open=True)
+    rule = _PhaseRule(eps, delta, noise, tol_frac, max_inner_iter, min_chunk)
+    x, log, used, note = _epochs(S, loss, c, R, kappa_lower, x0, beta, rule, as_generator(random_state),
+                                 step_scale)
     return GrowthResult(x, log, eps, delta, noise, used, note=note)
 
-def _epochs(S, loss, c, R, kappa_lower, eps, delta, x0, beta, noise, tol_frac, max_inner_iter, min_chunk, rng, step_scale):
+def _epochs(S, loss, c, R, kappa_lower, x0, beta, rule:_PhaseRule, rng, step_scale):
     "The epoch loop of Algorithm 2 (validated inputs): returns (x, phase log, records used, note)."
     n, d = S.shape[0], c.shape[0]
     T = growth_epochs(n, kappa_lower); n0 = n // T
     L = loss.lipschitz(float(np.linalg.norm(c)) + R)
     D0 = 2 * R
-    eta0 = _initial_step(n, d, R, L, kappa_lower, eps, delta, beta, step_scale)
+    eta0 = _initial_step(n, d, R, L, kappa_lower, rule.eps, rule.delta, beta, step_scale)
     x = c.copy() if x0 is None else project_two_balls(check_array(x0, "x0", ndim=1), c, R)
-    tol_frac = check_scalar(tol_frac, "tol_frac", low=0, low_open=True); log = []; used = 0
+    check_scalar(rule.tol_frac, "tol_frac", low=0, low_open=True)
+    log, used = [], 0
     for i in range(T):
         Di, eta_i = 2.0 ** (-i) * D0, 2.0 ** (-i) * eta0
-        x, u = _algorithm1(S[i * n0:(i + 1) * n0], loss, (c, R, x.copy(), Di), L, eta_i, x, eps, delta, noise,
-                           tol_frac, rng, max_inner_iter, i * n0, i, log, min_chunk)
+        x, u = _algorithm1(S[i * n0:(i + 1) * n0], loss, (c, R, x.copy(), Di), L, eta_i, x, rule, rng,
+                           log, offset=i * n0, epoch=i)
         used += u
     return x, log, used, f"T={T} epochs of n0={n0} records, kappa_lower={kappa_lower}"
 
@@ -659,8 +681,9 @@ def _glm_mean_grad(code, param, lam, x, S, out):
         for j in range(d): out[j] += u * S[i, j]
 
 @njit(cache=True)
-def _glm_solve_phase(code, param, lam, S, xc, coef, c1, r1, c2, r2, step, iters):
-    "Projected gradient descent on mean l(a.x, y) + lam/2 ||x||^2 + coef ||x - xc||^2 over B(c1, r1) ∩ B(c2, r2)."
+def _glm_solve_phase(code, param, lam, S, xc, coef, dom, step, iters):
+    "Projected gradient descent on mean l(a.x, y) + lam/2 ||x||^2 + coef ||x - xc||^2 over dom."
+    c1, r1, c2, r2 = dom
     d = xc.shape[0]
     x = xc.copy(); g = np.empty(d); y = np.empty(d)
     for t in range(iters):
@@ -701,10 +724,10 @@ class GLMObjective:
         x = np.asarray(x, dtype=np.float64); out = np.empty_like(x)
         _glm_mean_grad(self.loss.code, float(self.loss.param), self.lam, x, np.ascontiguousarray(S, dtype=np.float64), out)
         return out
-    def _pgd(self, S, xc, coef, c1, r1, c2, r2, step, iters):
-        return _glm_solve_phase(self.loss.code, float(self.loss.param), self.lam, np.ascontiguousarray(S, dtype=np.float64),
-                                np.asarray(xc, dtype=np.float64), coef, np.asarray(c1, dtype=np.float64), float(r1),
-                                np.asarray(c2, dtype=np.float64), float(r2), step, iters)
+    def _pgd(self, S, xc, coef, dom, step, iters):
+        return _glm_solve_phase(self.loss.code, float(self.loss.param), self.lam,
+                                np.ascontiguousarray(S, dtype=np.float64),
+                                np.asarray(xc, dtype=np.float64), coef, _domain(dom), step, iters)
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
 def _dense(problem:Problem) -> np.ndarray:
@@ -842,10 +865,10 @@ def _plan_growth(self, problem:Problem, request:PrivacyRequest, options:dict, rn
 def _run_growth(self, problem:Problem, plan:_GrowthPlan, options:dict, rng) -> Run:
     "Map the records into the universe, run the epochs (noise drawn phase by phase), count passes."
     S = _records(problem, plan.params["x_norm"], plan.params["y_bound"])
+    rule = _PhaseRule(plan.request.epsilon, plan.request.delta, plan.noise, options["tol_frac"],
+                      options["max_inner_iter"], 1)
     x, log, used, note = _epochs(S, plan.objective, np.zeros(problem.p), options["radius"],
-                                 options["kappa_lower"], plan.request.epsilon, plan.request.delta,
-                                 options["w0"], None, plan.noise, options["tol_frac"],
-                                 options["max_inner_iter"], 1, rng, options["step"])
+                                 options["kappa_lower"], options["w0"], None, rule, rng, options["step"])
     passes = np.cumsum([ph["iterations"] * (ph["stop"] - ph["start"]) for ph in log]) / problem.n
     every = options["record_every"]
     trace = [] if every is None else _trace(log, passes, x, options["w0"], options["radius"], every)

@@ -56,8 +56,9 @@ def cd_epoch_dense(lcode:int, lparam:float, pcode:int, pparams, X, y, z, w, step
         for i in range(n): z[i] += y[i]
 
 @njit(cache=True)
-def cd_epoch_sparse(lcode:int, lparam:float, pcode:int, pparams, data, indices, indptr, y, z, w, steps, order):
-    "`cd_epoch_dense` for a CSC design `(data, indices, indptr)`."
+def cd_epoch_sparse(lcode:int, lparam:float, pcode:int, pparams, csc, y, z, w, steps, order):
+    "`cd_epoch_dense` for a CSC design `csc = (data, indices, indptr)`."
+    data, indices, indptr = csc
     n = z.shape[0]
     rs = residual_scale(lcode)
     if rs > 0.0:
@@ -77,7 +78,10 @@ def cd_epoch_sparse(lcode:int, lparam:float, pcode:int, pparams, data, indices, 
         for i in range(n): z[i] += y[i]
 
 @njit(cache=True)
-def _gcd_select(lcode, lparam, pcode, pparams, rule, sparse, X, data, indices, indptr, y, z, w, M):
+def _gcd_select(model, rule, sparse, X, csc, y, z, w, M):
+    "The GS-`rule` coordinate and its gradient; model = (lcode, lparam, pcode, pparams)."
+    lcode, lparam, pcode, pparams = model
+    data, indices, indptr = csc
     best, jb, gb = 0.0, -1, 0.0
     for j in range(w.shape[0]):
         if M[j] <= 0.0: continue
@@ -88,16 +92,17 @@ def _gcd_select(lcode, lparam, pcode, pparams, rule, sparse, X, data, indices, i
     return jb, gb
 
 @njit(cache=True)
-def gcd_steps(lcode:int, lparam:float, pcode:int, pparams, rule:int, sparse:bool, X, data, indices, indptr, y, z, w, M, n_steps:int) -> int:
+def gcd_steps(model, # (lcode, lparam, pcode, pparams): the loss's and the penalty's codes
+              rule:int, sparse:bool, X, csc, y, z, w, M, n_steps:int) -> int:
     "`n_steps` greedy proximal coordinate updates with step $1/M_j$ (rule 0 GS-s, 1 GS-r, 2 GS-q); returns the number done (fewer if a fixed point is reached)."
     for t in range(n_steps):
-        j, g = _gcd_select(lcode, lparam, pcode, pparams, rule, sparse, X, data, indices, indptr, y, z, w, M)
+        j, g = _gcd_select(model, rule, sparse, X, csc, y, z, w, M)
         if j < 0: return t
         st = 1.0 / M[j]
-        new = prox_1d(pcode, pparams, j, w[j] - st * g, st)
+        new = prox_1d(model[2], model[3], j, w[j] - st * g, st)
         d = new - w[j]
         w[j] = new
-        if sparse: update_pred_sparse(data, indices, indptr, z, j, d)
+        if sparse: update_pred_sparse(csc[0], csc[1], csc[2], z, j, d)
         else: update_pred_dense(X, z, j, d)
     return n_steps
 
@@ -265,7 +270,8 @@ def solve(X, # design (n, p): dense array-like or scipy sparse (converted to CSC
     z = pb.pred(w)
     lc, lp, pc, pp = loss.code, loss.param, pb.pen.code, pb.pen.params
     Xd = pb.X if not pb.sparse else np.zeros((1, 1), order='F')
-    data, ind, ptr = (pb.X.data, pb.X.indices, pb.X.indptr) if pb.sparse else (np.zeros(1), np.zeros(1, np.int64), np.zeros(2, np.int64))
+    empty = (np.zeros(1), np.zeros(1, np.int64), np.zeros(2, np.int64))
+    csc = (pb.X.data, pb.X.indices, pb.X.indptr) if pb.sparse else empty   # one argument of the kernels
     hist = [pb.primal(w, z)] if history else []
     F, crit = pb.criterion(w, z)
     it, done = 0, crit <= tol
@@ -280,11 +286,11 @@ def solve(X, # design (n, p): dense array-like or scipy sparse (converted to CSC
         if method == "cd":
             for _ in range(n_do):
                 order = cyc if selection == "cyclic" else rng.integers(0, pb.p, size=pb.p)
-                if pb.sparse: cd_epoch_sparse(lc, lp, pc, pp, data, ind, ptr, pb.y, z, w, pb.steps, order)
+                if pb.sparse: cd_epoch_sparse(lc, lp, pc, pp, csc, pb.y, z, w, pb.steps, order)
                 else: cd_epoch_dense(lc, lp, pc, pp, Xd, pb.y, z, w, pb.steps, order)
             it += n_do
         elif method == "gcd":
-            k = gcd_steps(lc, lp, pc, pp, rules[rule], pb.sparse, Xd, data, ind, ptr, pb.y, z, w, pb.M, n_do)
+            k = gcd_steps((lc, lp, pc, pp), rules[rule], pb.sparse, Xd, csc, pb.y, z, w, pb.M, n_do)
             it += k
             if k < n_do: done = True   # no coordinate can move: exact fixed point
         elif method == "newton":
@@ -293,7 +299,7 @@ def solve(X, # design (n, p): dense array-like or scipy sparse (converted to CSC
                 it += 1
                 if stalled:   # no measurable decrease left: polish with cyclic CD epochs (first order, rounding-robust)
                     for _k in range(2000):
-                        if pb.sparse: cd_epoch_sparse(lc, lp, pc, pp, data, ind, ptr, pb.y, z, w, pb.steps, cyc)
+                        if pb.sparse: cd_epoch_sparse(lc, lp, pc, pp, csc, pb.y, z, w, pb.steps, cyc)
                         else: cd_epoch_dense(lc, lp, pc, pp, Xd, pb.y, z, w, pb.steps, cyc)
                         if _k % 5 == 4 and pb.criterion(w, pb.pred(w))[1] <= tol: break
                     done = True
