@@ -55,9 +55,9 @@ class _TunedBase(BaseEstimator):
             raise ValueError("epsilon=inf: tuning is private by design; use DPClassifier or "
                              "DPRegressor with epsilon=np.inf for the non-private model")
         if self.bounds is None or (isinstance(self.bounds, str) and self.bounds != "private"):
-            raise ValueError(f"bounds={self.bounds!r}: use bounds='private' (the default: estimated "
-                             "inside epsilon) or PUBLIC bounds (bounds=B with |x_j| <= B_j, or "
-                             "bounds=(lower, upper)), e.g. from the data's schema")
+            raise ValueError(f"bounds={self.bounds!r}: use bounds='private' (the default: "
+                             "estimated inside epsilon) or PUBLIC bounds (bounds=B with "
+                             "|x_j| <= B_j, or bounds=(lower, upper)), e.g. from the data's schema")
         budget = _resolve_budget(self, stacklevel=4)
         n = _n_samples(X)
         delta = _resolve_delta(self.delta, n)
