@@ -175,7 +175,7 @@ def _private_data_bounds(X, y, eps, delta, share, rng):
         note += "; " + _fallback_note(fell_back, X.shape[0])
         warnings.warn(_fallback_note(fell_back, X.shape[0]) + ". If that default is wrong for "
                       "them, give PUBLIC bounds (bounds=B; target_bound for a regression)",
-                      BoundsFallbackWarning, stacklevel=5)
+                      BoundsFallbackWarning, stacklevel=4)
     return _DataBounds(B, target, rel.epsilon, share * delta, rel.event, note, fell_back=fell_back)
 
 def _leaky_data_bounds(X, y):

@@ -293,11 +293,10 @@ def default_candidates(n_train:int, # PUBLIC number of training records
     "A small grid of (solver, clip, step, passes) for features scaled into [-1, 1]; public inputs only."
     r = math.sqrt(check_scalar(p, "p", low=1, integer=True))   # ‖x_i‖₂ ≤ √p after scaling
     n_train = check_scalar(n_train, "n_train", low=1, integer=True)
-    cd, private_M = dict(solver="dp-cd", step=1.0), dict(smoothness="private")
+    cd = dict(solver="dp-cd", step=1.0, smoothness="private")   # M_j estimated inside the run
     grid = [dict(cd, clipping="coordinate", clip=c * r, n_passes=P)
             for c, P in ((0.3, 5), (0.3, 20), (1.0, 5), (1.0, 20), (1.0, 50))]
-    grid += [dict(cd, clipping="coordinate", clip=r, n_passes=P, **private_M) for P in (20, 50)]
-    grid += [dict(cd, clipping="sample", clip=c * r, n_passes=P, **private_M)
+    grid += [dict(cd, clipping="sample", clip=c * r, n_passes=P)
              for c, P in ((0.1, 20), (0.3, 5), (0.3, 20))]
     grid.append(dict(solver="dp-sgd", clip=0.3 * r, step=4.0, n_passes=100, batch_size=n_train))
     grid.append(dict(solver="dp-gcd", clip=0.3 * r, step=1.0, n_passes=50))
