@@ -108,3 +108,94 @@ def summarise(rows):
     df = pd.DataFrame(rows)
     t = df.groupby(["dataset", "epsilon", "library"])["metric"].agg(["mean", "std", "count"])
     print(t.round(4).to_string())
+
+
+DIAGNOSIS_DATASETS = ("electricity", "adult", "phishing")
+
+
+def _unit_problem(name, data_dir):
+    "The design DPClassifierCV searches on (the public box mapped to [-1, 1], a column of ones)."
+    from dp_cd import datasets as dsets
+    from dp_cd.tuned import affine_from_bounds, to_unit_box
+    ds = dsets.load(name, data_dir)
+    X = ds.X.toarray() if hasattr(ds.X, "toarray") else np.asarray(ds.X, dtype=float)
+    box, _ = public_box(X, ds.y, ds.task)
+    ones = np.ones((len(ds.y), 1))
+    U = np.hstack([to_unit_box(X, *affine_from_bounds(box, X.shape[1])), ones])
+    lo, hi = box   # the same box, centred: x -> (x - mid)/half for every column
+    Uc = np.hstack([to_unit_box(X, (lo + hi) / 2, np.where(hi > lo, (hi - lo) / 2, 1.0)), ones])
+    perm = np.random.default_rng(0).permutation(len(ds.y))   # split 0 of the benchmark
+    return U, Uc, ds.y, perm[len(ds.y) // 5:], perm[:len(ds.y) // 5]
+
+
+def _diagnosis_rows(name, data_dir, seeds=(1, 2)):
+    "Rows for one data set: conditioning, and each DP-CD candidate with public vs private M_j."
+    from dp_cd.model.losses import LogisticLoss
+    from dp_cd.model.penalties import L2
+    from dp_cd.solvers.dpcd import dp_cd
+    from dp_cd.solvers.tuning import calibrate_selection, default_candidates, tnb_for_mean, zcdp_fit
+    U, Uc, y, tr, te = _unit_problem(name, data_dir)
+    accuracy = lambda w, V=U: float(np.mean(np.where(V[te] @ w > 0, 1.0, -1.0) == y[te]))
+    loss, pen, q = LogisticLoss(), L2(1e-4), U.shape[1]
+    beta = np.full(q, loss.curvature)   # the public M_j of features scaled into [-1, 1]
+    row = lambda **kw: dict(dataset=name, **kw)
+    second = (U[tr, :-1] ** 2).mean(0)   # E[x_j^2] of each feature in the unit box
+    rows = [row(experiment="smallest non-zero E[x_j^2]", setting="unit box", passes="",
+                metric=float(second[second > 0].min())),
+            row(experiment="share of features with E[x_j^2] < 0.01", setting="unit box",
+                passes="", metric=float(np.mean(second < 0.01))),
+            row(experiment="majority class share", setting="test split", passes="",
+                metric=float(max(np.mean(y[te] > 0), np.mean(y[te] < 0))))]
+    for passes in (50, 300):   # eps = 1e6: no noise to speak of; clip 3 as the selected candidate
+        fit = dp_cd(U[tr], y[tr], loss, pen, 1e6, 1e-6, n_passes=passes, clip=3.0,
+                    smoothness=beta, random_state=0)
+        rows.append(row(experiment="DP-CD, negligible noise", setting="public M_j = beta",
+                        passes=passes, metric=accuracy(fit.coef)))
+        fit = dp_cd(Uc[tr], y[tr], loss, pen, 1e6, 1e-6, n_passes=passes, clip=3.0,
+                    smoothness=beta, random_state=0)
+        rows.append(row(experiment="DP-CD, negligible noise", setting="public M_j = beta, "
+                        "box centred", passes=passes, metric=accuracy(fit.coef, Uc)))
+        fit = dp_cd(U[tr], y[tr], loss, pen, np.inf, None, n_passes=passes, clip=np.inf,
+                    smoothness="exact", random_state=0)
+        rows.append(row(experiment="DP-CD, non-private", setting="exact M_j", passes=passes,
+                        metric=accuracy(fit.coef)))
+    rho = calibrate_selection(1.0, 1 / len(y) ** 2, tnb_for_mean(8.0, 1.0))   # a run at eps = 1
+    grid = [c for c in default_candidates(len(tr), q) if c["solver"] == "dp-cd"]
+    for opts in {tuple((k, v) for k, v in c.items() if k not in ("solver", "smoothness")): 0
+                 for c in grid}:   # each (clipping, C, passes) once, with either M_j
+        opts = dict(opts)
+        for label, sm in (("public M_j", dict(smoothness=beta)),
+                          ("private M_j", dict(smoothness="private", smoothness_bound=beta))):
+            acc = [accuracy(zcdp_fit("dp-cd", U[tr], y[tr], loss, pen, rho,
+                                     np.random.default_rng(s), **opts, **sm).coef) for s in seeds]
+            setting = f"{opts['clipping']} C={opts['clip'] / np.sqrt(q):.1f}sqrt(p), {label}"
+            rows.append(row(experiment="candidate at the rho of eps = 1", setting=setting,
+                            passes=opts["n_passes"], metric=float(np.mean(acc))))
+    return rows
+
+
+def diagnose(data_dir, out, datasets=DIAGNOSIS_DATASETS):
+    "Why Electricity lost: conditioning of the public smoothness bound (CSV `out`)."
+    import csv
+    rows = [r for name in datasets for r in _diagnosis_rows(name, data_dir)]
+    with open(out, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    for r in rows: print(r)
+    return rows
+
+
+if __name__ == "__main__":
+    import argparse, os
+    from pathlib import Path
+    ap = argparse.ArgumentParser(description="Out-of-the-box benchmark helpers (the benchmark "
+                                 "itself runs from run.py --only outofbox).")
+    ap.add_argument("--diagnose", action="store_true", required=True,
+                    help="write results/outofbox_diagnosis.csv: why Electricity lost")
+    ap.add_argument("--data-dir", default=os.environ.get("DP_CD_DATA"))
+    ap.add_argument("--out", default=str(Path(__file__).parent / "results" /
+                                         "outofbox_diagnosis.csv"))
+    args = ap.parse_args()
+    warnings.filterwarnings("ignore")
+    diagnose(args.data_dir, args.out)

@@ -277,7 +277,7 @@ def model_to_dict(est, # a fitted DPRegressor or DPClassifier
                   feature_names:list|None=None, # feature names (default: `est.feature_names_in_`)
                  ) -> dict:
     "A JSON-serialisable description of a fitted estimator."
-    params = {k: v for k, v in est.get_params().items() if k not in ("accountant", "random_state", "solver_options")}
+    params = {k: v for k, v in est.get_params().items() if k not in ("budget", "accountant", "random_state", "solver_options")}
     rep = est.privacy_
     reports = rep if isinstance(rep, list) else [rep]
     if feature_names is None: feature_names = getattr(est, "feature_names_in_", [])
@@ -528,7 +528,7 @@ def _estimator(args, Est, loss, acc):
                epsilon=args.epsilon, delta=args.delta,
                n_passes=args.passes, step=args.step, clip=args.clip,
                bounds=_bounds_option(args), target_bound=args.target_bound,
-               fit_intercept=not args.no_intercept, random_state=args.seed, accountant=acc,
+               fit_intercept=not args.no_intercept, random_state=args.seed, budget=acc,
                solver_options=(opts if args.solver in ("dp-cd", "dp-gcd") else None) or None)
 
 def _fit_with_progress(est, X, y, label):

@@ -25,8 +25,8 @@ from .privacy.events import check_delta, check_epsilon
 from .privacy.bounds import data_bounds, clip_records
 
 # %% auto 0
-__all__ = ['LOSSES', 'BOUNDS_LABEL', 'make_loss', 'make_penalty', 'BudgetExceededError', 'BudgetAccountant', 'DPRegressor',
-           'DPClassifier']
+__all__ = ['LOSSES', 'BOUNDS_LABEL', 'make_loss', 'make_penalty', 'BudgetExceededError', 'BudgetAccountant',
+           'BoundsFallbackWarning', 'DPRegressor', 'DPClassifier']
 
 # %% ../nbs/06_api/01_estimators.ipynb
 LOSSES = {"squared": SquaredLoss, "logistic": LogisticLoss, "huber": HuberLoss}
@@ -110,9 +110,11 @@ def _resolve_delta(delta, n):
 # %% ../nbs/06_api/01_estimators.ipynb
 class _DataBounds:
     "Bounds of a fit (None: non-private, nothing clipped), and what obtaining them cost."
-    def __init__(self, B=None, target=None, epsilon=0.0, delta=0.0, event=None, note=None, leaks=()):
+    def __init__(self, B=None, target=None, epsilon=0.0, delta=0.0, event=None, note=None, leaks=(),
+                 fell_back=()):
         self.B, self.target, self.epsilon, self.delta = B, target, epsilon, delta
         self.event, self.note, self.leaks = event, note, list(leaks)
+        self.fell_back = list(fell_back)   # bounds set to the public default (nothing located)
 
     def transform(self, X, y=None, scale:bool=True):
         "Records clipped into the bounds, features divided by B_j if `scale` (record-wise; copies)."
@@ -146,6 +148,21 @@ def _bounds_from_data(X, y):
     return np.where(B > 0, B, 1.0), t
 
 # %% ../nbs/06_api/01_estimators.ipynb
+class BoundsFallbackWarning(UserWarning):
+    "bounds='private' located no bound for some columns: they got the public default (not a leak)."
+
+def _fallback(release, p:int, has_target:bool) -> list:
+    "Names of the bounds that fell back to the default: no noisy bin cleared the threshold."
+    names = [f"|x_{j}|" for j in np.flatnonzero(~np.isfinite(release.bounds[:p]))]
+    return names + (["|y|"] if has_target and not np.isfinite(release.bounds[p]) else [])
+
+def _fallback_note(names:list, n:int, default:float=1.0) -> str:
+    "The report's sentence on the bounds that fell back (a post-processing of the release)."
+    shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+    return (f"{len(names)} bound(s) fell back to the PUBLIC default {default:g} ({shown}): no "
+            f"noisy histogram bin cleared the threshold (few non-zero records among n = {n})")
+
+# %% ../nbs/06_api/01_estimators.ipynb
 def _private_data_bounds(X, y, eps, delta, share, rng):
     "Bounds estimated privately with the share `share` of (ε, δ) (`data_bounds`)."
     share = check_scalar(share, "bounds_budget", 0, 1, True, True)
@@ -153,7 +170,13 @@ def _private_data_bounds(X, y, eps, delta, share, rng):
     note = (f"bounds on |x_j|{'' if y is None else ' and |y|'} estimated privately: Gaussian "
             f"histogram of magnitudes, sigma = {rel.sigma:.4g}, threshold {rel.threshold:.4g} "
             f"(exact GDP, epsilon = {rel.epsilon:.4g}); records clipped into them")
-    return _DataBounds(B, target, rel.epsilon, share * delta, rel.event, note)
+    fell_back = _fallback(rel, X.shape[1], y is not None)
+    if fell_back:
+        note += "; " + _fallback_note(fell_back, X.shape[0])
+        warnings.warn(_fallback_note(fell_back, X.shape[0]) + ". If that default is wrong for "
+                      "them, give PUBLIC bounds (bounds=B; target_bound for a regression)",
+                      BoundsFallbackWarning, stacklevel=4)
+    return _DataBounds(B, target, rel.epsilon, share * delta, rel.event, note, fell_back=fell_back)
 
 def _leaky_data_bounds(X, y):
     "bounds='data': the explicit, non-private opt-in; warns and marks the report."
@@ -217,9 +240,24 @@ def _one_hot(X, categories:dict):
     return pd.concat(parts, axis=1)
 
 # %% ../nbs/06_api/01_estimators.ipynb
+def _resolve_budget(est, warn:bool=True, stacklevel:int=4):
+    "The `BudgetAccountant` of `budget=`, or of its deprecated alias `accountant=` (FutureWarning)."
+    budget, alias = est.budget, est.accountant
+    if alias is not None:
+        if budget is not None:
+            raise ValueError("budget= and accountant= both given: pass budget= only "
+                             "(accountant= is its deprecated former name)")
+        if warn: warnings.warn("accountant= is deprecated for the estimators' BudgetAccountant: use "
+                               "budget= (same meaning)", FutureWarning, stacklevel=stacklevel)
+        budget = alias
+    if budget is not None and not isinstance(budget, BudgetAccountant):
+        raise TypeError(f"budget must be a BudgetAccountant or None, got {type(budget).__name__}")
+    return budget
+
+# %% ../nbs/06_api/01_estimators.ipynb
 _PARAMS = ("loss", "penalty", "alpha", "l1_ratio", "solver", "epsilon", "delta", "n_passes", "step",
            "clip", "bounds", "target_bound", "bounds_budget", "scale_by_bounds", "fit_intercept", "intercept_scaling",
-           "random_state", "accountant", "solver_options", "feature_bounds")
+           "random_state", "accountant", "solver_options", "feature_bounds", "budget")
 
 class _DPLinearBase(BaseEstimator):
     "Shared machinery of `DPRegressor` and `DPClassifier`."
@@ -230,8 +268,7 @@ class _DPLinearBase(BaseEstimator):
         loss, pen = make_loss(self.loss), make_penalty(self.penalty, self.alpha, self.l1_ratio)
         solver = get_solver(self.solver)
         eps = check_epsilon(self.epsilon, allow_inf=True)
-        if self.accountant is not None and not isinstance(self.accountant, BudgetAccountant):
-            raise TypeError(f"accountant must be a BudgetAccountant or None, got {type(self.accountant).__name__}")
+        _resolve_budget(self, stacklevel=5)   # a wrong type is refused; the old name warns
         return loss, pen, solver, eps
 
     def _begin_fit(self, X):
@@ -239,7 +276,8 @@ class _DPLinearBase(BaseEstimator):
         loss, pen, solver, eps = self._check_params()
         delta = _resolve_delta(self.delta, _n_samples(X))
         self._bounds_setting()   # a bad `bounds` is refused before anything is read or charged
-        if self.accountant is not None: self.accountant.check(eps, delta)
+        budget = _resolve_budget(self, warn=False)
+        if budget is not None: budget.check(eps, delta)
         return loss, pen, solver, eps, delta
 
 # %% ../nbs/06_api/01_estimators.ipynb
@@ -321,11 +359,12 @@ _DPLinearBase._solver_options, _DPLinearBase._fit_one = _solver_options, _fit_on
 # %% ../nbs/06_api/01_estimators.ipynb
 def _charge(self, report, eps, delta):
     "Charge the budget with the guarantee the fit actually has (never less than requested); refuse non-private runs."
-    if self.accountant is None: return
+    budget = _resolve_budget(self, warn=False)
+    if budget is None: return
     if not report.is_private:
         raise BudgetExceededError("this fit is not differentially private (" + "; ".join(report.data_dependent or ["epsilon = inf"]) +
                                   "): use bounds='private' or public bounds; no model is returned and nothing is charged")
-    self.accountant.spend(max(report.epsilon, eps), max(report.delta, delta))
+    budget.spend(max(report.epsilon, eps), max(report.delta, delta))
 
 def _prepare(self, X, y="no_validation", reset=True, **kw):
     "Categorical columns one-hot encoded with their declared categories, then sklearn's validation."
@@ -358,7 +397,7 @@ _DPLinearBase._charge, _DPLinearBase._prepare, _DPLinearBase._decision = _charge
 
 # %% ../nbs/06_api/01_estimators.ipynb
 class DPRegressor(RegressorMixin, _DPLinearBase):
-    "Differentially private linear regression (replace-one (ε, δ)-DP; δ defaults to 1/n²)."
+    "Private linear regression ((ε, δ)-DP, replace-one; δ = 1/n²), untuned: see `DPRegressorCV`."
     def __init__(self, loss="squared", # "squared", "huber" or a Loss
                  penalty="l2", # "none", "l1", "l2", "elasticnet" or a Penalty
                  alpha=1e-3, # regularisation strength α of (E.1)
@@ -376,9 +415,10 @@ class DPRegressor(RegressorMixin, _DPLinearBase):
                  fit_intercept=True, # learn an intercept (as an extra coordinate)
                  intercept_scaling=1.0, # value of the constant column
                  random_state=None, # seed or Generator
-                 accountant=None, # optional BudgetAccountant charged by every fit
+                 accountant=None, # deprecated name of `budget`
                  solver_options=None, # extra keyword arguments for the solver
                  feature_bounds=None, # deprecated name of `bounds`
+                 budget=None, # optional BudgetAccountant charged by every fit
                 ):
         self._set(locals())
 
@@ -427,7 +467,7 @@ def _label_set(classes, # the PUBLIC label set given to the estimator, or None
 
 # %% ../nbs/06_api/01_estimators.ipynb
 class DPClassifier(ClassifierMixin, _DPLinearBase):
-    "Differentially private linear classifier; one-vs-rest for more than two classes, with the budget split evenly."
+    "Private linear classifier (one-vs-rest, budget split evenly), untuned: see `DPClassifierCV`."
     def __init__(self, loss="logistic", # "logistic", "squared", "huber" or a Loss (labels encoded as ±1)
                  penalty="l2", alpha=1e-3, l1_ratio=0.5, solver="dp-cd", epsilon=1.0, delta=None, n_passes=10,
                  step=None, clip=None,
@@ -436,6 +476,7 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
                  random_state=None, accountant=None, solver_options=None,
                  classes=None, # PUBLIC label set (required when epsilon is finite; see `_label_set`)
                  feature_bounds=None, # deprecated name of `bounds`
+                 budget=None, # optional BudgetAccountant charged by every fit (`accountant`: old name)
                 ):
         self._set(locals())
         self.classes = classes

@@ -12,7 +12,9 @@ from sklearn.utils.multiclass import check_classification_targets
 from .utils import check_scalar, as_generator
 from .model.losses import LogisticLoss, SquaredLoss
 from .privacy.events import check_epsilon
-from .estimators import BudgetAccountant, make_penalty, _label_set, _n_samples, _resolve_delta
+from .estimators import (make_penalty, _label_set, _n_samples, _resolve_delta, _resolve_budget,
+                              _private_data_bounds, _DataBounds, BOUNDS_LABEL)
+from .solvers.contract import Plan, PrivacyRequest, build_report
 from .solvers.tuning import default_candidates, linear_fitter, holdout_split, private_tune
 
 # %% auto 0
@@ -52,17 +54,41 @@ class _TunedBase(BaseEstimator):
         if not np.isfinite(eps):
             raise ValueError("epsilon=inf: tuning is private by design; use DPClassifier or "
                              "DPRegressor with epsilon=np.inf for the non-private model")
-        if self.bounds is None:
-            raise ValueError("bounds=None: pass PUBLIC bounds of the features (bounds=B with "
+        if self.bounds is None or (isinstance(self.bounds, str) and self.bounds != "private"):
+            raise ValueError(f"bounds={self.bounds!r}: use bounds='private' (the default: "
+                             "estimated inside epsilon) or PUBLIC bounds (bounds=B with "
                              "|x_j| <= B_j, or bounds=(lower, upper)), e.g. from the data's schema")
-        if self.accountant is not None and not isinstance(self.accountant, BudgetAccountant):
-            raise TypeError(f"accountant must be a BudgetAccountant or None, "
-                            f"got {type(self.accountant).__name__}")
+        budget = _resolve_budget(self, stacklevel=4)
         n = _n_samples(X)
         delta = _resolve_delta(self.delta, n)
         check_scalar(self.validation_fraction, "validation_fraction", 0, 1, True, True)
-        if self.accountant is not None: self.accountant.check(eps, delta)
+        check_scalar(self.bounds_budget, "bounds_budget", 0, 1, True, True)
+        if budget is not None: budget.check(eps, delta)
         return eps, delta
+
+# %% ../nbs/06_api/01b_tuned.ipynb
+def _box(self, X, y, eps, delta, rng) -> _DataBounds:
+    "`center_`, `scale_` from public bounds, or from bounds released once with `bounds_budget`."
+    if isinstance(self.bounds, str):   # "private": y is a regression's target, or None
+        released = _private_data_bounds(X, y, eps, delta, self.bounds_budget, rng)
+        self.center_, self.scale_ = np.zeros(X.shape[1]), released.B
+        return released
+    self.center_, self.scale_ = affine_from_bounds(self.bounds, X.shape[1])
+    return _DataBounds()
+
+def _whole_report(released:_DataBounds, search, eps, delta):
+    "The report of the fit: the bounds' release (if any), then the search (basic composition)."
+    if released.event is None: return search
+    plan = Plan(epsilon=released.epsilon + search.epsilon, delta=released.delta + search.delta,
+                accountant=(f"basic composition (Theorem 3.1.5) of: {BOUNDS_LABEL}: exact GDP; "
+                            f"search: {search.accountant}"),
+                releases=1 + search.releases, noise_scales=search.noise_scales,
+                budget_split={BOUNDS_LABEL: released.epsilon,
+                              "search (random stopping)": search.epsilon},
+                notes=[released.note, *search.notes], data_dependent=list(search.data_dependent))
+    return build_report(PrivacyRequest(eps, delta), plan)
+
+_TunedBase._box = _box
 
 # %% ../nbs/06_api/01b_tuned.ipynb
 def _unit_design(self, X):
@@ -82,16 +108,16 @@ def _search(self, Xa, targets, loss, score_losses, score_bound, eps, delta, rng)
                         cands, eps, delta, mean_runs=self.mean_runs, eta=self.eta,
                         random_state=rng, n_records=n)
 
-def _finish(self, sel, eps, delta):
+def _finish(self, sel, released, eps, delta):
     "Charge the budget, then keep what the selection released (not the history of the runs)."
-    if self.accountant is not None:
-        self.accountant.spend(max(sel.privacy.epsilon, eps), max(sel.privacy.delta, delta))
+    report, budget = _whole_report(released, sel.privacy, eps, delta), _resolve_budget(self, False)
+    if budget is not None: budget.spend(max(report.epsilon, eps), max(report.delta, delta))
     W = np.array([m.coef for m in sel.model])
     w, b = (W[:, :-1], W[:, -1]) if self.fit_intercept else (W, np.zeros(len(W)))
     self.coef_ = w / self.scale_                      # the weights of the original features
     self.intercept_ = b - self.coef_ @ self.center_   # exact for records inside the bounds
-    self.privacy_, self.best_params_, self.best_score_ = sel.privacy, sel.candidate, sel.score
-    self.n_runs_, self.fit_results_ = sel.n_runs, sel.model
+    self.privacy_, self.best_params_, self.best_score_ = report, sel.candidate, sel.score
+    self.n_runs_, self.fit_results_, self.rho_ = sel.n_runs, sel.model, sel.rho
     return self
 
 _TunedBase._unit_design, _TunedBase._search, _TunedBase._finish = _unit_design, _search, _finish
@@ -101,7 +127,7 @@ class DPClassifierCV(ClassifierMixin, _TunedBase):
     "Private linear classifier whose solver and hyper-parameters are chosen privately, inside ε."
     def __init__(self, epsilon=1.0, # budget ε of the whole fit: search, selection and model
                  delta=None, # δ (default 1/n²)
-                 bounds=None, # PUBLIC feature bounds: B (|x_j| ≤ B_j) or a tuple (lower, upper)
+                 bounds="private", # "private" (released inside ε), or PUBLIC B or (lower, upper)
                  classes=None, # PUBLIC label set (required)
                  penalty="l2", alpha=1e-4, # penalty on the coefficients of the scaled features
                  fit_intercept=True, # learn an intercept (a constant column)
@@ -109,13 +135,16 @@ class DPClassifierCV(ClassifierMixin, _TunedBase):
                  validation_fraction=0.2, # share of the records held out for the scores
                  mean_runs=8.0, eta=1.0, # E[K] and η of the number of runs K ~ D_{η,γ}
                  random_state=None, # seed or Generator
-                 accountant=None, # optional BudgetAccountant charged by the fit
+                 budget=None, # optional BudgetAccountant charged by the fit
+                 bounds_budget=0.1, # share of ε and δ spent on bounds="private"
+                 accountant=None, # deprecated name of `budget`
                 ):
         self.epsilon, self.delta, self.bounds, self.classes = epsilon, delta, bounds, classes
         self.penalty, self.alpha, self.fit_intercept = penalty, alpha, fit_intercept
         self.candidates, self.validation_fraction = candidates, validation_fraction
         self.mean_runs, self.eta = mean_runs, eta
-        self.random_state, self.accountant = random_state, accountant
+        self.random_state, self.budget, self.accountant = random_state, budget, accountant
+        self.bounds_budget = bounds_budget
 
     def fit(self, X, y):
         "Search privately, fit the selected candidate; `privacy_` reports the whole search."
@@ -123,16 +152,17 @@ class DPClassifierCV(ClassifierMixin, _TunedBase):
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=np.float64)
         check_classification_targets(y)
         self.classes_ = _label_set(self.classes, y, eps)
-        self.center_, self.scale_ = affine_from_bounds(self.bounds, X.shape[1])
+        rng = as_generator(self.random_state)
+        released = self._box(X, None, eps, delta, rng)
         Xa = self._unit_design(X)
         positives = [self.classes_[1]] if len(self.classes_) == 2 else list(self.classes_)
         targets = [np.where(y == c, 1.0, -1.0) for c in positives]
         def errors(models, held):   # 0/1 loss of each held-out record
             s = Xa[held] @ np.array([m.coef for m in models]).T
             return (self._labels(s) != y[held]).astype(float)
-        sel = self._search(Xa, targets, LogisticLoss(), errors, 1.0, eps, delta,
-                           as_generator(self.random_state))
-        return self._finish(sel, eps, delta)
+        sel = self._search(Xa, targets, LogisticLoss(), errors, 1.0, eps - released.epsilon,
+                           delta - released.delta, rng)
+        return self._finish(sel, released, eps, delta)
 
     def _labels(self, s):
         return self.classes_[(s[:, 0] > 0).astype(int)] if s.shape[1] == 1 else self.classes_[s.argmax(1)]
@@ -153,33 +183,36 @@ class DPClassifierCV(ClassifierMixin, _TunedBase):
 class DPRegressorCV(RegressorMixin, _TunedBase):
     "Private linear regression whose solver and hyper-parameters are chosen privately, inside ε."
     def __init__(self, epsilon=1.0, delta=None,
-                 bounds=None, # PUBLIC feature bounds: B (|x_j| ≤ B_j) or a tuple (lower, upper)
-                 target_bounds=None, # PUBLIC target bounds: b (|y| ≤ b) or a tuple (lower, upper)
+                 bounds="private", # "private" (released inside ε), or PUBLIC B or (lower, upper)
+                 target_bounds=None, # PUBLIC b (|y| ≤ b) or (lower, upper); None: with the bounds
                  penalty="l2", alpha=1e-4, fit_intercept=True, candidates=None,
                  validation_fraction=0.2, mean_runs=8.0, eta=1.0, random_state=None,
-                 accountant=None):
+                 budget=None, bounds_budget=0.1, accountant=None):
         self.epsilon, self.delta, self.bounds, self.target_bounds = epsilon, delta, bounds, target_bounds
         self.penalty, self.alpha, self.fit_intercept = penalty, alpha, fit_intercept
         self.candidates, self.validation_fraction = candidates, validation_fraction
         self.mean_runs, self.eta = mean_runs, eta
-        self.random_state, self.accountant = random_state, accountant
+        self.random_state, self.budget, self.accountant = random_state, budget, accountant
+        self.bounds_budget = bounds_budget
 
     def fit(self, X, y):
         "Search privately (held-out clipped squared error), fit; `privacy_` reports the search."
         eps, delta = self._begin(X)
-        if self.target_bounds is None:
-            raise ValueError("target_bounds=None: pass PUBLIC bounds of the target "
-                             "(target_bounds=b with |y| <= b, or target_bounds=(lower, upper))")
+        if self.target_bounds is None and not isinstance(self.bounds, str):
+            raise ValueError("target_bounds=None with public bounds: pass PUBLIC bounds of the "
+                             "target too (target_bounds=b with |y| <= b, or (lower, upper))")
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=np.float64, y_numeric=True)
-        self.center_, self.scale_ = affine_from_bounds(self.bounds, X.shape[1])
-        (cy,), (hy,) = affine_from_bounds(self.target_bounds, 1, "target_bounds")
+        rng, estimate_target = as_generator(self.random_state), self.target_bounds is None
+        released = self._box(X, y if estimate_target else None, eps, delta, rng)
+        if estimate_target: cy, hy = 0.0, released.target
+        else: (cy,), (hy,) = affine_from_bounds(self.target_bounds, 1, "target_bounds")
         self.target_center_, self.target_scale_ = float(cy), float(hy)
         Xa, yu = self._unit_design(X), np.clip((y - cy) / hy, -1.0, 1.0)
         def sq_errors(models, held):   # in the unit box: ≤ (1 + 1)² = 4
             return (np.clip(Xa[held] @ models[0].coef, -1, 1) - yu[held]) ** 2
-        sel = self._search(Xa, [yu], SquaredLoss(), sq_errors, 4.0, eps, delta,
-                           as_generator(self.random_state))
-        self._finish(sel, eps, delta)
+        sel = self._search(Xa, [yu], SquaredLoss(), sq_errors, 4.0, eps - released.epsilon,
+                           delta - released.delta, rng)
+        self._finish(sel, released, eps, delta)
         self.coef_, self.intercept_ = hy * self.coef_[0], float(cy + hy * self.intercept_[0])
         return self
 

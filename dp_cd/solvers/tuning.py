@@ -13,15 +13,16 @@ from ..privacy.events import (DPEvent, PoissonSubsampledGaussianEvent, _leaves,
                                   check_relation)
 from ..privacy.accountants import _event_rho
 from ..privacy.report import PrivacyReport
-from .contract import Plan, Ledger, build_report, check_privacy, get_solver
+from .contract import (Plan, Ledger, Solver, build_report, check_privacy,
+                                    get_solver)
 from .dpcd import dp_cd
 from . import dpgcd, dpsgd   # registers DP-GCD and DP-SGD for the tuning grid
 
 # %% auto 0
 __all__ = ['ORDERS', 'RUN_TARGETS', 'TruncatedNegativeBinomial', 'tnb_for_mean', 'rdp_selection_bound', 'pure_selection_epsilon',
            'selection_rdp', 'selection_epsilon', 'calibrate_selection', 'RandomStoppingEvent', 'SelectionResult',
-           'private_select', 'dpcd_train_and_score', 'event_rho', 'zcdp_fit', 'default_candidates', 'linear_fitter',
-           'holdout_split', 'private_tune']
+           'private_select', 'dpcd_train_and_score', 'event_rho', 'zcdp_accountant', 'zcdp_fit', 'default_candidates',
+           'linear_fitter', 'holdout_split', 'private_tune']
 
 # %% ../../nbs/03_solvers/05_tuning.ipynb
 @dataclass(frozen=True)
@@ -247,21 +248,38 @@ def event_rho(event:DPEvent, # a privacy event (possibly composed)
 
 # %% ../../nbs/03_solvers/05_tuning.ipynb
 # the ε a run must target, at δ_run, in the currency of its accountant, to be ρ-zCDP
+# (in order of preference: exact GDP, zCDP, then RDP on a grid, which is looser: ρ_run ≤ ρ)
 RUN_TARGETS = {"gdp": lambda rho, d: gdp_epsilon(math.sqrt(2 * rho), d),
                "zcdp": lambda rho, d: zcdp_epsilon(rho, d),
-               "rdp": lambda rho, d: zcdp_epsilon(rho, d)}   # RDP on a grid is looser: ρ_run ≤ ρ
+               "rdp": lambda rho, d: zcdp_epsilon(rho, d)}
 
+def zcdp_accountant(solver:Solver, # a registered solver
+                    requested:str|None=None, # an `accountant` option given with the candidate
+                   ) -> str:
+    "The accountant a ρ-zCDP run is calibrated with: the first in `RUN_TARGETS` the solver declares."
+    if requested is not None and requested not in RUN_TARGETS:
+        raise ValueError(f"accountant={requested!r} cannot calibrate a rho-zCDP run of "
+                         f"{solver.name!r}: use one of {list(RUN_TARGETS)} or leave it out")
+    usable = [name for name in RUN_TARGETS if name in solver.accountants]
+    if requested is None and not usable:
+        raise ValueError(f"solver {solver.name!r} declares none of the accountants "
+                         f"{list(RUN_TARGETS)}: it cannot be calibrated to a rho-zCDP run")
+    return requested or usable[0]
+
+# %% ../../nbs/03_solvers/05_tuning.ipynb
 def zcdp_fit(solver:str, # a registered solver name
              X, y, loss, penalty, # the (training) data and the problem
              rho:float, # the run must be ρ-zCDP
              rng, # Generator (consumed)
-             **options, # the solver's options; `accountant` picks the target's currency
+             **options, # the solver's options (`accountant`: see `zcdp_accountant`)
             ):
     "A run calibrated to be ρ-zCDP, checked on its own ledger before it is returned."
     rho = check_scalar(rho, "rho", low=0, low_open=True)
     s = get_solver(solver)
+    currency = zcdp_accountant(s, options.pop("accountant", None))
     d_run = min(1e-6, 0.1 / X.shape[0]**2)   # calibration currency only: any δ_run gives ρ-zCDP
-    target = RUN_TARGETS[options.get("accountant", "rdp")](rho, d_run)
+    target = RUN_TARGETS[currency](rho, d_run)
+    if "accountant" in s.option_names: options["accountant"] = currency   # else its only one
     fit = s.fit(X, y, loss, penalty, target, d_run, rng, **options)
     rho_run = event_rho(fit.ledger.event, options.get("relation", "replace_one"))
     if not fit.privacy.is_private or rho_run > rho * (1 + 1e-6):
@@ -275,14 +293,13 @@ def default_candidates(n_train:int, # PUBLIC number of training records
     "A small grid of (solver, clip, step, passes) for features scaled into [-1, 1]; public inputs only."
     r = math.sqrt(check_scalar(p, "p", low=1, integer=True))   # ‖x_i‖₂ ≤ √p after scaling
     n_train = check_scalar(n_train, "n_train", low=1, integer=True)
-    cd = dict(solver="dp-cd", step=1.0, accountant="gdp")
+    cd = dict(solver="dp-cd", step=1.0, smoothness="private")   # M_j estimated inside the run
     grid = [dict(cd, clipping="coordinate", clip=c * r, n_passes=P)
             for c, P in ((0.3, 5), (0.3, 20), (1.0, 5), (1.0, 20), (1.0, 50))]
     grid += [dict(cd, clipping="sample", clip=c * r, n_passes=P)
              for c, P in ((0.1, 20), (0.3, 5), (0.3, 20))]
-    grid.append(dict(solver="dp-sgd", clip=0.3 * r, step=4.0, n_passes=100, batch_size=n_train,
-                     accountant="rdp"))   # calibrated in the zCDP currency of the search
-    grid.append(dict(solver="dp-gcd", clip=0.3 * r, step=1.0, n_passes=50, accountant="zcdp"))
+    grid.append(dict(solver="dp-sgd", clip=0.3 * r, step=4.0, n_passes=100, batch_size=n_train))
+    grid.append(dict(solver="dp-gcd", clip=0.3 * r, step=1.0, n_passes=50))
     return grid
 
 # %% ../../nbs/03_solvers/05_tuning.ipynb
@@ -296,8 +313,8 @@ def linear_fitter(X, y, loss, penalty, # the training part, scaled into the publ
         opts = dict(candidate)
         s = get_solver(opts.pop("solver"))
         public = s.options_from_bounds(loss, B, target_bound)
-        if public.get("smoothness") == "private":   # β B_j² bounds every M_j: use it, spend nothing
-            public = {"smoothness": public["smoothness_bound"]}
+        if public.get("smoothness") == "private" and opts.get("smoothness") != "private":
+            public = {"smoothness": public["smoothness_bound"]}   # β B_j² bounds every M_j: free
         if "step" in public: opts["step"] = opts.get("step", 1.0) * public.pop("step")   # relative
         return zcdp_fit(s.name, X, y, loss, penalty, rho, rng, **{**public, **opts})
     return fit
