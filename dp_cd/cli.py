@@ -739,6 +739,10 @@ REPRODUCTIONS = {  # name -> (module, function, description)
     "table-6.1": ("dp_cd.experiments.fairness", "reproduce_table_6_1", "fairness bounds of private models (thesis Table 6.1)"),
     "figure-6.6.1": ("dp_cd.experiments.fairness", "reproduce_figure_6_6_1", "fairness against n and epsilon (thesis Figure 6.6.1)"),
     "dp-scd-figures": ("dp_cd.experiments.dpscd", "reproduce_dp_scd", "DP-SCD vs seqDP-SCD vs DP-SGD (Damaskinos et al. 2021, Figures 1-3)"),
+    "table-d2": ("dp_cd.experiments.dpcd", "reproduce_table_d2",
+                 "DP-CD/DP-SGD run time (Table D.2, Fig. D.1.1)"),
+    "figure-d.2.3": ("dp_cd.experiments.dpgcd", "reproduce_figure_d_2_3",
+                     "DP-GCD error vs time (Fig. D.2.3)"),
 }
 
 def _reproduce_fn(name):

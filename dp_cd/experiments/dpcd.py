@@ -16,10 +16,11 @@ from ..solvers.reference import reference_optimum
 from .. import datasets
 
 # %% auto 0
-__all__ = ['SPARSE_LASSO_LAMBDA', 'LAMBDAS', 'PROBLEMS', 'GRIDS', 'PUBLISHED_TABLE_D1', 'FIGURES', 'sparse_lasso_lambda',
-           'maxabs_scale', 'problems', 'objective', 'optimum', 'applicable', 'problem_info', 'tune',
-           'reproduce_table_d1', 'reproduce_figures', 'plot_figures', 'save_figures', 'reproduce_chapter4',
-           'compare_published']
+__all__ = ['SPARSE_LASSO_LAMBDA', 'LAMBDAS', 'PROBLEMS', 'GRIDS', 'PUBLISHED_TABLE_D1', 'FIGURES', 'TIMED_KWARGS',
+           'PUBLISHED_TABLE_D2', 'sparse_lasso_lambda', 'maxabs_scale', 'problems', 'objective', 'optimum',
+           'applicable', 'problem_info', 'tune', 'reproduce_table_d1', 'reproduce_figures', 'plot_figures',
+           'save_figures', 'reproduce_chapter4', 'compare_published', 'RunClock', 'time_table_d1',
+           'compare_published_d2', 'speed_ratios', 'time_curves', 'plot_figure_d_1_1', 'reproduce_table_d2']
 
 # %% ../../nbs/05_experiments/01_dp_cd.ipynb
 SPARSE_LASSO_LAMBDA = 0.6569552312171302   # sparse_lasso_lambda() on datasets.load("sparse_lasso") (checked below)
@@ -300,3 +301,149 @@ def compare_published(res:pd.DataFrame) -> pd.DataFrame:
     rep = res.pivot_table(index=["problem", "solver"], columns="passes", values="rel_mean")
     pub = PUBLISHED_TABLE_D1.pivot_table(index=["problem", "solver"], columns="passes", values="rel_mean")
     return pd.concat({"reproduced": rep, "published": pub}, axis=1)
+
+# %% ../../nbs/05_experiments/01_dp_cd.ipynb
+class RunClock:
+    "Context manager: the wall-clock seconds of each `run` step (the iterations only) of `names`."
+    def __init__(self, names=("dp-cd", "dp-sgd", "dp-scd")):
+        self.names, self.seconds = tuple(names), []
+
+    def _timed(self, run):
+        def timed(*args, **kwargs):
+            t0 = time.perf_counter()
+            out = run(*args, **kwargs)
+            self.seconds.append(time.perf_counter() - t0)
+            return out
+        return timed
+
+# %% ../../nbs/05_experiments/01_dp_cd.ipynb
+def _clock_enter(self):
+    "Shadow each solver's `run` by a timed one (an instance attribute; the class is untouched)."
+    from dp_cd.solvers.contract import get_solver
+    self.solvers = [get_solver(name) for name in self.names]
+    for solver in self.solvers: solver.run = self._timed(solver.run)
+    return self
+
+def _clock_exit(self, *exc):
+    "Restore the solvers' own `run`."
+    for solver in self.solvers: solver.__dict__.pop("run", None)
+
+RunClock.__enter__, RunClock.__exit__ = _clock_enter, _clock_exit
+
+# %% ../../nbs/05_experiments/01_dp_cd.ipynb
+def _timed_runs(fn, problem:tuple, info:dict, row, Fstar:float, seeds, **kwargs) -> dict:
+    "Runs of `fn` at the configuration `row` (passes, step, clip), one per seed: seconds, errors."
+    X, y, loss, pen, eps, delta = problem
+    args = (float(row["passes"]), float(row["step"]), float(row["clip"]))
+    total, rel = [], []
+    with RunClock() as clock, warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        for s in seeds:
+            t0 = time.perf_counter()
+            coef = fn(X, y, loss, pen, eps, delta, *args, s, info, **kwargs).coef
+            total.append(time.perf_counter() - t0)
+            rel.append((objective(X, y, loss, pen, coef) - Fstar) / Fstar)
+    run, total = np.array(clock.seconds), np.array(total)
+    return dict(run_mean=run.mean(), run_std=run.std(), total_mean=total.mean(),
+                total_std=total.std(), rel_timed=np.mean(rel), runs=len(total))
+
+# %% ../../nbs/05_experiments/01_dp_cd.ipynb
+TIMED_KWARGS = {"DP-SGD": dict(accountant="rdp")}   # Table D.1's DP-SGD was accounted by RDP
+
+def time_table_d1(res:pd.DataFrame, # Table D.1 as `reproduce_table_d1` returns (or table_d1.csv)
+                  data_dir=None, # directory of the real datasets (None: $DP_CD_DATA)
+                  n_runs:int=10, # timed runs per cell: Table D.1's reported seeds 10000, 10001, ...
+                 ) -> pd.DataFrame:
+    "Table D.2: each selected configuration of Table D.1 re-run with its reported seeds, timed."
+    fns, rows = _solvers(), []
+    for name, d in res.groupby("problem", sort=False):
+        (X, y, loss, pen, eps, delta), = problems(data_dir, names=(name,)).values()
+        info, Fs = problem_info(X, loss), float(d.Fstar.iloc[0])
+        for _, row in d.iterrows():
+            fn, kw = fns[row["solver"]], TIMED_KWARGS.get(row["solver"], {})
+            _timed_runs(fn, (X, y, loss, pen, eps, delta), info, row, Fs, [0], **kw)  # warm-up
+            t = _timed_runs(fn, (X, y, loss, pen, eps, delta), info, row, Fs,
+                            range(10_000, 10_000 + n_runs), **kw)
+            rows.append(dict(problem=name, solver=row["solver"], passes=int(row["passes"]),
+                             step=row["step"], clip=row["clip"], rel_stored=row["rel_mean"], **t))
+    return pd.DataFrame(rows)
+
+# %% ../../nbs/05_experiments/01_dp_cd.ipynb
+PUBLISHED_TABLE_D2 = pd.DataFrame([   # thesis Table D.2: seconds (mean of 10 runs), C++ on a laptop
+    ("electricity_imbalanced", "DP-CD", [0.0128, 0.0274, 0.0500, 0.0980, 0.2457]),
+    ("electricity_imbalanced", "DP-SGD", [0.0663, 0.1722, 0.3321, 0.6729, 1.8588]),
+    ("electricity_balanced", "DP-CD", [0.0121, 0.0281, 0.0529, 0.1062, 0.2577]),
+    ("electricity_balanced", "DP-SGD", [0.0686, 0.1768, 0.3578, 0.6787, 1.6766]),
+    ("california_imbalanced", "DP-CD", [0.0029, 0.0065, 0.0130, 0.0258, 0.0647]),
+    ("california_imbalanced", "DP-SGD", [0.0269, 0.0665, 0.1318, 0.2628, 0.6476]),
+    ("california_balanced", "DP-CD", [0.0031, 0.0065, 0.0132, 0.0262, 0.0649]),
+    ("california_balanced", "DP-SGD", [0.0261, 0.0641, 0.1295, 0.2592, 0.6469]),
+    ("sparse_lasso", "DP-CD", [0.0244, 0.0760, 0.1614, 0.3213, 0.6598]),
+    ("sparse_lasso", "DP-SGD", [0.0718, 0.1788, 0.3654, 0.7292, 1.8110]),
+], columns=["problem", "solver", "seconds"]).explode("seconds").assign(
+    passes=[2, 5, 10, 20, 50] * 10).astype({"seconds": float})
+
+# %% ../../nbs/05_experiments/01_dp_cd.ipynb
+def compare_published_d2(t2:pd.DataFrame) -> pd.DataFrame:
+    "Measured run seconds (iterations only) next to Table D.2, one row per problem and solver."
+    rep = t2.pivot_table(index=["problem", "solver"], columns="passes", values="run_mean")
+    pub = PUBLISHED_TABLE_D2.pivot_table(index=["problem", "solver"], columns="passes",
+                                         values="seconds")
+    return pd.concat({"measured": rep, "published": pub}, axis=1)
+
+def speed_ratios(table:pd.DataFrame, # compare_published_d2's output
+                 source:str="measured", # or "published"
+                ) -> pd.DataFrame:
+    "DP-SGD's time over DP-CD's, per problem and number of passes."
+    d = table[source]
+    sgd = d.xs("DP-SGD", level="solver")
+    return sgd / d.xs("DP-CD", level="solver").loc[sgd.index]
+
+# %% ../../nbs/05_experiments/01_dp_cd.ipynb
+def time_curves(curves:pd.DataFrame, # Figures 4.5.1 / 4.6.1's runs (`reproduce_figures`)
+                t2:pd.DataFrame, # Table D.2 (`time_table_d1`)
+               ) -> pd.DataFrame:
+    "The curves with a `seconds` axis: passes × the measured run seconds per pass of that curve."
+    per_pass = t2.assign(spp=t2.run_mean / t2.passes)[["problem", "solver", "passes", "spp"]]
+    per_pass = per_pass.rename(columns={"passes": "total_passes"})
+    out = curves.merge(per_pass, on=["problem", "solver", "total_passes"], how="inner")
+    return out.assign(seconds=out.passes * out.spp).drop(columns="spp")
+
+def plot_figure_d_1_1(tc:pd.DataFrame, title:str="Figure D.1.1 (relative error against time)"):
+    "Relative error against the estimated running time (mean, min–max over runs) per problem."
+    from dp_cd.experiments.plots import plot_runs, new_figure
+    probs = [p for p in PROBLEMS if p in set(tc.problem)]
+    fig, axes = new_figure(len(probs), width=3.2, height=3.0)
+    for ax, pb in zip(axes, probs):
+        for s, d in tc[tc.problem == pb].groupby("solver", sort=False):
+            E = d.pivot_table(index="run", columns="seconds", values="rel")
+            plot_runs(ax, E.columns.values, np.clip(E.values, 1e-6, None), s)
+        ax.set_xscale("log")
+        ax.set_title(pb.replace("_", " "), fontsize=9)
+        ax.set_xlabel("seconds (this machine)", fontsize=8)
+        ax.legend(fontsize=7)
+    axes[0].set_ylabel("relative error")
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+# %% ../../nbs/05_experiments/01_dp_cd.ipynb
+def reproduce_table_d2(data_dir=None, # directory of the real datasets (None: $DP_CD_DATA)
+                       quick:bool=False, # the quick Table D.1 (seconds) instead of the reduced one
+                       out_dir="book/results", # reads table_d1[_quick].csv there (or computes it)
+                       n_runs:int|None=None, # timed runs per cell (default 10, quick 2)
+                      ) -> pd.DataFrame:
+    "Table D.2 (`table_d2[_quick].csv`) and Figure D.1.1 (`figure_d_1_1[_quick].png`) in `out_dir`."
+    tag, out = ("_quick" if quick else ""), Path(out_dir)
+    n_runs = (2 if quick else 10) if n_runs is None else n_runs
+    f1, fc = out / f"table_d1{tag}.csv", out / f"figures_4_5_1_4_6_1{tag}.csv"
+    res = pd.read_csv(f1) if f1.exists() else reproduce_table_d1(data_dir, quick=quick, out_dir=out)
+    t2 = time_table_d1(res, data_dir, n_runs=n_runs)
+    t2.to_csv(out / f"table_d2{tag}.csv", index=False)
+    curves = pd.read_csv(fc) if fc.exists() else reproduce_figures(
+        res, data_dir, out_dir=out, n_runs=n_runs, tag=tag)
+    fig = plot_figure_d_1_1(time_curves(curves, t2))
+    fig.savefig(out / f"figure_d_1_1{tag}.png", dpi=120)
+    import matplotlib.pyplot as plt
+    plt.close(fig)
+    return t2

@@ -23,7 +23,8 @@ from ..solvers.dpsgd import dp_sgd
 # %% auto 0
 __all__ = ['GRID', 'REDUCED_GRID', 'QUICK_GRID', 'PASSES_OVERRIDE', 'PROBLEMS', 'SYNTHETIC_PROBLEMS', 'L1_PROBLEMS',
            'PUBLISHED_TABLE_D4', 'PUBLISHED_TABLE_D5', 'load_problem', 'run_problem', 'best_curves', 'plot_curves',
-           'reproduce_figure_5_4_1', 'table_d5', 'support_table', 'reproduce_table_d4', 'calibration_comparison']
+           'reproduce_figure_5_4_1', 'table_d5', 'support_table', 'reproduce_table_d4', 'runtime_curves',
+           'plot_runtime', 'time_at_best', 'reproduce_figure_d_2_3', 'calibration_comparison']
 
 # %% ../../nbs/05_experiments/02_dp_gcd.ipynb
 _D3_CLIPS, _D3_STEPS, _D3_STEPS_SGD = np.logspace(-4, 6, 50), np.logspace(-2, 1, 10), np.logspace(-6, 0, 10)
@@ -312,6 +313,65 @@ def reproduce_table_d4(data_dir=None, # real data directory (or $DP_CD_DATA); un
                       "reproduced": tab})
     both.to_csv(out / "table_d4.csv")
     return both
+
+# %% ../../nbs/05_experiments/02_dp_gcd.ipynb
+def runtime_curves(runs:pd.DataFrame, # run files of `reproduce_figure_5_4_1` (all stages)
+                   grid=None, # keep this grid's pass values, as `best_curves` (None: REDUCED_GRID)
+                   algs=("dp-cd", "dp-sgd", "dp-gcd"),
+                  ) -> pd.DataFrame:
+    "Figure D.2.3's points: per (problem, alg, passes), the reported runs' seconds and errors."
+    d = runs[(runs.stage == "report") & runs.alg.isin(algs)]
+    grid = REDUCED_GRID if grid is None else grid
+    d = d[[P in _grid_passes(pb, a, grid) for pb, a, P in zip(d.problem, d.alg, d.passes)]]
+    g = d.groupby(["problem", "alg", "passes"])
+    out = g.agg(seconds=("time", "mean"), seconds_min=("time", "min"),
+                seconds_max=("time", "max"), min=("rel_error", "min"),
+                mean=("rel_error", "mean"), max=("rel_error", "max"), runs=("seed", "nunique"))
+    return out.reset_index()
+
+# %% ../../nbs/05_experiments/02_dp_gcd.ipynb
+def plot_runtime(rc:pd.DataFrame, # output of runtime_curves
+                 out=None, # file to save the figure to
+                 ncols:int=4):
+    "Figure D.2.3: relative error (mean, min–max band) against the mean seconds of a run, log-log."
+    probs = list(dict.fromkeys(rc["problem"]))
+    nrows, nc = -(-len(probs) // ncols), min(ncols, len(probs))
+    fig, axes = plt.subplots(nrows, nc, figsize=(3.6 * nc, 2.9 * nrows), squeeze=False)
+    for ax, pb in zip(axes.ravel(), probs):
+        for alg, d in rc[rc.problem == pb].groupby("alg"):
+            d = d.sort_values("passes")
+            ax.plot(d.seconds, d["mean"], "o-", ms=3, color=color(alg), label=alg)
+            ax.fill_between(d.seconds, d["min"], d["max"], color=color(alg), alpha=0.2)
+        ax.set(xscale="log", yscale="log", title=pb)
+        ax.set_xlabel("seconds per run (this machine)", fontsize=8)
+    for ax in axes.ravel()[len(probs):]: ax.set_visible(False)
+    axes[0][0].set_ylabel("(F(w) - F*) / F*")
+    axes[0][0].legend(fontsize=7)
+    fig.tight_layout()
+    if out is not None: fig.savefig(out, dpi=110)
+    return fig
+
+# %% ../../nbs/05_experiments/02_dp_gcd.ipynb
+def time_at_best(rc:pd.DataFrame) -> pd.DataFrame:
+    "Per problem and algorithm: the lowest mean error over passes and the seconds of its setting."
+    best = rc.loc[rc.groupby(["problem", "alg"])["mean"].idxmin()]
+    return best.pivot_table(index="problem", columns="alg", values=["mean", "seconds"])
+
+def reproduce_figure_d_2_3(data_dir=None, # real data directory (or $DP_CD_DATA)
+                           quick:bool=False, # the quick grid of `reproduce_figure_5_4_1`
+                           out_dir=".", # reuses the run files there (`dpgcd_runs_<problem>.csv`)
+                           problems=None, # subset of PROBLEMS (default: all with data)
+                          ) -> pd.DataFrame:
+    "Figure D.2.3 from Figure 5.4.1's runs (their wall-clock `time`): figure_d_2_3.csv and .png."
+    out = Path(out_dir)
+    reproduce_figure_5_4_1(data_dir=data_dir, quick=quick, out_dir=out, resume=True,
+                           problems=problems)
+    grid = QUICK_GRID if quick else REDUCED_GRID
+    rc = runtime_curves(pd.read_csv(out / "figure_5_4_1_runs.csv"), grid)
+    rc.to_csv(out / "figure_d_2_3.csv", index=False)
+    plot_runtime(rc, out=out / "figure_d_2_3.png")
+    plt.close("all")
+    return rc
 
 # %% ../../nbs/05_experiments/02_dp_gcd.ipynb
 def calibration_comparison(problem=None, # (X, y, loss, penalty, description); default: log1
