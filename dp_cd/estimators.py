@@ -21,6 +21,8 @@ from .solvers.contract import (SOLVERS, get_solver, Ledger, Plan, PrivacyRequest
 # importing the solver modules registers them in SOLVERS
 from .solvers import dpcd, dpgcd, dpsgd, dpscd, output_perturbation, growth, block_cd
 from .utils import is_chunked
+from .solvers.chunks import CHUNKED_RUNS
+from .solvers import distributed   # registers the solvers' runs on row chunks
 from .privacy.events import check_delta, check_epsilon
 from .privacy.bounds import data_bounds, clip_records
 
@@ -275,11 +277,13 @@ def _resolve_bounds(self, X, y, eps, delta, rng) -> _DataBounds:
 _DPLinearBase._bounds_setting, _DPLinearBase._resolve_bounds = _bounds_setting, _resolve_bounds
 
 # %% ../nbs/06_api/01_estimators.ipynb
-def _implicit_intercept(self, solver, X=None) -> bool:
-    "Whether `solver` fits the intercept itself on an implicit column (X not copied)."
+def _implicit_intercept(self, solver) -> bool:
+    """Whether `solver` fits the intercept itself on an implicit column (X not copied); not for a
+    solver that also runs on row chunks, where the column is appended (a model must not depend on
+    where the data lives)."""
     options = {"fit_intercept", "intercept_scaling", "penalize_intercept"}
     return bool(self.fit_intercept and solver.intercept and options <= set(solver.option_names)
-                and (X is None or not is_chunked(X)))
+                and solver.name not in CHUNKED_RUNS)
 
 def _add_intercept_column(self, X):
     "X with the constant column `intercept_scaling` appended (when `fit_intercept`)."
@@ -305,9 +309,9 @@ _DPLinearBase._implicit_intercept = _implicit_intercept
 _DPLinearBase._add_intercept_column, _DPLinearBase._split_intercept = _add_intercept_column, _split_intercept
 
 # %% ../nbs/06_api/01_estimators.ipynb
-def _solver_options(self, solver, loss, bounds:_DataBounds, eps, X=None) -> dict:
+def _solver_options(self, solver, loss, bounds:_DataBounds, eps) -> dict:
     "The solver's options: from the bounds (each solver's `options_from_bounds`), then the user's."
-    kw, implicit = {}, self._implicit_intercept(solver, X)
+    kw, implicit = {}, self._implicit_intercept(solver)
     if bounds.B is not None:
         B = np.ones_like(bounds.B) if self.scale_by_bounds else bounds.B   # of the solver's features
         B = np.append(B, self.intercept_scaling) if self.fit_intercept and not implicit else B
@@ -404,7 +408,7 @@ class DPRegressor(RegressorMixin, _DPLinearBase):
         rng = as_generator(self.random_state)
         bounds = self._resolve_bounds(X, y, eps, delta, rng)
         Xc, yc = bounds.transform(X, y.astype(np.float64), self.scale_by_bounds)
-        options = self._solver_options(solver, loss, bounds, eps, Xc)
+        options = self._solver_options(solver, loss, bounds, eps)
         res = self._fit_one(Xc, yc, loss, pen, solver, eps - bounds.epsilon,
                             delta - bounds.delta, rng, options)
         report, ledger = _compose_reports(eps, delta, bounds, [("", res)])
@@ -465,7 +469,7 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
         bounds = self._resolve_bounds(X, None, eps, delta, rng)
         Xc, _ = bounds.transform(X, None, self.scale_by_bounds)
         results = self._one_vs_rest(Xc, y, loss, pen, solver, eps - bounds.epsilon,
-                                    delta - bounds.delta, rng, self._solver_options(solver, loss, bounds, eps, Xc))
+                                    delta - bounds.delta, rng, self._solver_options(solver, loss, bounds, eps))
         report, ledger = _compose_reports(eps, delta, bounds,
                                           [(self._prefix(c), r) for c, r in results])
         self._charge(report, eps, delta)
