@@ -21,6 +21,8 @@ from .solvers.contract import (SOLVERS, get_solver, Ledger, Plan, PrivacyRequest
 # importing the solver modules registers them in SOLVERS
 from .solvers import dpcd, dpgcd, dpsgd, dpscd, output_perturbation, growth, block_cd
 from .utils import is_chunked
+from .solvers.chunks import CHUNKED_RUNS
+from .solvers import distributed   # registers the solvers' runs on row chunks
 from .privacy.events import check_delta, check_epsilon
 from .privacy.bounds import data_bounds, clip_records
 
@@ -122,7 +124,9 @@ class _DataBounds:
         if y is not None and self.target is not None: y = np.clip(y, -self.target, self.target)
         Xc = clip_records(X, self.B)
         if not scale: return Xc, y
-        return (Xc @ sp.diags(1 / self.B)).tocsc() if sp.issparse(Xc) else Xc / self.B, y
+        if sp.issparse(Xc): return (Xc @ sp.diags(1 / self.B)).tocsc(), y
+        if is_chunked(Xc): return Xc / self.B, y
+        return np.divide(Xc, self.B, out=Xc), y   # clip_records' own copy, scaled in place
 
     def unscale(self, w, scale:bool=True):
         "Weights of the original features from those of the scaled ones (w_j / B_j)."
@@ -311,6 +315,14 @@ def _resolve_bounds(self, X, y, eps, delta, rng) -> _DataBounds:
 _DPLinearBase._bounds_setting, _DPLinearBase._resolve_bounds = _bounds_setting, _resolve_bounds
 
 # %% ../nbs/06_api/01_estimators.ipynb
+def _implicit_intercept(self, solver) -> bool:
+    """Whether `solver` fits the intercept itself on an implicit column (X not copied); not for a
+    solver that also runs on row chunks, where the column is appended (a model must not depend on
+    where the data lives)."""
+    options = {"fit_intercept", "intercept_scaling", "penalize_intercept"}
+    return bool(self.fit_intercept and solver.intercept and options <= set(solver.option_names)
+                and solver.name not in CHUNKED_RUNS)
+
 def _add_intercept_column(self, X):
     "X with the constant column `intercept_scaling` appended (when `fit_intercept`)."
     if not self.fit_intercept: return X
@@ -325,21 +337,27 @@ def _chunked_with_ones(X, s:float):
     ones = da.full((X.shape[0], 1), s, chunks=(X.chunks[0], 1), dtype=np.float64)
     return da.concatenate([X.astype(np.float64), ones], axis=1).rechunk({1: -1})
 
-def _split_intercept(self, coef):
-    "(weights, intercept) from the coefficients of the augmented design."
-    if self.fit_intercept: return coef[:-1], float(coef[-1] * self.intercept_scaling)
-    return coef, 0.0
+def _split_intercept(self, res):
+    "(weights, intercept) of a FitResult: the solver's own, or from the augmented design."
+    if not self.fit_intercept: return res.coef, 0.0
+    if res.params.get("fit_intercept"): return res.coef, res.intercept   # implicit column
+    return res.coef[:-1], float(res.coef[-1] * self.intercept_scaling)
 
+_DPLinearBase._implicit_intercept = _implicit_intercept
 _DPLinearBase._add_intercept_column, _DPLinearBase._split_intercept = _add_intercept_column, _split_intercept
 
 # %% ../nbs/06_api/01_estimators.ipynb
 def _solver_options(self, solver, loss, bounds:_DataBounds, eps) -> dict:
     "The solver's options: from the bounds (each solver's `options_from_bounds`), then the user's."
-    kw = {}
+    kw, implicit = {}, self._implicit_intercept(solver)
     if bounds.B is not None:
         B = np.ones_like(bounds.B) if self.scale_by_bounds else bounds.B   # of the solver's features
-        B = np.append(B, self.intercept_scaling) if self.fit_intercept else B
+        B = np.append(B, self.intercept_scaling) if self.fit_intercept and not implicit else B
         kw = solver.options_from_bounds(loss, B, bounds.target)   # no name branches here
+    if implicit:   # the solver's implicit column, penalised as the appended one would be
+        kw.update(fit_intercept=True, penalize_intercept=True,
+                  intercept_scaling=check_scalar(self.intercept_scaling, "intercept_scaling",
+                                                 low=0, low_open=True))
     kw.update(self.solver_options or {})
     if self.step is not None: kw["step"] = self.step
     if self.clip is not None: kw["clip"] = self.clip
@@ -352,7 +370,8 @@ def _solver_options(self, solver, loss, bounds:_DataBounds, eps) -> dict:
 
 def _fit_one(self, X, y_enc, loss, pen, solver, eps, delta, rng, options:dict):
     "One solver run on the (clipped) data with the given options: the seam for tuning."
-    return solver.fit(self._add_intercept_column(X), y_enc, loss, pen, eps, delta, rng, **options)
+    if not options.get("fit_intercept"): X = self._add_intercept_column(X)   # else implicit
+    return solver.fit(X, y_enc, loss, pen, eps, delta, rng, **options)
 
 _DPLinearBase._solver_options, _DPLinearBase._fit_one = _solver_options, _fit_one
 
@@ -434,7 +453,7 @@ class DPRegressor(RegressorMixin, _DPLinearBase):
                             delta - bounds.delta, rng, options)
         report, ledger = _compose_reports(eps, delta, bounds, [("", res)])
         self._charge(report, eps, delta)   # raises (and releases nothing) if it cannot be charged
-        w, self.intercept_ = self._split_intercept(res.coef)
+        w, self.intercept_ = self._split_intercept(res)
         self.coef_ = bounds.unscale(w, self.scale_by_bounds)
         self.n_iter_, self.privacy_, self.fit_result_ = res.n_iter, report, res
         self.bounds_, self.target_bound_, self.ledger_ = bounds.B, bounds.target, ledger
@@ -495,7 +514,7 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
         report, ledger = _compose_reports(eps, delta, bounds,
                                           [(self._prefix(c), r) for c, r in results])
         self._charge(report, eps, delta)
-        coefs, icpts = zip(*(self._split_intercept(r.coef) for _, r in results))
+        coefs, icpts = zip(*(self._split_intercept(r) for _, r in results))
         self.coef_ = bounds.unscale(np.array(coefs), self.scale_by_bounds)
         self.intercept_ = np.array(icpts)
         self.n_iter_, self.privacy_ = sum(r.n_iter for _, r in results), report

@@ -16,7 +16,8 @@ from ..privacy.events import GaussianEvent, SelfComposedEvent
 from ..privacy.calibration import calibrate_noise_multiplier, epsilon_gaussian
 from .contract import (FitResult, Ledger, Plan, Problem, Run, Solver, build_report,
                                    check_privacy, get_solver, register)
-from .dpcd import coordinate_setup, _record_due, smoothness_from_bounds
+from .dpcd import (coordinate_setup, _record_due, smoothness_from_bounds,
+                                intercept_setup, _check_intercept, _intercept_column, _margins)
 
 # %% auto 0
 __all__ = ['eso_factor', 'block_sums_dense', 'block_sums_sparse', 'block_step', 'update_margins_dense', 'update_margins_sparse',
@@ -78,15 +79,50 @@ def update_margins_sparse(X, z, coords, changes):
 
 # %% ../../nbs/03_solvers/09_block_cd.ipynb
 @njit(cache=True)
+def _intercept_step(penalty, ones_penalty, w, coords, grads, noise, steps, changes, p):
+    "`block_step` with coordinate p (the intercept) under `ones_penalty`."
+    for b in range(coords.shape[0]):
+        j = coords[b]
+        x, t = w[j] - steps[j] * (grads[b] + noise[b]), steps[j]
+        new = prox_1d(ones_penalty[0], ones_penalty[1], j, x, t) if j == p else prox_1d(
+            penalty[0], penalty[1], j, x, t)
+        changes[b] = new - w[j]
+        if changes[b] != 0.0:
+            w[j] = new
+
+
+@njit(cache=True)
+def _rounds_dense(loss, penalty, X, y, z, w, coords, noise, steps, clips, intercept):
+    "The rounds of `dpbcd_inner_dense` whose coordinate p is the constant column intercept[0]."
+    (ones, ones_penalty), (n, p), B = intercept, X.shape, coords.shape[1]
+    grads, changes = np.empty(B), np.empty(B)
+    for r in range(coords.shape[0]):
+        S = coords[r]
+        for b in range(B):   # all sums at the round's θ
+            j = S[b]
+            if j == p: grads[b] = clipped_coord_sum_dense(loss[0], loss[1], ones, y, z, 0, clips[j])
+            else: grads[b] = clipped_coord_sum_dense(loss[0], loss[1], X, y, z, j, clips[j])
+        grads /= n
+        _intercept_step(penalty, ones_penalty, w, S, grads, noise[r], steps, changes, p)
+        for b in range(B):
+            if changes[b] == 0.0: continue
+            if S[b] == p: update_pred_dense(ones, z, 0, changes[b])
+            else: update_pred_dense(X, z, S[b], changes[b])
+
+# %% ../../nbs/03_solvers/09_block_cd.ipynb
+@njit(cache=True)
 def dpbcd_inner_dense(loss, # (code, param) of the loss
                       penalty, # (code, params) of the penalty
                       X, y, # Fortran design (n, p) and labels (n,)
                       z, w, # margins z = Xw (n,) and iterate (p,), both updated in place
                       block, # (coords (R, B) int64, noise (R, B)): a `block_draws` item
                       scales, # (step sizes γ/v_j (p,), clipping thresholds C_j (p,))
+                      intercept=None, # (column (n, 1) of s, its penalty): coordinate p, `_rounds_dense`
                      ):
     "R rounds of DP-BCD on a dense design (Jacobi block steps, margins kept in place)."
     (coords, noise), (steps, clips) = block, scales
+    if intercept is not None:
+        return _rounds_dense(loss, penalty, X, y, z, w, coords, noise, steps, clips, intercept)
     n, B = X.shape[0], coords.shape[1]
     grads, changes = np.empty(B), np.empty(B)
     for r in range(coords.shape[0]):
@@ -97,11 +133,37 @@ def dpbcd_inner_dense(loss, # (code, param) of the loss
 
 # %% ../../nbs/03_solvers/09_block_cd.ipynb
 @njit(cache=True)
+def _rounds_sparse(loss, penalty, X, y, z, w, coords, noise, steps, clips, intercept):
+    "The rounds of `dpbcd_inner_sparse` whose coordinate p is the CSC column intercept[0]."
+    (data, indices, indptr), (ones, ones_penalty) = X, intercept
+    n, p, B = z.shape[0], indptr.shape[0] - 1, coords.shape[1]
+    grads, changes = np.empty(B), np.empty(B)
+    for r in range(coords.shape[0]):
+        S = coords[r]
+        for b in range(B):
+            j = S[b]
+            if j == p: grads[b] = clipped_coord_sum_sparse(loss[0], loss[1], ones[0], ones[1],
+                                                           ones[2], y, z, 0, clips[j])
+            else: grads[b] = clipped_coord_sum_sparse(loss[0], loss[1], data, indices, indptr, y,
+                                                      z, j, clips[j])
+        grads /= n
+        _intercept_step(penalty, ones_penalty, w, S, grads, noise[r], steps, changes, p)
+        for b in range(B):
+            if changes[b] == 0.0: continue
+            if S[b] == p: update_pred_sparse(ones[0], ones[1], ones[2], z, 0, changes[b])
+            else: update_pred_sparse(data, indices, indptr, z, S[b], changes[b])
+
+# %% ../../nbs/03_solvers/09_block_cd.ipynb
+@njit(cache=True)
 def dpbcd_inner_sparse(loss, penalty,
                        X, # CSC design as (data, indices, indptr), sorted int64 indices
-                       y, z, w, block, scales):
+                       y, z, w, block, scales,
+                       intercept=None, # (CSC column of s as (data, indices, indptr), its penalty)
+                      ):
     "Same as `dpbcd_inner_dense` for a CSC design: a round costs O(nnz of the block's columns)."
     (coords, noise), (steps, clips) = block, scales
+    if intercept is not None:
+        return _rounds_sparse(loss, penalty, X, y, z, w, coords, noise, steps, clips, intercept)
     n, B = z.shape[0], coords.shape[1]
     grads, changes = np.empty(B), np.empty(B)
     for r in range(coords.shape[0]):
@@ -136,12 +198,16 @@ def block_draws(rng:np.random.Generator, # the run's generator
 # %% ../../nbs/03_solvers/09_block_cd.ipynb
 def _check_options(self, problem, request, options):
     "dp_bcd's options checked: B, ω, the epochs T and rounds per epoch R resolved."
-    o, p = dict(options), problem.p
+    o = dict(options)
+    p = _check_intercept(o, problem)   # coordinates: p + 1 with the intercept
     B = min(8, p) if o["block_size"] is None else o["block_size"]
     o["B"] = check_scalar(B, "block_size", 1, p, integer=True)
     o["n_passes"] = check_scalar(o["n_passes"], "n_passes", low=0, low_open=True)
     o["step"] = check_scalar(o["step"], "step", low=0, low_open=True)
-    o["eso"] = eso_factor(o["B"], p, o["row_nnz"])
+    omega = o["row_nnz"]   # with the intercept every row has one more non-zero: ω + 1
+    if omega is not None and o["fit_intercept"]:
+        omega = check_scalar(omega, "row_nnz", 1, problem.p, integer=True) + 1
+    o["eso"] = eso_factor(o["B"], p, omega)
     o["R"] = max(1, int(round(p / o["B"])))
     o["T"] = max(1, int(round(o["n_passes"] * p / (o["R"] * o["B"]))))
     if o["record_every"] is not None:
@@ -151,19 +217,25 @@ def _check_options(self, problem, request, options):
 # %% ../../nbs/03_solvers/09_block_cd.ipynb
 def _plan(self, problem, request, options, rng):
     "Constants (`coordinate_setup`), ESO steps, noise calibration, ledger and report items."
-    o, p = options, problem.p
+    o = options
     setup = coordinate_setup(problem.X, problem.loss, o["smoothness"], o["smoothness_bound"],
-                             o["smoothness_budget"], request.epsilon, o["step"], o["clip"], rng,
-                             solver="dp_bcd", stacklevel=5)   # the warning names the caller
+                             o["smoothness_budget"], request.epsilon, o["step"],
+                             1.0 if o["fit_intercept"] else o["clip"],   # (p + 1): just below
+                             rng, solver="dp_bcd", stacklevel=5)   # the warning names the caller
+    if o["fit_intercept"]:
+        setup = intercept_setup(setup, problem.loss, o["intercept_scaling"], o["clip"], o["step"],
+                                request.private)
+    p = setup["M"].shape[0]   # coordinates (p + 1 with the intercept)
     params = dict(n_passes=o["T"] * o["R"] * o["B"] / p, T=o["T"], R=o["R"], block_size=o["B"],
                   row_nnz=o["row_nnz"], eso_factor=o["eso"], step=o["step"], clip=o["clip"],
                   smoothness=setup["M"], steps=o["step"] / (o["eso"] * setup["M"]),
-                  clip_thresholds=setup["clips"], accountant="gdp")
+                  clip_thresholds=setup["clips"], accountant="gdp",
+                  fit_intercept=o["fit_intercept"])
     if not request.private:
         params.update(noise_multiplier=0.0, round_noise_multiplier=0.0, noise_scales=np.zeros(p))
         notes = ["epsilon = inf: no noise, no privacy guarantee"] + setup["notes"]
         return Plan(noise_scales=params["noise_scales"], notes=notes, params=params)
-    return _private_plan(setup, params, request, problem.n, p)
+    return _private_plan(setup, params, request, problem.n, problem.p)
 
 # %% ../../nbs/03_solvers/09_block_cd.ipynb
 def _constants_ledger(setup, request):
@@ -177,7 +249,8 @@ def _constants_ledger(setup, request):
 
 # %% ../../nbs/03_solvers/09_block_cd.ipynb
 def _private_plan(setup, params, request, n, p):
-    "Ledger (private constants, one Gaussian release per round), σ_j = z·2C_j/n, certified ε."
+    """Ledger (private constants of the p columns of X, one Gaussian release per round),
+    σ_j = z·2C_j/n, certified ε."""
     rounds, B = params["T"] * params["R"], params["block_size"]
     ledger, split, eps_opt = _constants_ledger(setup, request)
     z_round = float(calibrate_noise_multiplier(eps_opt, request.delta, rounds, method="gdp"))
@@ -209,19 +282,24 @@ def _kernel(problem):
 # %% ../../nbs/03_solvers/09_block_cd.ipynb
 def _run(self, problem, plan, options, rng):
     "One kernel call per epoch, on the draws of `block_draws`; w starts at 0."
-    P, p, every = plan.params, problem.p, options["record_every"]
+    P, px, every, o = plan.params, problem.p, options["record_every"], options
     kernel, design = _kernel(problem)
     loss = (problem.loss.code, problem.loss.param)
     penalty = (problem.penalty.code, problem.penalty.params)
+    s = o["intercept_scaling"] if o["fit_intercept"] else 0.0   # 0: no intercept
+    icpt = _intercept_column(problem, penalty, o["penalize_intercept"], s) if s else None
+    p = P["smoothness"].shape[0]   # coordinates (p + 1 with the intercept)
     w = np.zeros(p)
-    z = np.asarray(problem.X @ w, dtype=float)
-    trace = [(0.0, w.copy())] if every else []
+    z = _margins(problem.X, w, px, s)
+    trace = [(0.0, w[:px].copy())] if every else []
     T, R, B = P["T"], P["R"], P["block_size"]
     for t, block in enumerate(block_draws(rng, P["noise_scales"], T, R, B)):
-        kernel(loss, penalty, design, problem.y, z, w, block, (P["steps"], P["clip_thresholds"]))
+        kernel(loss, penalty, design, problem.y, z, w, block, (P["steps"], P["clip_thresholds"]),
+               icpt)
         if every and _record_due(t, T, R * B, p, every):
-            trace.append(((t + 1) * R * B / p, w.copy()))
-    return Run(coef=w, n_iter=T * R, passes=T * R * B / p, trace=trace)
+            trace.append(((t + 1) * R * B / p, w[:px].copy()))
+    return Run(coef=w[:px].copy(), n_iter=T * R, passes=T * R * B / p, trace=trace,
+               intercept=float(s * w[px]) if s else 0.0)
 
 # %% ../../nbs/03_solvers/09_block_cd.ipynb
 def dp_bcd(X, # design (n, p), dense or scipy sparse
@@ -239,6 +317,9 @@ def dp_bcd(X, # design (n, p), dense or scipy sparse
            smoothness_bound=None, # public bound b_j (required for "private")
            smoothness_budget:float=0.1, # fraction of ε spent on the private constants
            row_nnz:int|None=None, # public bound ω on the non-zeros per row (None: p)
+           fit_intercept:bool=False, # also fit an intercept b (an implicit column of s; X is not copied)
+           intercept_scaling:float=1.0, # s > 0, the value of that column (PUBLIC; b = s · its coefficient)
+           penalize_intercept:bool=False, # apply the penalty to the column's coefficient too
            random_state=None, # seed or Generator
            record_every:float|None=None, # record (passes, coef) every this many passes
           ):
@@ -247,7 +328,9 @@ def dp_bcd(X, # design (n, p), dense or scipy sparse
     return solver.fit(X, y, loss, penalty, epsilon, delta, random_state, block_size=block_size,
                       n_passes=n_passes, step=step, clip=clip, smoothness=smoothness,
                       smoothness_bound=smoothness_bound, smoothness_budget=smoothness_budget,
-                      row_nnz=row_nnz, record_every=record_every)
+                      row_nnz=row_nnz, fit_intercept=fit_intercept,
+                      intercept_scaling=intercept_scaling, penalize_intercept=penalize_intercept,
+                      record_every=record_every)
 
 # %% ../../nbs/03_solvers/09_block_cd.ipynb
 @register
@@ -258,6 +341,7 @@ class DPBCD(Solver):
     losses = (SquaredLoss, LogisticLoss, HuberLoss)   # the losses the kernels implement
     penalties = (NoPenalty, L1, L2, ElasticNet, Box)
     clipping = ("coordinate",)
+    intercept = True   # fit_intercept (in memory): an implicit constant column, X not copied
     accountants = ("gdp",)
     check_options, plan, run = _check_options, _plan, _run
 

@@ -19,8 +19,8 @@ from .contract import FitResult, Ledger, Plan, Run, Solver, register, get_solver
 
 # %% auto 0
 __all__ = ['ACCOUNTANTS', 'dpcd_inner_dense', 'dpcd_inner_sparse', 'clip_thresholds', 'dpcd_noise_multiplier', 'dpcd_events',
-           'row_norms', 'sample_clip_thresholds', 'private_smoothness', 'noise_blocks', 'coordinate_setup', 'dp_cd',
-           'DPCD', 'smoothness_from_bounds']
+           'row_norms', 'sample_clip_thresholds', 'private_smoothness', 'noise_blocks', 'coordinate_setup',
+           'intercept_setup', 'dp_cd', 'DPCD', 'smoothness_from_bounds']
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 @njit(cache=True)
@@ -45,23 +45,21 @@ def _finish_average(avg, last, w, K):
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 @njit(cache=True)
-def dpcd_inner_dense(loss, # (code, param) of the loss: (`Loss.code`, `Loss.param`)
-                     penalty, # (code, params) of the penalty: (`Penalty.code`, `Penalty.params`)
-                     X, y, # Fortran design (n, p) and labels (n,)
-                     z, w, # predictions z = Xw (n,) and iterate (p,), both updated in place
-                     block, # (coordinates j_k (int64, K), noise η_k (K,)): a `noise_blocks` item
-                     scales, # (step sizes γ_j (p,), clipping thresholds C_j (p,; inf: none))
-                     avg=None, # (p,) array receiving the mean of θ^1..θ^K; None: last iterate
-                     sample_clips=None, # C/‖x_i‖ (n,): per-sample ℓ2 clipping instead of C_j
-                    ):
-    "K noisy proximal coordinate updates of DP-CD on a dense design (Algorithm 4.3.1, inner loop)."
-    (coords, noise), (steps, clips) = block, scales
-    per_sample = np.empty(0) if sample_clips is None else sample_clips
-    last = np.ones(w.shape[0], dtype=np.int64)
+def _dpcd_dense(loss, penalty, X, y, z, w, coords, noise, steps, clips, avg, per_sample, ones,
+                ones_penalty):
+    "The loop of `dpcd_inner_dense`; coordinate p (if drawn) is the constant column `ones` (n, 1)."
+    last, p = np.ones(w.shape[0], dtype=np.int64), X.shape[1]
     if avg is not None: avg[:] = 0.0
     jp, change = 0, 0.0   # the previous update, applied to z in the next gradient's pass
     for k in range(coords.shape[0]):
         j = coords[k]
+        if j == p:   # the intercept: flush the pending update, then its own column
+            if change != 0.0: update_pred_dense(X, z, jp, change)
+            s = update_clipped_sum_dense(loss[0], loss[1], ones, y, z, 0, clips[j], per_sample)
+            change = _step(ones_penalty, w, j, s / X.shape[0], noise[k], steps[j], k, avg, last)
+            if change != 0.0: update_pred_dense(ones, z, 0, change)
+            jp, change = 0, 0.0
+            continue
         s = update_clipped_sum_dense(loss[0], loss[1], X, y, z, j, clips[j], per_sample, jp, change)
         change = _step(penalty, w, j, s / X.shape[0], noise[k], steps[j], k, avg, last)
         jp = j
@@ -70,21 +68,67 @@ def dpcd_inner_dense(loss, # (code, param) of the loss: (`Loss.code`, `Loss.para
 
 
 @njit(cache=True)
-def dpcd_inner_sparse(loss, penalty,
-                      X, # CSC design as (data, indices, indptr), sorted int64 indices
-                      y, z, w, block, scales, avg=None, sample_clips=None):
-    "Same as `dpcd_inner_dense` for a CSC design: an update costs O(nnz of the column)."
-    (data, indices, indptr), (coords, noise), (steps, clips) = X, block, scales
+def dpcd_inner_dense(loss, # (code, param) of the loss: (`Loss.code`, `Loss.param`)
+                     penalty, # (code, params) of the penalty: (`Penalty.code`, `Penalty.params`)
+                     X, y, # Fortran design (n, p) and labels (n,)
+                     z, w, # predictions z = Xw (+ b) (n,) and iterate (p,; p + 1 with the intercept), in place
+                     block, # (coordinates j_k (int64, K), noise η_k (K,)): a `noise_blocks` item
+                     scales, # (step sizes γ_j (p,), clipping thresholds C_j (p,; inf: none))
+                     avg=None, # (p,) array receiving the mean of θ^1..θ^K; None: last iterate
+                     sample_clips=None, # C/‖x_i‖ (n,): per-sample ℓ2 clipping instead of C_j
+                     intercept=None, # (column (n, 1) of s, penalty of the intercept): coordinate p
+                    ):
+    "K noisy proximal coordinate updates of DP-CD on a dense design (Algorithm 4.3.1, inner loop)."
+    (coords, noise), (steps, clips) = block, scales
     per_sample = np.empty(0) if sample_clips is None else sample_clips
-    last = np.ones(w.shape[0], dtype=np.int64)
+    if intercept is None:
+        _dpcd_dense(loss, penalty, X, y, z, w, coords, noise, steps, clips, avg, per_sample,
+                    np.empty((0, 1)), penalty)
+    else:
+        _dpcd_dense(loss, penalty, X, y, z, w, coords, noise, steps, clips, avg, per_sample,
+                    intercept[0], intercept[1])
+
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
+@njit(cache=True)
+def _sparse_update(loss, penalty, X, c, y, z, w, j, eta, step, clip, per_sample, k, avg, last):
+    "One update of coordinate j, whose values are column c of the CSC arrays X."
+    data, indices, indptr = X
+    s = clipped_sum_sparse(loss[0], loss[1], data, indices, indptr, y, z, c, clip, per_sample)
+    change = _step(penalty, w, j, s / z.shape[0], eta, step, k, avg, last)
+    if change != 0.0: update_pred_sparse(data, indices, indptr, z, c, change)
+
+
+@njit(cache=True)
+def _dpcd_sparse(loss, penalty, X, y, z, w, coords, noise, steps, clips, avg, per_sample, ones,
+                 ones_penalty):
+    "The loop of `dpcd_inner_sparse`; coordinate p (if drawn) is the CSC column `ones`."
+    p, last = X[2].shape[0] - 1, np.ones(w.shape[0], dtype=np.int64)
     if avg is not None: avg[:] = 0.0
     for k in range(coords.shape[0]):
         j = coords[k]
-        s = clipped_sum_sparse(loss[0], loss[1], data, indices, indptr, y, z, j, clips[j],
-                               per_sample)
-        change = _step(penalty, w, j, s / z.shape[0], noise[k], steps[j], k, avg, last)
-        if change != 0.0: update_pred_sparse(data, indices, indptr, z, j, change)
+        if j == p: _sparse_update(loss, ones_penalty, ones, 0, y, z, w, j, noise[k], steps[j],
+                                  clips[j], per_sample, k, avg, last)
+        else: _sparse_update(loss, penalty, X, j, y, z, w, j, noise[k], steps[j], clips[j],
+                             per_sample, k, avg, last)
     _finish_average(avg, last, w, coords.shape[0])
+
+
+@njit(cache=True)
+def dpcd_inner_sparse(loss, penalty,
+                      X, # CSC design as (data, indices, indptr), sorted int64 indices
+                      y, z, w, block, scales, avg=None, sample_clips=None,
+                      intercept=None, # (CSC column of s as (data, indices, indptr), its penalty)
+                     ):
+    "Same as `dpcd_inner_dense` for a CSC design: an update costs O(nnz of the column)."
+    (coords, noise), (steps, clips) = block, scales
+    per_sample = np.empty(0) if sample_clips is None else sample_clips
+    if intercept is None:
+        no_column = (np.empty(0), np.empty(0, dtype=np.int64), np.zeros(2, dtype=np.int64))
+        _dpcd_sparse(loss, penalty, X, y, z, w, coords, noise, steps, clips, avg, per_sample,
+                     no_column, penalty)
+    else:
+        _dpcd_sparse(loss, penalty, X, y, z, w, coords, noise, steps, clips, avg, per_sample,
+                     intercept[0], intercept[1])
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def clip_thresholds(M, # coordinate-wise smoothness constants M_j (p,), positive
@@ -141,10 +185,10 @@ def dpcd_events(noise_multiplier:float, # z = σ_j/Δ_j
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 @njit(cache=True)
-def _row_norms_dense(X, out):
+def _row_norms_dense(X, out, extra=0.0):
     "Overflow-safe row norms of a Fortran design, by columns: max |x_ij|, then the scaled sum."
     n, p = X.shape
-    m = np.zeros(n)
+    m = np.full(n, abs(extra))   # a last entry `extra` in every row (the intercept's column)
     for j in range(p):
         for i in range(n): m[i] = max(m[i], abs(X[i, j]))
     out[:] = 0.0
@@ -153,13 +197,23 @@ def _row_norms_dense(X, out):
             if m[i] > 0.0:
                 v = X[i, j] / m[i]
                 out[i] += v * v
-    for i in range(n): out[i] = m[i] * math.sqrt(out[i])
+    _add_extra(m, out, extra)
 
 
 @njit(cache=True)
-def _row_norms_csc(data, indices, indptr, out):
+def _add_extra(m, out, extra):
+    "Add the last entry `extra` to the scaled sums (as a last column would), then the norms."
+    for i in range(out.shape[0]):
+        if extra != 0.0 and m[i] > 0.0:
+            v = extra / m[i]
+            out[i] += v * v
+        out[i] = m[i] * math.sqrt(out[i])
+
+
+@njit(cache=True)
+def _row_norms_csc(data, indices, indptr, out, extra=0.0):
     n = out.shape[0]
-    m = np.zeros(n)
+    m = np.full(n, abs(extra))
     for k in range(data.shape[0]): m[indices[k]] = max(m[indices[k]], abs(data[k]))
     out[:] = 0.0
     for k in range(data.shape[0]):
@@ -167,16 +221,17 @@ def _row_norms_csc(data, indices, indptr, out):
         if m[i] > 0.0:
             v = data[k] / m[i]
             out[i] += v * v
-    for i in range(n): out[i] = m[i] * math.sqrt(out[i])
+    _add_extra(m, out, extra)
 
 
-def row_norms(X # design (n, p), dense or scipy sparse
+def row_norms(X, # design (n, p), dense or scipy sparse
+              extra:float=0.0, # a last entry of every row (the intercept's s): norms of [X, s1]
              ) -> np.ndarray:
     "Euclidean norms of the rows (inf only beyond the largest float); O(n) memory on Fortran/CSC."
     Xd, sparse = as_design(X, "X")
     out = np.empty(Xd.shape[0])
-    if sparse: _row_norms_csc(Xd.data, Xd.indices, Xd.indptr, out)
-    else: _row_norms_dense(Xd, out)
+    if sparse: _row_norms_csc(Xd.data, Xd.indices, Xd.indptr, out, float(extra))
+    else: _row_norms_dense(Xd, out, float(extra))
     return out
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
@@ -204,6 +259,16 @@ def _check_bound(bound, p):
     return b
 
 
+def _clipped_column_means(X, beta:float, b) -> np.ndarray:
+    "(1/n) Σ_i min(β X_ij², b_j) of a Fortran X, by blocks of columns: O(n) memory beyond X."
+    n, p = X.shape
+    step, est = max(1, 2**18 // max(n, 1)), np.empty(p)
+    for j in range(0, p, step):
+        est[j:j + step] = np.minimum(beta * X[:, j:j + step] * X[:, j:j + step],
+                                     b[j:j + step]).sum(axis=0)
+    return est / n
+
+
 def private_smoothness(X, # design (n, p), dense or sparse
                        loss:Loss, # the datafit (gives beta = sup phi'')
                        epsilon:float, # pure-DP budget epsilon' of the estimate
@@ -222,7 +287,7 @@ def private_smoothness(X, # design (n, p), dense or sparse
         per = Xd.multiply(Xd) * loss.curvature
         per.data = np.minimum(per.data, np.repeat(b, np.diff(per.indptr)))
         est = np.asarray(per.sum(axis=0)).ravel() / n
-    else: est = np.minimum(loss.curvature * Xd * Xd, b).sum(axis=0) / n
+    else: est = _clipped_column_means(Xd, loss.curvature, b)
     lam = p * b / (n * epsilon)
     M = est + as_generator(random_state).laplace(size=p) * lam
     floor = np.maximum(lam, b / n)   # noise scale, at least one record's worth (post-processing)
@@ -322,6 +387,26 @@ def coordinate_setup(X, # validated design (n, p)
                 notes=notes, leaks=leaks)
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
+def intercept_setup(setup:dict, # `coordinate_setup`'s constants of the p columns of X
+                    loss:Loss, # the datafit (β = sup φ'')
+                    scaling:float, # s, the value of the implicit constant column
+                    clip, # C (thresholds of all p + 1 coordinates), or p + 1 explicit thresholds
+                    step:float, # γ
+                    private:bool, # whether ε is finite (thresholds must then be finite)
+                   ) -> dict:
+    """The constants with the intercept's appended: M_b = β s² (public: ‖s1‖²/n = s²), γ_b = γ/M_b,
+    and the thresholds of the p + 1 coordinates (`clip_thresholds` with M_b in the trace)."""
+    M = np.append(setup["M"], loss.curvature * scaling ** 2)
+    if np.ndim(clip) == 0: clips = _thresholds(clip, M, private)
+    else:
+        clips = check_array(clip, "clip", ndim=1)
+        if clips.shape[0] != M.shape[0]:
+            raise ValueError(f"clip has {clips.shape[0]} entries; with fit_intercept=True it needs "
+                             f"p + 1 = {M.shape[0]} (the last one is the intercept's)")
+        clips = _thresholds(clips, M, private)
+    return dict(setup, M=M, steps=step / M, clips=clips)
+
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def dp_cd(X, # design (n, p), dense or scipy sparse
           y, # labels (n,)
           loss:Loss, # datafit, e.g. SquaredLoss() or LogisticLoss()
@@ -340,6 +425,9 @@ def dp_cd(X, # design (n, p), dense or scipy sparse
           smoothness_budget:float=0.1, # fraction of epsilon spent on the private constants
           accountant:str="gdp", # "gdp" (exact), "rdp", "rdp_mironov" (papers) or "closed_form" (Thm 4.3.1)
           w0=None, # initial point (default 0); it must not depend on the private data
+          fit_intercept:bool=False, # also fit an intercept b (an implicit column of s; X is not copied)
+          intercept_scaling:float=1.0, # s > 0, the value of that column (PUBLIC; b = s · its coefficient)
+          penalize_intercept:bool=False, # apply the penalty to the column's coefficient too (liblinear)
           random_state=None, # seed or Generator
           record_every:float|None=None, # record (passes, coef) every this many passes (multiples of K/p)
          ) -> FitResult:
@@ -348,13 +436,17 @@ def dp_cd(X, # design (n, p), dense or scipy sparse
         X, y, loss, penalty, epsilon, delta, random_state, n_passes=n_passes, step=step, clip=clip,
         clipping=clipping, n_inner=n_inner, averaging=averaging, smoothness=smoothness,
         smoothness_bound=smoothness_bound, smoothness_budget=smoothness_budget,
-        accountant=accountant, w0=w0, record_every=record_every)
+        accountant=accountant, w0=w0, fit_intercept=fit_intercept,
+        intercept_scaling=intercept_scaling, penalize_intercept=penalize_intercept,
+        record_every=record_every)
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def _check_options(self, problem, request, options):
     "dp_cd's options checked, with the initial point `w0`, `K` (= n_inner) and `T` resolved."
-    o, p, loss = dict(options), problem.p, problem.loss
-    o["w0"] = np.zeros(p) if o["w0"] is None else loss.validate(problem.X, problem.y, o["w0"])[3]
+    o, loss = dict(options), problem.loss
+    o["w0"] = (np.zeros(problem.p) if o["w0"] is None
+               else loss.validate(problem.X, problem.y, o["w0"])[3])
+    p = _check_intercept(o, problem)   # coordinates: p + 1 with the intercept
     o["n_passes"] = check_scalar(o["n_passes"], "n_passes", low=0, low_open=True)
     o["step"] = check_scalar(o["step"], "step", low=0, low_open=True)
     K = o["n_inner"]
@@ -368,6 +460,22 @@ def _check_options(self, problem, request, options):
     if o["record_every"] is not None:
         o["record_every"] = check_scalar(o["record_every"], "record_every", low=0, low_open=True)
     return o
+
+
+def _check_intercept(o, problem) -> int:
+    "The intercept's options checked; returns the number of coordinates (p, or p + 1)."
+    for name in ("fit_intercept", "penalize_intercept"):
+        if not isinstance(o[name], (bool, np.bool_)):
+            raise TypeError(f"{name} must be True or False, got {o[name]!r}")
+    o["intercept_scaling"] = check_scalar(o["intercept_scaling"], "intercept_scaling", low=0,
+                                          low_open=True)
+    if not o["fit_intercept"]: return problem.p
+    if o["penalize_intercept"]:
+        try: problem.penalty.check_dim(problem.p + 1)
+        except ValueError as e:
+            raise ValueError(f"penalize_intercept=True applies the penalty to p + 1 = "
+                             f"{problem.p + 1} coordinates: {e}") from None
+    return problem.p + 1
 
 
 def _check_sample_clipping(o, p):
@@ -384,24 +492,31 @@ def _check_sample_clipping(o, p):
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def _plan(self, problem, request, options, rng):
     "Constants (`coordinate_setup`), thresholds, noise calibration, ledger and report items."
-    o, n, p = options, problem.n, problem.p
+    o, n = options, problem.n
     setup = coordinate_setup(problem.X, problem.loss, o["smoothness"], o["smoothness_bound"],
-                             o["smoothness_budget"], request.epsilon, o["step"], o["clip"], rng,
-                             solver="dp_cd", stacklevel=5)   # the warning names dp_cd's caller
+                             o["smoothness_budget"], request.epsilon, o["step"],
+                             1.0 if o["fit_intercept"] else o["clip"],   # (p + 1): just below
+                             rng, solver="dp_cd", stacklevel=5)   # the warning names dp_cd's caller
+    if o["fit_intercept"]:
+        setup = intercept_setup(setup, problem.loss, o["intercept_scaling"], o["clip"], o["step"],
+                                request.private)
+    p = setup["M"].shape[0]   # coordinates (p + 1 with the intercept)
     by_sample = o["clipping"] == "sample"
     clips = np.full(p, float(o["clip"])) if by_sample else setup["clips"]   # |release| <= C_j
     params = dict(n_passes=o["T"] * o["K"] / p, T=o["T"], K=o["K"], step=o["step"], clip=o["clip"],
                   clipping=o["clipping"], averaging=o["averaging"], accountant=o["accountant"],
-                  smoothness=setup["M"], steps=setup["steps"], clip_thresholds=clips)
+                  smoothness=setup["M"], steps=setup["steps"], clip_thresholds=clips,
+                  fit_intercept=o["fit_intercept"])
     if not request.private:
         params.update(noise_multiplier=0.0, noise_scales=np.zeros(p))
         notes = ["epsilon = inf: no noise, no privacy guarantee"] + setup["notes"]
         return Plan(noise_scales=params["noise_scales"], notes=notes, params=params)
-    return _private_plan(setup, params, request, n, p)
+    return _private_plan(setup, params, request, n, p, problem.p)
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
-def _private_plan(setup, params, request, n, p):
-    "Ledger (private constants, Gaussian releases), noise scales σ_j = z·2C_j/n and certified ε."
+def _private_plan(setup, params, request, n, p, p_x):
+    """Ledger (private constants, Gaussian releases), noise scales σ_j = z·2C_j/n and certified ε;
+    p coordinates (p + 1 with the intercept), p_x of them columns of X (private constants)."""
     by_sample, T, K = params["clipping"] == "sample", params["T"], params["K"]
     n_rel = T * K // p if by_sample else T * K   # passes (joint sensitivity 2C/n), or updates
     ledger, split, eps_opt = Ledger(), {}, request.epsilon
@@ -417,7 +532,7 @@ def _private_plan(setup, params, request, n, p):
     params.update(noise_multiplier=z, noise_scales=z * 2 * params["clip_thresholds"] / n)
     return Plan(ledger=ledger, epsilon=float(epsilon),
                 accountant=_CERTIFIED_BY[params["accountant"]],
-                releases=n_rel + (p if setup["event"] is not None else 0),
+                releases=n_rel + (p_x if setup["event"] is not None else 0),
                 noise_scales=params["noise_scales"], budget_split=split,
                 notes=setup["notes"] + [_release_note(by_sample, n_rel, z)],
                 data_dependent=setup["leaks"], params=params)
@@ -435,6 +550,20 @@ def _release_note(by_sample, n_rel, z):
             "is claimed")
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
+def _margins(X, w, p:int, s:float) -> np.ndarray:
+    "z = X w[:p] (+ s w[p], the intercept's column): the predictions, without copying X."
+    z = np.asarray(X @ w[:p], dtype=float)
+    return z + s * w[p] if s else z
+
+
+def _intercept_column(problem, penalty, penalised:bool, s:float) -> tuple:
+    "The kernels' `intercept`: the column of s ((n, 1), or CSC arrays), and the intercept's penalty."
+    n = problem.n
+    column = ((np.full(n, s), np.arange(n, dtype=np.int64), np.array([0, n], dtype=np.int64))
+              if problem.sparse else np.full((n, 1), s))
+    return column, (penalty if penalised else (0, penalty[1]))   # code 0: no penalty
+
+
 def _record_due(t, T, K, p, every):
     "Whether outer iteration t (0-based) ends a recording period of `every` passes (or the run)."
     done, before = (t + 1) * K / p, t * K / p
@@ -443,26 +572,30 @@ def _record_due(t, T, K, p, every):
 
 def _run(self, problem, plan, options, rng):
     "One kernel call per outer iteration, on the blocks of `noise_blocks`."
-    X, P, o = problem.X, plan.params, options
-    T, K, p, by_sample = P["T"], P["K"], problem.p, P["clipping"] == "sample"
+    X, P, o, px = problem.X, plan.params, options, problem.p
+    T, K, p, by_sample = P["T"], P["K"], P["smoothness"].shape[0], P["clipping"] == "sample"
     kernel, design = ((dpcd_inner_sparse, (X.data, X.indices, X.indptr)) if problem.sparse
                       else (dpcd_inner_dense, X))
     loss = (problem.loss.code, problem.loss.param)
     penalty = (problem.penalty.code, problem.penalty.params)
+    s = o["intercept_scaling"] if o["fit_intercept"] else 0.0   # 0: no intercept
+    icpt = _intercept_column(problem, penalty, o["penalize_intercept"], s) if s else None
     scales = (P["steps"], P["clip_thresholds"])
-    sample_clips = sample_clip_thresholds(row_norms(X), float(o["clip"]), p) if by_sample else None
-    w, avg = o["w0"], (np.zeros(p) if o["averaging"] else None)
-    z = np.asarray(X @ w, dtype=float)
-    trace = [(0.0, w.copy())] if o["record_every"] else []
+    sample_clips = (sample_clip_thresholds(row_norms(X, s), float(o["clip"]), p) if by_sample
+                    else None)
+    w, avg = np.append(o["w0"], 0.0) if s else o["w0"], (np.zeros(p) if o["averaging"] else None)
+    z = _margins(X, w, px, s)
+    trace = [(0.0, w[:px].copy())] if o["record_every"] else []
     order = "permutation" if by_sample else "uniform"
     for t, block in enumerate(noise_blocks(rng, P["noise_scales"], T, K, order)):
-        kernel(loss, penalty, design, problem.y, z, w, block, scales, avg, sample_clips)
+        kernel(loss, penalty, design, problem.y, z, w, block, scales, avg, sample_clips, icpt)
         if avg is not None:
             w = avg.copy()
-            z = np.asarray(X @ w, dtype=float)
+            z = _margins(X, w, px, s)
         if o["record_every"] and _record_due(t, T, K, p, o["record_every"]):
-            trace.append(((t + 1) * K / p, w.copy()))
-    return Run(coef=w, n_iter=T * K, passes=T * K / p, trace=trace)
+            trace.append(((t + 1) * K / p, w[:px].copy()))
+    return Run(coef=w[:px].copy(), n_iter=T * K, passes=T * K / p, trace=trace,
+               intercept=float(s * w[px]) if s else 0.0)
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 @register
@@ -473,6 +606,7 @@ class DPCD(Solver):
     losses = (SquaredLoss, LogisticLoss, HuberLoss)   # the losses the kernels implement
     penalties = (NoPenalty, L1, L2, ElasticNet, Box)
     clipping = ("coordinate", "sample")
+    intercept = True   # fit_intercept: an implicit constant column, X not copied
     accountants = ACCOUNTANTS
     check_options, plan, run = _check_options, _plan, _run
 

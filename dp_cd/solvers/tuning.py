@@ -78,8 +78,12 @@ class TruncatedNegativeBinomial:
 def tnb_for_mean(mean_runs:float, # desired E[K] > 1
                  eta:float=1.0, # shape η
                 ) -> TruncatedNegativeBinomial:
-    "The D_{η,γ} with E[K] = `mean_runs` (γ by bisection; η = 1: γ = 1/mean)."
+    "The D_{η,γ} with E[K] = `mean_runs` (γ by bisection; η = 1: γ = 1/mean; cached)."
     m = check_scalar(mean_runs, "mean_runs", low=1, low_open=True)
+    return _tnb_for_mean(float(m), float(check_scalar(eta, "eta", low=-1, low_open=True)))
+
+@functools.lru_cache(maxsize=256)   # pure in two numbers; the distribution is immutable
+def _tnb_for_mean(m, eta):
     lo, hi = 1e-12, 1 - 1e-12
     for _ in range(200):
         mid = 0.5 * (lo + hi)
@@ -118,7 +122,13 @@ def selection_rdp(rho:float, # each run is ρ-zCDP
     return rho * a + (1 + dist.eta) * (rho * (lh - 1) + L / lh) + math.log(dist.mean) / (a - 1)
 
 def selection_epsilon(rho:float, dist:TruncatedNegativeBinomial, delta:float) -> float:
-    "(ε, δ)-DP of best-of-K for a ρ-zCDP base mechanism (CKS conversion)."
+    "(ε, δ)-DP of best-of-K for a ρ-zCDP base mechanism (CKS conversion; cached)."
+    rho = check_scalar(rho, "rho", low=0, low_open=True)
+    return _selection_epsilon(float(rho), dist,
+                              float(check_scalar(delta, "delta", 0, 1, True, True)))
+
+@functools.lru_cache(maxsize=1024)   # pure in hashable public arguments: each selection's report
+def _selection_epsilon(rho, dist, delta):   # (and calibration) asks for the same few values
     return rdp_to_epsilon(ORDERS, selection_rdp(rho, dist), delta)[0]
 
 def calibrate_selection(epsilon:float, # target ε of the whole selection
