@@ -226,7 +226,7 @@ class Solver:
     accountants: tuple = ()  # accountant names accepted by the `accountant` option
     relations: tuple = ("replace_one",)  # neighbouring relations it can certify
     pure_dp: bool = False  # offers pure ε-DP (accepts δ = 0)
-    intercept: bool = False  # option `fit_intercept`: an implicit column of ones, X not copied
+    intercept: bool = False  # option `fit_intercept`: an implicit constant column, X not copied
     function = None  # the public function; its keyword-only parameters are the options
 
     def options_from_bounds(self, loss:Loss, # the datafit
