@@ -150,10 +150,15 @@ def load_chunk(block, # the chunk's rows (array-like)
                y:np.ndarray, # its labels
                k:int, # chunk index
                start:int, # index of its first row
+               shape:tuple|None=None, # the chunk's (rows, p) declared by the design
                order:str="F", # "F" on the workers (kept), "C" in process (the row kernels)
               ) -> tuple:
-    "A chunk as the kernels read it, (float64 rows in `order`, labels); NaN/inf: one clear error."
+    "A chunk as the kernels read it, (float64 rows in `order`, labels); one clear error if bad."
     Xc = np.asarray(block, dtype=np.float64, order=order)
+    if shape is not None and Xc.shape != tuple(shape):
+        raise ValueError(f"X's chunk {k} (rows {start} to {start + shape[0] - 1}) holds an array "
+                         f"of shape {Xc.shape}, but the design declares {tuple(shape)}: its "
+                         "chunks' widths or lengths are inconsistent; no model is returned")
     check_finite(Xc, k, start)
     return Xc, y
 
@@ -178,6 +183,7 @@ class LazyChunk:
     y: np.ndarray  # its labels (a view of the driver's)
     k: int  # chunk index
     start: int  # index of its first row
+    shape: tuple  # its (rows, p), as the design declares them
     source: object = None  # `NpyRows` of the file (None: read through dask)
     buffers: tuple = ()  # the two `ChunkBuffer`s that the direct reads of a run alternate
 
@@ -186,7 +192,7 @@ class LazyChunk:
         "Read and check the chunk: (C-ordered float64 rows, labels); not to be kept (reused)."
         if self.source is None:
             block = self.part.compute(scheduler="synchronous")
-            return load_chunk(block, self.y, self.k, self.start, order="C")
+            return load_chunk(block, self.y, self.k, self.start, self.shape, "C")
         Xc = self.source.read(self.start, self.start + self.y.shape[0],
                               self.buffers[slot])
         check_finite(Xc, self.k, self.start)
@@ -197,23 +203,24 @@ def open_chunks(ex, # `executor()`
                 problem:Problem, # a validated chunked problem
                ) -> list:
     "Handles of the chunks: futures of their state on the workers, or `LazyChunk`s in process."
-    rows = check_chunks(problem.X)
+    rows, p = check_chunks(problem.X), problem.X.shape[1]
     starts = np.concatenate([[0], np.cumsum(rows)]).astype(np.int64)
     spans = list(zip(range(len(rows)), starts[:-1], starts[1:]))
     parts = list(problem.X.to_delayed().ravel())
     if isinstance(ex, InProcess):   # a file of `npy_chunks` is read directly into one buffer
         source, buffers = NPY_SOURCES.get(problem.X.name), (ChunkBuffer(), ChunkBuffer())
-        return [LazyChunk(d, problem.y[a:b], k, int(a), source, buffers)
+        return [LazyChunk(d, problem.y[a:b], k, int(a), (b - a, p), source, buffers)
                 for d, (k, a, b) in zip(parts, spans)]
     parts = ex.compute(parts)   # read by the workers; the design never reaches the driver
-    return [ex.submit(load_chunk, d, problem.y[a:b], k, int(a), pure=False)
+    return [ex.submit(load_chunk, d, problem.y[a:b], k, int(a), (b - a, p), pure=False)
             for d, (k, a, b) in zip(parts, spans)]
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 def _largest_row_norm(block, block_info=None) -> np.ndarray:
     "The chunk's largest row norm, as a (1, 1) array (read and checked by `load_chunk`)."
     where = block_info[0]
-    Xc, _ = load_chunk(block, None, where["chunk-location"][0], where["array-location"][0][0])
+    (a, b), (_, p) = where["array-location"]
+    Xc, _ = load_chunk(block, None, where["chunk-location"][0], a, (b - a, p))
     return np.array([[row_norms(Xc).max()]])
 
 
