@@ -1,7 +1,8 @@
 """The Dask sections of `benchmarks/run.py`: `--only dask` (rounds per second and time per pass of
 DP-GCD, DP-SGD and block DP-CD on row chunks, in process and on 1 and 2 local workers, against the
 in-memory solvers in the same process; the cost model fitted on them) and `--only ooc` (one pass
-of block DP-CD and of DP-GCD over a design on disk: peak RSS and time against reading the file once).
+of block DP-CD and of DP-GCD over a design on disk: peak RSS and time against reading the files
+once with plain reads, page cache cold and warm).
 
     python benchmarks/run.py --only dask [--quick]
     python benchmarks/run.py --only ooc [--ooc-rows 10000000] [--ooc-dir /tmp]
@@ -109,37 +110,65 @@ def cost_model(rows):
 
 
 OOC_SNIPPET = r"""
-import json, sys, time, numpy as np
+import json, os, resource, sys, time, numpy as np
 from dp_cd.solvers.chunks import npy_chunks
 from dp_cd.model.losses import SquaredLoss
 from dp_cd.model.penalties import L1
 from dp_cd.solvers.block_cd import dp_bcd
 from dp_cd.solvers.dpgcd import dp_gcd
-what, path, rows = sys.argv[1], sys.argv[2], int(sys.argv[3])
-def hwm():
+import dask.array as da
+what, path, ypath, rows = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+def status(key):
     for line in open("/proc/self/status"):
-        if line.startswith("VmHWM"): return int(line.split()[1]) * 1024
-if what != "read":   # load the kernels (numba cache) before the clock starts
-    import dask.array as da
-    Xw = da.from_array(np.random.default_rng(0).normal(size=(200, 10)), chunks=(50, 10))
-    kw = dict(smoothness=np.full(10, 0.2), random_state=0)
-    dp_bcd(Xw, np.zeros(200), SquaredLoss(), L1(1e-3), 1.0, 1e-6, block_size=10, n_passes=1, **kw)
-    dp_gcd(Xw, np.zeros(200), SquaredLoss(), L1(1e-3), 1.0, 1e-6, n_passes=1, **kw)
-X = npy_chunks(path, rows=rows)
+        if line.startswith(key): return int(line.split()[1]) * 1024
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+def read_once(*paths):   # the floor: plain reads of the files into one reused buffer
+    buf = memoryview(np.empty(rows * 10)).cast("B")
+    for name in paths:
+        with open(name, "rb", buffering=0) as f:
+            while f.readinto(buf): pass
+# every mode loads the same modules and kernels before the clock starts (same RSS baseline)
+Xw = da.from_array(np.random.default_rng(0).normal(size=(200, 10)), chunks=(50, 10))
+kw = dict(smoothness=np.full(10, 0.2), random_state=0)
+dp_bcd(Xw, np.zeros(200), SquaredLoss(), L1(1e-3), 1.0, 1e-6, block_size=10, n_passes=1, **kw)
+dp_gcd(Xw, np.zeros(200), SquaredLoss(), L1(1e-3), 1.0, 1e-6, n_passes=1, **kw)
+X, y = npy_chunks(path, rows=rows), npy_chunks(ypath, rows=rows)[:, 0]   # both on disk
 n, p = X.shape
-y = np.load(path.replace("X.npy", "y.npy"))
-t = time.perf_counter()
+base, t, c = status("VmHWM"), time.perf_counter(), cpu()
 if what == "read":
-    s = 0.0
-    for k in range(X.numblocks[0]): s += float(X.blocks[k].compute(scheduler="sync")[0, 0])
+    read_once(path, ypath)
 elif what == "dp-bcd":
     dp_bcd(X, y, SquaredLoss(), L1(1e-3), 1.0, 1.0 / n**2, block_size=p, n_passes=1,
            smoothness=np.full(p, 2.0 / p), random_state=0)
 else:
     dp_gcd(X, y, SquaredLoss(), L1(1e-3), 1.0, 1.0 / n**2, n_passes=1,
            smoothness=np.full(p, 2.0 / p), random_state=0)
-print(json.dumps(dict(what=what, seconds=time.perf_counter() - t, peak_rss=hwm())))
+print(json.dumps(dict(what=what, seconds=time.perf_counter() - t, cpu_seconds=cpu() - c,
+                      peak_rss=status("VmHWM"), rss_before=base)))
 """
+
+
+def _set_cache(paths, cache:str) -> float:
+    """Put the files in the page cache ("warm": read them once) or out of it ("cold":
+    posix_fadvise DONTNEED, which drops a file's clean cached pages without root); the fraction
+    of their bytes cached afterwards (util-linux `fincore`; NaN without it)."""
+    for name in paths:
+        if cache == "cold":
+            fd = os.open(name, os.O_RDONLY)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            os.close(fd)
+        else:
+            with open(name, "rb", buffering=0) as f:
+                buf = memoryview(bytearray(1 << 24))
+                while f.readinto(buf): pass
+    try:
+        cmd = ["fincore", "--bytes", "--noheadings", "--output", "RES", *map(str, paths)]
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.split()
+        return sum(map(int, out)) / sum(os.path.getsize(p) for p in paths)
+    except (OSError, subprocess.CalledProcessError, ValueError):
+        return float("nan")
 
 
 def bench_ooc(args):
@@ -150,36 +179,52 @@ def bench_ooc(args):
     return out
 
 
-def _ooc(n, rows, d):
+def _write_design(d, n:int, rows:int):
+    "X (n, P) and the labels y as an (n, 1) array, both .npy files written chunk by chunk."
+    X = np.lib.format.open_memmap(d / "X.npy", mode="w+", dtype=np.float64, shape=(n, P))
+    y = np.lib.format.open_memmap(d / "y.npy", mode="w+", dtype=np.float64, shape=(n, 1))
+    rng, w = np.random.default_rng(0), np.random.default_rng(1).normal(size=P)
+    for a in range(0, n, rows):
+        b = min(n, a + rows)
+        X[a:b] = rng.normal(size=(b - a, P)) / np.sqrt(P)
+        y[a:b, 0] = X[a:b] @ w + 0.1 * rng.normal(size=b - a)
+    X.flush(), y.flush()
+    del X, y
+
+
+def _ooc(n, rows, d, reps:int=3):
+    """Per cache state (cold, then warm), `reps` times: read, block DP-CD, DP-GCD, each in a fresh
+    process (the machine is shared: the runs are interleaved and their medians compared); a pass
+    is compared with the median of the reads in the same cache state."""
     d.mkdir(parents=True, exist_ok=True)
-    path, out = d / "X.npy", []
+    paths, out = (d / "X.npy", d / "y.npy"), []
     try:
-        X = np.lib.format.open_memmap(path, mode="w+", dtype=np.float64, shape=(n, P))
-        rng, w = np.random.default_rng(0), np.random.default_rng(1).normal(size=P)
-        y = np.empty(n)
-        for a in range(0, n, rows):
-            b = min(n, a + rows)
-            X[a:b] = rng.normal(size=(b - a, P)) / np.sqrt(P)
-            y[a:b] = X[a:b] @ w + 0.1 * rng.normal(size=b - a)
-        X.flush()
-        del X
-        np.save(d / "y.npy", y)
-        del y
-        for what in ("read", "dp-bcd", "dp-gcd", "read"):   # read before and after: the cache
-            env = dict(os.environ, NUMBA_NUM_THREADS="1")
-            res = subprocess.run([sys.executable, "-c", OOC_SNIPPET, what, str(path), str(rows)],
-                                 capture_output=True, text=True, timeout=7200, env=env)
-            if res.returncode: print(res.stderr[-2000:]); continue
-            r = dict(json.loads(res.stdout.strip().splitlines()[-1]), n=n, p=P,
-                     file_bytes=n * P * 8, chunk_rows=rows)
-            out.append(r)
-            print(f"  {what:7s} n={n}: {r['seconds']:8.2f} s, peak RSS {r['peak_rss'] / 2**30:.2f} GiB")
+        _write_design(d, n, rows)
+        for cache in ("cold", "warm"):
+            got = [r for rep in range(reps) for what in ("read", "dp-bcd", "dp-gcd")
+                   for r in [_ooc_run(what, paths, n, rows, cache, rep)] if r is not None]
+            read = np.median([r["seconds"] for r in got if r["what"] == "read"])
+            for r in got: r["vs_one_read"] = r["seconds"] / read
+            out += got
     finally:
         for f in d.glob("*.npy"): f.unlink()
         d.rmdir()
-    read = min(r["seconds"] for r in out if r["what"] == "read")
-    for r in out: r["vs_one_read"] = r["seconds"] / read
     return out
+
+
+def _ooc_run(what, paths, n, rows, cache, rep):
+    "One run of the snippet in a fresh process, the page cache set first; its row (None: failed)."
+    cached = _set_cache(paths, cache)
+    env = dict(os.environ, NUMBA_NUM_THREADS="1")
+    res = subprocess.run([sys.executable, "-c", OOC_SNIPPET, what, *map(str, paths), str(rows)],
+                         capture_output=True, text=True, timeout=7200, env=env)
+    if res.returncode: print(res.stderr[-2000:]); return None
+    r = dict(json.loads(res.stdout.strip().splitlines()[-1]), n=n, p=P, cache=cache, rep=rep,
+             cached_fraction=cached, file_bytes=n * (P + 1) * 8, chunk_rows=rows,
+             load_avg=os.getloadavg()[0])
+    print(f"  {cache} {what:7s} n={n}: {r['seconds']:8.2f} s (cpu {r['cpu_seconds']:.2f} s), "
+          f"peak RSS {r['peak_rss'] / 2**30:.2f} GiB, cached {cached:.0%}")
+    return r
 
 
 # ------------------------------------------------------------------------ utility (Table D.1)

@@ -5,8 +5,10 @@
 # %% ../../nbs/03_solvers/02_chunks.ipynb 1
 from __future__ import annotations
 import math, operator, os, sys, time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 import numpy as np
+from numba import njit
 from ..utils import as_generator, is_chunked
 from ..model.losses import Loss
 from ..model.penalties import Penalty, NoPenalty
@@ -14,9 +16,10 @@ from .contract import (FitResult, Problem, Solver, build_report, check_privacy)
 from .dpcd import row_norms
 
 # %% auto 0
-__all__ = ['CHUNKED_RUNS', 'check_chunks', 'check_chunked_problem', 'run_seed', 'chunk_generator', 'InProcess', 'executor',
-           'connect', 'load_chunk', 'LazyChunk', 'open_chunks', 'chunk_row_norms', 'map_chunks', 'reduce_chunks',
-           'Progress', 'register_chunked', 'fit_chunked', 'npy_chunks']
+__all__ = ['NPY_SOURCES', 'CHUNKED_RUNS', 'check_chunks', 'check_chunked_labels', 'check_chunked_problem', 'run_seed',
+           'chunk_generator', 'InProcess', 'executor', 'connect', 'all_finite', 'check_finite', 'load_chunk',
+           'ChunkBuffer', 'LazyChunk', 'open_chunks', 'chunk_row_norms', 'map_chunks', 'reduce_chunks', 'Progress',
+           'register_chunked', 'fit_chunked', 'NpyRows', 'npy_chunks']
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 def check_chunks(X, # a dask.array (n, p) chunked by rows only
@@ -38,6 +41,25 @@ def check_chunks(X, # a dask.array (n, p) chunked by rows only
     return tuple(int(r) for r in rows)
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
+def check_chunked_labels(y, # labels (n,): array-like or dask.array
+                         loss:Loss, # whose `check_y` validates them
+                         rows:tuple, # the design's row chunks
+                        ) -> np.ndarray:
+    "The labels in one float64 array, validated slice by slice (memory: n floats + a slice)."
+    y = y if is_chunked(y) else np.asarray(y)
+    if y.ndim != 1: raise ValueError(f"y must be 1-dimensional, got shape {y.shape}")
+    if y.shape[0] != sum(rows):
+        raise ValueError(f"y has {y.shape[0]} entries but X has {sum(rows)} rows")
+    starts = np.cumsum((0,) + rows[:-1])
+    pieces = ((b.compute() for b in y.to_delayed().ravel()) if is_chunked(y)
+              else (y[a:a + r] for a, r in zip(starts, rows)))
+    out, a = np.empty(sum(rows)), 0
+    for piece in pieces:
+        out[a:a + len(piece)] = loss.check_y(piece)
+        a += len(piece)
+    return out
+
+# %% ../../nbs/03_solvers/02_chunks.ipynb
 def check_chunked_problem(X, # dask.array (n, p), chunked by rows only
                           y, # labels (n,): array-like or dask.array (gathered on the driver)
                           loss:Loss, # datafit
@@ -45,7 +67,7 @@ def check_chunked_problem(X, # dask.array (n, p), chunked by rows only
                           solver:Solver, # whose capabilities are checked
                          ) -> Problem:
     "`check_problem` for a chunked design: chunks, dtype, labels; values are checked per chunk."
-    check_chunks(X)
+    rows = check_chunks(X)
     if not np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.complexfloating):
         raise TypeError(f"X must hold real numbers, got dtype {X.dtype}")
     if not isinstance(loss, Loss):
@@ -55,7 +77,7 @@ def check_chunked_problem(X, # dask.array (n, p), chunked by rows only
         raise TypeError(f"penalty must be a dp_cd.model.penalties.Penalty, "
                         f"got {type(penalty).__name__}")
     solver.check_supports(loss, penalty)
-    y = loss.check_y(np.asarray(y.compute() if is_chunked(y) else y), X.shape[0])
+    y = check_chunked_labels(y, loss, rows)
     penalty.check_dim(X.shape[1])
     return Problem(X, y, loss, penalty, sparse=False)
 
@@ -104,17 +126,54 @@ def connect(address:str, # scheduler address, e.g. "tcp://127.0.0.1:8786"
                               "scheduler`) or check the address") from None
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
+@njit(cache=True, nogil=True, fastmath={"reassoc"})
+def all_finite(values, # a 1-d float array
+              ) -> bool:
+    "Whether `values` holds no NaN and no infinite value (one pass, no temporary)."
+    acc = 0.0
+    for i in range(values.shape[0]):
+        acc += values[i] * 0.0   # 0 for a finite value, NaN for NaN or ±inf
+    return acc == 0.0
+
+
+def check_finite(Xc:np.ndarray, # a chunk's rows (C or Fortran contiguous)
+                 k:int, # chunk index
+                 start:int, # index of its first row
+                ):
+    "One clear error if the chunk holds a NaN or an infinite value."
+    if not all_finite(Xc.ravel(order="K")):
+        raise ValueError(f"X contains NaN or infinite values in chunk {k} (rows {start} to "
+                         f"{start + Xc.shape[0] - 1}); no model is returned")
+
+# %% ../../nbs/03_solvers/02_chunks.ipynb
 def load_chunk(block, # the chunk's rows (array-like)
                y:np.ndarray, # its labels
                k:int, # chunk index
                start:int, # index of its first row
+               shape:tuple|None=None, # the chunk's (rows, p) declared by the design
+               order:str="F", # "F" on the workers (kept), "C" in process (the row kernels)
               ) -> tuple:
-    "A chunk as the kernels read it, (Fortran float64 rows, labels); NaN/inf: one clear error."
-    Xc = np.asfortranarray(block, dtype=np.float64)
-    if not np.all(np.isfinite(Xc)):
-        raise ValueError(f"X contains NaN or infinite values in chunk {k} (rows {start} to "
-                         f"{start + Xc.shape[0] - 1}); no model is returned")
+    "A chunk as the kernels read it, (float64 rows in `order`, labels); one clear error if bad."
+    Xc = np.asarray(block, dtype=np.float64, order=order)
+    if shape is not None and Xc.shape != tuple(shape):
+        raise ValueError(f"X's chunk {k} (rows {start} to {start + shape[0] - 1}) holds an array "
+                         f"of shape {Xc.shape}, but the design declares {tuple(shape)}: its "
+                         "chunks' widths or lengths are inconsistent; no model is returned")
+    check_finite(Xc, k, start)
     return Xc, y
+
+# %% ../../nbs/03_solvers/02_chunks.ipynb
+class ChunkBuffer:
+    "One float64 buffer that the direct reads of a run reuse (grown to the largest chunk)."
+    def __init__(self): self.data = np.empty(0)
+
+    def rows(self, count:int, p:int) -> np.ndarray:
+        "A C-ordered (count, p) view of the buffer."
+        if self.data.shape[0] < count * p: self.data = np.empty(count * p)
+        return self.data[:count * p].reshape(count, p)
+
+# %% ../../nbs/03_solvers/02_chunks.ipynb
+NPY_SOURCES = {}  # name of a dask array made by `npy_chunks` -> its `NpyRows` (direct reads)
 
 
 @dataclass
@@ -124,31 +183,44 @@ class LazyChunk:
     y: np.ndarray  # its labels (a view of the driver's)
     k: int  # chunk index
     start: int  # index of its first row
+    shape: tuple  # its (rows, p), as the design declares them
+    source: object = None  # `NpyRows` of the file (None: read through dask)
+    buffers: tuple = ()  # the two `ChunkBuffer`s that the direct reads of a run alternate
 
-    def load(self) -> tuple:
-        "Read and check the chunk: (Fortran float64 rows, labels)."
-        return load_chunk(self.part.compute(scheduler="synchronous"), self.y, self.k, self.start)
+    def load(self, slot:int=0, # which buffer a direct read fills
+            ) -> tuple:
+        "Read and check the chunk: (C-ordered float64 rows, labels); not to be kept (reused)."
+        if self.source is None:
+            block = self.part.compute(scheduler="synchronous")
+            return load_chunk(block, self.y, self.k, self.start, self.shape, "C")
+        Xc = self.source.read(self.start, self.start + self.y.shape[0],
+                              self.buffers[slot])
+        check_finite(Xc, self.k, self.start)
+        return Xc, self.y
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 def open_chunks(ex, # `executor()`
                 problem:Problem, # a validated chunked problem
                ) -> list:
     "Handles of the chunks: futures of their state on the workers, or `LazyChunk`s in process."
-    rows = check_chunks(problem.X)
+    rows, p = check_chunks(problem.X), problem.X.shape[1]
     starts = np.concatenate([[0], np.cumsum(rows)]).astype(np.int64)
     spans = list(zip(range(len(rows)), starts[:-1], starts[1:]))
     parts = list(problem.X.to_delayed().ravel())
-    if isinstance(ex, InProcess):
-        return [LazyChunk(d, problem.y[a:b], k, int(a)) for d, (k, a, b) in zip(parts, spans)]
+    if isinstance(ex, InProcess):   # a file of `npy_chunks` is read directly into one buffer
+        source, buffers = NPY_SOURCES.get(problem.X.name), (ChunkBuffer(), ChunkBuffer())
+        return [LazyChunk(d, problem.y[a:b], k, int(a), (b - a, p), source, buffers)
+                for d, (k, a, b) in zip(parts, spans)]
     parts = ex.compute(parts)   # read by the workers; the design never reaches the driver
-    return [ex.submit(load_chunk, d, problem.y[a:b], k, int(a), pure=False)
+    return [ex.submit(load_chunk, d, problem.y[a:b], k, int(a), (b - a, p), pure=False)
             for d, (k, a, b) in zip(parts, spans)]
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 def _largest_row_norm(block, block_info=None) -> np.ndarray:
     "The chunk's largest row norm, as a (1, 1) array (read and checked by `load_chunk`)."
     where = block_info[0]
-    Xc, _ = load_chunk(block, None, where["chunk-location"][0], where["array-location"][0][0])
+    (a, b), (_, p) = where["array-location"]
+    Xc, _ = load_chunk(block, None, where["chunk-location"][0], a, (b - a, p))
     return np.array([[row_norms(Xc).max()]])
 
 
@@ -161,15 +233,26 @@ def chunk_row_norms(X, # a chunked design
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 def _chunk_task(fn, handle, z, k:int, args:tuple):
-    "`fn(Xc, yc, z, k, *args)` on one chunk, read first if it is a `LazyChunk`."
-    Xc, yc = handle.load() if isinstance(handle, LazyChunk) else handle
+    "`fn(Xc, yc, z, k, *args)` on one chunk kept by a worker."
+    Xc, yc = handle
     return fn(Xc, yc, z, k, *args)
 
 
+def _map_in_process(handles:list, fn, zs:list, args:tuple) -> list:
+    "`fn` on every `LazyChunk` in chunk order, while a thread reads the next chunk."
+    with ThreadPoolExecutor(1) as reader:
+        out, ahead = [], reader.submit(handles[0].load, 0)
+        for k, z in enumerate(zs):
+            Xc, yc = ahead.result()
+            if k + 1 < len(handles): ahead = reader.submit(handles[k + 1].load, (k + 1) % 2)
+            out.append(fn(Xc, yc, z, k, *args))
+    return out
+
+# %% ../../nbs/03_solvers/02_chunks.ipynb
 def map_chunks(ex, handles:list, fn, zs:list, *args) -> tuple[list, list]:
     "Run `fn` on every chunk: (new margins, left where computed; partials, gathered in order)."
     if isinstance(ex, InProcess):
-        out = [_chunk_task(fn, h, z, k, args) for k, (h, z) in enumerate(zip(handles, zs))]
+        out = _map_in_process(handles, fn, zs, args)
         return [o[0] for o in out], [o[1] for o in out]
     futs = [ex.submit(_chunk_task, fn, h, z, k, args, pure=False)
             for k, (h, z) in enumerate(zip(handles, zs))]
@@ -274,11 +357,40 @@ def _npy_layout(path) -> tuple:
     return shape, dtype, offset
 
 
-def _read_rows(path, dtype, offset:int, p:int, a:int, b:int) -> np.ndarray:
-    "Rows [a, b) of the file, read into a fresh array."
-    with open(path, "rb") as f:
-        f.seek(offset + a * p * dtype.itemsize)
-        return np.fromfile(f, dtype=dtype, count=(b - a) * p).reshape(b - a, p)
+# %% ../../nbs/03_solvers/02_chunks.ipynb
+def _fill_rows(path:str, start:int, # the file and the byte offset of the first row
+               out:np.ndarray, # C-contiguous rows to fill
+              ) -> np.ndarray:
+    "`out` filled with the file's bytes from `start` on (plain reads; an error if it ends)."
+    view, got = memoryview(out).cast("B"), 0
+    with open(path, "rb", buffering=0) as f:
+        f.seek(start)
+        while got < view.nbytes:
+            count = f.readinto(view[got:])
+            if not count: raise OSError(f"{path} ends before the {out.shape[0]} rows asked")
+            got += count
+    return out
+
+# %% ../../nbs/03_solvers/02_chunks.ipynb
+@dataclass(frozen=True)
+class NpyRows:
+    "The rows of a C-ordered `.npy` file, read into a fresh array (a dask task) or a buffer."
+    path: str
+    dtype: np.dtype
+    offset: int  # of the data, in bytes
+    p: int  # columns
+
+    def __call__(self, a:int, b:int) -> np.ndarray:
+        "Rows [a, b) in a fresh array of the file's dtype."
+        out = np.empty((b - a, self.p), dtype=self.dtype)
+        return _fill_rows(self.path, self.offset + a * self.p * self.dtype.itemsize, out)
+
+    def read(self, a:int, b:int, buffer:ChunkBuffer) -> np.ndarray:
+        "Rows [a, b) as float64 rows of `buffer` (overwritten by the next read)."
+        out = buffer.rows(b - a, self.p)
+        if self.dtype != np.dtype(np.float64): out[...] = self(a, b)   # converted
+        else: _fill_rows(self.path, self.offset + a * self.p * 8, out)
+        return out
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 def npy_chunks(path, # a `.npy` file holding a 2-d array in C order
@@ -289,7 +401,9 @@ def npy_chunks(path, # a `.npy` file holding a 2-d array in C order
     (n, p), dtype, offset = _npy_layout(path)
     if not np.issubdtype(dtype, np.floating):
         raise TypeError(f"{path} must hold floats, got dtype {dtype}")
-    edges = list(range(0, n, int(rows))) + [n]
-    read = dask.delayed(_read_rows, pure=True)
-    return da.concatenate([da.from_delayed(read(str(path), dtype, offset, p, a, b), (b - a, p),
-                                           dtype=dtype) for a, b in zip(edges[:-1], edges[1:])])
+    edges, source = list(range(0, n, int(rows))) + [n], NpyRows(str(path), dtype, offset, p)
+    read = dask.delayed(source, pure=True)
+    X = da.concatenate([da.from_delayed(read(a, b), (b - a, p), dtype=dtype)
+                        for a, b in zip(edges[:-1], edges[1:])])
+    NPY_SOURCES[X.name] = source   # in-process fits read it directly
+    return X

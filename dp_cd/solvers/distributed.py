@@ -6,10 +6,11 @@
 from __future__ import annotations
 import numpy as np
 from numba import njit
-from ..model.losses import SquaredLoss, loss_deriv_vec, loss_hess_vec, loss_value_mean
+from ..model.losses import (SquaredLoss, loss_deriv, loss_deriv_vec,
+                                 loss_hess_vec, loss_value_mean)
 from ..model.penalties import NoPenalty, prox_1d, gs_score_1d
 from .contract import Problem, Run, project_records
-from .chunks import (Progress, chunk_generator, map_chunks, open_chunks,
+from .chunks import (InProcess, Progress, chunk_generator, map_chunks, open_chunks,
                                   reduce_chunks, register_chunked, run_seed)
 from .dpcd import row_norms, _record_due
 from .dpgcd import clipped_gradient_dense, exponential_race
@@ -19,7 +20,7 @@ from .dpsgd import _MAX_BLOCK, _record_steps
 from .dpscd import _scd_draws, scd_move
 
 # %% auto 0
-__all__ = []
+__all__ = ['row_clipped_sums']
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
 def _margins(Xc, z, w0, pending) -> np.ndarray:
@@ -39,10 +40,38 @@ def _codes(problem) -> tuple:
             (problem.penalty.code, problem.penalty.params))
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
-def _bcd_chunk(Xc, yc, z, k, pending, coords, clips, loss):
-    "Block DP-CD's map: the last round's changes applied to z_c, then the block's clipped sums."
-    z = _margins(Xc, z, None, pending)
+@njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
+def row_clipped_sums(loss, X, y, w, coords, clips, out):
+    "out[b] = Σ_i clip(X_{i j_b} φ'(x_iᵀw, y_i), ±C_{j_b}), the margins computed row by row."
+    n, d = X.shape[0], np.empty(256)
+    out[:] = 0.0
+    for a in range(0, n, 256):   # 256 rows at a time: their derivatives, then each column's sum
+        m = min(n, a + 256) - a
+        for i in range(m):
+            zi = 0.0
+            for j in range(X.shape[1]):
+                zi += X[a + i, j] * w[j]
+            d[i] = loss_deriv(loss[0], loss[1], zi, y[a + i])
+        for b in range(coords.shape[0]):
+            C, s = clips[coords[b]], 0.0
+            for i in range(m):
+                v = X[a + i, coords[b]] * d[i]
+                s += min(C, max(-C, v)) if v == v else 0.0   # clip to [-C, C]; 0·inf adds 0
+            out[b] += s
+
+
+def _keeps_margins(ex) -> bool:
+    "Whether the chunks' margins are kept between rounds (on workers) or recomputed (in process)."
+    return not isinstance(ex, InProcess)
+
+# %% ../../nbs/03_solvers/10_distributed.ipynb
+def _bcd_chunk(Xc, yc, z, k, w, pending, coords, clips, loss, keep):
+    "Block DP-CD's map: the chunk's margins (kept: z_c + last changes; else from w), block sums."
     out = np.empty(coords.shape[0])
+    if not keep:   # in process: one pass over the rows, nothing kept
+        row_clipped_sums(loss, Xc, yc, w, coords, clips, out)
+        return None, out
+    z = _margins(Xc, z, None, pending)
     block_sums_dense(loss, Xc, yc, z, coords, clips, out)
     return z, out
 
@@ -50,8 +79,8 @@ def _bcd_chunk(Xc, yc, z, k, pending, coords, clips, loss):
 def _bcd_round(ex, handles, state, coords, noise, P, codes, n):
     "One round: map-reduce of the block's clipped sums, then the noisy steps on the driver."
     zs, pending, w = state
-    zs, sums = map_chunks(ex, handles, _bcd_chunk, zs, pending, coords, P["clip_thresholds"],
-                          codes[0])
+    zs, sums = map_chunks(ex, handles, _bcd_chunk, zs, w, pending, coords,
+                          P["clip_thresholds"], codes[0], _keeps_margins(ex))
     changes = np.empty(coords.shape[0])
     block_step(codes[1], w, coords, reduce_chunks(sums) / n, noise, P["steps"], changes)
     return zs, (coords, changes), w
@@ -77,9 +106,13 @@ def _bcd_run(problem, plan, options, rng, ex) -> Run:
 register_chunked("dp-bcd", _bcd_run, public=("smoothness",))
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
-def _gcd_chunk(Xc, yc, z, k, w0, pending, clips, loss):
-    "DP-GCD's map: the last step applied to z_c, then the clipped gradient sums of all p columns."
-    z = _margins(Xc, z, w0, pending)
+def _gcd_chunk(Xc, yc, z, k, w, pending, clips, loss, keep):
+    "DP-GCD's map: the chunk's margins (kept: z_c + last step; else from w), all p clipped sums."
+    if not keep:   # in process: one pass over the rows, nothing kept
+        g = np.empty(Xc.shape[1])
+        row_clipped_sums(loss, Xc, yc, w, np.arange(Xc.shape[1]), clips, g)
+        return None, g
+    z = _margins(Xc, z, w, pending)   # w = w0 when z is None (the first iteration)
     u, g = np.empty(Xc.shape[0]), np.empty(Xc.shape[1])
     loss_deriv_vec(loss[0], loss[1], z, yc, u)
     clipped_gradient_dense(Xc, u, clips, g)
@@ -135,8 +168,8 @@ def _gcd_run(problem, plan, options, rng, ex) -> Run:
     trace, bar = [(0.0, w.copy())] if every else [], Progress(T, "dp-gcd iterations")
     noise = _gcd_noise(rng, T, problem.p, every, options["release"], cal is not None)
     for t, (expo, draw) in enumerate(noise):
-        zs, sums = map_chunks(ex, handles, _gcd_chunk, zs, w0, pending, P["clip_thresholds"],
-                              codes[0])
+        zs, sums = map_chunks(ex, handles, _gcd_chunk, zs, w, pending, P["clip_thresholds"],
+                              codes[0], _keeps_margins(ex))
         g = reduce_chunks(sums) / problem.n
         j = chosen[t] = _gcd_select(options["rule_index"], codes[1], w, g, P["smoothness"],
                                     scale, expo, scores)
