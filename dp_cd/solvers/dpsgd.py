@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 from ..utils import check_scalar, check_array, PrivacyLeakWarning
-from ..model.losses import Loss, kernel_deriv_range
+from ..model.losses import Loss, kernel_deriv, kernel_deriv_range
 from ..model.penalties import Penalty, prox_1d
 from .dpcd import row_norms
 from .contract import Solver, Plan, Run, Ledger, FitResult, register, get_solver
@@ -286,6 +286,20 @@ def _sgd_update_px(w, g, pcode, pparams, step, inv_b, noise_std, noise, t, px:in
         w[j] = prox_1d(pcode, pparams, j, v, step) if j < px else v
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
+_FUSED_MIN = 8   # smaller batches: one record at a time (the fused loops' set-up costs more)
+
+@njit(cache=True, error_model='numpy')
+def _records_dense(X, y, norms, w, code:int, param:float, clip:float, rows, ones:bool, g):
+    "g += the clipped gradients of the records `rows`, one record at a time (small batches)."
+    p = X.shape[1]
+    for i in rows:
+        z = 0.0
+        for j in range(p): z += X[i, j] * w[j]
+        if ones: z += 1.0 * w[p]
+        a = _clip_factor(kernel_deriv(code, param, z, y[i]), norms[i], clip)
+        for j in range(p): g[j] += a * X[i, j]
+        if ones: g[p] += a * 1.0
+
 @njit(cache=True)
 def sgd_steps_dense(X, y, row_norms, w, code:int, param:float, pcode:int, pparams, step:float,
                     clip:float, inv_b:float, noise_std:float, ptr, idx, noise, intercept:bool=False):
@@ -296,14 +310,18 @@ def sgd_steps_dense(X, y, row_norms, w, code:int, param:float, pcode:int, pparam
     zb, yb, nb = np.empty(_SLICE), np.empty(_SLICE), np.empty(_SLICE)
     for t in range(ptr.shape[0] - 1):
         g[:] = 0.0
-        for lo in range(ptr[t], ptr[t + 1], _SLICE):
-            rows = idx[lo:min(lo + _SLICE, ptr[t + 1])]
-            m = rows.shape[0]
-            _gather_dense(X, y, row_norms, rows, intercept, Xb, yb, nb)
-            _margins(Xb, w, m, zb)
-            kernel_deriv_range(code, param, zb, yb, zb, 0, m)   # φ' in place of the margins
-            _clip_factors(zb, nb, clip, m)
-            _add_weighted(Xb, zb, m, g)
+        lo, hi = ptr[t], ptr[t + 1]
+        if hi - lo < _FUSED_MIN:
+            _records_dense(X, y, row_norms, w, code, param, clip, idx[lo:hi], intercept, g)
+        else:
+            for s in range(lo, hi, _SLICE):
+                rows = idx[s:min(s + _SLICE, hi)]
+                m = rows.shape[0]
+                _gather_dense(X, y, row_norms, rows, intercept, Xb, yb, nb)
+                _margins(Xb, w, m, zb)
+                kernel_deriv_range(code, param, zb, yb, zb, 0, m)   # φ' in place of the margins
+                _clip_factors(zb, nb, clip, m)
+                _add_weighted(Xb, zb, m, g)
         _sgd_update_px(w, g, pcode, pparams, step, inv_b, noise_std, noise, t, p)
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
@@ -330,8 +348,12 @@ def sgd_steps_sparse(data, indices, indptr, y, row_norms, w, code:int, param:flo
             rows = idx[lo:min(lo + _SLICE, ptr[t + 1])]
             m = rows.shape[0]
             _margins_csr(data, indices, indptr, y, row_norms, w, rows, intercept, zb, yb, nb)
-            kernel_deriv_range(code, param, zb, yb, zb, 0, m)
-            _clip_factors(zb, nb, clip, m)
+            if m < _FUSED_MIN:   # one record at a time: no loop set-up
+                for k in range(m):
+                    zb[k] = _clip_factor(kernel_deriv(code, param, zb[k], yb[k]), nb[k], clip)
+            else:
+                kernel_deriv_range(code, param, zb, yb, zb, 0, m)
+                _clip_factors(zb, nb, clip, m)
             for k in range(m):
                 i, a = rows[k], zb[k]
                 for s in range(indptr[i], indptr[i + 1]): g[indices[s]] += a * data[s]
