@@ -37,7 +37,7 @@ def dp_sgd(X, # design (n, p), dense or scipy sparse
            relation:str="replace_one", # neighbouring relation of the guarantee: "replace_one" or "add_remove"
            accountant:str="pld", # "pld" (exact up to discretisation, the tightest) or "rdp" (RDP, CKS conversion)
            w0=None, # initial point (p,), default zeros
-           fit_intercept:bool=False, # also fit an unpenalised intercept b (an implicit column of ones; X is not copied)
+           fit_intercept:bool=False, # also fit an unpenalised intercept (implicit ones: X not copied)
            random_state=None, # seed or Generator: batches and noise
            record_every:float|None=None, # record (passes, coef) every this many passes
           ) -> FitResult:
@@ -122,7 +122,8 @@ def _sgd_step(problem, request, step, ones:bool=False):
     intercept, M + sup φ'' bounds the smoothness of [X, 1] (‖[X, 1]‖² ≤ ‖X‖² + n)."""
     leaks = []
     if step is None:
-        step = 1.0 / (problem.loss.smoothness(problem.X) + (problem.loss.curvature if ones else 0.0))
+        M = problem.loss.smoothness(problem.X) + (problem.loss.curvature if ones else 0.0)
+        step = 1.0 / M
         if request.private:
             warnings.warn("step=None: the step 1/M uses the smoothness M of the private data "
                           "without privacy; pass step=", PrivacyLeakWarning)
@@ -239,7 +240,7 @@ def _clip_factor(d, rn, clip):
 
 @njit(cache=True, error_model='numpy')
 def _clip_factors(d, norms, clip:float, m:int):
-    "`_clip_factor` of the first m records, branch-free (vectorised), in place on the derivatives `d`."
+    "`_clip_factor` of the first m records, branch-free, in place on the derivatives `d`."
     for k in range(m):
         dk, rn = d[k], norms[k]
         t = min(clip / rn, _MAX_FLOAT)
@@ -249,7 +250,7 @@ def _clip_factors(d, norms, clip:float, m:int):
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 @njit(cache=True, error_model='numpy')
 def _gather_dense(X, y, norms, rows, ones:bool, Xb, yb, nb):
-    "Records `rows` into the columns of `Xb` (a last row of ones if `ones`), their labels and norms."
+    "Records `rows` into the columns of `Xb` (last row: ones if `ones`), their labels, norms."
     p, m = X.shape[1], rows.shape[0]
     for j in range(p):
         for k in range(m): Xb[j, k] = X[rows[k], j]
