@@ -28,7 +28,7 @@ from threadpoolctl import threadpool_limits
 from dp_cd.solvers.dpgcd import dp_gcd, _dpgcd_block, _score_constants, _scores, exponential_race, clipped_gradient_dense, clipped_gradient_sparse
 from dp_cd.solvers.dpgcd import _coordinate_constants, _design, _clipped_gradient
 from dp_cd.model.losses import LogisticLoss
-from dp_cd.model.losses import loss_deriv_vec
+from dp_cd.model.losses import kernel_deriv_range
 from dp_cd.utils import as_design, PrivacyLeakWarning
 
 def _best(f, repeat):
@@ -97,7 +97,7 @@ def bench(X, y, name, pen, repeat, T=20):
     # the parts, on the same data
     z = rng.normal(size=n) * 0.1; w = np.zeros(p); clips = P["clip_thresholds"]
     def grad():
-        loss_deriv_vec(loss.code, loss.param, z, y, u)
+        kernel_deriv_range(loss.code, loss.param, z, y, u, 0, n)   # the kernels' per-loss derivative loop
         if sparse: clipped_gradient_sparse(data, ind, ptr, n, u, clips, g)
         else: clipped_gradient_dense(Xf, u, clips, g)
     grad(); t_g = _best(grad, repeat * 5)

@@ -18,9 +18,9 @@ __all__ = ['SQUARED', 'LOGISTIC', 'HUBER', 'HINGE', 'loss_value', 'loss_deriv', 
            'ref_clipped_coord_sum_sparse', 'clipped_coord_grad_dense', 'clipped_coord_grad_sparse',
            'coord_grad_samples_dense', 'coord_grad_samples_sparse', 'update_pred_dense', 'update_pred_sparse',
            'loss_deriv_vec', 'loss_hess_vec', 'loss_value_mean', 'loss_conj_mean', 'fast_exp', 'kernel_deriv',
-           'update_clipped_sum_dense', 'clipped_sum_sparse', 'clipped_coord_sum_dense', 'clipped_coord_sum_sparse',
-           'Loss', 'SquaredLoss', 'LogisticLoss', 'HuberLoss', 'feature_bounds', 'dual_conj', 'dual_project',
-           'dual_coord_step', 'dual_conj_mean', 'HingeLoss']
+           'kernel_deriv_range', 'update_clipped_sum_dense', 'clipped_sum_sparse', 'clipped_coord_sum_dense',
+           'clipped_coord_sum_sparse', 'Loss', 'SquaredLoss', 'LogisticLoss', 'HuberLoss', 'feature_bounds',
+           'dual_conj', 'dual_project', 'dual_coord_step', 'dual_conj_mean', 'HingeLoss']
 
 # %% ../../nbs/01_model/02_losses.ipynb
 SQUARED, LOGISTIC, HUBER = 0, 1, 2
@@ -241,6 +241,21 @@ def kernel_deriv(code:int, param:float, z:float, y:float) -> float:
     r = z - y
     d = param if r > param else r
     return -param if r < -param else d
+
+# %% ../../nbs/01_model/02_losses.ipynb
+@njit(cache=True, inline='always', error_model='numpy')
+def _kernel_deriv_loop(code, param, z, y, u, lo, hi):
+    "u[i] = φ'(z_i, y_i) for lo ≤ i < hi (inlined with a constant `code`)."
+    zs, ys, us = z[lo:hi], y[lo:hi], u[lo:hi]   # indices from 0: no negative-index wrap, vectorised
+    for i in range(zs.shape[0]): us[i] = kernel_deriv(code, param, zs[i], ys[i])
+
+
+@njit(cache=True, error_model='numpy')
+def kernel_deriv_range(code:int, param:float, z, y, u, lo:int, hi:int):
+    "Write $u_i=\\phi'(z_i,y_i)$ for $lo\\le i<hi$ by `kernel_deriv`: one vectorised loop per loss."
+    if code == SQUARED: _kernel_deriv_loop(SQUARED, param, z, y, u, lo, hi)
+    elif code == LOGISTIC: _kernel_deriv_loop(LOGISTIC, param, z, y, u, lo, hi)
+    else: _kernel_deriv_loop(HUBER, param, z, y, u, lo, hi)
 
 # %% ../../nbs/01_model/02_losses.ipynb
 @njit(cache=True, inline='always', fastmath=_FM, error_model='numpy')

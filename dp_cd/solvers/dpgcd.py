@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit, prange
 from ..utils import check_scalar, check_array
-from ..model.losses import (Loss, SquaredLoss, LogisticLoss, HuberLoss, loss_deriv,
+from ..model.losses import (Loss, SquaredLoss, LogisticLoss, HuberLoss, kernel_deriv_range,
                                 update_pred_dense, update_pred_sparse, _check_w)
 from ..model.penalties import (Penalty, NoPenalty, L1, L2, ElasticNet, Box, prox_1d,
                                    gs_score_1d, enet_weights, has_closed_form_scores, is_zero_penalty,
@@ -69,16 +69,16 @@ _PARALLEL_MIN = 1 << 18   # entries of X below which an iteration runs on one th
 
 @njit(cache=True, parallel=True)
 def _derivatives_parallel(code:int, param:float, z, y, u):
-    "$u_i=\\phi'(z_i,y_i)$ in chunks of `_CHUNK` rows, one chunk per task."
+    "$u_i=\\phi'(z_i,y_i)$ in chunks of `_CHUNK` rows, one chunk per task (`kernel_deriv_range`)."
     n = z.shape[0]
     for c in prange((n + _CHUNK - 1) // _CHUNK):
-        for i in range(c * _CHUNK, min(n, (c + 1) * _CHUNK)):
-            u[i] = loss_deriv(code, param, z[i], y[i])
+        kernel_deriv_range(code, param, z, y, u, c * _CHUNK, min(n, (c + 1) * _CHUNK))
 
 @njit(cache=True, parallel=True)
 def _clipped_gradient_parallel(sparse:bool, X, data, indices, indptr, n:int, u, clips, g):
     "`clipped_gradient_dense` / `_sparse` with one column per task (the columns of X only)."
-    for j in prange(indptr.shape[0] - 1 if sparse else X.shape[1]):
+    m = indptr.shape[0] - 1 if sparse else X.shape[1]   # (a conditional inside prange: no threads)
+    for j in prange(m):
         if sparse: g[j] = _clipped_column_sparse(data, indices, indptr, u, clips[j], j) / n
         else: g[j] = _clipped_column_dense(X, u, clips[j], j) / n
 
@@ -240,8 +240,7 @@ def _clipped_gradient(design, loss, z, clips, u, g):
         _derivatives_parallel(loss[0], loss[1], z, y, u)
         _clipped_gradient_parallel(sparse, X, data, indices, indptr, n, u, clips, g)
     else:
-        for i in range(n):   # φ'(z_i, y_i): once per iteration, shared by all columns
-            u[i] = loss_deriv(loss[0], loss[1], z[i], y[i])
+        kernel_deriv_range(loss[0], loss[1], z, y, u, 0, n)   # φ'(z_i, y_i) once, for all columns
         if sparse: clipped_gradient_sparse(data, indices, indptr, n, u, clips, g)
         else: clipped_gradient_dense(X, u, clips, g)
     if intercept: g[-1] = _clipped_ones(u, clips[-1]) / n

@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 from ..utils import check_scalar, check_array, PrivacyLeakWarning
-from ..model.losses import Loss, loss_deriv
+from ..model.losses import Loss, kernel_deriv, kernel_deriv_range
 from ..model.penalties import Penalty, prox_1d
 from .dpcd import row_norms
 from .contract import Solver, Plan, Run, Ledger, FitResult, register, get_solver
@@ -37,6 +37,7 @@ def dp_sgd(X, # design (n, p), dense or scipy sparse
            relation:str="replace_one", # neighbouring relation of the guarantee: "replace_one" or "add_remove"
            accountant:str="pld", # "pld" (exact up to discretisation, the tightest) or "rdp" (RDP, CKS conversion)
            w0=None, # initial point (p,), default zeros
+           fit_intercept:bool=False, # also fit an unpenalised intercept (implicit ones: X not copied)
            random_state=None, # seed or Generator: batches and noise
            record_every:float|None=None, # record (passes, coef) every this many passes
           ) -> FitResult:
@@ -44,7 +45,7 @@ def dp_sgd(X, # design (n, p), dense or scipy sparse
     return get_solver("dp-sgd").fit(X, y, loss, penalty, epsilon, delta, random_state,
                                     n_passes=n_passes, step=step, clip=clip,
                                     batch_size=batch_size, relation=relation,
-                                    accountant=accountant, w0=w0,
+                                    accountant=accountant, w0=w0, fit_intercept=fit_intercept,
                                     record_every=record_every)
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
@@ -55,7 +56,7 @@ class DPSGD(Solver):
     "Proximal DP-SGD: clipped per-sample gradients of Poisson batches, plus Gaussian noise."
     name, function = "dp-sgd", dp_sgd
     summary = "proximal DP-SGD (per-sample clipping, Poisson subsampling, PLD accountant)"
-    clipping = ("sample",)
+    clipping, intercept = ("sample",), True
     relations = ("replace_one", "add_remove")
     accountants = SGD_ACCOUNTANTS
 
@@ -80,6 +81,8 @@ def _sgd_check_options(self, problem, request, options:dict) -> dict:
     if opts["record_every"] is not None:
         opts["record_every"] = _positive(opts["record_every"], "record_every")
     opts["w0"] = _check_w0(opts["w0"], problem.p)
+    if not isinstance(opts["fit_intercept"], (bool, np.bool_)):
+        raise TypeError(f"fit_intercept must be True or False, got {opts['fit_intercept']!r}")
     return opts
 
 DPSGD.check_options = _sgd_check_options
@@ -114,11 +117,13 @@ def calibrate_subsampled_gaussian(epsilon:float, delta:float, # the (ε, δ) tar
                        str(accountant))
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
-def _sgd_step(problem, request, step):
-    "The step γ: as given, or 1/M with M the data's smoothness (read without privacy)."
+def _sgd_step(problem, request, step, ones:bool=False):
+    """The step γ: as given, or 1/M with M the data's smoothness (read without privacy); with the
+    intercept, M + sup φ'' bounds the smoothness of [X, 1] (‖[X, 1]‖² ≤ ‖X‖² + n)."""
     leaks = []
     if step is None:
-        step = 1.0 / problem.loss.smoothness(problem.X)
+        M = problem.loss.smoothness(problem.X) + (problem.loss.curvature if ones else 0.0)
+        step = 1.0 / M
         if request.private:
             warnings.warn("step=None: the step 1/M uses the smoothness M of the private data "
                           "without privacy; pass step=", PrivacyLeakWarning)
@@ -128,7 +133,7 @@ def _sgd_step(problem, request, step):
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 def _sgd_plan(self, problem, request, options:dict, rng) -> Plan:
     "Public constants (γ, q, T), then the noise multiplier and the ledger of the T releases."
-    step, leaks = _sgd_step(problem, request, options["step"])
+    step, leaks = _sgd_step(problem, request, options["step"], options["fit_intercept"])
     n, B, clip = problem.n, options["batch_size"], options["clip"]
     q, T = B / n, max(1, int(round(options["n_passes"] * n / B)))
     params = dict(n_passes=options["n_passes"], step=step, clip=clip, batch_size=B,
@@ -152,21 +157,24 @@ DPSGD.plan = _sgd_plan
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 def _sgd_run(self, problem, plan:Plan, options:dict, rng) -> Run:
-    "Blocks of steps: each draws its batches, then its noise, then runs the kernel."
-    P, w, private = plan.params, options["w0"], len(plan.ledger) > 0
-    n, p, B, T = problem.n, problem.p, P["batch_size"], P["steps"]
-    kernel = _sgd_kernel(problem, plan, w)
-    per_block = max(1, min(max(1, int(round(n / B))), _MAX_BLOCK // max(p, 1)))
+    """Blocks of steps: each draws its batches, then its noise, then runs the kernel; with
+    `fit_intercept` the iterate has p + 1 entries, the last is the intercept (from 0)."""
+    P, p, private = plan.params, problem.p, len(plan.ledger) > 0
+    w = np.append(options["w0"], 0.0) if options["fit_intercept"] else options["w0"]
+    n, B, T = problem.n, P["batch_size"], P["steps"]
+    kernel = _sgd_kernel(problem, plan, w, options["fit_intercept"])
+    per_block = max(1, min(max(1, int(round(n / B))), _MAX_BLOCK // w.size))
     every = _record_steps(options["record_every"], n, B)
-    trace, empty = ([(0.0, w.copy())] if every else []), np.zeros((0, p))
+    trace, empty = ([(0.0, w[:p].copy())] if every else []), np.zeros((0, w.size))
     for t0 in range(0, T, per_block):
         t1 = min(T, t0 + per_block)
         ptr, idx = poisson_batches(rng, n, P["sample_rate"], t1 - t0)
-        noise = rng.standard_normal((t1 - t0, p)) if private else empty
+        noise = rng.standard_normal((t1 - t0, w.size)) if private else empty   # one draw a block
         for a, b in _cuts(t0, t1, every):
             kernel(ptr[a - t0:b - t0 + 1], idx, noise[a - t0:b - t0])
-            if every and b % every == 0: trace.append((b * B / n, w.copy()))
-    return Run(coef=w, n_iter=T, passes=T * B / n, trace=trace)
+            if every and b % every == 0: trace.append((b * B / n, w[:p].copy()))
+    return Run(coef=w[:p].copy(), n_iter=T, passes=T * B / n, trace=trace,
+               intercept=float(w[p]) if w.size > p else 0.0)
 
 DPSGD.run = _sgd_run
 
@@ -186,6 +194,19 @@ def _split_positions(flat, n:int, steps:int):
     return ptr, idx
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
+@njit(cache=True, error_model='numpy')
+def _success_positions(expo, inv_rate:float, last:int, N:int, out) -> tuple:
+    """Positions last + G_1, last + G_1 + G_2, ... below N into `out`, G_k = ⌊E_k/λ⌋ + 1
+    (`inv_rate` = 1/λ): their count and the last position reached (≥ N once the draws sufficed)."""
+    count = 0
+    for k in range(expo.shape[0]):
+        last += np.int64(min(expo[k] * inv_rate, 4e18)) + 1   # capped: no integer overflow
+        if last >= N: return count, last
+        out[count] = last
+        count += 1
+    return count, last
+
+
 def poisson_batches(rng:np.random.Generator, # random generator (consumed)
                     n:int, # number of records
                     q:float, # inclusion probability of each record in each batch
@@ -194,69 +215,152 @@ def poisson_batches(rng:np.random.Generator, # random generator (consumed)
     "Batches where record i joins batch t independently with probability q: `(ptr, idx)` (int64)."
     N = n * steps
     if q <= 0: return np.zeros(steps + 1, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    out, pos = [], -1
+    inv_rate = -1.0 / math.log1p(-q) if q < 1 else 0.0   # 1/λ, λ = -log(1 - q); q = 1: gaps of 1
     m = int(N * q + 10 * math.sqrt(N * q) + 16)
-    while True:
-        c = pos + np.cumsum(rng.geometric(q, size=m))
-        out.append(c[c < N])
-        if c[-1] >= N: break
-        pos = int(c[-1])
-    return _split_positions(np.concatenate(out), n, steps)
+    parts, last, out = [], -1, np.empty(m, np.int64)
+    while last < N:
+        count, last = _success_positions(rng.standard_exponential(m), inv_rate, last, N, out)
+        parts.append(out[:count].copy())
+    return _split_positions(np.concatenate(parts), n, steps)
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
+_SLICE = 256   # records of a batch processed together: buffers of (p + 1) × 256 numbers
+_FM = {'reassoc', 'contract'}
+_MAX_FLOAT = 1.7976931348623157e308
+
 @njit(cache=True)
 def _clip_factor(d, rn, clip):
     "The a with a·x = d·x clipped to norm `clip` (‖x‖ = rn), without overflow; 0 for a NaN d."
     if d != d or rn == 0.0:   # NaN derivative (e.g. inf - inf): the record contributes nothing
         return 0.0
-    t = min(clip / rn, 1.7976931348623157e308)   # clip/rn overflows for a tiny row: capped
+    t = min(clip / rn, _MAX_FLOAT)   # clip/rn overflows for a tiny row: capped
     if abs(d) <= t:   # within the threshold (always when clip = inf, for finite d)
         return d
     return math.copysign(t, d)   # |a|·rn = clip, also for d = ±inf
 
+@njit(cache=True, error_model='numpy')
+def _clip_factors(d, norms, clip:float, m:int):
+    "`_clip_factor` of the first m records, branch-free, in place on the derivatives `d`."
+    for k in range(m):
+        dk, rn = d[k], norms[k]
+        t = min(clip / rn, _MAX_FLOAT)
+        a = min(t, max(-t, dk))
+        d[k] = a if (dk == dk and rn != 0.0) else 0.0
 
+# %% ../../nbs/03_solvers/06_dp_sgd.ipynb
+@njit(cache=True, error_model='numpy')
+def _gather_dense(X, y, norms, rows, ones:bool, Xb, yb, nb):
+    "Records `rows` into the columns of `Xb` (last row: ones if `ones`), their labels, norms."
+    p, m = X.shape[1], rows.shape[0]
+    for j in range(p):
+        for k in range(m): Xb[j, k] = X[rows[k], j]
+    if ones: Xb[p, :m] = 1.0
+    for k in range(m):
+        yb[k] = y[rows[k]]
+        nb[k] = norms[rows[k]]
+
+@njit(cache=True, error_model='numpy')
+def _margins(Xb, w, m:int, zb):
+    "z_k = Σ_j Xb[j, k] w_j for the first m records, summed in the order of j (a row's dot product)."
+    zb[:m] = 0.0
+    for j in range(w.shape[0]):
+        wj = w[j]
+        for k in range(m): zb[k] += Xb[j, k] * wj
+
+@njit(cache=True, fastmath=_FM, error_model='numpy')
+def _add_weighted(Xb, a, m:int, g):
+    "g_j += Σ_k a_k Xb[j, k] over the first m records (vectorised over the records)."
+    for j in range(g.shape[0]):
+        s = 0.0
+        for k in range(m): s += a[k] * Xb[j, k]
+        g[j] += s
+
+
+# %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 @njit(cache=True)
-def _sgd_update(w, g, pcode, pparams, step, inv_b, noise_std, noise, t):
-    "Step t's noisy proximal update of `w` from the batch sum `g`."
+def _sgd_update_px(w, g, pcode, pparams, step, inv_b, noise_std, noise, t, px:int):
+    "`_sgd_update` with the coordinates from `px` on (the intercept) unpenalised."
     for j in range(w.shape[0]):
         gj = g[j]
         if noise_std > 0.0: gj += noise_std * noise[t, j]
-        w[j] = prox_1d(pcode, pparams, j, w[j] - step * inv_b * gj, step)
+        v = w[j] - step * inv_b * gj
+        w[j] = prox_1d(pcode, pparams, j, v, step) if j < px else v
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
+_FUSED_MIN = 8   # smaller batches: one record at a time (the fused loops' set-up costs more)
+
+@njit(cache=True, error_model='numpy')
+def _records_dense(X, y, norms, w, code:int, param:float, clip:float, rows, ones:bool, g):
+    "g += the clipped gradients of the records `rows`, one record at a time (small batches)."
+    p = X.shape[1]
+    for i in rows:
+        z = 0.0
+        for j in range(p): z += X[i, j] * w[j]
+        if ones: z += 1.0 * w[p]
+        a = _clip_factor(kernel_deriv(code, param, z, y[i]), norms[i], clip)
+        for j in range(p): g[j] += a * X[i, j]
+        if ones: g[p] += a * 1.0
+
 @njit(cache=True)
-def sgd_steps_dense(Xr, y, row_norms, w, code:int, param:float, pcode:int, pparams, step:float,
-                    clip:float, inv_b:float, noise_std:float, ptr, idx, noise):
-    "(DP-)SGD steps on `w` in place; dense `Xr`; batch t = `idx[ptr[t]:ptr[t+1]]`; clip: `clip`."
-    p = w.shape[0]
-    g = np.empty(p)
+def sgd_steps_dense(X, y, row_norms, w, code:int, param:float, pcode:int, pparams, step:float,
+                    clip:float, inv_b:float, noise_std:float, ptr, idx, noise, intercept:bool=False):
+    """(DP-)SGD steps on `w` in place; dense `X` (any order); batch t = `idx[ptr[t]:ptr[t+1]]`;
+    clip: `clip`; `intercept`: w[-1] is the intercept (row norms must then be those of (x_i, 1))."""
+    q, p = w.shape[0], X.shape[1]
+    Xb, g = np.empty((q, _SLICE)), np.empty(q)
+    zb, yb, nb = np.empty(_SLICE), np.empty(_SLICE), np.empty(_SLICE)
     for t in range(ptr.shape[0] - 1):
         g[:] = 0.0
-        for k in range(ptr[t], ptr[t + 1]):
-            i = idx[k]
-            z = 0.0
-            for j in range(p): z += Xr[i, j] * w[j]
-            d = _clip_factor(loss_deriv(code, param, z, y[i]), row_norms[i], clip)
-            for j in range(p): g[j] += d * Xr[i, j]
-        _sgd_update(w, g, pcode, pparams, step, inv_b, noise_std, noise, t)
+        lo, hi = ptr[t], ptr[t + 1]
+        if hi - lo < _FUSED_MIN:
+            _records_dense(X, y, row_norms, w, code, param, clip, idx[lo:hi], intercept, g)
+        else:
+            for s in range(lo, hi, _SLICE):
+                rows = idx[s:min(s + _SLICE, hi)]
+                m = rows.shape[0]
+                _gather_dense(X, y, row_norms, rows, intercept, Xb, yb, nb)
+                _margins(Xb, w, m, zb)
+                kernel_deriv_range(code, param, zb, yb, zb, 0, m)   # φ' in place of the margins
+                _clip_factors(zb, nb, clip, m)
+                _add_weighted(Xb, zb, m, g)
+        _sgd_update_px(w, g, pcode, pparams, step, inv_b, noise_std, noise, t, p)
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
+@njit(cache=True, error_model='numpy')
+def _margins_csr(data, indices, indptr, y, norms, w, rows, ones:bool, zb, yb, nb):
+    "Margins x_i·w (+ w[-1] if `ones`), labels and norms of the records `rows` of a CSR design."
+    for k in range(rows.shape[0]):
+        i = rows[k]
+        z = 0.0
+        for s in range(indptr[i], indptr[i + 1]): z += data[s] * w[indices[s]]
+        if ones: z += 1.0 * w[-1]
+        zb[k], yb[k], nb[k] = z, y[i], norms[i]
+
 @njit(cache=True)
 def sgd_steps_sparse(data, indices, indptr, y, row_norms, w, code:int, param:float, pcode:int,
                      pparams, step:float, clip:float, inv_b:float, noise_std:float, ptr, idx,
-                     noise):
+                     noise, intercept:bool=False):
     "Same as `sgd_steps_dense` for a CSR design (`data`, `indices`, `indptr`)."
-    p = w.shape[0]
-    g = np.empty(p)
+    q = w.shape[0]
+    g, zb, yb, nb = np.empty(q), np.empty(_SLICE), np.empty(_SLICE), np.empty(_SLICE)
     for t in range(ptr.shape[0] - 1):
         g[:] = 0.0
-        for k in range(ptr[t], ptr[t + 1]):
-            i = idx[k]
-            z = 0.0
-            for s in range(indptr[i], indptr[i + 1]): z += data[s] * w[indices[s]]
-            d = _clip_factor(loss_deriv(code, param, z, y[i]), row_norms[i], clip)
-            for s in range(indptr[i], indptr[i + 1]): g[indices[s]] += d * data[s]
-        _sgd_update(w, g, pcode, pparams, step, inv_b, noise_std, noise, t)
+        for lo in range(ptr[t], ptr[t + 1], _SLICE):
+            rows = idx[lo:min(lo + _SLICE, ptr[t + 1])]
+            m = rows.shape[0]
+            _margins_csr(data, indices, indptr, y, row_norms, w, rows, intercept, zb, yb, nb)
+            if m < _FUSED_MIN:   # one record at a time: no loop set-up
+                for k in range(m):
+                    zb[k] = _clip_factor(kernel_deriv(code, param, zb[k], yb[k]), nb[k], clip)
+            else:
+                kernel_deriv_range(code, param, zb, yb, zb, 0, m)
+                _clip_factors(zb, nb, clip, m)
+            for k in range(m):
+                i, a = rows[k], zb[k]
+                for s in range(indptr[i], indptr[i + 1]): g[indices[s]] += a * data[s]
+                if intercept: g[-1] += a * 1.0
+        _sgd_update_px(w, g, pcode, pparams, step, inv_b, noise_std, noise, t,
+                       q - 1 if intercept else q)
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 _MAX_BLOCK = 1 << 18   # noise numbers drawn per block (2 MiB): memory O(n + p) beyond X, not O(np)
@@ -270,14 +374,16 @@ def _row_design(problem) -> tuple:
     return Xr.data, Xr.indices, Xr.indptr
 
 
-def _sgd_kernel(problem, plan:Plan, w:np.ndarray):
-    "The SGD kernel on `w` with the run's fixed arguments: call it with `(ptr, idx, noise)`."
+def _sgd_kernel(problem, plan:Plan, w:np.ndarray, ones:bool=False):
+    """The SGD kernel on `w` with the run's fixed arguments: call it with `(ptr, idx, noise)`;
+    `ones`: the implicit column of ones (row norms ‖(x_i, 1)‖)."""
     P, loss, penalty = plan.params, problem.loss, problem.penalty
     noise_std = plan.noise_scales[0] if len(plan.ledger) else 0.0
     kernel = sgd_steps_sparse if problem.sparse else sgd_steps_dense
-    return functools.partial(kernel, *_row_design(problem), problem.y, row_norms(problem.X), w,
+    norms = np.hypot(row_norms(problem.X), 1.0) if ones else row_norms(problem.X)
+    return functools.partial(kernel, *_row_design(problem), problem.y, norms, w,
                              loss.code, loss.param, penalty.code, penalty.params, P["step"],
-                             P["clip"], 1.0 / P["batch_size"], noise_std)
+                             P["clip"], 1.0 / P["batch_size"], noise_std, intercept=ones)
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 def _record_steps(record_every, n, batch_size) -> int:
