@@ -16,7 +16,7 @@ from .dpcd import row_norms, _record_due
 from .dpgcd import clipped_gradient_dense, exponential_race
 from .block_cd import block_draws, block_step, block_sums_dense, update_margins_dense
 from .chunks import check_chunks
-from .dpsgd import _MAX_BLOCK, _record_steps
+from .dpsgd import _MAX_BLOCK, _record_steps, clipping_norms
 from .dpscd import _scd_draws, scd_move
 
 # %% auto 0
@@ -195,7 +195,7 @@ def _sgd_chunk(Xc, yc, z, k, w, seed, t, q, clip, loss):
     if rows.shape[0] == 0: return None, np.zeros(Xc.shape[1])
     Xb, d = Xc[rows], np.empty(rows.shape[0])
     loss_deriv_vec(loss[0], loss[1], Xb @ w, yc[rows], d)
-    return None, Xb.T @ _clip_factors(d, row_norms(Xb), clip)
+    return None, Xb.T @ _clip_factors(d, clipping_norms(Xb), clip)   # as in memory
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
 @njit(cache=True)

@@ -20,7 +20,7 @@ from ..privacy.calibration import calibrate
 
 # %% auto 0
 __all__ = ['SGD_ACCOUNTANTS', 'dp_sgd', 'DPSGD', 'subsampled_gaussian_steps', 'calibrate_subsampled_gaussian', 'poisson_batches',
-           'sgd_steps_dense', 'sgd_steps_sparse']
+           'sgd_steps_dense', 'sgd_steps_sparse', 'clipping_norms']
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 def dp_sgd(X, # design (n, p), dense or scipy sparse
@@ -374,14 +374,20 @@ def _row_design(problem) -> tuple:
     return Xr.data, Xr.indices, Xr.indptr
 
 
+def clipping_norms(X, # design (n, p), dense or sparse
+                   ones:bool=False, # with the implicit column of ones: norms of (x_i, 1)
+                  ) -> np.ndarray:
+    "Row norms inflated past their rounding error (< p + 2 ulps), so |a| ‖x_i‖ <= C exactly."
+    norms = np.hypot(row_norms(X), 1.0) if ones else row_norms(X)
+    return norms * (1 + (X.shape[1] + 10) * np.finfo(float).eps)
+
 def _sgd_kernel(problem, plan:Plan, w:np.ndarray, ones:bool=False):
     """The SGD kernel on `w` with the run's fixed arguments: call it with `(ptr, idx, noise)`;
     `ones`: the implicit column of ones (row norms ‖(x_i, 1)‖)."""
     P, loss, penalty = plan.params, problem.loss, problem.penalty
     noise_std = plan.noise_scales[0] if len(plan.ledger) else 0.0
     kernel = sgd_steps_sparse if problem.sparse else sgd_steps_dense
-    norms = np.hypot(row_norms(problem.X), 1.0) if ones else row_norms(problem.X)
-    return functools.partial(kernel, *_row_design(problem), problem.y, norms, w,
+    return functools.partial(kernel, *_row_design(problem), problem.y, clipping_norms(problem.X, ones), w,
                              loss.code, loss.param, penalty.code, penalty.params, P["step"],
                              P["clip"], 1.0 / P["batch_size"], noise_std, intercept=ones)
 
