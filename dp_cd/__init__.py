@@ -17,7 +17,7 @@ def _writable(path):
         return False
     return True
 
-
+# %% ../nbs/06_api/03_api.ipynb
 def _module_dirs(package_dir):
     "The directories of the package's modules: numba caches beside them, in `__pycache__`."
     import os
@@ -28,7 +28,7 @@ def _module_dirs(package_dir):
             found.append(path)
     return found
 
-
+# %% ../nbs/06_api/03_api.ipynb
 def _numba_can_cache(package_dir):
     "Whether numba finds a writable cache: its own setting, beside the modules, or user-wide."
     import os, sys
@@ -41,7 +41,7 @@ def _numba_can_cache(package_dir):
     from numba.misc.appdirs import AppDirs
     return _writable(AppDirs(appname='numba', appauthor=False).user_cache_dir)
 
-
+# %% ../nbs/06_api/03_api.ipynb
 def _private_temp_dir():
     "A directory in the temporary directory that only this user can write, kept across runs."
     import os, stat, tempfile
@@ -57,7 +57,7 @@ def _private_temp_dir():
         pass
     return tempfile.mkdtemp(prefix='dp_cd-numba-cache-')
 
-
+# %% ../nbs/06_api/03_api.ipynb
 def _numba_cache_fallback(package_dir=None):
     "Point numba at a private temporary directory if it cannot cache; return it (or None)."
     import importlib.util, os, sys, warnings
@@ -97,10 +97,33 @@ from .tuned import DPClassifierCV, DPRegressorCV
 
 # %% ../nbs/06_api/03_api.ipynb
 __all__ = [
-    'DPClassifier', 'DPRegressor', 'DPClassifierCV', 'DPRegressorCV',
-    'BudgetAccountant', 'BudgetExceededError',
-    'dp_cd', 'dp_bcd', 'dp_gcd', 'dp_sgd', 'dp_scd', 'output_perturbation', 'growth_adaptive', 'solve',
-    'Loss', 'SquaredLoss', 'LogisticLoss', 'HuberLoss',
-    'Penalty', 'NoPenalty', 'L1', 'L2', 'ElasticNet', 'Box',
-    'PrivacyReport', 'PureDPAccountant', 'RDPAccountant', 'ZCDPAccountant', 'GDPAccountant',
+    'DPClassifier',
+    'DPRegressor',
+    'DPClassifierCV',
+    'DPRegressorCV',
+    'BudgetAccountant',
+    'BudgetExceededError',
+    'dp_cd',
+    'dp_bcd',
+    'dp_gcd',
+    'dp_sgd',
+    'dp_scd',
+    'output_perturbation',
+    'growth_adaptive',
+    'solve',
+    'Loss',
+    'SquaredLoss',
+    'LogisticLoss',
+    'HuberLoss',
+    'Penalty',
+    'NoPenalty',
+    'L1',
+    'L2',
+    'ElasticNet',
+    'Box',
+    'PrivacyReport',
+    'PureDPAccountant',
+    'RDPAccountant',
+    'ZCDPAccountant',
+    'GDPAccountant',
 ]

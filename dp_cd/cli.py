@@ -35,6 +35,7 @@ def _file_mode(path:Path) -> int:
     os.umask(umask)
     return 0o666 & ~umask
 
+# %% ../nbs/06_api/02_cli.ipynb
 def _stage(path:Path, write, binary=False) -> Path:
     "Call `write(f)` on a temporary file next to `path`, with normal permissions; returns its path."
     path = Path(path)
@@ -49,8 +50,10 @@ def _stage(path:Path, write, binary=False) -> Path:
         raise
     return Path(tmp)
 
+# %% ../nbs/06_api/02_cli.ipynb
 def _write_atomic(path:Path, write, binary=False):
-    "Call `write(f)` on a temporary file next to `path`, then rename it to `path` (nothing is left on error)."
+    """Call `write(f)` on a temporary file next to `path`, then rename it to `path` (nothing is left
+    on error)."""
     tmp = _stage(path, write, binary)
     try: os.replace(tmp, path)
     except BaseException:
@@ -135,6 +138,7 @@ def _value_problem(v:float):
         return f"a value above {MAX_ABS_VALUE:g} in magnitude", "rescale the data"
     return None
 
+# %% ../nbs/06_api/02_cli.ipynb
 def _csv_columns(path:Path, header, body, names):
     "The columns `names` of a CSV table as a float array, checked value by value."
     data = np.empty((len(body), len(names)))
@@ -151,6 +155,7 @@ def _csv_columns(path:Path, header, body, names):
                                f"{problem[1]}")
     return data
 
+# %% ../nbs/06_api/02_cli.ipynb
 def _read_csv(path:Path, target):
     "Features, target, feature names and target name of a CSV file (target: default last column)."
     header, body = _read_csv_table(path)
@@ -175,6 +180,7 @@ def _first_bad(A):
     k = np.unravel_index(bad[0], np.shape(vals))
     return int(np.asarray(rows)[k]), int(np.asarray(cols)[k]), float(np.asarray(vals)[k])
 
+# %% ../nbs/06_api/02_cli.ipynb
 def _check_data(X, y, names, target, source):
     "Refuse data the solvers cannot use (shape, NaN, infinity, scale) in one line."
     if X.ndim != 2:
@@ -205,6 +211,7 @@ def read_data(source:str, # a file path, or a dataset name known to `dp_cd.datas
     _check_data(X, y, names, tname, source)
     return X, y, names, tname
 
+# %% ../nbs/06_api/02_cli.ipynb
 def _read_source(source, target, data_dir):
     from dp_cd import datasets
     path = Path(source)
@@ -212,9 +219,15 @@ def _read_source(source, target, data_dir):
         if source in datasets.NAMES:
             try: ds = datasets.load(source, data_dir)
             except datasets.DatasetError as e: raise CLIError(str(e)) from None
-            names = list(ds.feature_names) if ds.feature_names is not None else [f"x{j}" for j in range(ds.p)]
+            names = (
+                list(ds.feature_names)
+                if ds.feature_names is not None
+                else [f"x{j}" for j in range(ds.p)]
+            )
             return ds.X, ds.y, names, "target"
-        raise CLIError(f"{source}: no such file, and not a dataset name (known: {', '.join(datasets.NAMES)})")
+        raise CLIError(
+            f"{source}: no such file, and not a dataset name (known: {', '.join(datasets.NAMES)})"
+        )
     suffix = path.suffix.lower()
     try:
         if suffix == ".csv": return _read_csv(path, target)
@@ -227,14 +240,21 @@ def _read_source(source, target, data_dir):
             return X.tocsc(), y, [f"x{j}" for j in range(X.shape[1])], "target"
         if suffix == ".npy":
             a = np.load(path, allow_pickle=False)
-            if a.ndim != 2 or a.shape[1] < 2: raise CLIError(f"{path}: expected a 2-d array with the target as last column, got shape {a.shape}")
+            if a.ndim != 2 or a.shape[1] < 2:
+                raise CLIError(
+                    f"{path}: expected a 2-d array with the target as last column, got shape "
+                    f"{a.shape}"
+                )
             return a[:, :-1], a[:, -1], [f"x{j}" for j in range(a.shape[1] - 1)], "target"
         if suffix == ".npz": return _read_npz(path)
     except (OSError, ValueError) as e:
         if isinstance(e, CLIError): raise
         raise CLIError(f"{path}: cannot read the file ({e})") from None
-    raise CLIError(f"{path}: unknown file type {suffix!r} (use .csv, .arff, .svm/.libsvm, .npy or .npz)")
+    raise CLIError(
+        f"{path}: unknown file type {suffix!r} (use .csv, .arff, .svm/.libsvm, .npy or .npz)"
+    )
 
+# %% ../nbs/06_api/02_cli.ipynb
 def _read_npz(path):
     with np.load(path, allow_pickle=False) as z:
         if "X" not in z or "y" not in z:
@@ -245,19 +265,30 @@ def _read_npz(path):
         raise CLIError(f"{path}: array 'X' must be 2-d (records x features), got shape {X.shape}")
     return X, y, [f"x{j}" for j in range(X.shape[1])], "y"
 
+# %% ../nbs/06_api/02_cli.ipynb
 def _read_arff(path):
     from dp_cd.datasets import read_arff, DatasetError
     try: attrs, rows = read_arff(path)
     except DatasetError as e: raise CLIError(str(e)) from None
     *feats, (tname, tvals) = attrs
     for j, (name, vals) in enumerate(feats):
-        if vals is not None: raise CLIError(f"{path}: attribute {name!r} is nominal; encode it as numbers first")
-    try: X = np.array([[float(r[j]) for j in range(len(feats))] for r in rows])
-    except ValueError as e: raise CLIError(f"{path}: non-numeric value ({e}); missing values ('?') are not accepted") from None
+        if vals is not None:
+            raise CLIError(f"{path}: attribute {name!r} is nominal; encode it as numbers first")
+    try:
+        X = np.array([[float(r[j]) for j in range(len(feats))] for r in rows])
+    except ValueError as e:
+        raise CLIError(
+            f"{path}: non-numeric value ({e}); missing values ('?') are not accepted"
+        ) from None
     col = [r[-1] for r in rows]
     if tvals is None: y = np.array(col, dtype=float)
-    elif len(tvals) == 2: y = np.where(np.array(col) == tvals[0], 1.0, -1.0)   # first declared level is +1
-    else: raise CLIError(f"{path}: class attribute {tname!r} has {len(tvals)} levels; only binary nominal targets are encoded automatically")
+    # first declared level is +1
+    elif len(tvals) == 2: y = np.where(np.array(col) == tvals[0], 1.0, -1.0)
+    else:
+        raise CLIError(
+            f"{path}: class attribute {tname!r} has {len(tvals)} levels; only binary nominal "
+            f"targets are encoded automatically"
+        )
     return X, y, [n for n, _ in feats]
 
 # %% ../nbs/06_api/02_cli.ipynb
@@ -272,20 +303,34 @@ def _jsonable(v):
     if v is None or isinstance(v, (str, int, float, bool)): return v
     return repr(v)
 
+# %% ../nbs/06_api/02_cli.ipynb
 def model_to_dict(est, # a fitted DPRegressor or DPClassifier
                   source:str="", # description of the training data
                   feature_names:list|None=None, # feature names (default: `est.feature_names_in_`)
                  ) -> dict:
     "A JSON-serialisable description of a fitted estimator."
-    params = {k: v for k, v in est.get_params().items() if k not in ("budget", "accountant", "random_state", "solver_options")}
+    params = {
+        k: v
+        for k, v in est.get_params().items()
+        if k not in ("budget", "accountant", "random_state", "solver_options")
+    }
     rep = est.privacy_
     reports = rep if isinstance(rep, list) else [rep]
     if feature_names is None: feature_names = getattr(est, "feature_names_in_", [])
     names = list(feature_names)
-    d = {"format": MODEL_FORMAT, "version": 1, "dp_cd_version": dp_cd.__version__, "estimator": type(est).__name__,
-         "params": params, "coef": est.coef_, "intercept": est.intercept_, "n_features_in": est.n_features_in_,
-         "feature_names": [str(n) for n in names], "training_data": source,
-         "privacy": [r.to_dict() if hasattr(r, "to_dict") else r for r in reports]}
+    d = {
+        "format": MODEL_FORMAT,
+        "version": 1,
+        "dp_cd_version": dp_cd.__version__,
+        "estimator": type(est).__name__,
+        "params": params,
+        "coef": est.coef_,
+        "intercept": est.intercept_,
+        "n_features_in": est.n_features_in_,
+        "feature_names": [str(n) for n in names],
+        "training_data": source,
+        "privacy": [r.to_dict() if hasattr(r, "to_dict") else r for r in reports],
+    }
     if hasattr(est, "classes_"): d["classes"] = est.classes_
     return _jsonable(d)
 
@@ -307,17 +352,24 @@ def _model_problem(d:dict):
         return f"feature_names is not a list of {n} names"
     return None
 
+# %% ../nbs/06_api/02_cli.ipynb
 def load_model(path # path of a model written by `dp-cd fit`
               ):
     "A fitted `DPRegressor`/`DPClassifier` from a saved model."
-    try: d = json.loads(Path(path).read_text())
-    except (OSError, ValueError) as e: raise CLIError(f"{path}: cannot read the model ({e})") from None
-    if not isinstance(d, dict) or d.get("format") != MODEL_FORMAT: raise CLIError(f"{path}: not a dp_cd model file")
+    try:
+        d = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as e:
+        raise CLIError(f"{path}: cannot read the model ({e})") from None
+    if not isinstance(d, dict) or d.get("format") != MODEL_FORMAT:
+        raise CLIError(f"{path}: not a dp_cd model file")
     problem = _model_problem(d)
     if problem: raise CLIError(f"{path}: damaged model file ({problem}); fit the model again")
     cls = {"DPRegressor": DPRegressor, "DPClassifier": DPClassifier}.get(d["estimator"])
     if cls is None: raise CLIError(f"{path}: unknown estimator {d['estimator']!r}")
-    params = {k: (float(v) if isinstance(v, str) and v in ("inf", "-inf", "nan") else v) for k, v in d["params"].items()}
+    params = {
+        k: (float(v) if isinstance(v, str) and v in ("inf", "-inf", "nan") else v)
+        for k, v in d["params"].items()
+    }
     try:
         est = cls(**params)
         est.coef_ = np.asarray(d["coef"], dtype=float)
@@ -350,6 +402,7 @@ def _budget_lock(path):
 
 def _is_number(v): return isinstance(v, (int, float)) and not isinstance(v, bool)
 
+# %% ../nbs/06_api/02_cli.ipynb
 def _ledger_problem(d):
     "What is wrong with the content of a budget file, or None."
     if not isinstance(d, dict): return "not a JSON object"
@@ -368,12 +421,17 @@ def _ledger_problem(d):
             return f"spending {k + 1} is {s!r}, not a pair of finite non-negative numbers"
     return None
 
+# %% ../nbs/06_api/02_cli.ipynb
 def _budget(args):
-    "The BudgetAccountant of `--budget-file` (created with the totals of --budget-epsilon/--budget-delta)."
+    """The BudgetAccountant of `--budget-file` (created with the totals of
+    --budget-epsilon/--budget-delta)."""
     from dp_cd.estimators import BudgetAccountant
     path = Path(args.budget_file)
     if not path.exists():
-        if args.budget_epsilon is None: raise CLIError(f"{path} does not exist: give --budget-epsilon (and --budget-delta) to create it", 2)
+        if args.budget_epsilon is None:
+            raise CLIError(
+                f"{path} does not exist: give --budget-epsilon (and --budget-delta) to create it", 2
+            )
         return BudgetAccountant(args.budget_epsilon, args.budget_delta)
     try: d = json.loads(path.read_text())
     except (OSError, ValueError) as e:
@@ -386,9 +444,22 @@ def _budget(args):
     acc.spent = [(float(e), float(dl)) for e, dl in d["spent"]]
     return acc
 
+# %% ../nbs/06_api/02_cli.ipynb
 def _save_budget(acc, path):
-    _write_atomic(Path(path), lambda f: json.dump({"epsilon": acc.epsilon, "delta": acc.delta, "spent": acc.spent,
-                                                    "relation": "replace_one", "composition": "basic"}, f, indent=1))
+    _write_atomic(
+        Path(path),
+        lambda f: json.dump(
+            {
+                "epsilon": acc.epsilon,
+                "delta": acc.delta,
+                "spent": acc.spent,
+                "relation": "replace_one",
+                "composition": "basic",
+            },
+            f,
+            indent=1,
+        ),
+    )
 
 # %% ../nbs/06_api/02_cli.ipynb
 MAX_PASSES = 10_000   # public upper bound on --passes (fit and demo): more is a typo, not a plan
@@ -399,22 +470,32 @@ def _check_passes(passes):
         raise CLIError(f"--passes {passes:g} is above the limit of {MAX_PASSES}; use at most "
                        f"{MAX_PASSES} passes", 2)
 
+# %% ../nbs/06_api/02_cli.ipynb
 def _bounds_option(args):
     "--bounds as the estimators' `bounds`: 'private', 'data' or a public number (--feature-bound)."
     if args.feature_bound is not None: return args.feature_bound
     if args.bounds in ("private", "data"): return args.bounds
-    try: value = float(args.bounds)
+    try:
+        value = float(args.bounds)
     except ValueError:
-        raise CLIError(f"--bounds {args.bounds!r}: give 'private', 'data' or a positive number", 2) from None
+        raise CLIError(
+            f"--bounds {args.bounds!r}: give 'private', 'data' or a positive number", 2
+        ) from None
     if not (math.isfinite(value) and value > 0):
         raise CLIError(f"--bounds {args.bounds!r}: a public bound must be positive and finite", 2)
     return value
 
+# %% ../nbs/06_api/02_cli.ipynb
 def _check_bounds(args):
     "Refuse bad bounds, and public bounds so large that the solvers' constants overflow."
     bound = _bounds_option(args)
-    bounds = (("--feature-bound" if args.feature_bound is not None else "--bounds",
-               bound if not isinstance(bound, str) else None), ("--target-bound", args.target_bound))
+    bounds = (
+        (
+            "--feature-bound" if args.feature_bound is not None else "--bounds",
+            bound if not isinstance(bound, str) else None,
+        ),
+        ("--target-bound", args.target_bound),
+    )
     for option, bound in bounds:
         if bound is not None and abs(bound) > MAX_ABS_VALUE:
             raise CLIError(f"{option} {bound:g} is above {MAX_ABS_VALUE:g}; rescale the data and "
@@ -436,6 +517,7 @@ def _check_budget(acc, args):
     n = _count_records(args.data, args.data_dir)
     if n > 0: acc.check(float(args.epsilon), 1.0 / n**2)   # n = 0: reading the data reports it
 
+# %% ../nbs/06_api/02_cli.ipynb
 def _count_records(source, data_dir):
     "Number of records of a data source (public under replace-one), without parsing values."
     path = Path(source)
@@ -445,7 +527,8 @@ def _count_records(source, data_dir):
         with open(path, encoding="utf-8-sig") as f:
             return max(0, sum(1 for line in f if line.strip()) - 1)
     if suf in (".svm", ".libsvm", ".svmlight"):
-        with open(path) as f: return sum(1 for line in f if line.strip() and not line.startswith("#"))
+        with open(path) as f:
+            return sum(1 for line in f if line.strip() and not line.startswith("#"))
     return read_data(source, None, data_dir)[0].shape[0]
 
 # %% ../nbs/06_api/02_cli.ipynb
@@ -468,29 +551,44 @@ def _fit(args, acc):
     else: _report_fit(args, est, X, task, loss, elapsed, acc, test)
     return 0
 
+# %% ../nbs/06_api/02_cli.ipynb
 def _task(args, y, tname):
     "(task, estimator class, loss): the task is the PUBLIC --task (default regression), never y's."
     if (args.task or "regression") == "regression":
         if np.ptp(y) == 0:
-            raise CLIError(f"the target {tname!r} is constant ({y[0]!r}); there is nothing to learn")
+            raise CLIError(
+                f"the target {tname!r} is constant ({y[0]!r}); there is nothing to learn"
+            )
         return "regression", DPRegressor, args.loss or "squared"
     return "classification", DPClassifier, args.loss or "logistic"
 
+# %% ../nbs/06_api/02_cli.ipynb
 def _classes(args, y, tname):
     "The PUBLIC label set --classes (required when private); read from y only if epsilon = inf."
     if args.classes is None and math.isfinite(args.epsilon):
         raise CLIError("--task classification with a finite --epsilon needs --classes, the PUBLIC "
                        "label set (e.g. --classes 0,1): reading it from the data is not private", 2)
     classes = np.unique(y) if args.classes is None else _parse_classes(args.classes)
-    if len(classes) < 2: raise CLIError(f"the target {tname!r} has a single class ({classes[0]!r}); a classifier needs two")
+    if len(classes) < 2:
+        raise CLIError(
+            f"the target {tname!r} has a single class ({classes[0]!r}); a classifier needs two"
+        )
     if np.any(classes != np.round(classes)) or len(classes) > 100:
-        raise CLIError(f"the target {tname!r} has {len(classes)} distinct values, not class labels; use integer labels or --task regression")
+        raise CLIError(
+            f"the target {tname!r} has {len(classes)} distinct values, not class labels; use "
+            f"integer labels or --task regression"
+        )
     return classes
 
+# %% ../nbs/06_api/02_cli.ipynb
 def _parse_classes(text:str) -> np.ndarray:
     "Labels from a comma-separated --classes (numbers, as the targets read from files)."
-    try: return np.unique([float(c) for c in text.split(",") if c.strip()])
-    except ValueError: raise CLIError(f"--classes {text!r}: give numeric labels separated by commas, e.g. 0,1", 2) from None
+    try:
+        return np.unique([float(c) for c in text.split(",") if c.strip()])
+    except ValueError:
+        raise CLIError(
+            f"--classes {text!r}: give numeric labels separated by commas, e.g. 0,1", 2
+        ) from None
 
 # %% ../nbs/06_api/02_cli.ipynb
 def _dask_client(args):
@@ -505,7 +603,7 @@ def _dask_client(args):
     try: return connect(address)
     except (ConnectionError, ImportError) as e: raise CLIError(str(e)) from None
 
-
+# %% ../nbs/06_api/02_cli.ipynb
 def _on_cluster(X, client, rows:int=100_000):
     "X as a row-chunked dask array when a client is given (dense only), else X."
     if client is None: return X
@@ -518,11 +616,19 @@ def _estimator(args, Est, loss, acc):
     "The estimator the options of `dp-cd fit` describe."
     opts = {}
     if args.smoothness == "private" and args.feature_bound is None:
-        if args.smoothness_bound is None: raise CLIError("--smoothness private needs --smoothness-bound (a public bound on the per-record constants)", 2)
+        if args.smoothness_bound is None:
+            raise CLIError(
+                "--smoothness private needs --smoothness-bound (a public bound on the per-record "
+                "constants)",
+                2,
+            )
         opts.update(smoothness="private", smoothness_bound=args.smoothness_bound)
     if args.smoothness == "exact": opts["smoothness"] = "exact"   # the explicit non-private opt-in
     if args.clipping != "coordinate":
-        if args.solver != "dp-cd": raise CLIError(f"--clipping {args.clipping} is a dp-cd option (got --solver {args.solver})", 2)
+        if args.solver != "dp-cd":
+            raise CLIError(
+                f"--clipping {args.clipping} is a dp-cd option (got --solver {args.solver})", 2
+            )
         opts["clipping"] = args.clipping
     return Est(loss=loss, penalty=args.penalty, alpha=args.alpha, solver=args.solver,
                epsilon=args.epsilon, delta=args.delta,
@@ -531,6 +637,7 @@ def _estimator(args, Est, loss, acc):
                fit_intercept=not args.no_intercept, random_state=args.seed, budget=acc,
                solver_options=(opts if args.solver in ("dp-cd", "dp-gcd") else None) or None)
 
+# %% ../nbs/06_api/02_cli.ipynb
 def _fit_with_progress(est, X, y, label):
     "Fit under a progress bar; returns the seconds and the PrivacyLeakWarnings (others re-issued)."
     with warnings.catch_warnings(record=True) as caught:
@@ -560,6 +667,7 @@ def _format_score(score:float) -> str:
     if math.isfinite(score): return f"{score:.4f}"
     return f"not finite ({score}): numerical overflow, rescale the data"
 
+# %% ../nbs/06_api/02_cli.ipynb
 def _read_test(args, n_features:int):
     "The held-out --test-file, read and checked BEFORE anything is fitted or charged (or None)."
     if not args.test_file: return None
@@ -573,6 +681,7 @@ def _test_score(args, est, task, test):
     name = "accuracy" if task == "classification" else "R^2"
     return f"{name} on {args.test_file} (held out): {_format_score(est.score(*test))}"
 
+# %% ../nbs/06_api/02_cli.ipynb
 def _report_fit(args, est, X, task, loss, elapsed, acc, test=None):
     rep = est.privacy_
     print(f"trained {type(est).__name__} ({args.solver}, loss={loss}, penalty={args.penalty}, "
@@ -604,6 +713,7 @@ def _predict_features(est, path:Path):
     X = _csv_columns(path, header, body, names)
     return X
 
+# %% ../nbs/06_api/02_cli.ipynb
 def _predict_cmd(args):
     est = load_model(args.model)
     src = Path(args.data)
@@ -637,7 +747,8 @@ def run_demo(problem:str="log1", # a name in `DEMO_PROBLEMS`
              seed:int=0, # seed of the runs (the data and its split have their own fixed seed)
              on_step=None, # called with (fits done, fits in all), e.g. by a progress bar
             ) -> dict:
-    "The main job: test accuracy of privately tuned models at several ε, and of the non-private one."
+    """The main job: test accuracy of privately tuned models at several ε, and of the non-private
+    one."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IntegrationWarning)   # the accountant's integral is fine
         return _run_demo(problem, epsilons, runs, seed, on_step)
@@ -653,6 +764,7 @@ def _demo_data(problem):
     train, test = np.split(np.random.default_rng(1).permutation(n), [int(0.8 * n)])
     return ds.X[train], ds.y[train], ds.X[test], ds.y[test]
 
+# %% ../nbs/06_api/02_cli.ipynb
 def _run_demo(problem, epsilons, runs, seed, on_step):
     from sklearn.linear_model import LogisticRegression
     from dp_cd.tuned import DPClassifierCV
@@ -667,11 +779,20 @@ def _run_demo(problem, epsilons, runs, seed, on_step):
         for _ in range(runs):
             m = DPClassifierCV(epsilon=eps, bounds=DEMO_BOUND, classes=[-1.0, 1.0],
                                random_state=rng).fit(Xtr, ytr)
-            accs.append(m.score(Xte, yte)); models.append(m); done += 1
+            accs.append(m.score(Xte, yte))
+            models.append(m)
+            done += 1
             if on_step: on_step(done, len(epsilons) * runs)
-        rows.append(dict(epsilon=eps, accuracy_mean=float(np.mean(accs)), accuracy_min=float(min(accs)),
-                         accuracy_max=float(max(accs)), selected=models[-1].best_params_,
-                         privacy=models[-1].privacy_))
+        rows.append(
+            dict(
+                epsilon=eps,
+                accuracy_mean=float(np.mean(accs)),
+                accuracy_min=float(min(accs)),
+                accuracy_max=float(max(accs)),
+                selected=models[-1].best_params_,
+                privacy=models[-1].privacy_,
+            )
+        )
     ref = LogisticRegression(max_iter=1000).fit(Xtr, ytr)
     return dict(problem=problem, n_train=len(ytr), n_test=len(yte), p=Xtr.shape[1], runs=runs,
                 rows=rows, nonprivate=float(ref.score(Xte, yte)),
@@ -681,23 +802,37 @@ def _run_demo(problem, epsilons, runs, seed, on_step):
 def _selected(c:dict) -> str:
     "One line for a selected candidate."
     extra = f", {c['clipping']} clipping" if "clipping" in c else ""
-    return f"{c['solver']}{extra}, clip {c['clip']:.3g}, step {c['step']:g}, {c['n_passes']:g} passes"
+    return (
+        f"{c['solver']}{extra}, clip {c['clip']:.3g}, step {c['step']:g}, {c['n_passes']:g} passes"
+    )
 
+# %% ../nbs/06_api/02_cli.ipynb
 def _demo_plot(res, path):
-    import matplotlib; matplotlib.use("Agg", force=False)
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
     from dp_cd.experiments.plots import new_figure
     fig, (ax,) = new_figure(width=6, height=4)
     e = [r["epsilon"] for r in res["rows"]]
-    ax.fill_between(e, [r["accuracy_min"] for r in res["rows"]], [r["accuracy_max"] for r in res["rows"]],
-                    alpha=0.25, label=f"min-max over {res['runs']} runs")
+    ax.fill_between(
+        e,
+        [r["accuracy_min"] for r in res["rows"]],
+        [r["accuracy_max"] for r in res["rows"]],
+        alpha=0.25,
+        label=f"min-max over {res['runs']} runs",
+    )
     ax.plot(e, [r["accuracy_mean"] for r in res["rows"]], "o-", label="private, tuned privately")
     ax.axhline(res["nonprivate"], color="k", ls="--", label="non-private")
     ax.axhline(res["majority"], color="grey", ls=":", label="majority class")
-    ax.set_xscale("log"); ax.set_xticks(e, [f"{x:g}" for x in e]); ax.minorticks_off()
-    ax.set_xlabel("epsilon (delta = 1/n^2, whole fit including tuning)"); ax.set_ylabel("test accuracy")
+    ax.set_xscale("log")
+    ax.set_xticks(e, [f"{x:g}" for x in e])
+    ax.minorticks_off()
+    ax.set_xlabel("epsilon (delta = 1/n^2, whole fit including tuning)")
+    ax.set_ylabel("test accuracy")
     ax.set_title(f"{res['problem']}: n = {res['n_train']} training records, p = {res['p']}")
-    ax.legend(loc="lower right"); fig.tight_layout()
+    ax.legend(loc="lower right")
+    fig.tight_layout()
     _write_atomic(Path(path), lambda f: fig.savefig(f, format="png", dpi=120), binary=True)
     plt.close(fig)
 
@@ -717,9 +852,12 @@ def _print_demo(res):
     print(f"\nprivacy report of an epsilon = {shown['epsilon']:g} model (tuning included):")
     print("    " + str(shown["privacy"]).replace("\n", "\n    "))
 
+# %% ../nbs/06_api/02_cli.ipynb
 def _demo_cmd(args):
-    try: epsilons = [float(e) for e in args.epsilons.split(",")]
-    except ValueError: raise CLIError(f"--epsilons must be numbers separated by commas, got {args.epsilons!r}", 2)
+    try:
+        epsilons = [float(e) for e in args.epsilons.split(",")]
+    except ValueError:
+        raise CLIError(f"--epsilons must be numbers separated by commas, got {args.epsilons!r}", 2)
     with _Progress("dp-cd demo") as bar:
         res = run_demo(args.problem, epsilons, args.runs, args.seed, on_step=bar.update)
     if args.json:
@@ -733,28 +871,62 @@ def _demo_cmd(args):
 
 # %% ../nbs/06_api/02_cli.ipynb
 REPRODUCTIONS = {  # name -> (module, function, description)
-    "table-d1": ("dp_cd.experiments.dpcd", "reproduce_chapter4", "DP-CD vs DP-SGD: relative error after tuning (thesis Table D.1, Figures 4.5.1, 4.6.1)"),
-    "figure-5.4.1": ("dp_cd.experiments.dpgcd", "reproduce_figure_5_4_1", "DP-GCD vs DP-CD vs DP-SGD against passes (thesis Figure 5.4.1)"),
-    "table-d4": ("dp_cd.experiments.dpgcd", "reproduce_table_d4", "support recovery of DP-GCD (thesis Table D.4)"),
-    "table-6.1": ("dp_cd.experiments.fairness", "reproduce_table_6_1", "fairness bounds of private models (thesis Table 6.1)"),
-    "figure-6.6.1": ("dp_cd.experiments.fairness", "reproduce_figure_6_6_1", "fairness against n and epsilon (thesis Figure 6.6.1)"),
-    "dp-scd-figures": ("dp_cd.experiments.dpscd", "reproduce_dp_scd", "DP-SCD vs seqDP-SCD vs DP-SGD (Damaskinos et al. 2021, Figures 1-3)"),
-    "table-d2": ("dp_cd.experiments.dpcd", "reproduce_table_d2",
-                 "DP-CD/DP-SGD run time (Table D.2, Fig. D.1.1)"),
-    "figure-d.2.3": ("dp_cd.experiments.dpgcd", "reproduce_figure_d_2_3",
-                     "DP-GCD error vs time (Fig. D.2.3)"),
+    "table-d1": (
+        "dp_cd.experiments.dpcd",
+        "reproduce_chapter4",
+        "DP-CD vs DP-SGD: relative error after tuning (thesis Table D.1, Figures 4.5.1, 4.6.1)",
+    ),
+    "figure-5.4.1": (
+        "dp_cd.experiments.dpgcd",
+        "reproduce_figure_5_4_1",
+        "DP-GCD vs DP-CD vs DP-SGD against passes (thesis Figure 5.4.1)",
+    ),
+    "table-d4": (
+        "dp_cd.experiments.dpgcd",
+        "reproduce_table_d4",
+        "support recovery of DP-GCD (thesis Table D.4)",
+    ),
+    "table-6.1": (
+        "dp_cd.experiments.fairness",
+        "reproduce_table_6_1",
+        "fairness bounds of private models (thesis Table 6.1)",
+    ),
+    "figure-6.6.1": (
+        "dp_cd.experiments.fairness",
+        "reproduce_figure_6_6_1",
+        "fairness against n and epsilon (thesis Figure 6.6.1)",
+    ),
+    "dp-scd-figures": (
+        "dp_cd.experiments.dpscd",
+        "reproduce_dp_scd",
+        "DP-SCD vs seqDP-SCD vs DP-SGD (Damaskinos et al. 2021, Figures 1-3)",
+    ),
+    "table-d2": (
+        "dp_cd.experiments.dpcd",
+        "reproduce_table_d2",
+        "DP-CD/DP-SGD run time (Table D.2, Fig. D.1.1)",
+    ),
+    "figure-d.2.3": (
+        "dp_cd.experiments.dpgcd",
+        "reproduce_figure_d_2_3",
+        "DP-GCD error vs time (Fig. D.2.3)",
+    ),
 }
 
 def _reproduce_fn(name):
-    if name not in REPRODUCTIONS: raise CLIError(f"unknown reproduction {name!r}; choose from: {', '.join(REPRODUCTIONS)}", 2)
+    if name not in REPRODUCTIONS:
+        raise CLIError(f"unknown reproduction {name!r}; choose from: {', '.join(REPRODUCTIONS)}", 2)
     mod, fn, _ = REPRODUCTIONS[name]
     try:   # the reproductions are the optional extra dp_cd[experiments]
         from dp_cd.experiments import dpcd, dpgcd, fairness, dpscd
     except ImportError as e:
-        raise CLIError(f'reproductions need the experiments extra: pip install "dp_cd[experiments]" ({e})') from None
+        raise CLIError(
+            f'reproductions need the experiments extra: pip install "dp_cd[experiments]" ({e})'
+        ) from None
     modules = {m.__name__: m for m in (dpcd, dpgcd, fairness, dpscd)}
     return getattr(modules[mod], fn)
 
+# %% ../nbs/06_api/02_cli.ipynb
 def _reproduce_cmd(args):
     fn = _reproduce_fn(args.name)
     out = Path(args.out or f"dp_cd_{args.name}")
@@ -778,6 +950,7 @@ def _warning_lines(caught) -> list:
         if line not in lines: lines.append(line)
     return lines
 
+# %% ../nbs/06_api/02_cli.ipynb
 def _run_command(args) -> int:
     "Run a sub-command with library warnings captured, then report each as one line."
     with warnings.catch_warnings(record=True) as caught:
@@ -793,89 +966,213 @@ class _Parser(argparse.ArgumentParser):
 
 def _formatter(prog): return argparse.RawDescriptionHelpFormatter(prog, max_help_position=32)
 
+# %% ../nbs/06_api/02_cli.ipynb
 def _parser():
-    ap = _Parser(prog="dp-cd", formatter_class=_formatter,
-                 description="Differentially private empirical risk minimisation of linear models by coordinate descent.\n"
-                             "Guarantees are (epsilon, delta)-DP for the replace-one neighbouring relation.",
-                 epilog="examples:\n  dp-cd demo\n  dp-cd fit data.csv --target price --penalty l1 --alpha 0.01 --epsilon 1 --out model.json\n"
-                        "  dp-cd predict model.json new_data.csv\n  dp-cd datasets --data-dir ../shared/data\n  dp-cd reproduce table-d1 --quick")
+    ap = _Parser(
+        prog="dp-cd",
+        formatter_class=_formatter,
+        description="Differentially private empirical risk minimisation of linear models by coordinate descent.\n"
+        "Guarantees are (epsilon, delta)-DP for the replace-one neighbouring relation.",
+        epilog="examples:\n  dp-cd demo\n  dp-cd fit data.csv --target price --penalty l1 --alpha 0.01 --epsilon 1 --out model.json\n"
+        "  dp-cd predict model.json new_data.csv\n  dp-cd datasets --data-dir ../shared/data\n  dp-cd reproduce table-d1 --quick",
+    )
     ap.add_argument("--version", action="version", version=f"dp_cd {dp_cd.__version__}")
     ap.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    d = sub.add_parser("demo", formatter_class=_formatter, help="the main job: accuracy of privately tuned models against epsilon",
-                       description="Test accuracy of privately tuned models (DPClassifierCV) at several epsilon, next to the non-private model,\n"
-                                   "on a problem the package generates; prints the privacy report and writes a figure.",
-                       epilog="examples:\n  dp-cd demo\n  dp-cd demo --epsilons 0.25,1,4 --runs 5 --plot demo.png\n  dp-cd demo --json")
-    d.add_argument("--problem", default="log1", choices=sorted(DEMO_PROBLEMS), help="synthetic problem (default log1)")
-    d.add_argument("--epsilons", default="0.5,1,2,5", help="privacy budgets, comma-separated (default 0.5,1,2,5)")
+    d = sub.add_parser(
+        "demo",
+        formatter_class=_formatter,
+        help="the main job: accuracy of privately tuned models against epsilon",
+        description="Test accuracy of privately tuned models (DPClassifierCV) at several epsilon, next to the non-private model,\n"
+        "on a problem the package generates; prints the privacy report and writes a figure.",
+        epilog="examples:\n  dp-cd demo\n  dp-cd demo --epsilons 0.25,1,4 --runs 5 --plot "
+               "demo.png\n  dp-cd demo --json",
+    )
+    d.add_argument(
+        "--problem",
+        default="log1",
+        choices=sorted(DEMO_PROBLEMS),
+        help="synthetic problem (default log1)",
+    )
+    d.add_argument(
+        "--epsilons",
+        default="0.5,1,2,5",
+        help="privacy budgets, comma-separated (default 0.5,1,2,5)",
+    )
     d.add_argument("--runs", type=int, default=3, help="repetitions per epsilon (default 3)")
     d.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    d.add_argument("--plot", default="dp_cd_demo.png", help="PNG file for the figure (default dp_cd_demo.png; '' for none)")
+    d.add_argument(
+        "--plot",
+        default="dp_cd_demo.png",
+        help="PNG file for the figure (default dp_cd_demo.png; '' for none)",
+    )
     d.add_argument("--json", action="store_true", help="machine-readable output")
     d.set_defaults(func=_demo_cmd)
 
-    f = sub.add_parser("fit", formatter_class=_formatter, help="train a private model on a data file or a named dataset",
-                       description="Train a private linear model. DATA is a .csv (header row), .arff, .svm/.libsvm, .npy or .npz file,\n"
-                                   "or a dataset name from `dp-cd datasets`.",
-                       epilog="examples:\n  dp-cd fit houses.csv --target price --penalty l1 --alpha 0.1 --epsilon 1 --out model.json\n"
-                              "  dp-cd fit electricity --data-dir ../shared/data --solver dp-sgd --json\n"
-                              "  dp-cd fit data.csv --bounds 1 --epsilon 2   (public |x_j| <= 1: no budget spent on bounds)")
+    f = sub.add_parser(
+        "fit",
+        formatter_class=_formatter,
+        help="train a private model on a data file or a named dataset",
+        description="Train a private linear model. DATA is a .csv (header row), .arff, .svm/.libsvm, .npy or .npz file,\n"
+        "or a dataset name from `dp-cd datasets`.",
+        epilog="examples:\n  dp-cd fit houses.csv --target price --penalty l1 --alpha 0.1 --epsilon 1 --out model.json\n"
+        "  dp-cd fit electricity --data-dir ../shared/data --solver dp-sgd --json\n"
+        "  dp-cd fit data.csv --bounds 1 --epsilon 2   (public |x_j| <= 1: no budget spent on bounds)",
+    )
     f.add_argument("data", help="data file or dataset name")
     f.add_argument("--target", help="target column of a CSV file (default: the last column)")
-    f.add_argument("--task", choices=["regression", "classification"], default="regression", help="a PUBLIC choice (default regression; never inferred from the target)")
-    f.add_argument("--classes", default=None, help="classification: the PUBLIC label set, comma-separated (e.g. 0,1); required unless --epsilon inf")
-    f.add_argument("--test-file", default=None, help="held-out data file: the accuracy / R^2 printed is computed on it (no metric is printed on the training data)")
-    f.add_argument("--loss", choices=sorted(LOSSES), help="default: squared (regression) or logistic (classification)")
-    f.add_argument("--penalty", default="l2", choices=["none", "l1", "l2", "elasticnet"], help="penalty (default l2)")
-    f.add_argument("--alpha", type=float, default=1e-3, help="regularisation strength (default 1e-3)")
-    f.add_argument("--solver", default="dp-cd", choices=sorted(SOLVERS), help="solver (default dp-cd)")
-    f.add_argument("--epsilon", type=float, default=1.0, help="privacy budget epsilon (default 1; 'inf' for non-private)")
+    f.add_argument(
+        "--task",
+        choices=["regression", "classification"],
+        default="regression",
+        help="a PUBLIC choice (default regression; never inferred from the target)",
+    )
+    f.add_argument(
+        "--classes",
+        default=None,
+        help="classification: the PUBLIC label set, comma-separated (e.g. 0,1); required unless "
+             "--epsilon inf",
+    )
+    f.add_argument(
+        "--test-file",
+        default=None,
+        help="held-out data file: the accuracy / R^2 printed is computed on it (no metric is "
+             "printed on the training data)",
+    )
+    f.add_argument(
+        "--loss",
+        choices=sorted(LOSSES),
+        help="default: squared (regression) or logistic (classification)",
+    )
+    f.add_argument(
+        "--penalty",
+        default="l2",
+        choices=["none", "l1", "l2", "elasticnet"],
+        help="penalty (default l2)",
+    )
+    f.add_argument(
+        "--alpha", type=float, default=1e-3, help="regularisation strength (default 1e-3)"
+    )
+    f.add_argument(
+        "--solver", default="dp-cd", choices=sorted(SOLVERS), help="solver (default dp-cd)"
+    )
+    f.add_argument(
+        "--epsilon",
+        type=float,
+        default=1.0,
+        help="privacy budget epsilon (default 1; 'inf' for non-private)",
+    )
     f.add_argument("--delta", type=float, default=None, help="delta (default 1/n^2)")
     f.add_argument("--passes", type=float, default=10, help=f"passes over the data (default 10, at "
                                                             f"most {MAX_PASSES})")
-    f.add_argument("--step", type=float, default=None, help="step-size hyper-parameter (solver default)")
-    f.add_argument("--clip", type=float, default=None, help="clipping hyper-parameter (solver default)")
-    f.add_argument("--bounds", default="private", help="'private' (default: estimated privately inside epsilon), a PUBLIC bound B >= |x_ij|, or 'data' (read from the data: NOT private)")
-    f.add_argument("--feature-bound", type=float, default=None, help="deprecated: same as --bounds B")
-    f.add_argument("--target-bound", type=float, default=None, help="PUBLIC bound on |y| (default: estimated with --bounds)")
-    f.add_argument("--smoothness", choices=["exact", "private"], default=None, help="dp-cd/dp-gcd: M_j 'private' with --smoothness-bound, or 'exact' (read from the data: NOT private, warns); default: privately from the bounds")
-    f.add_argument("--clipping", choices=["coordinate", "sample"], default="coordinate", help="dp-cd: coordinate-wise thresholds (default, as in the papers) or per-sample l2 clipping at --clip (one release per pass; for sparse or one-hot features)")
-    f.add_argument("--smoothness-bound", type=float, default=None, help="public bound on per-record smoothness constants (with --smoothness private)")
+    f.add_argument(
+        "--step", type=float, default=None, help="step-size hyper-parameter (solver default)"
+    )
+    f.add_argument(
+        "--clip", type=float, default=None, help="clipping hyper-parameter (solver default)"
+    )
+    f.add_argument(
+        "--bounds",
+        default="private",
+        help="'private' (default: estimated privately inside epsilon), a PUBLIC bound B >= |x_ij|, "
+             "or 'data' (read from the data: NOT private)",
+    )
+    f.add_argument(
+        "--feature-bound", type=float, default=None, help="deprecated: same as --bounds B"
+    )
+    f.add_argument(
+        "--target-bound",
+        type=float,
+        default=None,
+        help="PUBLIC bound on |y| (default: estimated with --bounds)",
+    )
+    f.add_argument(
+        "--smoothness",
+        choices=["exact", "private"],
+        default=None,
+        help="dp-cd/dp-gcd: M_j 'private' with --smoothness-bound, or 'exact' (read from the data: "
+             "NOT private, warns); default: privately from the bounds",
+    )
+    f.add_argument(
+        "--clipping",
+        choices=["coordinate", "sample"],
+        default="coordinate",
+        help="dp-cd: coordinate-wise thresholds (default, as in the papers) or per-sample l2 "
+             "clipping at --clip (one release per pass; for sparse or one-hot features)",
+    )
+    f.add_argument(
+        "--smoothness-bound",
+        type=float,
+        default=None,
+        help="public bound on per-record smoothness constants (with --smoothness private)",
+    )
     f.add_argument("--no-intercept", action="store_true", help="do not fit an intercept")
     f.add_argument("--seed", type=int, default=None, help="random seed")
     f.add_argument("--dask", default=None, metavar="SCHEDULER_ADDRESS", help="fit on the Dask "
                    "cluster of this scheduler (default $DP_CD_DASK; dp-bcd, dp-gcd, dp-sgd, "
                    "output-perturbation; needs dp_cd[dask])")
-    f.add_argument("--data-dir", default=None, help="data directory for named datasets (default $DP_CD_DATA)")
+    f.add_argument(
+        "--data-dir", default=None, help="data directory for named datasets (default $DP_CD_DATA)"
+    )
     f.add_argument("--budget-file", default=None, help="JSON ledger of the privacy spent on this "
                                                        "dataset; the fit is refused if it would "
                                                        "exceed the total "
                    "(locked during the fit: concurrent fits on one ledger wait for each other)")
-    f.add_argument("--budget-epsilon", type=float, default=None, help="total epsilon when creating a new --budget-file")
-    f.add_argument("--budget-delta", type=float, default=1e-3, help="total delta when creating a new --budget-file (default 1e-3)")
-    f.add_argument("--out", default=None, help="write the model and its privacy report to this JSON file")
+    f.add_argument(
+        "--budget-epsilon",
+        type=float,
+        default=None,
+        help="total epsilon when creating a new --budget-file",
+    )
+    f.add_argument(
+        "--budget-delta",
+        type=float,
+        default=1e-3,
+        help="total delta when creating a new --budget-file (default 1e-3)",
+    )
+    f.add_argument(
+        "--out", default=None, help="write the model and its privacy report to this JSON file"
+    )
     f.add_argument("--json", action="store_true", help="print the model as JSON")
     f.set_defaults(func=_fit_cmd)
 
-    pr = sub.add_parser("predict", formatter_class=_formatter, help="predict with a model saved by `dp-cd fit`",
-                        description="Predict with a saved model. Features of a CSV file are "
-                                    "matched by column name\n"
-                                    "(any order; other columns, such as the target, are ignored).",
-                        epilog="example:\n  dp-cd predict model.json new.csv --out predictions.csv")
-    pr.add_argument("model", help="model JSON file"); pr.add_argument("data", help="data file (same formats as fit)")
+    pr = sub.add_parser(
+        "predict",
+        formatter_class=_formatter,
+        help="predict with a model saved by `dp-cd fit`",
+        description="Predict with a saved model. Features of a CSV file are "
+        "matched by column name\n"
+        "(any order; other columns, such as the target, are ignored).",
+        epilog="example:\n  dp-cd predict model.json new.csv --out predictions.csv",
+    )
+    pr.add_argument("model", help="model JSON file")
+    pr.add_argument("data", help="data file (same formats as fit)")
     pr.add_argument("--data-dir", default=None, help="data directory for named datasets")
-    pr.add_argument("--out", default=None, help="write predictions to this file (default: standard output)")
+    pr.add_argument(
+        "--out", default=None, help="write predictions to this file (default: standard output)"
+    )
     pr.set_defaults(func=_predict_cmd)
 
-    ds = sub.add_parser("datasets", formatter_class=_formatter, help="list the datasets, where they were looked for, and whether present",
-                        description="List the synthetic and real datasets known to dp_cd.", epilog="example:\n  dp-cd datasets --data-dir ../shared/data")
+    ds = sub.add_parser(
+        "datasets",
+        formatter_class=_formatter,
+        help="list the datasets, where they were looked for, and whether present",
+        description="List the synthetic and real datasets known to dp_cd.",
+        epilog="example:\n  dp-cd datasets --data-dir ../shared/data",
+    )
     ds.add_argument("--data-dir", default=None, help="data directory (default $DP_CD_DATA)")
     ds.set_defaults(func=_datasets_cmd)
 
-    rp = sub.add_parser("reproduce", formatter_class=_formatter, help="regenerate a table or figure of the papers (CSV + PNG)",
-                        description="Regenerate a table or figure of the papers.\n\n" + "\n".join(f"  {k:<13} {v[2]}" for k, v in REPRODUCTIONS.items()),
-                        epilog="examples:\n  dp-cd reproduce table-d1 --quick\n  dp-cd reproduce figure-5.4.1 --data-dir ../shared/data --out results/")
+    rp = sub.add_parser(
+        "reproduce",
+        formatter_class=_formatter,
+        help="regenerate a table or figure of the papers (CSV + PNG)",
+        description="Regenerate a table or figure of the papers.\n\n"
+        + "\n".join(f"  {k:<13} {v[2]}" for k, v in REPRODUCTIONS.items()),
+        epilog="examples:\n  dp-cd reproduce table-d1 --quick\n  dp-cd reproduce figure-5.4.1 "
+               "--data-dir ../shared/data --out results/",
+    )
     rp.add_argument("name", help="what to reproduce (see above)")
     rp.add_argument("--quick", action="store_true", help="reduced grid")
     rp.add_argument("--data-dir", default=None, help="data directory (default $DP_CD_DATA)")
@@ -883,6 +1180,7 @@ def _parser():
     rp.set_defaults(func=_reproduce_cmd)
     return ap
 
+# %% ../nbs/06_api/02_cli.ipynb
 def main(argv=None # arguments (default: sys.argv[1:])
         ) -> int:
     "Entry point of the `dp-cd` console script; returns the exit code."
@@ -891,14 +1189,25 @@ def main(argv=None # arguments (default: sys.argv[1:])
     ap = _parser()
     try:
         args = ap.parse_args(argv)
-        if args.command is None: ap.print_help(); return 2
+        if args.command is None:
+            ap.print_help()
+            return 2
         return _run_command(args)
-    except SystemExit as e: return int(e.code or 0)   # --help and --version
-    except KeyboardInterrupt: print("dp-cd: interrupted", file=sys.stderr); return 1
+    except SystemExit as e:
+        return int(e.code or 0)  # --help and --version
+    except KeyboardInterrupt:
+        print("dp-cd: interrupted", file=sys.stderr)
+        return 1
     except Exception as e:
-        if debug: raise
+        if debug:
+            raise
         from dp_cd.datasets import DatasetError
+
         known = (CLIError, BudgetExceededError, DatasetError, ValueError, TypeError, OSError)
-        msg = str(e) if isinstance(e, known) else f"unexpected {type(e).__name__}: {e} (run with --debug for the traceback)"
+        msg = (
+            str(e)
+            if isinstance(e, known)
+            else f"unexpected {type(e).__name__}: {e} (run with --debug for the traceback)"
+        )
         print(f"dp-cd: error: {_one_line(msg) or type(e).__name__}", file=sys.stderr)
         return getattr(e, "code", 1) if isinstance(e, CLIError) else 1

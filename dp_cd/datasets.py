@@ -33,32 +33,43 @@ class ChecksumError(DatasetError, ValueError):
 
 _HOW = f"Provide the directory holding it with `--data-dir DIR` (or `data_dir=DIR`) or the {ENV_VAR} environment variable."
 
+# %% ../nbs/00_core/01_datasets.ipynb
 def data_dir(path=None, # directory given by the caller, or None to use the environment variable
              file:str|None=None, # file that is needed, only to make the error message precise
             ) -> Path:
-    "The data directory: `path` if given, else `$DP_CD_DATA`; raises `MissingDataError` if unset or not a directory."
+    """The data directory: `path` if given, else `$DP_CD_DATA`; raises `MissingDataError` if unset
+    or not a directory."""
     need = f" (needed: {file!r})" if file else ""
     if path is None:
         env = os.environ.get(ENV_VAR, "")
         if not env:
-            raise MissingDataError(f"No data directory{need}: no `data_dir` argument was given and {ENV_VAR} is not set. {_HOW}")
+            raise MissingDataError(
+                f"No data directory{need}: no `data_dir` argument was given and {ENV_VAR} is not "
+                f"set. {_HOW}"
+            )
         p, origin = Path(env).expanduser(), f"from {ENV_VAR}"
     else:
-        if not isinstance(path, (str, os.PathLike)): raise TypeError(f"data_dir must be a path, got {type(path).__name__}")
+        if not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"data_dir must be a path, got {type(path).__name__}")
         p, origin = Path(path).expanduser(), "from the data_dir argument"
-    if not p.is_dir(): raise MissingDataError(f"Data directory {str(p)!r} ({origin}) does not exist{need}. {_HOW}")
+    if not p.is_dir():
+        raise MissingDataError(f"Data directory {str(p)!r} ({origin}) does not exist{need}. {_HOW}")
     return p
 
+# %% ../nbs/00_core/01_datasets.ipynb
 def data_file(filename:str, # name of the file inside the data directory
               path=None, # data directory, or None for `$DP_CD_DATA`
               dataset:str|None=None, # dataset name, for the error message
              ) -> Path:
-    "Full path of `filename` in the data directory; raises `MissingDataError` naming it, where it was looked for and how to provide it."
+    """Full path of `filename` in the data directory; raises `MissingDataError` naming it, where it
+    was looked for and how to provide it."""
     d = data_dir(path, file=filename)
     f = d / filename
     if not f.is_file():
         who = f"Dataset {dataset!r} needs" if dataset else "Needed"
-        raise MissingDataError(f"{who} the file {filename!r}, which was not found in {str(d)!r}. {_HOW}")
+        raise MissingDataError(
+            f"{who} the file {filename!r}, which was not found in {str(d)!r}. {_HOW}"
+        )
     return f
 
 # %% ../nbs/00_core/01_datasets.ipynb
@@ -68,11 +79,13 @@ def _sha256(fn:Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""): h.update(block)
     return h.hexdigest()
 
+# %% ../nbs/00_core/01_datasets.ipynb
 def verify_checksums(files=None, # file names to check (default: every file listed in SHA256SUMS)
                      path=None, # data directory, or None for `$DP_CD_DATA`
                      strict:bool=True, # raise `ChecksumError` on a mismatch (else only report it)
                     ) -> dict:
-    "Compare files with the `SHA256SUMS` of the data directory; returns `{file: True/False/None}` (None: not listed, or no SHA256SUMS)."
+    """Compare files with the `SHA256SUMS` of the data directory; returns `{file: True/False/None}`
+    (None: not listed, or no SHA256SUMS)."""
     d = data_dir(path)
     sums_file = d / "SHA256SUMS"
     sums = {}
@@ -83,9 +96,15 @@ def verify_checksums(files=None, # file names to check (default: every file list
     files = list(sums) if files is None else list(files)
     out = {}
     for fn in files:
-        if fn not in sums: out[fn] = None; continue
+        if fn not in sums:
+            out[fn] = None
+            continue
         ok = _sha256(data_file(fn, d)) == sums[fn]
-        if not ok and strict: raise ChecksumError(f"{str(d / fn)!r} does not match its SHA256 in {str(sums_file)!r}: the file is corrupted or a different version.")
+        if not ok and strict:
+            raise ChecksumError(
+                f"{str(d / fn)!r} does not match its SHA256 in {str(sums_file)!r}: the file is "
+                f"corrupted or a different version."
+            )
         out[fn] = ok
     return out
 
@@ -99,27 +118,38 @@ class Dataset:
     y: np.ndarray # (n,) float64 labels; in {-1, +1} for classification
     name: str # short name, e.g. "california"
     task: str = "regression" # "regression" or "classification"
-    sensitive: np.ndarray|None = None # (n,) integer group codes of the sensitive attribute (not in X), or None
+    # (n,) integer group codes of the sensitive attribute (not in X), or None
+    sensitive: np.ndarray|None = None
     sensitive_name: str|None = None # what `sensitive` encodes, e.g. "sex (1 = Male, 0 = Female)"
     feature_names: tuple|None = None # p names, or None
     description: str = "" # provenance and preprocessing, in words
-    w_true: np.ndarray|None = None # parameter that generated the labels (synthetic problems), or None
+    # parameter that generated the labels (synthetic problems), or None
+    w_true: np.ndarray|None = None
     meta: dict = field(default_factory=dict) # anything else (seed, files, split sizes, ...)
 
     def __post_init__(self):
-        if self.task not in TASKS: raise ValueError(f"task must be one of {TASKS}, got {self.task!r}")
+        if self.task not in TASKS:
+            raise ValueError(f"task must be one of {TASKS}, got {self.task!r}")
         if not (sp.issparse(self.X) or isinstance(self.X, np.ndarray)) or self.X.ndim != 2:
             raise TypeError("X must be a 2-dimensional numpy array or scipy sparse matrix")
         self.y = np.asarray(self.y, dtype=np.float64)
-        if self.y.shape != (self.X.shape[0],): raise ValueError(f"y must have shape ({self.X.shape[0]},), got {self.y.shape}")
+        if self.y.shape != (self.X.shape[0],):
+            raise ValueError(f"y must have shape ({self.X.shape[0]},), got {self.y.shape}")
         if self.task == "classification" and not np.all(np.isin(self.y, (-1.0, 1.0))):
             raise ValueError("y must take values in {-1, +1} for a classification dataset")
         if self.sensitive is not None:
             self.sensitive = np.asarray(self.sensitive)
-            if self.sensitive.shape != self.y.shape: raise ValueError(f"sensitive must have shape {self.y.shape}, got {self.sensitive.shape}")
+            if self.sensitive.shape != self.y.shape:
+                raise ValueError(
+                    f"sensitive must have shape {self.y.shape}, got {self.sensitive.shape}"
+                )
         if self.feature_names is not None:
             self.feature_names = tuple(self.feature_names)
-            if len(self.feature_names) != self.X.shape[1]: raise ValueError(f"feature_names has {len(self.feature_names)} names for {self.X.shape[1]} columns")
+            if len(self.feature_names) != self.X.shape[1]:
+                raise ValueError(
+                    f"feature_names has {len(self.feature_names)} names for {self.X.shape[1]} "
+                    f"columns"
+                )
 
     @property
     def n(self) -> int: return self.X.shape[0]
@@ -134,8 +164,14 @@ class Dataset:
         "The rows `idx` of the dataset (fresh copies of the arrays)."
         idx = np.arange(self.n)[np.asarray(idx)]
         X = self.X[idx] if not self.is_sparse else sp.csc_matrix(self.X.tocsr()[idx])
-        return replace(self, X=np.asfortranarray(X) if not self.is_sparse else X, y=self.y[idx].copy(), name=name or self.name,
-                       sensitive=None if self.sensitive is None else self.sensitive[idx].copy(), meta=dict(self.meta))
+        return replace(
+            self,
+            X=np.asfortranarray(X) if not self.is_sparse else X,
+            y=self.y[idx].copy(),
+            name=name or self.name,
+            sensitive=None if self.sensitive is None else self.sensitive[idx].copy(),
+            meta=dict(self.meta),
+        )
 
     def __repr__(self):
         extra = f", sensitive={self.sensitive_name!r}" if self.sensitive is not None else ""
@@ -146,7 +182,8 @@ class Dataset:
 def standardize(X, # (n, p) dense array or sparse matrix
                 with_mean:bool=True, # centre columns (ignored for sparse X)
                ):
-    "A standardised copy of `X`: columns with zero mean and unit variance (constant columns become 0). Returns `(X_std, mean, scale)`."
+    """A standardised copy of `X`: columns with zero mean and unit variance (constant columns become
+    0). Returns `(X_std, mean, scale)`."""
     if sp.issparse(X):
         Xc = sp.csc_matrix(X, dtype=np.float64, copy=True)
         mean = np.asarray(Xc.mean(axis=0)).ravel()
@@ -160,10 +197,12 @@ def standardize(X, # (n, p) dense array or sparse matrix
     scale[scale == 0] = 1.0
     return np.asfortranarray((X - mean) / scale), mean, scale
 
+# %% ../nbs/00_core/01_datasets.ipynb
 def clip_rows(X, # (n, p) dense array or sparse matrix
               bound:float, # maximal l2 norm B of a row
              ):
-    "A copy of `X` whose rows are rescaled to l2 norm at most `bound` (rows already inside the ball are unchanged)."
+    """A copy of `X` whose rows are rescaled to l2 norm at most `bound` (rows already inside the
+    ball are unchanged)."""
     bound = check_scalar(bound, "bound", low=0, low_open=True)
     if sp.issparse(X):
         Xr = sp.csr_matrix(X, dtype=np.float64, copy=True)
@@ -175,11 +214,13 @@ def clip_rows(X, # (n, p) dense array or sparse matrix
     if sp.issparse(X): return sp.csc_matrix(sp.diags(factor) @ Xr)
     return np.asfortranarray(Xr * factor[:, None])
 
+# %% ../nbs/00_core/01_datasets.ipynb
 def preprocess(ds:Dataset, # dataset to transform
                standardize_features:bool=False, # standardise the columns ("balanced" variant)
                row_norm:float|None=None, # clip every row to this l2 norm, or None
               ) -> Dataset:
-    "A new `Dataset` with standardised features and/or rows clipped to norm `row_norm`; the description says what was done."
+    """A new `Dataset` with standardised features and/or rows clipped to norm `row_norm`; the
+    description says what was done."""
     X, notes = ds.X, []
     if standardize_features:
         X, mean, scale = standardize(X)
@@ -188,10 +229,17 @@ def preprocess(ds:Dataset, # dataset to transform
         X = clip_rows(X, row_norm)
         notes.append(f"rows clipped to l2 norm <= {row_norm:g}")
     if not notes: return ds
-    desc = ds.description + (" " if ds.description else "") + "Preprocessing: " + "; ".join(notes) + "."
+    desc = (
+        ds.description
+        + (" " if ds.description else "")
+        + "Preprocessing: "
+        + "; ".join(notes)
+        + "."
+    )
     meta = dict(ds.meta, standardized=bool(standardize_features), row_norm=row_norm)
     return replace(ds, X=X, description=desc, meta=meta, y=ds.y.copy())
 
+# %% ../nbs/00_core/01_datasets.ipynb
 def train_test_split(ds:Dataset, # dataset to split
                      test_size:float=0.2, # fraction of rows in the test set, in (0, 1)
                      seed=0, # seed or Generator of the random permutation
@@ -201,7 +249,8 @@ def train_test_split(ds:Dataset, # dataset to split
     test_size = check_scalar(test_size, "test_size", 0, 1, low_open=True, high_open=True)
     rng = as_generator(seed)
     if stratify:
-        if ds.task != "classification": raise ValueError("stratify=True needs a classification dataset")
+        if ds.task != "classification":
+            raise ValueError("stratify=True needs a classification dataset")
         test = []
         for c in (-1.0, 1.0):
             idx = np.flatnonzero(ds.y == c)
@@ -211,21 +260,25 @@ def train_test_split(ds:Dataset, # dataset to split
     else:
         perm = rng.permutation(ds.n)
         test = np.sort(perm[:int(round(test_size * ds.n))])
-    if len(test) == 0 or len(test) == ds.n: raise ValueError(f"test_size={test_size} leaves an empty train or test set for n={ds.n}")
+    if len(test) == 0 or len(test) == ds.n:
+        raise ValueError(f"test_size={test_size} leaves an empty train or test set for n={ds.n}")
     train = np.setdiff1d(np.arange(ds.n), test)
     return ds.subset(train, ds.name + "-train"), ds.subset(test, ds.name + "-test")
 
 # %% ../nbs/00_core/01_datasets.ipynb
 def _binary(z): return np.where(z >= 0, 1.0, -1.0)
 
-def make_log(n:int=1000, # number of records
-             p:int=100, # number of features
-             sigma:float=1.0, # log-normal shape of w_true: 1 gives `log1`, 2 gives `log2`
-             noise:float=1.0, # standard deviation of the Gaussian label noise
-             random_signs:bool=False, # give w_true independent random signs (the thesis' weights are positive)
-             seed=0, # seed or Generator
-            ) -> Dataset:
-    "Logistic-regression problem `log1`/`log2` of the DP-GCD paper: Gaussian X, log-normal (quasi-sparse) w_true, y = sign(Xw + noise)."
+# %% ../nbs/00_core/01_datasets.ipynb
+def make_log(
+    n: int = 1000,  # number of records
+    p: int = 100,  # number of features
+    sigma: float = 1.0,  # log-normal shape of w_true: 1 gives `log1`, 2 gives `log2`
+    noise: float = 1.0,  # standard deviation of the Gaussian label noise
+    random_signs: bool = False,  # give w_true independent random signs (the thesis' weights are positive)
+    seed=0,  # seed or Generator
+) -> Dataset:
+    """Logistic-regression problem `log1`/`log2` of the DP-GCD paper: Gaussian X, log-normal
+    (quasi-sparse) w_true, y = sign(Xw + noise)."""
     n = check_scalar(n, "n", low=1, integer=True)
     p = check_scalar(p, "p", low=1, integer=True)
     sigma = check_scalar(sigma, "sigma", low=0)
@@ -236,11 +289,26 @@ def make_log(n:int=1000, # number of records
     if random_signs: w = w * rng.choice([-1.0, 1.0], size=p)
     y = _binary(X @ w + noise * rng.standard_normal(n))
     name = {1.0: "log1", 2.0: "log2"}.get(sigma, f"log(sigma={sigma:g})")
-    desc = (f"Synthetic {name} (DP-GCD paper): X_ij ~ N(0,1), w_true_j ~ LogNormal(0, {sigma:g}^2)"
-            f"{' with random signs' if random_signs else ' (positive)'}, y = sign(X w_true + eps), eps ~ N(0, {noise:g}^2).")
-    return Dataset(np.asfortranarray(X), y, name, "classification", feature_names=tuple(f"x{j}" for j in range(p)),
-                   description=desc, w_true=w, meta=dict(seed=seed if not isinstance(seed, np.random.Generator) else None, sigma=sigma, noise=noise))
+    desc = (
+        f"Synthetic {name} (DP-GCD paper): X_ij ~ N(0,1), w_true_j ~ LogNormal(0, {sigma:g}^2)"
+        f"{' with random signs' if random_signs else ' (positive)'}, y = sign(X w_true + eps), eps ~ N(0, {noise:g}^2)."
+    )
+    return Dataset(
+        np.asfortranarray(X),
+        y,
+        name,
+        "classification",
+        feature_names=tuple(f"x{j}" for j in range(p)),
+        description=desc,
+        w_true=w,
+        meta=dict(
+            seed=seed if not isinstance(seed, np.random.Generator) else None,
+            sigma=sigma,
+            noise=noise,
+        ),
+    )
 
+# %% ../nbs/00_core/01_datasets.ipynb
 def make_square(n:int=1000, # number of records
                 p:int=1000, # number of features
                 n_nonzero:int=10, # number of non-zero coefficients of w_true
@@ -248,7 +316,8 @@ def make_square(n:int=1000, # number of records
                 noise:float=1.0, # standard deviation of the Gaussian label noise
                 seed=0, # seed or Generator
                ) -> Dataset:
-    "LASSO problem `square` of the DP-GCD paper: Gaussian X, w_true with `n_nonzero` log-normal entries, y = X w_true + noise."
+    """LASSO problem `square` of the DP-GCD paper: Gaussian X, w_true with `n_nonzero` log-normal
+    entries, y = X w_true + noise."""
     n = check_scalar(n, "n", low=1, integer=True)
     p = check_scalar(p, "p", low=1, integer=True)
     k = check_scalar(n_nonzero, "n_nonzero", low=0, high=p, integer=True)
@@ -260,18 +329,30 @@ def make_square(n:int=1000, # number of records
     w = np.zeros(p)
     w[support] = rng.lognormal(0.0, sigma, size=k)
     y = X @ w + noise * rng.standard_normal(n)
-    desc = (f"Synthetic square (DP-GCD paper): X_ij ~ N(0,1), w_true with {k} non-zero LogNormal(0, {sigma:g}^2) entries on a uniformly "
-            f"random support, y = X w_true + eps, eps ~ N(0, {noise:g}^2).")
-    return Dataset(np.asfortranarray(X), y, "square", "regression", feature_names=tuple(f"x{j}" for j in range(p)),
-                   description=desc, w_true=w, meta=dict(support=support, noise=noise))
+    desc = (
+        f"Synthetic square (DP-GCD paper): X_ij ~ N(0,1), w_true with {k} non-zero LogNormal(0, {sigma:g}^2) entries on a uniformly "
+        f"random support, y = X w_true + eps, eps ~ N(0, {noise:g}^2)."
+    )
+    return Dataset(
+        np.asfortranarray(X),
+        y,
+        "square",
+        "regression",
+        feature_names=tuple(f"x{j}" for j in range(p)),
+        description=desc,
+        w_true=w,
+        meta=dict(support=support, noise=noise),
+    )
 
+# %% ../nbs/00_core/01_datasets.ipynb
 def make_sparse_lasso(n:int=1000, # number of records
                       p:int=1000, # number of features
                       n_active:int=10, # number of active features
                       noise:float=1.0, # standard deviation of the Gaussian label noise
                       seed=0, # seed or Generator
                      ) -> Dataset:
-    "The DP-CD paper's 'Sparse LASSO' problem: standard normal features, y a noisy combination of `n_active` of them."
+    """The DP-CD paper's 'Sparse LASSO' problem: standard normal features, y a noisy combination of
+    `n_active` of them."""
     n = check_scalar(n, "n", low=1, integer=True)
     p = check_scalar(p, "p", low=1, integer=True)
     k = check_scalar(n_active, "n_active", low=0, high=p, integer=True)
@@ -282,21 +363,33 @@ def make_sparse_lasso(n:int=1000, # number of records
     w = np.zeros(p)
     w[support] = rng.standard_normal(k)
     y = X @ w + noise * rng.standard_normal(n)
-    desc = (f"Synthetic Sparse LASSO (DP-CD paper): X_ij ~ N(0,1), {k} active features with N(0,1) coefficients, "
-            f"y = X w_true + eps, eps ~ N(0, {noise:g}^2).")
-    return Dataset(np.asfortranarray(X), y, "sparse_lasso", "regression", feature_names=tuple(f"x{j}" for j in range(p)),
-                   description=desc, w_true=w, meta=dict(support=support, noise=noise))
+    desc = (
+        f"Synthetic Sparse LASSO (DP-CD paper): X_ij ~ N(0,1), {k} active features with N(0,1) coefficients, "
+        f"y = X w_true + eps, eps ~ N(0, {noise:g}^2)."
+    )
+    return Dataset(
+        np.asfortranarray(X),
+        y,
+        "sparse_lasso",
+        "regression",
+        feature_names=tuple(f"x{j}" for j in range(p)),
+        description=desc,
+        w_true=w,
+        meta=dict(support=support, noise=noise),
+    )
 
 # %% ../nbs/00_core/01_datasets.ipynb
-def make_imbalanced(n:int=1000, # number of records
-                    p:int=10, # number of features
-                    scale_range:tuple=(1e-2, 1e2), # smallest and largest column scale (log-spaced in between)
-                    scales=None, # explicit column scales (overrides `scale_range`), or None
-                    task:str="regression", # "regression" (y = Xw + eps) or "classification" (y = sign(Xw + eps))
-                    noise:float=1.0, # standard deviation of the Gaussian noise
-                    seed=0, # seed or Generator
-                   ) -> Dataset:
-    "Gaussian features with very different column scales `s_j` (so M_j ~ s_j^2), w_true_j = N(0,1)/s_j."
+def make_imbalanced(
+    n: int = 1000,  # number of records
+    p: int = 10,  # number of features
+    scale_range: tuple = (1e-2, 1e2),  # smallest and largest column scale (log-spaced in between)
+    scales=None,  # explicit column scales (overrides `scale_range`), or None
+    task: str = "regression",  # "regression" (y = Xw + eps) or "classification" (y = sign(Xw + eps))
+    noise: float = 1.0,  # standard deviation of the Gaussian noise
+    seed=0,  # seed or Generator
+) -> Dataset:
+    """Gaussian features with very different column scales `s_j` (so M_j ~ s_j^2), w_true_j =
+    N(0,1)/s_j."""
     n = check_scalar(n, "n", low=1, integer=True)
     p = check_scalar(p, "p", low=1, integer=True)
     noise = check_scalar(noise, "noise", low=0)
@@ -314,25 +407,46 @@ def make_imbalanced(n:int=1000, # number of records
     w = rng.standard_normal(p) / s
     z = X @ w + noise * rng.standard_normal(n)
     y = z if task == "regression" else _binary(z)
-    desc = (f"Synthetic imbalanced problem: X_ij = s_j N(0,1) with s_j from {s.min():.3g} to {s.max():.3g}, "
-            f"w_true_j = N(0,1)/s_j, y = {'X w_true + eps' if task == 'regression' else 'sign(X w_true + eps)'}, eps ~ N(0, {noise:g}^2).")
-    return Dataset(np.asfortranarray(X), y, "imbalanced", task, feature_names=tuple(f"x{j}" for j in range(p)),
-                   description=desc, w_true=w, meta=dict(scales=s, noise=noise))
+    desc = (
+        f"Synthetic imbalanced problem: X_ij = s_j N(0,1) with s_j from {s.min():.3g} to {s.max():.3g}, "
+        f"w_true_j = N(0,1)/s_j, y = {'X w_true + eps' if task == 'regression' else 'sign(X w_true + eps)'}, eps ~ N(0, {noise:g}^2)."
+    )
+    return Dataset(
+        np.asfortranarray(X),
+        y,
+        "imbalanced",
+        task,
+        feature_names=tuple(f"x{j}" for j in range(p)),
+        description=desc,
+        w_true=w,
+        meta=dict(scales=s, noise=noise),
+    )
 
 # %% ../nbs/00_core/01_datasets.ipynb
 def _read_numeric_csv(fn:Path, skip_header:bool, ncols:int, dataset:str):
-    "A float64 array from a comma-separated numeric file (and its header if `skip_header`), checking the number of columns."
+    """A float64 array from a comma-separated numeric file (and its header if `skip_header`),
+    checking the number of columns."""
     with open(fn) as f:
         header = f.readline().strip().split(",") if skip_header else None
         rows = [r.split(",") for r in f.read().splitlines() if r.strip()]
-    try: A = np.array(rows, dtype=np.float64)
-    except ValueError as e: raise DatasetError(f"{str(fn)!r} ({dataset}): non-numeric or ragged content ({e})") from None
-    if A.ndim != 2 or A.shape[1] != ncols: raise DatasetError(f"{str(fn)!r} ({dataset}): expected {ncols} columns, got shape {A.shape}")
+    try:
+        A = np.array(rows, dtype=np.float64)
+    except ValueError as e:
+        raise DatasetError(
+            f"{str(fn)!r} ({dataset}): non-numeric or ragged content ({e})"
+        ) from None
+    if A.ndim != 2 or A.shape[1] != ncols:
+        raise DatasetError(
+            f"{str(fn)!r} ({dataset}): expected {ncols} columns, got shape {A.shape}"
+        )
     return header, A
 
+# %% ../nbs/00_core/01_datasets.ipynb
 def read_arff(fn, # path of an ARFF file
              ) -> tuple:
-    "Parse a dense ARFF file: returns `(attributes, rows)` with `attributes` a list of `(name, values)` (`values` None if numeric, else the list of nominal values) and `rows` a list of string lists."
+    """Parse a dense ARFF file: returns `(attributes, rows)` with `attributes` a list of `(name,
+    values)` (`values` None if numeric, else the list of nominal values) and `rows` a list of
+    string lists."""
     attrs, rows, in_data = [], [], False
     with open(fn) as f:
         for line in f:
@@ -346,35 +460,84 @@ def read_arff(fn, # path of an ARFF file
                 m = re.match(r"@attribute\s+('[^']*'|\"[^\"]*\"|\S+)\s+(.*)$", s, re.I)
                 if m is None: raise DatasetError(f"{str(fn)!r}: cannot parse the line {s!r}")
                 name, typ = m.group(1).strip("'\""), m.group(2).strip()
-                vals = [v.strip().strip("'\"") for v in typ[1:-1].split(",")] if typ.startswith("{") else None
+                vals = (
+                    [v.strip().strip("'\"") for v in typ[1:-1].split(",")]
+                    if typ.startswith("{")
+                    else None
+                )
                 attrs.append((name, vals))
             elif low.startswith("@data"): in_data = True
-    if not attrs or not in_data: raise DatasetError(f"{str(fn)!r} is not an ARFF file (no @attribute or @data section)")
+    if not attrs or not in_data:
+        raise DatasetError(f"{str(fn)!r} is not an ARFF file (no @attribute or @data section)")
     bad = [i for i, r in enumerate(rows) if len(r) != len(attrs)]
-    if bad: raise DatasetError(f"{str(fn)!r}: data row {bad[0] + 1} has {len(rows[bad[0]])} values for {len(attrs)} attributes")
+    if bad:
+        raise DatasetError(
+            f"{str(fn)!r}: data row {bad[0] + 1} has {len(rows[bad[0]])} values for {len(attrs)} "
+            f"attributes"
+        )
     return attrs, rows
 
 # %% ../nbs/00_core/01_datasets.ipynb
-CALIFORNIA_COLUMNS = ("longitude", "latitude", "housing_median_age", "total_rooms", "total_bedrooms",
-                      "population", "households", "median_income", "median_house_value")
-CALIFORNIA_FEATURES = ("MedInc", "HouseAge", "AveRooms", "AveBedrms", "Population", "AveOccup", "Latitude", "Longitude")
+CALIFORNIA_COLUMNS = (
+    "longitude",
+    "latitude",
+    "housing_median_age",
+    "total_rooms",
+    "total_bedrooms",
+    "population",
+    "households",
+    "median_income",
+    "median_house_value",
+)
+CALIFORNIA_FEATURES = (
+    "MedInc",
+    "HouseAge",
+    "AveRooms",
+    "AveBedrms",
+    "Population",
+    "AveOccup",
+    "Latitude",
+    "Longitude",
+)
+
 
 def load_california(data_dir=None, # data directory, or None for `$DP_CD_DATA`
                    ) -> Dataset:
-    "California housing (20,640 x 8 regression) with scikit-learn's derived features, from the raw StatLib CSV."
+    """California housing (20,640 x 8 regression) with scikit-learn's derived features, from the raw
+    StatLib CSV."""
     fn = data_file("california_housing_raw.csv", data_dir, "california")
     header, A = _read_numeric_csv(fn, True, 9, "california")
     if tuple(h.strip() for h in header) != CALIFORNIA_COLUMNS:
-        raise DatasetError(f"{str(fn)!r}: unexpected header {header}; expected {list(CALIFORNIA_COLUMNS)}")
+        raise DatasetError(
+            f"{str(fn)!r}: unexpected header {header}; expected {list(CALIFORNIA_COLUMNS)}"
+        )
     c = {k: A[:, i] for i, k in enumerate(CALIFORNIA_COLUMNS)}
-    if np.any(c["households"] <= 0) or not np.all(np.isfinite(A)): raise DatasetError(f"{str(fn)!r}: missing values or zero households")
-    X = np.column_stack([c["median_income"], c["housing_median_age"], c["total_rooms"] / c["households"],
-                         c["total_bedrooms"] / c["households"], c["population"], c["population"] / c["households"],
-                         c["latitude"], c["longitude"]])
-    return Dataset(np.asfortranarray(X), c["median_house_value"] / 1e5, "california", "regression", feature_names=CALIFORNIA_FEATURES,
-                   description=f"California housing (Pace & Barry 1997) from {fn.name}: scikit-learn's 8 derived features, target = median house value / 100,000.",
-                   meta=dict(files=[fn.name]))
+    if np.any(c["households"] <= 0) or not np.all(np.isfinite(A)):
+        raise DatasetError(f"{str(fn)!r}: missing values or zero households")
+    X = np.column_stack(
+        [
+            c["median_income"],
+            c["housing_median_age"],
+            c["total_rooms"] / c["households"],
+            c["total_bedrooms"] / c["households"],
+            c["population"],
+            c["population"] / c["households"],
+            c["latitude"],
+            c["longitude"],
+        ]
+    )
+    return Dataset(
+        np.asfortranarray(X),
+        c["median_house_value"] / 1e5,
+        "california",
+        "regression",
+        feature_names=CALIFORNIA_FEATURES,
+        description=f"California housing (Pace & Barry 1997) from {fn.name}: scikit-learn's 8 "
+                    f"derived features, target = median house value / 100,000.",
+        meta=dict(files=[fn.name]),
+    )
 
+# %% ../nbs/00_core/01_datasets.ipynb
 def load_electricity(data_dir=None, # data directory, or None for `$DP_CD_DATA`
                     ) -> Dataset:
     "Electricity (45,312 x 8 binary classification; UP = +1, DOWN = -1) from its ARFF file."
@@ -382,14 +545,26 @@ def load_electricity(data_dir=None, # data directory, or None for `$DP_CD_DATA`
     attrs, rows = read_arff(fn)
     names = [a[0] for a in attrs]
     if names[-1] != "class" or attrs[-1][1] is None or set(attrs[-1][1]) != {"UP", "DOWN"}:
-        raise DatasetError(f"{str(fn)!r}: expected a last attribute class {{UP,DOWN}}, got {attrs[-1]}")
-    try: X = np.array([r[:-1] for r in rows], dtype=np.float64)
-    except ValueError: raise DatasetError(f"{str(fn)!r}: missing ('?') or non-numeric feature values") from None
+        raise DatasetError(
+            f"{str(fn)!r}: expected a last attribute class {{UP,DOWN}}, got {attrs[-1]}"
+        )
+    try:
+        X = np.array([r[:-1] for r in rows], dtype=np.float64)
+    except ValueError:
+        raise DatasetError(f"{str(fn)!r}: missing ('?') or non-numeric feature values") from None
     lab = np.array([r[-1] for r in rows])
-    if not np.all(np.isin(lab, ("UP", "DOWN"))): raise DatasetError(f"{str(fn)!r}: labels other than UP/DOWN")
-    return Dataset(np.asfortranarray(X), np.where(lab == "UP", 1.0, -1.0), "electricity", "classification", feature_names=tuple(names[:-1]),
-                   description=f"Electricity (Harries 1999, elecNormNew) from {fn.name}: 8 numeric attributes as given; label UP = +1, DOWN = -1.",
-                   meta=dict(files=[fn.name]))
+    if not np.all(np.isin(lab, ("UP", "DOWN"))):
+        raise DatasetError(f"{str(fn)!r}: labels other than UP/DOWN")
+    return Dataset(
+        np.asfortranarray(X),
+        np.where(lab == "UP", 1.0, -1.0),
+        "electricity",
+        "classification",
+        feature_names=tuple(names[:-1]),
+        description=f"Electricity (Harries 1999, elecNormNew) from {fn.name}: 8 numeric attributes "
+                    f"as given; label UP = +1, DOWN = -1.",
+        meta=dict(files=[fn.name]),
+    )
 
 # %% ../nbs/00_core/01_datasets.ipynb
 def load_madelon(data_dir=None, # data directory, or None for `$DP_CD_DATA`
@@ -397,15 +572,25 @@ def load_madelon(data_dir=None, # data directory, or None for `$DP_CD_DATA`
     "Madelon (2,600 x 500 binary classification, labels +-1) from its CSV file."
     fn = data_file("madelon_2600x500.csv", data_dir, "madelon")
     header, A = _read_numeric_csv(fn, True, 501, "madelon")
-    if header[-1].strip() != "Class": raise DatasetError(f"{str(fn)!r}: last column is {header[-1]!r}, expected 'Class'")
+    if header[-1].strip() != "Class":
+        raise DatasetError(f"{str(fn)!r}: last column is {header[-1]!r}, expected 'Class'")
     y = A[:, -1]
-    if not np.all(np.isin(y, (-1.0, 1.0))): raise DatasetError(f"{str(fn)!r}: Class values other than -1/1")
-    return Dataset(np.asfortranarray(A[:, :-1]), y, "madelon", "classification", feature_names=tuple(h.strip() for h in header[:-1]),
-                   description=f"Madelon (NIPS 2003; 2,000 train + 600 validation rows, as OpenML 1485) from {fn.name}: 500 integer features, raw.",
-                   meta=dict(files=[fn.name]))
+    if not np.all(np.isin(y, (-1.0, 1.0))):
+        raise DatasetError(f"{str(fn)!r}: Class values other than -1/1")
+    return Dataset(
+        np.asfortranarray(A[:, :-1]),
+        y,
+        "madelon",
+        "classification",
+        feature_names=tuple(h.strip() for h in header[:-1]),
+        description=f"Madelon (NIPS 2003; 2,000 train + 600 validation rows, as OpenML 1485) from "
+                    f"{fn.name}: 500 integer features, raw.",
+        meta=dict(files=[fn.name]),
+    )
 
 DOROTHEA_FEATURES = 100_000
 
+# %% ../nbs/00_core/01_datasets.ipynb
 def load_dorothea(data_dir=None, # data directory, or None for `$DP_CD_DATA`
                  ) -> Dataset:
     "Dorothea validation split (350 x 100,000 sparse binary features, labels +-1) as a CSC matrix."
@@ -424,29 +609,61 @@ def load_dorothea(data_dir=None, # data directory, or None for `$DP_CD_DATA`
     if len(cols) and (cols.min() < 0 or cols.max() >= DOROTHEA_FEATURES):
         raise DatasetError(f"{str(fx)!r}: feature indices must lie in 1..{DOROTHEA_FEATURES}")
     y = np.array(fy.read_text().split(), dtype=np.float64)
-    if len(y) != len(lines): raise DatasetError(f"{str(fy)!r} has {len(y)} labels for {len(lines)} rows of {str(fx)!r}")
-    if not np.all(np.isin(y, (-1.0, 1.0))): raise DatasetError(f"{str(fy)!r}: labels other than -1/1")
+    if len(y) != len(lines):
+        raise DatasetError(f"{str(fy)!r} has {len(y)} labels for {len(lines)} rows of {str(fx)!r}")
+    if not np.all(np.isin(y, (-1.0, 1.0))):
+        raise DatasetError(f"{str(fy)!r}: labels other than -1/1")
     X = sp.csc_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(lines), DOROTHEA_FEATURES))
     X.sum_duplicates()
     X.sort_indices()
     X.data[:] = 1.0
-    return Dataset(X, y, "dorothea", "classification",
-                   description=f"Dorothea (NIPS 2003) VALIDATION split only (the 800-row training split used by the thesis is not available) "
-                               f"from {fx.name} and {fy.name}: 100,000 sparse binary features.",
-                   meta=dict(files=[fx.name, fy.name], split="validation"))
+    return Dataset(
+        X,
+        y,
+        "dorothea",
+        "classification",
+        description=f"Dorothea (NIPS 2003) VALIDATION split only (the 800-row training split used by the thesis is not available) "
+        f"from {fx.name} and {fy.name}: 100,000 sparse binary features.",
+        meta=dict(files=[fx.name, fy.name], split="validation"),
+    )
 
 # %% ../nbs/00_core/01_datasets.ipynb
-ADULT_COLUMNS = ("age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
-                 "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week", "native-country")
+ADULT_COLUMNS = (
+    "age",
+    "workclass",
+    "fnlwgt",
+    "education",
+    "education-num",
+    "marital-status",
+    "occupation",
+    "relationship",
+    "race",
+    "sex",
+    "capital-gain",
+    "capital-loss",
+    "hours-per-week",
+    "native-country",
+)
 ADULT_CATEGORIES = {
-    "workclass": "Private, Self-emp-not-inc, Self-emp-inc, Federal-gov, Local-gov, State-gov, Without-pay, Never-worked",
-    "education": "Bachelors, Some-college, 11th, HS-grad, Prof-school, Assoc-acdm, Assoc-voc, 9th, 7th-8th, 12th, Masters, 1st-4th, 10th, Doctorate, 5th-6th, Preschool",
-    "marital-status": "Married-civ-spouse, Divorced, Never-married, Separated, Widowed, Married-spouse-absent, Married-AF-spouse",
-    "occupation": "Tech-support, Craft-repair, Other-service, Sales, Exec-managerial, Prof-specialty, Handlers-cleaners, Machine-op-inspct, Adm-clerical, Farming-fishing, Transport-moving, Priv-house-serv, Protective-serv, Armed-Forces",
+    "workclass": "Private, Self-emp-not-inc, Self-emp-inc, Federal-gov, Local-gov, State-gov, "
+                 "Without-pay, Never-worked",
+    "education": "Bachelors, Some-college, 11th, HS-grad, Prof-school, Assoc-acdm, Assoc-voc, 9th, "
+                 "7th-8th, 12th, Masters, 1st-4th, 10th, Doctorate, 5th-6th, Preschool",
+    "marital-status": "Married-civ-spouse, Divorced, Never-married, Separated, Widowed, "
+                      "Married-spouse-absent, Married-AF-spouse",
+    "occupation": "Tech-support, Craft-repair, Other-service, Sales, Exec-managerial, "
+                  "Prof-specialty, Handlers-cleaners, Machine-op-inspct, Adm-clerical, "
+                  "Farming-fishing, Transport-moving, Priv-house-serv, Protective-serv, "
+                  "Armed-Forces",
     "relationship": "Wife, Own-child, Husband, Not-in-family, Other-relative, Unmarried",
     "race": "White, Asian-Pac-Islander, Amer-Indian-Eskimo, Other, Black",
     "sex": "Female, Male",
-    "native-country": "United-States, Cambodia, England, Puerto-Rico, Canada, Germany, Outlying-US(Guam-USVI-etc), India, Japan, Greece, South, China, Cuba, Iran, Honduras, Philippines, Italy, Poland, Jamaica, Vietnam, Mexico, Portugal, Ireland, France, Dominican-Republic, Laos, Ecuador, Taiwan, Haiti, Columbia, Hungary, Guatemala, Nicaragua, Scotland, Thailand, Yugoslavia, El-Salvador, Trinadad&Tobago, Peru, Hong, Holand-Netherlands",
+    "native-country": "United-States, Cambodia, England, Puerto-Rico, Canada, Germany, "
+                      "Outlying-US(Guam-USVI-etc), India, Japan, Greece, South, China, Cuba, Iran, "
+                      "Honduras, Philippines, Italy, Poland, Jamaica, Vietnam, Mexico, Portugal, "
+                      "Ireland, France, Dominican-Republic, Laos, Ecuador, Taiwan, Haiti, Columbia, "
+                      "Hungary, Guatemala, Nicaragua, Scotland, Thailand, Yugoslavia, El-Salvador, "
+                      "Trinadad&Tobago, Peru, Hong, Holand-Netherlands",
 }
 ADULT_CATEGORIES = {k: tuple(v.split(", ")) for k, v in ADULT_CATEGORIES.items()}
 
@@ -454,20 +671,29 @@ def _read_adult(fn:Path):
     recs = []
     with open(fn, newline="") as f:
         for lineno, rec in enumerate(csv.reader(f, skipinitialspace=True), 1):
-            if not rec or rec[0].startswith("|") or (len(rec) == 1 and not rec[0].strip()): continue  # blank or comment line
-            if len(rec) != 15: raise DatasetError(f"{str(fn)!r}, line {lineno}: {len(rec)} fields instead of 15")
+            # blank or comment line
+            if not rec or rec[0].startswith("|") or (len(rec) == 1 and not rec[0].strip()): continue
+            if len(rec) != 15:
+                raise DatasetError(f"{str(fn)!r}, line {lineno}: {len(rec)} fields instead of 15")
             recs.append([v.strip() for v in rec])
     return recs
 
-def load_adult(data_dir=None, # data directory, or None for `$DP_CD_DATA`
-               split:str="train", # "train" (adult.data), "test" (adult.test) or "all" (both, train first)
-               missing:str="zero", # '?' handling: "zero" (all-zero one-hot block), "indicator" (extra column) or "drop" (drop rows)
-               include_sensitive:bool=False, # also put the one-hot `sex` columns in X
-              ) -> Dataset:
-    "Adult census income (income > 50K = +1) with one-hot categorical features and `sex` as sensitive attribute."
-    if split not in ("train", "test", "all"): raise ValueError(f"split must be 'train', 'test' or 'all', got {split!r}")
-    if missing not in ("zero", "indicator", "drop"): raise ValueError(f"missing must be 'zero', 'indicator' or 'drop', got {missing!r}")
-    files = {"train": ["adult.data"], "test": ["adult.test"], "all": ["adult.data", "adult.test"]}[split]
+# %% ../nbs/00_core/01_datasets.ipynb
+def load_adult(
+    data_dir=None,  # data directory, or None for `$DP_CD_DATA`
+    split: str = "train",  # "train" (adult.data), "test" (adult.test) or "all" (both, train first)
+    missing: str = "zero",  # '?' handling: "zero" (all-zero one-hot block), "indicator" (extra column) or "drop" (drop rows)
+    include_sensitive: bool = False,  # also put the one-hot `sex` columns in X
+) -> Dataset:
+    """Adult census income (income > 50K = +1) with one-hot categorical features and `sex` as
+    sensitive attribute."""
+    if split not in ("train", "test", "all"):
+        raise ValueError(f"split must be 'train', 'test' or 'all', got {split!r}")
+    if missing not in ("zero", "indicator", "drop"):
+        raise ValueError(f"missing must be 'zero', 'indicator' or 'drop', got {missing!r}")
+    files = {"train": ["adult.data"], "test": ["adult.test"], "all": ["adult.data", "adult.test"]}[
+        split
+    ]
     recs, sizes = [], []
     for name in files:
         r = _read_adult(data_file(name, data_dir, "adult"))
@@ -487,8 +713,10 @@ def load_adult(data_dir=None, # data directory, or None for `$DP_CD_DATA`
     for j, col in enumerate(ADULT_COLUMNS):
         vals = columns[j]
         if col not in ADULT_CATEGORIES:
-            try: blocks.append(vals.astype(np.float64))
-            except ValueError: raise DatasetError(f"adult: non-numeric value in numeric column {col!r}") from None
+            try:
+                blocks.append(vals.astype(np.float64))
+            except ValueError:
+                raise DatasetError(f"adult: non-numeric value in numeric column {col!r}") from None
             names.append(col)
             continue
         if col == "sex" and not include_sensitive: continue
@@ -496,7 +724,8 @@ def load_adult(data_dir=None, # data directory, or None for `$DP_CD_DATA`
         code = {c: k for k, c in enumerate(cats)}
         uniq, inv = np.unique(vals, return_inverse=True)
         unknown = set(uniq) - set(code) - {"?"}
-        if unknown: raise DatasetError(f"adult: unknown categories {sorted(unknown)} in column {col!r}")
+        if unknown:
+            raise DatasetError(f"adult: unknown categories {sorted(unknown)} in column {col!r}")
         blocks.append((np.array([code.get(u, -1) for u in uniq], dtype=np.int64)[inv], len(cats)))
         names += [f"{col}={c}" for c in cats]
     X = np.zeros((len(recs), len(names)), order="F")
@@ -507,27 +736,44 @@ def load_adult(data_dir=None, # data directory, or None for `$DP_CD_DATA`
             ok = np.flatnonzero(codes >= 0)
             X[ok, k + codes[ok]] = 1.0
             k += width
-        else: X[:, k] = b; k += 1
+        else:
+            X[:, k] = b
+            k += 1
     sex = columns[9]
-    if not np.all(np.isin(sex, ("Male", "Female"))): raise DatasetError("adult: sex values other than Male/Female")
+    if not np.all(np.isin(sex, ("Male", "Female"))):
+        raise DatasetError("adult: sex values other than Male/Female")
     y = np.where(np.array(labels) == ">50K", 1.0, -1.0)
-    return Dataset(X, y, "adult" if split == "all" else f"adult-{split}", "classification",
-                   sensitive=(sex == "Male").astype(np.int64), sensitive_name="sex (1 = Male, 0 = Female)", feature_names=names,
-                   description=(f"Adult census income (UCI) from {' and '.join(files)}: 6 numeric features (raw) and one-hot categorical features "
-                                f"(categories of adult.names); '?' handled by missing={missing!r}; sex is the sensitive attribute"
-                                f"{' (also in X)' if include_sensitive else ' (not in X)'}; label income > 50K = +1."),
-                   meta=dict(files=files, split=split, n_train=sizes[0] if split != "test" else 0, missing=missing))
+    return Dataset(
+        X,
+        y,
+        "adult" if split == "all" else f"adult-{split}",
+        "classification",
+        sensitive=(sex == "Male").astype(np.int64),
+        sensitive_name="sex (1 = Male, 0 = Female)",
+        feature_names=names,
+        description=(
+            f"Adult census income (UCI) from {' and '.join(files)}: 6 numeric features (raw) and one-hot categorical features "
+            f"(categories of adult.names); '?' handled by missing={missing!r}; sex is the sensitive attribute"
+            f"{' (also in X)' if include_sensitive else ' (not in X)'}; label income > 50K = +1."
+        ),
+        meta=dict(
+            files=files, split=split, n_train=sizes[0] if split != "test" else 0, missing=missing
+        ),
+    )
 
 # %% ../nbs/00_core/01_datasets.ipynb
-def load_phishing(data_dir=None, # data directory, or None for `$DP_CD_DATA`
-                  one_hot:bool=False, # one-hot encode the 30 ternary features (68 columns, as LIBSVM)
-                 ) -> Dataset:
+def load_phishing(
+    data_dir=None,  # data directory, or None for `$DP_CD_DATA`
+    one_hot: bool = False,  # one-hot encode the 30 ternary features (68 columns, as LIBSVM)
+) -> Dataset:
     "Phishing websites (11,055 x 30 binary classification, labels +-1), optionally one-hot encoded."
     fn = data_file("phishing_11055x30.csv", data_dir, "phishing")
     _, A = _read_numeric_csv(fn, False, 31, "phishing")
     F, y = A[:, :-1], A[:, -1]
-    if not np.all(np.isin(y, (-1.0, 1.0))): raise DatasetError(f"{str(fn)!r}: labels other than -1/1")
-    if not np.all(np.isin(F, (-1.0, 0.0, 1.0))): raise DatasetError(f"{str(fn)!r}: feature values other than -1/0/1")
+    if not np.all(np.isin(y, (-1.0, 1.0))):
+        raise DatasetError(f"{str(fn)!r}: labels other than -1/1")
+    if not np.all(np.isin(F, (-1.0, 0.0, 1.0))):
+        raise DatasetError(f"{str(fn)!r}: feature values other than -1/0/1")
     names = [f"f{j + 1}" for j in range(F.shape[1])]
     if one_hot:
         blocks, nm = [], []
@@ -536,62 +782,99 @@ def load_phishing(data_dir=None, # data directory, or None for `$DP_CD_DATA`
                 blocks.append(F[:, j] == v)
                 nm.append(f"f{j + 1}={int(v)}")
         F, names = np.column_stack(blocks).astype(np.float64), nm
-    return Dataset(np.asfortranarray(F), y, "phishing", "classification", feature_names=names,
-                   description=f"Phishing websites (UCI; LIBSVM phishing) from {fn.name}: 30 features in {{-1,0,1}}"
-                               f"{', one-hot encoded' if one_hot else ''}; label +-1.",
-                   meta=dict(files=[fn.name], one_hot=one_hot))
+    return Dataset(
+        np.asfortranarray(F),
+        y,
+        "phishing",
+        "classification",
+        feature_names=names,
+        description=f"Phishing websites (UCI; LIBSVM phishing) from {fn.name}: 30 features in {{-1,0,1}}"
+        f"{', one-hot encoded' if one_hot else ''}; label +-1.",
+        meta=dict(files=[fn.name], one_hot=one_hot),
+    )
 
+# %% ../nbs/00_core/01_datasets.ipynb
 def load_celeba(data_dir=None, # data directory, or None for `$DP_CD_DATA`
                 label:str="Smiling", # attribute used as the label
                 sensitive:str="Male", # attribute used as the sensitive attribute (excluded from X)
                 n_rows:int|None=None, # keep only the first rows (default: all rows of the file)
                ) -> Dataset:
-    "CelebA attributes (first 20,000 rows available): label `Smiling`, sensitive `Male`, the other 38 attributes as +-1 features."
+    """CelebA attributes (first 20,000 rows available): label `Smiling`, sensitive `Male`, the other
+    38 attributes as +-1 features."""
     fn = data_file("celeba_attr_first20000.txt", data_dir, "celeba")
     with open(fn) as f:
         total = int(f.readline().split()[0])
         attrs = f.readline().split()
         body = f.read().split()
-    if len(attrs) != 40 or len(body) % 41: raise DatasetError(f"{str(fn)!r}: expected 40 attribute names and rows of an image id and 40 values")
+    if len(attrs) != 40 or len(body) % 41:
+        raise DatasetError(
+            f"{str(fn)!r}: expected 40 attribute names and rows of an image id and 40 values"
+        )
     A = np.array(body, dtype=object).reshape(-1, 41)[:, 1:].astype(np.float64)
     if n_rows is not None:
         n_rows = check_scalar(n_rows, "n_rows", low=1, high=len(A), integer=True)
         A = A[:n_rows]
-    if not np.all(np.isin(A, (-1.0, 1.0))): raise DatasetError(f"{str(fn)!r}: attribute values other than -1/1")
+    if not np.all(np.isin(A, (-1.0, 1.0))):
+        raise DatasetError(f"{str(fn)!r}: attribute values other than -1/1")
     for a, what in ((label, "label"), (sensitive, "sensitive")):
-        if a not in attrs: raise ValueError(f"{what} must be one of the CelebA attributes {attrs}, got {a!r}")
+        if a not in attrs:
+            raise ValueError(f"{what} must be one of the CelebA attributes {attrs}, got {a!r}")
     if label == sensitive: raise ValueError("label and sensitive must be different attributes")
     li, si = attrs.index(label), attrs.index(sensitive)
     keep = [j for j in range(40) if j not in (li, si)]
-    return Dataset(np.asfortranarray(A[:, keep]), A[:, li], "celeba", "classification", sensitive=(A[:, si] > 0).astype(np.int64),
-                   sensitive_name=f"{sensitive} (1 = yes, 0 = no)", feature_names=[attrs[j] for j in keep],
-                   description=f"CelebA attributes from {fn.name}: first {len(A):,} of {total:,} rows only; label {label} +-1, "
-                               f"sensitive attribute {sensitive} (not in X); the other 38 attributes as +-1 features.",
-                   meta=dict(files=[fn.name], total_rows=total))
+    return Dataset(
+        np.asfortranarray(A[:, keep]),
+        A[:, li],
+        "celeba",
+        "classification",
+        sensitive=(A[:, si] > 0).astype(np.int64),
+        sensitive_name=f"{sensitive} (1 = yes, 0 = no)",
+        feature_names=[attrs[j] for j in keep],
+        description=f"CelebA attributes from {fn.name}: first {len(A):,} of {total:,} rows only; label {label} +-1, "
+        f"sensitive attribute {sensitive} (not in X); the other 38 attributes as +-1 features.",
+        meta=dict(files=[fn.name], total_rows=total),
+    )
 
 # %% ../nbs/00_core/01_datasets.ipynb
-SYNTHETIC = {"log1": (make_log, dict(sigma=1.0)), "log2": (make_log, dict(sigma=2.0)), "square": (make_square, {}),
-             "sparse_lasso": (make_sparse_lasso, {}), "imbalanced": (make_imbalanced, {})}
-REAL = {"california": (load_california, ("california_housing_raw.csv",)), "electricity": (load_electricity, ("electricity.arff",)),
-        "madelon": (load_madelon, ("madelon_2600x500.csv",)), "dorothea": (load_dorothea, ("dorothea_valid.data", "dorothea_valid.labels")),
-        "adult": (load_adult, ("adult.data", "adult.test")), "phishing": (load_phishing, ("phishing_11055x30.csv",)),
-        "celeba": (load_celeba, ("celeba_attr_first20000.txt",))}
+SYNTHETIC = {
+    "log1": (make_log, dict(sigma=1.0)),
+    "log2": (make_log, dict(sigma=2.0)),
+    "square": (make_square, {}),
+    "sparse_lasso": (make_sparse_lasso, {}),
+    "imbalanced": (make_imbalanced, {}),
+}
+REAL = {
+    "california": (load_california, ("california_housing_raw.csv",)),
+    "electricity": (load_electricity, ("electricity.arff",)),
+    "madelon": (load_madelon, ("madelon_2600x500.csv",)),
+    "dorothea": (load_dorothea, ("dorothea_valid.data", "dorothea_valid.labels")),
+    "adult": (load_adult, ("adult.data", "adult.test")),
+    "phishing": (load_phishing, ("phishing_11055x30.csv",)),
+    "celeba": (load_celeba, ("celeba_attr_first20000.txt",)),
+}
 NAMES = tuple(SYNTHETIC) + tuple(REAL)
 
 def _needed_files(name, options):
     files = REAL[name][1]
-    if name == "adult": files = {"train": ("adult.data",), "test": ("adult.test",)}.get(options.get("split", "train"), files)
+    if name == "adult":
+        files = {"train": ("adult.data",), "test": ("adult.test",)}.get(
+            options.get("split", "train"), files
+        )
     return files
 
-def load(name:str, # one of `NAMES`
-         data_dir=None, # data directory for real datasets, or None for `$DP_CD_DATA`
-         standardize:bool=False, # standardise the features (the thesis' "balanced" variant)
-         row_norm:float|None=None, # clip every row to this l2 norm, or None
-         verify:bool=False, # check the files against SHA256SUMS first (when the directory has one)
-         **options, # options of the generator or loader (e.g. `seed=1`, `split="test"`, `one_hot=True`)
-        ) -> Dataset:
-    "Load or generate the dataset `name` (synthetic ones need no file), optionally standardised and row-clipped."
-    if not isinstance(name, str) or name.lower() not in NAMES: raise ValueError(f"name must be one of {NAMES}, got {name!r}")
+# %% ../nbs/00_core/01_datasets.ipynb
+def load(
+    name: str,  # one of `NAMES`
+    data_dir=None,  # data directory for real datasets, or None for `$DP_CD_DATA`
+    standardize: bool = False,  # standardise the features (the thesis' "balanced" variant)
+    row_norm: float | None = None,  # clip every row to this l2 norm, or None
+    verify: bool = False,  # check the files against SHA256SUMS first (when the directory has one)
+    **options,  # options of the generator or loader (e.g. `seed=1`, `split="test"`, `one_hot=True`)
+) -> Dataset:
+    """Load or generate the dataset `name` (synthetic ones need no file), optionally standardised
+    and row-clipped."""
+    if not isinstance(name, str) or name.lower() not in NAMES:
+        raise ValueError(f"name must be one of {NAMES}, got {name!r}")
     name = name.lower()
     if name in SYNTHETIC:
         make, defaults = SYNTHETIC[name]
@@ -605,6 +888,7 @@ def load(name:str, # one of `NAMES`
 
 _resolve_dir = data_dir
 
+# %% ../nbs/00_core/01_datasets.ipynb
 @dataclass(frozen=True)
 class DatasetStatus:
     "Where a dataset comes from and whether it is available."
@@ -615,17 +899,25 @@ class DatasetStatus:
     present: bool # True if it can be loaded
     missing: tuple = () # files that are missing
 
+# %% ../nbs/00_core/01_datasets.ipynb
 def available(data_dir=None, # data directory, or None for `$DP_CD_DATA`
              ) -> list:
-    "The status of every known dataset: kind, files, where they were looked for, and whether present."
+    """The status of every known dataset: kind, files, where they were looked for, and whether
+    present."""
     try: d, where = _resolve_dir(data_dir), None
     except MissingDataError as e: d, where = None, str(e).split(". ")[0]
-    out = [DatasetStatus(n, "synthetic", (), "generated by dp_cd (no file needed)", True) for n in SYNTHETIC]
+    out = [
+        DatasetStatus(n, "synthetic", (), "generated by dp_cd (no file needed)", True)
+        for n in SYNTHETIC
+    ]
     for n, (_, files) in REAL.items():
         miss = tuple(f for f in files if d is None or not (d / f).is_file())
-        out.append(DatasetStatus(n, "real", files, str(d) if d is not None else where, not miss, miss))
+        out.append(
+            DatasetStatus(n, "real", files, str(d) if d is not None else where, not miss, miss)
+        )
     return out
 
+# %% ../nbs/00_core/01_datasets.ipynb
 def format_available(statuses=None, # output of `available()` (computed if None)
                     ) -> str:
     "A plain-text table of `available()`."

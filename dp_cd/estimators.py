@@ -37,9 +37,11 @@ def make_loss(loss # a name in `LOSSES` or a `Loss`
              ) -> Loss:
     "A `Loss` from a name or instance."
     if isinstance(loss, Loss): return loss
-    if loss not in LOSSES: raise ValueError(f"loss must be one of {sorted(LOSSES)} or a Loss, got {loss!r}")
+    if loss not in LOSSES:
+        raise ValueError(f"loss must be one of {sorted(LOSSES)} or a Loss, got {loss!r}")
     return LOSSES[loss]()
 
+# %% ../nbs/06_api/01_estimators.ipynb
 def make_penalty(penalty, # "none", "l1", "l2", "elasticnet", or a `Penalty`
                  alpha:float, # regularisation strength
                  l1_ratio:float=0.5, # elastic-net mixing (1 is l1, 0 is l2)
@@ -51,14 +53,19 @@ def make_penalty(penalty, # "none", "l1", "l2", "elasticnet", or a `Penalty`
     if penalty == "l1": return L1(alpha)
     if penalty == "l2": return L2(alpha)
     if penalty == "elasticnet": return ElasticNet(alpha, check_scalar(l1_ratio, "l1_ratio", 0, 1))
-    raise ValueError(f"penalty must be one of ['elasticnet', 'l1', 'l2', 'none'] or a Penalty, got {penalty!r}")
+    raise ValueError(
+        f"penalty must be one of ['elasticnet', 'l1', 'l2', 'none'] or a Penalty, got {penalty!r}"
+    )
 
 # %% ../nbs/06_api/01_estimators.ipynb
 class BudgetExceededError(ValueError):
     "A fit would exceed the privacy budget of its `BudgetAccountant`."
 
+# %% ../nbs/06_api/01_estimators.ipynb
 class BudgetAccountant:
-    "Tracks the privacy spent on one dataset across fits (basic composition) and refuses overspending."
+    """Tracks the privacy spent on one dataset across fits (basic composition) and refuses
+    overspending."""
+
     def __init__(self, epsilon:float=np.inf, # total ε budget
                  delta:float=1.0, # total δ budget, in [0, 1]
                 ):
@@ -78,14 +85,21 @@ class BudgetAccountant:
         "Raise `BudgetExceededError` if spending (epsilon, delta) would exceed the budget."
         e, d = self.total_spent
         if not np.isfinite(epsilon) and np.isfinite(self.epsilon):
-            raise BudgetExceededError(f"a non-private fit (epsilon=inf) cannot be charged to a finite budget (epsilon={self.epsilon:g})")
+            raise BudgetExceededError(
+                f"a non-private fit (epsilon=inf) cannot be charged to a finite budget "
+                f"(epsilon={self.epsilon:g})"
+            )
         tol = 1e-12
         if e + epsilon > self.epsilon * (1 + tol) or d + delta > self.delta * (1 + tol) + tol:
-            raise BudgetExceededError(f"privacy budget exceeded: this fit needs (epsilon={epsilon:.4g}, delta={delta:.3g}) but only "
-                                      f"(epsilon={self.epsilon - e:.4g}, delta={max(0.0, self.delta - d):.3g}) of ({self.epsilon:g}, {self.delta:g}) remain")
+            raise BudgetExceededError(
+                f"privacy budget exceeded: this fit needs (epsilon={epsilon:.4g}, delta={delta:.3g}) but only "
+                f"(epsilon={self.epsilon - e:.4g}, delta={max(0.0, self.delta - d):.3g}) of ({self.epsilon:g}, {self.delta:g}) remain"
+            )
     def spend(self, epsilon:float, delta:float):
         "Record a spending after checking it."
-        self.check(epsilon, delta); self.spent.append((float(epsilon), float(delta)))
+        self.check(epsilon, delta)
+        self.spent.append((float(epsilon), float(delta)))
+
     def __repr__(self):
         e, d = self.total_spent
         return f"BudgetAccountant(epsilon={self.epsilon:g}, delta={self.delta:g}; spent epsilon={e:.4g}, delta={d:.3g} in {len(self.spent)} fits)"
@@ -93,14 +107,26 @@ class BudgetAccountant:
 # %% ../nbs/06_api/01_estimators.ipynb
 def _n_samples(X):
     "Number of records (public under replace-one), read without touching the values."
-    shape = X.shape if hasattr(X, "shape") else (len(X),) if hasattr(X, "__len__") else np.asarray(X).shape
+    shape = (
+        X.shape
+        if hasattr(X, "shape")
+        else (len(X),)
+        if hasattr(X, "__len__")
+        else np.asarray(X).shape
+    )
     n = shape[0] if len(shape) > 0 else 0
     if n < 1: raise ValueError(f"X has no samples (shape {tuple(shape)}); at least one is required")
-    if n < 2: raise ValueError("X has n_samples=1: the default delta = 1/n^2 is 1 and private training needs at least 2 records")
+    if n < 2:
+        raise ValueError(
+            "X has n_samples=1: the default delta = 1/n^2 is 1 and private training needs at least "
+            "2 records"
+        )
     return n
 
+# %% ../nbs/06_api/01_estimators.ipynb
 def _replace_one(report):
-    "(ε, δ) of `report` for the replace-one relation: add/remove guarantees convert by group privacy (k = 2)."
+    """(ε, δ) of `report` for the replace-one relation: add/remove guarantees convert by group
+    privacy (k = 2)."""
     if report.relation == "replace_one": return report.epsilon, report.delta
     e, d = report.epsilon, report.delta
     return 2 * e, d * (1 + math.exp(e))
@@ -145,9 +171,14 @@ def _check_public_bounds(bounds, p):
         raise ValueError("bounds must be positive and finite (public bounds B_j >= |x_ij|)")
     return B
 
+# %% ../nbs/06_api/01_estimators.ipynb
 def _bounds_from_data(X, y):
     "max |x_ij| per feature (0 -> 1) and max |y_i|, read WITHOUT privacy (bounds='data')."
-    B = np.asarray(abs(X).max(axis=0).todense()).ravel() if sp.issparse(X) else np.asarray(abs(X).max(0))
+    B = (
+        np.asarray(abs(X).max(axis=0).todense()).ravel()
+        if sp.issparse(X)
+        else np.asarray(abs(X).max(0))
+    )
     t = None if y is None else float(np.max(np.abs(y))) or 1.0
     return np.where(B > 0, B, 1.0), t
 
@@ -182,6 +213,7 @@ def _private_data_bounds(X, y, eps, delta, share, rng):
                       BoundsFallbackWarning, stacklevel=4)
     return _DataBounds(B, target, rel.epsilon, share * delta, rel.event, note, fell_back=fell_back)
 
+# %% ../nbs/06_api/01_estimators.ipynb
 def _leaky_data_bounds(X, y):
     "bounds='data': the explicit, non-private opt-in; warns and marks the report."
     warnings.warn("bounds='data' reads the feature bounds from the data WITHOUT privacy; use "
@@ -231,6 +263,7 @@ def _categorical_columns(X) -> dict:
                              f"X[{col!r}] = X[{col!r}].astype(pd.CategoricalDtype([...]))")
     return cats
 
+# %% ../nbs/06_api/01_estimators.ipynb
 def _one_hot(X, categories:dict):
     "X with each categorical column replaced by one 0/1 column per declared category, in order."
     import pandas as pd
@@ -251,17 +284,42 @@ def _resolve_budget(est, warn:bool=True, stacklevel:int=4):
         if budget is not None:
             raise ValueError("budget= and accountant= both given: pass budget= only "
                              "(accountant= is its deprecated former name)")
-        if warn: warnings.warn("accountant= is deprecated for the estimators' BudgetAccountant: use "
-                               "budget= (same meaning)", FutureWarning, stacklevel=stacklevel)
+        if warn:
+            warnings.warn(
+                "accountant= is deprecated for the estimators' BudgetAccountant: use "
+                "budget= (same meaning)",
+                FutureWarning,
+                stacklevel=stacklevel,
+            )
         budget = alias
     if budget is not None and not isinstance(budget, BudgetAccountant):
         raise TypeError(f"budget must be a BudgetAccountant or None, got {type(budget).__name__}")
     return budget
 
 # %% ../nbs/06_api/01_estimators.ipynb
-_PARAMS = ("loss", "penalty", "alpha", "l1_ratio", "solver", "epsilon", "delta", "n_passes", "step",
-           "clip", "bounds", "target_bound", "bounds_budget", "scale_by_bounds", "fit_intercept", "intercept_scaling",
-           "random_state", "accountant", "solver_options", "feature_bounds", "budget")
+_PARAMS = (
+    "loss",
+    "penalty",
+    "alpha",
+    "l1_ratio",
+    "solver",
+    "epsilon",
+    "delta",
+    "n_passes",
+    "step",
+    "clip",
+    "bounds",
+    "target_bound",
+    "bounds_budget",
+    "scale_by_bounds",
+    "fit_intercept",
+    "intercept_scaling",
+    "random_state",
+    "accountant",
+    "solver_options",
+    "feature_bounds",
+    "budget",
+)
 
 class _DPLinearBase(BaseEstimator):
     "Shared machinery of `DPRegressor` and `DPClassifier`."
@@ -276,7 +334,8 @@ class _DPLinearBase(BaseEstimator):
         return loss, pen, solver, eps
 
     def _begin_fit(self, X):
-        "Parameters, and the budget check that happens before the data is read (only the public n is used)."
+        """Parameters, and the budget check that happens before the data is read (only the public n
+        is used)."""
         loss, pen, solver, eps = self._check_params()
         delta = _resolve_delta(self.delta, _n_samples(X))
         self._bounds_setting()   # a bad `bounds` is refused before anything is read or charged
@@ -289,8 +348,12 @@ def _bounds_setting(self, warn:bool=True):
     "`bounds`, or the deprecated `feature_bounds` when given (with a FutureWarning)."
     if self.feature_bounds is None: value = self.bounds
     else:
-        if warn: warnings.warn("feature_bounds is deprecated: use bounds= (same meaning)", FutureWarning,
-                      stacklevel=4)
+        if warn:
+            warnings.warn(
+                "feature_bounds is deprecated: use bounds= (same meaning)",
+                FutureWarning,
+                stacklevel=4,
+            )
         value = self.feature_bounds
     if isinstance(value, str) and value not in ("private", "data"):
         raise ValueError(f"bounds must be 'private', 'data' or public numbers, got {value!r}")
@@ -299,6 +362,7 @@ def _bounds_setting(self, warn:bool=True):
                          "default, estimated privately) or bounds='data' (not private)")
     return value
 
+# %% ../nbs/06_api/01_estimators.ipynb
 def _resolve_bounds(self, X, y, eps, delta, rng) -> _DataBounds:
     "The bounds of this fit (y: a regression's target, None for a classifier) and their cost."
     value = self._bounds_setting(warn=False)
@@ -323,13 +387,17 @@ def _implicit_intercept(self, solver) -> bool:
     return bool(self.fit_intercept and solver.intercept and options <= set(solver.option_names)
                 and solver.name not in CHUNKED_RUNS)
 
+# %% ../nbs/06_api/01_estimators.ipynb
 def _add_intercept_column(self, X):
     "X with the constant column `intercept_scaling` appended (when `fit_intercept`)."
     if not self.fit_intercept: return X
     s = check_scalar(self.intercept_scaling, "intercept_scaling", low=0, low_open=True)
     if is_chunked(X): return _chunked_with_ones(X, s)
     col = np.full((X.shape[0], 1), s)
-    return sp.hstack([X, sp.csc_matrix(col)], format="csc") if sp.issparse(X) else np.hstack([X, col])
+    return (
+        sp.hstack([X, sp.csc_matrix(col)], format="csc") if sp.issparse(X) else np.hstack([X, col])
+    )
+
 
 def _chunked_with_ones(X, s:float):
     "A row-chunked X with a last column of s, chunked as X's rows, still lazy."
@@ -337,6 +405,7 @@ def _chunked_with_ones(X, s:float):
     ones = da.full((X.shape[0], 1), s, chunks=(X.chunks[0], 1), dtype=np.float64)
     return da.concatenate([X.astype(np.float64), ones], axis=1).rechunk({1: -1})
 
+# %% ../nbs/06_api/01_estimators.ipynb
 def _split_intercept(self, res):
     "(weights, intercept) of a FitResult: the solver's own, or from the augmented design."
     if not self.fit_intercept: return res.coef, 0.0
@@ -344,14 +413,18 @@ def _split_intercept(self, res):
     return res.coef[:-1], float(res.coef[-1] * self.intercept_scaling)
 
 _DPLinearBase._implicit_intercept = _implicit_intercept
-_DPLinearBase._add_intercept_column, _DPLinearBase._split_intercept = _add_intercept_column, _split_intercept
+_DPLinearBase._add_intercept_column, _DPLinearBase._split_intercept = (
+    _add_intercept_column,
+    _split_intercept,
+)
 
 # %% ../nbs/06_api/01_estimators.ipynb
 def _solver_options(self, solver, loss, bounds:_DataBounds, eps) -> dict:
     "The solver's options: from the bounds (each solver's `options_from_bounds`), then the user's."
     kw, implicit = {}, self._implicit_intercept(solver)
     if bounds.B is not None:
-        B = np.ones_like(bounds.B) if self.scale_by_bounds else bounds.B   # of the solver's features
+        # of the solver's features
+        B = np.ones_like(bounds.B) if self.scale_by_bounds else bounds.B
         B = np.append(B, self.intercept_scaling) if self.fit_intercept and not implicit else B
         kw = solver.options_from_bounds(loss, B, bounds.target)   # no name branches here
     if implicit:   # the solver's implicit column, penalised as the appended one would be
@@ -368,6 +441,7 @@ def _solver_options(self, solver, loss, bounds:_DataBounds, eps) -> dict:
     accepted = set(solver.option_names) | set(self.solver_options or {})   # unknown ones raise
     return {k: v for k, v in kw.items() if k in accepted}
 
+# %% ../nbs/06_api/01_estimators.ipynb
 def _fit_one(self, X, y_enc, loss, pen, solver, eps, delta, rng, options:dict):
     "One solver run on the (clipped) data with the given options: the seam for tuning."
     if not options.get("fit_intercept"): X = self._add_intercept_column(X)   # else implicit
@@ -377,14 +451,19 @@ _DPLinearBase._solver_options, _DPLinearBase._fit_one = _solver_options, _fit_on
 
 # %% ../nbs/06_api/01_estimators.ipynb
 def _charge(self, report, eps, delta):
-    "Charge the budget with the guarantee the fit actually has (never less than requested); refuse non-private runs."
+    """Charge the budget with the guarantee the fit actually has (never less than requested); refuse
+    non-private runs."""
     budget = _resolve_budget(self, warn=False)
     if budget is None: return
     if not report.is_private:
-        raise BudgetExceededError("this fit is not differentially private (" + "; ".join(report.data_dependent or ["epsilon = inf"]) +
-                                  "): use bounds='private' or public bounds; no model is returned and nothing is charged")
+        raise BudgetExceededError(
+            "this fit is not differentially private ("
+            + "; ".join(report.data_dependent or ["epsilon = inf"])
+            + "): use bounds='private' or public bounds; no model is returned and nothing is charged"
+        )
     budget.spend(max(report.epsilon, eps), max(report.delta, delta))
 
+# %% ../nbs/06_api/01_estimators.ipynb
 def _prepare(self, X, y="no_validation", reset=True, **kw):
     "Categorical columns one-hot encoded with their declared categories, then sklearn's validation."
     if is_chunked(X): return _prepare_chunked(self, X, y, reset)
@@ -394,6 +473,7 @@ def _prepare(self, X, y="no_validation", reset=True, **kw):
         return validate_data(self, X, accept_sparse=["csr", "csc"], reset=reset, dtype=np.float64)
     return validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=np.float64, **kw)
 
+# %% ../nbs/06_api/01_estimators.ipynb
 def _prepare_chunked(self, X, y, reset:bool):
     "A row-chunked (dask) X kept lazy (the solver checks its chunks); y gathered as a 1-d array."
     if hasattr(X, "to_dask_array"): X = X.to_dask_array(lengths=True)   # a dask DataFrame
@@ -407,38 +487,45 @@ def _prepare_chunked(self, X, y, reset:bool):
         raise ValueError(f"y must have shape ({X.shape[0]},) to match X, got {y.shape}")
     return X, y
 
+# %% ../nbs/06_api/01_estimators.ipynb
 def _decision(self, X):
     check_is_fitted(self)
     if is_chunked(X): return self._prepare(X, reset=False) @ self.coef_.T + self.intercept_   # lazy
     return np.asarray(self._prepare(X, reset=False) @ self.coef_.T) + self.intercept_
 
-_DPLinearBase._charge, _DPLinearBase._prepare, _DPLinearBase._decision = _charge, _prepare, _decision
+_DPLinearBase._charge, _DPLinearBase._prepare, _DPLinearBase._decision = (
+    _charge,
+    _prepare,
+    _decision,
+)
 
 # %% ../nbs/06_api/01_estimators.ipynb
 class DPRegressor(RegressorMixin, _DPLinearBase):
     "Private linear regression ((ε, δ)-DP, replace-one; δ = 1/n²), untuned: see `DPRegressorCV`."
-    def __init__(self, loss="squared", # "squared", "huber" or a Loss
-                 penalty="l2", # "none", "l1", "l2", "elasticnet" or a Penalty
-                 alpha=1e-3, # regularisation strength α of (E.1)
-                 l1_ratio=0.5, # elastic-net mixing parameter
-                 solver="dp-cd", # a name in `SOLVERS`
-                 epsilon=1.0, # privacy budget ε of the whole fit (np.inf: non-private)
-                 delta=None, # δ (default 1/n²)
-                 n_passes=10, # passes over the data
-                 step=None, # step-size hyper-parameter (solver default if None)
-                 clip=None, # clipping hyper-parameter (solver default if None)
-                 bounds="private", # "private" (estimated inside ε), PUBLIC B_j >= |x_ij| (scalar or (p,)), or "data" (NOT private)
-                 target_bound=None, # PUBLIC bound on |y_i| (default: estimated with the bounds)
-                 bounds_budget=0.1, # share of ε and δ spent on bounds="private"
-                 scale_by_bounds=True, # divide each feature by its bound before the solver runs
-                 fit_intercept=True, # learn an intercept (as an extra coordinate)
-                 intercept_scaling=1.0, # value of the constant column
-                 random_state=None, # seed or Generator
-                 accountant=None, # deprecated name of `budget`
-                 solver_options=None, # extra keyword arguments for the solver
-                 feature_bounds=None, # deprecated name of `bounds`
-                 budget=None, # optional BudgetAccountant charged by every fit
-                ):
+    def __init__(
+        self,
+        loss="squared",  # "squared", "huber" or a Loss
+        penalty="l2",  # "none", "l1", "l2", "elasticnet" or a Penalty
+        alpha=1e-3,  # regularisation strength α of (E.1)
+        l1_ratio=0.5,  # elastic-net mixing parameter
+        solver="dp-cd",  # a name in `SOLVERS`
+        epsilon=1.0,  # privacy budget ε of the whole fit (np.inf: non-private)
+        delta=None,  # δ (default 1/n²)
+        n_passes=10,  # passes over the data
+        step=None,  # step-size hyper-parameter (solver default if None)
+        clip=None,  # clipping hyper-parameter (solver default if None)
+        bounds="private",  # "private" (estimated inside ε), PUBLIC B_j >= |x_ij| (scalar or (p,)), or "data" (NOT private)
+        target_bound=None,  # PUBLIC bound on |y_i| (default: estimated with the bounds)
+        bounds_budget=0.1,  # share of ε and δ spent on bounds="private"
+        scale_by_bounds=True,  # divide each feature by its bound before the solver runs
+        fit_intercept=True,  # learn an intercept (as an extra coordinate)
+        intercept_scaling=1.0,  # value of the constant column
+        random_state=None,  # seed or Generator
+        accountant=None,  # deprecated name of `budget`
+        solver_options=None,  # extra keyword arguments for the solver
+        feature_bounds=None,  # deprecated name of `bounds`
+        budget=None,  # optional BudgetAccountant charged by every fit
+    ):
         self._set(locals())
 
     def fit(self, X, y):
@@ -466,7 +553,8 @@ class DPRegressor(RegressorMixin, _DPLinearBase):
     def __sklearn_tags__(self):
         t = super().__sklearn_tags__()
         t.input_tags.sparse = True
-        t.regressor_tags.poor_score = True   # check_regressors_train wants R² > 0.5 on 200 noisy records at ε = 1
+        # check_regressors_train wants R² > 0.5 on 200 noisy records at ε = 1
+        t.regressor_tags.poor_score = True
         return t
 
 # %% ../nbs/06_api/01_estimators.ipynb
@@ -481,22 +569,40 @@ def _label_set(classes, # the PUBLIC label set given to the estimator, or None
     labels = np.unique(y if classes is None else np.asarray(classes))
     if len(labels) < 2:
         name = "y" if classes is None else "classes"
-        raise ValueError(f"{name} has fewer than two classes ({list(labels)!r}); a classifier needs two")
+        raise ValueError(
+            f"{name} has fewer than two classes ({list(labels)!r}); a classifier needs two"
+        )
     return labels
 
 # %% ../nbs/06_api/01_estimators.ipynb
 class DPClassifier(ClassifierMixin, _DPLinearBase):
     "Private linear classifier (one-vs-rest, budget split evenly), untuned: see `DPClassifierCV`."
-    def __init__(self, loss="logistic", # "logistic", "squared", "huber" or a Loss (labels encoded as ±1)
-                 penalty="l2", alpha=1e-3, l1_ratio=0.5, solver="dp-cd", epsilon=1.0, delta=None, n_passes=10,
-                 step=None, clip=None,
-                 bounds="private", # "private" (estimated inside ε), PUBLIC B_j >= |x_ij|, or "data" (NOT private)
-                 target_bound=None, bounds_budget=0.1, scale_by_bounds=True, fit_intercept=True, intercept_scaling=1.0,
-                 random_state=None, accountant=None, solver_options=None,
-                 classes=None, # PUBLIC label set (required when epsilon is finite; see `_label_set`)
-                 feature_bounds=None, # deprecated name of `bounds`
-                 budget=None, # optional BudgetAccountant charged by every fit (`accountant`: old name)
-                ):
+
+    def __init__(
+        self,
+        loss="logistic",  # "logistic", "squared", "huber" or a Loss (labels encoded as ±1)
+        penalty="l2",
+        alpha=1e-3,
+        l1_ratio=0.5,
+        solver="dp-cd",
+        epsilon=1.0,
+        delta=None,
+        n_passes=10,
+        step=None,
+        clip=None,
+        bounds="private",  # "private" (estimated inside ε), PUBLIC B_j >= |x_ij|, or "data" (NOT private)
+        target_bound=None,
+        bounds_budget=0.1,
+        scale_by_bounds=True,
+        fit_intercept=True,
+        intercept_scaling=1.0,
+        random_state=None,
+        accountant=None,
+        solver_options=None,
+        classes=None,  # PUBLIC label set (required when epsilon is finite; see `_label_set`)
+        feature_bounds=None,  # deprecated name of `bounds`
+        budget=None,  # optional BudgetAccountant charged by every fit (`accountant`: old name)
+    ):
         self._set(locals())
         self.classes = classes
 
@@ -509,8 +615,17 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
         rng = as_generator(self.random_state)
         bounds = self._resolve_bounds(X, None, eps, delta, rng)
         Xc, _ = bounds.transform(X, None, self.scale_by_bounds)
-        results = self._one_vs_rest(Xc, y, loss, pen, solver, eps - bounds.epsilon,
-                                    delta - bounds.delta, rng, self._solver_options(solver, loss, bounds, eps))
+        results = self._one_vs_rest(
+            Xc,
+            y,
+            loss,
+            pen,
+            solver,
+            eps - bounds.epsilon,
+            delta - bounds.delta,
+            rng,
+            self._solver_options(solver, loss, bounds, eps),
+        )
         report, ledger = _compose_reports(eps, delta, bounds,
                                           [(self._prefix(c), r) for c, r in results])
         self._charge(report, eps, delta)
@@ -529,14 +644,22 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
     def predict(self, X):
         "Predicted class labels."
         s = self.decision_function(X)
-        return self.classes_[(s > 0).astype(int)] if s.ndim == 1 else self.classes_[np.argmax(s, axis=1)]
+        return (
+            self.classes_[(s > 0).astype(int)]
+            if s.ndim == 1
+            else self.classes_[np.argmax(s, axis=1)]
+        )
 
     @available_if(lambda self: isinstance(make_loss(self.loss), LogisticLoss))
     def predict_proba(self, X):
-        "Class probabilities from the logistic link (normalised one-vs-rest for more than two classes); logistic loss only."
+        """Class probabilities from the logistic link (normalised one-vs-rest for more than two
+        classes); logistic loss only."""
         s = self.decision_function(X)
-        if s.ndim == 1: p1 = 1 / (1 + np.exp(-s)); return np.column_stack([1 - p1, p1])
-        P = 1 / (1 + np.exp(-s)); return P / P.sum(axis=1, keepdims=True)
+        if s.ndim == 1:
+            p1 = 1 / (1 + np.exp(-s))
+            return np.column_stack([1 - p1, p1])
+        P = 1 / (1 + np.exp(-s))
+        return P / P.sum(axis=1, keepdims=True)
 
     def __sklearn_tags__(self):
         t = super().__sklearn_tags__()

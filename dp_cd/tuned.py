@@ -29,10 +29,14 @@ def affine_from_bounds(bounds, # PUBLIC: B (|x_j| ≤ B_j; scalar or (p,)) or a 
     try:
         if isinstance(bounds, tuple) and len(bounds) == 2:
             lo, hi = (np.broadcast_to(np.asarray(b, dtype=float), (p,)) for b in bounds)
-        else: hi = np.broadcast_to(np.asarray(bounds, dtype=float), (p,)); lo = -hi
+        else:
+            hi = np.broadcast_to(np.asarray(bounds, dtype=float), (p,))
+            lo = -hi
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a positive number, {p} of them, or a tuple (lower, "
-                         f"upper) of such arrays, got {bounds!r}") from None
+        raise ValueError(
+            f"{name} must be a positive number, {p} of them, or a tuple (lower, "
+            f"upper) of such arrays, got {bounds!r}"
+        ) from None
     if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi)) and np.all(lo <= hi)):
         raise ValueError(f"{name} must be finite, with lower <= upper (public bounds of the data)")
     straddle = (lo <= 0) & (hi >= 0)
@@ -40,6 +44,7 @@ def affine_from_bounds(bounds, # PUBLIC: B (|x_j| ≤ B_j; scalar or (p,)) or a 
     h = np.where(straddle, np.maximum(-lo, hi), (hi - lo) / 2)
     return c, np.where(h > 0, h, 1.0)
 
+# %% ../nbs/06_api/01b_tuned.ipynb
 def to_unit_box(X, c, h) -> np.ndarray:
     "Each record mapped by x ↦ clip((x - c)/h, -1, 1): record-wise and data-independent."
     X = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=float)
@@ -76,6 +81,7 @@ def _box(self, X, y, eps, delta, rng) -> _DataBounds:
     self.center_, self.scale_ = affine_from_bounds(self.bounds, X.shape[1])
     return _DataBounds()
 
+# %% ../nbs/06_api/01b_tuned.ipynb
 def _whole_report(released:_DataBounds, search, eps, delta):
     "The report of the fit: the bounds' release (if any), then the search (basic composition)."
     if released.event is None: return search
@@ -96,8 +102,10 @@ def _unit_design(self, X):
     Xu = to_unit_box(X, self.center_, self.scale_)
     return np.hstack([Xu, np.ones((Xu.shape[0], 1))]) if self.fit_intercept else Xu
 
+# %% ../nbs/06_api/01b_tuned.ipynb
 def _search(self, Xa, targets, loss, score_losses, score_bound, eps, delta, rng):
-    "The private search: one ρ-zCDP fit per target column per run (ρ split evenly), scored held out."
+    """The private search: one ρ-zCDP fit per target column per run (ρ split evenly), scored held
+    out."""
     n = Xa.shape[0]
     train, held = holdout_split(n, self.validation_fraction, rng)
     pen = make_penalty(self.penalty, self.alpha)
@@ -108,6 +116,7 @@ def _search(self, Xa, targets, loss, score_losses, score_bound, eps, delta, rng)
                         cands, eps, delta, mean_runs=self.mean_runs, eta=self.eta,
                         random_state=rng, n_records=n)
 
+# %% ../nbs/06_api/01b_tuned.ipynb
 def _finish(self, sel, released, eps, delta):
     "Charge the budget, then keep what the selection released (not the history of the runs)."
     report, budget = _whole_report(released, sel.privacy, eps, delta), _resolve_budget(self, False)
@@ -165,7 +174,11 @@ class DPClassifierCV(ClassifierMixin, _TunedBase):
         return self._finish(sel, released, eps, delta)
 
     def _labels(self, s):
-        return self.classes_[(s[:, 0] > 0).astype(int)] if s.shape[1] == 1 else self.classes_[s.argmax(1)]
+        return (
+            self.classes_[(s[:, 0] > 0).astype(int)]
+            if s.shape[1] == 1
+            else self.classes_[s.argmax(1)]
+        )
 
     def decision_function(self, X):
         "Scores of the records mapped into the public bounds (as in training)."
@@ -188,7 +201,12 @@ class DPRegressorCV(RegressorMixin, _TunedBase):
                  penalty="l2", alpha=1e-4, fit_intercept=True, candidates=None,
                  validation_fraction=0.2, mean_runs=8.0, eta=1.0, random_state=None,
                  budget=None, bounds_budget=0.1, accountant=None):
-        self.epsilon, self.delta, self.bounds, self.target_bounds = epsilon, delta, bounds, target_bounds
+        self.epsilon, self.delta, self.bounds, self.target_bounds = (
+            epsilon,
+            delta,
+            bounds,
+            target_bounds,
+        )
         self.penalty, self.alpha, self.fit_intercept = penalty, alpha, fit_intercept
         self.candidates, self.validation_fraction = candidates, validation_fraction
         self.mean_runs, self.eta = mean_runs, eta
@@ -201,7 +219,9 @@ class DPRegressorCV(RegressorMixin, _TunedBase):
         if self.target_bounds is None and not isinstance(self.bounds, str):
             raise ValueError("target_bounds=None with public bounds: pass PUBLIC bounds of the "
                              "target too (target_bounds=b with |y| <= b, or (lower, upper))")
-        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=np.float64, y_numeric=True)
+        X, y = validate_data(
+            self, X, y, accept_sparse=["csr", "csc"], dtype=np.float64, y_numeric=True
+        )
         rng, estimate_target = as_generator(self.random_state), self.target_bounds is None
         released = self._box(X, y if estimate_target else None, eps, delta, rng)
         if estimate_target: cy, hy = 0.0, released.target

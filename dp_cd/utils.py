@@ -27,7 +27,8 @@ def check_scalar(x, # value to check
                  allow_inf:bool=False, # accept +inf
                  integer:bool=False, # require an integer
                 ) -> float|int:
-    "Return `x` as a float (or int) after checking it is a finite real number within the given bounds."
+    """Return `x` as a float (or int) after checking it is a finite real number within the given
+    bounds."""
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {type(x).__name__}")
     if integer and not float(x).is_integer():
@@ -50,38 +51,62 @@ def check_array(a, # array-like
                ) -> np.ndarray:
     "A float64 copy of `a`, checked to be finite, numeric and of the right dimension."
     if sp.issparse(a): raise TypeError(f"{name} must be a dense array, got a sparse matrix")
-    try: arr = np.array(a, dtype=np.float64, order=order, copy=True)
-    except (TypeError, ValueError) as e: raise TypeError(f"{name} must contain only numbers ({e})") from None
-    if ndim is not None and arr.ndim != ndim: raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
+    try:
+        arr = np.array(a, dtype=np.float64, order=order, copy=True)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"{name} must contain only numbers ({e})") from None
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
     if arr.size == 0 and not allow_empty: raise ValueError(f"{name} is empty (shape {arr.shape})")
     if not np.all(np.isfinite(arr)): raise ValueError(f"{name} contains NaN or infinite values")
     return arr
 
 # %% ../nbs/00_core/00_utils.ipynb
 def _all_finite(a:np.ndarray) -> bool:
-    "Whether every entry of `a` is finite, without an array-sized temporary (the sum is finite unless an entry is not, or it overflows)."
+    """Whether every entry of `a` is finite, without an array-sized temporary (the sum is finite
+    unless an entry is not, or it overflows)."""
     with np.errstate(all="ignore"): s = a.sum()
     if np.isfinite(s): return True
-    return all(bool(np.isfinite(a[:, j]).all()) for j in range(a.shape[1])) if a.ndim == 2 else bool(np.isfinite(a).all())
+    return (
+        all(bool(np.isfinite(a[:, j]).all()) for j in range(a.shape[1]))
+        if a.ndim == 2
+        else bool(np.isfinite(a).all())
+    )
 
+# %% ../nbs/00_core/00_utils.ipynb
 @njit(cache=True)
 def _csc_canonical(indices, indptr, n):
-    "Whether CSC index arrays are well formed and canonical (indices strictly increasing within each column, in [0, n)): O(nnz), no allocation."
+    """Whether CSC index arrays are well formed and canonical (indices strictly increasing within
+    each column, in [0, n)): O(nnz), no allocation."""
     if indptr.shape[0] < 1 or indptr[0] != 0 or indptr[-1] != indices.shape[0]: return False
     for j in range(indptr.shape[0] - 1):
         if indptr[j + 1] < indptr[j]: return False
         for k in range(indptr[j], indptr[j + 1]):
-            if indices[k] < 0 or indices[k] >= n or (k > indptr[j] and indices[k] <= indices[k - 1]): return False
+            if (
+                indices[k] < 0
+                or indices[k] >= n
+                or (k > indptr[j] and indices[k] <= indices[k - 1])
+            ):
+                return False
     return True
 
+# %% ../nbs/00_core/00_utils.ipynb
 def as_design(X, # dense array-like or scipy sparse matrix, shape (n, p)
               name:str="X", # argument name used in error messages
              ):
-    "A validated float64 `X`: Fortran-ordered if dense, CSC with sorted indices if sparse (used in place, read-only, when already so). Returns `(X, is_sparse)`."
+    """A validated float64 `X`: Fortran-ordered if dense, CSC with sorted indices if sparse (used in
+    place, read-only, when already so). Returns `(X, is_sparse)`."""
     if sp.issparse(X):
         if X.ndim != 2: raise ValueError(f"{name} must be 2-dimensional")
-        if (X.format == "csc" and X.dtype == np.float64 and X.indices.dtype in (np.int32, np.int64) and X.indptr.dtype == X.indices.dtype
-                and X.data.shape[0] == X.indices.shape[0] and _csc_canonical(X.indices, X.indptr, X.shape[0])):   # checked, not scipy's cached flag
+        if (
+            X.format == "csc"
+            and X.dtype == np.float64
+            and X.indices.dtype in (np.int32, np.int64)
+            and X.indptr.dtype == X.indices.dtype
+            # checked, not scipy's cached flag
+            and X.data.shape[0] == X.indices.shape[0]
+            and _csc_canonical(X.indices, X.indptr, X.shape[0])
+        ):
             # already the kernels' layout (sorted, no duplicates): no copy, read-only views of the caller's arrays
             if min(X.shape) == 0: raise ValueError(f"{name} is empty (shape {X.shape})")
             if not _all_finite(X.data): raise ValueError(f"{name} contains NaN or infinite values")
@@ -94,11 +119,13 @@ def as_design(X, # dense array-like or scipy sparse matrix, shape (n, p)
             return V, True
         Xc = sp.csc_matrix(X, dtype=np.float64, copy=True)
         Xc.has_sorted_indices = False
-        Xc.has_canonical_format = False   # do not trust flags scipy cached before the caller edited the arrays
+        # do not trust flags scipy cached before the caller edited the arrays
+        Xc.has_canonical_format = False
         Xc.sort_indices()
         Xc.sum_duplicates()
         if min(Xc.shape) == 0: raise ValueError(f"{name} is empty (shape {Xc.shape})")
-        if not np.all(np.isfinite(Xc.data)): raise ValueError(f"{name} contains NaN or infinite values")
+        if not np.all(np.isfinite(Xc.data)):
+            raise ValueError(f"{name} contains NaN or infinite values")
         Xc.indices = Xc.indices.astype(np.int64)
         Xc.indptr = Xc.indptr.astype(np.int64)
         return Xc, True
@@ -120,11 +147,16 @@ def is_chunked(X) -> bool:
 # %% ../nbs/00_core/00_utils.ipynb
 def as_generator(random_state=None # None, an int seed, a SeedSequence or a Generator
                 ) -> np.random.Generator:
-    "A `numpy.random.Generator` from `random_state` (a Generator is returned as is, so draws continue)."
+    """A `numpy.random.Generator` from `random_state` (a Generator is returned as is, so draws
+    continue)."""
     if isinstance(random_state, np.random.Generator): return random_state
     if random_state is None or isinstance(random_state, (numbers.Integral, np.random.SeedSequence)):
-        if isinstance(random_state, numbers.Integral) and random_state < 0: raise ValueError(f"random_state must be non-negative, got {random_state}")
+        if isinstance(random_state, numbers.Integral) and random_state < 0:
+            raise ValueError(f"random_state must be non-negative, got {random_state}")
         return np.random.default_rng(random_state)
     if isinstance(random_state, np.random.RandomState):
         return np.random.default_rng(random_state.randint(0, 2**31 - 1))
-    raise TypeError(f"random_state must be None, an int, a SeedSequence or a Generator, got {type(random_state).__name__}")
+    raise TypeError(
+        f"random_state must be None, an int, a SeedSequence or a Generator, got "
+        f"{type(random_state).__name__}"
+    )

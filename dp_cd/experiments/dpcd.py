@@ -23,11 +23,13 @@ __all__ = ['SPARSE_LASSO_LAMBDA', 'LAMBDAS', 'PROBLEMS', 'GRIDS', 'PUBLISHED_TAB
            'compare_published_d2', 'speed_ratios', 'time_curves', 'plot_figure_d_1_1', 'reproduce_table_d2']
 
 # %% ../../nbs/05_experiments/01_dp_cd.ipynb
-SPARSE_LASSO_LAMBDA = 0.6569552312171302   # sparse_lasso_lambda() on datasets.load("sparse_lasso") (checked below)
+# sparse_lasso_lambda() on datasets.load("sparse_lasso") (checked below)
+SPARSE_LASSO_LAMBDA = 0.6569552312171302
 LAMBDAS = {"california": 0.1, "electricity": 1e-5}
 
 def sparse_lasso_lambda(X, y, target:float=0.7551, lo:float=1e-4, hi:float=10.0):
-    "λ such that (F(0) - F*)/F* equals `target` for the LASSO F = mean squared error + λ‖w‖₁ (bisection on log λ)."
+    """λ such that (F(0) - F*)/F* equals `target` for the LASSO F = mean squared error + λ‖w‖₁
+    (bisection on log λ)."""
     from sklearn.linear_model import Lasso
     def rel0(lam):
         w = Lasso(alpha=lam / 2, fit_intercept=False, tol=1e-10, max_iter=20000).fit(X, y).coef_
@@ -40,32 +42,54 @@ def sparse_lasso_lambda(X, y, target:float=0.7551, lo:float=1e-4, hi:float=10.0)
         else: b = m
     return math.exp(0.5 * (a + b))
 
+# %% ../../nbs/05_experiments/01_dp_cd.ipynb
 def maxabs_scale(X):
-    "Each column divided by its maximal absolute value (the reconstructed 'imbalanced' preprocessing; constant-zero columns kept)."
+    """Each column divided by its maximal absolute value (the reconstructed 'imbalanced'
+    preprocessing; constant-zero columns kept)."""
     s = np.abs(X).max(axis=0)
     s[s == 0] = 1.0
     return np.asfortranarray(X / s)
 
-PROBLEMS = ("electricity_imbalanced", "electricity_balanced", "california_imbalanced", "california_balanced", "sparse_lasso")
+PROBLEMS = (
+    "electricity_imbalanced",
+    "electricity_balanced",
+    "california_imbalanced",
+    "california_balanced",
+    "sparse_lasso",
+)
 
+# %% ../../nbs/05_experiments/01_dp_cd.ipynb
 def problems(data_dir=None, # data directory of the real datasets (None: $DP_CD_DATA)
              names=PROBLEMS, # which of the five problems of Table D.1
             ) -> dict:
     "The problems of Table D.1: dict name -> (X, y, loss, penalty, epsilon, delta)."
     out = {}
     for name in names:
-        if name not in PROBLEMS: raise ValueError(f"unknown problem {name!r}; choose from {PROBLEMS}")
+        if name not in PROBLEMS:
+            raise ValueError(f"unknown problem {name!r}; choose from {PROBLEMS}")
         if name == "sparse_lasso":
             ds = datasets.load("sparse_lasso")
-            out[name] = (ds.X, ds.y, SquaredLoss(), L1(SPARSE_LASSO_LAMBDA), 10.0, 1 / ds.X.shape[0]**2)
+            out[name] = (
+                ds.X,
+                ds.y,
+                SquaredLoss(),
+                L1(SPARSE_LASSO_LAMBDA),
+                10.0,
+                1 / ds.X.shape[0] ** 2,
+            )
             continue
         base, kind = name.split("_")
         ds = datasets.load(base, data_dir, standardize=(kind == "balanced"))
         X = ds.X if kind == "balanced" else maxabs_scale(ds.X)
-        loss, pen = (SquaredLoss(), L1(LAMBDAS[base])) if base == "california" else (LogisticLoss(), L2(LAMBDAS[base]))
+        loss, pen = (
+            (SquaredLoss(), L1(LAMBDAS[base]))
+            if base == "california"
+            else (LogisticLoss(), L2(LAMBDAS[base]))
+        )
         out[name] = (X, ds.y, loss, pen, 1.0, 1 / X.shape[0]**2)
     return out
 
+# %% ../../nbs/05_experiments/01_dp_cd.ipynb
 def objective(X, y, loss, penalty, w) -> float:
     "F(w) = f(w) + ψ(w)."
     return loss.value(X, y, w) + penalty.value(w)
@@ -76,67 +100,174 @@ def optimum(X, y, loss, penalty, tol:float=1e-10) -> float:
 
 # %% ../../nbs/05_experiments/01_dp_cd.ipynb
 def _solvers():
-    "Available private solvers: name -> function(X, y, loss, pen, eps, delta, passes, step, clip, seed, info) -> FitResult."
+    """Available private solvers: name -> function(X, y, loss, pen, eps, delta, passes, step, clip,
+    seed, info) -> FitResult."""
+
     def cd(X, y, loss, pen, eps, delta, passes, step, clip, seed, info, **kw):
-        return dp_cd(X, y, loss, pen, eps, delta, n_passes=passes, step=step, clip=clip, smoothness=info["M"], random_state=seed, **kw)
+        return dp_cd(
+            X,
+            y,
+            loss,
+            pen,
+            eps,
+            delta,
+            n_passes=passes,
+            step=step,
+            clip=clip,
+            smoothness=info["M"],
+            random_state=seed,
+            **kw,
+        )
+
     def cdp(X, y, loss, pen, eps, delta, passes, step, clip, seed, info, **kw):
-        return dp_cd(X, y, loss, pen, eps, delta, n_passes=passes, step=step, clip=clip, smoothness="private",
-                     smoothness_bound=info["bound"], random_state=seed, **kw)
+        return dp_cd(
+            X,
+            y,
+            loss,
+            pen,
+            eps,
+            delta,
+            n_passes=passes,
+            step=step,
+            clip=clip,
+            smoothness="private",
+            smoothness_bound=info["bound"],
+            random_state=seed,
+            **kw,
+        )
     out = {"DP-CD": cd, "DP-CD-P": cdp}
     try: from dp_cd.solvers.dpsgd import dp_sgd
     except ImportError: return out
     def sgd(X, y, loss, pen, eps, delta, passes, step, clip, seed, info, **kw):
-        return dp_sgd(X, y, loss, pen, eps, delta, n_passes=passes, step=step / info["beta"], clip=clip, random_state=seed, **kw)
+        return dp_sgd(
+            X,
+            y,
+            loss,
+            pen,
+            eps,
+            delta,
+            n_passes=passes,
+            step=step / info["beta"],
+            clip=clip,
+            random_state=seed,
+            **kw,
+        )
+
     out["DP-SGD"] = sgd
     try: from dp_cd.solvers.dpscd import dp_scd
     except ImportError: return out
     def scd(X, y, loss, pen, eps, delta, passes, step, clip, seed, info, **kw):
         s = info["row_scale"]
-        r = dp_scd(X * s, y, loss, L2(pen.lam / s**2), eps, delta, n_passes=passes, batch_size=min(1000, X.shape[0]), clip=clip, random_state=seed, **kw)
+        r = dp_scd(
+            X * s,
+            y,
+            loss,
+            L2(pen.lam / s**2),
+            eps,
+            delta,
+            n_passes=passes,
+            batch_size=min(1000, X.shape[0]),
+            clip=clip,
+            random_state=seed,
+            **kw,
+        )
         r.coef[:] = r.coef * s
         r.trace[:] = [(P, c * s) for P, c in r.trace]
         return r
     out["DP-SCD"] = scd
     return out
 
+# %% ../../nbs/05_experiments/01_dp_cd.ipynb
 def applicable(solver:str, problem:str, loss=None, penalty=None) -> bool:
-    "Whether `solver` is run on `problem` (DP-CD-P: imbalanced problems; DP-SCD: smooth (ℓ2-logistic) problems)."
+    """Whether `solver` is run on `problem` (DP-CD-P: imbalanced problems; DP-SCD: smooth
+    (ℓ2-logistic) problems)."""
     if solver == "DP-CD-P": return problem.endswith("imbalanced")
-    if solver == "DP-SCD": return isinstance(penalty, L2) if penalty is not None else problem.startswith("electricity")
+    if solver == "DP-SCD":
+        return isinstance(penalty, L2) if penalty is not None else problem.startswith("electricity")
     return True
 
+# %% ../../nbs/05_experiments/01_dp_cd.ipynb
 def problem_info(X, loss) -> dict:
-    "Constants the wrappers need: exact M_j, the public bounds b_j of DP-CD-P, global smoothness β, DP-SCD's row scale."
+    """Constants the wrappers need: exact M_j, the public bounds b_j of DP-CD-P, global smoothness
+    β, DP-SCD's row scale."""
     A = np.asarray(X.todense() if hasattr(X, "todense") else X)
-    return dict(M=loss.coordinate_smoothness(X), bound=loss.curvature * (2 * np.abs(A).max(axis=0))**2, beta=loss.smoothness(X),
-                row_scale=1.0 / np.linalg.norm(A, axis=1).max())
+    return dict(
+        M=loss.coordinate_smoothness(X),
+        bound=loss.curvature * (2 * np.abs(A).max(axis=0)) ** 2,
+        beta=loss.smoothness(X),
+        row_scale=1.0 / np.linalg.norm(A, axis=1).max(),
+    )
 
 # %% ../../nbs/05_experiments/01_dp_cd.ipynb
 _C100 = np.logspace(-3, 6, 100)
 GRIDS = {
-    "paper": {s: dict(steps=np.logspace(-6, 0, 10) if s == "DP-SGD" else np.logspace(-2, 1, 10), clips=_C100,
-                      passes=(2, 5, 10, 20, 50), n_runs=5) for s in ("DP-CD", "DP-CD-P", "DP-SGD", "DP-SCD")},
-    "reduced": {**{s: dict(steps=np.logspace(-2, 1, 10), clips=_C100[::2], passes=(2, 5, 10, 20, 50), n_runs=5) for s in ("DP-CD", "DP-CD-P")},
-                "DP-SGD": dict(steps=np.logspace(-6, 0, 10), clips=np.r_[_C100[::8], _C100[-1]], passes=(2, 5, 10, 20, 50), n_runs=2),
-                "DP-SCD": dict(steps=(1.0,), clips=np.r_[_C100[::8], _C100[-1]], passes=(2, 5, 10, 20, 50), n_runs=2)},
-    "quick": {**{s: dict(steps=(0.3, 1.0), clips=(1.0, 10.0, 100.0), passes=(2, 10), n_runs=1) for s in ("DP-CD", "DP-CD-P")},
-              "DP-SGD": dict(steps=(1e-3, 1e-2), clips=(1.0, 10.0), passes=(2,), n_runs=1),
-              "DP-SCD": dict(steps=(1.0,), clips=(0.1, 1.0), passes=(2,), n_runs=1)},
+    "paper": {
+        s: dict(
+            steps=np.logspace(-6, 0, 10) if s == "DP-SGD" else np.logspace(-2, 1, 10),
+            clips=_C100,
+            passes=(2, 5, 10, 20, 50),
+            n_runs=5,
+        )
+        for s in ("DP-CD", "DP-CD-P", "DP-SGD", "DP-SCD")
+    },
+    "reduced": {
+        **{
+            s: dict(
+                steps=np.logspace(-2, 1, 10), clips=_C100[::2], passes=(2, 5, 10, 20, 50), n_runs=5
+            )
+            for s in ("DP-CD", "DP-CD-P")
+        },
+        "DP-SGD": dict(
+            steps=np.logspace(-6, 0, 10),
+            clips=np.r_[_C100[::8], _C100[-1]],
+            passes=(2, 5, 10, 20, 50),
+            n_runs=2,
+        ),
+        "DP-SCD": dict(
+            steps=(1.0,), clips=np.r_[_C100[::8], _C100[-1]], passes=(2, 5, 10, 20, 50), n_runs=2
+        ),
+    },
+    "quick": {
+        **{
+            s: dict(steps=(0.3, 1.0), clips=(1.0, 10.0, 100.0), passes=(2, 10), n_runs=1)
+            for s in ("DP-CD", "DP-CD-P")
+        },
+        "DP-SGD": dict(steps=(1e-3, 1e-2), clips=(1.0, 10.0), passes=(2,), n_runs=1),
+        "DP-SCD": dict(steps=(1.0,), clips=(0.1, 1.0), passes=(2,), n_runs=1),
+    },
 }
-GRIDS["paper"]["DP-SCD"]["steps"] = (1.0,)   # DP-SCD has no step size (dual coordinate ascent with exact coordinate steps)
+# DP-SCD has no step size (dual coordinate ascent with exact coordinate steps)
+GRIDS["paper"]["DP-SCD"]["steps"] = (1.0,)
 
-def tune(X, y, loss, penalty, epsilon, delta, *, solver="DP-CD", steps=None, clips=None, passes=(2, 5, 10, 20, 50),
-         n_runs:int=5, # runs per combination used for selection (mean objective)
-         n_report:int=10, # fresh runs at the selected combination that are reported (0: report the selection runs)
-         Fstar=None, seed:int=0, info=None) -> pd.DataFrame:
-    "Grid search as in Appendix D.1.1: for each number of passes, the (step, clip) of lowest mean objective; one row per passes value."
+def tune(
+    X,
+    y,
+    loss,
+    penalty,
+    epsilon,
+    delta,
+    *,
+    solver="DP-CD",
+    steps=None,
+    clips=None,
+    passes=(2, 5, 10, 20, 50),
+    n_runs: int = 5,  # runs per combination used for selection (mean objective)
+    n_report: int = 10,  # fresh runs at the selected combination that are reported (0: report the selection runs)
+    Fstar=None,
+    seed: int = 0,
+    info=None,
+) -> pd.DataFrame:
+    """Grid search as in Appendix D.1.1: for each number of passes, the (step, clip) of lowest mean
+    objective; one row per passes value."""
     fn = _solvers()[solver]
     g = GRIDS["paper"][solver]
     steps = g["steps"] if steps is None else np.asarray(steps, dtype=float)
     clips = g["clips"] if clips is None else np.asarray(clips, dtype=float)
     Fstar = optimum(X, y, loss, penalty) if Fstar is None else Fstar
     info = problem_info(X, loss) if info is None else info
-    run = lambda P, st, C, s: objective(X, y, loss, penalty, fn(X, y, loss, penalty, epsilon, delta, P, st, C, s, info).coef)
+    run = lambda P, st, C, s: objective(
+        X, y, loss, penalty, fn(X, y, loss, penalty, epsilon, delta, P, st, C, s, info).coef
+    )
     rows = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
@@ -148,46 +279,88 @@ def tune(X, y, loss, penalty, epsilon, delta, *, solver="DP-CD", steps=None, cli
                     F = np.array([run(P, st, C, seed + r) for r in range(n_runs)])
                     if not np.all(np.isfinite(F)): continue
                     if best is None or F.mean() < best[0].mean(): best = (F, st, C)
-            F = best[0] if n_report == 0 else np.array([run(P, best[1], best[2], 10_000 + seed + r) for r in range(n_report)])
+            F = (
+                best[0]
+                if n_report == 0
+                else np.array(
+                    [run(P, best[1], best[2], 10_000 + seed + r) for r in range(n_report)]
+                )
+            )
             rel = (F - Fstar) / Fstar
-            rows.append(dict(solver=solver, passes=P, step=best[1], clip=best[2], rel_mean=rel.mean(), rel_std=rel.std(),
-                             rel_min=rel.min(), rel_max=rel.max(), runs=len(F), select_rel_mean=(best[0].mean() - Fstar) / Fstar))
+            rows.append(
+                dict(
+                    solver=solver,
+                    passes=P,
+                    step=best[1],
+                    clip=best[2],
+                    rel_mean=rel.mean(),
+                    rel_std=rel.std(),
+                    rel_min=rel.min(),
+                    rel_max=rel.max(),
+                    runs=len(F),
+                    select_rel_mean=(best[0].mean() - Fstar) / Fstar,
+                )
+            )
     return pd.DataFrame(rows)
 
 # %% ../../nbs/05_experiments/01_dp_cd.ipynb
-PUBLISHED_TABLE_D1 = pd.DataFrame([
-    ("electricity_imbalanced", "DP-CD", [0.1458, 0.0842, 0.0436, 0.0147, 0.0020]),
-    ("electricity_imbalanced", "DP-SGD", [0.2047, 0.1804, 0.1766, 0.1644, 0.1484]),
-    ("electricity_balanced", "DP-CD", [0.0186, 0.0023, 0.0013, 0.0013, 0.0019]),
-    ("electricity_balanced", "DP-SGD", [0.0391, 0.0189, 0.0123, 0.0106, 0.0040]),
-    ("california_imbalanced", "DP-CD", [0.1708, 0.1232, 0.0598, 0.0287, 0.0124]),
-    ("california_imbalanced", "DP-SGD", [0.2799, 0.1863, 0.1476, 0.1094, 0.1068]),
-    ("california_balanced", "DP-CD", [0.0007, 0.0011, 0.0012, 0.0010, 0.0017]),
-    ("california_balanced", "DP-SGD", [0.0351, 0.0226, 0.0125, 0.0087, 0.0042]),
-    ("sparse_lasso", "DP-CD", [0.2498, 0.4702, 0.5982, 0.7160, 0.7551]),
-    ("sparse_lasso", "DP-SGD", [0.7551, 0.7551, 0.7551, 0.7551, 0.7551]),
-], columns=["problem", "solver", "rel_mean"]).explode("rel_mean").assign(passes=[2, 5, 10, 20, 50] * 10).astype({"rel_mean": float})
+PUBLISHED_TABLE_D1 = (
+    pd.DataFrame(
+        [
+            ("electricity_imbalanced", "DP-CD", [0.1458, 0.0842, 0.0436, 0.0147, 0.0020]),
+            ("electricity_imbalanced", "DP-SGD", [0.2047, 0.1804, 0.1766, 0.1644, 0.1484]),
+            ("electricity_balanced", "DP-CD", [0.0186, 0.0023, 0.0013, 0.0013, 0.0019]),
+            ("electricity_balanced", "DP-SGD", [0.0391, 0.0189, 0.0123, 0.0106, 0.0040]),
+            ("california_imbalanced", "DP-CD", [0.1708, 0.1232, 0.0598, 0.0287, 0.0124]),
+            ("california_imbalanced", "DP-SGD", [0.2799, 0.1863, 0.1476, 0.1094, 0.1068]),
+            ("california_balanced", "DP-CD", [0.0007, 0.0011, 0.0012, 0.0010, 0.0017]),
+            ("california_balanced", "DP-SGD", [0.0351, 0.0226, 0.0125, 0.0087, 0.0042]),
+            ("sparse_lasso", "DP-CD", [0.2498, 0.4702, 0.5982, 0.7160, 0.7551]),
+            ("sparse_lasso", "DP-SGD", [0.7551, 0.7551, 0.7551, 0.7551, 0.7551]),
+        ],
+        columns=["problem", "solver", "rel_mean"],
+    )
+    .explode("rel_mean")
+    .assign(passes=[2, 5, 10, 20, 50] * 10)
+    .astype({"rel_mean": float})
+)
 
 # %% ../../nbs/05_experiments/01_dp_cd.ipynb
 def _available(names, data_dir):
     out = []
     for nm in names:
-        if nm == "sparse_lasso": out.append(nm); continue
-        try: datasets.data_file({"california": "california_housing_raw.csv", "electricity": "electricity.arff"}[nm.split("_")[0]], data_dir, nm.split("_")[0])
-        except Exception as e: warnings.warn(f"skipping {nm}: {e}"); continue
+        if nm == "sparse_lasso":
+            out.append(nm)
+            continue
+        try:
+            datasets.data_file(
+                {"california": "california_housing_raw.csv", "electricity": "electricity.arff"}[
+                    nm.split("_")[0]
+                ],
+                data_dir,
+                nm.split("_")[0],
+            )
+        except Exception as e:
+            warnings.warn(f"skipping {nm}: {e}")
+            continue
         out.append(nm)
     return out
 
-def reproduce_table_d1(data_dir=None, # directory of the real datasets (None: $DP_CD_DATA)
-                       quick:bool=False, # smoke-test grid (seconds) instead of the reduced grid (hours)
-                       out_dir="book/results", # where the CSVs are written (None: not written)
-                       names=None, # subset of the problems (default: all five)
-                       solvers=None, # subset of the solvers (default: all available and applicable)
-                       grid:str|None=None, # "paper", "reduced" or "quick" (default: "quick" if quick else "reduced")
-                       n_report:int|None=None, # fresh runs reported per selected configuration (default 10, quick 2)
-                       resume:bool=True, # reuse per-(problem, solver) results found in out_dir/table_d1_parts
-                      ) -> pd.DataFrame:
-    "Tune every solver on every problem of Table D.1; returns (and saves as `table_d1[_quick].csv`) the tidy results."
+# %% ../../nbs/05_experiments/01_dp_cd.ipynb
+def reproduce_table_d1(
+    data_dir=None,  # directory of the real datasets (None: $DP_CD_DATA)
+    quick: bool = False,  # smoke-test grid (seconds) instead of the reduced grid (hours)
+    out_dir="book/results",  # where the CSVs are written (None: not written)
+    names=None,  # subset of the problems (default: all five)
+    solvers=None,  # subset of the solvers (default: all available and applicable)
+    grid: str
+    | None = None,  # "paper", "reduced" or "quick" (default: "quick" if quick else "reduced")
+    n_report: int
+    | None = None,  # fresh runs reported per selected configuration (default 10, quick 2)
+    resume: bool = True,  # reuse per-(problem, solver) results found in out_dir/table_d1_parts
+) -> pd.DataFrame:
+    """Tune every solver on every problem of Table D.1; returns (and saves as
+    `table_d1[_quick].csv`) the tidy results."""
     grid = grid or ("quick" if quick else "reduced")
     if grid not in GRIDS: raise ValueError(f"grid must be one of {list(GRIDS)}, got {grid!r}")
     n_report = (2 if quick else 10) if n_report is None else n_report
@@ -205,12 +378,28 @@ def reproduce_table_d1(data_dir=None, # directory of the real datasets (None: $D
         for s in solvers:
             if not applicable(s, name, loss, pen): continue
             f = parts / f"{name}__{s}.csv" if parts is not None else None
-            if resume and f is not None and f.exists(): frames.append(pd.read_csv(f)); continue
+            if resume and f is not None and f.exists():
+                frames.append(pd.read_csv(f))
+                continue
             Fs = optimum(X, y, loss, pen) if Fs is None else Fs
             t = time.time()
-            df = tune(X, y, loss, pen, eps, delta, solver=s, Fstar=Fs, info=info, n_report=n_report, **GRIDS[grid][s])
+            df = tune(
+                X,
+                y,
+                loss,
+                pen,
+                eps,
+                delta,
+                solver=s,
+                Fstar=Fs,
+                info=info,
+                n_report=n_report,
+                **GRIDS[grid][s],
+            )
             df = df.assign(problem=name, Fstar=Fs, seconds=time.time() - t, grid=grid)
-            if f is not None: f.parent.mkdir(parents=True, exist_ok=True); df.to_csv(f, index=False)
+            if f is not None:
+                f.parent.mkdir(parents=True, exist_ok=True)
+                df.to_csv(f, index=False)
             frames.append(df)
     out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     if out_dir is not None:
@@ -218,14 +407,17 @@ def reproduce_table_d1(data_dir=None, # directory of the real datasets (None: $D
         out.to_csv(Path(out_dir) / f"table_d1{tag}.csv", index=False)
     return out
 
-def reproduce_figures(res:pd.DataFrame, # output of `reproduce_table_d1`
-                      data_dir=None, # directory of the real datasets
-                      out_dir="book/results", # where `figures_4_5_1_4_6_1.csv` is written (None: not written)
-                      n_runs:int=10, # runs per curve
-                      seed:int=20_000,
-                      tag:str="", # suffix of the file name (e.g. "_quick")
-                     ) -> pd.DataFrame:
-    "Error along the iterations of each solver at its best (passes, step, clip), over `n_runs` fresh runs (tidy frame)."
+# %% ../../nbs/05_experiments/01_dp_cd.ipynb
+def reproduce_figures(
+    res: pd.DataFrame,  # output of `reproduce_table_d1`
+    data_dir=None,  # directory of the real datasets
+    out_dir="book/results",  # where `figures_4_5_1_4_6_1.csv` is written (None: not written)
+    n_runs: int = 10,  # runs per curve
+    seed: int = 20_000,
+    tag: str = "",  # suffix of the file name (e.g. "_quick")
+) -> pd.DataFrame:
+    """Error along the iterations of each solver at its best (passes, step, clip), over `n_runs`
+    fresh runs (tidy frame)."""
     fns, rows = _solvers(), []
     for name, d in res.groupby("problem", sort=False):
         (X, y, loss, pen, eps, delta), = problems(data_dir, names=(name,)).values()
@@ -237,19 +429,49 @@ def reproduce_figures(res:pd.DataFrame, # output of `reproduce_table_d1`
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", PrivacyLeakWarning)
                 for r in range(n_runs):
-                    fit = fns[s](X, y, loss, pen, eps, delta, P, float(b["step"]), float(b["clip"]), seed + r, info, record_every=rec)   # b.clip would be Series.clip
+                    # b.clip would be Series.clip
+                    fit = fns[s](
+                        X,
+                        y,
+                        loss,
+                        pen,
+                        eps,
+                        delta,
+                        P,
+                        float(b["step"]),
+                        float(b["clip"]),
+                        seed + r,
+                        info,
+                        record_every=rec,
+                    )
                     for passes, w in fit.trace:
-                        rows.append(dict(problem=name, solver=s, run=r, passes=passes, rel=(objective(X, y, loss, pen, w) - Fs) / Fs, total_passes=P))
+                        rows.append(
+                            dict(
+                                problem=name,
+                                solver=s,
+                                run=r,
+                                passes=passes,
+                                rel=(objective(X, y, loss, pen, w) - Fs) / Fs,
+                                total_passes=P,
+                            )
+                        )
     out = pd.DataFrame(rows)
     if out_dir is not None and len(out):
         Path(out_dir).mkdir(parents=True, exist_ok=True)
         out.to_csv(Path(out_dir) / f"figures_4_5_1_4_6_1{tag}.csv", index=False)
     return out
 
+# %% ../../nbs/05_experiments/01_dp_cd.ipynb
 def plot_figures(curves:pd.DataFrame, problems_=None, title=None):
-    "Relative error against passes (mean and min/max over runs) per problem and solver (Figures 4.5.1 / 4.6.1 style)."
+    """Relative error against passes (mean and min/max over runs) per problem and solver (Figures
+    4.5.1 / 4.6.1 style)."""
     from dp_cd.experiments.plots import plot_runs, new_figure
-    probs = list(dict.fromkeys(curves.problem)) if problems_ is None else [p for p in problems_ if p in set(curves.problem)]
+
+    probs = (
+        list(dict.fromkeys(curves.problem))
+        if problems_ is None
+        else [p for p in problems_ if p in set(curves.problem)]
+    )
     fig, axes = new_figure(len(probs), width=3.6, height=3.0)
     names = {"DP-CD-P": "DP-CD (private M)"}
     for ax, pb in zip(axes, probs):
@@ -258,19 +480,30 @@ def plot_figures(curves:pd.DataFrame, problems_=None, title=None):
             plot_runs(ax, E.columns.values, np.clip(E.values, 1e-6, None), names.get(s, s))
         ax.set_title(pb.replace("_", " "), fontsize=9)
         ax.set_ylabel("relative error" if ax is axes[0] else "")
-        ax.legend(fontsize=7)   # every panel: the solvers differ between problems (DP-SCD only on Electricity)
+        # every panel: the solvers differ between problems (DP-SCD only on Electricity)
+        ax.legend(fontsize=7)
     if title: fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig
 
-FIGURES = {"figure_4_5_1": (("electricity_imbalanced", "california_imbalanced"), "Figure 4.5.1 (imbalanced problems)"),
-           "figure_4_6_1": (("electricity_balanced", "california_balanced", "sparse_lasso"), "Figure 4.6.1 (balanced problems)")}
+FIGURES = {
+    "figure_4_5_1": (
+        ("electricity_imbalanced", "california_imbalanced"),
+        "Figure 4.5.1 (imbalanced problems)",
+    ),
+    "figure_4_6_1": (
+        ("electricity_balanced", "california_balanced", "sparse_lasso"),
+        "Figure 4.6.1 (balanced problems)",
+    ),
+}
 
+# %% ../../nbs/05_experiments/01_dp_cd.ipynb
 def save_figures(curves:pd.DataFrame, # output of `reproduce_figures`
                  out_dir, # directory of the PNG files
                  tag:str="", # suffix of the file names
                 ) -> list:
-    "Figures 4.5.1 and 4.6.1 as PNG files (those whose problems are in `curves`); returns the paths written."
+    """Figures 4.5.1 and 4.6.1 as PNG files (those whose problems are in `curves`); returns the
+    paths written."""
     import matplotlib.pyplot as plt
     out = []
     for name, (probs, title) in FIGURES.items():
@@ -283,23 +516,31 @@ def save_figures(curves:pd.DataFrame, # output of `reproduce_figures`
         out.append(path)
     return out
 
+# %% ../../nbs/05_experiments/01_dp_cd.ipynb
 def reproduce_chapter4(data_dir=None, # directory of the real datasets (None: $DP_CD_DATA)
                        quick:bool=False, # smoke-test grid instead of the reduced grid
                        out_dir="book/results", # where the CSVs and PNGs are written
                        names=None, # subset of the problems (default: all five)
                        n_runs:int=10, # runs per curve of the figures
                       ) -> pd.DataFrame:
-    "Table D.1 (`reproduce_table_d1`) and Figures 4.5.1 / 4.6.1 (`reproduce_figures`, `save_figures`): CSVs and PNGs in `out_dir`."
+    """Table D.1 (`reproduce_table_d1`) and Figures 4.5.1 / 4.6.1 (`reproduce_figures`,
+    `save_figures`): CSVs and PNGs in `out_dir`."""
     res = reproduce_table_d1(data_dir, quick=quick, out_dir=out_dir, names=names)
     tag = "_quick" if quick else ""
-    curves = reproduce_figures(res, data_dir, out_dir=out_dir, n_runs=2 if quick else n_runs, tag=tag)
+    curves = reproduce_figures(
+        res, data_dir, out_dir=out_dir, n_runs=2 if quick else n_runs, tag=tag
+    )
     if out_dir is not None and len(curves): save_figures(curves, out_dir, tag)
     return res
 
+# %% ../../nbs/05_experiments/01_dp_cd.ipynb
 def compare_published(res:pd.DataFrame) -> pd.DataFrame:
-    "Reproduced mean relative error next to Table D.1 (one row per problem and solver, one column per passes value)."
+    """Reproduced mean relative error next to Table D.1 (one row per problem and solver, one column
+    per passes value)."""
     rep = res.pivot_table(index=["problem", "solver"], columns="passes", values="rel_mean")
-    pub = PUBLISHED_TABLE_D1.pivot_table(index=["problem", "solver"], columns="passes", values="rel_mean")
+    pub = PUBLISHED_TABLE_D1.pivot_table(
+        index=["problem", "solver"], columns="passes", values="rel_mean"
+    )
     return pd.concat({"reproduced": rep, "published": pub}, axis=1)
 
 # %% ../../nbs/05_experiments/01_dp_cd.ipynb
@@ -409,6 +650,7 @@ def time_curves(curves:pd.DataFrame, # Figures 4.5.1 / 4.6.1's runs (`reproduce_
     out = curves.merge(per_pass, on=["problem", "solver", "total_passes"], how="inner")
     return out.assign(seconds=out.passes * out.spp).drop(columns="spp")
 
+# %% ../../nbs/05_experiments/01_dp_cd.ipynb
 def plot_figure_d_1_1(tc:pd.DataFrame, title:str="Figure D.1.1 (relative error against time)"):
     "Relative error against the estimated running time (mean, min–max over runs) per problem."
     from dp_cd.experiments.plots import plot_runs, new_figure

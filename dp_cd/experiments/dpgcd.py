@@ -27,54 +27,109 @@ __all__ = ['GRID', 'REDUCED_GRID', 'QUICK_GRID', 'PASSES_OVERRIDE', 'PROBLEMS', 
            'plot_runtime', 'time_at_best', 'reproduce_figure_d_2_3', 'calibration_comparison']
 
 # %% ../../nbs/05_experiments/02_dp_gcd.ipynb
-_D3_CLIPS, _D3_STEPS, _D3_STEPS_SGD = np.logspace(-4, 6, 50), np.logspace(-2, 1, 10), np.logspace(-6, 0, 10)
+_D3_CLIPS, _D3_STEPS, _D3_STEPS_SGD = (
+    np.logspace(-4, 6, 50),
+    np.logspace(-2, 1, 10),
+    np.logspace(-6, 0, 10),
+)
 GRID = {  # Table D.3
-    "dp-cd": dict(passes=[0.001, 0.01, 0.1, 1, 2, 3, 5, 10, 20], step=list(_D3_STEPS), clip=list(_D3_CLIPS)),
-    "dp-sgd": dict(passes=[0.001, 0.01, 0.1, 1, 2, 3, 5, 10, 20], step=list(_D3_STEPS_SGD), clip=list(_D3_CLIPS)),
+    "dp-cd": dict(
+        passes=[0.001, 0.01, 0.1, 1, 2, 3, 5, 10, 20], step=list(_D3_STEPS), clip=list(_D3_CLIPS)
+    ),
+    "dp-sgd": dict(
+        passes=[0.001, 0.01, 0.1, 1, 2, 3, 5, 10, 20],
+        step=list(_D3_STEPS_SGD),
+        clip=list(_D3_CLIPS),
+    ),
     "dp-gcd": dict(passes=[1, 2, 4, 7, 10, 15, 20], step=list(_D3_STEPS), clip=list(_D3_CLIPS)),
 }
-REDUCED_GRID = {  # subsets of Table D.3's values (the reduction run here): 8 of 50 clips (every 6th), 3 of 10 steps
-    "dp-cd": dict(passes=[0.01, 0.1, 1, 5, 20], step=list(_D3_STEPS[[3, 6, 8]]), clip=list(_D3_CLIPS[2::6])),
-    "dp-sgd": dict(passes=[0.01, 0.1, 1, 5, 20], step=list(_D3_STEPS_SGD[[2, 4, 6]]), clip=list(_D3_CLIPS[2::6])),
-    "dp-gcd": dict(passes=[1, 2, 4, 7, 10, 20], step=list(_D3_STEPS[[5, 6, 7]]), clip=list(_D3_CLIPS[2::6])),
+# subsets of Table D.3's values (the reduction run here): 8 of 50 clips (every 6th), 3 of 10 steps
+REDUCED_GRID = {
+    "dp-cd": dict(
+        passes=[0.01, 0.1, 1, 5, 20], step=list(_D3_STEPS[[3, 6, 8]]), clip=list(_D3_CLIPS[2::6])
+    ),
+    "dp-sgd": dict(
+        passes=[0.01, 0.1, 1, 5, 20],
+        step=list(_D3_STEPS_SGD[[2, 4, 6]]),
+        clip=list(_D3_CLIPS[2::6]),
+    ),
+    "dp-gcd": dict(
+        passes=[1, 2, 4, 7, 10, 20], step=list(_D3_STEPS[[5, 6, 7]]), clip=list(_D3_CLIPS[2::6])
+    ),
 }
 QUICK_GRID = {  # command-line smoke grid (minutes): 2 pass values, 1 step, 4 clips
     "dp-cd": dict(passes=[0.1, 1], step=[1.0], clip=list(_D3_CLIPS[[14, 20, 26, 32]])),
-    "dp-sgd": dict(passes=[0.1, 1], step=[_D3_STEPS_SGD[4]], clip=list(_D3_CLIPS[[14, 20, 26, 32]])),
+    "dp-sgd": dict(
+        passes=[0.1, 1], step=[_D3_STEPS_SGD[4]], clip=list(_D3_CLIPS[[14, 20, 26, 32]])
+    ),
     "dp-gcd": dict(passes=[1, 4, 10], step=[1.0], clip=list(_D3_CLIPS[[14, 20, 26, 32]])),
 }
-PASSES_OVERRIDE = {  # DP-SGD costs ~1.5 s per pass on Dorothea (72,113 dense noisy coordinates per step): fewer passes there
+# DP-SGD costs ~1.5 s per pass on Dorothea (72,113 dense noisy coordinates per step): fewer passes
+# there
+PASSES_OVERRIDE = {
     "dorothea": {"dp-cd": [0.01, 0.1, 1, 3], "dp-sgd": [0.001, 0.01, 0.1, 1]},
 }
 PROBLEMS = {  # name: (dataset, loader options, loss, penalty)
-    "log1": ("log1", {}, LogisticLoss(), L2(1e-3)), "log2": ("log2", {}, LogisticLoss(), L2(1e-3)),
-    "mtp-substitute": (None, {}, SquaredLoss(), L2(1e-3)), "madelon-l2": ("madelon", {}, LogisticLoss(), L2(1.0)),
-    "square": ("square", {}, SquaredLoss(), L1(1.4)), "california": ("california", {}, SquaredLoss(), L1(0.1)),
-    "dorothea": ("dorothea", {}, LogisticLoss(), L1(0.01)), "madelon-l1": ("madelon", {}, LogisticLoss(), L1(0.05)),
+    "log1": ("log1", {}, LogisticLoss(), L2(1e-3)),
+    "log2": ("log2", {}, LogisticLoss(), L2(1e-3)),
+    "mtp-substitute": (None, {}, SquaredLoss(), L2(1e-3)),
+    "madelon-l2": ("madelon", {}, LogisticLoss(), L2(1.0)),
+    "square": ("square", {}, SquaredLoss(), L1(1.4)),
+    "california": ("california", {}, SquaredLoss(), L1(0.1)),
+    "dorothea": ("dorothea", {}, LogisticLoss(), L1(0.01)),
+    "madelon-l1": ("madelon", {}, LogisticLoss(), L1(0.05)),
 }
 SYNTHETIC_PROBLEMS = ("log1", "log2", "mtp-substitute", "square")
 L1_PROBLEMS = ("square", "california", "dorothea", "madelon-l1")
-PUBLISHED_TABLE_D4 = pd.DataFrame(  # thesis Table D.4: correct / incorrect non-zeros (relative gap), mean of 5 runs
-    {"square": ["0 / 0 (0.75)", "0 / 3 (0.75)", "2 / 0 (0.35)", "7"], "california": ["3 / 2 (0.0024)", "3 / 5 (0.020)", "2 / 0 (0.00056)", "3"],
-     "dorothea": ["1 / 1 (0.77)", "0 / 0 (0.78)", "1 / 0 (0.64)", "72"], "madelon-l1": ["0 / 0 (0.0085)", "0 / 0 (0.012)", "1 / 0 (0.0015)", "3"]},
-    index=["dp-cd", "dp-sgd", "dp-gcd", "||w*||_0"])
-PUBLISHED_TABLE_D5 = pd.DataFrame([  # thesis Table D.5: selected (passes, clip, step) per problem and algorithm
-    ("california", "dp-cd", 5.0, 2.02e1, 1.0), ("square", "dp-cd", 0.01, 9.10e3, 10.0), ("mtp-substitute", "dp-cd", 3.0, 2.02e1, 2.15e-2),
-    ("madelon-l1", "dp-cd", 0.1, 7.91, 2.15), ("log1", "dp-cd", 10.0, 1.84e-1, 1.0), ("log2", "dp-cd", 1.0, 7.54e-1, 2.15),
-    ("madelon-l2", "dp-cd", 10.0, 1.21, 0.1), ("dorothea", "dp-cd", 3.0, 4.50e-2, 4.64),
-    ("california", "dp-sgd", 20.0, 1.26e1, 2.15e-5), ("square", "dp-sgd", 0.01, 4.94, 1e-4), ("mtp-substitute", "dp-sgd", 20.0, 1.26e1, 2.15e-5),
-    ("madelon-l1", "dp-sgd", 10.0, 6.87e-3, 1.0), ("log1", "dp-sgd", 20.0, 1.84e-1, 4.64e-4), ("log2", "dp-sgd", 20.0, 1.84e-1, 4.64e-4),
-    ("madelon-l2", "dp-sgd", 20.0, 1.84e-1, 1e-4), ("dorothea", "dp-sgd", 0.001, 1e-4, 1e-6),
-    ("california", "dp-gcd", 4, 5.18e1, 1.0), ("square", "dp-gcd", 2, 1.46e4, 2.15), ("mtp-substitute", "dp-gcd", 7, 2.02e1, 4.64e-1),
-    ("madelon-l1", "dp-gcd", 1, 7.91, 2.15), ("log1", "dp-gcd", 10, 3.09, 2.15), ("log2", "dp-gcd", 20, 1.93, 4.64e-1),
-    ("madelon-l2", "dp-gcd", 10, 7.91, 1.0), ("dorothea", "dp-gcd", 2, 1.26e1, 2.15)], columns=["problem", "alg", "passes", "clip", "step"])
+# thesis Table D.4: correct / incorrect non-zeros (relative gap), mean of 5 runs
+PUBLISHED_TABLE_D4 = pd.DataFrame(
+    {
+        "square": ["0 / 0 (0.75)", "0 / 3 (0.75)", "2 / 0 (0.35)", "7"],
+        "california": ["3 / 2 (0.0024)", "3 / 5 (0.020)", "2 / 0 (0.00056)", "3"],
+        "dorothea": ["1 / 1 (0.77)", "0 / 0 (0.78)", "1 / 0 (0.64)", "72"],
+        "madelon-l1": ["0 / 0 (0.0085)", "0 / 0 (0.012)", "1 / 0 (0.0015)", "3"],
+    },
+    index=["dp-cd", "dp-sgd", "dp-gcd", "||w*||_0"],
+)
+# thesis Table D.5: selected (passes, clip, step) per problem and algorithm
+PUBLISHED_TABLE_D5 = pd.DataFrame(
+    [
+        ("california", "dp-cd", 5.0, 2.02e1, 1.0),
+        ("square", "dp-cd", 0.01, 9.10e3, 10.0),
+        ("mtp-substitute", "dp-cd", 3.0, 2.02e1, 2.15e-2),
+        ("madelon-l1", "dp-cd", 0.1, 7.91, 2.15),
+        ("log1", "dp-cd", 10.0, 1.84e-1, 1.0),
+        ("log2", "dp-cd", 1.0, 7.54e-1, 2.15),
+        ("madelon-l2", "dp-cd", 10.0, 1.21, 0.1),
+        ("dorothea", "dp-cd", 3.0, 4.50e-2, 4.64),
+        ("california", "dp-sgd", 20.0, 1.26e1, 2.15e-5),
+        ("square", "dp-sgd", 0.01, 4.94, 1e-4),
+        ("mtp-substitute", "dp-sgd", 20.0, 1.26e1, 2.15e-5),
+        ("madelon-l1", "dp-sgd", 10.0, 6.87e-3, 1.0),
+        ("log1", "dp-sgd", 20.0, 1.84e-1, 4.64e-4),
+        ("log2", "dp-sgd", 20.0, 1.84e-1, 4.64e-4),
+        ("madelon-l2", "dp-sgd", 20.0, 1.84e-1, 1e-4),
+        ("dorothea", "dp-sgd", 0.001, 1e-4, 1e-6),
+        ("california", "dp-gcd", 4, 5.18e1, 1.0),
+        ("square", "dp-gcd", 2, 1.46e4, 2.15),
+        ("mtp-substitute", "dp-gcd", 7, 2.02e1, 4.64e-1),
+        ("madelon-l1", "dp-gcd", 1, 7.91, 2.15),
+        ("log1", "dp-gcd", 10, 3.09, 2.15),
+        ("log2", "dp-gcd", 20, 1.93, 4.64e-1),
+        ("madelon-l2", "dp-gcd", 10, 7.91, 1.0),
+        ("dorothea", "dp-gcd", 2, 1.26e1, 2.15),
+    ],
+    columns=["problem", "alg", "passes", "clip", "step"],
+)
 
-def load_problem(name:str, # a key of PROBLEMS
-                 data_dir=None, # directory of the real data (or $DP_CD_DATA)
-                 **options, # overrides of the generator's options (e.g. n=, p= for a small synthetic version)
-                ):
+def load_problem(
+    name: str,  # a key of PROBLEMS
+    data_dir=None,  # directory of the real data (or $DP_CD_DATA)
+    **options,  # overrides of the generator's options (e.g. n=, p= for a small synthetic version)
+):
     "(X, y, loss, penalty, description) of one of the chapter's problems."
-    if name not in PROBLEMS: raise ValueError(f"name must be one of {sorted(PROBLEMS)}, got {name!r}")
+    if name not in PROBLEMS:
+        raise ValueError(f"name must be one of {sorted(PROBLEMS)}, got {name!r}")
     ds_name, opts, loss, pen = PROBLEMS[name]
     if ds_name is None:   # mtp substitute: dense least squares, balanced (non-sparse) solution
         r = np.random.default_rng(options.pop("seed", 0))
@@ -85,30 +140,45 @@ def load_problem(name:str, # a key of PROBLEMS
     real = ds_name in ("california", "madelon", "dorothea")
     ds = load(ds_name, data_dir, standardize=real and ds_name != "dorothea", **{**opts, **options})
     X = ds.X
-    if ds_name == "dorothea":   # drop the features that are zero on every record (as the papers' 88,119 features suggest)
+    # drop the features that are zero on every record (as the papers' 88,119 features suggest)
+    if ds_name == "dorothea":
         X = X.tocsc()
         X = X[:, np.flatnonzero(np.diff(X.indptr) > 0)]
     return X, ds.y, loss, pen, f"{ds_name} ({X.shape[0]}x{X.shape[1]})"
 
+# %% ../../nbs/05_experiments/02_dp_gcd.ipynb
 def _fit(alg, X, y, loss, pen, passes, step, clip, seed, eps, delta, rule="gs-r"):
     kw = dict(n_passes=passes, step=step, clip=clip, random_state=seed)
-    if alg.startswith("dp-gcd"):   # "dp-gcd" (rule `rule`) or "dp-gcd gs-s" / "dp-gcd gs-r" / "dp-gcd gs-q"
-        return dp_gcd(X, y, loss, pen, eps, delta, rule=alg.split()[1] if " " in alg else rule, **kw)
+    # "dp-gcd" (rule `rule`) or "dp-gcd gs-s" / "dp-gcd gs-r" / "dp-gcd gs-q"
+    if alg.startswith("dp-gcd"):
+        return dp_gcd(
+            X, y, loss, pen, eps, delta, rule=alg.split()[1] if " " in alg else rule, **kw
+        )
     if alg == "dp-cd": return dp_cd(X, y, loss, pen, eps, delta, **kw)
     if alg == "dp-sgd": return dp_sgd(X, y, loss, pen, eps, delta, **kw)
     raise ValueError(f"unknown algorithm {alg!r}")
 
+# %% ../../nbs/05_experiments/02_dp_gcd.ipynb
 def _jobs(name, grid, published=True):
-    "(alg, passes, step, clip) settings of the grid, plus the published Table D.5 setting of each algorithm."
+    """(alg, passes, step, clip) settings of the grid, plus the published Table D.5 setting of each
+    algorithm."""
     jobs = []
     for alg, g in grid.items():
         passes = PASSES_OVERRIDE.get(name, {}).get(alg, g["passes"])
-        jobs += [(alg, float(P), float(s), float(c)) for P in passes for s in g["step"] for c in g["clip"]]
+        jobs += [
+            (alg, float(P), float(s), float(c))
+            for P in passes
+            for s in g["step"]
+            for c in g["clip"]
+        ]
         if published and alg in ("dp-cd", "dp-sgd", "dp-gcd"):
-            for r in PUBLISHED_TABLE_D5[(PUBLISHED_TABLE_D5.problem == name) & (PUBLISHED_TABLE_D5.alg == alg)].itertuples():
+            for r in PUBLISHED_TABLE_D5[
+                (PUBLISHED_TABLE_D5.problem == name) & (PUBLISHED_TABLE_D5.alg == alg)
+            ].itertuples():
                 jobs.append((alg, float(r.passes), float(r.step), float(r.clip)))
     return list(dict.fromkeys(jobs))
 
+# %% ../../nbs/05_experiments/02_dp_gcd.ipynb
 def _run_jobs(problem, jobs, seeds, epsilon, Fstar, support, rule, stage):
     X, y, loss, pen, _ = problem
     n = X.shape[0]
@@ -119,25 +189,51 @@ def _run_jobs(problem, jobs, seeds, epsilon, Fstar, support, rule, stage):
         for alg, P, step, clip in jobs:
             for sd in seeds:
                 t0 = time.perf_counter()
-                res = _fit(alg, X, y, loss, pen, max(1, int(round(P))) if alg.startswith("dp-gcd") else P, step, clip, sd, epsilon, delta, rule)
+                res = _fit(
+                    alg,
+                    X,
+                    y,
+                    loss,
+                    pen,
+                    max(1, int(round(P))) if alg.startswith("dp-gcd") else P,
+                    step,
+                    clip,
+                    sd,
+                    epsilon,
+                    delta,
+                    rule,
+                )
                 Fw = loss.value(X, y, res.coef) + pen.value(res.coef)
                 nz = res.coef != 0
-                rows.append(dict(alg=alg, passes=P, step=step, clip=clip, seed=sd, stage=stage,
-                                 rel_error=(Fw - Fstar) / abs(Fstar) if np.isfinite(Fw) else np.inf,
-                                 nnz=int(nz.sum()), correct=int(np.sum(nz & support)), incorrect=int(np.sum(nz & ~support)),
-                                 time=time.perf_counter() - t0))
+                rows.append(
+                    dict(
+                        alg=alg,
+                        passes=P,
+                        step=step,
+                        clip=clip,
+                        seed=sd,
+                        stage=stage,
+                        rel_error=(Fw - Fstar) / abs(Fstar) if np.isfinite(Fw) else np.inf,
+                        nnz=int(nz.sum()),
+                        correct=int(np.sum(nz & support)),
+                        incorrect=int(np.sum(nz & ~support)),
+                        time=time.perf_counter() - t0,
+                    )
+                )
     return rows
 
-def run_problem(name:str, # a key of PROBLEMS
-                data_dir=None, # real data directory
-                grid=None, # {alg: dict(passes=, step=, clip=)} (default REDUCED_GRID); alg in dp-cd, dp-sgd, dp-gcd, "dp-gcd gs-s|gs-r|gs-q"
-                n_runs:int=5, # runs reported at the tuned setting (seeds 1000, 1001, ...)
-                n_tune:int=2, # runs per grid point for tuning (seeds 0, 1, ...); 0: report every grid point with n_runs runs
-                epsilon:float=1.0, # ε (δ = 1/n²)
-                problem=None, # (X, y, loss, penalty, description) to use instead of loading `name`
-                rule:str="gs-r", # greedy rule of the "dp-gcd" entries
-                published:bool=True, # add the published Table D.5 setting of each algorithm to the grid
-               ) -> pd.DataFrame:
+# %% ../../nbs/05_experiments/02_dp_gcd.ipynb
+def run_problem(
+    name: str,  # a key of PROBLEMS
+    data_dir=None,  # real data directory
+    grid=None,  # {alg: dict(passes=, step=, clip=)} (default REDUCED_GRID); alg in dp-cd, dp-sgd, dp-gcd, "dp-gcd gs-s|gs-r|gs-q"
+    n_runs: int = 5,  # runs reported at the tuned setting (seeds 1000, 1001, ...)
+    n_tune: int = 2,  # runs per grid point for tuning (seeds 0, 1, ...); 0: report every grid point with n_runs runs
+    epsilon: float = 1.0,  # ε (δ = 1/n²)
+    problem=None,  # (X, y, loss, penalty, description) to use instead of loading `name`
+    rule: str = "gs-r",  # greedy rule of the "dp-gcd" entries
+    published: bool = True,  # add the published Table D.5 setting of each algorithm to the grid
+) -> pd.DataFrame:
     """Tune (step, clip) for each (algorithm, passes) on the mean relative error of `n_tune` runs, then run `n_runs` fresh
     runs at the chosen setting (stage "report"; tuning rows have stage "tune"). Rows also count correct/incorrect non-zeros."""
     X, y, loss, pen, desc = load_problem(name, data_dir) if problem is None else problem
@@ -148,13 +244,25 @@ def run_problem(name:str, # a key of PROBLEMS
     n_runs = check_scalar(n_runs, "n_runs", low=1, integer=True)
     n_tune = check_scalar(n_tune, "n_tune", low=0, integer=True)
     if n_tune == 0:
-        rows = _run_jobs(problem, jobs, range(1000, 1000 + n_runs), epsilon, Fstar, support, rule, "report")
+        rows = _run_jobs(
+            problem, jobs, range(1000, 1000 + n_runs), epsilon, Fstar, support, rule, "report"
+        )
     else:
-        tune = pd.DataFrame(_run_jobs(problem, jobs, range(n_tune), epsilon, Fstar, support, rule, "tune"))
-        m = tune.replace([np.inf], np.nan).groupby(["alg", "passes", "step", "clip"])["rel_error"].mean().dropna().reset_index()
+        tune = pd.DataFrame(
+            _run_jobs(problem, jobs, range(n_tune), epsilon, Fstar, support, rule, "tune")
+        )
+        m = (
+            tune.replace([np.inf], np.nan)
+            .groupby(["alg", "passes", "step", "clip"])["rel_error"]
+            .mean()
+            .dropna()
+            .reset_index()
+        )
         best = m.loc[m.groupby(["alg", "passes"])["rel_error"].idxmin()]
         chosen = [(r.alg, r.passes, r.step, r.clip) for r in best.itertuples()]
-        rows = tune.to_dict("records") + _run_jobs(problem, chosen, range(1000, 1000 + n_runs), epsilon, Fstar, support, rule, "report")
+        rows = tune.to_dict("records") + _run_jobs(
+            problem, chosen, range(1000, 1000 + n_runs), epsilon, Fstar, support, rule, "report"
+        )
     df = pd.DataFrame(rows)
     df.insert(0, "problem", name)
     df["F_star"] = Fstar
@@ -162,34 +270,60 @@ def run_problem(name:str, # a key of PROBLEMS
     df["description"] = desc
     return df
 
+# %% ../../nbs/05_experiments/02_dp_gcd.ipynb
 def _grid_passes(problem, alg, grid):
-    return PASSES_OVERRIDE.get(problem, {}).get(alg, grid.get(alg, grid.get("dp-gcd", {})).get("passes", []))
+    return PASSES_OVERRIDE.get(problem, {}).get(
+        alg, grid.get(alg, grid.get("dp-gcd", {})).get("passes", [])
+    )
 
-def best_curves(df:pd.DataFrame, # runs from run_problem
-                grid=None, # keep only the pass values of this grid (drops points that only the published setting was run at)
-               ) -> pd.DataFrame:
-    "Reported runs (stage 'report') aggregated per (problem, alg, passes): the chosen (step, clip), min/mean/max relative error and support counts."
+# %% ../../nbs/05_experiments/02_dp_gcd.ipynb
+def best_curves(
+    df: pd.DataFrame,  # runs from run_problem
+    grid=None,  # keep only the pass values of this grid (drops points that only the published setting was run at)
+) -> pd.DataFrame:
+    """Reported runs (stage 'report') aggregated per (problem, alg, passes): the chosen (step,
+    clip), min/mean/max relative error and support counts."""
     d = df[df.stage == "report"] if "stage" in df else df
     if grid is not None:
         d = d[[P in _grid_passes(pb, a, grid) for pb, a, P in zip(d.problem, d.alg, d.passes)]]
     g = d.groupby(["problem", "alg", "passes"])
-    out = g.agg(step=("step", "first"), clip=("clip", "first"), min=("rel_error", "min"), mean=("rel_error", "mean"),
-                max=("rel_error", "max"), correct=("correct", "mean"), incorrect=("incorrect", "mean"), runs=("seed", "nunique"))
+    out = g.agg(
+        step=("step", "first"),
+        clip=("clip", "first"),
+        min=("rel_error", "min"),
+        mean=("rel_error", "mean"),
+        max=("rel_error", "max"),
+        correct=("correct", "mean"),
+        incorrect=("incorrect", "mean"),
+        runs=("seed", "nunique"),
+    )
     return out.reset_index()
 
+# %% ../../nbs/05_experiments/02_dp_gcd.ipynb
 def plot_curves(best:pd.DataFrame, # output of best_curves
                 algs=("dp-cd", "dp-sgd", "dp-gcd"), # algorithms to draw
                 out=None, # file to save the figure to
                 ncols:int=4):
-    "Figure 5.4.1-style panels: relative error (mean, min–max band over the reported runs) against passes, log-log."
+    """Figure 5.4.1-style panels: relative error (mean, min–max band over the reported runs) against
+    passes, log-log."""
     probs = list(dict.fromkeys(best["problem"]))
     nrows = -(-len(probs) // ncols)
-    fig, axes = plt.subplots(nrows, min(ncols, len(probs)), figsize=(3.6 * min(ncols, len(probs)), 2.9 * nrows), squeeze=False)
+    fig, axes = plt.subplots(
+        nrows,
+        min(ncols, len(probs)),
+        figsize=(3.6 * min(ncols, len(probs)), 2.9 * nrows),
+        squeeze=False,
+    )
     for ax, pb in zip(axes.ravel(), probs):
         for alg in algs:
             d = best[(best.problem == pb) & (best.alg == alg)].sort_values("passes")
             if len(d) == 0: continue
-            plot_runs(ax, d.passes.values, np.maximum(np.vstack([d["min"], d["mean"], d["max"]]), 1e-12), alg)
+            plot_runs(
+                ax,
+                d.passes.values,
+                np.maximum(np.vstack([d["min"], d["mean"], d["max"]]), 1e-12),
+                alg,
+            )
         ax.set_xscale("log")
         ax.set_title(pb, fontsize=9)
         ax.set_xlabel("passes", fontsize=8)
@@ -201,6 +335,7 @@ def plot_curves(best:pd.DataFrame, # output of best_curves
     if out is not None: fig.savefig(out, dpi=110)
     return fig
 
+# %% ../../nbs/05_experiments/02_dp_gcd.ipynb
 def _problems_available(problems, data_dir):
     "Split problems into those whose data can be found and those skipped (with the reason)."
     st = {s.name: s for s in available(data_dir)}
@@ -211,11 +346,15 @@ def _problems_available(problems, data_dir):
         else: skipped[name] = f"missing {', '.join(st[ds].missing)} in {st[ds].location}"
     return ok, skipped
 
+# %% ../../nbs/05_experiments/02_dp_gcd.ipynb
 def _run_all(problems, data_dir, grid, n_runs, n_tune, out, resume, rules_l1, log=print):
     frames = []
     for name in problems:
         cache = out / f"dpgcd_runs_{name}.csv"
-        if resume and cache.exists(): frames.append(pd.read_csv(cache)); log(f"{name}: loaded {cache.name}"); continue
+        if resume and cache.exists():
+            frames.append(pd.read_csv(cache))
+            log(f"{name}: loaded {cache.name}")
+            continue
         g = dict(grid)
         if rules_l1 and name in L1_PROBLEMS:   # Figure D.2.2: the three proximal rules
             for r in ("gs-s", "gs-q"): g[f"dp-gcd {r}"] = grid["dp-gcd"]
@@ -226,16 +365,19 @@ def _run_all(problems, data_dir, grid, n_runs, n_tune, out, resume, rules_l1, lo
         log(f"{name}: {len(df)} runs in {time.perf_counter() - t0:.0f} s")
     return pd.concat(frames, ignore_index=True)
 
-def reproduce_figure_5_4_1(data_dir=None, # real data directory (or $DP_CD_DATA); unset: synthetic problems only
-                           quick:bool=False, # True: QUICK_GRID on log1 and square, 1 tuning run + 2 reported runs (< 2 min)
-                           out_dir=".", # where to write the CSV files and figures
-                           problems=None, # subset of PROBLEMS (default: all whose data is available)
-                           n_runs:int|None=None, # reported runs per setting (default 5, quick 2)
-                           n_tune:int|None=None, # tuning runs per grid point (default 2, quick 1)
-                           grid=None, # override the grid (default REDUCED_GRID, quick QUICK_GRID)
-                           resume:bool=False, # reuse out_dir/dpgcd_runs_<problem>.csv when present
-                           rules_l1:bool|None=None, # also run GS-s and GS-q on the ℓ1 problems (Figure D.2.2); default: not quick
-                          ) -> pd.DataFrame:
+# %% ../../nbs/05_experiments/02_dp_gcd.ipynb
+def reproduce_figure_5_4_1(
+    data_dir=None,  # real data directory (or $DP_CD_DATA); unset: synthetic problems only
+    quick: bool = False,  # True: QUICK_GRID on log1 and square, 1 tuning run + 2 reported runs (< 2 min)
+    out_dir=".",  # where to write the CSV files and figures
+    problems=None,  # subset of PROBLEMS (default: all whose data is available)
+    n_runs: int | None = None,  # reported runs per setting (default 5, quick 2)
+    n_tune: int | None = None,  # tuning runs per grid point (default 2, quick 1)
+    grid=None,  # override the grid (default REDUCED_GRID, quick QUICK_GRID)
+    resume: bool = False,  # reuse out_dir/dpgcd_runs_<problem>.csv when present
+    rules_l1: bool
+    | None = None,  # also run GS-s and GS-q on the ℓ1 problems (Figure D.2.2); default: not quick
+) -> pd.DataFrame:
     """Tune and run DP-CD, DP-SGD and DP-GCD on the problems; write figure_5_4_1.csv (best curves), figure_5_4_1_runs.csv,
     figure_5_4_1.png, table_d5.csv (published vs chosen hyperparameters) and, with the three rules, figure_d_2_2.png."""
     out = Path(out_dir)
@@ -243,7 +385,8 @@ def reproduce_figure_5_4_1(data_dir=None, # real data directory (or $DP_CD_DATA)
     if problems is None: problems = ["log1", "square"] if quick else list(PROBLEMS)
     bad = [p for p in problems if p not in PROBLEMS]
     if bad: raise ValueError(f"problems must be keys of PROBLEMS {sorted(PROBLEMS)}, got {bad}")
-    if data_dir is None and not os.environ.get("DP_CD_DATA"): problems = [p for p in problems if p in SYNTHETIC_PROBLEMS]
+    if data_dir is None and not os.environ.get("DP_CD_DATA"):
+        problems = [p for p in problems if p in SYNTHETIC_PROBLEMS]
     problems, skipped = _problems_available(problems, data_dir)
     for k, v in skipped.items(): print(f"skipping {k}: {v}")
     if not problems: raise ValueError("no problem to run (all skipped)")
@@ -259,28 +402,54 @@ def reproduce_figure_5_4_1(data_dir=None, # real data directory (or $DP_CD_DATA)
     plt.close("all")
     if rules_l1 and any(best.alg == "dp-gcd gs-q"):
         b2 = best[best.problem.isin(L1_PROBLEMS)].replace({"alg": {"dp-gcd": "dp-gcd gs-r"}})
-        plot_curves(b2, algs=("dp-cd", "dp-sgd", "dp-gcd gs-r", "dp-gcd gs-s", "dp-gcd gs-q"), out=out / "figure_d_2_2.png")
+        plot_curves(
+            b2,
+            algs=("dp-cd", "dp-sgd", "dp-gcd gs-r", "dp-gcd gs-s", "dp-gcd gs-q"),
+            out=out / "figure_d_2_2.png",
+        )
         plt.close("all")
     table_d5(best, df).to_csv(out / "table_d5.csv", index=False)
     return best
 
-def table_d5(best:pd.DataFrame, # output of best_curves
-             runs:pd.DataFrame|None=None, # all runs (to add the error measured at the published setting)
-            ) -> pd.DataFrame:
-    "Chosen (passes, clip, step) per problem and algorithm (best mean over passes), next to the published Table D.5."
+# %% ../../nbs/05_experiments/02_dp_gcd.ipynb
+def table_d5(
+    best: pd.DataFrame,  # output of best_curves
+    runs: pd.DataFrame
+    | None = None,  # all runs (to add the error measured at the published setting)
+) -> pd.DataFrame:
+    """Chosen (passes, clip, step) per problem and algorithm (best mean over passes), next to the
+    published Table D.5."""
     d = best[best.alg.isin(["dp-cd", "dp-sgd", "dp-gcd"])]
-    ch = d.loc[d.groupby(["problem", "alg"])["mean"].idxmin(), ["problem", "alg", "passes", "clip", "step", "mean"]]
-    ch = ch.rename(columns={"passes": "passes (ours)", "clip": "clip (ours)", "step": "step (ours)", "mean": "rel. error (ours)"})
-    pub = PUBLISHED_TABLE_D5.rename(columns={"passes": "passes (pub.)", "clip": "clip (pub.)", "step": "step (pub.)"})
+    ch = d.loc[
+        d.groupby(["problem", "alg"])["mean"].idxmin(),
+        ["problem", "alg", "passes", "clip", "step", "mean"],
+    ]
+    ch = ch.rename(
+        columns={
+            "passes": "passes (ours)",
+            "clip": "clip (ours)",
+            "step": "step (ours)",
+            "mean": "rel. error (ours)",
+        }
+    )
+    pub = PUBLISHED_TABLE_D5.rename(
+        columns={"passes": "passes (pub.)", "clip": "clip (pub.)", "step": "step (pub.)"}
+    )
     out = pub.merge(ch, on=["problem", "alg"], how="inner")
-    if runs is not None:   # mean relative error of all our runs (tuning and reported) at the published setting
+    # mean relative error of all our runs (tuning and reported) at the published setting
+    if runs is not None:
         m = runs.groupby(["problem", "alg", "passes", "step", "clip"])["rel_error"].mean()
-        out["rel. error at pub. setting"] = [m.get((r.problem, r.alg, float(r._3), float(r._5), float(r._4)), np.nan) for r in out.itertuples()]
+        out["rel. error at pub. setting"] = [
+            m.get((r.problem, r.alg, float(r._3), float(r._5), float(r._4)), np.nan)
+            for r in out.itertuples()
+        ]
     return out
 
+# %% ../../nbs/05_experiments/02_dp_gcd.ipynb
 def support_table(best:pd.DataFrame, # output of best_curves on ℓ1 problems
                  ) -> pd.DataFrame:
-    "Table D.4: correct / incorrect non-zeros (mean over the reported runs) and relative gap, at each algorithm's best number of passes."
+    """Table D.4: correct / incorrect non-zeros (mean over the reported runs) and relative gap, at
+    each algorithm's best number of passes."""
     rows = {}
     d = best[best.alg.isin(["dp-cd", "dp-sgd", "dp-gcd"])]
     for (pb, alg), g in d.groupby(["problem", "alg"]):
@@ -288,18 +457,24 @@ def support_table(best:pd.DataFrame, # output of best_curves on ℓ1 problems
         rows.setdefault(alg, {})[pb] = f"{b.correct:.3g} / {b.incorrect:.3g} ({b['mean']:.2g})"
     return pd.DataFrame(rows).T
 
-def reproduce_table_d4(data_dir=None, # real data directory (or $DP_CD_DATA); unset: square only
-                       quick:bool=False, # True: QUICK_GRID on square, 1 tuning run + 2 reported runs
-                       out_dir=".", # where to write table_d4.csv (and the per-problem run files)
-                       problems=None, # subset of L1_PROBLEMS (default: all available)
-                       n_runs:int|None=None, n_tune:int|None=None, grid=None,
-                       resume:bool=True, # reuse the run files written by reproduce_figure_5_4_1 in out_dir
-                      ) -> pd.DataFrame:
-    "Support recovery on the ℓ1 problems (Table D.4), published and reproduced side by side; writes table_d4.csv."
+# %% ../../nbs/05_experiments/02_dp_gcd.ipynb
+def reproduce_table_d4(
+    data_dir=None,  # real data directory (or $DP_CD_DATA); unset: square only
+    quick: bool = False,  # True: QUICK_GRID on square, 1 tuning run + 2 reported runs
+    out_dir=".",  # where to write table_d4.csv (and the per-problem run files)
+    problems=None,  # subset of L1_PROBLEMS (default: all available)
+    n_runs: int | None = None,
+    n_tune: int | None = None,
+    grid=None,
+    resume: bool = True,  # reuse the run files written by reproduce_figure_5_4_1 in out_dir
+) -> pd.DataFrame:
+    """Support recovery on the ℓ1 problems (Table D.4), published and reproduced side by side;
+    writes table_d4.csv."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     problems = (["square"] if quick else list(L1_PROBLEMS)) if problems is None else problems
-    if data_dir is None and not os.environ.get("DP_CD_DATA"): problems = [p for p in problems if p in SYNTHETIC_PROBLEMS]
+    if data_dir is None and not os.environ.get("DP_CD_DATA"):
+        problems = [p for p in problems if p in SYNTHETIC_PROBLEMS]
     problems, skipped = _problems_available(problems, data_dir)
     for k, v in skipped.items(): print(f"skipping {k}: {v}")
     if not problems: raise ValueError("no problem to run (all skipped)")
@@ -309,8 +484,14 @@ def reproduce_table_d4(data_dir=None, # real data directory (or $DP_CD_DATA); un
     best = best_curves(df, grid)
     tab = support_table(best)
     tab.loc["||w*||_0"] = df.groupby("problem")["nnz_star"].first().astype(int).astype(str)
-    both = pd.concat({"published (thesis Table D.4)": PUBLISHED_TABLE_D4[[c for c in tab.columns if c in PUBLISHED_TABLE_D4.columns]],
-                      "reproduced": tab})
+    both = pd.concat(
+        {
+            "published (thesis Table D.4)": PUBLISHED_TABLE_D4[
+                [c for c in tab.columns if c in PUBLISHED_TABLE_D4.columns]
+            ],
+            "reproduced": tab,
+        }
+    )
     both.to_csv(out / "table_d4.csv")
     return both
 
@@ -357,6 +538,7 @@ def time_at_best(rc:pd.DataFrame) -> pd.DataFrame:
     best = rc.loc[rc.groupby(["problem", "alg"])["mean"].idxmin()]
     return best.pivot_table(index="problem", columns="alg", values=["mean", "seconds"])
 
+# %% ../../nbs/05_experiments/02_dp_gcd.ipynb
 def reproduce_figure_d_2_3(data_dir=None, # real data directory (or $DP_CD_DATA)
                            quick:bool=False, # the quick grid of `reproduce_figure_5_4_1`
                            out_dir=".", # reuses the run files there (`dpgcd_runs_<problem>.csv`)
@@ -374,14 +556,17 @@ def reproduce_figure_d_2_3(data_dir=None, # real data directory (or $DP_CD_DATA)
     return rc
 
 # %% ../../nbs/05_experiments/02_dp_gcd.ipynb
-def calibration_comparison(problem=None, # (X, y, loss, penalty, description); default: log1
-                           passes=(1, 2, 4, 7, 10, 20), # numbers of DP-GCD iterations
-                           steps=(1.0, 2.15), # step grid
-                           clips=(1.18, 3.09, 7.91, 20.2), # clipping grid
-                           n_tune:int=2, n_runs:int=5, # tuning runs per grid point, reported runs at the tuned setting
-                           epsilon:float=1.0, # the claimed ε
-                          ) -> pd.DataFrame:
-    "Relative error of DP-GCD with the papers' calibration (claimed ε, true ε reported) vs the library's at the claimed and at the true ε."
+def calibration_comparison(
+    problem=None,  # (X, y, loss, penalty, description); default: log1
+    passes=(1, 2, 4, 7, 10, 20),  # numbers of DP-GCD iterations
+    steps=(1.0, 2.15),  # step grid
+    clips=(1.18, 3.09, 7.91, 20.2),  # clipping grid
+    n_tune: int = 2,
+    n_runs: int = 5,  # tuning runs per grid point, reported runs at the tuned setting
+    epsilon: float = 1.0,  # the claimed ε
+) -> pd.DataFrame:
+    """Relative error of DP-GCD with the papers' calibration (claimed ε, true ε reported) vs the
+    library's at the claimed and at the true ε."""
     X, y, loss, pen, _ = load_problem("log1") if problem is None else problem
     n = X.shape[0]
     delta = 1.0 / n**2
@@ -391,14 +576,57 @@ def calibration_comparison(problem=None, # (X, y, loss, penalty, description); d
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         for T in passes:
-            e_true = dp_gcd(X, y, loss, pen, epsilon, delta, n_passes=T, rule="gs-r", selection="as_published", release="laplace").privacy.epsilon
-            for name, kw, eps in [("as published", dict(selection="as_published", release="laplace"), epsilon),
-                                  ("corrected, same claimed eps", {}, epsilon), ("corrected, same true eps", {}, e_true)]:
-                run = lambda s, c, sd: dp_gcd(X, y, loss, pen, eps, delta, n_passes=T, rule="gs-r", step=s, clip=c, random_state=sd, **kw)
-                tune = {(s, c): np.mean([rel(run(s, c, sd).coef) for sd in range(n_tune)]) for s in steps for c in clips}
+            e_true = dp_gcd(
+                X,
+                y,
+                loss,
+                pen,
+                epsilon,
+                delta,
+                n_passes=T,
+                rule="gs-r",
+                selection="as_published",
+                release="laplace",
+            ).privacy.epsilon
+            for name, kw, eps in [
+                ("as published", dict(selection="as_published", release="laplace"), epsilon),
+                ("corrected, same claimed eps", {}, epsilon),
+                ("corrected, same true eps", {}, e_true),
+            ]:
+                run = lambda s, c, sd: dp_gcd(
+                    X,
+                    y,
+                    loss,
+                    pen,
+                    eps,
+                    delta,
+                    n_passes=T,
+                    rule="gs-r",
+                    step=s,
+                    clip=c,
+                    random_state=sd,
+                    **kw,
+                )
+                tune = {
+                    (s, c): np.mean([rel(run(s, c, sd).coef) for sd in range(n_tune)])
+                    for s in steps
+                    for c in clips
+                }
                 s, c = min(tune, key=tune.get)
                 fits = [run(s, c, 1000 + sd) for sd in range(n_runs)]
                 errs = [rel(f.coef) for f in fits]
-                rows.append(dict(config=name, setting_epsilon=epsilon, passes=T, step=s, clip=c, claimed_epsilon=eps,
-                                 true_epsilon=fits[0].privacy.epsilon, min=np.min(errs), mean=np.mean(errs), max=np.max(errs)))
+                rows.append(
+                    dict(
+                        config=name,
+                        setting_epsilon=epsilon,
+                        passes=T,
+                        step=s,
+                        clip=c,
+                        claimed_epsilon=eps,
+                        true_epsilon=fits[0].privacy.epsilon,
+                        min=np.min(errs),
+                        mean=np.mean(errs),
+                        max=np.max(errs),
+                    )
+                )
     return pd.DataFrame(rows)

@@ -21,13 +21,20 @@ __all__ = ['EPSILONS', 'DELTA', 'PROBLEMS', 'PAPER_GRID', 'GRID', 'METHODS', 'pa
 # %% ../../nbs/05_experiments/05_dp_scd.ipynb
 EPSILONS, DELTA = (0.1, 0.5, 1.0, 2.0), 1e-3
 PROBLEMS = {  # name -> (dataset, loss, lambda, metric, figure panel of the paper)
-    "ridge-california": ("california", SquaredLoss, 1e-4, "mse", "1(a), in place of YearPredictionMSD"),
+    "ridge-california": (
+        "california",
+        SquaredLoss,
+        1e-4,
+        "mse",
+        "1(a), in place of YearPredictionMSD",
+    ),
     "logistic-phishing": ("phishing", LogisticLoss, 1e-4, "accuracy", "1(b)"),
     "svm-adult": ("adult", HingeLoss, 1e-5, "accuracy", "1(c)"),
 }
 
 def paper_scaling(X_train, *others):
-    "Each coordinate divided by its maximal absolute value on the training set, then each record to norm 1."
+    """Each coordinate divided by its maximal absolute value on the training set, then each record
+    to norm 1."""
     s = np.abs(X_train).max(axis=0)
     s[s == 0] = 1.0
     unit = lambda X: (X / s) / np.maximum(np.linalg.norm(X / s, axis=1), 1e-300)[:, None]
@@ -45,7 +52,9 @@ def load_problem(name:str, # a key of `PROBLEMS`
         train = datasets.load("adult", data_dir, split="train", missing="zero")
         test = datasets.load("adult", data_dir, split="test", missing="zero")
     else:
-        ds = datasets.load(ds_name, data_dir, **({"one_hot": True} if ds_name == "phishing" else {}))
+        ds = datasets.load(
+            ds_name, data_dir, **({"one_hot": True} if ds_name == "phishing" else {})
+        )
         train, test = datasets.train_test_split(ds, 0.25, seed=seed)
     fit, val = datasets.train_test_split(train, 0.25, seed=seed + 1)
     Xf, Xv, Xt = paper_scaling(fit.X, val.X, test.X)
@@ -53,15 +62,27 @@ def load_problem(name:str, # a key of `PROBLEMS`
     return dict(name=name, X=Xf, y=fit.y - shift, Xval=Xv, yval=val.y - shift, Xtest=Xt,
                 ytest=test.y - shift, loss=loss(), penalty=L2(lam), metric=metric)
 
+# %% ../../nbs/05_experiments/05_dp_scd.ipynb
 def score(problem:dict, coef, split:str="test") -> float:
     "MSE (ridge) or accuracy of `coef` on the validation (`'val'`) or test split."
-    X, y = (problem["Xval"], problem["yval"]) if split == "val" else (problem["Xtest"], problem["ytest"])
+    X, y = (
+        (problem["Xval"], problem["yval"])
+        if split == "val"
+        else (problem["Xtest"], problem["ytest"])
+    )
     z = X @ coef
-    return float(np.mean((z - y) ** 2)) if problem["metric"] == "mse" else float(np.mean(np.sign(z) == y))
+    return (
+        float(np.mean((z - y) ** 2))
+        if problem["metric"] == "mse"
+        else float(np.mean(np.sign(z) == y))
+    )
 
 # %% ../../nbs/05_experiments/05_dp_scd.ipynb
-PAPER_GRID = dict(C=tuple(10.0 ** k for k in range(-8, 5)), eta=tuple(10.0 ** k for k in range(-8, 5)),
-                  L=(0, 5, 10, 50, 100, 200, 500, 1000, 1250, 1500, 1750, 2000))
+PAPER_GRID = dict(
+    C=tuple(10.0**k for k in range(-8, 5)),
+    eta=tuple(10.0**k for k in range(-8, 5)),
+    L=(0, 5, 10, 50, 100, 200, 500, 1000, 1250, 1500, 1750, 2000),
+)
 GRID = dict(C=(0.01, 0.1, 1.0), eta=(0.1, 1.0), L=(50, 500))   # the reduced grid run here
 
 def n_configurations(method:str, grid:dict=PAPER_GRID) -> int:
@@ -77,7 +98,9 @@ def run_method(problem:dict, method:str, epsilon:float, L:int, C:float, eta:floa
     "One fit of a method on a problem (`FitResult`)."
     P = problem
     args = (P["X"], P["y"], P["loss"], P["penalty"], epsilon, DELTA)
-    common = dict(n_passes=passes, batch_size=L, clip=C, random_state=seed, record_every=record_every)
+    common = dict(
+        n_passes=passes, batch_size=L, clip=C, random_state=seed, record_every=record_every
+    )
     if method == "dp-sgd": return dp_sgd(*args, step=eta, **common)
     return (dp_scd if method == "dp-scd" else seq_dp_scd)(*args, **common)
 
@@ -103,16 +126,28 @@ def figure_1(data_dir=None, names=tuple(PROBLEMS), epsilons=EPSILONS, grid=GRID,
                 _, best = max(val, key=lambda vc: best_sign * vc[0])
                 tests = [score(P, run_method(P, method, eps, passes=passes, seed=s, **best).coef)
                          for s in seeds]
-                rows.append(dict(problem=name, metric=P["metric"], epsilon=eps, method=method,
-                                 test=float(np.median(tests)), L=best["L"], C=best["C"], eta=best["eta"],
-                                 n_configs=len(val), nonprivate_test=score(P, ref.coef),
-                                 seconds=time.time() - t))
+                rows.append(
+                    dict(
+                        problem=name,
+                        metric=P["metric"],
+                        epsilon=eps,
+                        method=method,
+                        test=float(np.median(tests)),
+                        L=best["L"],
+                        C=best["C"],
+                        eta=best["eta"],
+                        n_configs=len(val),
+                        nonprivate_test=score(P, ref.coef),
+                        seconds=time.time() - t,
+                    )
+                )
     return pd.DataFrame(rows)
 
 # %% ../../nbs/05_experiments/05_dp_scd.ipynb
 def _objective(P, coef):
     return P["loss"].value(P["X"], P["y"], coef) + P["penalty"].value(coef)
 
+# %% ../../nbs/05_experiments/05_dp_scd.ipynb
 def figure_2(fig1:pd.DataFrame, data_dir=None, epsilons=(0.1, 1.0), passes:float=5) -> pd.DataFrame:
     "F(θ) against epochs (the data of Figure 2), from the configurations selected in `fig1`."
     P = load_problem("ridge-california", data_dir)
@@ -141,9 +176,22 @@ def figure_3(data_dir=None, Ls=(10, 50, 100, 500, 1000), Cs=(0.05, 0.5, 5.0), pa
              seeds=(0, 1, 2)) -> pd.DataFrame:
     "Test MSE of DP-SCD against L for several C at ε = 1 (the data of Figure 3)."
     P = load_problem("ridge-california", data_dir)
-    rows = [dict(L=L, C=C, test=float(np.median([score(P, run_method(P, "dp-scd", 1.0, L, C, passes=passes,
-                                                                       seed=s).coef) for s in seeds])))
-            for C in Cs for L in Ls]
+    rows = [
+        dict(
+            L=L,
+            C=C,
+            test=float(
+                np.median(
+                    [
+                        score(P, run_method(P, "dp-scd", 1.0, L, C, passes=passes, seed=s).coef)
+                        for s in seeds
+                    ]
+                )
+            ),
+        )
+        for C in Cs
+        for L in Ls
+    ]
     return pd.DataFrame(rows)
 
 # %% ../../nbs/05_experiments/05_dp_scd.ipynb
@@ -160,5 +208,6 @@ def reproduce_dp_scd(data_dir=None, # data directory (None: $DP_CD_DATA)
                "figure_3": figure_3(data_dir, seeds=(0,) if quick else (0, 1, 2))}
     if out_dir is not None:
         Path(out_dir).mkdir(parents=True, exist_ok=True)
-        for k, df in out.items(): df.to_csv(Path(out_dir) / f"dpscd_{k}{'_quick' if quick else ''}.csv", index=False)
+        for k, df in out.items():
+            df.to_csv(Path(out_dir) / f"dpscd_{k}{'_quick' if quick else ''}.csv", index=False)
     return out

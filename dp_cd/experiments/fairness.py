@@ -13,9 +13,18 @@ import matplotlib.pyplot as plt
 from threadpoolctl import threadpool_limits
 from ..utils import as_generator
 from ..privacy.calibration import epsilon_gaussian
-from ..theory.fairness import (NOTIONS, LinearClassifier, fairness_levels, fairness_gap_bound, private_fairness_bound,
-                            output_perturbation, output_perturbation_distance, gaussian_sigma, lemma_6_5_1_distance,
-                            fit_l2_logistic)
+from dp_cd.theory.fairness import (
+    NOTIONS,
+    LinearClassifier,
+    fairness_levels,
+    fairness_gap_bound,
+    private_fairness_bound,
+    output_perturbation,
+    output_perturbation_distance,
+    gaussian_sigma,
+    lemma_6_5_1_distance,
+    fit_l2_logistic,
+)
 
 # %% auto 0
 __all__ = ['PUBLISHED_TABLE_6_1', 'prepare', 'evaluate_point', 'published_fairness_bound', 'published_rows',
@@ -32,23 +41,49 @@ def prepare(name:str, # "celeba" or "adult"
     if name == "celeba": ds, Lam = load("celeba", data_dir), float(np.sqrt(38))
     elif name == "adult":
         ds, Lam = load("adult", data_dir, standardize=True, split="all"), 3.0
-        ds = replace(ds, X=clip_rows(np.column_stack([ds.X, np.ones(ds.n)]), Lam), feature_names=ds.feature_names + ("constant",))  # constant feature = regularised intercept
+        # constant feature = regularised intercept
+        ds = replace(
+            ds,
+            X=clip_rows(np.column_stack([ds.X, np.ones(ds.n)]), Lam),
+            feature_names=ds.feature_names + ("constant",),
+        )
     else: raise ValueError(f"name must be 'celeba' or 'adult', got {name!r}")
     tr, te = train_test_split(ds, 0.1, seed=seed)
     C = np.ascontiguousarray
     return C(tr.X, dtype=float), tr.y, tr.sensitive, C(te.X, dtype=float), te.y, te.sensitive, Lam
 
-def evaluate_point(Xtr, ytr, Xte, yte, ste, # training / test data
-                   Lam:float, epsilon:float, delta:float, zeta:float=0.01, # Lambda, privacy budget, failure probability
-                   n_models:int=100, mu:float=1.0, notions=NOTIONS, random_state=0,
-                   calibration:str="gdp", # noise calibration of the private models ("gdp" exact, "classic" for epsilon <= 1)
-                  ) -> list:
-    "One point of Figure 6.6.1: fairness of h*, range over private models, and the bounds, for each notion (list of dicts)."
-    op = output_perturbation(Xtr, ytr, epsilon, delta, mu, Lam, n_models, random_state, calibration=calibration)
+# %% ../../nbs/05_experiments/03_fairness.ipynb
+def evaluate_point(
+    Xtr,
+    ytr,
+    Xte,
+    yte,
+    ste,  # training / test data
+    Lam: float,
+    epsilon: float,
+    delta: float,
+    zeta: float = 0.01,  # Lambda, privacy budget, failure probability
+    n_models: int = 100,
+    mu: float = 1.0,
+    notions=NOTIONS,
+    random_state=0,
+    calibration: str = "gdp",  # noise calibration of the private models ("gdp" exact, "classic" for epsilon <= 1)
+) -> list:
+    """One point of Figure 6.6.1: fairness of h*, range over private models, and the bounds, for
+    each notion (list of dicts)."""
+    op = output_perturbation(
+        Xtr, ytr, epsilon, delta, mu, Lam, n_models, random_state, calibration=calibration
+    )
     h = op.model_opt
     p = Xtr.shape[1]
     radius = output_perturbation_distance(p, op.sigma, zeta)
-    r_classic = output_perturbation_distance(p, gaussian_sigma(op.sensitivity, epsilon, delta, "classic"), zeta) if epsilon <= 1 else np.nan
+    r_classic = (
+        output_perturbation_distance(
+            p, gaussian_sigma(op.sensitivity, epsilon, delta, "classic"), zeta
+        )
+        if epsilon <= 1
+        else np.nan
+    )
     dist = np.array([h.distance(m) for m in op.models])
     emp = float(np.quantile(dist, 1 - zeta))
     far = op.models[int(np.argmax(dist))]
@@ -56,37 +91,63 @@ def evaluate_point(Xtr, ytr, Xte, yte, ste, # training / test data
     for nt in notions:
         F0 = fairness_levels(h, Xte, yte, ste, nt).aggregate
         Fp = np.array([fairness_levels(m, Xte, yte, ste, nt).aggregate for m in op.models])
-        rows.append(dict(notion=nt, n=len(Xtr), epsilon=epsilon, calibration=calibration, sigma=op.sigma,
-                         fair_opt=F0, fair_priv_min=Fp.min(), fair_priv_max=Fp.max(), radius=radius, emp_radius=emp,
-                         bound=private_fairness_bound(h, Xte, yte, ste, nt, radius).aggregate,
-                         bound_markov=private_fairness_bound(h, Xte, yte, ste, nt, radius, "markov").aggregate,
-                         bound_empirical=fairness_gap_bound(h, Xte, yte, ste, nt, emp).aggregate,
-                         bound_refined=fairness_gap_bound(h, Xte, yte, ste, nt, other=far).aggregate,
-                         bound_classic=private_fairness_bound(h, Xte, yte, ste, nt, r_classic).aggregate if epsilon <= 1 else np.nan,
-                         max_gap=float(np.max(np.abs(Fp - F0)))))
+        rows.append(
+            dict(
+                notion=nt,
+                n=len(Xtr),
+                epsilon=epsilon,
+                calibration=calibration,
+                sigma=op.sigma,
+                fair_opt=F0,
+                fair_priv_min=Fp.min(),
+                fair_priv_max=Fp.max(),
+                radius=radius,
+                emp_radius=emp,
+                bound=private_fairness_bound(h, Xte, yte, ste, nt, radius).aggregate,
+                bound_markov=private_fairness_bound(
+                    h, Xte, yte, ste, nt, radius, "markov"
+                ).aggregate,
+                bound_empirical=fairness_gap_bound(h, Xte, yte, ste, nt, emp).aggregate,
+                bound_refined=fairness_gap_bound(h, Xte, yte, ste, nt, other=far).aggregate,
+                bound_classic=private_fairness_bound(h, Xte, yte, ste, nt, r_classic).aggregate
+                if epsilon <= 1
+                else np.nan,
+                max_gap=float(np.max(np.abs(Fp - F0))),
+            )
+        )
     return rows
 
 # %% ../../nbs/05_experiments/03_fairness.ipynb
 PUBLISHED_TABLE_6_1 = pd.DataFrame(  # thesis Table 6.1 (bound at the full training set)
-    {"equalized_odds": [0.0975, 0.0026], "equality_of_opportunity": [0.1044, 0.0017], "accuracy_parity": [0.0975, 0.0026],
-     "demographic_parity": [0.0975, 0.0026], "accuracy": [0.0487, 0.0013]},
-    index=pd.Index(["celebA (n=182,339)", "folktables (n=1,498,050)"], name="dataset"))
+    {
+        "equalized_odds": [0.0975, 0.0026],
+        "equality_of_opportunity": [0.1044, 0.0017],
+        "accuracy_parity": [0.0975, 0.0026],
+        "demographic_parity": [0.0975, 0.0026],
+        "accuracy": [0.0487, 0.0013],
+    },
+    index=pd.Index(["celebA (n=182,339)", "folktables (n=1,498,050)"], name="dataset"),
+)
 
 def _published_populations(y, s, notion):
     "[(full population mask, [sub-population masks])] in the grouping of the published code."
     Ys, Ss, everyone = np.unique(y), np.unique(s), np.ones(len(y), bool)
-    if notion == "equality_of_opportunity": return [(y == v, [(y == v) & (s == r) for r in Ss]) for v in Ys[Ys > 0]]
-    if notion in ("equalized_odds", "demographic_parity"): return [(everyone, [s == r for r in Ss]) for _ in Ys]
+    if notion == "equality_of_opportunity":
+        return [(y == v, [(y == v) & (s == r) for r in Ss]) for v in Ys[Ys > 0]]
+    if notion in ("equalized_odds", "demographic_parity"):
+        return [(everyone, [s == r for r in Ss]) for _ in Ys]
     if notion == "accuracy_parity": return [(everyone, [s == r for r in Ss])]
     if notion == "accuracy": return [(everyone, [])]
     raise ValueError(f"notion must be one of {NOTIONS}, got {notion!r}")
 
+# %% ../../nbs/05_experiments/03_fairness.ipynb
 def published_fairness_bound(model:LinearClassifier, # reference model (h*)
                              X, y, s, # evaluation data
                              notion:str, # one of `NOTIONS`
                              distance:float, # radius d
                             ) -> float:
-    "AS PUBLISHED (not a valid bound for equalized odds): the aggregate bound of the paper's code, $P(R\\le d\\mid$full$) + P(R\\le d\\mid$sub$)$ per group."
+    """AS PUBLISHED (not a valid bound for equalized odds): the aggregate bound of the paper's code,
+    $P(R\\le d\\mid$full$) + P(R\\le d\\mid$sub$)$ per group."""
     X = np.asarray(X, dtype=float)
     y = np.asarray(y)
     s = np.asarray(s)
@@ -97,18 +158,32 @@ def published_fairness_bound(model:LinearClassifier, # reference model (h*)
         vals += [t0 + np.mean(R[m] <= distance) for m in subs] if subs else [t0]
     return float(np.mean(np.abs(vals)))
 
+# %% ../../nbs/05_experiments/03_fairness.ipynb
 def published_rows(X):
     "The published CelebA preprocessing: rows of norm > 2 rescaled to norm 6."
     X = np.asarray(X, dtype=float)
     nr = np.linalg.norm(X, axis=1)
     return X * np.where(nr > 2, 6 / np.where(nr > 0, nr, 1), 1.0)[:, None]
 
-def evaluate_point_as_published(Xtr, ytr, Xte, yte, ste, # data, already preprocessed (`published_rows`)
-                                epsilon:float=1.0, delta:float|None=None, zeta:float=0.01, # budget (delta default 1/n^2), failure probability
-                                n_models:int=100, mu:float=1.0, notions=NOTIONS, random_state=0,
-                                n_published:int|None=None, # also evaluate the published bound with the radius for this n (delta = 1/n^2): a what-if
-                               ):
-    "AS PUBLISHED: model `C=n/mu`, noise and radius for a mu-strongly convex problem, the published bound; plus the true guarantee."
+# %% ../../nbs/05_experiments/03_fairness.ipynb
+def evaluate_point_as_published(
+    Xtr,
+    ytr,
+    Xte,
+    yte,
+    ste,  # data, already preprocessed (`published_rows`)
+    epsilon: float = 1.0,
+    delta: float | None = None,
+    zeta: float = 0.01,  # budget (delta default 1/n^2), failure probability
+    n_models: int = 100,
+    mu: float = 1.0,
+    notions=NOTIONS,
+    random_state=0,
+    n_published: int
+    | None = None,  # also evaluate the published bound with the radius for this n (delta = 1/n^2): a what-if
+):
+    """AS PUBLISHED: model `C=n/mu`, noise and radius for a mu-strongly convex problem, the
+    published bound; plus the true guarantee."""
     n, p = Xtr.shape
     delta = 1 / n**2 if delta is None else delta
     L = float(np.max(np.linalg.norm(Xtr, axis=1)))  # data-dependent, as published
@@ -118,26 +193,51 @@ def evaluate_point_as_published(Xtr, ytr, Xte, yte, ste, # data, already preproc
     g = as_generator(random_state)
     models = [h.with_params(h.params + sigma * g.normal(size=p)) for _ in range(n_models)]
     dist = np.array([h.distance(m) for m in models])
-    eps_true = epsilon_gaussian(sigma / (2 * L * n / mu), 1, delta)  # sensitivity bound of the mu/n^2-strongly convex objective
+    # sensitivity bound of the mu/n^2-strongly convex objective
+    eps_true = epsilon_gaussian(sigma / (2 * L * n / mu), 1, delta)
     rows = []
     for nt in notions:
         F0 = fairness_levels(h, Xte, yte, ste, nt).aggregate
         Fp = np.array([fairness_levels(m, Xte, yte, ste, nt).aggregate for m in models])
-        rows.append(dict(notion=nt, n=n, epsilon=epsilon, calibration="as published", sigma=sigma, fair_opt=F0,
-                         fair_priv_min=Fp.min(), fair_priv_max=Fp.max(), radius=radius, emp_radius=float(np.quantile(dist, 1 - zeta)),
-                         bound=published_fairness_bound(h, Xte, yte, ste, nt, radius),
-                         bound_theorem=private_fairness_bound(h, Xte, yte, ste, nt, radius).aggregate,
-                         max_gap=float(np.max(np.abs(Fp - F0))), epsilon_true=eps_true, coef_norm=float(np.linalg.norm(h.coef)),
-                         bound_at_published_n=np.nan if n_published is None else published_fairness_bound(
-                             h, Xte, yte, ste, nt, lemma_6_5_1_distance(p, L, mu, n_published, epsilon, 1 / n_published**2, zeta))))
+        rows.append(
+            dict(
+                notion=nt,
+                n=n,
+                epsilon=epsilon,
+                calibration="as published",
+                sigma=sigma,
+                fair_opt=F0,
+                fair_priv_min=Fp.min(),
+                fair_priv_max=Fp.max(),
+                radius=radius,
+                emp_radius=float(np.quantile(dist, 1 - zeta)),
+                bound=published_fairness_bound(h, Xte, yte, ste, nt, radius),
+                bound_theorem=private_fairness_bound(h, Xte, yte, ste, nt, radius).aggregate,
+                max_gap=float(np.max(np.abs(Fp - F0))),
+                epsilon_true=eps_true,
+                coef_norm=float(np.linalg.norm(h.coef)),
+                bound_at_published_n=np.nan
+                if n_published is None
+                else published_fairness_bound(
+                    h,
+                    Xte,
+                    yte,
+                    ste,
+                    nt,
+                    lemma_6_5_1_distance(p, L, mu, n_published, epsilon, 1 / n_published**2, zeta),
+                ),
+            )
+        )
     return rows
 
 # %% ../../nbs/05_experiments/03_fairness.ipynb
 def _say(verbose, *a):
     if verbose: print(*a, flush=True)
 
+# %% ../../nbs/05_experiments/03_fairness.ipynb
 def plot_table_6_1(table:pd.DataFrame):
-    "Bar chart: per notion, the library's bound and observed change, the as-published bound, and the thesis' Table 6.1 values."
+    """Bar chart: per notion, the library's bound and observed change, the as-published bound, and
+    the thesis' Table 6.1 values."""
     sets = list(dict.fromkeys(table.dataset))
     fig, axes = plt.subplots(1, len(sets), figsize=(5.2 * len(sets), 3.2), squeeze=False)
     for ax, ds in zip(axes[0], sets):
@@ -148,12 +248,22 @@ def plot_table_6_1(table:pd.DataFrame):
         pub = d[d.setup == "as published"].set_index("notion").reindex(list(NOTIONS))
         bars.append(("bound, library setting", lib.bound, "tab:blue"))
         bars.append(("largest observed change, library", lib.max_gap, "tab:green"))
-        if pub.bound.notna().any(): bars.append(("bound as published, this subset", pub.bound, "tab:orange"))
+        if pub.bound.notna().any():
+            bars.append(("bound as published, this subset", pub.bound, "tab:orange"))
         ref = PUBLISHED_TABLE_6_1.iloc[0 if ds == "celeba" else 1]
         bars.append((f"thesis Table 6.1 ({ref.name})", ref[list(NOTIONS)], "tab:gray"))
         w = 0.8 / len(bars)
-        for k, (lab, v, c) in enumerate(bars): ax.bar(x + (k - (len(bars) - 1) / 2) * w, np.asarray(v, float), w, label=lab, color=c)
-        ax.set_xticks(x, [nt.replace("_", " ").replace("equality of", "eq. of").replace("demographic", "dem.") for nt in NOTIONS], fontsize=7, rotation=20)
+        for k, (lab, v, c) in enumerate(bars):
+            ax.bar(x + (k - (len(bars) - 1) / 2) * w, np.asarray(v, float), w, label=lab, color=c)
+        ax.set_xticks(
+            x,
+            [
+                nt.replace("_", " ").replace("equality of", "eq. of").replace("demographic", "dem.")
+                for nt in NOTIONS
+            ],
+            fontsize=7,
+            rotation=20,
+        )
         ax.set_yscale("log")
         ax.set_title(f"{ds} (n={int(lib.n.iloc[0]):,})", fontsize=9)
         ax.legend(fontsize=6)
@@ -161,13 +271,16 @@ def plot_table_6_1(table:pd.DataFrame):
     fig.tight_layout()
     return fig
 
-def reproduce_table_6_1(data_dir=None, # directory of the datasets (None: $DP_CD_DATA)
-                        quick:bool=False, # CelebA only, 10 private models per point (about a minute)
-                        out_dir="book/results", # where the CSV and PNG are written (created if needed)
-                        n_models:int|None=None, # private models per point (default 100, quick 10)
-                        verbose:bool=True, # print one line per evaluated point
-                       ) -> pd.DataFrame:
-    "Table 6.1 on CelebA (and Adult): writes `fairness_table_6_1[_quick].{csv,png}`; returns the bounds per setting and notion."
+# %% ../../nbs/05_experiments/03_fairness.ipynb
+def reproduce_table_6_1(
+    data_dir=None,  # directory of the datasets (None: $DP_CD_DATA)
+    quick: bool = False,  # CelebA only, 10 private models per point (about a minute)
+    out_dir="book/results",  # where the CSV and PNG are written (created if needed)
+    n_models: int | None = None,  # private models per point (default 100, quick 10)
+    verbose: bool = True,  # print one line per evaluated point
+) -> pd.DataFrame:
+    """Table 6.1 on CelebA (and Adult): writes `fairness_table_6_1[_quick].{csv,png}`; returns the
+    bounds per setting and notion."""
     names = ("celeba",) if quick else ("celeba", "adult")
     n_models = (10 if quick else 100) if n_models is None else int(n_models)
     rows = []
@@ -176,12 +289,32 @@ def reproduce_table_6_1(data_dir=None, # directory of the datasets (None: $DP_CD
             Xtr, ytr, _, Xte, yte, ste, Lam = prepare(nm, data_dir)
             n = len(Xtr)
             t = time.time()
-            rows += [dict(dataset=nm, setup="library", **r) for r in evaluate_point(Xtr, ytr, Xte, yte, ste, Lam, 1.0, 1 / n**2, 0.01, n_models)]
-            _say(verbose, f"[table 6.1] {nm}: library setting, n={n:,}, {n_models} private models ({time.time() - t:.1f}s)")
+            rows += [
+                dict(dataset=nm, setup="library", **r)
+                for r in evaluate_point(Xtr, ytr, Xte, yte, ste, Lam, 1.0, 1 / n**2, 0.01, n_models)
+            ]
+            _say(
+                verbose,
+                f"[table 6.1] {nm}: library setting, n={n:,}, {n_models} private models "
+                f"({time.time() - t:.1f}s)",
+            )
             if nm == "celeba":
                 t = time.time()
-                rows += [dict(dataset=nm, setup="as published", **r) for r in
-                         evaluate_point_as_published(published_rows(Xtr), ytr, published_rows(Xte), yte, ste, 1.0, 1 / n**2, 0.01, n_models, n_published=182_339)]
+                rows += [
+                    dict(dataset=nm, setup="as published", **r)
+                    for r in evaluate_point_as_published(
+                        published_rows(Xtr),
+                        ytr,
+                        published_rows(Xte),
+                        yte,
+                        ste,
+                        1.0,
+                        1 / n**2,
+                        0.01,
+                        n_models,
+                        n_published=182_339,
+                    )
+                ]
                 _say(verbose, f"[table 6.1] {nm}: as-published setting ({time.time() - t:.1f}s)")
     table = pd.DataFrame(rows)
     out = Path(out_dir)
@@ -191,17 +324,29 @@ def reproduce_table_6_1(data_dir=None, # directory of the datasets (None: $DP_CD
     fig = plot_table_6_1(table)
     fig.savefig(out / f"fairness_table_6_1{sfx}.png", dpi=120)
     plt.close(fig)
-    summary = table.assign(row=table.dataset + " (n=" + table.n.map("{:,}".format) + "), " + table.setup).pivot(index="row", columns="notion", values="bound")[list(NOTIONS)]
-    return pd.concat([summary, PUBLISHED_TABLE_6_1.rename(index=lambda r: f"thesis Table 6.1: {r}")]).round(4)
+    summary = table.assign(
+        row=table.dataset + " (n=" + table.n.map("{:,}".format) + "), " + table.setup
+    ).pivot(index="row", columns="notion", values="bound")[list(NOTIONS)]
+    return pd.concat(
+        [summary, PUBLISHED_TABLE_6_1.rename(index=lambda r: f"thesis Table 6.1: {r}")]
+    ).round(4)
 
 # %% ../../nbs/05_experiments/03_fairness.ipynb
-def curves(Xtr, ytr, Xte, yte, ste, Lam, # data and row-norm bound
-           ns=None, # training-set sizes (first n of a fixed random permutation), epsilon = 1, delta = 1/n^2
-           epsilons=None, # privacy budgets on the full training set, delta = 1/n^2
-           n_models:int=100, zeta:float=0.01, seed:int=0,
-           verbose:bool=False, # print one line per grid point
-           label:str="", # name printed with the progress lines
-          ) -> pd.DataFrame:
+def curves(
+    Xtr,
+    ytr,
+    Xte,
+    yte,
+    ste,
+    Lam,  # data and row-norm bound
+    ns=None,  # training-set sizes (first n of a fixed random permutation), epsilon = 1, delta = 1/n^2
+    epsilons=None,  # privacy budgets on the full training set, delta = 1/n^2
+    n_models: int = 100,
+    zeta: float = 0.01,
+    seed: int = 0,
+    verbose: bool = False,  # print one line per grid point
+    label: str = "",  # name printed with the progress lines
+) -> pd.DataFrame:
     "Rows of Figure 6.6.1 as a DataFrame: one row per (axis value, notion)."
     rng = np.random.default_rng(seed)
     perm = rng.permutation(len(Xtr))
@@ -212,16 +357,42 @@ def curves(Xtr, ytr, Xte, yte, ste, Lam, # data and row-norm bound
         k += 1
         idx = perm[:n]
         t = time.time()
-        if len(np.unique(ytr[idx])) < 2: _say(verbose, f"[{label}] {k}/{total} n={n:,}: one class only, skipped"); continue
-        rows += [dict(axis="n", **r) for r in evaluate_point(Xtr[idx], ytr[idx], Xte, yte, ste, Lam, 1.0, 1 / n**2, zeta, n_models, random_state=rng)]
+        if len(np.unique(ytr[idx])) < 2:
+            _say(verbose, f"[{label}] {k}/{total} n={n:,}: one class only, skipped")
+            continue
+        rows += [
+            dict(axis="n", **r)
+            for r in evaluate_point(
+                Xtr[idx],
+                ytr[idx],
+                Xte,
+                yte,
+                ste,
+                Lam,
+                1.0,
+                1 / n**2,
+                zeta,
+                n_models,
+                random_state=rng,
+            )
+        ]
         _say(verbose, f"[{label}] {k}/{total} n={n:,}, epsilon=1 ({time.time() - t:.1f}s)")
     for e in epsilons:
         k += 1
         t = time.time()
-        rows += [dict(axis="epsilon", **r) for r in evaluate_point(Xtr, ytr, Xte, yte, ste, Lam, e, 1 / len(Xtr)**2, zeta, n_models, random_state=rng)]
-        _say(verbose, f"[{label}] {k}/{total} n={len(Xtr):,}, epsilon={e:.3g} ({time.time() - t:.1f}s)")
+        rows += [
+            dict(axis="epsilon", **r)
+            for r in evaluate_point(
+                Xtr, ytr, Xte, yte, ste, Lam, e, 1 / len(Xtr) ** 2, zeta, n_models, random_state=rng
+            )
+        ]
+        _say(
+            verbose,
+            f"[{label}] {k}/{total} n={len(Xtr):,}, epsilon={e:.3g} ({time.time() - t:.1f}s)",
+        )
     return pd.DataFrame(rows)
 
+# %% ../../nbs/05_experiments/03_fairness.ipynb
 def plot_curves(df, title=""):
     "Figure 6.6.1-style plot: one row per notion, columns n and epsilon."
     nts = list(dict.fromkeys(df.notion))
@@ -232,15 +403,38 @@ def plot_curves(df, title=""):
             d = df[(df.notion == nt) & (df.axis == ax_name)].sort_values(ax_name)
             if d.empty: continue
             x = d[ax_name]
-            ax.fill_between(x, d.fair_priv_min, d.fair_priv_max, color="tab:green", alpha=.4, label="private models")
+            ax.fill_between(
+                x,
+                d.fair_priv_min,
+                d.fair_priv_max,
+                color="tab:green",
+                alpha=0.4,
+                label="private models",
+            )
             ax.plot(x, d.fair_opt, "k", label="$h^*$")
-            for col, ls, lab in (("bound", "-", "bound"), ("bound_empirical", "--", "empirical dist."), ("bound_refined", ":", "refined L")):
+            for col, ls, lab in (
+                ("bound", "-", "bound"),
+                ("bound_empirical", "--", "empirical dist."),
+                ("bound_refined", ":", "refined L"),
+            ):
                 ax.plot(x, d.fair_opt + d[col], color="tab:blue", ls=ls, label=lab)
                 ax.plot(x, d.fair_opt - d[col], color="tab:blue", ls=ls)
             if "bound_classic" in d and d.bound_classic.notna().any():
-                ax.plot(x, d.fair_opt + d.bound_classic, color="tab:gray", ls="-.", lw=1, label="bound, classic $\\sigma$")
+                ax.plot(
+                    x,
+                    d.fair_opt + d.bound_classic,
+                    color="tab:gray",
+                    ls="-.",
+                    lw=1,
+                    label="bound, classic $\\sigma$",
+                )
             ax.set_xscale("log")
-            ax.set_ylim(-0.05 if nt != "accuracy" else 0, max(1.0, d.fair_opt.max()) if nt == "accuracy" else max(.5, d.fair_priv_max.max() * 1.2))
+            ax.set_ylim(
+                -0.05 if nt != "accuracy" else 0,
+                max(1.0, d.fair_opt.max())
+                if nt == "accuracy"
+                else max(0.5, d.fair_priv_max.max() * 1.2),
+            )
             ax.set_xlabel(ax_name)
             ax.set_ylabel(nt.replace("_", " "), fontsize=8)
     axes[0, 0].legend(fontsize=7)
@@ -248,13 +442,16 @@ def plot_curves(df, title=""):
     fig.tight_layout()
     return fig
 
-def reproduce_figure_6_6_1(data_dir=None, # directory of the datasets (None: $DP_CD_DATA)
-                           quick:bool=False, # CelebA only, 4 values of n, 5 of epsilon, 10 private models per point
-                           out_dir="book/results", # where the CSV and PNG files are written (created if needed)
-                           n_models:int|None=None, # private models per point (default 100, quick 10)
-                           verbose:bool=True, # print one line per grid point
-                          ) -> pd.DataFrame:
-    "Figure 6.6.1 (CelebA) and its Adult counterpart: writes `fairness_curves_<name>[_quick].csv` and `fairness_figure_6_6_1_<name>[_quick].png`; returns the values at the largest n."
+# %% ../../nbs/05_experiments/03_fairness.ipynb
+def reproduce_figure_6_6_1(
+    data_dir=None,  # directory of the datasets (None: $DP_CD_DATA)
+    quick: bool = False,  # CelebA only, 4 values of n, 5 of epsilon, 10 private models per point
+    out_dir="book/results",  # where the CSV and PNG files are written (created if needed)
+    n_models: int | None = None,  # private models per point (default 100, quick 10)
+    verbose: bool = True,  # print one line per grid point
+) -> pd.DataFrame:
+    """Figure 6.6.1 (CelebA) and its Adult counterpart: writes `fairness_curves_<name>[_quick].csv`
+    and `fairness_figure_6_6_1_<name>[_quick].png`; returns the values at the largest n."""
     names = ("celeba",) if quick else ("celeba", "adult")
     n_models = (10 if quick else 100) if n_models is None else int(n_models)
     out = Path(out_dir)
@@ -264,14 +461,31 @@ def reproduce_figure_6_6_1(data_dir=None, # directory of the datasets (None: $DP
         for nm in names:
             Xtr, ytr, _, Xte, yte, ste, Lam = prepare(nm, data_dir)
             N = len(Xtr)
-            ns = np.unique(np.geomspace(100, N, 4).astype(int)) if quick else np.unique(np.geomspace(10, N, 20).astype(int))
+            ns = (
+                np.unique(np.geomspace(100, N, 4).astype(int))
+                if quick
+                else np.unique(np.geomspace(10, N, 20).astype(int))
+            )
             eps = np.geomspace(1e-3, 10, 5) if quick else np.geomspace(1e-3, 10, 20)
-            df = curves(Xtr, ytr, Xte, yte, ste, Lam, ns, eps, n_models=n_models, verbose=verbose, label=nm).assign(dataset=nm)
+            df = curves(
+                Xtr, ytr, Xte, yte, ste, Lam, ns, eps, n_models=n_models, verbose=verbose, label=nm
+            ).assign(dataset=nm)
             out.mkdir(parents=True, exist_ok=True)
             df.round(6).to_csv(out / f"fairness_curves_{nm}{sfx}.csv", index=False)
-            fig = plot_curves(df, f"{nm}: fairness of private models (Figure 6.6.1{', quick' if quick else ''})")
+            fig = plot_curves(
+                df, f"{nm}: fairness of private models (Figure 6.6.1{', quick' if quick else ''})"
+            )
             fig.savefig(out / f"fairness_figure_6_6_1_{nm}{sfx}.png", dpi=110)
             plt.close(fig)
             summary.append(df[(df.axis == "n") & (df.n == df.n.max())])
-    cols = ["dataset", "notion", "n", "fair_opt", "max_gap", "bound", "bound_empirical", "bound_refined"]
+    cols = [
+        "dataset",
+        "notion",
+        "n",
+        "fair_opt",
+        "max_gap",
+        "bound",
+        "bound_empirical",
+        "bound_refined",
+    ]
     return pd.concat(summary)[cols].reset_index(drop=True).round(4)

@@ -12,10 +12,27 @@ import matplotlib.pyplot as plt
 __all__ = ['COLORS', 'MARKERS', 'color', 'relative_error', 'plot_runs', 'new_figure']
 
 # %% ../../nbs/05_experiments/00_plots.ipynb
-COLORS = {"dp-cd": "tab:blue", "dp-cd (private m)": "tab:green", "dp-sgd": "tab:orange", "dp-scd": "tab:red",
-          "dp-gcd": "tab:purple", "dp-gcd gs-s": "tab:purple", "dp-gcd gs-r": "tab:pink", "dp-gcd gs-q": "tab:brown",
-          "output-perturbation": "tab:gray", "non-private": "black"}
-MARKERS = {"dp-cd": "o", "dp-cd (private m)": "+", "dp-sgd": "^", "dp-scd": "s", "dp-gcd": "D", "output-perturbation": "x"}
+COLORS = {
+    "dp-cd": "tab:blue",
+    "dp-cd (private m)": "tab:green",
+    "dp-sgd": "tab:orange",
+    "dp-scd": "tab:red",
+    "dp-gcd": "tab:purple",
+    "dp-gcd gs-s": "tab:purple",
+    "dp-gcd gs-r": "tab:pink",
+    "dp-gcd gs-q": "tab:brown",
+    "output-perturbation": "tab:gray",
+    "non-private": "black",
+}
+MARKERS = {
+    "dp-cd": "o",
+    "dp-cd (private m)": "+",
+    "dp-sgd": "^",
+    "dp-scd": "s",
+    "dp-gcd": "D",
+    "output-perturbation": "x",
+}
+
 
 def color(name:str) -> str:
     "The colour of algorithm `name` (a stable fallback for names not in `COLORS`)."
@@ -24,11 +41,13 @@ def color(name:str) -> str:
     cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     return cycle[sum(map(ord, key)) % len(cycle)]
 
+# %% ../../nbs/05_experiments/00_plots.ipynb
 def relative_error(F, # objective values (any shape)
                    F_star:float, # non-private optimal value F* > 0
                   ) -> np.ndarray:
     "Relative error (F − F*)/F* of (P.1)."
-    if not F_star > 0: raise ValueError(f"F_star must be positive for a relative error, got {F_star!r}")
+    if not F_star > 0:
+        raise ValueError(f"F_star must be positive for a relative error, got {F_star!r}")
     return (np.asarray(F, dtype=float) - F_star) / F_star
 
 # %% ../../nbs/05_experiments/00_plots.ipynb
@@ -41,7 +60,8 @@ def plot_runs(ax, # matplotlib Axes
     "Mean of `errors` over runs with a min–max band, in the algorithm's colour."
     E = np.atleast_2d(np.asarray(errors, dtype=float))
     x = np.asarray(passes, dtype=float)
-    if E.shape[1] != x.shape[0]: raise ValueError(f"errors has {E.shape[1]} columns but passes has {x.shape[0]} values")
+    if E.shape[1] != x.shape[0]:
+        raise ValueError(f"errors has {E.shape[1]} columns but passes has {x.shape[0]} values")
     c = color(name)
     ax.plot(x, E.mean(0), color=c, marker=MARKERS.get(name.lower(), None), markersize=4, label=name)
     ax.fill_between(x, E.min(0), E.max(0), color=c, alpha=0.2, linewidth=0)
@@ -51,6 +71,7 @@ def plot_runs(ax, # matplotlib Axes
     ax.grid(alpha=0.3)
     return ax
 
+# %% ../../nbs/05_experiments/00_plots.ipynb
 def new_figure(ncols:int=1, # number of panels
                width:float=4.5, # width of one panel, inches
                height:float=3.4, # height, inches

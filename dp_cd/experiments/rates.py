@@ -35,29 +35,60 @@ def reference_solution(X, y, loss, penalty, n_passes:int=200) -> np.ndarray:
     "$w^\\star$ from a long non-private proximal CD run (no noise, no clipping, exact $M_j$)."
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
-        return dp_cd(X, y, loss, penalty, np.inf, None, n_passes=n_passes, clip=np.inf, step=1.0).coef
+        return dp_cd(
+            X, y, loss, penalty, np.inf, None, n_passes=n_passes, clip=np.inf, step=1.0
+        ).coef
 
+# %% ../../nbs/05_experiments/04_rates_on_data.ipynb
 def dataset_constants(X, # design (n, p), dense or sparse
                       y, # labels (n,)
                       loss, # SquaredLoss() or LogisticLoss()
                       w_star, # reference solution (p,)
                      ) -> dict:
-    "Coordinate-wise constants $M_j$, $L_j$ (zero columns dropped), $\\Lambda$ and $w^\\star$ restricted to the kept columns (not private)."
+    """Coordinate-wise constants $M_j$, $L_j$ (zero columns dropped), $\\Lambda$ and $w^\\star$
+    restricted to the kept columns (not private)."""
     X, is_sparse = as_design(X, "X")
     M = loss.coordinate_smoothness(X)
     B = np.asarray(abs(X).max(axis=0).todense()).ravel() if is_sparse else np.abs(X).max(axis=0)
-    rows = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel()) if is_sparse else np.linalg.norm(X, axis=1)
+    rows = (
+        np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+        if is_sparse
+        else np.linalg.norm(X, axis=1)
+    )
     Y = float(np.abs(y).max())
     R = float(np.linalg.norm(w_star))
     keep = M > 0
     L = loss.deriv_bound(float(np.linalg.norm(B)), Y, R) * B
     Lam = loss.lipschitz(float(rows.max()), Y, R)
-    return dict(M=M[keep], L=L[keep], w_star=np.asarray(w_star)[keep], Lambda=Lam, p=int(X.shape[1]), p_kept=int(keep.sum()), n=int(X.shape[0]))
+    return dict(
+        M=M[keep],
+        L=L[keep],
+        w_star=np.asarray(w_star)[keep],
+        Lambda=Lam,
+        p=int(X.shape[1]),
+        p_kept=int(keep.sum()),
+        n=int(X.shape[0]),
+    )
 
 # %% ../../nbs/05_experiments/04_rates_on_data.ipynb
-def measure(X, y, loss, penalty, epsilon:float, delta:float, F_star:float, *, passes:float=5, runs:int=2,
-            cd_steps=(0.1, 0.3, 1.0), sgd_steps=(1e-3, 1e-2, 1e-1), clips=tuple(np.logspace(-3, 3, 7)), seed:int=0) -> dict:
-    "Tuned (non-privately) relative error of DP-CD and DP-SGD after `passes` passes: {solver: (rel_error, step, clip)}."
+def measure(
+    X,
+    y,
+    loss,
+    penalty,
+    epsilon: float,
+    delta: float,
+    F_star: float,
+    *,
+    passes: float = 5,
+    runs: int = 2,
+    cd_steps=(0.1, 0.3, 1.0),
+    sgd_steps=(1e-3, 1e-2, 1e-1),
+    clips=tuple(np.logspace(-3, 3, 7)),
+    seed: int = 0,
+) -> dict:
+    """Tuned (non-privately) relative error of DP-CD and DP-SGD after `passes` passes: {solver:
+    (rel_error, step, clip)}."""
     obj = lambda w: loss.value(X, y, w) + penalty.value(w)
     M = loss.coordinate_smoothness(X)
     beta = loss.smoothness(X)
@@ -70,13 +101,48 @@ def measure(X, y, loss, penalty, epsilon:float, delta:float, F_star:float, *, pa
             for st in steps:
                 for C in clips:
                     if name == "DP-CD":
-                        F = [obj(dp_cd(X, y, loss, penalty, epsilon, delta, n_passes=passes, step=st, clip=C, smoothness=M, random_state=seed + r).coef) for r in range(runs)]
+                        F = [
+                            obj(
+                                dp_cd(
+                                    X,
+                                    y,
+                                    loss,
+                                    penalty,
+                                    epsilon,
+                                    delta,
+                                    n_passes=passes,
+                                    step=st,
+                                    clip=C,
+                                    smoothness=M,
+                                    random_state=seed + r,
+                                ).coef
+                            )
+                            for r in range(runs)
+                        ]
                     else:
-                        F = [obj(dp_sgd(X, y, loss, penalty, epsilon, delta, n_passes=passes, step=st / beta, clip=C, random_state=seed + r).coef) for r in range(runs)]
-                    if np.all(np.isfinite(F)) and (best is None or np.mean(F) < best[0]): best = (float(np.mean(F)), st, C)
+                        F = [
+                            obj(
+                                dp_sgd(
+                                    X,
+                                    y,
+                                    loss,
+                                    penalty,
+                                    epsilon,
+                                    delta,
+                                    n_passes=passes,
+                                    step=st / beta,
+                                    clip=C,
+                                    random_state=seed + r,
+                                ).coef
+                            )
+                            for r in range(runs)
+                        ]
+                    if np.all(np.isfinite(F)) and (best is None or np.mean(F) < best[0]):
+                        best = (float(np.mean(F)), st, C)
             out[name] = ((best[0] - F_star) / abs(F_star), best[1], best[2])
     return out
 
+# %% ../../nbs/05_experiments/04_rates_on_data.ipynb
 def rates_on_data(data_dir=None, # directory of the real datasets (None: $DP_CD_DATA)
                   names=None, # subset of `PROBLEMS`
                   epsilon:float=1.0, # ε (δ = 1/n²)
@@ -85,12 +151,16 @@ def rates_on_data(data_dir=None, # directory of the real datasets (None: $DP_CD_
                  ) -> pd.DataFrame:
     "One row per problem: constants, §4.3.4 quantities, predicted and measured winner."
     rows = []
-    done = pd.read_csv(out) if (out is not None and Path(out).exists() and names is not None) else None   # keep other problems' rows
+    # keep other problems' rows
+    done = (
+        pd.read_csv(out) if (out is not None and Path(out).exists() and names is not None) else None
+    )
     for name in (names or PROBLEMS):
         dsname, std, loss, pen = PROBLEMS[name]
         ds = datasets.load(dsname, data_dir, standardize=std)
         X, y = ds.X, ds.y
-        X = X[:, np.flatnonzero(loss.coordinate_smoothness(X) > 0)]   # identically-zero features play no role (and DP-CD needs M_j > 0)
+        # identically-zero features play no role (and DP-CD needs M_j > 0)
+        X = X[:, np.flatnonzero(loss.coordinate_smoothness(X) > 0)]
         n = X.shape[0]
         delta = 1.0 / n**2
         t = time.time()
@@ -101,16 +171,43 @@ def rates_on_data(data_dir=None, # directory of the real datasets (None: $DP_CD_
         q = pw["quantities"]
         m = measure(X, y, loss, pen, epsilon, delta, F_star, **measure_kw)
         cd, sgd = m["DP-CD"][0], m["DP-SGD"][0]
-        meas = "tie" if abs(cd - sgd) <= 0.05 * max(cd, sgd) else ("DP-CD" if cd < sgd else "DP-SGD")
+        meas = (
+            "tie" if abs(cd - sgd) <= 0.05 * max(cd, sgd) else ("DP-CD" if cd < sgd else "DP-SGD")
+        )
         pred = "DP-CD" if pw["rates"]["DP-CD"] < pw["rates"]["DP-SGD"] else "DP-SGD"
-        rows.append(dict(problem=name, n=n, p=c["p"], p_kept=c["p_kept"], M_min=c["M"].min(), M_max=c["M"].max(),
-                         L_min=c["L"].min(), L_max=c["L"].max(), Lambda=c["Lambda"], L_Minv=q["L_Minv"], R_M=q["R_M"], R_I=q["R_I"],
-                         cd_quantity=q["cd_convex"], sgd_quantity=q["sgd_convex"], ratio=q["cd_convex"] / q["sgd_convex"],
-                         predicted=pred, rel_err_dpcd=cd, rel_err_dpsgd=sgd, step_dpcd=m["DP-CD"][1], clip_dpcd=m["DP-CD"][2],
-                         step_dpsgd=m["DP-SGD"][1], clip_dpsgd=m["DP-SGD"][2], measured=meas, agree=(pred == meas), seconds=time.time() - t))
+        rows.append(
+            dict(
+                problem=name,
+                n=n,
+                p=c["p"],
+                p_kept=c["p_kept"],
+                M_min=c["M"].min(),
+                M_max=c["M"].max(),
+                L_min=c["L"].min(),
+                L_max=c["L"].max(),
+                Lambda=c["Lambda"],
+                L_Minv=q["L_Minv"],
+                R_M=q["R_M"],
+                R_I=q["R_I"],
+                cd_quantity=q["cd_convex"],
+                sgd_quantity=q["sgd_convex"],
+                ratio=q["cd_convex"] / q["sgd_convex"],
+                predicted=pred,
+                rel_err_dpcd=cd,
+                rel_err_dpsgd=sgd,
+                step_dpcd=m["DP-CD"][1],
+                clip_dpcd=m["DP-CD"][2],
+                step_dpsgd=m["DP-SGD"][1],
+                clip_dpsgd=m["DP-SGD"][2],
+                measured=meas,
+                agree=(pred == meas),
+                seconds=time.time() - t,
+            )
+        )
         if out is not None:
             Path(out).parent.mkdir(parents=True, exist_ok=True)
             df = pd.DataFrame(rows)
-            if done is not None: df = pd.concat([done[~done.problem.isin(df.problem)], df], ignore_index=True)
+            if done is not None:
+                df = pd.concat([done[~done.problem.isin(df.problem)], df], ignore_index=True)
             df.to_csv(out, index=False)
     return pd.DataFrame(rows)

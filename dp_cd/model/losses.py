@@ -27,7 +27,8 @@ SQUARED, LOGISTIC, HUBER = 0, 1, 2
 
 @njit(cache=True)
 def loss_value(code:int, param:float, z:float, y:float) -> float:
-    "$\\phi(z, y)$: the loss of prediction `z` for label `y` (code 0 squared, 1 logistic, 2 Huber with delta=`param`)."
+    """$\\phi(z, y)$: the loss of prediction `z` for label `y` (code 0 squared, 1 logistic, 2 Huber
+    with delta=`param`)."""
     if code == 0:
         r = z - y
         return r * r
@@ -39,6 +40,7 @@ def loss_value(code:int, param:float, z:float, y:float) -> float:
     if r <= param: return 0.5 * r * r
     return param * (r - 0.5 * param)
 
+# %% ../../nbs/01_model/02_losses.ipynb
 @njit(cache=True)
 def loss_deriv(code:int, param:float, z:float, y:float) -> float:
     "$\\phi'(z, y)$: derivative of the loss in the prediction `z`."
@@ -55,6 +57,7 @@ def loss_deriv(code:int, param:float, z:float, y:float) -> float:
     if r < -param: return -param
     return r
 
+# %% ../../nbs/01_model/02_losses.ipynb
 @njit(cache=True)
 def loss_curvature(code:int, param:float) -> float:
     "$\\sup_{z,y} \\phi''(z,y)$, the smoothness of the loss in the prediction."
@@ -64,9 +67,11 @@ def loss_curvature(code:int, param:float) -> float:
 
 @njit(cache=True)
 def residual_scale(code:int) -> float:
-    "$c$ with $\\phi'(z, y) = c\\,(z - y)$ for all $z, y$ (squared loss: 2), or 0 if $\\phi'$ is not linear in the residual."
+    """$c$ with $\\phi'(z, y) = c\\,(z - y)$ for all $z, y$ (squared loss: 2), or 0 if $\\phi'$ is
+    not linear in the residual."""
     return 2.0 if code == 0 else 0.0
 
+# %% ../../nbs/01_model/02_losses.ipynb
 @njit(cache=True)
 def loss_hess(code:int, param:float, z:float, y:float) -> float:
     "$\\phi''(z, y)$ (Huber: 1 inside the quadratic zone, 0 outside)."
@@ -81,6 +86,7 @@ def loss_hess(code:int, param:float, z:float, y:float) -> float:
 def _xlogx(s):
     return s * np.log(s) if s > 0 else 0.0
 
+# %% ../../nbs/01_model/02_losses.ipynb
 @njit(cache=True)
 def loss_conj(code:int, param:float, u:float, y:float) -> float:
     "Convex conjugate $\\phi^*(u, y)=\\sup_z\\{uz-\\phi(z,y)\\}$ (`inf` outside its domain)."
@@ -107,6 +113,7 @@ def coord_grad_dense(code:int, param:float, X, y, z, j:int) -> float:
     for i in range(n): s += X[i, j] * loss_deriv(code, param, z[i], y[i])
     return s / n
 
+# %% ../../nbs/01_model/02_losses.ipynb
 @njit(cache=True, fastmath=_FM)
 def coord_grad_sparse(code:int, param:float, data, indices, indptr, y, z, j:int) -> float:
     "$\\nabla_j f(w)$ for a CSC design given by `(data, indices, indptr)` and predictions `z`."
@@ -122,15 +129,18 @@ def coord_grad_sparse(code:int, param:float, data, indices, indptr, y, z, j:int)
         s += data[k] * loss_deriv(code, param, z[i], y[i])
     return s / n
 
+# %% ../../nbs/01_model/02_losses.ipynb
 @njit(cache=True, fastmath=_FM)
 def ref_clipped_coord_sum_dense(code:int, param:float, X, y, z, j:int, C:float) -> float:
-    "Reference (libm `exp`, one loop for every loss) of `clipped_coord_sum_dense`: $\\sum_i \\mathrm{clip}(X_{ij}\\phi'(z_i,y_i), C)$, clip to $[-C, C]$; a NaN (0·inf) adds 0."
+    """Reference (libm `exp`, one loop for every loss) of `clipped_coord_sum_dense`:
+    $\\sum_i \\mathrm{clip}(X_{ij}\\phi'(z_i,y_i), C)$, clip to $[-C, C]$; a NaN (0·inf) adds 0."""
     s = 0.0
     for i in range(X.shape[0]):
         v = X[i, j] * loss_deriv(code, param, z[i], y[i])
         s += min(C, max(-C, v)) if v == v else 0.0
     return s
 
+# %% ../../nbs/01_model/02_losses.ipynb
 @njit(cache=True, fastmath=_FM)
 def ref_clipped_coord_sum_sparse(code:int, param:float, data, indices, indptr, y, z, j:int,
                                  C:float) -> float:
@@ -144,9 +154,11 @@ def ref_clipped_coord_sum_sparse(code:int, param:float, data, indices, indptr, y
 
 @njit(cache=True)
 def clipped_coord_grad_dense(code:int, param:float, X, y, z, j:int, C:float) -> float:
-    "$\\frac1n\\sum_i \\mathrm{clip}(X_{ij}\\phi'(z_i,y_i), C)$: the coordinate gradient DP-CD releases."
+    """$\\frac1n\\sum_i \\mathrm{clip}(X_{ij}\\phi'(z_i,y_i), C)$: the coordinate gradient DP-CD
+    releases."""
     return clipped_coord_sum_dense(code, param, X, y, z, j, C) / X.shape[0]
 
+# %% ../../nbs/01_model/02_losses.ipynb
 @njit(cache=True)
 def clipped_coord_grad_sparse(code:int, param:float, data, indices, indptr, y, z, j:int,
                               C:float) -> float:
@@ -155,9 +167,11 @@ def clipped_coord_grad_sparse(code:int, param:float, data, indices, indptr, y, z
 
 @njit(cache=True)
 def coord_grad_samples_dense(code:int, param:float, X, y, z, j:int, out):
-    "Write the per-sample coordinate gradients $\\nabla_j\\ell(w; d_i)=X_{ij}\\phi'(z_i,y_i)$ into `out`."
+    """Write the per-sample coordinate gradients $\\nabla_j\\ell(w; d_i)=X_{ij}\\phi'(z_i,y_i)$ into
+    `out`."""
     for i in range(X.shape[0]): out[i] = X[i, j] * loss_deriv(code, param, z[i], y[i])
 
+# %% ../../nbs/01_model/02_losses.ipynb
 @njit(cache=True)
 def coord_grad_samples_sparse(code:int, param:float, data, indices, indptr, y, z, j:int, out):
     "Per-sample coordinate gradients for a CSC design (zero where the column has no entry)."
@@ -176,6 +190,7 @@ def update_pred_sparse(data, indices, indptr, z, j:int, delta:float):
     "In place $z \\mathrel{+}= \\delta X_{:,j}$ (CSC `X`)."
     for k in range(indptr[j], indptr[j + 1]): z[indices[k]] += delta * data[k]
 
+# %% ../../nbs/01_model/02_losses.ipynb
 @njit(cache=True)
 def loss_deriv_vec(code:int, param:float, z, y, out):
     "Write $u_i = \\phi'(z_i, y_i)$ into `out`."
@@ -193,6 +208,7 @@ def loss_value_mean(code:int, param:float, z, y) -> float:
     for i in range(z.shape[0]): s += loss_value(code, param, z[i], y[i])
     return s / z.shape[0]
 
+# %% ../../nbs/01_model/02_losses.ipynb
 @njit(cache=True)
 def loss_conj_mean(code:int, param:float, u, y) -> float:
     "$\\frac1n\\sum_i \\phi^*(u_i, y_i)$."
@@ -209,7 +225,11 @@ def _bits_as_float(typingctx, bits):
     return types.float64(types.int64), codegen
 
 
-_LOG2E, _LN2_HI, _LN2_LO = 1.4426950408889634, 6.93147180369123816490e-01, 1.90821492927058770002e-10
+_LOG2E, _LN2_HI, _LN2_LO = (
+    1.4426950408889634,
+    6.93147180369123816490e-01,
+    1.90821492927058770002e-10,
+)
 _TAYLOR = tuple(1.0 / math_f for math_f in
                 (6227020800.0, 479001600.0, 39916800.0, 3628800.0, 362880.0, 40320.0, 5040.0,
                  720.0, 120.0, 24.0, 6.0, 2.0, 1.0, 1.0))   # 1/13!, ..., 1/1!, 1/0!
@@ -267,7 +287,7 @@ def _clip_term(x:float, d:float, C:float, c_i:float, by_sample:bool) -> float:
     v = x * d
     return min(C, max(-C, v)) if v == v else 0.0
 
-
+# %% ../../nbs/01_model/02_losses.ipynb
 @njit(cache=True, inline='always', fastmath=_FM, error_model='numpy')
 def _clipped_loop_dense(code, param, X, y, z, j, C, clips, by_sample, jp, delta, update):
     "Σ_i term_i(column j), after z += delta X[:, jp] in the same pass when `update`."
@@ -286,18 +306,22 @@ def _clipped_loop_dense(code, param, X, y, z, j, C, clips, by_sample, jp, delta,
 def _clipped_switch_dense(code, param, X, y, z, j, C, clips, jp, delta):
     "The four loops of one loss: per-sample or coordinate clipping, with or without an update."
     if clips.shape[0] > 0:
-        if delta != 0.0: return _clipped_loop_dense(code, param, X, y, z, j, C, clips, True, jp, delta, True)
+        if delta != 0.0:
+            return _clipped_loop_dense(code, param, X, y, z, j, C, clips, True, jp, delta, True)
         return _clipped_loop_dense(code, param, X, y, z, j, C, clips, True, jp, delta, False)
-    if delta != 0.0: return _clipped_loop_dense(code, param, X, y, z, j, C, clips, False, jp, delta, True)
+    if delta != 0.0:
+        return _clipped_loop_dense(code, param, X, y, z, j, C, clips, False, jp, delta, True)
     return _clipped_loop_dense(code, param, X, y, z, j, C, clips, False, jp, delta, False)
 
-
+# %% ../../nbs/01_model/02_losses.ipynb
 @njit(cache=True, fastmath=_FM, error_model='numpy')
 def update_clipped_sum_dense(code:int, param:float, X, y, z, j:int, C:float, clips,
                              jp:int=0, delta:float=0.0) -> float:
     "z += δ X[:, jp] (if δ ≠ 0), then Σ_i clip of record i's term on column j (one fused pass)."
-    if code == SQUARED: return _clipped_switch_dense(SQUARED, param, X, y, z, j, C, clips, jp, delta)
-    if code == LOGISTIC: return _clipped_switch_dense(LOGISTIC, param, X, y, z, j, C, clips, jp, delta)
+    if code == SQUARED:
+        return _clipped_switch_dense(SQUARED, param, X, y, z, j, C, clips, jp, delta)
+    if code == LOGISTIC:
+        return _clipped_switch_dense(LOGISTIC, param, X, y, z, j, C, clips, jp, delta)
     return _clipped_switch_dense(HUBER, param, X, y, z, j, C, clips, jp, delta)
 
 # %% ../../nbs/01_model/02_losses.ipynb
@@ -318,7 +342,7 @@ def _clipped_switch_sparse(code, param, data, indices, indptr, y, z, j, C, clips
         return _clipped_loop_sparse(code, param, data, indices, indptr, y, z, j, C, clips, True)
     return _clipped_loop_sparse(code, param, data, indices, indptr, y, z, j, C, clips, False)
 
-
+# %% ../../nbs/01_model/02_losses.ipynb
 @njit(cache=True, fastmath=_FM, error_model='numpy')
 def clipped_sum_sparse(code:int, param:float, data, indices, indptr, y, z, j:int, C:float,
                        clips) -> float:
@@ -351,8 +375,11 @@ def _check_w(w, p, name="w"):
     if w.shape[0] != p: raise ValueError(f"{name} has {w.shape[0]} entries but X has {p} columns")
     return w
 
+# %% ../../nbs/01_model/02_losses.ipynb
 class Loss:
-    "Base class of the datafits $f(w)=\\frac1n\\sum_i\\phi(x_i^\\top w, y_i)$; subclasses set `code`, `param`, `name`."
+    """Base class of the datafits $f(w)=\\frac1n\\sum_i\\phi(x_i^\\top w, y_i)$; subclasses set
+    `code`, `param`, `name`."""
+
     code: int = -1
     param: float = 0.0
     name: str = ""
@@ -380,7 +407,8 @@ class Loss:
                  y, # labels (n,)
                  w=None, # optional coefficients (p,)
                 ):
-        "Validated copies `(X, is_sparse, y, w)`: X Fortran/CSC float64, y and w float64 (w zeros if None)."
+        """Validated copies `(X, is_sparse, y, w)`: X Fortran/CSC float64, y and w float64 (w zeros
+        if None)."""
         X, is_sparse = as_design(X, "X")
         y = self.check_y(y, X.shape[0])
         w = np.zeros(X.shape[1]) if w is None else _check_w(w, X.shape[1])
@@ -410,7 +438,10 @@ class Loss:
         X, is_sparse, y, w = self.validate(X, y, w)
         j = check_scalar(j, "j", 0, X.shape[1] - 1, integer=True)
         z = np.asarray(X @ w, dtype=np.float64)
-        if is_sparse: return float(coord_grad_sparse(self.code, self.param, X.data, X.indices, X.indptr, y, z, j))
+        if is_sparse:
+            return float(
+                coord_grad_sparse(self.code, self.param, X.data, X.indices, X.indptr, y, z, j)
+            )
         return float(coord_grad_dense(self.code, self.param, X, y, z, j))
 
     def per_sample_coordinate_gradients(self, X, y, w, j:int) -> np.ndarray:
@@ -419,7 +450,10 @@ class Loss:
         j = check_scalar(j, "j", 0, X.shape[1] - 1, integer=True)
         z = np.asarray(X @ w, dtype=np.float64)
         out = np.empty(X.shape[0])
-        if is_sparse: coord_grad_samples_sparse(self.code, self.param, X.data, X.indices, X.indptr, y, z, j, out)
+        if is_sparse:
+            coord_grad_samples_sparse(
+                self.code, self.param, X.data, X.indices, X.indptr, y, z, j, out
+            )
         else: coord_grad_samples_dense(self.code, self.param, X, y, z, j, out)
         return out
 
@@ -432,9 +466,14 @@ class Loss:
 
     def coordinate_smoothness(self, X, # design (n, p)
                              ) -> np.ndarray:
-        "Coordinate-wise smoothness constants $M_j = \\sup\\phi''\\cdot\\frac1n\\|X_{:,j}\\|^2$ (Def. 2.1.9)."
+        """Coordinate-wise smoothness constants $M_j = \\sup\\phi''\\cdot\\frac1n\\|X_{:,j}\\|^2$
+        (Def. 2.1.9)."""
         X, is_sparse = as_design(X, "X")
-        sq = np.asarray(X.multiply(X).sum(axis=0)).ravel() if is_sparse else np.einsum('ij,ij->j', X, X)
+        sq = (
+            np.asarray(X.multiply(X).sum(axis=0)).ravel()
+            if is_sparse
+            else np.einsum('ij,ij->j', X, X)
+        )
         return self.curvature * sq / X.shape[0]
 
     def smoothness(self, X) -> float:
@@ -442,7 +481,12 @@ class Loss:
         X, is_sparse = as_design(X, "X")
         if is_sparse or min(X.shape) > 2000:
             from scipy.sparse.linalg import svds
-            s = svds(sp.csc_matrix(X), k=1, return_singular_vectors=False, random_state=0)[0] if min(X.shape) > 1 else sp.linalg.norm(X)
+
+            s = (
+                svds(sp.csc_matrix(X), k=1, return_singular_vectors=False, random_state=0)[0]
+                if min(X.shape) > 1
+                else sp.linalg.norm(X)
+            )
         else: s = np.linalg.norm(X, 2)
         return self.curvature * float(s) ** 2 / X.shape[0]
 
@@ -453,14 +497,18 @@ class Loss:
         "A bound on $|\\phi'(x^\\top w, y)|$ over the universe (overridden by the squared loss)."
         return self.sup_deriv
 
-    def coordinate_lipschitz(self, x_bound, # per-feature bounds B_j >= |x_j| (scalar or (p,))
-                             y_bound:float=0.0, # bound on |y|
-                             w_radius:float=np.inf, # bound R on ||w||_2 (needed by the squared loss)
-                             p:int|None=None, # number of features when `x_bound` is a scalar
-                            ) -> np.ndarray:
-        "Coordinate-wise Lipschitz constants $L_j = \\sup|\\phi'|\\cdot B_j$ (Def. 2.1.7) for data with $|x_j|\\le B_j$."
+    def coordinate_lipschitz(
+        self,
+        x_bound,  # per-feature bounds B_j >= |x_j| (scalar or (p,))
+        y_bound: float = 0.0,  # bound on |y|
+        w_radius: float = np.inf,  # bound R on ||w||_2 (needed by the squared loss)
+        p: int | None = None,  # number of features when `x_bound` is a scalar
+    ) -> np.ndarray:
+        """Coordinate-wise Lipschitz constants $L_j = \\sup|\\phi'|\\cdot B_j$ (Def. 2.1.7) for data
+        with $|x_j|\\le B_j$."""
         B = np.atleast_1d(check_array(x_bound, "x_bound"))
-        if B.ndim != 1: raise ValueError(f"x_bound must be a scalar or 1-dimensional, got shape {B.shape}")
+        if B.ndim != 1:
+            raise ValueError(f"x_bound must be a scalar or 1-dimensional, got shape {B.shape}")
         if np.any(B < 0): raise ValueError("x_bound must be non-negative")
         if B.size == 1 and p is not None: B = np.full(check_scalar(p, "p", 1, integer=True), B[0])
         y_bound = check_scalar(y_bound, "y_bound", low=0)
@@ -471,37 +519,51 @@ class Loss:
                   y_bound:float=0.0, # bound on |y|
                   w_radius:float=np.inf, # bound on ||w||_2
                  ) -> float:
-        "Lipschitz constant $\\Lambda = \\sup|\\phi'|\\cdot\\|x\\|_2$ of $\\ell(\\cdot; d)$ (Def. 2.1.7)."
+        """Lipschitz constant $\\Lambda = \\sup|\\phi'|\\cdot\\|x\\|_2$ of $\\ell(\\cdot; d)$ (Def.
+        2.1.7)."""
         x_norm = check_scalar(x_norm, "x_norm", low=0)
         y_bound = check_scalar(y_bound, "y_bound", low=0)
         w_radius = check_scalar(w_radius, "w_radius", low=0, allow_inf=True)
         return self.deriv_bound(x_norm, y_bound, w_radius) * x_norm
 
-
+# %% ../../nbs/01_model/02_losses.ipynb
 class SquaredLoss(Loss):
     "Squared loss $\\ell(w;(x,y)) = (w^\\top x - y)^2$ (no factor 1/2, as in the papers)."
     code, param, name = SQUARED, 0.0, "squared"
     def deriv_bound(self, x_norm, y_bound=0.0, w_radius=np.inf):
         if not np.isfinite(w_radius):
-            raise ValueError("w_radius must be finite: the squared loss is not Lipschitz on all of R^p; "
-                             "pass a bound on ||w||_2 (e.g. the radius of the constraint set)")
+            raise ValueError(
+                "w_radius must be finite: the squared loss is not Lipschitz on all of R^p; "
+                "pass a bound on ||w||_2 (e.g. the radius of the constraint set)"
+            )
         return 2.0 * (w_radius * x_norm + y_bound)
 
-
+# %% ../../nbs/01_model/02_losses.ipynb
 class LogisticLoss(Loss):
-    "Logistic loss $\\ell(w;(x,y)) = \\log(1+\\exp(-y\\,w^\\top x))$ with labels $y\\in\\{-1,+1\\}$."
+    """Logistic loss $\\ell(w;(x,y)) = \\log(1+\\exp(-y\\,w^\\top x))$ with labels
+    $y\\in\\{-1,+1\\}$."""
+
     code, param, name, sup_deriv = LOGISTIC, 0.0, "logistic", 1.0
     def check_y(self, y, n=None):
         y = super().check_y(y, n)
         bad = (y != 1.0) & (y != -1.0)
         if np.any(bad):
-            hint = " (labels look like {0, 1}: pass y = 2 * y - 1)" if np.all((y == 0) | (y == 1)) else ""
-            raise ValueError(f"y must contain only -1 and +1 for the logistic loss, found {np.unique(y[bad])[:5]}{hint}")
+            hint = (
+                " (labels look like {0, 1}: pass y = 2 * y - 1)"
+                if np.all((y == 0) | (y == 1))
+                else ""
+            )
+            raise ValueError(
+                f"y must contain only -1 and +1 for the logistic loss, found "
+                f"{np.unique(y[bad])[:5]}{hint}"
+            )
         return y
 
-
+# %% ../../nbs/01_model/02_losses.ipynb
 class HuberLoss(Loss):
-    "Huber loss of the residual $r = w^\\top x - y$: $r^2/2$ if $|r|\\le\\delta$, else $\\delta(|r|-\\delta/2)$."
+    """Huber loss of the residual $r = w^\\top x - y$: $r^2/2$ if $|r|\\le\\delta$, else
+    $\\delta(|r|-\\delta/2)$."""
+
     code, name = HUBER, "huber"
     def __init__(self, delta:float=1.0, # threshold between the quadratic and linear parts
                 ):
@@ -514,10 +576,14 @@ class HuberLoss(Loss):
 # %% ../../nbs/01_model/02_losses.ipynb
 def feature_bounds(X, # design (n, p), dense or sparse
                   ) -> np.ndarray:
-    "Exact per-feature bounds $B_j=\\max_i|X_{ij}|$ of the data (not private: warns `PrivacyLeakWarning`)."
+    """Exact per-feature bounds $B_j=\\max_i|X_{ij}|$ of the data (not private: warns
+    `PrivacyLeakWarning`)."""
     X, is_sparse = as_design(X, "X")
-    warnings.warn("feature_bounds reads the data without privacy; use public bounds for private training",
-                  PrivacyLeakWarning, stacklevel=2)
+    warnings.warn(
+        "feature_bounds reads the data without privacy; use public bounds for private training",
+        PrivacyLeakWarning,
+        stacklevel=2,
+    )
     return np.asarray(abs(X).max(axis=0).todense()).ravel() if is_sparse else np.abs(X).max(axis=0)
 
 # %% ../../nbs/01_model/02_losses.ipynb
@@ -530,12 +596,14 @@ def _sigmoid(t):
 
 @njit(cache=True)
 def dual_conj(code:int, param:float, a:float, y:float) -> float:
-    "$\\phi^*(-a, y)$: the term of a dual coordinate `a` in the dual objective (`inf` outside its domain)."
+    """$\\phi^*(-a, y)$: the term of a dual coordinate `a` in the dual objective (`inf` outside its
+    domain)."""
     if code == HINGE:
         s = a * y
         return -s if 0.0 <= s <= 1.0 else np.inf
     return loss_conj(code, param, -a, y)
 
+# %% ../../nbs/01_model/02_losses.ipynb
 @njit(cache=True)
 def dual_project(code:int, param:float, a:float, y:float) -> float:
     "The point of the closed dual domain $\\{b: \\phi^*(-b, y) < \\infty\\}$ nearest to `a`."
@@ -560,9 +628,11 @@ def _logistic_dual_point(y:float, c:float, g:float, h:float) -> float:
         if hi - lo <= 1e-13 * (1.0 + abs(t)): break
     return y * _sigmoid(t)
 
+# %% ../../nbs/01_model/02_losses.ipynb
 @njit(cache=True)
 def dual_coord_step(code:int, param:float, y:float, a:float, g:float, h:float) -> float:
-    "Move $b^\\star - a$ of a dual coordinate: $b^\\star$ minimises $\\phi^*(-b,y) + g(b-c) + \\frac h2(b-c)^2$, $c$ = `a` projected."
+    """Move $b^\\star - a$ of a dual coordinate: $b^\\star$ minimises
+    $\\phi^*(-b,y) + g(b-c) + \\frac h2(b-c)^2$, $c$ = `a` projected."""
     c = dual_project(code, param, a, y)
     if code == SQUARED: return (y - 0.5 * c - g) / (0.5 + h)
     if code == HUBER: return min(max((y - g + h * c) / (1.0 + h), -param), param) - a
@@ -571,6 +641,7 @@ def dual_coord_step(code:int, param:float, y:float, a:float, g:float, h:float) -
         return y * min(max(s, 0.0), 1.0) - a
     return _logistic_dual_point(y, c, g, h) - a
 
+# %% ../../nbs/01_model/02_losses.ipynb
 @njit(cache=True)
 def dual_conj_mean(code:int, param:float, alpha, y) -> float:
     "$\\frac1N\\sum_i \\phi^*(-\\alpha_i, y_i)$, the loss part of the dual objective."
@@ -580,7 +651,9 @@ def dual_conj_mean(code:int, param:float, alpha, y) -> float:
 
 # %% ../../nbs/01_model/02_losses.ipynb
 class HingeLoss(Loss):
-    "Hinge loss $\\ell(w;(x,y)) = \\max(0, 1 - y\\,w^\\top x)$ (SVM) with labels $y\\in\\{-1,+1\\}$."
+    """Hinge loss $\\ell(w;(x,y)) = \\max(0, 1 - y\\,w^\\top x)$ (SVM) with labels
+    $y\\in\\{-1,+1\\}$."""
+
     code, param, name, sup_deriv = HINGE, 0.0, "hinge", 1.0
     curvature = np.inf   # not smooth: no finite sup of phi''
 

@@ -33,11 +33,13 @@ def _check_norm_args(w, M, q):
     w = check_array(w, "w", ndim=1)
     if M is None: M = np.ones_like(w)
     else: M = check_array(M, "M", ndim=1)
-    if M.shape != w.shape: raise ValueError(f"M must have the shape of w, got {M.shape} and {w.shape}")
+    if M.shape != w.shape:
+        raise ValueError(f"M must have the shape of w, got {M.shape} and {w.shape}")
     if np.any(M <= 0): raise ValueError("M must be positive (a positive diagonal)")
     q = check_scalar(q, "q", low=1, allow_inf=True)
     return w, M, q
 
+# %% ../../nbs/01_model/01_norms.ipynb
 def mahalanobis_norm(w, # vector, shape (p,)
                      M=None, # positive diagonal of M, shape (p,); None means the identity
                      q:float=2, # order of the norm, q >= 1 (np.inf for the max norm)
@@ -61,6 +63,7 @@ def dual_norm(v, # vector, shape (p,)
     "The dual of ‖·‖_{M,q} at `v`, that is ‖v‖_{M^{-1},q'} (thesis Eq. 2.1.7)."
     return mahalanobis_norm(v, M, conjugate_exponent(q), inverse=True)
 
+# %% ../../nbs/01_model/01_norms.ipynb
 def dual_maximiser(v, # vector, shape (p,)
                    M=None, # positive diagonal of M; None means the identity
                    q:float=2, # order q of the primal norm
@@ -99,7 +102,10 @@ def quadratic_strong_convexity(A, # symmetric positive definite matrix, shape (p
     if lmin <= 0: raise ValueError("A must be positive definite")
     if q == 2: return float(lmin)
     if q != 1: raise ValueError(f"q must be 1 or 2, got {q!r}")
-    if p > 20: raise ValueError(f"the exact l1 constant enumerates 2^(p-1) sign vectors; p = {p} > 20 is too large")
+    if p > 20:
+        raise ValueError(
+            f"the exact l1 constant enumerates 2^(p-1) sign vectors; p = {p} > 20 is too large"
+        )
     Binv = np.linalg.inv(B)
     S = np.array(list(itertools.product([-1., 1.], repeat=p - 1)))
     S = np.hstack([np.ones((len(S), 1)), S]) if p > 1 else np.ones((1, 1))

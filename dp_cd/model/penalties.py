@@ -33,6 +33,7 @@ def penalty_value_1d(code:int, params, j:int, x:float) -> float:
     lo, up = _box(params, j)
     return 0.0 if lo <= x <= up else np.inf
 
+# %% ../../nbs/01_model/03_penalties.ipynb
 @njit(cache=True)
 def _soft(x, t):
     if x > t: return x - t
@@ -45,13 +46,16 @@ def prox_1d(code:int, params, j:int, x:float, step:float) -> float:
     if code == 0: return x
     if code == 1: return _soft(x, step * params[0])
     if code == 2: return x / (1.0 + step * params[0])
-    if code == 3: return _soft(x, step * params[0] * params[1]) / (1.0 + step * params[0] * (1.0 - params[1]))
+    if code == 3:
+        return _soft(x, step * params[0] * params[1]) / (1.0 + step * params[0] * (1.0 - params[1]))
     lo, up = _box(params, j)
     return min(up, max(lo, x))
 
+# %% ../../nbs/01_model/03_penalties.ipynb
 @njit(cache=True)
 def subdiff_1d(code:int, params, j:int, x:float):
-    "The subdifferential $\\partial\\psi_j(x)$ as an interval `(a, b)` (empty, `a > b`, outside a box)."
+    """The subdifferential $\\partial\\psi_j(x)$ as an interval `(a, b)` (empty, `a > b`, outside a
+    box)."""
     if code == 0: return 0.0, 0.0
     if code == 1 or code == 3:
         lam1 = params[0] if code == 1 else params[0] * params[1]
@@ -66,32 +70,45 @@ def subdiff_1d(code:int, params, j:int, x:float):
     b = np.inf if x == up else 0.0
     return a, b
 
+# %% ../../nbs/01_model/03_penalties.ipynb
 @njit(cache=True)
 def subdiff_dist_1d(code:int, params, j:int, x:float, g:float) -> float:
-    "$\\min_{\\xi\\in\\partial\\psi_j(x)}|g+\\xi|$: distance of $-g$ to $\\partial\\psi_j(x)$ (`inf` if the subdifferential is empty)."
+    """$\\min_{\\xi\\in\\partial\\psi_j(x)}|g+\\xi|$: distance of $-g$ to $\\partial\\psi_j(x)$
+    (`inf` if the subdifferential is empty)."""
     a, b = subdiff_1d(code, params, j, x)
     if a > b: return np.inf
     return max(0.0, a + g, -g - b)
 
 @njit(cache=True)
 def prox_step_1d(code:int, params, j:int, x:float, g:float, step:float) -> float:
-    "The proximal coordinate step $\\mathrm{prox}_{\\mathrm{step}\\,\\psi_j}(x-\\mathrm{step}\\cdot g) - x$."
+    """The proximal coordinate step
+    $\\mathrm{prox}_{\\mathrm{step}\\,\\psi_j}(x-\\mathrm{step}\\cdot g) - x$."""
     return prox_1d(code, params, j, x - step * g, step) - x
 
+# %% ../../nbs/01_model/03_penalties.ipynb
 @njit(cache=True)
 def quad_model_min_1d(code:int, params, j:int, x:float, g:float, m:float) -> float:
-    "$\\min_\\alpha\\; g\\alpha + \\frac m2\\alpha^2 + \\psi_j(x+\\alpha) - \\psi_j(x)$ (attained at the prox step with step $1/m$)."
+    """$\\min_\\alpha\\; g\\alpha + \\frac m2\\alpha^2 + \\psi_j(x+\\alpha) - \\psi_j(x)$ (attained
+    at the prox step with step $1/m$)."""
     v = prox_1d(code, params, j, x - g / m, 1.0 / m)
-    a = v - x   # psi_j is evaluated at v itself: x + (v - x) may round outside a box
-    return g * a + 0.5 * m * a * a + penalty_value_1d(code, params, j, v) - penalty_value_1d(code, params, j, x)
+    a = v - x  # psi_j is evaluated at v itself: x + (v - x) may round outside a box
+    return (
+        g * a
+        + 0.5 * m * a * a
+        + penalty_value_1d(code, params, j, v)
+        - penalty_value_1d(code, params, j, x)
+    )
 
+# %% ../../nbs/01_model/03_penalties.ipynb
 @njit(cache=True)
 def gs_score_1d(rule:int, code:int, params, j:int, x:float, g:float, m:float) -> float:
-    "Score of coordinate `j` for the greedy rule `rule` (0 GS-s, 1 GS-r, 2 GS-q), given $g=\\nabla_jf$ (possibly noisy) and $m=M_j$; larger is better."
+    """Score of coordinate `j` for the greedy rule `rule` (0 GS-s, 1 GS-r, 2 GS-q), given
+    $g=\\nabla_jf$ (possibly noisy) and $m=M_j$; larger is better."""
     if rule == 0: return subdiff_dist_1d(code, params, j, x, g) / np.sqrt(m)
     if rule == 1: return np.sqrt(m) * abs(prox_step_1d(code, params, j, x, g, 1.0 / m))
     return -quad_model_min_1d(code, params, j, x, g, m)
 
+# %% ../../nbs/01_model/03_penalties.ipynb
 @njit(cache=True)
 def conj_1d(code:int, params, j:int, v:float) -> float:
     "Convex conjugate $\\psi_j^*(v)=\\sup_x\\{vx-\\psi_j(x)\\}$ (`inf` outside its domain)."
@@ -110,9 +127,11 @@ def conj_1d(code:int, params, j:int, v:float) -> float:
     if v < 0: return v * lo if lo > -np.inf else np.inf
     return 0.0
 
+# %% ../../nbs/01_model/03_penalties.ipynb
 @njit(cache=True)
 def conj_bound_1d(code:int, params, j:int) -> float:
-    "A radius $B_j$ such that $\\psi_j^*(v)<\\infty$ whenever $|v|\\le B_j$ (`inf`: finite everywhere)."
+    """A radius $B_j$ such that $\\psi_j^*(v)<\\infty$ whenever $|v|\\le B_j$ (`inf`: finite
+    everywhere)."""
     if code == 0: return 0.0
     if code == 1: return params[0]
     if code == 2: return np.inf if params[0] > 0 else 0.0
@@ -120,6 +139,7 @@ def conj_bound_1d(code:int, params, j:int) -> float:
     lo, up = _box(params, j)
     return np.inf if (lo > -np.inf and up < np.inf) else 0.0
 
+# %% ../../nbs/01_model/03_penalties.ipynb
 @njit(cache=True)
 def penalty_value(code:int, params, w) -> float:
     "$\\psi(w)=\\sum_j\\psi_j(w_j)$."
@@ -138,7 +158,10 @@ class Penalty:
     code: int = -1
     params: np.ndarray
     def __repr__(self): return f"{type(self).__name__}()"
-    def __eq__(self, other): return type(self) is type(other) and np.array_equal(self.params, other.params)
+
+    def __eq__(self, other):
+        return type(self) is type(other) and np.array_equal(self.params, other.params)
+
     def __hash__(self): return hash((type(self).__name__, self.params.tobytes()))
 
     def check_dim(self, p:int): "Raise if the penalty cannot apply to `p` coordinates."
@@ -154,8 +177,13 @@ class Penalty:
         return w
 
     def _steps(self, step, p):
-        s = np.broadcast_to(np.asarray(step, dtype=np.float64), (p,)).copy() if np.ndim(step) <= 1 else None
-        if s is None or not np.all(np.isfinite(s)) or np.any(s < 0): raise ValueError("step must be non-negative and finite (scalar or shape (p,))")
+        s = (
+            np.broadcast_to(np.asarray(step, dtype=np.float64), (p,)).copy()
+            if np.ndim(step) <= 1
+            else None
+        )
+        if s is None or not np.all(np.isfinite(s)) or np.any(s < 0):
+            raise ValueError("step must be non-negative and finite (scalar or shape (p,))")
         return s
 
     def value(self, w, # coefficients (p,)
@@ -175,13 +203,17 @@ class Penalty:
     def subdifferential(self, w) -> tuple[np.ndarray, np.ndarray]:
         "The intervals $\\partial\\psi_j(w_j) = [a_j, b_j]$ as two arrays."
         w = self._w(w)
-        ab = np.array([subdiff_1d(self.code, self.params, j, w[j]) for j in range(w.shape[0])]).reshape(-1, 2)
+        ab = np.array(
+            [subdiff_1d(self.code, self.params, j, w[j]) for j in range(w.shape[0])]
+        ).reshape(-1, 2)
         return ab[:, 0], ab[:, 1]
 
     def subdiff_dist(self, w, g) -> np.ndarray:
         "$\\mathrm{dist}(-g_j, \\partial\\psi_j(w_j))$ for each coordinate (the GS-s quantity)."
         w, g = self._w(w), self._w(g, "g")
-        return np.array([subdiff_dist_1d(self.code, self.params, j, w[j], g[j]) for j in range(w.shape[0])])
+        return np.array(
+            [subdiff_dist_1d(self.code, self.params, j, w[j], g[j]) for j in range(w.shape[0])]
+        )
 
     def gs_scores(self, w, # current point (p,)
                   g, # (noisy) gradient (p,)
@@ -193,14 +225,19 @@ class Penalty:
         if rule not in rules: raise ValueError(f"rule must be one of {sorted(rules)}, got {rule!r}")
         w, g, M = self._w(w), self._w(g, "g"), self._w(M, "M")
         if np.any(M <= 0): raise ValueError("M must be positive")
-        return np.array([gs_score_1d(rules[rule], self.code, self.params, j, w[j], g[j], M[j]) for j in range(w.shape[0])])
+        return np.array(
+            [
+                gs_score_1d(rules[rule], self.code, self.params, j, w[j], g[j], M[j])
+                for j in range(w.shape[0])
+            ]
+        )
 
     def conjugate(self, v) -> float:
         "$\\psi^*(v) = \\sum_j\\psi_j^*(v_j)$."
         v = self._w(v, "v")
         return float(sum(conj_1d(self.code, self.params, j, v[j]) for j in range(v.shape[0])))
 
-
+# %% ../../nbs/01_model/03_penalties.ipynb
 class NoPenalty(Penalty):
     "$\\psi = 0$ (smooth problems)."
     code = NONE
@@ -218,7 +255,7 @@ class L1(Penalty):
     def lam(self): return float(self.params[0])
     def __repr__(self): return f"L1(lam={self.lam})"
 
-
+# %% ../../nbs/01_model/03_penalties.ipynb
 class L2(Penalty):
     "$\\psi(w)=\\frac\\lambda2\\|w\\|_2^2$."
     code = L2_CODE
@@ -228,7 +265,7 @@ class L2(Penalty):
     def lam(self): return float(self.params[0])
     def __repr__(self): return f"L2(lam={self.lam})"
 
-
+# %% ../../nbs/01_model/03_penalties.ipynb
 class ElasticNet(Penalty):
     "$\\psi(w)=\\lambda(\\rho\\|w\\|_1 + \\frac{1-\\rho}2\\|w\\|_2^2)$ with $\\rho$ = `l1_ratio`."
     code = ENET
@@ -241,7 +278,7 @@ class ElasticNet(Penalty):
     def l1_ratio(self): return float(self.params[1])
     def __repr__(self): return f"ElasticNet(lam={self.lam}, l1_ratio={self.l1_ratio})"
 
-
+# %% ../../nbs/01_model/03_penalties.ipynb
 class Box(Penalty):
     "Indicator of the box $\\prod_j[l_j, u_j]$ (constraints; bounds may be infinite)."
     code = BOX
@@ -257,7 +294,10 @@ class Box(Penalty):
         if lo.size != up.size:
             if lo.size == 1: lo = np.full(up.size, lo[0])
             elif up.size == 1: up = np.full(lo.size, up[0])
-            else: raise ValueError(f"lower and upper have different lengths ({lo.size} and {up.size})")
+            else:
+                raise ValueError(
+                    f"lower and upper have different lengths ({lo.size} and {up.size})"
+                )
         if np.any(lo > up): raise ValueError("lower must be <= upper")
         self.params = np.concatenate([lo, up])
     @property
@@ -268,13 +308,17 @@ class Box(Penalty):
     def has_gap(self): return bool(np.all(np.isfinite(self.params)))
     def check_dim(self, p):
         if self.params.size != 2 and self.params.size != 2 * p:
-            raise ValueError(f"Box has bounds for {self.params.size // 2} coordinates but the problem has {p}")
+            raise ValueError(
+                f"Box has bounds for {self.params.size // 2} coordinates but the problem has {p}"
+            )
+
     def __repr__(self): return f"Box(lower={self.lower}, upper={self.upper})"
 
 # %% ../../nbs/01_model/03_penalties.ipynb
 @njit(cache=True)
 def has_closed_form_scores(code:int) -> bool:
-    "Whether $\\psi_j(x)=\\lambda_1|x|+\\frac{\\lambda_2}2x^2$ on every coordinate (elastic-net family)."
+    """Whether $\\psi_j(x)=\\lambda_1|x|+\\frac{\\lambda_2}2x^2$ on every coordinate (elastic-net
+    family)."""
     return code == NONE or code == L1_CODE or code == L2_CODE or code == ENET
 
 @njit(cache=True)

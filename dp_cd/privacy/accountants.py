@@ -28,6 +28,7 @@ def _pure_eps(e):
     if isinstance(e, BoundedRangeEvent): return e.epsilon
     return None
 
+# %% ../../nbs/02_privacy/03_accountants.ipynb
 class Accountant:
     "Base class: a ledger of privacy events and the (ε, δ) guarantee of their adaptive composition."
     name = "accountant"
@@ -42,9 +43,11 @@ class Accountant:
         except TypeError: return False
     def compose(self, event:DPEvent, count:int=1):
         "Add `count` adaptive repetitions of `event` to the ledger; returns self."
-        if not isinstance(event, DPEvent): raise TypeError(f"event must be a DPEvent, got {type(event).__name__}")
+        if not isinstance(event, DPEvent):
+            raise TypeError(f"event must be a DPEvent, got {type(event).__name__}")
         count = check_scalar(count, "count", low=1, integer=True)
-        if not self.supports(event): raise ValueError(f"event {event!r} is not supported by {self.name}")
+        if not self.supports(event):
+            raise ValueError(f"event {event!r} is not supported by {self.name}")
         for e, c in _leaves(event, count): self._add(e, c)
         self._ledger.append((event, count))
         return self
@@ -53,7 +56,8 @@ class Accountant:
         d = check_delta(delta)
         e = self._epsilon(d)
         step = max(e, 1e-12) * 1e-15
-        while e > 0 and math.isfinite(e) and self._delta(e) > d and step < e:   # rounding must never favour the guarantee
+        # rounding must never favour the guarantee
+        while e > 0 and math.isfinite(e) and self._delta(e) > d and step < e:
             e += step
             step *= 2
         return e
@@ -62,20 +66,29 @@ class Accountant:
         return self._delta(check_epsilon(epsilon))
     def __repr__(self): return f"{type(self).__name__}({len(self._ledger)} ledger entries)"
 
+# %% ../../nbs/02_privacy/03_accountants.ipynb
 class PureDPAccountant(Accountant):
     "Basic composition of pure-DP events (Σε), converted to (ε, δ) through randomized response."
     name = "pure DP (basic composition)"
-    def __init__(self): super().__init__(); self.epsilon0 = 0.0
+
+    def __init__(self):
+        super().__init__()
+        self.epsilon0 = 0.0
+
     def _supports_leaf(self, e): return _pure_eps(e) is not None
     def _add(self, e, c): self.epsilon0 += c * _pure_eps(e)
     def _epsilon(self, d): return rr_epsilon(self.epsilon0, d) if self.epsilon0 > 0 else 0.0
     def _delta(self, e): return rr_delta(self.epsilon0, e)
 
+# %% ../../nbs/02_privacy/03_accountants.ipynb
 class AdvancedCompositionAccountant(Accountant):
-    "Advanced composition of pure-DP events: the papers' Eq. 3.1.11 (`method='drv'`) or the best of the known bounds (`'best'`)."
+    """Advanced composition of pure-DP events: the papers' Eq. 3.1.11 (`method='drv'`) or the best
+    of the known bounds (`'best'`)."""
+
     def __init__(self, method:str="best"): # "best" or "drv"
         super().__init__()
-        if method not in ("best", "drv"): raise ValueError(f"method must be 'best' or 'drv', got {method!r}")
+        if method not in ("best", "drv"):
+            raise ValueError(f"method must be 'best' or 'drv', got {method!r}")
         self.method = method
         self.name = f"advanced composition ({method})"
         self._eps = {}
@@ -94,20 +107,57 @@ class AdvancedCompositionAccountant(Accountant):
         E, V, drv, th = self._sums()
         if self.method == "drv": return _azuma_epsilon(drv, V, d)
         cands = [rr_epsilon(E, d), _azuma_epsilon(th, V, d)]
-        if len(self._eps) == 1: (x, k), = self._eps.items(); cands.append(optimal_composition_epsilon(x, k, d))
+        if len(self._eps) == 1:
+            ((x, k),) = self._eps.items()
+            cands.append(optimal_composition_epsilon(x, k, d))
         return min(cands)
     def _delta(self, e):
         if not self._eps: return 0.0
         E, V, drv, th = self._sums()
         if self.method == "drv": return _azuma_delta(drv, V, e)
         cands = [rr_delta(E, e), _azuma_delta(th, V, e)]
-        if len(self._eps) == 1: (x, k), = self._eps.items(); cands.append(optimal_composition_delta(x, k, e))
+        if len(self._eps) == 1:
+            ((x, k),) = self._eps.items()
+            cands.append(optimal_composition_delta(x, k, e))
         return min(cands)
 
-DEFAULT_ORDERS = tuple(np.unique(np.round(np.concatenate([   # a superset of dp_accounting's default orders
-    np.arange(1.05, 2.0, 0.05), np.arange(1.1, 11.0, 0.1), np.arange(2, 65),
-    [72, 80, 96, 112, 128, 160, 192, 256, 320, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 8192]]), 2)))
+# a superset of dp_accounting's default orders
+DEFAULT_ORDERS = tuple(
+    np.unique(
+        np.round(
+            np.concatenate(
+                [
+                    np.arange(1.05, 2.0, 0.05),
+                    np.arange(1.1, 11.0, 0.1),
+                    np.arange(2, 65),
+                    [
+                        72,
+                        80,
+                        96,
+                        112,
+                        128,
+                        160,
+                        192,
+                        256,
+                        320,
+                        384,
+                        512,
+                        768,
+                        1024,
+                        1536,
+                        2048,
+                        3072,
+                        4096,
+                        8192,
+                    ],
+                ]
+            ),
+            2,
+        )
+    )
+)
 
+# %% ../../nbs/02_privacy/03_accountants.ipynb
 def _event_rdp(e, orders, relation):
     if isinstance(e, GaussianEvent): return rdp_gaussian(e.noise_multiplier, orders)
     if isinstance(e, LaplaceEvent): return rdp_laplace(e.noise_multiplier, orders)
@@ -118,25 +168,47 @@ def _event_rdp(e, orders, relation):
         return rdp_poisson_subsampled_gaussian(e.noise_multiplier, e.sample_rate, orders, relation)
     raise TypeError(f"no RDP curve for {e!r}")
 
+# %% ../../nbs/02_privacy/03_accountants.ipynb
 class RDPAccountant(Accountant):
-    "Rényi-DP accountant: RDP curves summed on a grid of orders, converted with CKS (default) or Mironov's Prop. 3."
+    """Rényi-DP accountant: RDP curves summed on a grid of orders, converted with CKS (default) or
+    Mironov's Prop. 3."""
+
     def __init__(self, orders=None, # Rényi orders α > 1 (default: DEFAULT_ORDERS)
                  relation:str="add_remove", # neighbouring relation for subsampled events
                  conversion:str="cks", # "cks" or "mironov"
                 ):
         super().__init__()
         o = np.array(DEFAULT_ORDERS if orders is None else orders, dtype=float)
-        if o.ndim != 1 or o.size == 0 or not np.all(o > 1) or not np.all(np.isfinite(o)): raise ValueError("orders must be a non-empty 1-d sequence of finite numbers > 1")
+        if o.ndim != 1 or o.size == 0 or not np.all(o > 1) or not np.all(np.isfinite(o)):
+            raise ValueError("orders must be a non-empty 1-d sequence of finite numbers > 1")
         self.orders, self.conversion = o, _conv(conversion)
         self.relation = check_relation(relation)
         self.rdp = np.zeros_like(o)
         self.name = f"RDP ({conversion} conversion)"
     def _supports_leaf(self, e):
-        return isinstance(e, (GaussianEvent, LaplaceEvent, PureDPEvent, BoundedRangeEvent, ZCDPEvent, PoissonSubsampledGaussianEvent))
-    def _add(self, e, c): self.rdp = self.rdp + c * _event_rdp(e, self.orders, self.relation)
-    def _epsilon(self, d): return rdp_to_epsilon(self.orders, self.rdp, d, self.conversion)[0] if self.rdp.any() else 0.0
-    def _delta(self, e): return rdp_to_delta(self.orders, self.rdp, e, self.conversion)[0] if self.rdp.any() else 0.0
+        return isinstance(
+            e,
+            (
+                GaussianEvent,
+                LaplaceEvent,
+                PureDPEvent,
+                BoundedRangeEvent,
+                ZCDPEvent,
+                PoissonSubsampledGaussianEvent,
+            ),
+        )
 
+    def _add(self, e, c): self.rdp = self.rdp + c * _event_rdp(e, self.orders, self.relation)
+
+    def _epsilon(self, d):
+        return (
+            rdp_to_epsilon(self.orders, self.rdp, d, self.conversion)[0] if self.rdp.any() else 0.0
+        )
+
+    def _delta(self, e):
+        return rdp_to_delta(self.orders, self.rdp, e, self.conversion)[0] if self.rdp.any() else 0.0
+
+# %% ../../nbs/02_privacy/03_accountants.ipynb
 def _event_rho(e):
     if isinstance(e, GaussianEvent): return _half_inv_sq(e.noise_multiplier)
     if isinstance(e, ZCDPEvent): return e.rho
@@ -144,8 +216,11 @@ def _event_rho(e):
     x = _pure_eps(e)
     return None if x is None else x * x / 2
 
+# %% ../../nbs/02_privacy/03_accountants.ipynb
 class ZCDPAccountant(Accountant):
-    "Zero-concentrated DP: ρ summed (Gaussian 1/(2z²), ε-BR ε²/8, ε-DP ε²/2), converted over continuous α."
+    """Zero-concentrated DP: ρ summed (Gaussian 1/(2z²), ε-BR ε²/8, ε-DP ε²/2), converted over
+    continuous α."""
+
     def __init__(self, conversion:str="cks"): # "cks" or "mironov"
         super().__init__()
         self.conversion = _conv(conversion)
@@ -156,10 +231,15 @@ class ZCDPAccountant(Accountant):
     def _epsilon(self, d): return zcdp_epsilon(self.rho, d, self.conversion)
     def _delta(self, e): return zcdp_delta(self.rho, e, self.conversion)
 
+# %% ../../nbs/02_privacy/03_accountants.ipynb
 class GDPAccountant(Accountant):
     "Exact accountant for adaptive compositions of Gaussian mechanisms: μ-GDP with μ² = Σ 1/z_k²."
     name = "Gaussian DP (exact)"
-    def __init__(self): super().__init__(); self.mu2 = 0.0
+
+    def __init__(self):
+        super().__init__()
+        self.mu2 = 0.0
+
     @property
     def mu(self) -> float: return math.sqrt(self.mu2)
     def _supports_leaf(self, e): return isinstance(e, GaussianEvent)
@@ -169,7 +249,9 @@ class GDPAccountant(Accountant):
 
 # %% ../../nbs/02_privacy/03_accountants.ipynb
 class BestOfAccountant(Accountant):
-    "The smallest ε certified by several valid accountants on the same ledger (each is a valid bound)."
+    """The smallest ε certified by several valid accountants on the same ledger (each is a valid
+    bound)."""
+
     def __init__(self, accountants): # the member accountants, with empty ledgers
         super().__init__()
         self.accountants = list(accountants)
@@ -183,7 +265,8 @@ class BestOfAccountant(Accountant):
         if not isinstance(event, DPEvent):
             raise TypeError(f"event must be a DPEvent, got {type(event).__name__}")
         count = check_scalar(count, "count", low=1, integer=True)
-        if not self.supports(event): raise ValueError(f"event {event!r} is not supported by {self.name}")
+        if not self.supports(event):
+            raise ValueError(f"event {event!r} is not supported by {self.name}")
         self.accountants = [a for a in self.accountants if a.supports(event)]
         for a in self.accountants:
             a.compose(event, count)
@@ -201,9 +284,11 @@ class BestOfAccountant(Accountant):
 
 ACCOUNTANTS = ("gdp", "rdp", "rdp_mironov", "zcdp", "advanced", "advanced_drv", "pld", "best")
 
-def make_accountant(name:str, # one of `ACCOUNTANTS`
-                    relation:str="add_remove", # relation of the RDP and PLD accountants' subsampled events
-                   ) -> Accountant:
+# %% ../../nbs/02_privacy/03_accountants.ipynb
+def make_accountant(
+    name: str,  # one of `ACCOUNTANTS`
+    relation: str = "add_remove",  # relation of the RDP and PLD accountants' subsampled events
+) -> Accountant:
     "A new, empty accountant named in the solvers' vocabulary (`ACCOUNTANTS`)."
     check_relation(relation)
     from dp_cd.privacy.pld import PLDAccountant   # chapter 10 builds on this one: imported on use
@@ -215,7 +300,12 @@ def make_accountant(name:str, # one of `ACCOUNTANTS`
     if name == "advanced": return AdvancedCompositionAccountant("best")
     if name == "advanced_drv": return AdvancedCompositionAccountant("drv")
     if name == "best":
-        members = [RDPAccountant(relation=relation), ZCDPAccountant(),
-                   AdvancedCompositionAccountant("best"), GDPAccountant(), PLDAccountant(relation=relation)]
+        members = [
+            RDPAccountant(relation=relation),
+            ZCDPAccountant(),
+            AdvancedCompositionAccountant("best"),
+            GDPAccountant(),
+            PLDAccountant(relation=relation),
+        ]
         return BestOfAccountant(members)
     raise ValueError(f"accountant must be one of {ACCOUNTANTS}, got {name!r}")

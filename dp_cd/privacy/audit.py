@@ -36,6 +36,7 @@ def _eps_from_rates(tpr_lo, fpr_hi, delta):
     if fpr_hi <= 0: return math.inf
     return max(0.0, math.log((tpr_lo - delta) / fpr_hi))
 
+# %% ../../nbs/02_privacy/09_audit.ipynb
 @dataclass
 class AuditResult:
     "Outcome of an audit: a lower bound on ε that holds with probability `confidence`."
@@ -48,11 +49,15 @@ class AuditResult:
     fpr: float # empirical false positive rate on the evaluation half
     n: int # samples per dataset in the evaluation half
     def __str__(self):
-        return (f"eps >= {self.epsilon_lower:.4g} at delta={self.delta:.3g} with confidence {self.confidence:.3g} "
-                f"(threshold test: TPR={self.tpr:.4g}, FPR={self.fpr:.4g}, n={self.n})")
+        return (
+            f"eps >= {self.epsilon_lower:.4g} at delta={self.delta:.3g} with confidence {self.confidence:.3g} "
+            f"(threshold test: TPR={self.tpr:.4g}, FPR={self.fpr:.4g}, n={self.n})"
+        )
 
+# %% ../../nbs/02_privacy/09_audit.ipynb
 def _best_threshold(a, b, delta, alpha, n_eval):
-    "Threshold and direction maximising the ε bound that the same counts would give on `n_eval` samples."
+    """Threshold and direction maximising the ε bound that the same counts would give on `n_eval`
+    samples."""
     best = (-1.0, 0.0, 1)
     for sign in (1, -1):
         sa, sb = np.sort(sign * a), np.sort(sign * b)
@@ -61,10 +66,15 @@ def _best_threshold(a, b, delta, alpha, n_eval):
             tpr = 1 - np.searchsorted(sa, t, 'left') / len(sa)
             fpr = 1 - np.searchsorted(sb, t, 'left') / len(sb)
             kt, kf = int(round(tpr * n_eval)), int(round(fpr * n_eval))
-            e = _eps_from_rates(clopper_pearson(kt, n_eval, alpha / 2, "lower"), clopper_pearson(kf, n_eval, alpha / 2, "upper"), delta)
+            e = _eps_from_rates(
+                clopper_pearson(kt, n_eval, alpha / 2, "lower"),
+                clopper_pearson(kf, n_eval, alpha / 2, "upper"),
+                delta,
+            )
             if e > best[0]: best = (e, sign * t, sign)
     return best[1], best[2]
 
+# %% ../../nbs/02_privacy/09_audit.ipynb
 def epsilon_lower_bound(s_D, # statistic of the output, over independent runs on D
                         s_Dp, # the same statistic over independent runs on the neighbour D'
                         delta:float=0.0, # δ of the claim being audited
@@ -74,7 +84,8 @@ def epsilon_lower_bound(s_D, # statistic of the output, over independent runs on
                        ) -> AuditResult:
     "Clopper–Pearson lower bound on ε from a threshold test between the outputs on D and D'."
     a, b = check_array(s_D, "s_D", ndim=1), check_array(s_Dp, "s_Dp", ndim=1)
-    if len(a) != len(b): raise ValueError(f"s_D and s_Dp must have the same length, got {len(a)} and {len(b)}")
+    if len(a) != len(b):
+        raise ValueError(f"s_D and s_Dp must have the same length, got {len(a)} and {len(b)}")
     delta = check_delta(delta, allow_zero=True)
     alpha = 1 - check_scalar(confidence, "confidence", 0, 1, True, True)
     if threshold is None:
@@ -86,7 +97,13 @@ def epsilon_lower_bound(s_D, # statistic of the output, over independent runs on
     n = len(a)
     kt = int(np.sum(direction * a >= direction * threshold))
     kf = int(np.sum(direction * b >= direction * threshold))
-    tlo, thi = clopper_pearson(kt, n, alpha / 2, "lower"), clopper_pearson(kt, n, alpha / 2, "upper")
-    flo, fhi = clopper_pearson(kf, n, alpha / 2, "lower"), clopper_pearson(kf, n, alpha / 2, "upper")
+    tlo, thi = (
+        clopper_pearson(kt, n, alpha / 2, "lower"),
+        clopper_pearson(kt, n, alpha / 2, "upper"),
+    )
+    flo, fhi = (
+        clopper_pearson(kf, n, alpha / 2, "lower"),
+        clopper_pearson(kf, n, alpha / 2, "upper"),
+    )
     eps = max(_eps_from_rates(tlo, fhi, delta), _eps_from_rates(1 - fhi, 1 - tlo, delta))
     return AuditResult(eps, delta, 1 - alpha, float(threshold), direction, kt / n, kf / n, n)

@@ -19,11 +19,12 @@ __all__ = ['GAUSSIAN_METHODS', 'epsilon_gaussian', 'epsilon_subsampled_gaussian'
 # %% ../../nbs/02_privacy/04_calibration.ipynb
 GAUSSIAN_METHODS = ("gdp", "rdp", "rdp_mironov")
 
-def epsilon_gaussian(noise_multiplier:float, # z = σ/Δ of each release
-                     steps:int, # number of (adaptive) Gaussian releases
-                     delta:float, # target δ in (0, 1)
-                     method:str="gdp", # "gdp" (exact), "rdp" (CKS conversion) or "rdp_mironov" (papers' conversion)
-                    ) -> float:
+def epsilon_gaussian(
+    noise_multiplier: float,  # z = σ/Δ of each release
+    steps: int,  # number of (adaptive) Gaussian releases
+    delta: float,  # target δ in (0, 1)
+    method: str = "gdp",  # "gdp" (exact), "rdp" (CKS conversion) or "rdp_mironov" (papers' conversion)
+) -> float:
     "ε of `steps` adaptive Gaussian releases with noise multiplier `noise_multiplier`."
     z, k, d = check_noise_multiplier(noise_multiplier), check_steps(steps), check_delta(delta)
     if method == "gdp": return gdp_epsilon(math.sqrt(k) / z, d)
@@ -31,6 +32,7 @@ def epsilon_gaussian(noise_multiplier:float, # z = σ/Δ of each release
     if method == "rdp_mironov": return zcdp_epsilon(k * _half_inv_sq(z), d, "mironov")
     raise ValueError(f"method must be one of {GAUSSIAN_METHODS}, got {method!r}")
 
+# %% ../../nbs/02_privacy/04_calibration.ipynb
 def epsilon_subsampled_gaussian(noise_multiplier:float, # z = σ/C
                                 sample_rate:float, # Poisson inclusion probability q in [0, 1]
                                 steps:int, # number of steps
@@ -44,17 +46,24 @@ def epsilon_subsampled_gaussian(noise_multiplier:float, # z = σ/C
     q = check_scalar(sample_rate, "sample_rate", 0, 1)
     check_relation(relation)
     if q == 0: return 0.0
-    return RDPAccountant(orders, relation, conversion).compose(PoissonSubsampledGaussianEvent(z, q), k).get_epsilon(d)
+    return (
+        RDPAccountant(orders, relation, conversion)
+        .compose(PoissonSubsampledGaussianEvent(z, q), k)
+        .get_epsilon(d)
+    )
 
-def calibrate(make_accountant, # noise parameter x > 0 ↦ accountant with the ledger composed (ε must decrease in x)
-              epsilon:float, # target ε > 0
-              delta:float, # target δ in (0, 1)
-              lo:float=0.1, # initial lower end of the bracket (expanded if needed)
-              hi:float=10.0, # initial upper end of the bracket (expanded if needed)
-              rtol:float=1e-9, # relative width of the final bracket
-              max_value:float=1e12, # give up above this noise
-             ) -> float:
-    "Smallest noise parameter (within `rtol`) whose accountant certifies (ε, δ); the result always meets the target."
+# %% ../../nbs/02_privacy/04_calibration.ipynb
+def calibrate(
+    make_accountant,  # noise parameter x > 0 ↦ accountant with the ledger composed (ε must decrease in x)
+    epsilon: float,  # target ε > 0
+    delta: float,  # target δ in (0, 1)
+    lo: float = 0.1,  # initial lower end of the bracket (expanded if needed)
+    hi: float = 10.0,  # initial upper end of the bracket (expanded if needed)
+    rtol: float = 1e-9,  # relative width of the final bracket
+    max_value: float = 1e12,  # give up above this noise
+) -> float:
+    """Smallest noise parameter (within `rtol`) whose accountant certifies (ε, δ); the result always
+    meets the target."""
     e_t, d = check_epsilon(epsilon), check_delta(delta)
     lo = check_scalar(lo, "lo", low=0, low_open=True)
     hi = check_scalar(hi, "hi", low=lo, low_open=True)
@@ -62,9 +71,14 @@ def calibrate(make_accountant, # noise parameter x > 0 ↦ accountant with the l
     meets = lambda x: make_accountant(x).get_epsilon(d) <= e_t
     hi = min(hi, max_value)
     lo = min(lo, hi / 4)   # never evaluate beyond max_value
-    f = 4.0                                          # bracket expansion factor, squared each step (4, 16, 256, ...):
-    while not meets(hi):                             # O(log log) evaluations even from a far-off guess
-        if hi >= max_value: raise ValueError(f"no noise parameter up to {max_value:g} meets epsilon={e_t}, delta={d}")
+    # bracket expansion factor, squared each step (4, 16, 256, ...):
+    f = 4.0
+    # O(log log) evaluations even from a far-off guess
+    while not meets(hi):
+        if hi >= max_value:
+            raise ValueError(
+                f"no noise parameter up to {max_value:g} meets epsilon={e_t}, delta={d}"
+            )
         lo, hi = hi, min(hi * f, max_value)
         f *= f
     f = 4.0
@@ -73,12 +87,19 @@ def calibrate(make_accountant, # noise parameter x > 0 ↦ accountant with the l
         hi, lo = lo, max(lo / f, 1e-12)
         f *= f
     if hi / lo <= 1 + rtol: return hi
-    g = lambda t: min(make_accountant(math.exp(t)).get_epsilon(d) - e_t, 1e300)   # decreasing in t = log x
-    t = optimize.brentq(g, math.log(lo), math.log(hi), xtol=rtol / 4, rtol=4 * np.finfo(float).eps, maxiter=500)
-    x, step = min(math.exp(t), hi), rtol / 8                # Brent in log scale, then from above: the result meets
-    while not meets(x) and x < hi: x = min(hi, x * (1 + step)); step *= 2
+    # decreasing in t = log x
+    g = lambda t: min(make_accountant(math.exp(t)).get_epsilon(d) - e_t, 1e300)
+    t = optimize.brentq(
+        g, math.log(lo), math.log(hi), xtol=rtol / 4, rtol=4 * np.finfo(float).eps, maxiter=500
+    )
+    # Brent in log scale, then from above: the result meets
+    x, step = min(math.exp(t), hi), rtol / 8
+    while not meets(x) and x < hi:
+        x = min(hi, x * (1 + step))
+        step *= 2
     return x
 
+# %% ../../nbs/02_privacy/04_calibration.ipynb
 def calibrate_noise_multiplier(epsilon:float, # target ε > 0
                                delta:float, # target δ in (0, 1)
                                steps:int, # number of Gaussian releases (or DP-SGD steps)
@@ -87,20 +108,28 @@ def calibrate_noise_multiplier(epsilon:float, # target ε > 0
                                relation:str="add_remove", # relation for subsampled steps
                                rtol:float=1e-9, # relative precision of the result
                               ) -> float:
-    "Smallest noise multiplier z = σ/Δ such that `steps` (subsampled) Gaussian releases are (ε, δ)-DP."
+    """Smallest noise multiplier z = σ/Δ such that `steps` (subsampled) Gaussian releases are (ε,
+    δ)-DP."""
     e_t, d, k = check_epsilon(epsilon), check_delta(delta), check_steps(steps)
     q = check_scalar(sample_rate, "sample_rate", 0, 1)
     check_relation(relation)
-    if method not in GAUSSIAN_METHODS: raise ValueError(f"method must be one of {GAUSSIAN_METHODS}, got {method!r}")
+    if method not in GAUSSIAN_METHODS:
+        raise ValueError(f"method must be one of {GAUSSIAN_METHODS}, got {method!r}")
     if q == 0: return 0.0
     if q < 1:
-        if method == "gdp": raise ValueError("method='gdp' is exact only without subsampling (sample_rate=1); use method='rdp'")
+        if method == "gdp":
+            raise ValueError(
+                "method='gdp' is exact only without subsampling (sample_rate=1); use method='rdp'"
+            )
         conv = "cks" if method == "rdp" else "mironov"
-        make = lambda z: RDPAccountant(None, relation, conv).compose(PoissonSubsampledGaussianEvent(z, q), k)
+        make = lambda z: RDPAccountant(None, relation, conv).compose(
+            PoissonSubsampledGaussianEvent(z, q), k
+        )
     else:
         class _G:   # light-weight accountant for the Gaussian-only ledger
             def __init__(self, z): self.z = z
             def get_epsilon(self, d): return epsilon_gaussian(self.z, k, d, method)
         make = _G
-    guess = math.sqrt(2 * k * math.log(1.25 / d)) / e_t   # Remark 3.1.2 scale, a good starting bracket
+    # Remark 3.1.2 scale, a good starting bracket
+    guess = math.sqrt(2 * k * math.log(1.25 / d)) / e_t
     return calibrate(make, e_t, d, lo=guess / 8, hi=guess * 2, rtol=rtol)

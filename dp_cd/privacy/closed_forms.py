@@ -19,7 +19,8 @@ def remark_3_1_2_sigma(epsilon:float, # ε, in (0, 1) for the guarantee to hold
                        delta:float, # δ in (0, 1)
                        sensitivity:float=1.0, # ℓ2 sensitivity Δ
                       ) -> float:
-    "Classic Gaussian noise σ = sqrt(2 log(1.25/δ)) Δ/ε (thesis Remark 3.1.2; proven for ε < 1 only)."
+    """Classic Gaussian noise σ = sqrt(2 log(1.25/δ)) Δ/ε (thesis Remark 3.1.2; proven for ε < 1
+    only)."""
     d = check_delta(delta)
     s = check_scalar(sensitivity, "sensitivity", low=0)
     return math.sqrt(2 * math.log(1.25 / d)) * s / check_epsilon(epsilon)
@@ -35,6 +36,7 @@ def corollary_a21_epsilon(sigma:float, # σ (noise multiplier per unit of sensit
     d = check_delta(delta)
     return g / (2 * s * s) + math.sqrt(2 * g * math.log(1 / d)) / s
 
+# %% ../../nbs/02_privacy/05_closed_forms.ipynb
 def corollary_a21_sigma(epsilon:float, # ε in (0, 1]
                         gamma:float, # γ > 0 (number of unit-sensitivity Gaussian releases)
                         delta:float, # δ in (0, 1/3)
@@ -44,6 +46,7 @@ def corollary_a21_sigma(epsilon:float, # ε in (0, 1]
     d = check_scalar(delta, "delta", 0, 1 / 3, True, True)
     return math.sqrt(3 * check_scalar(gamma, "gamma", low=0, low_open=True) * math.log(1 / d)) / e
 
+# %% ../../nbs/02_privacy/05_closed_forms.ipynb
 def theorem_4_3_1_noise_scales(lipschitz, # coordinate-wise Lipschitz constants L_j (array-like)
                                n_samples:int, # n
                                epsilon:float, # ε in (0, 1]
@@ -53,9 +56,13 @@ def theorem_4_3_1_noise_scales(lipschitz, # coordinate-wise Lipschitz constants 
                               ) -> np.ndarray:
     "DP-CD noise scales σ_j = sqrt(12 L_j² TK log(1/δ))/(nε) of Theorem 4.3.1 (replace-one)."
     L = np.asarray(lipschitz, dtype=float)
-    if L.ndim != 1 or not np.all(np.isfinite(L)) or np.any(L < 0): raise ValueError("lipschitz must be a 1-d array of finite non-negative numbers")
+    if L.ndim != 1 or not np.all(np.isfinite(L)) or np.any(L < 0):
+        raise ValueError("lipschitz must be a 1-d array of finite non-negative numbers")
     n = check_scalar(n_samples, "n_samples", low=1, integer=True)
-    T, K = check_scalar(n_epochs, "n_epochs", low=1, integer=True), check_scalar(n_inner, "n_inner", low=1, integer=True)
+    T, K = (
+        check_scalar(n_epochs, "n_epochs", low=1, integer=True),
+        check_scalar(n_inner, "n_inner", low=1, integer=True),
+    )
     return (2 * L / n) * corollary_a21_sigma(epsilon, T * K, delta)
 
 # %% ../../nbs/02_privacy/05_closed_forms.ipynb
@@ -67,20 +74,28 @@ def theorem_5_3_1_noise_scales(lipschitz, # coordinate-wise Lipschitz constants 
                               ) -> np.ndarray:
     "DP-GCD Laplace scales λ_j = λ'_j = 8 L_j sqrt(T log(1/δ))/(nε) of Theorem 5.3.1."
     L = np.asarray(lipschitz, dtype=float)
-    if L.ndim != 1 or not np.all(np.isfinite(L)) or np.any(L < 0): raise ValueError("lipschitz must be a 1-d array of finite non-negative numbers")
-    n, T = check_scalar(n_samples, "n_samples", low=1, integer=True), check_scalar(n_iterations, "n_iterations", low=1, integer=True)
+    if L.ndim != 1 or not np.all(np.isfinite(L)) or np.any(L < 0):
+        raise ValueError("lipschitz must be a 1-d array of finite non-negative numbers")
+    n, T = (
+        check_scalar(n_samples, "n_samples", low=1, integer=True),
+        check_scalar(n_iterations, "n_iterations", low=1, integer=True),
+    )
     e = check_scalar(epsilon, "epsilon", 0, 1, low_open=True)
     return 8 * L * math.sqrt(T * math.log(1 / check_delta(delta))) / (n * e)
 
-def per_step_epsilon(epsilon:float, # target ε of the composition
-                     delta:float, # target δ in (0, 1)
-                     k:int, # number of pure-DP releases
-                     method:str="best", # "drv" (Eq. 3.1.11 / B.1.1) or "best" (exact optimal composition)
-                    ) -> float:
-    "Largest ε0 such that k adaptive ε0-DP releases are (ε, δ)-DP under the chosen composition bound."
+# %% ../../nbs/02_privacy/05_closed_forms.ipynb
+def per_step_epsilon(
+    epsilon: float,  # target ε of the composition
+    delta: float,  # target δ in (0, 1)
+    k: int,  # number of pure-DP releases
+    method: str = "best",  # "drv" (Eq. 3.1.11 / B.1.1) or "best" (exact optimal composition)
+) -> float:
+    """Largest ε0 such that k adaptive ε0-DP releases are (ε, δ)-DP under the chosen composition
+    bound."""
     e_t, d, k = check_epsilon(epsilon), check_delta(delta), check_steps(k, "k")
     if method == "drv": f = lambda x: advanced_composition(x, k, d)
-    elif method == "best": f = lambda x: optimal_composition_epsilon(x, k, d)   # exact, so below every other bound
+    # exact, so below every other bound
+    elif method == "best": f = lambda x: optimal_composition_epsilon(x, k, d)
     else: raise ValueError(f"method must be 'drv' or 'best', got {method!r}")
     lo, hi = 0.0, e_t
     while f(hi) <= e_t:
@@ -97,19 +112,23 @@ def amplification_by_subsampling(epsilon:float, # ε of the mechanism run on the
                                  delta:float, # δ of the mechanism run on the sample
                                  sample_rate:float, # q
                                 ) -> tuple:
-    "(log(1 + q(e^ε − 1)), qδ): privacy of an (ε, δ)-DP mechanism run on a q-subsample (Theorem 3.1.7)."
+    """(log(1 + q(e^ε − 1)), qδ): privacy of an (ε, δ)-DP mechanism run on a q-subsample (Theorem
+    3.1.7)."""
     e = check_epsilon(epsilon, allow_zero=True)
     d = check_delta(delta, allow_zero=True, allow_one=True)
     q = check_scalar(sample_rate, "sample_rate", 0, 1)
     return math.log1p(q * math.expm1(e)), q * d
 
+# %% ../../nbs/02_privacy/05_closed_forms.ipynb
 def theorem_3_1_8_rdp(noise_multiplier:float, # σ (per unit sensitivity), > sqrt(5)
                       sample_rate:float, # q ≤ 1/10
                       orders, # orders 1 < α ≤ σ² log(1/q)/2
                      ) -> np.ndarray:
-    "RDP bound 6q²α/σ² of the sampled Gaussian mechanism (thesis Theorem 3.1.8), with its domain checked."
+    """RDP bound 6q²α/σ² of the sampled Gaussian mechanism (thesis Theorem 3.1.8), with its domain
+    checked."""
     s = check_scalar(noise_multiplier, "noise_multiplier", low=math.sqrt(5), low_open=True)
     q = check_scalar(sample_rate, "sample_rate", 0, 0.1, low_open=True)
     a = np.asarray(orders, dtype=float)
-    if np.any(a <= 1) or np.any(a > 0.5 * s * s * math.log(1 / q)): raise ValueError("orders must lie in (1, σ² log(1/q)/2]")
+    if np.any(a <= 1) or np.any(a > 0.5 * s * s * math.log(1 / q)):
+        raise ValueError("orders must lie in (1, σ² log(1/q)/2]")
     return 6 * q * q * a / s**2

@@ -30,6 +30,7 @@ def check_epsilon(epsilon:float, # ε to check
     "`epsilon` as a float, checked: > 0 (≥ 0 with `allow_zero`), finite unless `allow_inf`."
     return check_scalar(epsilon, name, low=0, low_open=not allow_zero, allow_inf=allow_inf)
 
+# %% ../../nbs/02_privacy/01_events.ipynb
 def check_delta(delta:float, # δ to check
                 name:str="delta", # argument name used in the error message
                 allow_zero:bool=False, # accept δ = 0
@@ -44,6 +45,7 @@ def check_noise_multiplier(noise_multiplier:float, # z: noise per unit of sensit
     "`noise_multiplier` as a float, checked to be finite and > 0."
     return check_scalar(noise_multiplier, name, low=0, low_open=True)
 
+# %% ../../nbs/02_privacy/01_events.ipynb
 def check_steps(steps:int, # number of releases
                 name:str="steps", # argument name used in the error message
                ) -> int:
@@ -56,7 +58,8 @@ def sensitivity(clip_norm:float, # bound C on each record's contribution (norm o
                 query:str="mean", # "mean" (sum divided by the public n) or "sum"
                 n_samples:int|None=None, # dataset size n, required for "mean"
                ) -> float:
-    "Sensitivity of the sum or mean of per-record vectors of norm at most `clip_norm` under `relation`."
+    """Sensitivity of the sum or mean of per-record vectors of norm at most `clip_norm` under
+    `relation`."""
     C = check_scalar(clip_norm, "clip_norm", low=0)
     factor = 2.0 if check_relation(relation) == "replace_one" else 1.0
     if query == "sum": return factor * C
@@ -76,9 +79,12 @@ class GaussianEvent(DPEvent):
         z = check_noise_multiplier(self.noise_multiplier)
         object.__setattr__(self, "noise_multiplier", z)
 
+# %% ../../nbs/02_privacy/01_events.ipynb
 @dataclass(frozen=True)
 class LaplaceEvent(DPEvent):
-    "Laplace mechanism on a scalar query, with scale `noise_multiplier` × sensitivity: (1/noise_multiplier)-DP."
+    """Laplace mechanism on a scalar query, with scale `noise_multiplier` × sensitivity:
+    (1/noise_multiplier)-DP."""
+
     noise_multiplier: float # b/Δ
     def __post_init__(self):
         z = check_noise_multiplier(self.noise_multiplier)
@@ -91,16 +97,22 @@ class PureDPEvent(DPEvent):
     def __post_init__(self):
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, allow_zero=True))
 
+# %% ../../nbs/02_privacy/01_events.ipynb
 @dataclass(frozen=True)
 class BoundedRangeEvent(DPEvent):
-    "An ε-bounded-range mechanism (exponential mechanism, Gumbel-max selection): privacy loss in an interval of width ε."
+    """An ε-bounded-range mechanism (exponential mechanism, Gumbel-max selection): privacy loss in
+    an interval of width ε."""
+
     epsilon: float # ε ≥ 0
     def __post_init__(self):
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, allow_zero=True))
 
+# %% ../../nbs/02_privacy/01_events.ipynb
 @dataclass(frozen=True)
 class PoissonSubsampledGaussianEvent(DPEvent):
-    "Gaussian sum of Poisson-subsampled records, each of norm ≤ C, noise std `noise_multiplier`·C, inclusion probability `sample_rate`."
+    """Gaussian sum of Poisson-subsampled records, each of norm ≤ C, noise std `noise_multiplier`·C,
+    inclusion probability `sample_rate`."""
+
     noise_multiplier: float # σ/C
     sample_rate: float # q in [0, 1]
     def __post_init__(self):
@@ -113,15 +125,18 @@ class ZCDPEvent(DPEvent):
     rho: float # ρ ≥ 0
     def __post_init__(self): object.__setattr__(self, "rho", check_scalar(self.rho, "rho", low=0))
 
+# %% ../../nbs/02_privacy/01_events.ipynb
 @dataclass(frozen=True)
 class SelfComposedEvent(DPEvent):
     "`count` adaptive repetitions of `event`."
     event: DPEvent
     count: int # number of repetitions, ≥ 1
     def __post_init__(self):
-        if not isinstance(self.event, DPEvent): raise TypeError(f"event must be a DPEvent, got {type(self.event).__name__}")
+        if not isinstance(self.event, DPEvent):
+            raise TypeError(f"event must be a DPEvent, got {type(self.event).__name__}")
         object.__setattr__(self, "count", check_scalar(self.count, "count", low=1, integer=True))
 
+# %% ../../nbs/02_privacy/01_events.ipynb
 @dataclass(frozen=True)
 class ComposedEvent(DPEvent):
     "The adaptive sequence of `events`."
@@ -129,9 +144,11 @@ class ComposedEvent(DPEvent):
     def __post_init__(self):
         evs = tuple(self.events)
         for e in evs:
-            if not isinstance(e, DPEvent): raise TypeError(f"events must contain DPEvents, got {type(e).__name__}")
+            if not isinstance(e, DPEvent):
+                raise TypeError(f"events must contain DPEvents, got {type(e).__name__}")
         object.__setattr__(self, "events", evs)
 
+# %% ../../nbs/02_privacy/01_events.ipynb
 def _leaves(event, count=1):
     "Yield (elementary event, multiplicity) pairs of a possibly nested event."
     if isinstance(event, SelfComposedEvent): yield from _leaves(event.event, count * event.count)

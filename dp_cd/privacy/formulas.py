@@ -32,10 +32,12 @@ def rr_epsilon(epsilon:float, # the pure-DP parameter ε of the mechanism
     y = delta * (1 + math.exp(-epsilon))     # e^{ε'-ε} = 1 - δ(1+e^{-ε})
     return max(0.0, epsilon + math.log1p(-y)) if y < 1 else 0.0
 
+# %% ../../nbs/02_privacy/02_formulas.ipynb
 def rdp_pure(epsilon:float, # pure-DP parameter ε
              orders, # Rényi orders α > 1 (array-like)
             ) -> np.ndarray:
-    "RDP curve of an ε-DP mechanism: Rényi divergence of randomized response, capped by ε and αε²/2."
+    """RDP curve of an ε-DP mechanism: Rényi divergence of randomized response, capped by ε and
+    αε²/2."""
     a = np.asarray(orders, dtype=float)
     e = float(epsilon)
     if e == 0: return np.zeros_like(a)
@@ -47,13 +49,18 @@ def advanced_composition(eps0:float, # ε0 of each of the k pure-DP mechanisms
                          k:int, # number of compositions
                          delta:float, # δ' in (0, 1)
                         ) -> float:
-    "ε' of thesis Eq. 3.1.11 (Dwork–Rothblum–Vadhan): sqrt(2k log(1/δ'))ε0 + kε0(e^ε0 − 1); +inf when it overflows."
+    """ε' of thesis Eq. 3.1.11 (Dwork–Rothblum–Vadhan): sqrt(2k log(1/δ'))ε0 + kε0(e^ε0 − 1); +inf
+    when it overflows."""
     eps0 = check_epsilon(eps0, "eps0", allow_zero=True)
     k = check_steps(k, "k")
     delta = check_delta(delta)
-    with np.errstate(over="ignore"):   # e^ε0 beyond the largest float: the bound is vacuous, ε' = +inf (not OverflowError)
-        return float(math.sqrt(2 * k * math.log(1 / delta)) * eps0 + k * eps0 * np.expm1(np.float64(eps0)))
+    # e^ε0 beyond the largest float: the bound is vacuous, ε' = +inf (not OverflowError)
+    with np.errstate(over="ignore"):
+        return float(
+            math.sqrt(2 * k * math.log(1 / delta)) * eps0 + k * eps0 * np.expm1(np.float64(eps0))
+        )
 
+# %% ../../nbs/02_privacy/02_formulas.ipynb
 def _azuma_epsilon(mean, var, delta):
     "ε' = mean + sqrt(2 log(1/δ) var) (Azuma bound on the privacy loss)."
     return mean + math.sqrt(2 * math.log(1 / delta) * var)
@@ -62,15 +69,23 @@ def _azuma_delta(mean, var, epsilon):
     if epsilon <= mean: return 1.0
     return math.exp(-(epsilon - mean) ** 2 / (2 * var)) if var > 0 else 0.0
 
+# %% ../../nbs/02_privacy/02_formulas.ipynb
 def _log_optimal_delta(eps0, k, epsilon):
     l = np.arange(0, k + 1, dtype=float)
     loss = (k - 2 * l) * eps0
     keep = loss > epsilon
     if not keep.any(): return -np.inf
     l, loss = l[keep], loss[keep]
-    logw = special.gammaln(k + 1) - special.gammaln(l + 1) - special.gammaln(k - l + 1) + (k - l) * eps0 - k * np.logaddexp(0, eps0)
+    logw = (
+        special.gammaln(k + 1)
+        - special.gammaln(l + 1)
+        - special.gammaln(k - l + 1)
+        + (k - l) * eps0
+        - k * np.logaddexp(0, eps0)
+    )
     return float(special.logsumexp(logw + np.log(-np.expm1(epsilon - loss))))
 
+# %% ../../nbs/02_privacy/02_formulas.ipynb
 def optimal_composition_delta(eps0:float, # ε0 of each mechanism
                               k:int, # number of compositions
                               epsilon:float, # ε' ≥ 0
@@ -80,6 +95,7 @@ def optimal_composition_delta(eps0:float, # ε0 of each mechanism
     k = check_steps(k, "k")
     return min(1.0, math.exp(_log_optimal_delta(eps0, k, check_epsilon(epsilon, allow_zero=True))))
 
+# %% ../../nbs/02_privacy/02_formulas.ipynb
 def optimal_composition_epsilon(eps0:float, # ε0 of each mechanism
                                 k:int, # number of compositions
                                 delta:float, # δ' in (0, 1)
@@ -92,16 +108,21 @@ def optimal_composition_epsilon(eps0:float, # ε0 of each mechanism
     if eps0 == 0 or _log_optimal_delta(eps0, k, 0.0) <= ld: return 0.0
     return _root_decreasing(lambda e: max(_log_optimal_delta(eps0, k, e), -1e4) - ld, 0.0, hi)
 
+# %% ../../nbs/02_privacy/02_formulas.ipynb
 def _root_decreasing(f, lo, hi, margin=1e-12):
-    "Root of a decreasing f on [lo, hi] (f(lo) > 0 ≥ f(hi)), returned from above: f(result) ≤ -margin unless result = hi."
+    """Root of a decreasing f on [lo, hi] (f(lo) > 0 ≥ f(hi)), returned from above: f(result) ≤
+    -margin unless result = hi."""
     x = optimize.brentq(f, lo, hi, xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=1000)
     step = max(abs(x), 1e-300) * 4e-16
-    while f(x) > -margin and x < hi: x = min(hi, x + step); step *= 2
+    while f(x) > -margin and x < hi:
+        x = min(hi, x + step)
+        step *= 2
     return x
 
 # %% ../../nbs/02_privacy/02_formulas.ipynb
 def _half_inv_sq(z:float) -> float:
-    "1/(2z²) computed as 0.5/z/z: +inf (never ZeroDivisionError) when z² underflows or the ratio overflows."
+    """1/(2z²) computed as 0.5/z/z: +inf (never ZeroDivisionError) when z² underflows or the ratio
+    overflows."""
     return 0.5 / z / z
 
 def rdp_gaussian(noise_multiplier:float, # z = σ/Δ
@@ -110,15 +131,19 @@ def rdp_gaussian(noise_multiplier:float, # z = σ/Δ
     "RDP of the Gaussian mechanism: α/(2z²) (+inf when it overflows)."
     return np.asarray(orders, dtype=float) * _half_inv_sq(noise_multiplier)
 
+# %% ../../nbs/02_privacy/02_formulas.ipynb
 def rdp_laplace(noise_multiplier:float, # λ = b/Δ (scalar query)
                 orders, # Rényi orders α > 1
                ) -> np.ndarray:
     "Exact RDP of the Laplace mechanism (Mironov 2017, Prop. 6)."
     a = np.asarray(orders, dtype=float)
     e = 1.0 / noise_multiplier
-    v = np.logaddexp(np.log(a / (2 * a - 1)) + (a - 1) * e, np.log((a - 1) / (2 * a - 1)) - a * e) / (a - 1)
+    v = np.logaddexp(
+        np.log(a / (2 * a - 1)) + (a - 1) * e, np.log((a - 1) / (2 * a - 1)) - a * e
+    ) / (a - 1)
     return np.minimum(v, e)
 
+# %% ../../nbs/02_privacy/02_formulas.ipynb
 def rdp_bounded_range(epsilon:float, # ε of the ε-bounded-range mechanism
                       orders, # Rényi orders α > 1
                      ) -> np.ndarray:
@@ -129,8 +154,13 @@ def rdp_bounded_range(epsilon:float, # ε of the ε-bounded-range mechanism
 def _log_a_int(z, q, alpha):
     k = np.arange(alpha + 1, dtype=float)
     logc = special.gammaln(alpha + 1) - special.gammaln(k + 1) - special.gammaln(alpha - k + 1)
-    return float(special.logsumexp(logc + (alpha - k) * math.log1p(-q) + k * math.log(q) + (k * k - k) * _half_inv_sq(z)))
+    return float(
+        special.logsumexp(
+            logc + (alpha - k) * math.log1p(-q) + k * math.log(q) + (k * k - k) * _half_inv_sq(z)
+        )
+    )
 
+# %% ../../nbs/02_privacy/02_formulas.ipynb
 def _log_a_frac(z, q, alpha, tol=1e-12, max_terms=1 << 17):
     "log A_α at fractional α: MTZ's series (Sec. 3.3) in log space, stopped from above."
     s2, lq, l1q = z * z, math.log(q), math.log1p(-q)
@@ -149,40 +179,50 @@ def _log_a_frac(z, q, alpha, tol=1e-12, max_terms=1 << 17):
         if lt[k + 1 if k + 1 < n else k] <= total + math.log(tol) or n >= max_terms: return total
         n *= 2
 
+# %% ../../nbs/02_privacy/02_formulas.ipynb
 @lru_cache(maxsize=100_000)
 def _rdp_sgm(z, q, alpha):
     if q == 0: return 0.0
     h = _half_inv_sq(z)
-    if math.isinf(h): return math.inf   # z so small that the privacy loss exceeds every float: no finite guarantee
+    # z so small that the privacy loss exceeds every float: no finite guarantee
+    if math.isinf(h): return math.inf
     if q == 1: return alpha * h
     la = _log_a_int(z, q, int(alpha)) if float(alpha).is_integer() else _log_a_frac(z, q, alpha)
     return max(la, 0.0) / (alpha - 1)
 
-def rdp_poisson_subsampled_gaussian(noise_multiplier:float, # z = σ/C
-                                    sample_rate:float, # Poisson inclusion probability q
-                                    orders, # Rényi orders α > 1
-                                    relation:str="add_remove", # "add_remove" (MTZ, exact) or "replace_one" (triangle bound)
-                                   ) -> np.ndarray:
-    "RDP of the Poisson-subsampled Gaussian mechanism (MTZ 2019 for add/remove; proven bound for replace-one)."
+# %% ../../nbs/02_privacy/02_formulas.ipynb
+def rdp_poisson_subsampled_gaussian(
+    noise_multiplier: float,  # z = σ/C
+    sample_rate: float,  # Poisson inclusion probability q
+    orders,  # Rényi orders α > 1
+    relation: str = "add_remove",  # "add_remove" (MTZ, exact) or "replace_one" (triangle bound)
+) -> np.ndarray:
+    """RDP of the Poisson-subsampled Gaussian mechanism (MTZ 2019 for add/remove; proven bound for
+    replace-one)."""
     z, q = float(noise_multiplier), float(sample_rate)
     a = np.atleast_1d(np.asarray(orders, dtype=float))
     if check_relation(relation) == "add_remove":
         return np.array([_rdp_sgm(z, q, float(x)) for x in a])
-    tri = np.array([(x - 0.5) / (x - 1) * _rdp_sgm(z, q, 2 * x) + _rdp_sgm(z, q, 2 * x - 1) for x in a])
+    tri = np.array(
+        [(x - 0.5) / (x - 1) * _rdp_sgm(z, q, 2 * x) + _rdp_sgm(z, q, 2 * x - 1) for x in a]
+    )
     return np.minimum(tri, 4 * a * _half_inv_sq(z))
 
 # %% ../../nbs/02_privacy/02_formulas.ipynb
 CONVERSIONS = ("cks", "mironov")
 
 def _conv(conversion):
-    if conversion not in CONVERSIONS: raise ValueError(f"conversion must be one of {CONVERSIONS}, got {conversion!r}")
+    if conversion not in CONVERSIONS:
+        raise ValueError(f"conversion must be one of {CONVERSIONS}, got {conversion!r}")
     return conversion
 
-def rdp_to_epsilon(orders, # Rényi orders α > 1
-                   rdp, # RDP ε(α) at those orders
-                   delta:float, # target δ in (0, 1)
-                   conversion:str="cks", # "cks" (Canonne–Kamath–Steinke) or "mironov" (the papers' Prop. 3)
-                  ) -> tuple:
+# %% ../../nbs/02_privacy/02_formulas.ipynb
+def rdp_to_epsilon(
+    orders,  # Rényi orders α > 1
+    rdp,  # RDP ε(α) at those orders
+    delta: float,  # target δ in (0, 1)
+    conversion: str = "cks",  # "cks" (Canonne–Kamath–Steinke) or "mironov" (the papers' Prop. 3)
+) -> tuple:
     "(ε, optimal order) from an RDP curve."
     a = np.asarray(orders, dtype=float)
     r = np.asarray(rdp, dtype=float)
@@ -192,6 +232,7 @@ def rdp_to_epsilon(orders, # Rényi orders α > 1
     i = int(np.nanargmin(eps))
     return max(0.0, float(eps[i])), float(a[i])
 
+# %% ../../nbs/02_privacy/02_formulas.ipynb
 def rdp_to_delta(orders, # Rényi orders α > 1
                  rdp, # RDP ε(α) at those orders
                  epsilon:float, # target ε > 0
@@ -206,15 +247,19 @@ def rdp_to_delta(orders, # Rényi orders α > 1
     i = int(np.nanargmin(logd))
     return min(1.0, math.exp(float(logd[i]))), float(a[i])
 
+# %% ../../nbs/02_privacy/02_formulas.ipynb
 def _min_over_alpha(g):
     "min over α > 1 of g(α), α = 1 + e^t: coarse grid in t, then bounded Brent refinement."
     ts = np.linspace(-15, 30, 451)
     vals = np.array([g(1 + math.exp(t)) for t in ts])
     i = int(np.nanargmin(vals))
     lo, hi = ts[max(i - 1, 0)], ts[min(i + 1, len(ts) - 1)]
-    r = optimize.minimize_scalar(lambda t: g(1 + math.exp(t)), bounds=(lo, hi), method="bounded", options={"xatol": 1e-10})
+    r = optimize.minimize_scalar(
+        lambda t: g(1 + math.exp(t)), bounds=(lo, hi), method="bounded", options={"xatol": 1e-10}
+    )
     return min(float(vals[i]), float(r.fun))
 
+# %% ../../nbs/02_privacy/02_formulas.ipynb
 def zcdp_epsilon(rho:float, # ρ of a ρ-zCDP mechanism ((α, ρα)-RDP for all α)
                  delta:float, # target δ in (0, 1)
                  conversion:str="cks", # "cks" or "mironov"
@@ -225,8 +270,14 @@ def zcdp_epsilon(rho:float, # ρ of a ρ-zCDP mechanism ((α, ρα)-RDP for all 
     if rho == 0: return 0.0
     if math.isinf(rho): return math.inf
     if _conv(conversion) == "mironov": return rho + 2 * math.sqrt(rho * math.log(1 / d))
-    return max(0.0, _min_over_alpha(lambda a: a * rho + math.log1p(-1 / a) - (math.log(d) + math.log(a)) / (a - 1)))
+    return max(
+        0.0,
+        _min_over_alpha(
+            lambda a: a * rho + math.log1p(-1 / a) - (math.log(d) + math.log(a)) / (a - 1)
+        ),
+    )
 
+# %% ../../nbs/02_privacy/02_formulas.ipynb
 def zcdp_delta(rho:float, # ρ of a ρ-zCDP mechanism
                epsilon:float, # target ε > 0
                conversion:str="cks", # "cks" or "mironov"
@@ -236,8 +287,14 @@ def zcdp_delta(rho:float, # ρ of a ρ-zCDP mechanism
     e = check_epsilon(epsilon)
     if rho == 0: return 0.0
     if math.isinf(rho): return 1.0
-    if _conv(conversion) == "mironov": return 1.0 if e <= rho else math.exp(-(e - rho)**2 / (4 * rho))
-    return min(1.0, math.exp(_min_over_alpha(lambda a: (a - 1) * (a * rho - e + math.log1p(-1 / a)) - math.log(a))))
+    if _conv(conversion) == "mironov":
+        return 1.0 if e <= rho else math.exp(-((e - rho) ** 2) / (4 * rho))
+    return min(
+        1.0,
+        math.exp(
+            _min_over_alpha(lambda a: (a - 1) * (a * rho - e + math.log1p(-1 / a)) - math.log(a))
+        ),
+    )
 
 # %% ../../nbs/02_privacy/02_formulas.ipynb
 def gdp_log_delta(mu:float, # μ of a μ-GDP mechanism
@@ -251,6 +308,7 @@ def gdp_log_delta(mu:float, # μ of a μ-GDP mechanism
     x = epsilon + lb - la
     return -math.inf if x >= 0 else la + math.log(-math.expm1(x))
 
+# %% ../../nbs/02_privacy/02_formulas.ipynb
 def gdp_delta(mu:float, # μ ≥ 0
               epsilon:float, # ε ≥ 0
              ) -> float:
@@ -258,6 +316,7 @@ def gdp_delta(mu:float, # μ ≥ 0
     mu = check_scalar(mu, "mu", low=0, allow_inf=True)
     return math.exp(gdp_log_delta(mu, check_epsilon(epsilon, allow_zero=True)))
 
+# %% ../../nbs/02_privacy/02_formulas.ipynb
 def gdp_epsilon(mu:float, # μ ≥ 0
                 delta:float, # δ in (0, 1)
                ) -> float:

@@ -21,6 +21,7 @@ __all__ = ['GAUSSIAN_CALIBRATIONS', 'SELECTION_METHODS', 'RandomizedResponse', '
 # %% ../../nbs/02_privacy/07_mechanisms.ipynb
 def _check_sens(s, name="sensitivity"): return check_scalar(s, name, low=0, low_open=True)
 
+# %% ../../nbs/02_privacy/07_mechanisms.ipynb
 @dataclass(frozen=True)
 class RandomizedResponse:
     "Randomised response on bits: keep each bit with probability e^ε/(1+e^ε). ε-DP per bit."
@@ -35,7 +36,8 @@ class RandomizedResponse:
                 ) -> np.ndarray:
         "The randomised bits (a new int array)."
         b = np.asarray(bits)
-        if b.size == 0 or not np.all((b == 0) | (b == 1)): raise ValueError("bits must be a non-empty array of 0/1 values")
+        if b.size == 0 or not np.all((b == 0) | (b == 1)):
+            raise ValueError("bits must be a non-empty array of 0/1 values")
         flip = as_generator(random_state).random(b.shape) >= self.keep_probability
         return np.where(flip, 1 - b, b).astype(np.int64)
     def debias(self, mean_report:float) -> float:
@@ -46,7 +48,9 @@ class RandomizedResponse:
 # %% ../../nbs/02_privacy/07_mechanisms.ipynb
 @dataclass(frozen=True)
 class Laplace:
-    "Laplace mechanism calibrated to ε-DP for an ℓ1 sensitivity Δ: noise Lap(Δ/ε) on every coordinate."
+    """Laplace mechanism calibrated to ε-DP for an ℓ1 sensitivity Δ: noise Lap(Δ/ε) on every
+    coordinate."""
+
     epsilon: float # privacy parameter ε > 0
     sensitivity: float = 1.0 # ℓ1 sensitivity Δ of the released query
     def __post_init__(self):
@@ -69,7 +73,9 @@ GAUSSIAN_CALIBRATIONS = ("analytic", "classic")
 
 @dataclass(frozen=True)
 class Gaussian:
-    "Gaussian mechanism calibrated to (ε, δ)-DP for an ℓ2 sensitivity Δ ('analytic': exact; 'classic': Remark 3.1.2, valid for ε < 1)."
+    """Gaussian mechanism calibrated to (ε, δ)-DP for an ℓ2 sensitivity Δ ('analytic': exact;
+    'classic': Remark 3.1.2, valid for ε < 1)."""
+
     epsilon: float # ε > 0
     delta: float # δ in (0, 1)
     sensitivity: float = 1.0 # ℓ2 sensitivity Δ of the released query
@@ -79,9 +85,14 @@ class Gaussian:
         object.__setattr__(self, "delta", check_delta(self.delta))
         object.__setattr__(self, "sensitivity", _check_sens(self.sensitivity))
         if self.calibration not in GAUSSIAN_CALIBRATIONS:
-            raise ValueError(f"calibration must be one of {GAUSSIAN_CALIBRATIONS}, got {self.calibration!r}")
+            raise ValueError(
+                f"calibration must be one of {GAUSSIAN_CALIBRATIONS}, got {self.calibration!r}"
+            )
         if self.calibration == "classic" and self.epsilon >= 1:
-            raise ValueError(f"calibration='classic' (Remark 3.1.2) is proven for epsilon < 1 only, got epsilon={self.epsilon}; use 'analytic'")
+            raise ValueError(
+                f"calibration='classic' (Remark 3.1.2) is proven for epsilon < 1 only, got "
+                f"epsilon={self.epsilon}; use 'analytic'"
+            )
         z = (remark_3_1_2_sigma(self.epsilon, self.delta) if self.calibration == "classic"
              else calibrate_noise_multiplier(self.epsilon, self.delta, 1))
         object.__setattr__(self, "_z", z)
@@ -111,6 +122,7 @@ def noisy_argmax(scores, # float64 array of scores s_j
         if v > best: best, arg = v, j
     return arg
 
+# %% ../../nbs/02_privacy/07_mechanisms.ipynb
 @njit(cache=True)
 def gumbel_argmax(scores, # float64 array of scores s_j
                   scale, # Gumbel scale (2Δ/ε for the exponential mechanism)
@@ -123,12 +135,14 @@ def gumbel_argmax(scores, # float64 array of scores s_j
         if v > best: best, arg = v, j
     return arg
 
+# %% ../../nbs/02_privacy/07_mechanisms.ipynb
 @njit(cache=True)
 def noisy_argmax_abs(values, # float64 array of signed query values g_j
                      noise, # float64 array of pre-drawn noise, same length
                      weights, # float64 array of positive weights w_j (e.g. 1/sqrt(M_j))
                     ) -> int:
-    "Index of the largest w_j·|g_j + noise_j| (DP-GCD's published selection rule, noise inside |·|)."
+    """Index of the largest w_j·|g_j + noise_j| (DP-GCD's published selection rule, noise inside
+    |·|)."""
     best, arg = -np.inf, 0
     for j in range(values.shape[0]):
         v = weights[j] * abs(values[j] + noise[j])
@@ -150,56 +164,96 @@ class SelectionCalibration:
     as_published: bool # True for the papers' rule, whose claim does not hold
     note: str # how the guarantee is obtained
 
-def selection_scale(epsilon:float, # target ε of one selection ("as_published": the papers' ε')
-                    sensitivity=1.0, # sensitivities Δ_j of the query values g_j (scalar or array)
-                    method:str="exponential", # "exponential", "rnm" or "as_published"
-                    weights=None, # "as_published" only: weights w_j of |g_j + χ_j| (DP-GCD: 1/√M_j)
-                    n_choices:int|None=None, # number p of candidates (default: len of the arrays; ∞ if scalars)
-                   ) -> SelectionCalibration:
+# %% ../../nbs/02_privacy/07_mechanisms.ipynb
+def selection_scale(
+    epsilon: float,  # target ε of one selection ("as_published": the papers' ε')
+    sensitivity=1.0,  # sensitivities Δ_j of the query values g_j (scalar or array)
+    method: str = "exponential",  # "exponential", "rnm" or "as_published"
+    weights=None,  # "as_published" only: weights w_j of |g_j + χ_j| (DP-GCD: 1/√M_j)
+    n_choices: int
+    | None = None,  # number p of candidates (default: len of the arrays; ∞ if scalars)
+) -> SelectionCalibration:
     "Noise scale on normalised scores and the event to account for one noisy selection."
     eps = check_epsilon(epsilon)
-    if method not in SELECTION_METHODS: raise ValueError(f"method must be one of {SELECTION_METHODS}, got {method!r}")
+    if method not in SELECTION_METHODS:
+        raise ValueError(f"method must be one of {SELECTION_METHODS}, got {method!r}")
     D = np.atleast_1d(check_array(sensitivity, "sensitivity"))
     if np.any(D <= 0): raise ValueError("sensitivity must be positive")
     if weights is not None and method != "as_published":
-        raise ValueError("weights are only used by method='as_published'; normalise the scores instead")
+        raise ValueError(
+            "weights are only used by method='as_published'; normalise the scores instead"
+        )
     if method == "exponential":
-        return SelectionCalibration(method, "gumbel", 2 / eps, BoundedRangeEvent(eps), eps, eps, False,
-                                    "exponential mechanism on |g_j|/Δ_j (sensitivity 1): ε-DP, ε-bounded-range")
+        return SelectionCalibration(
+            method,
+            "gumbel",
+            2 / eps,
+            BoundedRangeEvent(eps),
+            eps,
+            eps,
+            False,
+            "exponential mechanism on |g_j|/Δ_j (sensitivity 1): ε-DP, ε-bounded-range",
+        )
     if method == "rnm":
-        return SelectionCalibration(method, "laplace", 2 / eps, PureDPEvent(eps), eps, eps, False,
-                                    "report-noisy-max, non-monotone queries, Laplace(2/ε) on |g_j|/Δ_j: ε-DP")
+        return SelectionCalibration(
+            method,
+            "laplace",
+            2 / eps,
+            PureDPEvent(eps),
+            eps,
+            eps,
+            False,
+            "report-noisy-max, non-monotone queries, Laplace(2/ε) on |g_j|/Δ_j: ε-DP",
+        )
     w = np.ones(1) if weights is None else np.atleast_1d(check_array(weights, "weights"))
     if np.any(w <= 0): raise ValueError("weights must be positive")
-    if D.size > 1 and w.size > 1 and D.size != w.size: raise ValueError("sensitivity and weights must have the same length")
+    if D.size > 1 and w.size > 1 and D.size != w.size:
+        raise ValueError("sensitivity and weights must have the same length")
     c = D * w
     p = n_choices if n_choices is not None else (c.size if c.size > 1 else math.inf)
     p = check_scalar(p, "n_choices", low=1, allow_inf=True)
     rho = float(c.max() / c.min())
     factor = 0.0 if p == 1 else min(1.0 + rho, p)
-    return SelectionCalibration(method, "laplace", 1 / eps, PureDPEvent(factor * eps), factor * eps, eps, True,
-                                f"papers' rule (noise Lap(Δ_j/ε') inside |·|): claimed ε'-DP, proven min(1+ρ, p)ε' "
-                                f"with ρ = max c_j/min c_j = {rho:.3g}, c_j = Δ_j w_j (the noisy-selection chapter)")
+    return SelectionCalibration(
+        method,
+        "laplace",
+        1 / eps,
+        PureDPEvent(factor * eps),
+        factor * eps,
+        eps,
+        True,
+        f"papers' rule (noise Lap(Δ_j/ε') inside |·|): claimed ε'-DP, proven min(1+ρ, p)ε' "
+        f"with ρ = max c_j/min c_j = {rho:.3g}, c_j = Δ_j w_j (the noisy-selection chapter)",
+    )
 
-def select(values, # query values g_j (signed), array of length p
-           sensitivities, # their sensitivities Δ_j (scalar or array)
-           epsilon:float, # ε of the selection ("as_published": the papers' ε')
-           random_state=None, # seed or Generator (fresh noise at every call)
-           method:str="exponential", # "exponential", "rnm" or "as_published"
-           weights=None, # "as_published" only: weights w_j (DP-GCD: 1/√M_j)
-           absolute:bool=True, # score |g_j|/Δ_j (True) or g_j/Δ_j (False); ignored by "as_published"
-          ) -> int:
+# %% ../../nbs/02_privacy/07_mechanisms.ipynb
+def select(
+    values,  # query values g_j (signed), array of length p
+    sensitivities,  # their sensitivities Δ_j (scalar or array)
+    epsilon: float,  # ε of the selection ("as_published": the papers' ε')
+    random_state=None,  # seed or Generator (fresh noise at every call)
+    method: str = "exponential",  # "exponential", "rnm" or "as_published"
+    weights=None,  # "as_published" only: weights w_j (DP-GCD: 1/√M_j)
+    absolute: bool = True,  # score |g_j|/Δ_j (True) or g_j/Δ_j (False); ignored by "as_published"
+) -> int:
     "A private index of a large |g_j|/Δ_j; see `selection_scale` for the guarantee of each method."
     g = check_array(values, "values", ndim=1)
     p = g.size
-    D = np.broadcast_to(np.atleast_1d(check_array(sensitivities, "sensitivities")), (p,)) if np.ndim(sensitivities) == 0 or np.size(sensitivities) == 1 \
+    D = (
+        np.broadcast_to(np.atleast_1d(check_array(sensitivities, "sensitivities")), (p,))
+        if np.ndim(sensitivities) == 0 or np.size(sensitivities) == 1
         else check_array(sensitivities, "sensitivities", ndim=1)
+    )
     if D.shape != (p,): raise ValueError(f"sensitivities must have length {p}, got {D.shape}")
     if np.any(D <= 0): raise ValueError("sensitivities must be positive")
     cal = selection_scale(epsilon, D, method, weights, p)
     rng = as_generator(random_state)
     if method == "as_published":
-        w = np.ones(p) if weights is None else np.broadcast_to(np.atleast_1d(check_array(weights, "weights")), (p,)).copy()
+        w = (
+            np.ones(p)
+            if weights is None
+            else np.broadcast_to(np.atleast_1d(check_array(weights, "weights")), (p,)).copy()
+        )
         return int(noisy_argmax_abs(g, rng.laplace(0.0, 1.0, p) * D * cal.scale, w))
     s = (np.abs(g) if absolute else g) / D
     if method == "exponential": return int(gumbel_argmax(s, cal.scale, rng.gumbel(size=p)))

@@ -35,6 +35,7 @@ def pld_delta(pmf:PLDPmf, epsilon:float) -> float:
     keep = l > epsilon
     return min(1.0, pmf.inf_mass + float(np.sum(pmf.probs[keep] * -np.expm1(epsilon - l[keep]))))
 
+# %% ../../nbs/02_privacy/10_pld.ipynb
 def pld_epsilon(pmf:PLDPmf, delta:float) -> float:
     "Smallest ε ≥ 0 with δ(ε) ≤ δ: δ = S₁ − e^ε S₂ between two losses, solved in closed form."
     if pmf.inf_mass >= delta: return math.inf
@@ -67,6 +68,7 @@ def pld_compose(a:PLDPmf, b:PLDPmf, tail:float=1e-15) -> PLDPmf:
     inf = a.inf_mass + b.inf_mass - a.inf_mass * b.inf_mass
     return PLDPmf(a.h, *_truncate(a.offset + b.offset, np.clip(p, 0.0, None), inf, tail))
 
+# %% ../../nbs/02_privacy/10_pld.ipynb
 def _coarse(pmf, up:bool, bins:int=4096):
     "log-masses and losses of ≤ `bins` blocks of bins, each at its largest (`up`) or smallest loss."
     f = max(1, -(-pmf.probs.size // bins))
@@ -75,6 +77,7 @@ def _coarse(pmf, up:bool, bins:int=4096):
     keep = p > 0
     return np.log(p[keep]), l[keep]
 
+# %% ../../nbs/02_privacy/10_pld.ipynb
 def _chernoff_window(pmf, count, tail):
     "Window [lo, hi] outside which the `count`-fold sum has mass ≤ `tail` on each side (Chernoff)."
     ts = np.logspace(-4, 4, 161)[:, None]
@@ -85,6 +88,7 @@ def _chernoff_window(pmf, count, tail):
     down = (math.log(tail) - count * special.logsumexp(lp - ts * l, axis=1)) / ts[:, 0]
     return max(float(down.max()), count * l[0]), hi
 
+# %% ../../nbs/02_privacy/10_pld.ipynb
 def pld_self_compose(pmf:PLDPmf, count:int, tail:float=1e-15) -> PLDPmf:
     "PLD of `count` compositions of `pmf`: one FFT power on a window given by a Chernoff bound."
     lo, hi = _chernoff_window(pmf, count, tail)
@@ -128,6 +132,7 @@ def _laplace_delta(b):
     e0 = 1.0 / b
     return lambda eps: np.where(eps < -e0, -np.expm1(eps), -np.expm1(np.minimum(eps - e0, 0.0) / 2))
 
+# %% ../../nbs/02_privacy/10_pld.ipynb
 def laplace_pld(b:float, h:float) -> PLDPmf:
     "Connect-the-dots PLD of the Laplace mechanism with b/Δ = b."
     return connect_the_dots(_laplace_delta(b), -1.0 / b, 1.0 / b, h)
@@ -143,6 +148,7 @@ def _ndtr_z(x, m, z):
     "Φ((x − m)/z), also at x = ±∞."
     with np.errstate(invalid="ignore"): return special.ndtr((x - m) / z)
 
+# %% ../../nbs/02_privacy/10_pld.ipynb
 def _sg_add_delta(z, q):
     "δ(ε) of P = (1−q)N(0,z²) + qN(1,z²) vs Q = N(0,z²) (a record added)."
     def f(eps):
@@ -152,6 +158,7 @@ def _sg_add_delta(z, q):
         return np.where(np.isfinite(v), v, 0.0)
     return f
 
+# %% ../../nbs/02_privacy/10_pld.ipynb
 def _sg_remove_delta(z, q):
     "δ(ε) of P = N(0,z²) vs Q = (1−q)N(0,z²) + qN(1,z²): L > ε iff x < x_add(−ε)"
     def f(eps):
@@ -172,6 +179,7 @@ def _x_replace(l, z, q):
         w = np.where(b >= 0, 2 * r * c / (b + disc), (disc - b) / 2)   # the stable root formula
         return z * z * (np.log(w) - math.log(q)) + 0.5
 
+# %% ../../nbs/02_privacy/10_pld.ipynb
 def _sg_replace_delta(z, q):
     "δ(ε) of P = (1−q)N(0,z²) + qN(1,z²) vs Q = (1−q)N(0,z²) + qN(−1,z²) (a record replaced)."
     def f(eps):
@@ -233,6 +241,7 @@ def _leaf_pld(e, h, direction):
     if isinstance(e, LaplaceEvent): return laplace_pld(e.noise_multiplier, h)
     return subsampled_gaussian_pld(e.noise_multiplier, e.sample_rate, h, direction)
 
+# %% ../../nbs/02_privacy/10_pld.ipynb
 def _pld_pmfs(self) -> tuple:
     "One composed PLD per direction of the relation (cached until the next `compose`)."
     if self._pmfs is None:
@@ -247,6 +256,7 @@ def _pld_pmfs(self) -> tuple:
         self._pmfs = tuple(pmfs)
     return self._pmfs
 
+# %% ../../nbs/02_privacy/10_pld.ipynb
 def _pld_epsilon(self, d):
     ps = self.pmfs()
     return 0.0 if ps[0] is None else max(pld_epsilon(p, d) for p in ps)
@@ -270,6 +280,7 @@ def tightest_accountant(event, # the ledger of a run (a `DPEvent`)
     if pld.supports(event): return pld.compose(event)
     return make_accountant("best", relation).compose(event)
 
+# %% ../../nbs/02_privacy/10_pld.ipynb
 def calibrate_tightest(make_event, # noise parameter x > 0 ↦ the ledger (ε must decrease in x)
                        epsilon:float, delta:float, # the (ε, δ) target
                        relation:str="add_remove", # neighbouring relation of the guarantee

@@ -18,7 +18,9 @@ __all__ = ['PrivacyReport']
 # %% ../../nbs/02_privacy/06_report.ipynb
 @dataclass(frozen=True)
 class PrivacyReport:
-    "The privacy guarantee of a run: (ε, δ), relation, accountant, releases, noise scales, budget split, notes."
+    """The privacy guarantee of a run: (ε, δ), relation, accountant, releases, noise scales, budget
+    split, notes."""
+
     epsilon: float # certified ε
     delta: float # δ of the guarantee
     relation: str = "replace_one" # neighbouring relation of the guarantee
@@ -27,46 +29,110 @@ class PrivacyReport:
     noise_scales: tuple = () # noise standard deviations / scales used (e.g. per coordinate)
     budget_split: dict = field(default_factory=dict) # e.g. {"selection": 0.5, "update": 0.5}
     notes: tuple = () # free-form remarks
-    data_dependent: tuple = () # quantities computed from the private data WITHOUT privacy (then no guarantee holds)
+    # quantities computed from the private data WITHOUT privacy (then no guarantee holds)
+    data_dependent: tuple = ()
     def __post_init__(self):
         eps = check_epsilon(self.epsilon, allow_zero=True, allow_inf=True)
         object.__setattr__(self, "epsilon", eps)
         object.__setattr__(self, "delta", check_delta(self.delta, allow_zero=True, allow_one=True))
         check_relation(self.relation)
-        object.__setattr__(self, "releases", check_scalar(self.releases, "releases", low=0, integer=True))
-        object.__setattr__(self, "noise_scales", tuple(float(x) for x in np.ravel(np.asarray(self.noise_scales, dtype=float))))
-        object.__setattr__(self, "budget_split", {str(k): float(v) for k, v in dict(self.budget_split).items()})
-        object.__setattr__(self, "notes", (self.notes,) if isinstance(self.notes, str) else tuple(str(x) for x in self.notes))
+        object.__setattr__(
+            self, "releases", check_scalar(self.releases, "releases", low=0, integer=True)
+        )
+        object.__setattr__(
+            self,
+            "noise_scales",
+            tuple(float(x) for x in np.ravel(np.asarray(self.noise_scales, dtype=float))),
+        )
+        object.__setattr__(
+            self, "budget_split", {str(k): float(v) for k, v in dict(self.budget_split).items()}
+        )
+        object.__setattr__(
+            self,
+            "notes",
+            (self.notes,) if isinstance(self.notes, str) else tuple(str(x) for x in self.notes),
+        )
         dd = self.data_dependent
-        object.__setattr__(self, "data_dependent", (dd,) if isinstance(dd, str) else tuple(str(x) for x in dd))
+        object.__setattr__(
+            self, "data_dependent", (dd,) if isinstance(dd, str) else tuple(str(x) for x in dd)
+        )
+
     @property
     def is_private(self) -> bool:
-        "True when the run is (epsilon, delta)-DP: finite epsilon and no quantity taken from the data without privacy."
+        """True when the run is (epsilon, delta)-DP: finite epsilon and no quantity taken from the
+        data without privacy."""
         return bool(np.isfinite(self.epsilon)) and not self.data_dependent
     def with_data_dependent(self, *what:str):
         "A copy recording that `what` was computed from the private data without privacy."
         return dataclasses.replace(self, data_dependent=self.data_dependent + tuple(what))
     @classmethod
-    def from_accountant(cls, accountant:Accountant, delta:float, relation:str="replace_one", noise_scales=(), budget_split=None, notes=(), data_dependent=()):
+    def from_accountant(
+        cls,
+        accountant: Accountant,
+        delta: float,
+        relation: str = "replace_one",
+        noise_scales=(),
+        budget_split=None,
+        notes=(),
+        data_dependent=(),
+    ):
         "Report the guarantee `accountant` certifies at `delta`; releases counted from its ledger."
-        rel = getattr(accountant, "relation", relation) if any(isinstance(e, PoissonSubsampledGaussianEvent) for ev, _ in accountant.ledger for e, _ in _leaves(ev)) else relation
+        rel = (
+            getattr(accountant, "relation", relation)
+            if any(
+                isinstance(e, PoissonSubsampledGaussianEvent)
+                for ev, _ in accountant.ledger
+                for e, _ in _leaves(ev)
+            )
+            else relation
+        )
         releases = sum(c for ev, k in accountant.ledger for _, c in _leaves(ev, k))
-        return cls(accountant.get_epsilon(delta), delta, rel, accountant.name, releases, noise_scales, budget_split or {}, notes, data_dependent)
+        return cls(
+            accountant.get_epsilon(delta),
+            delta,
+            rel,
+            accountant.name,
+            releases,
+            noise_scales,
+            budget_split or {},
+            notes,
+            data_dependent,
+        )
+
     def to_dict(self) -> dict:
         "Plain-Python dictionary (JSON-serialisable)."
-        return {"epsilon": self.epsilon, "delta": self.delta, "relation": self.relation, "accountant": self.accountant,
-                "releases": self.releases, "noise_scales": list(self.noise_scales), "budget_split": dict(self.budget_split), "notes": list(self.notes),
-                "data_dependent": list(self.data_dependent), "is_private": self.is_private}
+        return {
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "relation": self.relation,
+            "accountant": self.accountant,
+            "releases": self.releases,
+            "noise_scales": list(self.noise_scales),
+            "budget_split": dict(self.budget_split),
+            "notes": list(self.notes),
+            "data_dependent": list(self.data_dependent),
+            "is_private": self.is_private,
+        }
     def __str__(self):
         head = f"({self.epsilon:.4g}, {self.delta:.3g})-DP under the {self.relation.replace('_', '-')} relation"
         if self.data_dependent:
-            head = (f"NOT differentially private: {', '.join(self.data_dependent)} computed from the data without privacy "
-                    f"(the mechanism alone would be {head})")
+            head = (
+                f"NOT differentially private: {', '.join(self.data_dependent)} computed from the data without privacy "
+                f"(the mechanism alone would be {head})"
+            )
         lines = [head,
                  f"  accountant: {self.accountant or 'unspecified'}; releases: {self.releases}"]
         s = self.noise_scales
-        if len(s) == 1: lines.append(f"  noise scale: {s[0]:.4g}")
-        elif s: lines.append(f"  noise scales: {len(s)} values in [{min(s):.4g}, {max(s):.4g}], median {float(np.median(s)):.4g}")
-        if self.budget_split: lines.append("  budget split: " + ", ".join(f"{k} {v:.3g}" for k, v in self.budget_split.items()))
+        if len(s) == 1:
+            lines.append(f"  noise scale: {s[0]:.4g}")
+        elif s:
+            lines.append(
+                f"  noise scales: {len(s)} values in [{min(s):.4g}, {max(s):.4g}], median "
+                f"{float(np.median(s)):.4g}"
+            )
+        if self.budget_split:
+            lines.append(
+                "  budget split: " + ", ".join(f"{k} {v:.3g}" for k, v in self.budget_split.items())
+            )
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)

@@ -26,21 +26,25 @@ def _lap_interval(lo, hi, b):
     if hi <= 0: return 0.5 * (math.exp(hi / b) - math.exp(lo / b))
     return 1.0 - 0.5 * math.exp(lo / b) - 0.5 * math.exp(-hi / b)
 
+# %% ../../nbs/02_privacy/08_selection.ipynb
 def _quad(f, lo, hi, points):
     pts = sorted({float(x) for x in points if lo < x < hi})
     edges = [lo] + pts + [hi]
     total = 0.0
-    with warnings.catch_warnings():   # roundoff near the 1e-11 target; accuracy is checked independently in the tests
+    # roundoff near the 1e-11 target; accuracy is checked independently in the tests
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore", integrate.IntegrationWarning)
         for a, b in zip(edges[:-1], edges[1:]):
             total += integrate.quad(f, a, b, epsabs=0.0, epsrel=1e-11, limit=400)[0]
     return total
 
-def selection_probabilities(values, # normalised values u_k (absolute=True) or scores s_k (absolute=False)
-                            noise_scale:float, # Laplace scale b of the noise on the normalised values
-                            weights=None, # scale ratios c_k > 0 (absolute=True only; default all 1)
-                            absolute:bool=True, # True: argmax c_k|u_k + Z_k| (DP-GCD); False: argmax s_k + Z_k (RNM)
-                           ) -> np.ndarray:
+# %% ../../nbs/02_privacy/08_selection.ipynb
+def selection_probabilities(
+    values,  # normalised values u_k (absolute=True) or scores s_k (absolute=False)
+    noise_scale: float,  # Laplace scale b of the noise on the normalised values
+    weights=None,  # scale ratios c_k > 0 (absolute=True only; default all 1)
+    absolute: bool = True,  # True: argmax c_k|u_k + Z_k| (DP-GCD); False: argmax s_k + Z_k (RNM)
+) -> np.ndarray:
     "Exact probabilities P[select k] of a Laplace noisy-argmax rule, by 1-d quadrature."
     u = check_array(values, "values", ndim=1)
     p = u.size
@@ -48,7 +52,8 @@ def selection_probabilities(values, # normalised values u_k (absolute=True) or s
     c = np.ones(p) if weights is None else check_array(weights, "weights", ndim=1)
     if c.size != p: raise ValueError(f"weights must have length {p}, got {c.size}")
     if np.any(c <= 0): raise ValueError("weights must be positive")
-    if not absolute and weights is not None: raise ValueError("weights are only used with absolute=True")
+    if not absolute and weights is not None:
+        raise ValueError("weights are only used with absolute=True")
     out = np.empty(p)
     for j in range(p):
         others = [k for k in range(p) if k != j]
@@ -83,17 +88,20 @@ def privacy_loss(u, # normalised values (or scores) on D
     Q = selection_probabilities(u_prime, noise_scale, weights, absolute)
     return float(np.max(np.abs(np.log(P) - np.log(Q))))
 
-def worst_case_privacy_loss(p:int, # number of candidates
-                            noise_scale:float, # Laplace scale b (papers: 1/ε')
-                            weights=None, # scale ratios c_k (default all 1)
-                            absolute:bool=True, # DP-GCD's rule (True) or plain RNM on scores (False)
-                            box:float|None=None, # search u in [-box, box]^p (default 30 b)
-                            n_starts:int=6, # random restarts
-                            seed:int=0, # seed of the restarts
-                            index:int|None=None, # only this selected index (default: all)
-                            x0=None, # extra start (u, d) of length 2p
-                           ):
-    "Largest exact privacy loss found over neighbours in the box: (loss, u, u'), a certified lower bound."
+# %% ../../nbs/02_privacy/08_selection.ipynb
+def worst_case_privacy_loss(
+    p: int,  # number of candidates
+    noise_scale: float,  # Laplace scale b (papers: 1/ε')
+    weights=None,  # scale ratios c_k (default all 1)
+    absolute: bool = True,  # DP-GCD's rule (True) or plain RNM on scores (False)
+    box: float | None = None,  # search u in [-box, box]^p (default 30 b)
+    n_starts: int = 6,  # random restarts
+    seed: int = 0,  # seed of the restarts
+    index: int | None = None,  # only this selected index (default: all)
+    x0=None,  # extra start (u, d) of length 2p
+):
+    """Largest exact privacy loss found over neighbours in the box: (loss, u, u'), a certified lower
+    bound."""
     p = check_scalar(p, "p", low=2, integer=True)
     b = check_scalar(noise_scale, "noise_scale", low=0, low_open=True)
     B = 30 * b if box is None else check_scalar(box, "box", low=0, low_open=True)
@@ -107,12 +115,17 @@ def worst_case_privacy_loss(p:int, # number of candidates
     best = (0.0, None, None)
     bounds = [(-B, B)] * p + [(-1.0, 1.0)] * p
     for j in (range(p) if index is None else [index]):
-        starts = [np.r_[B / 10, np.full(p - 1, B), -1.0, np.ones(p - 1)]]   # index j a little up, the others far up
+        # index j a little up, the others far up
+        starts = [np.r_[B / 10, np.full(p - 1, B), -1.0, np.ones(p - 1)]]
         starts[0][[0, j]] = starts[0][[j, 0]]
         starts[0][[p, p + j]] = starts[0][[p + j, p]]
-        starts += [np.r_[rng.uniform(-B / 2, B / 2, p), rng.choice([-1.0, 1.0], p)] for _ in range(n_starts)]
+        starts += [
+            np.r_[rng.uniform(-B / 2, B / 2, p), rng.choice([-1.0, 1.0], p)]
+            for _ in range(n_starts)
+        ]
         if x0 is not None: starts.append(np.asarray(x0, dtype=float))
         for x0 in starts:
             res = optimize.minimize(neg, x0, args=(j,), bounds=bounds, method="L-BFGS-B")
-            if -res.fun > best[0]: best = (-res.fun, res.x[:p].copy(), (res.x[:p] + res.x[p:]).copy())
+            if -res.fun > best[0]:
+                best = (-res.fun, res.x[:p].copy(), (res.x[:p] + res.x[p:]).copy())
     return best

@@ -47,7 +47,9 @@ def block_sums_sparse(loss, X, y, z, coords, clips, out):
     data, indices, indptr = X
     for b in range(coords.shape[0]):
         j = coords[b]
-        out[b] = clipped_coord_sum_sparse(loss[0], loss[1], data, indices, indptr, y, z, j, clips[j])
+        out[b] = clipped_coord_sum_sparse(
+            loss[0], loss[1], data, indices, indptr, y, z, j, clips[j]
+        )
 
 # %% ../../nbs/03_solvers/09_block_cd.ipynb
 @njit(cache=True)
@@ -90,7 +92,7 @@ def _intercept_step(penalty, ones_penalty, w, coords, grads, noise, steps, chang
         if changes[b] != 0.0:
             w[j] = new
 
-
+# %% ../../nbs/03_solvers/09_block_cd.ipynb
 @njit(cache=True)
 def _rounds_dense(loss, penalty, X, y, z, w, coords, noise, steps, clips, intercept):
     "The rounds of `dpbcd_inner_dense` whose coordinate p is the constant column intercept[0]."
@@ -111,14 +113,17 @@ def _rounds_dense(loss, penalty, X, y, z, w, coords, noise, steps, clips, interc
 
 # %% ../../nbs/03_solvers/09_block_cd.ipynb
 @njit(cache=True)
-def dpbcd_inner_dense(loss, # (code, param) of the loss
-                      penalty, # (code, params) of the penalty
-                      X, y, # Fortran design (n, p) and labels (n,)
-                      z, w, # margins z = Xw (n,) and iterate (p,), both updated in place
-                      block, # (coords (R, B) int64, noise (R, B)): a `block_draws` item
-                      scales, # (step sizes γ/v_j (p,), clipping thresholds C_j (p,))
-                      intercept=None, # (column (n, 1) of s, its penalty): coordinate p, `_rounds_dense`
-                     ):
+def dpbcd_inner_dense(
+    loss,  # (code, param) of the loss
+    penalty,  # (code, params) of the penalty
+    X,
+    y,  # Fortran design (n, p) and labels (n,)
+    z,
+    w,  # margins z = Xw (n,) and iterate (p,), both updated in place
+    block,  # (coords (R, B) int64, noise (R, B)): a `block_draws` item
+    scales,  # (step sizes γ/v_j (p,), clipping thresholds C_j (p,))
+    intercept=None,  # (column (n, 1) of s, its penalty): coordinate p, `_rounds_dense`
+):
     "R rounds of DP-BCD on a dense design (Jacobi block steps, margins kept in place)."
     (coords, noise), (steps, clips) = block, scales
     if intercept is not None:
@@ -302,27 +307,28 @@ def _run(self, problem, plan, options, rng):
                intercept=float(s * w[px]) if s else 0.0)
 
 # %% ../../nbs/03_solvers/09_block_cd.ipynb
-def dp_bcd(X, # design (n, p), dense or scipy sparse
-           y, # labels (n,)
-           loss, # datafit: SquaredLoss(), LogisticLoss() or HuberLoss(...)
-           penalty, # separable penalty: NoPenalty, L1, L2, ElasticNet or Box
-           epsilon:float, # total privacy budget ε > 0 (np.inf: non-private)
-           delta:float, # δ in (0, 1) (replace-one neighbours)
-           *,
-           block_size:int|None=None, # B, coordinates per round (default min(8, p))
-           n_passes:float=10, # passes over the data: about n_passes·p coordinate updates
-           step:float=1.0, # step-size hyperparameter γ: γ_j = γ / v_j (ESO)
-           clip=1.0, # C > 0 (C_j = sqrt(M_j/tr M) C), thresholds (p,), or inf if ε = inf
-           smoothness="exact", # "exact" (non-private, warns), "private", or public M_j (p,)
-           smoothness_bound=None, # public bound b_j (required for "private")
-           smoothness_budget:float=0.1, # fraction of ε spent on the private constants
-           row_nnz:int|None=None, # public bound ω on the non-zeros per row (None: p)
-           fit_intercept:bool=False, # also fit an intercept b (an implicit column of s; X is not copied)
-           intercept_scaling:float=1.0, # s > 0, the value of that column (PUBLIC; b = s · its coefficient)
-           penalize_intercept:bool=False, # apply the penalty to the column's coefficient too
-           random_state=None, # seed or Generator
-           record_every:float|None=None, # record (passes, coef) every this many passes
-          ):
+def dp_bcd(
+    X,  # design (n, p), dense or scipy sparse
+    y,  # labels (n,)
+    loss,  # datafit: SquaredLoss(), LogisticLoss() or HuberLoss(...)
+    penalty,  # separable penalty: NoPenalty, L1, L2, ElasticNet or Box
+    epsilon: float,  # total privacy budget ε > 0 (np.inf: non-private)
+    delta: float,  # δ in (0, 1) (replace-one neighbours)
+    *,
+    block_size: int | None = None,  # B, coordinates per round (default min(8, p))
+    n_passes: float = 10,  # passes over the data: about n_passes·p coordinate updates
+    step: float = 1.0,  # step-size hyperparameter γ: γ_j = γ / v_j (ESO)
+    clip=1.0,  # C > 0 (C_j = sqrt(M_j/tr M) C), thresholds (p,), or inf if ε = inf
+    smoothness="exact",  # "exact" (non-private, warns), "private", or public M_j (p,)
+    smoothness_bound=None,  # public bound b_j (required for "private")
+    smoothness_budget: float = 0.1,  # fraction of ε spent on the private constants
+    row_nnz: int | None = None,  # public bound ω on the non-zeros per row (None: p)
+    fit_intercept: bool = False,  # also fit an intercept b (an implicit column of s; X is not copied)
+    intercept_scaling: float = 1.0,  # s > 0, the value of that column (PUBLIC; b = s · its coefficient)
+    penalize_intercept: bool = False,  # apply the penalty to the column's coefficient too
+    random_state=None,  # seed or Generator
+    record_every: float | None = None,  # record (passes, coef) every this many passes
+):
     "Differentially private proximal block coordinate descent (uniform blocks of B coordinates)."
     solver = get_solver("dp-bcd")   # a row-chunked (dask) X: see "Solvers on row chunks"
     return solver.fit(X, y, loss, penalty, epsilon, delta, random_state, block_size=block_size,

@@ -135,7 +135,7 @@ def all_finite(values, # a 1-d float array
         acc += values[i] * 0.0   # 0 for a finite value, NaN for NaN or ±inf
     return acc == 0.0
 
-
+# %% ../../nbs/03_solvers/02_chunks.ipynb
 def check_finite(Xc:np.ndarray, # a chunk's rows (C or Fortran contiguous)
                  k:int, # chunk index
                  start:int, # index of its first row
@@ -309,7 +309,7 @@ def _chunked_run(solver:Solver):
                          f"use one of {sorted(CHUNKED_RUNS)} or an in-memory design")
     return CHUNKED_RUNS[solver.name]
 
-
+# %% ../../nbs/03_solvers/02_chunks.ipynb
 def _check_public(options:dict, public:tuple):
     "Refuse options that would read constants off the data without privacy (None or 'exact')."
     for name in public:

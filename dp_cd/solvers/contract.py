@@ -72,7 +72,7 @@ class Problem:
 # %% ../../nbs/03_solvers/00_contract.ipynb
 def _names(classes): return [c.__name__ for c in classes]
 
-
+# %% ../../nbs/03_solvers/00_contract.ipynb
 def check_problem(X, # design (n, p), dense array-like or scipy sparse
                   y, # labels (n,)
                   loss:Loss, # datafit
@@ -93,7 +93,7 @@ def check_problem(X, # design (n, p), dense array-like or scipy sparse
     penalty.check_dim(X.shape[1])
     return Problem(X, y, loss, penalty, sparse)
 
-
+# %% ../../nbs/03_solvers/00_contract.ipynb
 def _no_penalty():
     from dp_cd.model.penalties import NoPenalty
     return NoPenalty()
@@ -111,10 +111,11 @@ def _row_scale(X, x_norm:float) -> np.ndarray:
     return np.where(m > 0, np.minimum(1.0, ratio), 1.0)
 
 # %% ../../nbs/03_solvers/00_contract.ipynb
-def project_records(problem:Problem, # validated data of a fit
-                    x_norm:float, # PUBLIC bound R: rows projected onto {‖x‖₂ ≤ R}
-                    y_bound:float|None=None, # PUBLIC bound b: labels clipped to [-b, b] (None: kept)
-                   ) -> Problem:
+def project_records(
+    problem: Problem,  # validated data of a fit
+    x_norm: float,  # PUBLIC bound R: rows projected onto {‖x‖₂ ≤ R}
+    y_bound: float | None = None,  # PUBLIC bound b: labels clipped to [-b, b] (None: kept)
+) -> Problem:
     "The records mapped one by one into the public universe (a copy; records inside unchanged)."
     s = _row_scale(problem.X, x_norm)
     X = sp.diags(s) @ problem.X.tocsr() if problem.sparse else problem.X * s[:, None]
@@ -128,7 +129,7 @@ class LedgerEntry:
     label: str  # what was released, e.g. "optimisation (Gaussian)"
     event: DPEvent  # its privacy event (possibly self-composed)
 
-
+# %% ../../nbs/03_solvers/00_contract.ipynb
 @dataclass(frozen=True)
 class Ledger:
     "The privacy events of a fit, in order (an immutable value: `add` returns a new ledger)."
@@ -193,7 +194,7 @@ class Run:
     params: dict = field(default_factory=dict)  # run-time parameters to report
     intercept: float = 0.0  # the unpenalised intercept (0 unless `fit_intercept`)
 
-
+# %% ../../nbs/03_solvers/00_contract.ipynb
 @dataclass
 class FitResult:
     "What a solver returns."
@@ -323,11 +324,12 @@ def register(cls:type, # a Solver subclass with a unique `name`
         raise TypeError("register takes a Solver subclass with a non-empty name")
     known = registry.get(cls.name)
     if known is not None and type(known).__qualname__ != cls.__qualname__:   # a redefinition
-        raise ValueError(f"a solver named {cls.name!r} is already registered")   # (notebook) is fine
+        # (notebook) is fine
+        raise ValueError(f"a solver named {cls.name!r} is already registered")
     registry[cls.name] = cls()
     return cls
 
-
+# %% ../../nbs/03_solvers/00_contract.ipynb
 def get_solver(name:str, # a registered name, e.g. "dp-cd"
                registry:dict|None=None, # default: SOLVERS
               ) -> Solver:

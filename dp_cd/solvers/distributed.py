@@ -59,7 +59,7 @@ def row_clipped_sums(loss, X, y, w, coords, clips, out):
                 s += min(C, max(-C, v)) if v == v else 0.0   # clip to [-C, C]; 0·inf adds 0
             out[b] += s
 
-
+# %% ../../nbs/03_solvers/10_distributed.ipynb
 def _keeps_margins(ex) -> bool:
     "Whether the chunks' margins are kept between rounds (on workers) or recomputed (in process)."
     return not isinstance(ex, InProcess)
@@ -75,7 +75,7 @@ def _bcd_chunk(Xc, yc, z, k, w, pending, coords, clips, loss, keep):
     block_sums_dense(loss, Xc, yc, z, coords, clips, out)
     return z, out
 
-
+# %% ../../nbs/03_solvers/10_distributed.ipynb
 def _bcd_round(ex, handles, state, coords, noise, P, codes, n):
     "One round: map-reduce of the block's clipped sums, then the noisy steps on the driver."
     zs, pending, w = state
@@ -118,7 +118,7 @@ def _gcd_chunk(Xc, yc, z, k, w, pending, clips, loss, keep):
     clipped_gradient_dense(Xc, u, clips, g)
     return z, g * Xc.shape[0]
 
-
+# %% ../../nbs/03_solvers/10_distributed.ipynb
 @njit(cache=True)
 def _gcd_select(rule, penalty, w, g, M, scale, expo, scores) -> int:
     "The exponential mechanism on the greedy scores (`gs_score_1d`), by `exponential_race`."
@@ -204,7 +204,7 @@ def _sgd_update(penalty, w, g, step:float, inv_b:float):
     for j in range(w.shape[0]):
         w[j] = prox_1d(penalty[0], penalty[1], j, w[j] - step * inv_b * g[j], step)
 
-
+# %% ../../nbs/03_solvers/10_distributed.ipynb
 def _sgd_run(problem, plan, options, rng, ex) -> Run:
     "DP-SGD on chunks: per step, the chunks' clipped sums of their samples; noise once, here."
     P, w, private = plan.params, options["w0"].copy(), len(plan.ledger) > 0

@@ -13,7 +13,13 @@ from ..model.losses import (
     update_clipped_sum_dense, clipped_sum_sparse, Loss, SquaredLoss, LogisticLoss, HuberLoss,
     update_pred_dense, update_pred_sparse)
 from ..model.penalties import Penalty, NoPenalty, L1, L2, ElasticNet, Box, prox_1d
-from ..privacy.events import GaussianEvent, LaplaceEvent, SelfComposedEvent, check_delta, check_epsilon
+from dp_cd.privacy.events import (
+    GaussianEvent,
+    LaplaceEvent,
+    SelfComposedEvent,
+    check_delta,
+    check_epsilon,
+)
 from ..privacy.calibration import calibrate_noise_multiplier, epsilon_gaussian
 from .contract import FitResult, Ledger, Plan, Run, Solver, register, get_solver
 
@@ -35,7 +41,7 @@ def _step(penalty, w, j, g, eta, step, k, avg, last):
         w[j] = new
     return change
 
-
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
 @njit(cache=True)
 def _finish_average(avg, last, w, K):
     "The mean of the K inner iterates from the lazily kept sums (nothing for the last iterate)."
@@ -66,18 +72,21 @@ def _dpcd_dense(loss, penalty, X, y, z, w, coords, noise, steps, clips, avg, per
     if change != 0.0: update_pred_dense(X, z, jp, change)
     _finish_average(avg, last, w, coords.shape[0])
 
-
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
 @njit(cache=True)
-def dpcd_inner_dense(loss, # (code, param) of the loss: (`Loss.code`, `Loss.param`)
-                     penalty, # (code, params) of the penalty: (`Penalty.code`, `Penalty.params`)
-                     X, y, # Fortran design (n, p) and labels (n,)
-                     z, w, # predictions z = Xw (+ b) (n,) and iterate (p,; p + 1 with the intercept), in place
-                     block, # (coordinates j_k (int64, K), noise η_k (K,)): a `noise_blocks` item
-                     scales, # (step sizes γ_j (p,), clipping thresholds C_j (p,; inf: none))
-                     avg=None, # (p,) array receiving the mean of θ^1..θ^K; None: last iterate
-                     sample_clips=None, # C/‖x_i‖ (n,): per-sample ℓ2 clipping instead of C_j
-                     intercept=None, # (column (n, 1) of s, penalty of the intercept): coordinate p
-                    ):
+def dpcd_inner_dense(
+    loss,  # (code, param) of the loss: (`Loss.code`, `Loss.param`)
+    penalty,  # (code, params) of the penalty: (`Penalty.code`, `Penalty.params`)
+    X,
+    y,  # Fortran design (n, p) and labels (n,)
+    z,
+    w,  # predictions z = Xw (+ b) (n,) and iterate (p,; p + 1 with the intercept), in place
+    block,  # (coordinates j_k (int64, K), noise η_k (K,)): a `noise_blocks` item
+    scales,  # (step sizes γ_j (p,), clipping thresholds C_j (p,; inf: none))
+    avg=None,  # (p,) array receiving the mean of θ^1..θ^K; None: last iterate
+    sample_clips=None,  # C/‖x_i‖ (n,): per-sample ℓ2 clipping instead of C_j
+    intercept=None,  # (column (n, 1) of s, penalty of the intercept): coordinate p
+):
     "K noisy proximal coordinate updates of DP-CD on a dense design (Algorithm 4.3.1, inner loop)."
     (coords, noise), (steps, clips) = block, scales
     per_sample = np.empty(0) if sample_clips is None else sample_clips
@@ -97,7 +106,7 @@ def _sparse_update(loss, penalty, X, c, y, z, w, j, eta, step, clip, per_sample,
     change = _step(penalty, w, j, s / z.shape[0], eta, step, k, avg, last)
     if change != 0.0: update_pred_sparse(data, indices, indptr, z, c, change)
 
-
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
 @njit(cache=True)
 def _dpcd_sparse(loss, penalty, X, y, z, w, coords, noise, steps, clips, avg, per_sample, ones,
                  ones_penalty):
@@ -112,7 +121,7 @@ def _dpcd_sparse(loss, penalty, X, y, z, w, coords, noise, steps, clips, avg, pe
                              per_sample, k, avg, last)
     _finish_average(avg, last, w, coords.shape[0])
 
-
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
 @njit(cache=True)
 def dpcd_inner_sparse(loss, penalty,
                       X, # CSC design as (data, indices, indptr), sorted int64 indices
@@ -160,12 +169,13 @@ def _closed_form_multiplier(epsilon, delta, n_updates):
                          "use accountant='gdp' or 'rdp'")
     return math.sqrt(3 * n_updates * L) / epsilon
 
-
-def dpcd_noise_multiplier(epsilon:float, # target ε of the optimisation part (> 0)
-                          delta:float, # target δ in (0, 1)
-                          n_updates:int, # number of released coordinate gradients, T*K
-                          accountant:str="gdp", # "gdp" (exact), "rdp", "rdp_mironov" (papers), "closed_form"
-                         ) -> float:
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
+def dpcd_noise_multiplier(
+    epsilon: float,  # target ε of the optimisation part (> 0)
+    delta: float,  # target δ in (0, 1)
+    n_updates: int,  # number of released coordinate gradients, T*K
+    accountant: str = "gdp",  # "gdp" (exact), "rdp", "rdp_mironov" (papers), "closed_form"
+) -> float:
     "Noise multiplier z = σ_j/Δ_j (every coordinate) making `n_updates` releases (ε, δ)-DP."
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
@@ -176,7 +186,7 @@ def dpcd_noise_multiplier(epsilon:float, # target ε of the optimisation part (>
     method = _METHOD[accountant]
     return float(calibrate_noise_multiplier(epsilon, delta, n_updates, method=method))
 
-
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def dpcd_events(noise_multiplier:float, # z = σ_j/Δ_j
                 n_updates:int, # T*K
                ):
@@ -199,7 +209,7 @@ def _row_norms_dense(X, out, extra=0.0):
                 out[i] += v * v
     _add_extra(m, out, extra)
 
-
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
 @njit(cache=True)
 def _add_extra(m, out, extra):
     "Add the last entry `extra` to the scaled sums (as a last column would), then the norms."
@@ -209,7 +219,7 @@ def _add_extra(m, out, extra):
             out[i] += v * v
         out[i] = m[i] * math.sqrt(out[i])
 
-
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
 @njit(cache=True)
 def _row_norms_csc(data, indices, indptr, out, extra=0.0):
     n = out.shape[0]
@@ -223,7 +233,7 @@ def _row_norms_csc(data, indices, indptr, out, extra=0.0):
             out[i] += v * v
     _add_extra(m, out, extra)
 
-
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def row_norms(X, # design (n, p), dense or scipy sparse
               extra:float=0.0, # a last entry of every row (the intercept's s): norms of [X, s1]
              ) -> np.ndarray:
@@ -258,7 +268,7 @@ def _check_bound(bound, p):
         raise ValueError("bound must be positive (scalar or shape (p,))")
     return b
 
-
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def _clipped_column_means(X, beta:float, b) -> np.ndarray:
     "(1/n) Σ_i min(β X_ij², b_j) of a Fortran X, by blocks of columns: O(n) memory beyond X."
     n, p = X.shape
@@ -268,7 +278,7 @@ def _clipped_column_means(X, beta:float, b) -> np.ndarray:
                                      b[j:j + step]).sum(axis=0)
     return est / n
 
-
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def private_smoothness(X, # design (n, p), dense or sparse
                        loss:Loss, # the datafit (gives beta = sup phi'')
                        epsilon:float, # pure-DP budget epsilon' of the estimate
@@ -347,7 +357,7 @@ def _positive_smoothness(M, private):
         M = np.where(M > 0, M, 1.0)
     return M
 
-
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def _thresholds(clip, M, private):
     "C_j from one C (`clip_thresholds`) or explicit thresholds (p,), checked."
     if np.ndim(clip) == 0:
@@ -407,31 +417,35 @@ def intercept_setup(setup:dict, # `coordinate_setup`'s constants of the p column
     return dict(setup, M=M, steps=step / M, clips=clips)
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
-def dp_cd(X, # design (n, p), dense or scipy sparse
-          y, # labels (n,)
-          loss:Loss, # datafit, e.g. SquaredLoss() or LogisticLoss()
-          penalty:Penalty, # separable penalty: NoPenalty, L1, L2, ElasticNet or Box
-          epsilon:float, # total privacy budget ε > 0 (np.inf: non-private)
-          delta:float, # δ in (0, 1) (replace-one neighbours)
-          *,
-          n_passes:int=10, # passes over the data: T*K/p coordinate updates in total
-          step:float=1.0, # step-size hyperparameter gamma: gamma_j = gamma / M_j
-          clip=1.0, # C > 0 (C_j = sqrt(M_j/tr M) C), explicit thresholds (p,), or np.inf (only if epsilon = inf)
-          clipping:str="coordinate", # "coordinate" (§4.5.1, the papers) or "sample" (per-sample ℓ2 clipping at C, permutation order)
-          n_inner:int|None=None, # K, updates per outer iteration (default p; a multiple of p for clipping="sample")
-          averaging:bool=False, # True: w^{t+1} = mean of the K inner iterates (Algorithm 4.3.1); False: last iterate
-          smoothness="exact", # "exact" (non-private, warns), "private" (§4.5.2), or public constants M_j (p,)
-          smoothness_bound=None, # public bound b_j on the per-sample constants (required for "private")
-          smoothness_budget:float=0.1, # fraction of epsilon spent on the private constants
-          accountant:str="gdp", # "gdp" (exact), "rdp", "rdp_mironov" (papers) or "closed_form" (Thm 4.3.1)
-          w0=None, # initial point (default 0); it must not depend on the private data
-          fit_intercept:bool=False, # also fit an intercept b (an implicit column of s; X is not copied)
-          intercept_scaling:float=1.0, # s > 0, the value of that column (PUBLIC; b = s · its coefficient)
-          penalize_intercept:bool=False, # apply the penalty to the column's coefficient too (liblinear)
-          random_state=None, # seed or Generator
-          record_every:float|None=None, # record (passes, coef) every this many passes (multiples of K/p)
-         ) -> FitResult:
-    "Differentially private proximal coordinate descent (thesis Algorithm 4.3.1 with §4.5's clipping and constants)."
+def dp_cd(
+    X,  # design (n, p), dense or scipy sparse
+    y,  # labels (n,)
+    loss: Loss,  # datafit, e.g. SquaredLoss() or LogisticLoss()
+    penalty: Penalty,  # separable penalty: NoPenalty, L1, L2, ElasticNet or Box
+    epsilon: float,  # total privacy budget ε > 0 (np.inf: non-private)
+    delta: float,  # δ in (0, 1) (replace-one neighbours)
+    *,
+    n_passes: int = 10,  # passes over the data: T*K/p coordinate updates in total
+    step: float = 1.0,  # step-size hyperparameter gamma: gamma_j = gamma / M_j
+    clip=1.0,  # C > 0 (C_j = sqrt(M_j/tr M) C), explicit thresholds (p,), or np.inf (only if epsilon = inf)
+    clipping: str = "coordinate",  # "coordinate" (§4.5.1, the papers) or "sample" (per-sample ℓ2 clipping at C, permutation order)
+    n_inner: int
+    | None = None,  # K, updates per outer iteration (default p; a multiple of p for clipping="sample")
+    averaging: bool = False,  # True: w^{t+1} = mean of the K inner iterates (Algorithm 4.3.1); False: last iterate
+    smoothness="exact",  # "exact" (non-private, warns), "private" (§4.5.2), or public constants M_j (p,)
+    smoothness_bound=None,  # public bound b_j on the per-sample constants (required for "private")
+    smoothness_budget: float = 0.1,  # fraction of epsilon spent on the private constants
+    accountant: str = "gdp",  # "gdp" (exact), "rdp", "rdp_mironov" (papers) or "closed_form" (Thm 4.3.1)
+    w0=None,  # initial point (default 0); it must not depend on the private data
+    fit_intercept: bool = False,  # also fit an intercept b (an implicit column of s; X is not copied)
+    intercept_scaling: float = 1.0,  # s > 0, the value of that column (PUBLIC; b = s · its coefficient)
+    penalize_intercept: bool = False,  # apply the penalty to the column's coefficient too (liblinear)
+    random_state=None,  # seed or Generator
+    record_every: float
+    | None = None,  # record (passes, coef) every this many passes (multiples of K/p)
+) -> FitResult:
+    """Differentially private proximal coordinate descent (thesis Algorithm 4.3.1 with §4.5's
+    clipping and constants)."""
     return get_solver("dp-cd").fit(
         X, y, loss, penalty, epsilon, delta, random_state, n_passes=n_passes, step=step, clip=clip,
         clipping=clipping, n_inner=n_inner, averaging=averaging, smoothness=smoothness,
@@ -461,7 +475,7 @@ def _check_options(self, problem, request, options):
         o["record_every"] = check_scalar(o["record_every"], "record_every", low=0, low_open=True)
     return o
 
-
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def _check_intercept(o, problem) -> int:
     "The intercept's options checked; returns the number of coordinates (p, or p + 1)."
     for name in ("fit_intercept", "penalize_intercept"):
@@ -477,7 +491,7 @@ def _check_intercept(o, problem) -> int:
                              f"{problem.p + 1} coordinates: {e}") from None
     return problem.p + 1
 
-
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def _check_sample_clipping(o, p):
     "What per-sample clipping needs: one threshold, whole passes, an accountant valid for it."
     if np.ndim(o["clip"]) != 0:
@@ -537,7 +551,7 @@ def _private_plan(setup, params, request, n, p, p_x):
                 notes=setup["notes"] + [_release_note(by_sample, n_rel, z)],
                 data_dependent=setup["leaks"], params=params)
 
-
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def _release_note(by_sample, n_rel, z):
     "How the optimisation's releases are accounted."
     if by_sample:
@@ -557,7 +571,8 @@ def _margins(X, w, p:int, s:float) -> np.ndarray:
 
 
 def _intercept_column(problem, penalty, penalised:bool, s:float) -> tuple:
-    "The kernels' `intercept`: the column of s ((n, 1), or CSC arrays), and the intercept's penalty."
+    """The kernels' `intercept`: the column of s ((n, 1), or CSC arrays), and the intercept's
+    penalty."""
     n = problem.n
     column = ((np.full(n, s), np.arange(n, dtype=np.int64), np.array([0, n], dtype=np.int64))
               if problem.sparse else np.full((n, 1), s))
@@ -569,7 +584,7 @@ def _record_due(t, T, K, p, every):
     done, before = (t + 1) * K / p, t * K / p
     return math.floor(done / every + 1e-9) > math.floor(before / every + 1e-9) or t == T - 1
 
-
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def _run(self, problem, plan, options, rng):
     "One kernel call per outer iteration, on the blocks of `noise_blocks`."
     X, P, o, px = problem.X, plan.params, options, problem.p

@@ -11,10 +11,28 @@ from numba import njit, prange
 from ..utils import check_scalar, check_array
 from ..model.losses import (Loss, SquaredLoss, LogisticLoss, HuberLoss, kernel_deriv_range,
                                 update_pred_dense, update_pred_sparse, _check_w)
-from ..model.penalties import (Penalty, NoPenalty, L1, L2, ElasticNet, Box, prox_1d,
-                                   gs_score_1d, enet_weights, has_closed_form_scores, is_zero_penalty,
-                                   smooth_gradient_1d)
-from ..privacy.events import GaussianEvent, LaplaceEvent, SelfComposedEvent, ComposedEvent, check_delta, check_epsilon
+from dp_cd.model.penalties import (
+    Penalty,
+    NoPenalty,
+    L1,
+    L2,
+    ElasticNet,
+    Box,
+    prox_1d,
+    gs_score_1d,
+    enet_weights,
+    has_closed_form_scores,
+    is_zero_penalty,
+    smooth_gradient_1d,
+)
+from dp_cd.privacy.events import (
+    GaussianEvent,
+    LaplaceEvent,
+    SelfComposedEvent,
+    ComposedEvent,
+    check_delta,
+    check_epsilon,
+)
 from ..privacy.accountants import BestOfAccountant, make_accountant
 from ..privacy.calibration import calibrate
 from ..privacy.closed_forms import per_step_epsilon
@@ -31,7 +49,8 @@ __all__ = ['RULES', 'SELECTIONS', 'RELEASES', 'DPGCD_ACCOUNTANTS', 'clipped_grad
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 _FM = {'reassoc', 'contract'}
-RULES = {"gsl": 0, "gs-s": 0, "gs-r": 1, "gs-q": 2}   # "gsl": Algorithm 5.3.1's smooth rule (= GS-s = GS-r when psi = 0)
+# "gsl": Algorithm 5.3.1's smooth rule (= GS-s = GS-r when psi = 0)
+RULES = {"gsl": 0, "gs-s": 0, "gs-r": 1, "gs-q": 2}
 
 @njit(cache=True, fastmath=_FM)
 def _clipped_column_dense(X, u, C:float, j:int) -> float:
@@ -42,6 +61,7 @@ def _clipped_column_dense(X, u, C:float, j:int) -> float:
         s += min(C, max(-C, v)) if v == v else 0.0   # clip to [-C, C] (±inf too)
     return s
 
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 @njit(cache=True, fastmath=_FM)
 def _clipped_column_sparse(data, indices, indptr, u, C:float, j:int) -> float:
     "`_clipped_column_dense` for column `j` of a CSC design (zeros contribute nothing)."
@@ -54,7 +74,8 @@ def _clipped_column_sparse(data, indices, indptr, u, C:float, j:int) -> float:
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 @njit(cache=True)
 def clipped_gradient_dense(X, u, clips, g):
-    "Write $g_j=\\frac1n\\sum_i\\mathrm{clip}(X_{ij}u_i, C_j)$ for every column of a Fortran `X` into `g` (clip to $[-C_j,C_j]$)."
+    """Write $g_j=\\frac1n\\sum_i\\mathrm{clip}(X_{ij}u_i, C_j)$ for every column of a Fortran `X`
+    into `g` (clip to $[-C_j,C_j]$)."""
     for j in range(X.shape[1]): g[j] = _clipped_column_dense(X, u, clips[j], j) / X.shape[0]
 
 @njit(cache=True)
@@ -64,8 +85,10 @@ def clipped_gradient_sparse(data, indices, indptr, n, u, clips, g):
         g[j] = _clipped_column_sparse(data, indices, indptr, u, clips[j], j) / n
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
-_CHUNK = 4096   # rows per task of the parallel derivative pass (fixed: the result ignores the thread count)
-_PARALLEL_MIN = 1 << 18   # entries of X below which an iteration runs on one thread (~0.1 ms of work)
+# rows per task of the parallel derivative pass (fixed: the result ignores the thread count)
+_CHUNK = 4096
+# entries of X below which an iteration runs on one thread (~0.1 ms of work)
+_PARALLEL_MIN = 1 << 18
 
 @njit(cache=True, parallel=True)
 def _derivatives_parallel(code:int, param:float, z, y, u):
@@ -74,6 +97,7 @@ def _derivatives_parallel(code:int, param:float, z, y, u):
     for c in prange((n + _CHUNK - 1) // _CHUNK):
         kernel_deriv_range(code, param, z, y, u, c * _CHUNK, min(n, (c + 1) * _CHUNK))
 
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 @njit(cache=True, parallel=True)
 def _clipped_gradient_parallel(sparse:bool, X, data, indices, indptr, n:int, u, clips, g):
     "`clipped_gradient_dense` / `_sparse` with one column per task (the columns of X only)."
@@ -84,11 +108,13 @@ def _clipped_gradient_parallel(sparse:bool, X, data, indices, indptr, n:int, u, 
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 @njit(cache=True)
-def exponential_race(scores, # scores s_j (p,)
-                     scale:float, # Gumbel scale b > 0 (score units); 0: plain argmax (first index on ties)
-                     expo, # standard exponential variables E_j (p,)
-                    ) -> int:
-    "$\\arg\\max_j s_j/b - \\log E_j$ (the exponential mechanism $\\propto e^{s_j/b}$), taking logarithms only for candidates."
+def exponential_race(
+    scores,  # scores s_j (p,)
+    scale: float,  # Gumbel scale b > 0 (score units); 0: plain argmax (first index on ties)
+    expo,  # standard exponential variables E_j (p,)
+) -> int:
+    """$\\arg\\max_j s_j/b - \\log E_j$ (the exponential mechanism $\\propto e^{s_j/b}$), taking
+    logarithms only for candidates."""
     p = scores.shape[0]
     if scale <= 0.0:
         best, arg = -np.inf, 0
@@ -137,6 +163,7 @@ def _gsr_scores(l1, w, g, sqM, iM, shr, out):
         a = (max(v - t, 0.0) + min(v + t, 0.0)) * shr[j] - x
         out[j] = sqM[j] * abs(a)
 
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 @njit(cache=True, fastmath=_FM)
 def _gsq_scores(l1, l2, w, g, M, iM, shr, out):
     """GS-q, $-\\min_a\\{g_ja+\\frac{M_j}2a^2+\\psi_j(w_j+a)-\\psi_j(w_j)\\}$, attained at the
@@ -158,6 +185,7 @@ def _generic_scores(rule, pcode, pparams, w, g, M, out):
     for j in range(w.shape[0]):
         out[j] = gs_score_1d(rule, pcode, pparams, j, w[j], g[j], M[j])
 
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 @njit(cache=True, fastmath=_FM)
 def _scores(rule, pcode, pparams, w, g, M, sqM, iM, shr, out):
     """GS-s/GS-r/GS-q scores into `out`: closed forms for the elastic-net family, from the public
@@ -183,9 +211,11 @@ def _generic_gsq_sensitivity(pcode, pparams, w, iM, clips, sens):
         d = max(d, sens[j] * (abs(a) + clips[j] * iM[j]))
     return d
 
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 @njit(cache=True, fastmath=_FM)
 def _gsq_sensitivity(pcode, pparams, w, M, iM, shr, clips, sens):
-    "max_j Δ_j(|prox_{ψ_j/M_j}(w_j) − w_j| + C_j/M_j): sensitivity of the GS-q scores at the public w."
+    """max_j Δ_j(|prox_{ψ_j/M_j}(w_j) − w_j| + C_j/M_j): sensitivity of the GS-q scores at the
+    public w."""
     if not has_closed_form_scores(pcode):
         return _generic_gsq_sensitivity(pcode, pparams, w, iM, clips, sens)
     l1 = enet_weights(pcode, pparams)[0]
@@ -216,6 +246,7 @@ def _coordinate_constants(penalty, rule:int, M, steps, clips, sens, release,
     if intercept: consts[[_SHRINK, _KAPPA], -1] = 1.0, 1.0 / sqM[-1]   # no penalty on it
     return consts
 
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 def _design(X, y, sparse:bool, intercept:bool=False) -> tuple:
     "The data as `_dpgcd_block` takes it: (sparse, X, data, indices, indptr, y, intercept)."
     if sparse: return (True, np.zeros((1, 1), order='F'), X.data, X.indices, X.indptr, y, intercept)
@@ -224,13 +255,15 @@ def _design(X, y, sparse:bool, intercept:bool=False) -> tuple:
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 @njit(cache=True, fastmath=_FM)
 def _clipped_ones(u, C:float) -> float:
-    "$\\sum_i\\mathrm{clip}(u_i, C)$: the clipped sum of the implicit column of ones (a NaN adds 0)."
+    """$\\sum_i\\mathrm{clip}(u_i, C)$: the clipped sum of the implicit column of ones (a NaN adds
+    0)."""
     s = 0.0
     for i in range(u.shape[0]):
         v = 1.0 * u[i]   # written as the column loop, so the sum is that of an explicit column
         s += min(C, max(-C, v)) if v == v else 0.0
     return s
 
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 @njit(cache=True)
 def _clipped_gradient(design, loss, z, clips, u, g):
     "The clipped averaged gradient at the predictions `z` into `g` (`u`: the loss derivatives)."
@@ -245,6 +278,7 @@ def _clipped_gradient(design, loss, z, clips, u, g):
         else: clipped_gradient_dense(X, u, clips, g)
     if intercept: g[-1] = _clipped_ones(u, clips[-1]) / n
 
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 @njit(cache=True)
 def _coordinate_step(design, penalty, consts, j, eta, g, z, w):
     "The noisy proximal step on coordinate `j`, updating the predictions `z` in place."
@@ -269,21 +303,26 @@ def _select_exponential(selection, penalty, consts, w, g, expo, sc, px):
     pcode, pparams = penalty
     M, sqM, iM, shr = consts[_M], consts[_SQRT_M], consts[_INV_M], consts[_SHRINK]
     _scores(rule, pcode, pparams, w[:px], g[:px], M[:px], sqM[:px], iM[:px], shr[:px], sc[:px])
-    if px < w.shape[0] and rule == 2: _gsq_scores(0.0, 0.0, w[px:], g[px:], M[px:], iM[px:], shr[px:], sc[px:])
+    if px < w.shape[0] and rule == 2:
+        _gsq_scores(0.0, 0.0, w[px:], g[px:], M[px:], iM[px:], shr[px:], sc[px:])
     elif px < w.shape[0]: _gsl_scores(g[px:], sqM[px:], iM[px:], sc[px:])
     b = 0.0
     if mult > 0.0 and rule == 2:
         clips, sens = consts[_CLIP], consts[_SENS]
-        b = _gsq_sensitivity(pcode, pparams, w[:px], M[:px], iM[:px], shr[:px], clips[:px], sens[:px])
+        b = _gsq_sensitivity(
+            pcode, pparams, w[:px], M[:px], iM[:px], shr[:px], clips[:px], sens[:px]
+        )
         for k in range(px, w.shape[0]): b = max(b, sens[k] * (0.0 + clips[k] * iM[k]))
         b *= mult
     elif mult > 0.0:
         b = mult * score_sens
     return exponential_race(sc, b, expo)
 
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 @njit(cache=True)
 def _select_as_published(selection, penalty, consts, w, g, laplace, sc, work, px):
-    "The papers' rule: argmax κ_j|g_j + c_j + χ_j|, χ_j ~ Lap(multiplier · Δ_j) (c_j = 0 from `px` on)."
+    """The papers' rule: argmax κ_j|g_j + c_j + χ_j|, χ_j ~ Lap(multiplier · Δ_j) (c_j = 0 from `px`
+    on)."""
     sens = consts[_SENS]
     for k in range(w.shape[0]):
         sc[k] = g[k] + (smooth_gradient_1d(penalty[0], penalty[1], k, w[k]) if k < px else 0.0)
@@ -292,20 +331,23 @@ def _select_as_published(selection, penalty, consts, w, g, laplace, sc, work, px
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 @njit(cache=True)
-def _dpgcd_block(design, # (sparse, X, data, indices, indptr, y, intercept), see `_design`
-                 loss, # (code, param)
-                 penalty, # (code, params)
-                 consts, # per-coordinate constants (9, p) (p + 1 with the intercept), see `_coordinate_constants`
-                 selection, # (rule index, mode 0 exponential / 1 as published, multiplier, score sens.)
-                 noise, # (selection noise (B, p), release noise (B,)), standard
-                 z, w, # predictions Xw and iterate, updated in place
-                 buffers, # work arrays (u (n,), g (p,), scores (p,), noise (p,))
-                 chosen, # out: the B selected coordinates
-                ):
+def _dpgcd_block(
+    design,  # (sparse, X, data, indices, indptr, y, intercept), see `_design`
+    loss,  # (code, param)
+    penalty,  # (code, params)
+    consts,  # per-coordinate constants (9, p) (p + 1 with the intercept), see `_coordinate_constants`
+    selection,  # (rule index, mode 0 exponential / 1 as published, multiplier, score sens.)
+    noise,  # (selection noise (B, p), release noise (B,)), standard
+    z,
+    w,  # predictions Xw and iterate, updated in place
+    buffers,  # work arrays (u (n,), g (p,), scores (p,), noise (p,))
+    chosen,  # out: the B selected coordinates
+):
     "B DP-GCD iterations: clipped gradient, private selection, noisy proximal step."
     sel_noise, rel_noise = noise
     u, g, sc, work = buffers
-    px = w.shape[0] - 1 if design[6] else w.shape[0]   # penalised coordinates (the intercept is last)
+    # penalised coordinates (the intercept is last)
+    px = w.shape[0] - 1 if design[6] else w.shape[0]
     for t in range(chosen.shape[0]):
         _clipped_gradient(design, loss, z, consts[_CLIP], u, g)
         if selection[1] == 0:
@@ -326,7 +368,9 @@ class DPGCDCalibration:
     selection: str # "exponential" or "as_published"
     release: str # "gaussian" or "laplace"
     epsilon_selection: float # ε of one selection (ε_s; "as_published": the papers' ε')
-    selection_noise: float # "exponential": Gumbel scale per unit of score sensitivity (2/ε_s); "as_published": Laplace scale per unit of Δ_j (1/ε')
+    # "exponential": Gumbel scale per unit of score sensitivity (2/ε_s); "as_published": Laplace
+    # scale per unit of Δ_j (1/ε')
+    selection_noise: float
     release_multiplier: float # release noise per unit of Δ_j (Gaussian σ/Δ or Laplace b/Δ)
     event: object # the ledger of the whole run (dp_cd.privacy.events event)
     epsilon: float # ε certified for the whole run at δ
@@ -335,27 +379,36 @@ class DPGCDCalibration:
     budget_split: dict = field(default_factory=dict)
     notes: tuple = ()
 
-def dpgcd_calibration(epsilon:float, # target ε > 0 of the optimisation
-                      delta:float, # target δ in (0, 1)
-                      n_iter:int, # T, number of iterations (= passes)
-                      selection:str="exponential", # "exponential" (library) or "as_published" (papers' RNM + B.1.1)
-                      release:str="gaussian", # "gaussian" or "laplace" ("as_published" forces "laplace")
-                      accountant:str="best", # "best" (min of RDP, zCDP and, for pure ledgers, advanced), "rdp", "zcdp", "advanced", "advanced_drv" (B.1.1)
-                      selection_share:float=0.5, # share of the per-iteration budget spent on selection (zCDP ρ for Gaussian, ε for Laplace)
-                      selection_ratio:float=1.0, # "as_published": ρ = max κ_jΔ_j / min κ_jΔ_j of the scores (1 with C_j ∝ √M_j)
-                      n_choices:int|None=None, # "as_published": number p of candidates
-                     ) -> DPGCDCalibration:
-    "Noise parameters making $T$ DP-GCD iterations $(\\epsilon,\\delta)$-DP, and the certified guarantee."
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
+def dpgcd_calibration(
+    epsilon: float,  # target ε > 0 of the optimisation
+    delta: float,  # target δ in (0, 1)
+    n_iter: int,  # T, number of iterations (= passes)
+    selection: str = "exponential",  # "exponential" (library) or "as_published" (papers' RNM + B.1.1)
+    release: str = "gaussian",  # "gaussian" or "laplace" ("as_published" forces "laplace")
+    accountant: str = "best",  # "best" (min of RDP, zCDP and, for pure ledgers, advanced), "rdp", "zcdp", "advanced", "advanced_drv" (B.1.1)
+    selection_share: float = 0.5,  # share of the per-iteration budget spent on selection (zCDP ρ for Gaussian, ε for Laplace)
+    selection_ratio: float = 1.0,  # "as_published": ρ = max κ_jΔ_j / min κ_jΔ_j of the scores (1 with C_j ∝ √M_j)
+    n_choices: int | None = None,  # "as_published": number p of candidates
+) -> DPGCDCalibration:
+    """Noise parameters making $T$ DP-GCD iterations $(\\epsilon,\\delta)$-DP, and the certified
+    guarantee."""
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta)
     T = check_scalar(n_iter, "n_passes", low=1, integer=True)
-    if selection not in SELECTIONS: raise ValueError(f"selection must be one of {SELECTIONS}, got {selection!r}")
-    if release not in RELEASES: raise ValueError(f"release must be one of {RELEASES}, got {release!r}")
-    if accountant not in DPGCD_ACCOUNTANTS: raise ValueError(f"accountant must be one of {DPGCD_ACCOUNTANTS}, got {accountant!r}")
+    if selection not in SELECTIONS:
+        raise ValueError(f"selection must be one of {SELECTIONS}, got {selection!r}")
+    if release not in RELEASES:
+        raise ValueError(f"release must be one of {RELEASES}, got {release!r}")
+    if accountant not in DPGCD_ACCOUNTANTS:
+        raise ValueError(f"accountant must be one of {DPGCD_ACCOUNTANTS}, got {accountant!r}")
     share = check_scalar(selection_share, "selection_share", 0, 1, True, True)
     notes = []
     if selection == "as_published":
-        if release != "laplace": raise ValueError("selection='as_published' uses the papers' Laplace release: pass release='laplace'")
+        if release != "laplace":
+            raise ValueError(
+                "selection='as_published' uses the papers' Laplace release: pass release='laplace'"
+            )
         e1 = per_step_epsilon(eps, dlt, 2 * T, method="drv")
         ratio = check_scalar(selection_ratio, "selection_ratio", low=1)
         sel = selection_scale(e1, np.array([1.0, ratio]), "as_published", n_choices=n_choices)
@@ -365,39 +418,76 @@ def dpgcd_calibration(epsilon:float, # target ε > 0 of the optimisation
             acc = make_accountant(name)
             cands[acc.name] = acc.compose(ev).get_epsilon(dlt)
         best = min(cands, key=cands.get)
-        notes += [f"AS PUBLISHED (Theorem 5.3.1 / B.1.1): eps'={e1:.6g} per step, claimed ({eps:g}, {dlt:.3g})-DP by advanced composition of 2T={2 * T} eps'-DP steps",
-                  f"the published selection is only {sel.epsilon / e1:.4g} eps'-DP ({sel.note}); true guarantee: eps={cands[best]:.6g} by {best}"]
-        return DPGCDCalibration("as_published", "laplace", e1, 1 / e1, 1 / e1, ev, cands[best], eps, best,
-                                {"selection (RNM, claimed eps')": e1, "release (Laplace eps')": e1}, tuple(notes))
+        notes += [
+            f"AS PUBLISHED (Theorem 5.3.1 / B.1.1): eps'={e1:.6g} per step, claimed ({eps:g}, "
+            f"{dlt:.3g})-DP by advanced composition of 2T={2 * T} eps'-DP steps",
+            f"the published selection is only {sel.epsilon / e1:.4g} eps'-DP ({sel.note}); true "
+            f"guarantee: eps={cands[best]:.6g} by {best}",
+        ]
+        return DPGCDCalibration(
+            "as_published",
+            "laplace",
+            e1,
+            1 / e1,
+            1 / e1,
+            ev,
+            cands[best],
+            eps,
+            best,
+            {"selection (RNM, claimed eps')": e1, "release (Laplace eps')": e1},
+            tuple(notes),
+        )
     if release == "gaussian" and accountant in ("advanced", "advanced_drv"):
-        raise ValueError(f"accountant={accountant!r} composes pure-DP events only; use 'rdp' or 'zcdp' with release='gaussian'")
+        raise ValueError(
+            f"accountant={accountant!r} composes pure-DP events only; use 'rdp' or 'zcdp' with "
+            f"release='gaussian'"
+        )
     r = share / (1 - share)
     def events(x):
-        if release == "gaussian": es, rel = 2 / x * math.sqrt(r), GaussianEvent(x)   # eps_s^2/8 = r/(2x^2)
+        # eps_s^2/8 = r/(2x^2)
+        if release == "gaussian": es, rel = 2 / x * math.sqrt(r), GaussianEvent(x)
         else: es, rel = r / x, LaplaceEvent(x)
-        return es, SelfComposedEvent(ComposedEvent((selection_scale(es, 1.0, "exponential").event, rel)), T)
+        return es, SelfComposedEvent(
+            ComposedEvent((selection_scale(es, 1.0, "exponential").event, rel)), T
+        )
+
     make = lambda x: make_accountant(accountant).compose(events(x)[1])
     guess = math.sqrt(T) / eps
     try: x = calibrate(make, eps, dlt, lo=guess / 16, hi=guess * 4, max_value=1e12)
-    except (ValueError, TypeError, OverflowError):   # no bracket below max_value (or T beyond machine integers)
-        raise ValueError(f"n_passes={T}: no noise level up to 1e12 x sensitivity reaches (epsilon={eps:g}, delta={dlt:g}) with "
-                         f"accountant={accountant!r}; such a run would be pure noise — use fewer passes") from None
+    # no bracket below max_value (or T beyond machine integers)
+    except (ValueError, TypeError, OverflowError):
+        raise ValueError(
+            f"n_passes={T}: no noise level up to 1e12 x sensitivity reaches (epsilon={eps:g}, delta={dlt:g}) with "
+            f"accountant={accountant!r}; such a run would be pure noise — use fewer passes"
+        ) from None
     es, ev = events(x)
     cal = selection_scale(es, 1.0, "exponential")
     acc = make(x)
     e_cert = acc.get_epsilon(dlt)
     acc_name = acc.best(dlt).name if isinstance(acc, BestOfAccountant) else acc.name
-    split = {"selection (exponential, eps_s-BR)": es, ("release (Gaussian, noise multiplier)" if release == "gaussian" else "release (Laplace, eps)"): (x if release == "gaussian" else 1 / x)}
-    notes.append(f"{T} selections by the exponential mechanism (eps_s={es:.6g}, bounded range) and {T} {release} releases "
-                 f"({'sigma_j = %.6g Delta_j' % x if release == 'gaussian' else 'b_j = %.6g Delta_j' % x}); selection_share={share:g}")
+    split = {
+        "selection (exponential, eps_s-BR)": es,
+        (
+            "release (Gaussian, noise multiplier)"
+            if release == "gaussian"
+            else "release (Laplace, eps)"
+        ): (x if release == "gaussian" else 1 / x),
+    }
+    notes.append(
+        f"{T} selections by the exponential mechanism (eps_s={es:.6g}, bounded range) and {T} {release} releases "
+        f"({'sigma_j = %.6g Delta_j' % x if release == 'gaussian' else 'b_j = %.6g Delta_j' % x}); selection_share={share:g}"
+    )
     if release == "laplace" and accountant != "advanced_drv":
         e_drv = make_accountant("advanced_drv").compose(ev).get_epsilon(dlt)
         notes.append(f"the papers' advanced composition (B.1.1) would certify eps={e_drv:.6g} "
                      "for the same noise")
-    return DPGCDCalibration("exponential", release, es, cal.scale, x, ev, e_cert, eps, acc_name, split, tuple(notes))
+    return DPGCDCalibration(
+        "exponential", release, es, cal.scale, x, ev, e_cert, eps, acc_name, split, tuple(notes)
+    )
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
-_calibration_cached = functools.lru_cache(maxsize=1024)(dpgcd_calibration)   # a calibration costs ~0.1 s; grids repeat them
+# a calibration costs ~0.1 s; grids repeat them
+_calibration_cached = functools.lru_cache(maxsize=1024)(dpgcd_calibration)
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 def _kappa(rule, penalty, M):
@@ -406,7 +496,8 @@ def _kappa(rule, penalty, M):
     return 1 / np.sqrt(M)
 
 def _selection_setup(rule:int, penalty, M, clips, n:int):
-    "Per-coordinate sensitivities Δ_j = 2C_j/n, score weights κ_j and the GS-s/GS-r score sensitivity max_j Δ_j/√M_j."
+    """Per-coordinate sensitivities Δ_j = 2C_j/n, score weights κ_j and the GS-s/GS-r score
+    sensitivity max_j Δ_j/√M_j."""
     sens = 2 * clips / n
     return sens, _kappa(rule, penalty, M), float(np.max(sens / np.sqrt(M)))
 
@@ -427,29 +518,30 @@ def _resolve_rule(rule, penalty, selection):
     return RULES[rule]
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
-def dp_gcd(X, # design (n, p), dense or scipy sparse
-           y, # labels (n,)
-           loss:Loss, # datafit, e.g. SquaredLoss() or LogisticLoss()
-           penalty:Penalty, # separable penalty: NoPenalty, L1, L2, ElasticNet or Box
-           epsilon:float, # total privacy budget ε > 0 (np.inf: non-private)
-           delta:float, # δ in (0, 1) (replace-one neighbours)
-           *,
-           n_passes:int=10, # T iterations; one DP-GCD iteration is one pass over the data
-           step:float=1.0, # step-size hyperparameter gamma: gamma_j = gamma / M_j
-           clip=1.0, # C > 0 (C_j = sqrt(M_j/tr M) C), explicit thresholds (p,), or np.inf (only if epsilon = inf)
-           rule:str="gs-r", # "gs-r", "gs-s", "gs-q" (§5.3.5) or "gsl" (Algorithm 5.3.1, no penalty)
-           selection:str="exponential", # "exponential" (proven, library) or "as_published" (papers' RNM + (B.1.1), labelled)
-           release:str="gaussian", # noise of the released coordinate: "gaussian" or "laplace" (the papers')
-           accountant:str="best", # "best" (min of the valid ones), "rdp", "zcdp", "advanced" or "advanced_drv" (last two: Laplace only)
-           selection_share:float=0.5, # share of the per-iteration budget spent on selection (zCDP ρ / pure ε)
-           smoothness="exact", # "exact" (non-private, warns), "private" (§4.5.2), or public constants M_j (p,)
-           smoothness_bound=None, # public bound b_j on the per-sample constants (required for "private")
-           smoothness_budget:float=0.1, # fraction of epsilon spent on the private constants
-           w0=None, # initial point (default 0, Remark 5.3.1)
-           fit_intercept:bool=False, # also fit an unpenalised intercept b (an implicit column of ones; X is not copied)
-           random_state=None, # seed or Generator
-           record_every:int|None=None, # record (passes, coef) every this many iterations
-          ) -> FitResult:
+def dp_gcd(
+    X,  # design (n, p), dense or scipy sparse
+    y,  # labels (n,)
+    loss: Loss,  # datafit, e.g. SquaredLoss() or LogisticLoss()
+    penalty: Penalty,  # separable penalty: NoPenalty, L1, L2, ElasticNet or Box
+    epsilon: float,  # total privacy budget ε > 0 (np.inf: non-private)
+    delta: float,  # δ in (0, 1) (replace-one neighbours)
+    *,
+    n_passes: int = 10,  # T iterations; one DP-GCD iteration is one pass over the data
+    step: float = 1.0,  # step-size hyperparameter gamma: gamma_j = gamma / M_j
+    clip=1.0,  # C > 0 (C_j = sqrt(M_j/tr M) C), explicit thresholds (p,), or np.inf (only if epsilon = inf)
+    rule: str = "gs-r",  # "gs-r", "gs-s", "gs-q" (§5.3.5) or "gsl" (Algorithm 5.3.1, no penalty)
+    selection: str = "exponential",  # "exponential" (proven, library) or "as_published" (papers' RNM + (B.1.1), labelled)
+    release: str = "gaussian",  # noise of the released coordinate: "gaussian" or "laplace" (the papers')
+    accountant: str = "best",  # "best" (min of the valid ones), "rdp", "zcdp", "advanced" or "advanced_drv" (last two: Laplace only)
+    selection_share: float = 0.5,  # share of the per-iteration budget spent on selection (zCDP ρ / pure ε)
+    smoothness="exact",  # "exact" (non-private, warns), "private" (§4.5.2), or public constants M_j (p,)
+    smoothness_bound=None,  # public bound b_j on the per-sample constants (required for "private")
+    smoothness_budget: float = 0.1,  # fraction of epsilon spent on the private constants
+    w0=None,  # initial point (default 0, Remark 5.3.1)
+    fit_intercept: bool = False,  # also fit an unpenalised intercept b (an implicit column of ones; X is not copied)
+    random_state=None,  # seed or Generator
+    record_every: int | None = None,  # record (passes, coef) every this many iterations
+) -> FitResult:
     "Differentially private (proximal) greedy coordinate descent (thesis Algorithms 5.3.1–5.3.2)."
     return get_solver("dp-gcd").fit(
         X, y, loss, penalty, epsilon, delta, random_state, n_passes=n_passes, step=step, clip=clip,
@@ -486,6 +578,7 @@ def _check_start(w0, problem) -> np.ndarray:
         raise ValueError("w0 is outside the domain of the penalty (e.g. outside the box)")
     return w
 
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 def _dpgcd_check_options(self, problem, request, options) -> dict:
     "DP-GCD's options, validated, with their defaults; adds the kernel's `rule_index`."
     o = {opt.name: opt.default for opt in self.options} | options
@@ -534,6 +627,7 @@ def _public_constants(problem, request, options, rng) -> dict:
     if ones: kappa[-1] = 1.0 / np.sqrt(setup["M"][-1])   # unpenalised
     return dict(setup, sensitivities=sens, kappa=kappa, score_sensitivity=score_sens)
 
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 def _calibrate(problem, request, options, constants) -> DPGCDCalibration:
     "The calibration of the budget left by the private M_j (cached; a copy the caller may edit)."
     o = options
@@ -541,7 +635,8 @@ def _calibrate(problem, request, options, constants) -> DPGCDCalibration:
     cal = _calibration_cached(float(request.epsilon - constants["eps_M"]), float(request.delta),
                               int(o["n_passes"]), o["selection"], o["release"], o["accountant"],
                               float(o["selection_share"]), float(weights.max() / weights.min()),
-                              int(constants["M"].shape[0]))   # candidates (p + 1 with the intercept)
+                              # candidates (p + 1 with the intercept)
+                              int(constants["M"].shape[0]))
     return dataclasses.replace(cal, budget_split=dict(cal.budget_split))
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
@@ -552,15 +647,29 @@ def _ledger(smoothness_event, optimisation_event) -> Ledger:
         ledger = ledger.add("smoothness constants (Laplace, pure DP)", smoothness_event)
     return ledger.add("optimisation (T selections and T releases)", optimisation_event)
 
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 def _reported_params(options, constants, calibration, noise_scales, ledger) -> dict:
     "The parameters a DP-GCD fit reports (the chosen coordinates are added by `run`)."
     o, c = options, constants
-    return dict(n_passes=o["n_passes"], T=o["n_passes"], step=o["step"], clip=o["clip"],
-                rule=o["rule"], selection=o["selection"], release=o["release"], accountant=o["accountant"],
-                selection_share=o["selection_share"], smoothness=c["M"], steps=c["steps"],
-                clip_thresholds=c["clips"], sensitivities=c["sensitivities"],
-                score_sensitivity=c["score_sensitivity"], calibration=calibration,
-                noise_scales=noise_scales, events=ledger.event)
+    return dict(
+        n_passes=o["n_passes"],
+        T=o["n_passes"],
+        step=o["step"],
+        clip=o["clip"],
+        rule=o["rule"],
+        selection=o["selection"],
+        release=o["release"],
+        accountant=o["accountant"],
+        selection_share=o["selection_share"],
+        smoothness=c["M"],
+        steps=c["steps"],
+        clip_thresholds=c["clips"],
+        sensitivities=c["sensitivities"],
+        score_sensitivity=c["score_sensitivity"],
+        calibration=calibration,
+        noise_scales=noise_scales,
+        events=ledger.event,
+    )
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 def _private_plan(problem, options, constants, cal) -> Plan:
@@ -575,10 +684,17 @@ def _private_plan(problem, options, constants, cal) -> Plan:
                      "iterate (see the chapter)")
     composed = " + basic composition with the private M_j" if smoothness_event is not None else ""
     releases = 2 * options["n_passes"] + (problem.p if smoothness_event is not None else 0)
-    return Plan(ledger=ledger, epsilon=float(cal.epsilon + c["eps_M"]),
-                accountant=cal.accountant + composed, releases=releases, noise_scales=noise_scales, budget_split=split, notes=notes,
-                data_dependent=c["leaks"],
-                params=_reported_params(options, c, cal, noise_scales, ledger))
+    return Plan(
+        ledger=ledger,
+        epsilon=float(cal.epsilon + c["eps_M"]),
+        accountant=cal.accountant + composed,
+        releases=releases,
+        noise_scales=noise_scales,
+        budget_split=split,
+        notes=notes,
+        data_dependent=c["leaks"],
+        params=_reported_params(options, c, cal, noise_scales, ledger),
+    )
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 def _dpgcd_plan(self, problem, request, options, rng) -> Plan:
@@ -604,8 +720,10 @@ def _blocks(T:int, p:int, record_every:int|None):
         yield t, t + B
         t += B
 
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 def _block_noise(B:int, p:int, options, private:bool, rng) -> tuple:
-    "Standard noise of B iterations: selection (exponential or Laplace), release (normal or Laplace)."
+    """Standard noise of B iterations: selection (exponential or Laplace), release (normal or
+    Laplace)."""
     if not private: return np.zeros((B, 1)), np.zeros(B)
     if options["selection"] == "as_published": selection = rng.laplace(0.0, 1.0, (B, p))
     else: selection = rng.standard_exponential((B, p))
@@ -623,9 +741,15 @@ def _kernel_inputs(problem, plan, options) -> tuple:
     consts = _coordinate_constants(problem.penalty, options["rule_index"], P["smoothness"],
                                    P["steps"], P["clip_thresholds"], P["sensitivities"],
                                    P["noise_scales"], ones)
-    return (_design(problem.X, problem.y, problem.sparse, ones), (problem.loss.code, problem.loss.param),
-            (problem.penalty.code, problem.penalty.params), consts, selection)
+    return (
+        _design(problem.X, problem.y, problem.sparse, ones),
+        (problem.loss.code, problem.loss.param),
+        (problem.penalty.code, problem.penalty.params),
+        consts,
+        selection,
+    )
 
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 def _dpgcd_run(self, problem, plan, options, rng) -> Run:
     """The kernel blocks from w0, with (passes, coef) snapshots every `record_every` iterations;
     with `fit_intercept` the iterate has p + 1 entries, the last is the intercept (from 0)."""
@@ -650,11 +774,13 @@ DPGCD.run = _dpgcd_run
 def quasi_sparsity(w, # vector (p,)
                    alpha:float=0.0, # threshold α ≥ 0
                   ) -> int:
-    "Smallest τ such that `w` is (α, τ)-quasi-sparse (Definition 5.3.1): the number of entries with |w_j| > α."
+    """Smallest τ such that `w` is (α, τ)-quasi-sparse (Definition 5.3.1): the number of entries
+    with |w_j| > α."""
     w = check_array(w, "w", ndim=1)
     alpha = check_scalar(alpha, "alpha", low=0)
     return int(np.count_nonzero(np.abs(w) > alpha))
 
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 def quasi_sparsity_alpha(w, # vector (p,)
                          tau:int, # number τ ≥ 0 of entries allowed above α
                         ) -> float:
@@ -664,19 +790,28 @@ def quasi_sparsity_alpha(w, # vector (p,)
     if tau >= w.size: return 0.0
     return float(np.sort(np.abs(w))[::-1][tau])
 
-def quadratic_constants(X, # design (n, p), dense
-                        lam:float=0.0, # ℓ2 regularisation λ ≥ 0 of f (0: plain least squares)
-                        M=None, # coordinate-wise constants (default: those of the Hessian's diagonal)
-                        w0=None, # starting point for R_{M,1} (default 0)
-                        y=None, # labels, needed for R_{M,1}
-                       ) -> dict:
-    "μ_{M,2}, μ_{M,1} (p ≤ 20) and R_{M,1} (p ≤ 20, given y) of f(w) = ‖Xw − y‖²/n + (λ/2)‖w‖², exactly."
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
+def quadratic_constants(
+    X,  # design (n, p), dense
+    lam: float = 0.0,  # ℓ2 regularisation λ ≥ 0 of f (0: plain least squares)
+    M=None,  # coordinate-wise constants (default: those of the Hessian's diagonal)
+    w0=None,  # starting point for R_{M,1} (default 0)
+    y=None,  # labels, needed for R_{M,1}
+) -> dict:
+    """μ_{M,2}, μ_{M,1} (p ≤ 20) and R_{M,1} (p ≤ 20, given y) of f(w) = ‖Xw − y‖²/n + (λ/2)‖w‖²,
+    exactly."""
     X = check_array(X, "X", ndim=2)
     lam = check_scalar(lam, "lam", low=0)
     n, p = X.shape
     A = 2 * X.T @ X / n + lam * np.eye(p)
     M = np.diag(A).copy() if M is None else check_array(M, "M", ndim=1)
-    out = {"M": M, "mu_M2": quadratic_strong_convexity(A, M, 2), "mu_M1": None, "R_M1": None, "w_star": None}
+    out = {
+        "M": M,
+        "mu_M2": quadratic_strong_convexity(A, M, 2),
+        "mu_M1": None,
+        "R_M1": None,
+        "w_star": None,
+    }
     if p <= 20: out["mu_M1"] = quadratic_strong_convexity(A, M, 1)
     if y is not None:
         y = check_array(y, "y", ndim=1)
@@ -688,26 +823,32 @@ def quadratic_constants(X, # design (n, p), dense
             D = np.sqrt(M)
             B = D[:, None] * np.linalg.inv(A) * D[None, :]
             S = np.array(list(itertools.product([-1.0, 1.0], repeat=p)))
-            out["R_M1"] = float(np.sqrt(2 * max(F(w0) - F(ws), 0.0) * np.max(np.einsum('ij,jk,ik->i', S, B, S))))
+            out["R_M1"] = float(
+                np.sqrt(2 * max(F(w0) - F(ws), 0.0) * np.max(np.einsum('ij,jk,ik->i', S, B, S)))
+            )
     return out
 
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 def noise_beta(lam_max:float, # largest Laplace scale λ_max of the noise
                M_min:float, # smallest M_j
                T:int, # iterations
                p:int, # dimension
                zeta:float=0.05, # failure probability
               ) -> float:
-    "β = 2λ_max²/M_min · log(8Tp/ζ)² of the proofs of Theorems 5.3.2–5.3.3 (per-step noise term, with probability 1 − ζ)."
+    """β = 2λ_max²/M_min · log(8Tp/ζ)² of the proofs of Theorems 5.3.2–5.3.3 (per-step noise term,
+    with probability 1 − ζ)."""
     return 2 * lam_max**2 / M_min * math.log(8 * T * p / zeta) ** 2
 
 def strongly_convex_bound_T(T:int, gap0:float, mu_M1:float, beta:float) -> float:
     "(B.2.51)–(B.2.52): (1 − μ_{M,1}/4)^T (f(w⁰) − f*) + 4β/μ_{M,1}."
     return (1 - mu_M1 / 4) ** T * gap0 + 4 * beta / mu_M1
 
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 def quasi_sparse_bound_T(T:int, gap0:float, mu_M2:float,
                          s:int, # sparsity of the iterates
                          tau:int, alpha:float, # the solution is (α, τ)-quasi-sparse
                          p:int, beta:float) -> float:
-    "(B.2.55): (1 − μ_{M,2}/(4(min(s,T)+τ)))^T gap0 + 4(min(s,T)+τ)β/μ_{M,2} + (min(s,T)+τ)(p−τ)α²/8."
+    """(B.2.55): (1 − μ_{M,2}/(4(min(s,T)+τ)))^T gap0 + 4(min(s,T)+τ)β/μ_{M,2} +
+    (min(s,T)+τ)(p−τ)α²/8."""
     k = min(s, T) + tau
     return (1 - mu_M2 / (4 * k)) ** T * gap0 + 4 * k * beta / mu_M2 + k * (p - tau) * alpha**2 / 8

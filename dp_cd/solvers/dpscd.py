@@ -28,21 +28,22 @@ __all__ = ['dp_scd', 'DPSCD', 'scd_move', 'scd_steps_dense', 'scd_steps_sparse',
            'PrimalDPSCD', 'primal_steps_dense', 'primal_steps_sparse', 'scd_steps_dense_parallel']
 
 # %% ../../nbs/03_solvers/07_dp_scd.ipynb
-def dp_scd(X, # design (N, p), dense or sparse (read in place / as one CSR copy), rows of norm <= 1
-           y, # labels (N,)
-           loss:Loss, # `SquaredLoss()` (ridge), `LogisticLoss()` or `HingeLoss()` (SVM)
-           penalty:Penalty, # `L2(lam)`, lam > 0
-           epsilon:float, # privacy budget ε > 0 (`np.inf`: non-private, no scaling, no noise)
-           delta:float, # δ in (0, 1)
-           *,
-           n_passes:float=10, # passes over the data (a pass is N / L steps)
-           batch_size:int=10, # mini-batch size L (expected size under Poisson sampling)
-           clip:float=1.0, # update scaling C: |Δα_j| <= C
-           variant:str="private", # "private" (valid accounting) or "as_published" (Algorithm 1 literally; true ε reported)
-           relation:str="replace_one", # neighbouring relation of the guarantee
-           random_state=None, # seed or Generator
-           record_every:float|None=None, # record (passes, θ) every this many passes
-          ) -> FitResult:
+def dp_scd(
+    X,  # design (N, p), dense or sparse (read in place / as one CSR copy), rows of norm <= 1
+    y,  # labels (N,)
+    loss: Loss,  # `SquaredLoss()` (ridge), `LogisticLoss()` or `HingeLoss()` (SVM)
+    penalty: Penalty,  # `L2(lam)`, lam > 0
+    epsilon: float,  # privacy budget ε > 0 (`np.inf`: non-private, no scaling, no noise)
+    delta: float,  # δ in (0, 1)
+    *,
+    n_passes: float = 10,  # passes over the data (a pass is N / L steps)
+    batch_size: int = 10,  # mini-batch size L (expected size under Poisson sampling)
+    clip: float = 1.0,  # update scaling C: |Δα_j| <= C
+    variant: str = "private",  # "private" (valid accounting) or "as_published" (Algorithm 1 literally; true ε reported)
+    relation: str = "replace_one",  # neighbouring relation of the guarantee
+    random_state=None,  # seed or Generator
+    record_every: float | None = None,  # record (passes, θ) every this many passes
+) -> FitResult:
     "DP-SCD (Damaskinos et al., 2021, Alg. 1): private mini-batch dual coordinate ascent."
     return get_solver("dp-scd").fit(X, y, loss, penalty, epsilon, delta, random_state,
                                     n_passes=n_passes, batch_size=batch_size, clip=clip,
@@ -99,6 +100,7 @@ def _scd_sensitivity(self, L:int) -> float:
     "Per-step sensitivity of [α; v] in units of C: √2 (Lemma 1) or 2√(L(L+1)) (Lemma 5)."
     return 2.0 * math.sqrt(L * (L + 1.0)) if self.sequential else math.sqrt(2.0)
 
+# %% ../../nbs/03_solvers/07_dp_scd.ipynb
 def _scd_plan(self, problem, request, options:dict, rng) -> Plan:
     "Public constants (q, T), then the calibration of the chosen variant."
     N, L = problem.n, options["batch_size"]
@@ -133,7 +135,8 @@ def _scd_private_plan(request, params:dict) -> Plan:
 
 # %% ../../nbs/03_solvers/07_dp_scd.ipynb
 def _scd_published_plan(request, params:dict, sequential:bool) -> Plan:
-    "Algorithm 1's (or 3's) calibration (add/remove); the valid ε of T revealed-batch Gaussian steps."
+    """Algorithm 1's (or 3's) calibration (add/remove); the valid ε of T revealed-batch Gaussian
+    steps."""
     T, q, C, delta = params["steps"], params["sample_rate"], params["clip"], request.delta
     z = calibrate_subsampled_gaussian(request.epsilon, delta, T, q, "add_remove")
     z_e = z if (request.relation == "add_remove" or sequential) else z / 2
@@ -220,7 +223,7 @@ def scd_steps_dense(Xr, y, alpha, v, code:int, param:float, lam:float, L:float, 
             for k in range(ptr[t], ptr[t + 1]): _scd_apply_dense(Xr, alpha, v, idx[k], dz[k])
         _scd_noise(alpha, v, noise_std, noise_a, noise_v, ptr, idx, t, all_alpha)
 
-
+# %% ../../nbs/03_solvers/07_dp_scd.ipynb
 @njit(cache=True)
 def _scd_apply_dense(Xr, alpha, v, j, d):
     "α_j += d and v += d x_j."
@@ -251,7 +254,7 @@ def scd_steps_sparse(data, indices, indptr, y, alpha, v, code:int, param:float, 
                 _scd_apply_sparse(data, indices, indptr, alpha, v, idx[k], dz[k])
         _scd_noise(alpha, v, noise_std, noise_a, noise_v, ptr, idx, t, all_alpha)
 
-
+# %% ../../nbs/03_solvers/07_dp_scd.ipynb
 @njit(cache=True)
 def _scd_apply_sparse(data, indices, indptr, alpha, v, j, d):
     "α_j += d and v += d x_j (CSR row j)."
@@ -286,7 +289,7 @@ def _scd_draws(rng, problem, plan:Plan, steps:int, sequential:bool=False) -> tup
     noise_a = rng.standard_normal((steps, N if hidden else L))
     return ptr, idx, noise_a, rng.standard_normal((steps, p))
 
-
+# %% ../../nbs/03_solvers/07_dp_scd.ipynb
 def _shuffle_truncate(rng, ptr, idx, L:int) -> tuple:
     "Each batch in a random order, cut to its first L records."
     parts = [rng.permutation(idx[ptr[t]:ptr[t + 1]])[:L] for t in range(len(ptr) - 1)]
@@ -323,6 +326,7 @@ def seq_dp_scd(X, # design (N, p), dense or sparse, rows of norm <= 1
                                         variant=variant, relation=relation,
                                         record_every=record_every)
 
+# %% ../../nbs/03_solvers/07_dp_scd.ipynb
 @register
 class SeqDPSCD(DPSCD):
     "seqDP-SCD: the batch's dual updates applied one after the other (noise per Lemma 5)."
@@ -376,19 +380,32 @@ def _primal_plan(self, problem, request, options:dict, rng) -> Plan:
                   noise_multiplier=0.0, variant=options["variant"],
                   relation=request.relation, sensitivity=S)
     if not request.private:
-        return Plan(notes=["non-private run: no scaling, no noise"], params={**params, "clip": np.inf})
+        return Plan(
+            notes=["non-private run: no scaling, no noise"], params={**params, "clip": np.inf}
+        )
     steps = lambda z: SelfComposedEvent(GaussianEvent(z), T)
     eps, dl, rel = request.epsilon, request.delta, request.relation
     z_rdp = calibrate(lambda z: RDPAccountant().compose(steps(z)), eps, dl)
     z = _scd_calibrate(eps, dl, steps, z_rdp, rel)
-    z_e = z * S / (2.0 * math.sqrt(L) * math.sqrt(1.0 + (math.sqrt(N) + 1.0) ** 2)) if published else z
+    z_e = (
+        z * S / (2.0 * math.sqrt(L) * math.sqrt(1.0 + (math.sqrt(N) + 1.0) ** 2))
+        if published
+        else z
+    )
     ledger = Ledger().add("primal steps (Gaussian)" + (" as published" if published else ""),
                           steps(z_e))
     accountant = _scd_accountant(rel, ledger.event).compose(ledger.event)
-    notes = ([f"as published: sigma calibrated for the claimed ({eps:g}, {dl:g}) assuming unit-norm "
-              "feature columns; epsilon is the valid guarantee for rows of norm <= 1"] if published
-             else [f"{T} Gaussian releases of theta on L={L} coordinates, sensitivity 2C*sqrt(L); "
-                   "v = X theta is kept exact and never released"])
+    notes = (
+        [
+            f"as published: sigma calibrated for the claimed ({eps:g}, {dl:g}) assuming unit-norm "
+            "feature columns; epsilon is the valid guarantee for rows of norm <= 1"
+        ]
+        if published
+        else [
+            f"{T} Gaussian releases of theta on L={L} coordinates, sensitivity 2C*sqrt(L); "
+            "v = X theta is kept exact and never released"
+        ]
+    )
     return Plan(ledger=ledger, epsilon=accountant.get_epsilon(dl), accountant=accountant.name,
                 releases=T, noise_scales=[z * S * C], notes=notes,
                 params={**params, "noise_multiplier": z})
@@ -458,7 +475,13 @@ def _primal_run(self, problem, plan:Plan, options:dict, rng) -> Run:
         noise_t = rng.standard_normal((t1 - t0, L)) if private else np.zeros((0, 0))
         noise_v = rng.standard_normal((t1 - t0, N)) if private and not exact_v else np.zeros((0, 0))
         for a, b in _cuts(t0, t1, every):
-            kernel(*fixed, idx[a - t0:b - t0], noise_t[a - t0:b - t0], noise_v[a - t0:b - t0], exact_v)
+            kernel(
+                *fixed,
+                idx[a - t0 : b - t0],
+                noise_t[a - t0 : b - t0],
+                noise_v[a - t0 : b - t0],
+                exact_v,
+            )
             if every and b % every == 0: trace.append((b * L / p, theta.copy()))
     return Run(coef=theta.copy(), n_iter=T, passes=T * L / p, trace=trace)
 
@@ -479,10 +502,12 @@ def _scd_batch_moves(Xr, y, alpha, v, code:int, param:float, lam:float, L:float,
             nx2 += Xr[j, c] * Xr[j, c]
         out[k] = scd_move(code, param, xv, nx2, y[j], alpha[j], lam, N, L, C)
 
+# %% ../../nbs/03_solvers/07_dp_scd.ipynb
 @njit(cache=True)
 def scd_steps_dense_parallel(Xr, y, alpha, v, code:int, param:float, lam:float, L:float,
                              C:float, noise_std:float, ptr, idx, noise_a, noise_v, all_alpha:bool):
-    "Algorithm 1's steps as `scd_steps_dense(..., sequential=False)`, the moves computed in parallel."
+    """Algorithm 1's steps as `scd_steps_dense(..., sequential=False)`, the moves computed in
+    parallel."""
     dz = np.empty(idx.shape[0])
     for t in range(ptr.shape[0] - 1):
         _scd_batch_moves(Xr, y, alpha, v, code, param, lam, L, C, idx[ptr[t]:ptr[t + 1]],

@@ -23,24 +23,26 @@ __all__ = ['SGD_ACCOUNTANTS', 'dp_sgd', 'DPSGD', 'subsampled_gaussian_steps', 'c
            'sgd_steps_dense', 'sgd_steps_sparse', 'clipping_norms']
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
-def dp_sgd(X, # design (n, p), dense or scipy sparse
-           y, # labels (n,)
-           loss:Loss, # datafit, e.g. `SquaredLoss()` or `LogisticLoss()`
-           penalty:Penalty, # separable penalty (prox applied at every step)
-           epsilon:float, # privacy budget ε > 0 (`np.inf`: non-private, no clipping, no noise)
-           delta:float, # δ in (0, 1)
-           *,
-           n_passes:float=10, # passes over the data (a pass is n / batch_size steps)
-           step:float|None=None, # constant step size γ (None: 1/M with M the global smoothness, computed from the data: leaks)
-           clip:float=1.0, # per-sample gradient clipping threshold C (ignored when epsilon is inf)
-           batch_size:float=1, # expected batch size B (Poisson sampling with rate q = B/n)
-           relation:str="replace_one", # neighbouring relation of the guarantee: "replace_one" or "add_remove"
-           accountant:str="pld", # "pld" (exact up to discretisation, the tightest) or "rdp" (RDP, CKS conversion)
-           w0=None, # initial point (p,), default zeros
-           fit_intercept:bool=False, # also fit an unpenalised intercept (implicit ones: X not copied)
-           random_state=None, # seed or Generator: batches and noise
-           record_every:float|None=None, # record (passes, coef) every this many passes
-          ) -> FitResult:
+def dp_sgd(
+    X,  # design (n, p), dense or scipy sparse
+    y,  # labels (n,)
+    loss: Loss,  # datafit, e.g. `SquaredLoss()` or `LogisticLoss()`
+    penalty: Penalty,  # separable penalty (prox applied at every step)
+    epsilon: float,  # privacy budget ε > 0 (`np.inf`: non-private, no clipping, no noise)
+    delta: float,  # δ in (0, 1)
+    *,
+    n_passes: float = 10,  # passes over the data (a pass is n / batch_size steps)
+    step: float
+    | None = None,  # constant step size γ (None: 1/M with M the global smoothness, computed from the data: leaks)
+    clip: float = 1.0,  # per-sample gradient clipping threshold C (ignored when epsilon is inf)
+    batch_size: float = 1,  # expected batch size B (Poisson sampling with rate q = B/n)
+    relation: str = "replace_one",  # neighbouring relation of the guarantee: "replace_one" or "add_remove"
+    accountant: str = "pld",  # "pld" (exact up to discretisation, the tightest) or "rdp" (RDP, CKS conversion)
+    w0=None,  # initial point (p,), default zeros
+    fit_intercept: bool = False,  # also fit an unpenalised intercept (implicit ones: X not copied)
+    random_state=None,  # seed or Generator: batches and noise
+    record_every: float | None = None,  # record (passes, coef) every this many passes
+) -> FitResult:
     "Proximal DP-SGD (Alg. 3.2.2): per-sample clipping, Poisson subsampling, PLD accounting."
     return get_solver("dp-sgd").fit(X, y, loss, penalty, epsilon, delta, random_state,
                                     n_passes=n_passes, step=step, clip=clip,
@@ -106,7 +108,7 @@ def _calibrated(epsilon, delta, steps, q, relation, accountant="rdp"):
                                                               steps)
     return calibrate(make, epsilon, delta)
 
-
+# %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 def calibrate_subsampled_gaussian(epsilon:float, delta:float, # the (ε, δ) target
                                   steps:int, q:float, # T releases at rate q
                                   relation:str, # neighbouring relation
@@ -181,7 +183,8 @@ DPSGD.run = _sgd_run
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 @njit(cache=True)
 def _split_positions(flat, n:int, steps:int):
-    "Sorted positions t·n + i of the (step, record) pairs as `(ptr, idx)`, in one pass without division."
+    """Sorted positions t·n + i of the (step, record) pairs as `(ptr, idx)`, in one pass without
+    division."""
     ptr, idx = np.empty(steps + 1, np.int64), np.empty(flat.shape[0], np.int64)
     ptr[0], t, base = 0, 0, 0
     for k in range(flat.shape[0]):
@@ -206,7 +209,7 @@ def _success_positions(expo, inv_rate:float, last:int, N:int, out) -> tuple:
         count += 1
     return count, last
 
-
+# %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 def poisson_batches(rng:np.random.Generator, # random generator (consumed)
                     n:int, # number of records
                     q:float, # inclusion probability of each record in each batch
@@ -238,6 +241,7 @@ def _clip_factor(d, rn, clip):
         return d
     return math.copysign(t, d)   # |a|·rn = clip, also for d = ±inf
 
+# %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 @njit(cache=True, error_model='numpy')
 def _clip_factors(d, norms, clip:float, m:int):
     "`_clip_factor` of the first m records, branch-free, in place on the derivatives `d`."
@@ -259,9 +263,11 @@ def _gather_dense(X, y, norms, rows, ones:bool, Xb, yb, nb):
         yb[k] = y[rows[k]]
         nb[k] = norms[rows[k]]
 
+# %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 @njit(cache=True, error_model='numpy')
 def _margins(Xb, w, m:int, zb):
-    "z_k = Σ_j Xb[j, k] w_j for the first m records, summed in the order of j (a row's dot product)."
+    """z_k = Σ_j Xb[j, k] w_j for the first m records, summed in the order of j (a row's dot
+    product)."""
     zb[:m] = 0.0
     for j in range(w.shape[0]):
         wj = w[j]
@@ -274,7 +280,6 @@ def _add_weighted(Xb, a, m:int, g):
         s = 0.0
         for k in range(m): s += a[k] * Xb[j, k]
         g[j] += s
-
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 @njit(cache=True)
@@ -301,9 +306,26 @@ def _records_dense(X, y, norms, w, code:int, param:float, clip:float, rows, ones
         for j in range(p): g[j] += a * X[i, j]
         if ones: g[p] += a * 1.0
 
+# %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 @njit(cache=True)
-def sgd_steps_dense(X, y, row_norms, w, code:int, param:float, pcode:int, pparams, step:float,
-                    clip:float, inv_b:float, noise_std:float, ptr, idx, noise, intercept:bool=False):
+def sgd_steps_dense(
+    X,
+    y,
+    row_norms,
+    w,
+    code: int,
+    param: float,
+    pcode: int,
+    pparams,
+    step: float,
+    clip: float,
+    inv_b: float,
+    noise_std: float,
+    ptr,
+    idx,
+    noise,
+    intercept: bool = False,
+):
     """(DP-)SGD steps on `w` in place; dense `X` (any order); batch t = `idx[ptr[t]:ptr[t+1]]`;
     clip: `clip`; `intercept`: w[-1] is the intercept (row norms must then be those of (x_i, 1))."""
     q, p = w.shape[0], X.shape[1]
@@ -336,6 +358,7 @@ def _margins_csr(data, indices, indptr, y, norms, w, rows, ones:bool, zb, yb, nb
         if ones: z += 1.0 * w[-1]
         zb[k], yb[k], nb[k] = z, y[i], norms[i]
 
+# %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 @njit(cache=True)
 def sgd_steps_sparse(data, indices, indptr, y, row_norms, w, code:int, param:float, pcode:int,
                      pparams, step:float, clip:float, inv_b:float, noise_std:float, ptr, idx,
@@ -381,15 +404,29 @@ def clipping_norms(X, # design (n, p), dense or sparse
     norms = np.hypot(row_norms(X), 1.0) if ones else row_norms(X)
     return norms * (1 + (X.shape[1] + 10) * np.finfo(float).eps)
 
+# %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 def _sgd_kernel(problem, plan:Plan, w:np.ndarray, ones:bool=False):
     """The SGD kernel on `w` with the run's fixed arguments: call it with `(ptr, idx, noise)`;
     `ones`: the implicit column of ones (row norms ‖(x_i, 1)‖)."""
     P, loss, penalty = plan.params, problem.loss, problem.penalty
     noise_std = plan.noise_scales[0] if len(plan.ledger) else 0.0
     kernel = sgd_steps_sparse if problem.sparse else sgd_steps_dense
-    return functools.partial(kernel, *_row_design(problem), problem.y, clipping_norms(problem.X, ones), w,
-                             loss.code, loss.param, penalty.code, penalty.params, P["step"],
-                             P["clip"], 1.0 / P["batch_size"], noise_std, intercept=ones)
+    return functools.partial(
+        kernel,
+        *_row_design(problem),
+        problem.y,
+        clipping_norms(problem.X, ones),
+        w,
+        loss.code,
+        loss.param,
+        penalty.code,
+        penalty.params,
+        P["step"],
+        P["clip"],
+        1.0 / P["batch_size"],
+        noise_std,
+        intercept=ones,
+    )
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 def _record_steps(record_every, n, batch_size) -> int:

@@ -34,7 +34,8 @@ _KINDS = {"power": 0, "location": 1, "regression": 2}
 
 @njit(cache=True)
 def _grad_scale(r2, kappa, mu):
-    "(r^2+mu^2)^(kappa/2-1), the factor in front of v in the gradient of phi(||v||); 0 at a kink (min-norm subgradient)."
+    """(r^2+mu^2)^(kappa/2-1), the factor in front of v in the gradient of phi(||v||); 0 at a kink
+    (min-norm subgradient)."""
     if kappa == 2.0: return 1.0
     t = r2 + mu * mu
     if t == 0.0: return 0.0
@@ -44,6 +45,7 @@ def _grad_scale(r2, kappa, mu):
 def _phi(r2, kappa, mu):
     return ((r2 + mu * mu) ** (kappa / 2.0) - mu ** kappa) / kappa
 
+# %% ../../nbs/03_solvers/04_growth.ipynb
 @njit(cache=True)
 def _mean_grad(code, kappa, mu, b, x, S, out):
     "Mean over the rows of S of the (min-norm sub)gradients of F(x; s), written to out."
@@ -69,6 +71,7 @@ def _mean_grad(code, kappa, mu, b, x, S, out):
             c = _grad_scale(r * r, kappa, mu) * r / n
             for j in range(d): out[j] += c * S[i, j]
 
+# %% ../../nbs/03_solvers/04_growth.ipynb
 @njit(cache=True)
 def _mean_value(code, kappa, mu, b, x, S):
     n, d = S.shape[0], x.shape[0]
@@ -102,12 +105,17 @@ class GrowthLoss:
     y_bound:float=1.0 # bound Y on |y| (kind "regression")
 
     def __post_init__(self):
-        if self.kind not in _KINDS: raise ValueError(f"kind must be one of {sorted(_KINDS)}, got {self.kind!r}")
+        if self.kind not in _KINDS:
+            raise ValueError(f"kind must be one of {sorted(_KINDS)}, got {self.kind!r}")
         k = check_scalar(self.kappa, "kappa")
-        if k < 1: raise ValueError(f"kappa must be >= 1: F(x; s) = |r|^kappa/kappa is not convex for kappa = {k} < 1, "
-                                   "and the growth algorithms require convex losses")
+        if k < 1:
+            raise ValueError(
+                f"kappa must be >= 1: F(x; s) = |r|^kappa/kappa is not convex for kappa = {k} < 1, "
+                "and the growth algorithms require convex losses"
+            )
         check_scalar(self.smoothing, "smoothing", low=0)
-        check_scalar(self.b, "b", low=0); check_scalar(self.y_bound, "y_bound", low=0)
+        check_scalar(self.b, "b", low=0)
+        check_scalar(self.y_bound, "y_bound", low=0)
 
     @property
     def code(self) -> int: return _KINDS[self.kind]
@@ -118,7 +126,9 @@ class GrowthLoss:
 
     def _reach(self, xmax:float) -> float:
         "Bound on the argument r of phi when ||x|| <= xmax."
-        return xmax + (1.0 if self.kind == "location" else self.y_bound if self.kind == "regression" else 0.0)
+        return xmax + (
+            1.0 if self.kind == "location" else self.y_bound if self.kind == "regression" else 0.0
+        )
 
     def lipschitz(self, xmax:float # bound on ||x||_2 over the domain
                  ) -> float:
@@ -129,7 +139,8 @@ class GrowthLoss:
 
     def smoothness(self, xmax:float # bound on ||x||_2 over the domain
                   ) -> float:
-        "Smoothness constant of every $F(\\cdot; s)$ on $\\{\\|x\\|_2\\le$ `xmax`$\\}$ (inf if not smooth)."
+        """Smoothness constant of every $F(\\cdot; s)$ on $\\{\\|x\\|_2\\le$ `xmax`$\\}$ (inf if not
+        smooth)."""
         V, k, mu = self._reach(xmax), self.kappa, self.smoothing
         if k >= 2: return (k - 1) * (V * V + mu * mu) ** (k / 2 - 1)
         return mu ** (k - 2) if mu > 0 else np.inf
@@ -139,23 +150,32 @@ class GrowthLoss:
         S = check_array(S, "S", ndim=2)
         if self.kind == "regression":
             a, y = S[:, :-1], S[:, -1]
-            if S.shape[1] < 2: raise ValueError("S must have d + 1 columns (features a, then label y) for kind 'regression'")
-            if np.any(np.abs(y) > self.y_bound * (1 + 1e-12)): raise ValueError(f"S: labels must satisfy |y| <= y_bound = {self.y_bound}")
+            if S.shape[1] < 2:
+                raise ValueError(
+                    "S must have d + 1 columns (features a, then label y) for kind 'regression'"
+                )
+            if np.any(np.abs(y) > self.y_bound * (1 + 1e-12)):
+                raise ValueError(f"S: labels must satisfy |y| <= y_bound = {self.y_bound}")
         else: a = S
         if np.any(np.linalg.norm(a, axis=1) > 1 + 1e-12):
-            raise ValueError("S: every record (features) must have Euclidean norm <= 1; clip or rescale the data "
-                             "(the Lipschitz constant, hence the privacy calibration, assumes it)")
-        if d is not None and self.record_dim(d) != S.shape[1]: raise ValueError(f"S has {S.shape[1]} columns, expected {self.record_dim(d)}")
+            raise ValueError(
+                "S: every record (features) must have Euclidean norm <= 1; clip or rescale the data "
+                "(the Lipschitz constant, hence the privacy calibration, assumes it)"
+            )
+        if d is not None and self.record_dim(d) != S.shape[1]:
+            raise ValueError(f"S has {S.shape[1]} columns, expected {self.record_dim(d)}")
         return S
 
     def value(self, x, S) -> float:
         "Empirical loss $\\frac1n\\sum_i F(x; s_i)$."
-        x = np.asarray(x, dtype=np.float64); S = np.ascontiguousarray(S, dtype=np.float64)
+        x = np.asarray(x, dtype=np.float64)
+        S = np.ascontiguousarray(S, dtype=np.float64)
         return _mean_value(self.code, float(self.kappa), float(self.smoothing), float(self.b), x, S)
 
     def grad(self, x, S) -> np.ndarray:
         "Mean of the minimum-norm subgradients $\\frac1n\\sum_i\\nabla F(x; s_i)$."
-        x = np.asarray(x, dtype=np.float64); S = np.ascontiguousarray(S, dtype=np.float64)
+        x = np.asarray(x, dtype=np.float64)
+        S = np.ascontiguousarray(S, dtype=np.float64)
         out = np.empty_like(x)
         _mean_grad(self.code, float(self.kappa), float(self.smoothing), float(self.b), x, S, out)
         return out
@@ -166,16 +186,20 @@ class GrowthLoss:
                             np.ascontiguousarray(S, dtype=np.float64),
                             np.asarray(xc, dtype=np.float64), coef, _domain(dom), step, iters)
 
+# %% ../../nbs/03_solvers/04_growth.ipynb
 def PowerLoss(kappa:float, b:float=1.0, smoothing:float=0.0) -> GrowthLoss:
-    "$F(x;s) = \\phi_{\\kappa,\\mu}(\\|x\\|) + b\\langle x, s\\rangle$: exact $(1,\\kappa)$-growth of $f$ when $\\mathbb{E}s=0$, $\\mu=0$."
+    """$F(x;s) = \\phi_{\\kappa,\\mu}(\\|x\\|) + b\\langle x, s\\rangle$: exact $(1,\\kappa)$-growth
+    of $f$ when $\\mathbb{E}s=0$, $\\mu=0$."""
     return GrowthLoss("power", kappa, smoothing, b=b)
 
 def LocationLoss(kappa:float, smoothing:float=0.0) -> GrowthLoss:
-    "$F(x;s) = \\phi_{\\kappa,\\mu}(\\|x - s\\|)$ (mean for κ = 2, smoothed geometric median for κ = 1)."
+    """$F(x;s) = \\phi_{\\kappa,\\mu}(\\|x - s\\|)$ (mean for κ = 2, smoothed geometric median for κ
+    = 1)."""
     return GrowthLoss("location", kappa, smoothing)
 
 def RegressionLoss(kappa:float, smoothing:float=0.0, y_bound:float=1.0) -> GrowthLoss:
-    "$F(x;(a,y)) = \\phi_{\\kappa,\\mu}(\\lvert\\langle a,x\\rangle - y\\rvert)$ ($\\ell_1$ regression for κ = 1, least squares for κ = 2)."
+    """$F(x;(a,y)) = \\phi_{\\kappa,\\mu}(\\lvert\\langle a,x\\rangle - y\\rvert)$ ($\\ell_1$
+    regression for κ = 1, least squares for κ = 2)."""
     return GrowthLoss("regression", kappa, smoothing, y_bound=y_bound)
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
@@ -184,26 +208,37 @@ def l2_laplace_noise(d:int, # dimension
                      rng=None, # random_state or Generator
                      size:int|None=None, # number of draws (None: one vector)
                     ) -> np.ndarray:
-    "Draws from the density $\\propto\\exp(-\\|z\\|_2/\\text{scale})$ on $\\mathbb{R}^d$: Gamma(d, scale) norm, uniform direction."
-    d = check_scalar(d, "d", low=1, integer=True); scale = check_scalar(scale, "scale", low=0)
-    rng = as_generator(rng); m = 1 if size is None else check_scalar(size, "size", low=1, integer=True)
-    u = rng.standard_normal((m, d)); u /= np.linalg.norm(u, axis=1, keepdims=True)
+    """Draws from the density $\\propto\\exp(-\\|z\\|_2/\\text{scale})$ on $\\mathbb{R}^d$: Gamma(d,
+    scale) norm, uniform direction."""
+    d = check_scalar(d, "d", low=1, integer=True)
+    scale = check_scalar(scale, "scale", low=0)
+    rng = as_generator(rng)
+    m = 1 if size is None else check_scalar(size, "size", low=1, integer=True)
+    u = rng.standard_normal((m, d))
+    u /= np.linalg.norm(u, axis=1, keepdims=True)
     z = u * rng.gamma(d, scale, size=(m, 1)) if scale > 0 else np.zeros((m, d))
     return z[0] if size is None else z
 
+# %% ../../nbs/03_solvers/04_growth.ipynb
 def l2_laplace_logdensity(z, # points, shape (..., d)
                           scale:float, # Δ/ε
                          ) -> np.ndarray:
-    "Normalised log-density of the ℓ2-Laplace law: $-\\|z\\|/s - \\log(\\Gamma(d) s^d \\cdot 2\\pi^{d/2}/\\Gamma(d/2))$."
-    z = np.asarray(z, dtype=np.float64); d = z.shape[-1]
-    log_area = math.log(2) + d / 2 * math.log(math.pi) - special.gammaln(d / 2)  # surface of the unit sphere
-    return -np.linalg.norm(z, axis=-1) / scale - (special.gammaln(d) + d * math.log(scale) + log_area)
+    """Normalised log-density of the ℓ2-Laplace law:
+    $-\\|z\\|/s - \\log(\\Gamma(d) s^d \\cdot 2\\pi^{d/2}/\\Gamma(d/2))$."""
+    z = np.asarray(z, dtype=np.float64)
+    d = z.shape[-1]
+    # surface of the unit sphere
+    log_area = math.log(2) + d / 2 * math.log(math.pi) - special.gammaln(d / 2)
+    return -np.linalg.norm(z, axis=-1) / scale - (
+        special.gammaln(d) + d * math.log(scale) + log_area
+    )
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
 def gaussian_noise_multiplier(epsilon:float, # ε > 0
                               delta:float, # δ in (0, 1)
                              ) -> float:
-    "Smallest σ/Δ making one Gaussian release (ε, δ)-DP (exact analytic calibration, `dp_cd.privacy.accountants.calibrate_noise_multiplier`)."
+    """Smallest σ/Δ making one Gaussian release (ε, δ)-DP (exact analytic calibration,
+    `dp_cd.privacy.accountants.calibrate_noise_multiplier`)."""
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     return float(calibrate_noise_multiplier(epsilon, delta, steps=1, method="gdp"))
@@ -225,6 +260,7 @@ def _dist(a, b):
     for j in range(a.shape[0]): s += (a[j] - b[j]) ** 2
     return math.sqrt(s)
 
+# %% ../../nbs/03_solvers/04_growth.ipynb
 @njit(cache=True)
 def _proj_two_balls(y, c1, r1, c2, r2, out):
     "Projection of y onto B(c1, r1) ∩ B(c2, r2) (assumed non-empty); r2 = inf means B(c1, r1) only."
@@ -232,10 +268,12 @@ def _proj_two_balls(y, c1, r1, c2, r2, out):
     if _dist(out, c2) <= r2 * (1 + 1e-12): return
     _proj_ball(y, c2, r2, out)
     if _dist(out, c1) <= r1 * (1 + 1e-12): return
-    d = y.shape[0]; L = _dist(c1, c2)
+    d = y.shape[0]
+    L = _dist(c1, c2)
     t = (L * L + r1 * r1 - r2 * r2) / (2 * L)
     rho = math.sqrt(max(r1 * r1 - t * t, 0.0))
-    w = np.empty(d); proj = 0.0
+    w = np.empty(d)
+    proj = 0.0
     for j in range(d): proj += (y[j] - c1[j]) * (c2[j] - c1[j]) / L
     nw = 0.0
     for j in range(d):
@@ -246,45 +284,65 @@ def _proj_two_balls(y, c1, r1, c2, r2, out):
         out[j] = c1[j] + t * (c2[j] - c1[j]) / L + (rho * w[j] / nw if nw > 0 else 0.0)
     if nw == 0.0 and d > 1:  # any point of the circle: pick a direction orthogonal to c2 - c1
         k = 0 if abs(c2[0] - c1[0]) < abs(c2[1] - c1[1]) else 1
-        e = np.zeros(d); e[k] = 1.0
-        pe = (c2[k] - c1[k]) / L; nn = 0.0
+        e = np.zeros(d)
+        e[k] = 1.0
+        pe = (c2[k] - c1[k]) / L
+        nn = 0.0
         for j in range(d):
-            e[j] -= pe * (c2[j] - c1[j]) / L; nn += e[j] * e[j]
+            e[j] -= pe * (c2[j] - c1[j]) / L
+            nn += e[j] * e[j]
         for j in range(d): out[j] += rho * e[j] / math.sqrt(nn)
 
+# %% ../../nbs/03_solvers/04_growth.ipynb
 def project_two_balls(y, c1, r1:float, c2=None, r2:float=np.inf) -> np.ndarray:
     "Euclidean projection of `y` onto $B(c_1, r_1)\\cap B(c_2, r_2)$ (the second ball is optional)."
-    y = np.asarray(y, dtype=np.float64); c1 = np.asarray(c1, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    c1 = np.asarray(c1, dtype=np.float64)
     c2 = c1 if c2 is None else np.asarray(c2, dtype=np.float64)
     if _dist(c1, c2) > r1 + r2: raise ValueError("the two balls do not intersect")
-    out = np.empty_like(y); _proj_two_balls(y, c1, float(r1), c2, float(r2), out); return out
+    out = np.empty_like(y)
+    _proj_two_balls(y, c1, float(r1), c2, float(r2), out)
+    return out
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
 def _domain(dom) -> tuple:
     "The phase domain (c1, r1, c2, r2) as the typed tuple the kernels take (float64 centres)."
     c1, r1, c2, r2 = dom
-    return (np.asarray(c1, dtype=np.float64), float(r1), np.asarray(c2, dtype=np.float64), float(r2))
+    return (
+        np.asarray(c1, dtype=np.float64),
+        float(r1),
+        np.asarray(c2, dtype=np.float64),
+        float(r2),
+    )
 
+# %% ../../nbs/03_solvers/04_growth.ipynb
 @njit(cache=True)
 def _solve_phase(code, kappa, mu, b, S, xc, coef, dom, step, iters):
-    "Projected gradient descent on mean F(x; s) + coef ||x - xc||^2 over dom = B(c1, r1) ∩ B(c2, r2), from xc."
+    """Projected gradient descent on mean F(x; s) + coef ||x - xc||^2 over dom = B(c1, r1) ∩ B(c2,
+    r2), from xc."""
     c1, r1, c2, r2 = dom
     d = xc.shape[0]
-    x = xc.copy(); g = np.empty(d); y = np.empty(d)
+    x = xc.copy()
+    g = np.empty(d)
+    y = np.empty(d)
     for t in range(iters):
         _mean_grad(code, kappa, mu, b, x, S, g)
         for j in range(d): y[j] = x[j] - step * (g[j] + 2.0 * coef * (x[j] - xc[j]))
         _proj_two_balls(y, c1, r1, c2, r2, x)
     return x
 
+# %% ../../nbs/03_solvers/04_growth.ipynb
 def _phase_iterations(L:float, beta_F:float, coef:float, diam:float, tau:float) -> int:
     "Projected-GD iterations certifying ||x_t - argmin|| <= tau (public constants only)."
-    lam = 2 * coef; beta = beta_F + lam
+    lam = 2 * coef
+    beta = beta_F + lam
     r0 = min(L / lam, diam)
     if r0 <= tau: return 0
     if beta_F <= 0: return 1
-    return int(math.ceil(2 * math.log(r0 / tau) / math.log1p(lam / beta_F)))   # -log(1 - lam/beta) = log(1 + lam/beta_F)
+    # -log(1 - lam/beta) = log(1 + lam/beta_F)
+    return int(math.ceil(2 * math.log(r0 / tau) / math.log1p(lam / beta_F)))
 
+# %% ../../nbs/03_solvers/04_growth.ipynb
 def solve_phase(S, # records of the chunk, shape (n0, record dim)
                 loss:GrowthLoss, # a smooth GrowthLoss
                 xc, # regularisation centre x_{i-1} (in the domain)
@@ -294,16 +352,25 @@ def solve_phase(S, # records of the chunk, shape (n0, record dim)
                 L:float, # Lipschitz constant on the domain
                 max_iter:int=10**6, # refuse if more iterations would be needed
                ) -> tuple:
-    "Approximate minimiser of the phase objective with $\\|\\tilde x - \\hat x\\|\\le$ `tol`; returns `(x, iterations)`."
+    """Approximate minimiser of the phase objective with $\\|\\tilde x - \\hat x\\|\\le$ `tol`;
+    returns `(x, iterations)`."""
     c1, r1, c2, r2 = domain
-    n0 = S.shape[0]; coef = 1.0 / (eta * n0)
+    n0 = S.shape[0]
+    coef = 1.0 / (eta * n0)
     xmax = float(np.linalg.norm(c1) + r1)
     beta_F = loss.smoothness(xmax)
-    if not np.isfinite(beta_F): raise ValueError("loss: Algorithms 1-2 need a smooth loss (kappa >= 2 or smoothing > 0) to certify the inner solver's accuracy")
+    if not np.isfinite(beta_F):
+        raise ValueError(
+            "loss: Algorithms 1-2 need a smooth loss (kappa >= 2 or smoothing > 0) to certify the "
+            "inner solver's accuracy"
+        )
     diam = 2 * min(r1, r2)
     iters = _phase_iterations(L, beta_F, coef, diam, tol)
-    if iters > max_iter: raise ValueError(f"the phase needs {iters} projected-gradient iterations (> max_inner_iter={max_iter}); "
-                                          "increase max_inner_iter, tol_frac or the smoothing")
+    if iters > max_iter:
+        raise ValueError(
+            f"the phase needs {iters} projected-gradient iterations (> max_inner_iter={max_iter}); "
+            "increase max_inner_iter, tol_frac or the smoothing"
+        )
     step = 1.0 / (beta_F + 2 * coef)
     return loss._pgd(S, xc, coef, domain, step, iters), iters
 
@@ -328,9 +395,11 @@ def localization_step_size(n:int, # number of records
     priv = eps / (d * lb) if delta == 0 else eps / (math.sqrt(d * math.log(1 / delta)) * lb)
     return D / L * min(1 / math.sqrt(n * lb), priv)
 
+# %% ../../nbs/03_solvers/04_growth.ipynb
 def min_records_localization(min_chunk:int=1 # records required in each phase
                             ) -> int:
-    "Smallest n for which Algorithm 1's k = ceil(log n) chunks all have at least `min_chunk` records."
+    """Smallest n for which Algorithm 1's k = ceil(log n) chunks all have at least `min_chunk`
+    records."""
     min_chunk = check_scalar(min_chunk, "min_chunk", low=1, integer=True)
     n = 2
     while n // math.ceil(math.log(n)) < min_chunk: n += 1
@@ -364,7 +433,7 @@ def _gaussian_terms(request:PrivacyRequest, scales:list, notes:list) -> dict:
                 accountant=accountant.name + ", one release per chunk", releases=len(scales),
                 noise_scales=scales, notes=notes + [note])
 
-
+# %% ../../nbs/03_solvers/04_growth.ipynb
 def _pure_terms(request:PrivacyRequest, noise:str, scales:list, notes:list) -> dict:
     "One pure ε-DP release per record (by its phase): ℓ2 or coordinate-wise Laplace noise."
     label = f"{len(scales)} phases on disjoint chunks (pure DP, parallel composition)"
@@ -392,7 +461,9 @@ def growth_privacy_report(epsilon:float, # ε of every phase (np.inf: non-privat
 class GrowthResult:
     "Output of Algorithm 1 or 2 with the transcript needed to audit it."
     x:np.ndarray # released point
-    phases:list # one dict per phase (epoch, phase, chunk [start, stop), eta, sensitivity, noise scale, iterations, points)
+    # one dict per phase (epoch, phase, chunk [start, stop), eta, sensitivity, noise scale,
+    # iterations, points)
+    phases:list
     epsilon:float
     delta:float
     noise:str
@@ -401,7 +472,10 @@ class GrowthResult:
     privacy:PrivacyReport|None=None # filled in from the transcript
 
     def __post_init__(self):
-        if self.privacy is None: self.privacy = growth_privacy_report(self.epsilon, self.delta, self.noise, self.phases, self.n_used)
+        if self.privacy is None:
+            self.privacy = growth_privacy_report(
+                self.epsilon, self.delta, self.noise, self.phases, self.n_used
+            )
 
     def privacy_summary(self) -> str:
         "`str(self.privacy)` (kept for backward compatibility)."
@@ -425,11 +499,12 @@ def _request_and_noise(epsilon, delta, noise:str|None, n:int) -> tuple:
         raise ValueError(f"noise={noise!r} requires {needed}")
     return request, noise
 
-
+# %% ../../nbs/03_solvers/04_growth.ipynb
 def _check_domain(center, radius, d=None):
     R = check_scalar(radius, "radius", low=0, low_open=True)
     c = check_array(np.atleast_1d(center), "center", ndim=1)
-    if d is not None and c.shape[0] != d: raise ValueError(f"center has dimension {c.shape[0]}, expected {d}")
+    if d is not None and c.shape[0] != d:
+        raise ValueError(f"center has dimension {c.shape[0]}, expected {d}")
     return c, R
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
@@ -448,7 +523,7 @@ def _noise_scale(noise:str, sensitivity:float, epsilon:float, d:int, z:float|Non
     if noise == "laplace_coord": return math.sqrt(d) * sensitivity / epsilon
     return z * sensitivity
 
-
+# %% ../../nbs/03_solvers/04_growth.ipynb
 def _draw_noise(noise:str, scale:float, d:int, rng) -> np.ndarray:
     "A phase's output noise at `scale` (line 9 of Algorithm 1)."
     if noise == "laplace_l2": return l2_laplace_noise(d, scale, rng)
@@ -466,15 +541,19 @@ class _PhaseRule:
     max_iter: int # cap on the inner iterations
     min_chunk: int # minimum number of records per phase
 
+# %% ../../nbs/03_solvers/04_growth.ipynb
 def _algorithm1(S, loss, dom, L, eta, x0, rule:_PhaseRule, rng, log, offset=0, epoch=0):
     "Algorithm 1's phases on the records S from x0 (log: one dict per phase); (x, records read)."
     eps, delta, noise, tol_frac = rule.eps, rule.delta, rule.noise, rule.tol_frac
     max_iter, min_chunk = rule.max_iter, rule.min_chunk
     n, d = S.shape[0], x0.shape[0]
-    k = math.ceil(math.log(n)) if n >= 2 else 1; n0 = n // k
+    k = math.ceil(math.log(n)) if n >= 2 else 1
+    n0 = n // k
     if n < 2 or n0 < min_chunk:
-        raise ValueError(f"Algorithm 1 got {n} records: its k = ceil(log n) phases need at least {min_chunk} record(s) each "
-                         f"(at least {min_records_localization(min_chunk)} records)")
+        raise ValueError(
+            f"Algorithm 1 got {n} records: its k = ceil(log n) phases need at least {min_chunk} record(s) each "
+            f"(at least {min_records_localization(min_chunk)} records)"
+        )
     z = gaussian_noise_multiplier(eps, delta) if noise == "gaussian" and np.isfinite(eps) else None
     c1, r1, c2, r2 = dom
     x = project_two_balls(x0, c1, r1, c2, r2)
@@ -484,41 +563,62 @@ def _algorithm1(S, loss, dom, L, eta, x0, rule:_PhaseRule, rng, log, offset=0, e
         scale = _noise_scale(noise, Delta, eps, d, z)
         zeta = _draw_noise(noise, scale, d, rng) if np.isfinite(eps) else np.zeros(d)
         xn = project_two_balls(xh + zeta, c1, r1, c2, r2)
-        log.append(dict(epoch=epoch, phase=i, start=offset + (i - 1) * n0, stop=offset + i * n0, eta=eta_i, sensitivity=Delta,
-                        tol=tau, noise_scale=scale, iterations=iters, center=x, x_hat=xh, x=xn))
+        log.append(
+            dict(
+                epoch=epoch,
+                phase=i,
+                start=offset + (i - 1) * n0,
+                stop=offset + i * n0,
+                eta=eta_i,
+                sensitivity=Delta,
+                tol=tau,
+                noise_scale=scale,
+                iterations=iters,
+                center=x,
+                x_hat=xh,
+                x=xn,
+            )
+        )
         x = xn
     return x, k * n0
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
-def localization(S, # records, one per row
-                 loss:GrowthLoss, # smooth convex loss
-                 center, # centre c of the domain X = B(c, R)
-                 radius:float, # R > 0
-                 epsilon:float, # ε > 0
-                 delta:float=0.0, # δ: 0 for pure DP (Laplace), > 0 for Gaussian noise
-                 eta:float|None=None, # step η; default: Proposition 1/2
-                 x0=None, # initial point (default: c)
-                 beta:float|None=None, # failure probability for the default η
-                 noise:str|None=None, # "laplace_l2" (default if δ = 0), "laplace_coord" (as published), "gaussian"
-                 tol_frac:float=0.01, # inner accuracy τ_i = tol_frac·L·η_i
-                 max_inner_iter:int=10**6, # cap on inner iterations (checked before reading data)
-                 min_chunk:int=1, # minimum number of records per phase
-                 random_state=None, # seed or Generator
-                 step_scale:float=1.0, # multiplies the default η (a constant hidden in the O(·); 1 = as published)
-                ) -> GrowthResult:
+def localization(
+    S,  # records, one per row
+    loss: GrowthLoss,  # smooth convex loss
+    center,  # centre c of the domain X = B(c, R)
+    radius: float,  # R > 0
+    epsilon: float,  # ε > 0
+    delta: float = 0.0,  # δ: 0 for pure DP (Laplace), > 0 for Gaussian noise
+    eta: float | None = None,  # step η; default: Proposition 1/2
+    x0=None,  # initial point (default: c)
+    beta: float | None = None,  # failure probability for the default η
+    noise: str
+    | None = None,  # "laplace_l2" (default if δ = 0), "laplace_coord" (as published), "gaussian"
+    tol_frac: float = 0.01,  # inner accuracy τ_i = tol_frac·L·η_i
+    max_inner_iter: int = 10**6,  # cap on inner iterations (checked before reading data)
+    min_chunk: int = 1,  # minimum number of records per phase
+    random_state=None,  # seed or Generator
+    step_scale: float = 1.0,  # multiplies the default η (a constant hidden in the O(·); 1 = as published)
+) -> GrowthResult:
     "Algorithm 1 (localisation) on $\\mathcal X = B(c, R)$."
     c, R = _check_domain(center, radius)
     S = loss.check_records(S, c.shape[0])
     request, noise = _request_and_noise(epsilon, delta, noise, S.shape[0])
     eps, delta = request.epsilon, request.delta
     L = loss.lipschitz(float(np.linalg.norm(c)) + R)
-    if eta is None: eta = check_scalar(step_scale, "step_scale", low=0, low_open=True) * localization_step_size(S.shape[0], c.shape[0], 2 * R, L, eps, delta, beta)
+    if eta is None:
+        eta = check_scalar(step_scale, "step_scale", low=0, low_open=True) * localization_step_size(
+            S.shape[0], c.shape[0], 2 * R, L, eps, delta, beta
+        )
     eta = check_scalar(eta, "eta", low=0, low_open=True)
     x0 = c if x0 is None else check_array(x0, "x0", ndim=1)
     tol_frac = check_scalar(tol_frac, "tol_frac", low=0, low_open=True)
     log = []
     rule = _PhaseRule(eps, delta, noise, tol_frac, max_inner_iter, min_chunk)
-    x, used = _algorithm1(S, loss, (c, R, c, np.inf), L, eta, x0, rule, as_generator(random_state), log)
+    x, used = _algorithm1(
+        S, loss, (c, R, c, np.inf), L, eta, x0, rule, as_generator(random_state), log
+    )
     return GrowthResult(x, log, eps, delta, noise, used)
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
@@ -526,67 +626,92 @@ def growth_epochs(n:int, kappa_lower:float) -> int:
     "Number of epochs $T = \\lceil 2\\log n/(\\underline\\kappa - 1)\\rceil$ of Algorithm 2."
     n = check_scalar(n, "n", low=2, integer=True)
     kl = check_scalar(kappa_lower, "kappa_lower")
-    if kl <= 1: raise ValueError(f"kappa_lower must be > 1 (Algorithm 2 uses T = 2 log n / (kappa_lower - 1) epochs), got {kappa_lower}")
+    if kl <= 1:
+        raise ValueError(
+            f"kappa_lower must be > 1 (Algorithm 2 uses T = 2 log n / (kappa_lower - 1) epochs), "
+            f"got {kappa_lower}"
+        )
     return math.ceil(2 * math.log(n) / (kl - 1))
 
 def _growth_feasible(n, kl, min_chunk):
-    T = growth_epochs(n, kl); n0 = n // T
+    T = growth_epochs(n, kl)
+    n0 = n // T
     return n0 >= 2 and n0 // math.ceil(math.log(n0)) >= min_chunk
 
+# %% ../../nbs/03_solvers/04_growth.ipynb
 def min_records_growth(kappa_lower:float, # lower bound on κ (> 1)
                        min_chunk:int=1, # minimum records per phase
                       ) -> int:
-    "Smallest n for which Algorithm 2 gives every phase of every epoch at least `min_chunk` records."
-    growth_epochs(2, kappa_lower); min_chunk = check_scalar(min_chunk, "min_chunk", low=1, integer=True)
+    """Smallest n for which Algorithm 2 gives every phase of every epoch at least `min_chunk`
+    records."""
+    growth_epochs(2, kappa_lower)
+    min_chunk = check_scalar(min_chunk, "min_chunk", low=1, integer=True)
     n = 2
     while not _growth_feasible(n, kappa_lower, min_chunk): n += 1
     return n
 
-def growth_step_size(n0:int, d:int, diameter:float, L:float, epsilon:float, delta:float=0.0, beta:float|None=None,
-                     n:int|None=None, # total number of records (for the default β = 1/(n+d))
-                    ) -> float:
+# %% ../../nbs/03_solvers/04_growth.ipynb
+def growth_step_size(
+    n0: int,
+    d: int,
+    diameter: float,
+    L: float,
+    epsilon: float,
+    delta: float = 0.0,
+    beta: float | None = None,
+    n: int | None = None,  # total number of records (for the default β = 1/(n+d))
+) -> float:
     "Initial step η_0 of Algorithm 2."
-    n0 = check_scalar(n0, "n0", low=2, integer=True); nn = n0 if n is None else n
+    n0 = check_scalar(n0, "n0", low=2, integer=True)
+    nn = n0 if n is None else n
     beta = 1.0 / (nn + d) if beta is None else check_scalar(beta, "beta", 0, 1, True, True)
     lb = math.log(1 / beta)
     priv = epsilon / (d * lb) if delta == 0 else epsilon / (math.sqrt(d * math.log(1 / delta)) * lb)
     return diameter / (2 * L) * min(1 / math.sqrt(n0 * math.log(n0) * lb), priv)
 
-def epoch_growth(S, # records, one per row
-                 loss:GrowthLoss, # smooth convex loss
-                 center, # centre c of X = B(c, R)
-                 radius:float, # R > 0
-                 kappa_lower:float, # lower bound κ̲ > 1 on the (unknown) growth exponent
-                 epsilon:float, # ε > 0
-                 delta:float=0.0, # δ (0: pure DP)
-                 x0=None, # initial point (default c)
-                 beta:float|None=None, # failure probability (default 1/(n+d))
-                 noise:str|None=None, # "laplace_l2" | "laplace_coord" | "gaussian"
-                 tol_frac:float=0.01, # inner accuracy as a fraction of L·η
-                 max_inner_iter:int=10**6,
-                 min_chunk:int=1,
-                 random_state=None,
-                 step_scale:float=1.0, # multiplies η_0 (a constant hidden in the O(·); 1 = as published)
-                ) -> GrowthResult:
+# %% ../../nbs/03_solvers/04_growth.ipynb
+def epoch_growth(
+    S,  # records, one per row
+    loss: GrowthLoss,  # smooth convex loss
+    center,  # centre c of X = B(c, R)
+    radius: float,  # R > 0
+    kappa_lower: float,  # lower bound κ̲ > 1 on the (unknown) growth exponent
+    epsilon: float,  # ε > 0
+    delta: float = 0.0,  # δ (0: pure DP)
+    x0=None,  # initial point (default c)
+    beta: float | None = None,  # failure probability (default 1/(n+d))
+    noise: str | None = None,  # "laplace_l2" | "laplace_coord" | "gaussian"
+    tol_frac: float = 0.01,  # inner accuracy as a fraction of L·η
+    max_inner_iter: int = 10**6,
+    min_chunk: int = 1,
+    random_state=None,
+    step_scale: float = 1.0,  # multiplies η_0 (a constant hidden in the O(·); 1 = as published)
+) -> GrowthResult:
     "Algorithm 2 (epoch-based, adapts to any growth κ ≥ κ̲) on $\\mathcal X = B(c, R)$."
     c, R = _check_domain(center, radius)
-    S = loss.check_records(S, c.shape[0]); n, d = S.shape[0], c.shape[0]
+    S = loss.check_records(S, c.shape[0])
+    n, d = S.shape[0], c.shape[0]
     request, noise = _request_and_noise(epsilon, delta, noise, n)
     eps, delta = request.epsilon, request.delta
     if n < 2 or not _growth_feasible(n, kappa_lower, min_chunk):
         growth_epochs(2, kappa_lower)
-        raise ValueError(f"n = {n} records are too few for Algorithm 2 with kappa_lower={kappa_lower}: it needs at least "
-                         f"{min_records_growth(kappa_lower, min_chunk)} records ({min_chunk} per phase of every epoch)")
+        raise ValueError(
+            f"n = {n} records are too few for Algorithm 2 with kappa_lower={kappa_lower}: it needs at least "
+            f"{min_records_growth(kappa_lower, min_chunk)} records ({min_chunk} per phase of every epoch)"
+        )
     tol_frac = check_scalar(tol_frac, "tol_frac", low=0, low_open=True)
     rule = _PhaseRule(eps, delta, noise, tol_frac, max_inner_iter, min_chunk)
-    x, log, used, note = _epochs(S, loss, c, R, kappa_lower, x0, beta, rule, as_generator(random_state),
-                                 step_scale)
+    x, log, used, note = _epochs(
+        S, loss, c, R, kappa_lower, x0, beta, rule, as_generator(random_state), step_scale
+    )
     return GrowthResult(x, log, eps, delta, noise, used, note=note)
 
+# %% ../../nbs/03_solvers/04_growth.ipynb
 def _epochs(S, loss, c, R, kappa_lower, x0, beta, rule:_PhaseRule, rng, step_scale):
     "The epoch loop of Algorithm 2 (validated inputs): returns (x, phase log, records used, note)."
     n, d = S.shape[0], c.shape[0]
-    T = growth_epochs(n, kappa_lower); n0 = n // T
+    T = growth_epochs(n, kappa_lower)
+    n0 = n // T
     L = loss.lipschitz(float(np.linalg.norm(c)) + R)
     D0 = 2 * R
     eta0 = _initial_step(n, d, R, L, kappa_lower, rule.eps, rule.delta, beta, step_scale)
@@ -595,8 +720,19 @@ def _epochs(S, loss, c, R, kappa_lower, x0, beta, rule:_PhaseRule, rng, step_sca
     log, used = [], 0
     for i in range(T):
         Di, eta_i = 2.0 ** (-i) * D0, 2.0 ** (-i) * eta0
-        x, u = _algorithm1(S[i * n0:(i + 1) * n0], loss, (c, R, x.copy(), Di), L, eta_i, x, rule, rng,
-                           log, offset=i * n0, epoch=i)
+        x, u = _algorithm1(
+            S[i * n0 : (i + 1) * n0],
+            loss,
+            (c, R, x.copy(), Di),
+            L,
+            eta_i,
+            x,
+            rule,
+            rng,
+            log,
+            offset=i * n0,
+            epoch=i,
+        )
         used += u
     return x, log, used, f"T={T} epochs of n0={n0} records, kappa_lower={kappa_lower}"
 
@@ -620,7 +756,9 @@ def _growth_sensitivities(n:int, kappa_lower:float, L:float, eta0:float, tol_fra
 # %% ../../nbs/03_solvers/04_growth.ipynb
 @njit(cache=True)
 def _grad_norms(code, kappa, mu, b, P, S):
-    m, d = P.shape; out = np.empty(m); g = np.empty(d)
+    m, d = P.shape
+    out = np.empty(m)
+    g = np.empty(d)
     for i in range(m):
         _mean_grad(code, kappa, mu, b, P[i], S, g)
         s = 0.0
@@ -628,15 +766,17 @@ def _grad_norms(code, kappa, mu, b, P, S):
         out[i] = math.sqrt(s)
     return out
 
-def inverse_sensitivity_distribution(S, # records
-                                     loss:GrowthLoss, # convex Lipschitz loss (μ = 0 allowed)
-                                     center, # centre of X = B(c, R), dimension 1 or 2
-                                     radius:float, # R
-                                     epsilon:float, # ε
-                                     rho:float, # smoothing radius ρ > 0
-                                     grid_size:int=201, # grid points per axis
-                                     as_published:bool=False, # use exp(-ε n G / 2L) (2ε-DP) instead of exp(-ε n G / 4L)
-                                    ) -> tuple:
+# %% ../../nbs/03_solvers/04_growth.ipynb
+def inverse_sensitivity_distribution(
+    S,  # records
+    loss: GrowthLoss,  # convex Lipschitz loss (μ = 0 allowed)
+    center,  # centre of X = B(c, R), dimension 1 or 2
+    radius: float,  # R
+    epsilon: float,  # ε
+    rho: float,  # smoothing radius ρ > 0
+    grid_size: int = 201,  # grid points per axis
+    as_published: bool = False,  # use exp(-ε n G / 2L) (2ε-DP) instead of exp(-ε n G / 4L)
+) -> tuple:
     "Grid points, log-probabilities of the grid inverse sensitivity mechanism, and the spacing h."
     eps = check_epsilon(epsilon)
     rho = check_scalar(rho, "rho", low=0, low_open=True)
@@ -644,25 +784,49 @@ def inverse_sensitivity_distribution(S, # records
     d = c.shape[0]
     if d > 2: raise ValueError(f"center: grid sampling is implemented in dimension 1 or 2, got {d}")
     m = check_scalar(grid_size, "grid_size", low=3, integer=True)
-    S = loss.check_records(S, d); n = S.shape[0]
-    axes = [np.linspace(c[j] - R, c[j] + R, m) for j in range(d)]; h = axes[0][1] - axes[0][0]
+    S = loss.check_records(S, d)
+    n = S.shape[0]
+    axes = [np.linspace(c[j] - R, c[j] + R, m) for j in range(d)]
+    h = axes[0][1] - axes[0][0]
     P = np.stack([a.ravel() for a in np.meshgrid(*axes, indexing="ij")], axis=1)
     inside = np.linalg.norm(P - c, axis=1) <= R * (1 + 1e-12)
-    g = _grad_norms(loss.code, float(loss.kappa), float(loss.smoothing), float(loss.b), np.ascontiguousarray(P), np.ascontiguousarray(S))
+    g = _grad_norms(
+        loss.code,
+        float(loss.kappa),
+        float(loss.smoothing),
+        float(loss.b),
+        np.ascontiguousarray(P),
+        np.ascontiguousarray(S),
+    )
     g[~inside] = np.inf
     k = int(math.floor(rho / h))
     off = np.arange(-k, k + 1)
     fp = (np.add.outer(off**2, off**2) <= (rho / h)**2) if d == 2 else np.ones(2 * k + 1, bool)
-    G = ndimage.minimum_filter(g.reshape((m,) * d), footprint=fp, mode="constant", cval=np.inf).ravel()
+    G = ndimage.minimum_filter(
+        g.reshape((m,) * d), footprint=fp, mode="constant", cval=np.inf
+    ).ravel()
     L = loss.lipschitz(float(np.linalg.norm(c)) + R)
     logw = -eps * (1.0 if as_published else 0.5) * n * G / (2 * L)
     logw[~inside] = -np.inf
     return P, logw - special.logsumexp(logw), h
 
-def inverse_sensitivity(S, loss:GrowthLoss, center, radius:float, epsilon:float, rho:float, grid_size:int=201,
-                        as_published:bool=False, random_state=None) -> np.ndarray:
-    "One draw of the ρ-smooth gradient-based inverse sensitivity mechanism (grid version, ε-DP unless `as_published`)."
-    P, logp, h = inverse_sensitivity_distribution(S, loss, center, radius, epsilon, rho, grid_size, as_published)
+# %% ../../nbs/03_solvers/04_growth.ipynb
+def inverse_sensitivity(
+    S,
+    loss: GrowthLoss,
+    center,
+    radius: float,
+    epsilon: float,
+    rho: float,
+    grid_size: int = 201,
+    as_published: bool = False,
+    random_state=None,
+) -> np.ndarray:
+    """One draw of the ρ-smooth gradient-based inverse sensitivity mechanism (grid version, ε-DP
+    unless `as_published`)."""
+    P, logp, h = inverse_sensitivity_distribution(
+        S, loss, center, radius, epsilon, rho, grid_size, as_published
+    )
     rng = as_generator(random_state)
     i = rng.choice(len(logp), p=np.exp(logp))
     c, R = _check_domain(center, radius)
@@ -680,30 +844,42 @@ def _glm_mean_grad(code, param, lam, x, S, out):
         u = loss_deriv(code, param, z, S[i, d]) / n
         for j in range(d): out[j] += u * S[i, j]
 
+# %% ../../nbs/03_solvers/04_growth.ipynb
 @njit(cache=True)
 def _glm_solve_phase(code, param, lam, S, xc, coef, dom, step, iters):
     "Projected gradient descent on mean l(a.x, y) + lam/2 ||x||^2 + coef ||x - xc||^2 over dom."
     c1, r1, c2, r2 = dom
     d = xc.shape[0]
-    x = xc.copy(); g = np.empty(d); y = np.empty(d)
+    x = xc.copy()
+    g = np.empty(d)
+    y = np.empty(d)
     for t in range(iters):
         _glm_mean_grad(code, param, lam, x, S, g)
         for j in range(d): y[j] = x[j] - step * (g[j] + 2.0 * coef * (x[j] - xc[j]))
         _proj_two_balls(y, c1, r1, c2, r2, x)
     return x
 
+# %% ../../nbs/03_solvers/04_growth.ipynb
 class GLMObjective:
-    "Per-record loss $F(w;(x,y)) = \\ell(x^\\top w, y) + \\frac\\lambda2\\|w\\|^2$ with public bounds, in the interface Algorithms 1–2 use."
-    kind = "glm"; smooth = True
+    """Per-record loss $F(w;(x,y)) = \\ell(x^\\top w, y) + \\frac\\lambda2\\|w\\|^2$ with public
+    bounds, in the interface Algorithms 1–2 use."""
+
+    kind = "glm"
+    smooth = True
+
     def __init__(self, loss:Loss, # SquaredLoss, LogisticLoss or HuberLoss
                  lam:float, # ridge strength λ >= 0
                  x_norm:float, # public bound X on ||x||_2
                  y_bound:float=0.0, # public bound Y on |y|
                 ):
         if not isinstance(loss, (SquaredLoss, LogisticLoss, HuberLoss)):
-            raise TypeError(f"loss must be SquaredLoss, LogisticLoss or HuberLoss, got {type(loss).__name__}")
+            raise TypeError(
+                f"loss must be SquaredLoss, LogisticLoss or HuberLoss, got {type(loss).__name__}"
+            )
         self.loss, self.lam = loss, check_scalar(lam, "lam", low=0)
-        self.x_norm = check_scalar(x_norm, "x_norm", low=0, low_open=True); self.y_bound = check_scalar(y_bound, "y_bound", low=0)
+        self.x_norm = check_scalar(x_norm, "x_norm", low=0, low_open=True)
+        self.y_bound = check_scalar(y_bound, "y_bound", low=0)
+
     def record_dim(self, d:int) -> int: return d + 1
     def lipschitz(self, xmax:float) -> float:
         "Lipschitz constant of every $F(\\cdot; s)$ on $\\{\\|w\\|\\le$ `xmax`$\\}$."
@@ -713,16 +889,28 @@ class GLMObjective:
         return self.loss.curvature * self.x_norm ** 2 + self.lam
     def check_records(self, S, d:int|None=None) -> np.ndarray:
         S = check_array(S, "S", ndim=2)
-        if d is not None and S.shape[1] != d + 1: raise ValueError(f"S has {S.shape[1]} columns, expected {d + 1}")
-        if np.any(np.linalg.norm(S[:, :-1], axis=1) > self.x_norm * (1 + 1e-9)) or np.any(np.abs(S[:, -1]) > max(self.y_bound, 1.0) * (1 + 1e-9)):
+        if d is not None and S.shape[1] != d + 1:
+            raise ValueError(f"S has {S.shape[1]} columns, expected {d + 1}")
+        if np.any(np.linalg.norm(S[:, :-1], axis=1) > self.x_norm * (1 + 1e-9)) or np.any(
+            np.abs(S[:, -1]) > max(self.y_bound, 1.0) * (1 + 1e-9)
+        ):
             raise ValueError("S: records outside the universe (||x|| <= x_norm, |y| <= y_bound)")
         return np.ascontiguousarray(S)
     def value(self, x, S) -> float:
-        S = np.asarray(S, dtype=np.float64); x = np.asarray(x, dtype=np.float64)
+        S = np.asarray(S, dtype=np.float64)
+        x = np.asarray(x, dtype=np.float64)
         return self.loss.value(S[:, :-1], S[:, -1], x) + 0.5 * self.lam * float(x @ x)
     def grad(self, x, S) -> np.ndarray:
-        x = np.asarray(x, dtype=np.float64); out = np.empty_like(x)
-        _glm_mean_grad(self.loss.code, float(self.loss.param), self.lam, x, np.ascontiguousarray(S, dtype=np.float64), out)
+        x = np.asarray(x, dtype=np.float64)
+        out = np.empty_like(x)
+        _glm_mean_grad(
+            self.loss.code,
+            float(self.loss.param),
+            self.lam,
+            x,
+            np.ascontiguousarray(S, dtype=np.float64),
+            out,
+        )
         return out
     def _pgd(self, S, xc, coef, dom, step, iters):
         return _glm_solve_phase(self.loss.code, float(self.loss.param), self.lam,
@@ -741,7 +929,7 @@ def _leak(name:str, what:str, label:str) -> str:
                   PrivacyLeakWarning, stacklevel=5)
     return label
 
-
+# %% ../../nbs/03_solvers/04_growth.ipynb
 def _growth_bounds(problem:Problem, options:dict, private:bool) -> tuple:
     "`x_norm` and `y_bound`: public when given, else read from the data (a leak if private)."
     x_norm, y_bound, leaks = options["x_norm"], options["y_bound"], []
@@ -763,7 +951,7 @@ def _records(problem:Problem, x_norm:float, y_bound:float) -> np.ndarray:
     A *= np.minimum(1.0, x_norm / np.maximum(norms, 1e-300))[:, None]
     return np.ascontiguousarray(np.c_[A, np.clip(problem.y, -y_bound, y_bound)])
 
-
+# %% ../../nbs/03_solvers/04_growth.ipynb
 def _trace(log:list, passes:np.ndarray, x:np.ndarray, w0, radius:float, every:float) -> list:
     "(passes, coef) at the start, after a phase about every `every` passes, and at the end."
     start = np.zeros(x.shape[0])
@@ -867,8 +1055,18 @@ def _run_growth(self, problem:Problem, plan:_GrowthPlan, options:dict, rng) -> R
     S = _records(problem, plan.params["x_norm"], plan.params["y_bound"])
     rule = _PhaseRule(plan.request.epsilon, plan.request.delta, plan.noise, options["tol_frac"],
                       options["max_inner_iter"], 1)
-    x, log, used, note = _epochs(S, plan.objective, np.zeros(problem.p), options["radius"],
-                                 options["kappa_lower"], options["w0"], None, rule, rng, options["step"])
+    x, log, used, note = _epochs(
+        S,
+        plan.objective,
+        np.zeros(problem.p),
+        options["radius"],
+        options["kappa_lower"],
+        options["w0"],
+        None,
+        rule,
+        rng,
+        options["step"],
+    )
     passes = np.cumsum([ph["iterations"] * (ph["stop"] - ph["start"]) for ph in log]) / problem.n
     every = options["record_every"]
     trace = [] if every is None else _trace(log, passes, x, options["w0"], options["radius"], every)
@@ -876,26 +1074,32 @@ def _run_growth(self, problem:Problem, plan:_GrowthPlan, options:dict, rng) -> R
                trace=trace, params=dict(phases=len(log), records_used=used, note=note))
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
-def growth_adaptive(X, # design (n, p), dense or scipy sparse (densified)
-    y, # labels (n,) (±1 for the logistic loss)
-    loss:Loss, # SquaredLoss(), LogisticLoss() or HuberLoss(delta)
-    penalty:Penalty, # NoPenalty() or L2(lam) (added to every record's loss); others are refused
-    epsilon:float, # ε > 0 (np.inf: non-private, no noise)
-    delta:float, # δ in (0, 1) (Gaussian noise), or 0 for pure DP (ℓ2-Laplace noise)
+def growth_adaptive(
+    X,  # design (n, p), dense or scipy sparse (densified)
+    y,  # labels (n,) (±1 for the logistic loss)
+    loss: Loss,  # SquaredLoss(), LogisticLoss() or HuberLoss(delta)
+    penalty: Penalty,  # NoPenalty() or L2(lam) (added to every record's loss); others are refused
+    epsilon: float,  # ε > 0 (np.inf: non-private, no noise)
+    delta: float,  # δ in (0, 1) (Gaussian noise), or 0 for pure DP (ℓ2-Laplace noise)
     *,
-    radius:float=1.0, # R: the model is constrained to ||w||_2 <= R
-    x_norm:float|None=None, # public bound on ||x_i||_2 (rows are clipped to it); None: from the data (leaks, warns)
-    y_bound:float|None=None, # public bound on |y_i| (squared/Huber; labels clipped); None: from the data (leaks, warns)
-    kappa_lower:float=1.5, # lower bound κ̲ > 1 on the growth exponent
-    step:float|None=None, # multiplier of Algorithm 2's η_0 (None: 256; 1 = as published)
-    clip:float|None=None, # alias of x_norm (the common contract's clipping threshold); np.inf allowed only with epsilon = inf
-    tol_frac:float=0.01, # certified inner accuracy as a fraction of L·η_i
-    max_inner_iter:int=10**5, # refuse if a phase would need more inner iterations
-    w0=None, # initial point (projected onto the ball); default 0
-    random_state=None, # seed or Generator
-    record_every:float|None=None, # record (passes, coef) about every this many passes (after the phases)
+    radius: float = 1.0,  # R: the model is constrained to ||w||_2 <= R
+    x_norm: float
+    | None = None,  # public bound on ||x_i||_2 (rows are clipped to it); None: from the data (leaks, warns)
+    y_bound: float
+    | None = None,  # public bound on |y_i| (squared/Huber; labels clipped); None: from the data (leaks, warns)
+    kappa_lower: float = 1.5,  # lower bound κ̲ > 1 on the growth exponent
+    step: float | None = None,  # multiplier of Algorithm 2's η_0 (None: 256; 1 = as published)
+    clip: float
+    | None = None,  # alias of x_norm (the common contract's clipping threshold); np.inf allowed only with epsilon = inf
+    tol_frac: float = 0.01,  # certified inner accuracy as a fraction of L·η_i
+    max_inner_iter: int = 10**5,  # refuse if a phase would need more inner iterations
+    w0=None,  # initial point (projected onto the ball); default 0
+    random_state=None,  # seed or Generator
+    record_every: float
+    | None = None,  # record (passes, coef) about every this many passes (after the phases)
 ) -> FitResult:
-    "The growth-adaptive method: Algorithm 2 of Asi, Levy & Duchi (2021) for a linear model over an ℓ2 ball; returns a `FitResult`."
+    """The growth-adaptive method: Algorithm 2 of Asi, Levy & Duchi (2021) for a linear model over
+    an ℓ2 ball; returns a `FitResult`."""
     return get_solver("growth-adaptive").fit(
         X, y, loss, penalty, epsilon, delta, random_state, radius=radius, x_norm=x_norm,
         y_bound=y_bound, kappa_lower=kappa_lower, step=step, clip=clip, tol_frac=tol_frac,
@@ -917,7 +1121,8 @@ class GrowthAdaptive(Solver):
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
 def norm_bounds(self, loss:Loss, bounds:np.ndarray, target_bound=None) -> dict:
-    "x_norm = ‖B‖₂ (and y_bound for the squared loss): public norms from public bounds B_j ≥ |x_ij|."
+    """x_norm = ‖B‖₂ (and y_bound for the squared loss): public norms from public bounds B_j ≥
+    |x_ij|."""
     options = dict(x_norm=float(np.sqrt(np.sum(np.asarray(bounds) ** 2))))
     if isinstance(loss, SquaredLoss) and target_bound is not None:
         options["y_bound"] = float(target_bound)

@@ -9,8 +9,15 @@ import numpy as np
 import scipy.sparse as sp
 from ..utils import check_scalar, PrivacyLeakWarning
 from scipy.sparse.linalg import LinearOperator, cg
-from ..model.losses import (Loss, SquaredLoss, LogisticLoss, HuberLoss, loss_deriv_vec, loss_hess_vec,
-                                loss_value_mean)
+from dp_cd.model.losses import (
+    Loss,
+    SquaredLoss,
+    LogisticLoss,
+    HuberLoss,
+    loss_deriv_vec,
+    loss_hess_vec,
+    loss_value_mean,
+)
 from ..model.penalties import Penalty, L2
 from .dpcd import row_norms
 from .chunks import chunk_row_norms, is_chunked
@@ -26,18 +33,20 @@ from ..privacy.calibration import calibrate_noise_multiplier
 __all__ = ['output_perturbation', 'OutputPerturbation', 'l2_minimiser']
 
 # %% ../../nbs/03_solvers/08_output_perturbation.ipynb
-def output_perturbation(X, # design (n, p), dense or scipy sparse
-                        y, # labels (n,)
-                        loss:Loss, # datafit (squared, logistic or Huber)
-                        penalty:Penalty, # must be `L2(lam)` with lam > 0 (the strong convexity μ = lam)
-                        epsilon:float, # privacy budget ε > 0 (`np.inf`: return the exact minimiser)
-                        delta:float, # δ in (0, 1)
-                        *,
-                        x_norm:float|None=None, # public bound on ||x_i||_2 (None: max over the data, leaks)
-                        y_bound:float|None=None, # public bound on |y_i| (squared loss only; None: from the data, leaks)
-                        opt_tol:float=1e-8, # solver tolerance τ = opt_tol·Λ/n, added to the sensitivity
-                        random_state=None, # seed or Generator for the noise
-                       ) -> FitResult:
+def output_perturbation(
+    X,  # design (n, p), dense or scipy sparse
+    y,  # labels (n,)
+    loss: Loss,  # datafit (squared, logistic or Huber)
+    penalty: Penalty,  # must be `L2(lam)` with lam > 0 (the strong convexity μ = lam)
+    epsilon: float,  # privacy budget ε > 0 (`np.inf`: return the exact minimiser)
+    delta: float,  # δ in (0, 1)
+    *,
+    x_norm: float | None = None,  # public bound on ||x_i||_2 (None: max over the data, leaks)
+    y_bound: float
+    | None = None,  # public bound on |y_i| (squared loss only; None: from the data, leaks)
+    opt_tol: float = 1e-8,  # solver tolerance τ = opt_tol·Λ/n, added to the sensitivity
+    random_state=None,  # seed or Generator for the noise
+) -> FitResult:
     "Output perturbation (Alg. 3.2.1): exact minimiser plus analytic-Gaussian noise (Thm. 3.2.1)."
     return get_solver("output-perturbation").fit(X, y, loss, penalty, epsilon, delta, random_state,
                                                  x_norm=x_norm, y_bound=y_bound, opt_tol=opt_tol)
@@ -98,7 +107,7 @@ def _op_bounds(problem, request, options:dict, rn:np.ndarray) -> tuple:
     y_bound = check_scalar(y_bound, "y_bound", low=0)
     return x_norm, y_bound, y_bound * math.sqrt(2.0 / problem.penalty.lam), leaks
 
-
+# %% ../../nbs/03_solvers/08_output_perturbation.ipynb
 def _leak(request, option:str, bound:str, leak:str) -> list:
     "Warn that a bound was read off the data (private runs); the leak to report."
     if not request.private: return []
@@ -148,7 +157,7 @@ def _op_release_plan(request, params:dict, tau:float, leaks:list) -> Plan:
                 noise_scales=[sigma], notes=[note], data_dependent=leaks,
                 params={**params, "noise_multiplier": z, "sigma": sigma})
 
-
+# %% ../../nbs/03_solvers/08_output_perturbation.ipynb
 def _refuse_infinite(sigma:float, params:dict):
     "Refuse a release whose noise scale or minimiser is not finite."
     raise ValueError(f"the noise scale σ = z·Δ = {sigma:g} or the minimiser is not finite in "

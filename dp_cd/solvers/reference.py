@@ -10,10 +10,36 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 from ..utils import check_scalar, check_array, as_generator
-from ..model.losses import (Loss, SquaredLoss, LogisticLoss, HuberLoss, coord_grad_dense, coord_grad_sparse,
-                          update_pred_dense, update_pred_sparse, loss_deriv_vec, loss_value_mean, loss_conj, loss_hess_vec, residual_scale, _check_w)
-from ..model.penalties import (Penalty, NoPenalty, L1, L2, ElasticNet, Box, prox_1d, prox_vec, gs_score_1d,
-                             conj_1d, conj_bound_1d, penalty_value)
+from dp_cd.model.losses import (
+    Loss,
+    SquaredLoss,
+    LogisticLoss,
+    HuberLoss,
+    coord_grad_dense,
+    coord_grad_sparse,
+    update_pred_dense,
+    update_pred_sparse,
+    loss_deriv_vec,
+    loss_value_mean,
+    loss_conj,
+    loss_hess_vec,
+    residual_scale,
+    _check_w,
+)
+from dp_cd.model.penalties import (
+    Penalty,
+    NoPenalty,
+    L1,
+    L2,
+    ElasticNet,
+    Box,
+    prox_1d,
+    prox_vec,
+    gs_score_1d,
+    conj_1d,
+    conj_bound_1d,
+    penalty_value,
+)
 
 # %% auto 0
 __all__ = ['cd_epoch_dense', 'cd_epoch_sparse', 'gcd_steps', 'quad_cd', 'dual_objective', 'SolverResult', 'solve',
@@ -34,11 +60,15 @@ def _dot_sparse(data, indices, indptr, r, j):
     for k in range(indptr[j], indptr[j + 1]): s += data[k] * r[indices[k]]
     return s
 
+# %% ../../nbs/03_solvers/00_reference.ipynb
 @njit(cache=True)
 def cd_epoch_dense(lcode:int, lparam:float, pcode:int, pparams, X, y, z, w, steps, order):
-    "Proximal coordinate updates $w_j \\leftarrow \\mathrm{prox}_{\\gamma_j\\psi_j}(w_j-\\gamma_j\\nabla_jf)$ for `j` in `order`; updates `w` and `z`$=Xw$ in place."
+    """Proximal coordinate updates
+    $w_j \\leftarrow \\mathrm{prox}_{\\gamma_j\\psi_j}(w_j-\\gamma_j\\nabla_jf)$ for `j` in
+    `order`; updates `w` and `z`$=Xw$ in place."""
     n = X.shape[0]
-    rs = residual_scale(lcode)   # squared loss: phi' = 2 (z - y), work on the residual (one stream less)
+    # squared loss: phi' = 2 (z - y), work on the residual (one stream less)
+    rs = residual_scale(lcode)
     if rs > 0.0:
         for i in range(n): z[i] -= y[i]
     for k in range(order.shape[0]):
@@ -55,6 +85,7 @@ def cd_epoch_dense(lcode:int, lparam:float, pcode:int, pparams, X, y, z, w, step
     if rs > 0.0:
         for i in range(n): z[i] += y[i]
 
+# %% ../../nbs/03_solvers/00_reference.ipynb
 @njit(cache=True)
 def cd_epoch_sparse(lcode:int, lparam:float, pcode:int, pparams, csc, y, z, w, steps, order):
     "`cd_epoch_dense` for a CSC design `csc = (data, indices, indptr)`."
@@ -77,6 +108,7 @@ def cd_epoch_sparse(lcode:int, lparam:float, pcode:int, pparams, csc, y, z, w, s
     if rs > 0.0:
         for i in range(n): z[i] += y[i]
 
+# %% ../../nbs/03_solvers/00_reference.ipynb
 @njit(cache=True)
 def _gcd_select(model, rule, sparse, X, csc, y, z, w, M):
     "The GS-`rule` coordinate and its gradient; model = (lcode, lparam, pcode, pparams)."
@@ -91,10 +123,12 @@ def _gcd_select(model, rule, sparse, X, csc, y, z, w, M):
         if s > best: best, jb, gb = s, j, g
     return jb, gb
 
+# %% ../../nbs/03_solvers/00_reference.ipynb
 @njit(cache=True)
 def gcd_steps(model, # (lcode, lparam, pcode, pparams): the loss's and the penalty's codes
               rule:int, sparse:bool, X, csc, y, z, w, M, n_steps:int) -> int:
-    "`n_steps` greedy proximal coordinate updates with step $1/M_j$ (rule 0 GS-s, 1 GS-r, 2 GS-q); returns the number done (fewer if a fixed point is reached)."
+    """`n_steps` greedy proximal coordinate updates with step $1/M_j$ (rule 0 GS-s, 1 GS-r, 2 GS-q);
+    returns the number done (fewer if a fixed point is reached)."""
     for t in range(n_steps):
         j, g = _gcd_select(model, rule, sparse, X, csc, y, z, w, M)
         if j < 0: return t
@@ -106,9 +140,11 @@ def gcd_steps(model, # (lcode, lparam, pcode, pparams): the loss's and the penal
         else: update_pred_dense(X, z, j, d)
     return n_steps
 
+# %% ../../nbs/03_solvers/00_reference.ipynb
 @njit(cache=True)
 def quad_cd(H, g, w, v, Hd, pcode:int, pparams, max_epochs:int, tol:float) -> int:
-    "Minimise $g^\\top(v-w)+\\frac12(v-w)^\\top H(v-w)+\\psi(v)$ over `v` by cyclic CD (in place; `Hd` holds $H(v-w)$); returns epochs."
+    """Minimise $g^\\top(v-w)+\\frac12(v-w)^\\top H(v-w)+\\psi(v)$ over `v` by cyclic CD (in place;
+    `Hd` holds $H(v-w)$); returns epochs."""
     p = w.shape[0]
     for ep in range(max_epochs):
         dmax = 0.0
@@ -126,9 +162,11 @@ def quad_cd(H, g, w, v, Hd, pcode:int, pparams, max_epochs:int, tol:float) -> in
         if dmax <= tol: return ep + 1
     return max_epochs
 
+# %% ../../nbs/03_solvers/00_reference.ipynb
 @njit(cache=True)
 def dual_objective(lcode:int, lparam:float, pcode:int, pparams, u, y, grad) -> float:
-    "$D(su)$ for $u=\\phi'(z,y)$ and `grad`$=X^\\top u/n$, with the largest $s\\le1$ making $\\psi^*(-s\\,$`grad`$)$ finite."
+    """$D(su)$ for $u=\\phi'(z,y)$ and `grad`$=X^\\top u/n$, with the largest $s\\le1$ making
+    $\\psi^*(-s\\,$`grad`$)$ finite."""
     s = 1.0
     p = grad.shape[0]
     for j in range(p):
@@ -150,36 +188,50 @@ class SolverResult:
     "Outcome of `solve`."
     coef: np.ndarray          # final coefficients w
     objective: float          # F(w), recomputed from scratch
-    n_iter: int               # epochs (cd: p updates each), coordinate updates (gcd) or gradient steps (pgd)
+    # epochs (cd: p updates each), coordinate updates (gcd) or gradient steps (pgd)
+    n_iter: int
     criterion: float          # achieved stopping criterion
     criterion_name: str       # "relative_gap" or "fixed_point"
     converged: bool           # criterion <= tol
     method: str               # "cd", "gcd" or "pgd"
     time: float = 0.0         # wall-clock seconds
-    history: list = field(default_factory=list)  # objective after each iteration (if requested), history[0] = F(w0)
+    # objective after each iteration (if requested), history[0] = F(w0)
+    history: list = field(default_factory=list)
 
     def __repr__(self):
-        return (f"SolverResult(method={self.method!r}, objective={self.objective:.12g}, n_iter={self.n_iter}, "
-                f"{self.criterion_name}={self.criterion:.3g}, converged={self.converged})")
+        return (
+            f"SolverResult(method={self.method!r}, objective={self.objective:.12g}, n_iter={self.n_iter}, "
+            f"{self.criterion_name}={self.criterion:.3g}, converged={self.converged})"
+        )
 
-
+# %% ../../nbs/03_solvers/00_reference.ipynb
 class _Problem:
     "Validated data, constants and criteria shared by the solvers."
     def __init__(self, X, y, loss, penalty, w0):
-        if not isinstance(loss, Loss): raise TypeError(f"loss must be a dp_cd.model.losses.Loss, got {type(loss).__name__}")
+        if not isinstance(loss, Loss):
+            raise TypeError(f"loss must be a dp_cd.model.losses.Loss, got {type(loss).__name__}")
         if penalty is None: penalty = NoPenalty()
-        if not isinstance(penalty, Penalty): raise TypeError(f"penalty must be a dp_cd.model.penalties.Penalty, got {type(penalty).__name__}")
+        if not isinstance(penalty, Penalty):
+            raise TypeError(
+                f"penalty must be a dp_cd.model.penalties.Penalty, got {type(penalty).__name__}"
+            )
         self.X, self.sparse, self.y, w = loss.validate(X, y, None)
         self.n, self.p = self.X.shape
         if w0 is not None: w = _check_w(w0, self.p, "w0")
         penalty.check_dim(self.p)
         self.loss, self.pen = loss, penalty
         self.M = loss.coordinate_smoothness(self.X)
-        if not np.isfinite(penalty.value(w)): w = penalty.prox(w, 1.0)   # project an infeasible start
+        # project an infeasible start
+        if not np.isfinite(penalty.value(w)): w = penalty.prox(w, 1.0)
         # coordinates with M_j = 0 do not affect f: put them at a minimiser of psi_j once, then freeze them
         zero = self.M <= 0
         if np.any(zero):
-            w[zero] = np.array([prox_1d(penalty.code, penalty.params, j, w[j], 1e300) for j in np.flatnonzero(zero)])
+            w[zero] = np.array(
+                [
+                    prox_1d(penalty.code, penalty.params, j, w[j], 1e300)
+                    for j in np.flatnonzero(zero)
+                ]
+            )
         self.steps = np.where(zero, 0.0, 1.0 / np.where(zero, 1.0, self.M))
         self.w = w
         self.use_gap = penalty.has_gap
@@ -188,13 +240,19 @@ class _Problem:
         F0 = self.primal(w) if np.all(np.isfinite(self.M)) else np.inf
         if not np.isfinite(F0):
             xs = np.abs(self.X.data if self.sparse else self.X).max(initial=0.0)
-            raise ValueError(f"the problem is out of float64 range: {'the objective F at the initial point' if np.all(np.isfinite(self.M)) else 'the smoothness constants M_j'} "
-                             f"overflow (max |x_ij| = {xs:.3g}, max |y_i| = {np.abs(self.y).max(initial=0.0):.3g}); rescale X and y")
+            raise ValueError(
+                f"the problem is out of float64 range: {'the objective F at the initial point' if np.all(np.isfinite(self.M)) else 'the smoothness constants M_j'} "
+                f"overflow (max |x_ij| = {xs:.3g}, max |y_i| = {np.abs(self.y).max(initial=0.0):.3g}); rescale X and y"
+            )
 
     def pred(self, w): return np.asarray(self.X @ w, dtype=np.float64).ravel()
     def primal(self, w, z=None):
         z = self.pred(w) if z is None else z
-        return float(loss_value_mean(self.loss.code, self.loss.param, z, self.y) + penalty_value(self.pen.code, self.pen.params, w))
+        return float(
+            loss_value_mean(self.loss.code, self.loss.param, z, self.y)
+            + penalty_value(self.pen.code, self.pen.params, w)
+        )
+
     def grad_u(self, z):
         u = np.empty(self.n)
         loss_deriv_vec(self.loss.code, self.loss.param, z, self.y, u)
@@ -205,16 +263,22 @@ class _Problem:
         P = self.primal(w, z)
         g, u = self.grad_u(z)
         if self.use_gap:
-            D = dual_objective(self.loss.code, self.loss.param, self.pen.code, self.pen.params, u, self.y, g)
+            D = dual_objective(
+                self.loss.code, self.loss.param, self.pen.code, self.pen.params, u, self.y, g
+            )
             return P, max(P - D, 0.0) / max(abs(P), np.finfo(float).tiny)
         fp = 0.0
         for j in range(self.p):
-            if self.M[j] > 0: fp = max(fp, gs_score_1d(1, self.pen.code, self.pen.params, j, w[j], g[j], self.M[j]))
+            if self.M[j] > 0:
+                fp = max(
+                    fp, gs_score_1d(1, self.pen.code, self.pen.params, j, w[j], g[j], self.M[j])
+                )
         return P, fp
 
-
+# %% ../../nbs/03_solvers/00_reference.ipynb
 def _newton_step(pb, w, z, inner_tol):
-    "One damped proximal Newton step: CD on the local quadratic model, then Armijo backtracking on F."
+    """One damped proximal Newton step: CD on the local quadratic model, then Armijo backtracking on
+    F."""
     n, p = pb.n, pb.p
     g, _ = pb.grad_u(z)
     h = np.empty(n)
@@ -235,34 +299,52 @@ def _newton_step(pb, w, z, inner_tol):
     while t > 1e-12:
         wt, zt = w + t * d, z + t * Xd
         # Armijo, with a rounding allowance: near the optimum F changes by less than its own rounding error
-        if pb.primal(wt, zt) <= Fw + 0.25 * t * Delta + 8 * np.finfo(float).eps * abs(Fw): return wt, pb.pred(wt), False
+        if pb.primal(wt, zt) <= Fw + 0.25 * t * Delta + 8 * np.finfo(float).eps * abs(Fw):
+            return wt, pb.pred(wt), False
         t /= 2
     return w, z, True
 
-
-def solve(X, # design (n, p): dense array-like or scipy sparse (converted to CSC)
-          y, # labels (n,)
-          loss:Loss, # datafit, e.g. SquaredLoss()
-          penalty:Penalty|None=None, # separable penalty (None: no penalty)
-          method:str="cd", # "cd" (Alg. 2.2.3), "gcd" (Alg. 2.2.4), "pgd" (Alg. 2.2.1) or "newton" (proximal Newton, p <= a few thousand)
-          tol:float=1e-10, # stop when the criterion (relative gap or fixed-point violation) is <= tol
-          max_iter:int|None=None, # max epochs (cd), coordinate updates (gcd) or gradient steps (pgd)
-          w0=None, # initial point (default 0)
-          random_state=None, # seed or Generator for the coordinate draws of "cd"
-          selection:str="random", # "random" (uniform, Alg. 2.2.3) or "cyclic" coordinate order for "cd"
-          rule:str="gs-r", # greedy rule of "gcd": "gs-s", "gs-r" or "gs-q" (all equal GS-L when psi = 0)
-          accelerated:bool=False, # FISTA momentum for "pgd"
-          check_every:int|None=None, # iterations between criterion checks (default: 1 for cd/pgd, 10 for gcd)
-          history:bool=False, # record F after every iteration
-         ) -> SolverResult:
+# %% ../../nbs/03_solvers/00_reference.ipynb
+def solve(
+    X,  # design (n, p): dense array-like or scipy sparse (converted to CSC)
+    y,  # labels (n,)
+    loss: Loss,  # datafit, e.g. SquaredLoss()
+    penalty: Penalty | None = None,  # separable penalty (None: no penalty)
+    method: str = "cd",  # "cd" (Alg. 2.2.3), "gcd" (Alg. 2.2.4), "pgd" (Alg. 2.2.1) or "newton" (proximal Newton, p <= a few thousand)
+    tol: float = 1e-10,  # stop when the criterion (relative gap or fixed-point violation) is <= tol
+    max_iter: int
+    | None = None,  # max epochs (cd), coordinate updates (gcd) or gradient steps (pgd)
+    w0=None,  # initial point (default 0)
+    random_state=None,  # seed or Generator for the coordinate draws of "cd"
+    selection: str = "random",  # "random" (uniform, Alg. 2.2.3) or "cyclic" coordinate order for "cd"
+    rule: str = "gs-r",  # greedy rule of "gcd": "gs-s", "gs-r" or "gs-q" (all equal GS-L when psi = 0)
+    accelerated: bool = False,  # FISTA momentum for "pgd"
+    check_every: int
+    | None = None,  # iterations between criterion checks (default: 1 for cd/pgd, 10 for gcd)
+    history: bool = False,  # record F after every iteration
+) -> SolverResult:
     "Minimise $F(w)=\\frac1n\\sum_i\\ell(w;(x_i,y_i))+\\psi(w)$ without privacy."
-    if method not in ("cd", "gcd", "pgd", "newton"): raise ValueError(f"method must be 'cd', 'gcd', 'pgd' or 'newton', got {method!r}")
-    if selection not in ("random", "cyclic"): raise ValueError(f"selection must be 'random' or 'cyclic', got {selection!r}")
+    if method not in ("cd", "gcd", "pgd", "newton"):
+        raise ValueError(f"method must be 'cd', 'gcd', 'pgd' or 'newton', got {method!r}")
+    if selection not in ("random", "cyclic"):
+        raise ValueError(f"selection must be 'random' or 'cyclic', got {selection!r}")
     rules = {"gs-s": 0, "gs-r": 1, "gs-q": 2}
     if rule not in rules: raise ValueError(f"rule must be one of {sorted(rules)}, got {rule!r}")
     tol = check_scalar(tol, "tol", low=0)
-    max_iter = check_scalar({"cd": 10_000, "gcd": 100_000, "pgd": 100_000, "newton": 200}[method] if max_iter is None else max_iter, "max_iter", low=1, integer=True)
-    check_every = check_scalar((10 if method == "gcd" else 1) if check_every is None else check_every, "check_every", low=1, integer=True)
+    max_iter = check_scalar(
+        {"cd": 10_000, "gcd": 100_000, "pgd": 100_000, "newton": 200}[method]
+        if max_iter is None
+        else max_iter,
+        "max_iter",
+        low=1,
+        integer=True,
+    )
+    check_every = check_scalar(
+        (10 if method == "gcd" else 1) if check_every is None else check_every,
+        "check_every",
+        low=1,
+        integer=True,
+    )
     rng = as_generator(random_state)
     pb = _Problem(X, y, loss, penalty, w0)
     t0 = time.perf_counter()
@@ -271,7 +353,8 @@ def solve(X, # design (n, p): dense array-like or scipy sparse (converted to CSC
     lc, lp, pc, pp = loss.code, loss.param, pb.pen.code, pb.pen.params
     Xd = pb.X if not pb.sparse else np.zeros((1, 1), order='F')
     empty = (np.zeros(1), np.zeros(1, np.int64), np.zeros(2, np.int64))
-    csc = (pb.X.data, pb.X.indices, pb.X.indptr) if pb.sparse else empty   # one argument of the kernels
+    # one argument of the kernels
+    csc = (pb.X.data, pb.X.indices, pb.X.indptr) if pb.sparse else empty
     hist = [pb.primal(w, z)] if history else []
     F, crit = pb.criterion(w, z)
     it, done = 0, crit <= tol
@@ -297,9 +380,12 @@ def solve(X, # design (n, p): dense array-like or scipy sparse (converted to CSC
             for _ in range(n_do):
                 w, z, stalled = _newton_step(pb, w, z, min(1e-6, 1e-2 * crit))
                 it += 1
-                if stalled:   # no measurable decrease left: polish with cyclic CD epochs (first order, rounding-robust)
+                # no measurable decrease left: polish with cyclic CD epochs (first order, rounding-
+                # robust)
+                if stalled:
                     for _k in range(2000):
-                        if pb.sparse: cd_epoch_sparse(lc, lp, pc, pp, csc, pb.y, z, w, pb.steps, cyc)
+                        if pb.sparse:
+                            cd_epoch_sparse(lc, lp, pc, pp, csc, pb.y, z, w, pb.steps, cyc)
                         else: cd_epoch_dense(lc, lp, pc, pp, Xd, pb.y, z, w, pb.steps, cyc)
                         if _k % 5 == 4 and pb.criterion(w, pb.pred(w))[1] <= tol: break
                     done = True
@@ -324,29 +410,58 @@ def solve(X, # design (n, p): dense array-like or scipy sparse (converted to CSC
             F, crit = pb.criterion(w, z)
             done = done or crit <= tol
     F, crit = pb.criterion(w, z)
-    if not (np.all(np.isfinite(w)) and np.isfinite(F)):   # never return a NaN/inf model silently
-        raise ValueError(f"the iterates left the float64 range after {it} iterations (F = {F:g}, non-finite coefficients: "
-                         f"{int(np.sum(~np.isfinite(w)))}): the data are too badly scaled; rescale X and y")
-    return SolverResult(coef=w, objective=pb.primal(w), n_iter=it, criterion=crit,
-                        criterion_name="relative_gap" if pb.use_gap else "fixed_point",
-                        converged=bool(crit <= tol), method=method, time=time.perf_counter() - t0, history=hist)
+    if not (np.all(np.isfinite(w)) and np.isfinite(F)):  # never return a NaN/inf model silently
+        raise ValueError(
+            f"the iterates left the float64 range after {it} iterations (F = {F:g}, non-finite coefficients: "
+            f"{int(np.sum(~np.isfinite(w)))}): the data are too badly scaled; rescale X and y"
+        )
+    return SolverResult(
+        coef=w,
+        objective=pb.primal(w),
+        n_iter=it,
+        criterion=crit,
+        criterion_name="relative_gap" if pb.use_gap else "fixed_point",
+        converged=bool(crit <= tol),
+        method=method,
+        time=time.perf_counter() - t0,
+        history=hist,
+    )
 
-
-def reference_optimum(X, y, loss:Loss, penalty:Penalty|None=None,
-                      tol:float=1e-12, # target criterion (relative duality gap when available)
-                      max_iter:int=100_000, # max epochs of coordinate descent
-                      return_result:bool=False, # also return the SolverResult
-                      method:str="auto", # "auto": proximal Newton if p <= 2000 (then CD if needed), else cyclic CD
-                     ):
+# %% ../../nbs/03_solvers/00_reference.ipynb
+def reference_optimum(
+    X,
+    y,
+    loss: Loss,
+    penalty: Penalty | None = None,
+    tol: float = 1e-12,  # target criterion (relative duality gap when available)
+    max_iter: int = 100_000,  # max epochs of coordinate descent
+    return_result: bool = False,  # also return the SolverResult
+    method: str = "auto",  # "auto": proximal Newton if p <= 2000 (then CD if needed), else cyclic CD
+):
     "$F^*$ to relative precision `tol` (certified by the duality gap when `penalty.has_gap`)."
-    if method not in ("auto", "cd", "newton"): raise ValueError(f"method must be 'auto', 'cd' or 'newton', got {method!r}")
+    if method not in ("auto", "cd", "newton"):
+        raise ValueError(f"method must be 'auto', 'cd' or 'newton', got {method!r}")
     p = X.shape[1] if hasattr(X, "shape") and len(X.shape) == 2 else np.shape(X)[1]
     res = None
     if method == "newton" or (method == "auto" and p <= 2000):
         res = solve(X, y, loss, penalty, method="newton", tol=tol, max_iter=500)
     if res is None or not res.converged:
-        res = solve(X, y, loss, penalty, method="cd", tol=tol, max_iter=max_iter, selection="cyclic", check_every=5,
-                    w0=None if res is None else res.coef)
+        res = solve(
+            X,
+            y,
+            loss,
+            penalty,
+            method="cd",
+            tol=tol,
+            max_iter=max_iter,
+            selection="cyclic",
+            check_every=5,
+            w0=None if res is None else res.coef,
+        )
     if not res.converged:
-        warnings.warn(f"reference_optimum did not reach tol={tol:g} (criterion {res.criterion:.3g})", RuntimeWarning, stacklevel=2)
+        warnings.warn(
+            f"reference_optimum did not reach tol={tol:g} (criterion {res.criterion:.3g})",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     return (res.objective, res) if return_result else res.objective

@@ -27,12 +27,15 @@ __all__ = ['ORDERS', 'RUN_TARGETS', 'TruncatedNegativeBinomial', 'tnb_for_mean',
 # %% ../../nbs/03_solvers/05_tuning.ipynb
 @dataclass(frozen=True)
 class TruncatedNegativeBinomial:
-    "The number of repetitions K ~ D_{η,γ} of Papernot & Steinke (2022): η > -1, γ ∈ (0, 1); η = 1 geometric, η = 0 logarithmic."
+    """The number of repetitions K ~ D_{η,γ} of Papernot & Steinke (2022): η > -1, γ ∈ (0, 1); η = 1
+    geometric, η = 0 logarithmic."""
+
     eta: float # shape η > -1
     gamma: float # γ in (0, 1) (η = 1: stopping probability)
     def __post_init__(self):
         eta = check_scalar(self.eta, "eta", low=-1, low_open=True)
-        object.__setattr__(self, "eta", 0.0 if abs(eta) < 1e-9 else eta)   # |η| < 1e-9: the logarithmic limit (avoids cancellation)
+        # |η| < 1e-9: the logarithmic limit (avoids cancellation)
+        object.__setattr__(self, "eta", 0.0 if abs(eta) < 1e-9 else eta)
         object.__setattr__(self, "gamma", check_scalar(self.gamma, "gamma", 0, 1, True, True))
     @property
     def c(self) -> float:
@@ -65,7 +68,8 @@ class TruncatedNegativeBinomial:
         if e == 0: return np.log1p(-(1 - g) * x) / math.log(g)
         return np.expm1(-e * np.log1p(-(1 - g) * x)) / math.expm1(-e * math.log(g))
     def sample(self, rng) -> int:
-        "One draw of K (inverse CDF with the recursion Pr[K=k+1] = Pr[K=k] (1-γ)(k+η)/(k+1); exact up to rounding)."
+        """One draw of K (inverse CDF with the recursion Pr[K=k+1] = Pr[K=k] (1-γ)(k+η)/(k+1); exact
+        up to rounding)."""
         u = as_generator(rng).random()
         k, p = 1, float(self.pmf(1)[0])
         cdf = p
@@ -75,6 +79,7 @@ class TruncatedNegativeBinomial:
             cdf += p
         return k
 
+# %% ../../nbs/03_solvers/05_tuning.ipynb
 def tnb_for_mean(mean_runs:float, # desired E[K] > 1
                  eta:float=1.0, # shape η
                 ) -> TruncatedNegativeBinomial:
@@ -102,14 +107,23 @@ def rdp_selection_bound(eps_lam:float, # D_λ(Q(D)||Q(D')) bound ε at order λ
                        ) -> float:
     "Papernot–Steinke Theorem 2: RDP of order λ of best-of-K, K ~ D_{η,γ}."
     e = dist.eta
-    return eps_lam + (1 + e) * (1 - 1 / lam_hat) * eps_hat + (1 + e) * math.log(1 / dist.gamma) / lam_hat + math.log(dist.mean) / (lam - 1)
+    return (
+        eps_lam
+        + (1 + e) * (1 - 1 / lam_hat) * eps_hat
+        + (1 + e) * math.log(1 / dist.gamma) / lam_hat
+        + math.log(dist.mean) / (lam - 1)
+    )
 
+# %% ../../nbs/03_solvers/05_tuning.ipynb
 def pure_selection_epsilon(epsilon:float, # ε of the ε-DP base mechanism
                            eta:float=1.0, # shape η of D_{η,γ}
                           ) -> float:
     "Best-of-K with K ~ D_{η,γ} of an ε-DP mechanism is (2+η)ε-DP (η = 1: Liu & Talwar's 3ε)."
-    return (2 + check_scalar(eta, "eta", low=-1, low_open=True)) * check_scalar(epsilon, "epsilon", low=0)
+    return (2 + check_scalar(eta, "eta", low=-1, low_open=True)) * check_scalar(
+        epsilon, "epsilon", low=0
+    )
 
+# %% ../../nbs/03_solvers/05_tuning.ipynb
 def selection_rdp(rho:float, # each run is ρ-zCDP
                   dist:TruncatedNegativeBinomial, # distribution of the number of runs
                   orders=ORDERS, # Rényi orders λ > 1
@@ -127,6 +141,7 @@ def selection_epsilon(rho:float, dist:TruncatedNegativeBinomial, delta:float) ->
     return _selection_epsilon(float(rho), dist,
                               float(check_scalar(delta, "delta", 0, 1, True, True)))
 
+# %% ../../nbs/03_solvers/05_tuning.ipynb
 @functools.lru_cache(maxsize=1024)   # pure in hashable public arguments: each selection's report
 def _selection_epsilon(rho, dist, delta):   # (and calibration) asks for the same few values
     return rdp_to_epsilon(ORDERS, selection_rdp(rho, dist), delta)[0]
@@ -135,13 +150,19 @@ def calibrate_selection(epsilon:float, # target ε of the whole selection
                         delta:float, # target δ
                         dist:TruncatedNegativeBinomial, # distribution of the number of runs
                        ) -> float:
-    "Largest per-run ρ (zCDP) such that best-of-K is (ε, δ)-DP (bisection on log ρ; never overshoots; cached)."
+    """Largest per-run ρ (zCDP) such that best-of-K is (ε, δ)-DP (bisection on log ρ; never
+    overshoots; cached)."""
     return _calibrate_selection(float(epsilon), float(delta), dist)
 
-@functools.lru_cache(maxsize=256)   # pure in its (hashable) arguments; repeated selections then skip the bisection
+# %% ../../nbs/03_solvers/05_tuning.ipynb
+# pure in its (hashable) arguments; repeated selections then skip the bisection
+@functools.lru_cache(maxsize=256)
 def _calibrate_selection(epsilon, delta, dist):
     lo, hi = 1e-12, 10.0
-    if selection_epsilon(lo, dist, delta) > epsilon: raise ValueError(f"epsilon={epsilon} is too small for E[K]={dist.mean:.3g} at delta={delta}")
+    if selection_epsilon(lo, dist, delta) > epsilon:
+        raise ValueError(
+            f"epsilon={epsilon} is too small for E[K]={dist.mean:.3g} at delta={delta}"
+        )
     for _ in range(100):
         mid = math.sqrt(lo * hi)
         if selection_epsilon(mid, dist, delta) <= epsilon: lo = mid
@@ -168,7 +189,7 @@ class SelectionResult:
     privacy: PrivacyReport
     history: list = field(default_factory=list) # (candidate index, noisy score) of each run
 
-
+# %% ../../nbs/03_solvers/05_tuning.ipynb
 def _selection_plan(rho, dist, delta, n_candidates, K, notes=()):
     "What the selection certifies: the best of K ~ D_{η,γ} ρ-zCDP runs, one release."
     accountant = (f"RDP of best-of-K (Papernot & Steinke 2022, Thm. 2), "
@@ -176,9 +197,17 @@ def _selection_plan(rho, dist, delta, n_candidates, K, notes=()):
     notes = [f"{n_candidates} candidates drawn uniformly; E[K] = {dist.mean:.3g}, this run K = {K}",
              "only the selected model (and its candidate/score) is covered; "
              "the history is not released", *notes]
-    ledger = Ledger().add("random-stopping selection", RandomStoppingEvent(rho, dist.eta, dist.gamma))
-    return Plan(ledger=ledger, epsilon=selection_epsilon(rho, dist, delta), accountant=accountant, releases=1,
-                budget_split={"per run (rho-zCDP)": rho}, notes=notes)
+    ledger = Ledger().add(
+        "random-stopping selection", RandomStoppingEvent(rho, dist.eta, dist.gamma)
+    )
+    return Plan(
+        ledger=ledger,
+        epsilon=selection_epsilon(rho, dist, delta),
+        accountant=accountant,
+        releases=1,
+        budget_split={"per run (rho-zCDP)": rho},
+        notes=notes,
+    )
 
 # %% ../../nbs/03_solvers/05_tuning.ipynb
 def private_select(candidates, # list of hyperparameter settings (any objects)
@@ -236,7 +265,7 @@ def dpcd_train_and_score(X_train, y_train, X_val, y_val, loss, penalty, *,
         return fit, per.mean() + rng.normal(0.0, (B / n_val) / math.sqrt(2 * rho))
     return run
 
-
+# %% ../../nbs/03_solvers/05_tuning.ipynb
 def _per_example_loss(loss, z, y):
     from dp_cd.model.losses import loss_value
     return np.array([loss_value(loss.code, loss.param, zi, yi) for zi, yi in zip(z, y)])
@@ -266,7 +295,8 @@ RUN_TARGETS = {"gdp": lambda rho, d: gdp_epsilon(math.sqrt(2 * rho), d),
 def zcdp_accountant(solver:Solver, # a registered solver
                     requested:str|None=None, # an `accountant` option given with the candidate
                    ) -> str:
-    "The accountant a ρ-zCDP run is calibrated with: the first in `RUN_TARGETS` the solver declares."
+    """The accountant a ρ-zCDP run is calibrated with: the first in `RUN_TARGETS` the solver
+    declares."""
     if requested is not None and requested not in RUN_TARGETS:
         raise ValueError(f"accountant={requested!r} cannot calibrate a rho-zCDP run of "
                          f"{solver.name!r}: use one of {list(RUN_TARGETS)} or leave it out")
@@ -300,7 +330,8 @@ def zcdp_fit(solver:str, # a registered solver name
 def default_candidates(n_train:int, # PUBLIC number of training records
                        p:int, # PUBLIC number of features (with the intercept column)
                       ) -> list:
-    "A small grid of (solver, clip, step, passes) for features scaled into [-1, 1]; public inputs only."
+    """A small grid of (solver, clip, step, passes) for features scaled into [-1, 1]; public inputs
+    only."""
     r = math.sqrt(check_scalar(p, "p", low=1, integer=True))   # ‖x_i‖₂ ≤ √p after scaling
     n_train = check_scalar(n_train, "n_train", low=1, integer=True)
     cd = dict(solver="dp-cd", step=1.0, smoothness="private")   # M_j estimated inside the run
@@ -342,15 +373,20 @@ def holdout_split(n:int, # PUBLIC number of records
     return np.sort(perm[n_val:]), np.sort(perm[:n_val])
 
 # %% ../../nbs/03_solvers/05_tuning.ipynb
-def private_tune(fit_candidate, # (candidate, ρ, rng) -> model; ρ-zCDP on the TRAINING records
-                 holdout_loss, # model -> per-record losses on the HELD-OUT records (clipped to [0, B])
-                 n_holdout:int, # number of held-out records (public)
-                 score_bound:float, # B: a held-out record's loss is clipped to [0, B]
-                 candidates:list, # the hyper-parameter grid (public)
-                 epsilon:float, delta:float, # the budget of the whole search
-                 *, mean_runs:float=6.0, eta:float=0.0, # E[K] and shape of D_{η,γ}
-                 random_state=None, n_records:int|None=None,
-                ) -> SelectionResult:
+def private_tune(
+    fit_candidate,  # (candidate, ρ, rng) -> model; ρ-zCDP on the TRAINING records
+    holdout_loss,  # model -> per-record losses on the HELD-OUT records (clipped to [0, B])
+    n_holdout: int,  # number of held-out records (public)
+    score_bound: float,  # B: a held-out record's loss is clipped to [0, B]
+    candidates: list,  # the hyper-parameter grid (public)
+    epsilon: float,
+    delta: float,  # the budget of the whole search
+    *,
+    mean_runs: float = 6.0,
+    eta: float = 0.0,  # E[K] and shape of D_{η,γ}
+    random_state=None,
+    n_records: int | None = None,
+) -> SelectionResult:
     "Random-stopping selection where a run is a ρ-zCDP fit plus a noisy held-out score."
     B = check_scalar(score_bound, "score_bound", low=0, low_open=True)
     m = check_scalar(n_holdout, "n_holdout", low=1, integer=True)

@@ -21,13 +21,14 @@ def lemma2_rate(mu:float, # the losses are 1/mu-smooth
     return mu * lam * batch_size / (mu * lam * n + batch_size)
 
 # %% ../../nbs/04_theory/03_dp_scd.ipynb
-def lemma3_increase(batch_size:int, # L
-                    noise_var:float, # variance s^2 of the noise on each batch coordinate
-                    lam:float, # l2 regularisation
-                    n:int, # N
-                    strong_convexity:float|None=None, # gamma of the loss (None: the paper's constant)
-                    row_norm:float=1.0, # bound R on the records' norms
-                   ) -> float:
+def lemma3_increase(
+    batch_size: int,  # L
+    noise_var: float,  # variance s^2 of the noise on each batch coordinate
+    lam: float,  # l2 regularisation
+    n: int,  # N
+    strong_convexity: float | None = None,  # gamma of the loss (None: the paper's constant)
+    row_norm: float = 1.0,  # bound R on the records' norms
+) -> float:
     "Bound on the expected increase of the dual objective by the noise: Lemma 3, or corrected."
     paper = batch_size * noise_var / (2 * lam * n * n)
     if strong_convexity is None: return paper

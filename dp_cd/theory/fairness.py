@@ -30,18 +30,26 @@ __all__ = ['NOTIONS', 'BOUND_METHODS', 'LinearClassifier', 'GroupFairness', 'fai
 def _check_X(X, name="X"):
     return check_array(X, name, ndim=2)
 
+# %% ../../nbs/04_theory/02_fairness.ipynb
 class LinearClassifier:
-    "Linear classifier $h(x, y) = W_y^\\top x + b_y$; a single coefficient vector gives a binary model (scikit-learn convention)."
-    def __init__(self,
-                 coef, # shape (p,) or (1, p) for a binary model, (K, p) with K >= 3 for a multi-class one
-                 intercept=None, # None (no intercept), a scalar (binary) or shape (K,)
-                 classes=None, # the K labels (default: (-1, 1) binary, 0..K-1 multi-class)
-                ):
+    """Linear classifier $h(x, y) = W_y^\\top x + b_y$; a single coefficient vector gives a binary
+    model (scikit-learn convention)."""
+
+    def __init__(
+        self,
+        coef,  # shape (p,) or (1, p) for a binary model, (K, p) with K >= 3 for a multi-class one
+        intercept=None,  # None (no intercept), a scalar (binary) or shape (K,)
+        classes=None,  # the K labels (default: (-1, 1) binary, 0..K-1 multi-class)
+    ):
         W = check_array(coef, "coef")
         if W.ndim == 2 and W.shape[0] == 1: W = W[0]
-        if W.ndim not in (1, 2): raise ValueError(f"coef must be 1- or 2-dimensional, got shape {W.shape}")
+        if W.ndim not in (1, 2):
+            raise ValueError(f"coef must be 1- or 2-dimensional, got shape {W.shape}")
         if W.ndim == 2 and W.shape[0] == 2:
-            raise ValueError("coef with 2 rows is ambiguous: give a binary model as one vector w (decision w^T x), as scikit-learn does")
+            raise ValueError(
+                "coef with 2 rows is ambiguous: give a binary model as one vector w (decision w^T "
+                "x), as scikit-learn does"
+            )
         self.binary = W.ndim == 1
         K = 2 if self.binary else W.shape[0]
         if classes is None: classes = np.array([-1, 1]) if self.binary else np.arange(K)
@@ -52,7 +60,10 @@ class LinearClassifier:
         if intercept is None: self.intercept = None
         else:
             b = check_array(np.atleast_1d(intercept), "intercept", ndim=1)
-            if len(b) != (1 if self.binary else K): raise ValueError(f"intercept must have {(1 if self.binary else K)} entries, got {len(b)}")
+            if len(b) != (1 if self.binary else K):
+                raise ValueError(
+                    f"intercept must have {(1 if self.binary else K)} entries, got {len(b)}"
+                )
             self.intercept = b
         self.n_features = W.shape[-1]
 
@@ -64,16 +75,22 @@ class LinearClassifier:
 
     @property
     def params(self) -> np.ndarray:
-        "All parameters as one vector (coefficients, then intercepts); $\\|h-h'\\|_{\\mathcal H}$ is the Euclidean distance of these."
-        return np.concatenate([self.coef.ravel()] + ([] if self.intercept is None else [self.intercept]))
+        """All parameters as one vector (coefficients, then intercepts); $\\|h-h'\\|_{\\mathcal H}$
+        is the Euclidean distance of these."""
+        return np.concatenate(
+            [self.coef.ravel()] + ([] if self.intercept is None else [self.intercept])
+        )
 
     def with_params(self, params # a vector shaped like `self.params`
                    ) -> "LinearClassifier":
         "A model of the same shape and classes with parameters `params`."
         v = check_array(params, "params", ndim=1)
-        if len(v) != len(self.params): raise ValueError(f"params must have {len(self.params)} entries, got {len(v)}")
+        if len(v) != len(self.params):
+            raise ValueError(f"params must have {len(self.params)} entries, got {len(v)}")
         m = self.coef.size
-        return LinearClassifier(v[:m].reshape(self.coef.shape), None if self.intercept is None else v[m:], self.classes)
+        return LinearClassifier(
+            v[:m].reshape(self.coef.shape), None if self.intercept is None else v[m:], self.classes
+        )
 
     def distance(self, other:"LinearClassifier") -> float:
         "$\\|h - h'\\|_{\\mathcal H}$."
@@ -81,14 +98,20 @@ class LinearClassifier:
         return float(np.linalg.norm(self.params - other.params))
 
     def _check_same(self, other):
-        if not isinstance(other, LinearClassifier): raise TypeError(f"other must be a LinearClassifier, got {type(other).__name__}")
-        if (other.binary != self.binary or other.coef.shape != self.coef.shape or (other.intercept is None) != (self.intercept is None)
-                or not np.array_equal(other.classes, self.classes)):
+        if not isinstance(other, LinearClassifier):
+            raise TypeError(f"other must be a LinearClassifier, got {type(other).__name__}")
+        if (
+            other.binary != self.binary
+            or other.coef.shape != self.coef.shape
+            or (other.intercept is None) != (self.intercept is None)
+            or not np.array_equal(other.classes, self.classes)
+        ):
             raise ValueError("other must have the same shape, intercept and classes as this model")
 
     def _X(self, X):
         X = _check_X(X)
-        if X.shape[1] != self.n_features: raise ValueError(f"X has {X.shape[1]} features, the model expects {self.n_features}")
+        if X.shape[1] != self.n_features:
+            raise ValueError(f"X has {X.shape[1]} features, the model expects {self.n_features}")
         return X
 
     def decision_function(self, X) -> np.ndarray:
@@ -105,7 +128,9 @@ class LinearClassifier:
     def predict(self, X) -> np.ndarray:
         "Predicted labels $H(x)$ (first maximal label on ties)."
         S = self.decision_function(X)
-        return self.classes[(S > 0).astype(int)] if self.binary else self.classes[np.argmax(S, axis=1)]
+        return (
+            self.classes[(S > 0).astype(int)] if self.binary else self.classes[np.argmax(S, axis=1)]
+        )
 
     def label_index(self, y) -> np.ndarray:
         "Index of each label of `y` in `classes` (error naming unknown labels)."
@@ -113,14 +138,21 @@ class LinearClassifier:
         if y.ndim != 1: raise ValueError(f"y must be 1-dimensional, got shape {y.shape}")
         idx = np.full(len(y), -1)
         for k, c in enumerate(self.classes): idx[y == c] = k
-        if np.any(idx < 0): raise ValueError(f"y contains labels not in the model's classes {list(self.classes)}: {sorted(set(np.unique(y[idx < 0]).tolist()))}")
+        if np.any(idx < 0):
+            raise ValueError(
+                f"y contains labels not in the model's classes {list(self.classes)}: "
+                f"{sorted(set(np.unique(y[idx < 0]).tolist()))}"
+            )
         return idx
 
     def margins(self, X, y) -> np.ndarray:
         "Confidence margins $\\rho(h, x_i, y_i) = h(x_i, y_i) - \\max_{y'\\neq y_i} h(x_i, y')$."
         S = self.decision_function(X)
         idx = self.label_index(y)
-        if len(idx) != S.shape[0]: raise ValueError(f"X and y have different numbers of rows ({S.shape[0]} and {len(idx)})")
+        if len(idx) != S.shape[0]:
+            raise ValueError(
+                f"X and y have different numbers of rows ({S.shape[0]} and {len(idx)})"
+            )
         if self.binary: return np.where(idx == 1, S, -S)
         r = np.arange(len(idx))
         sy = S[r, idx].copy()
@@ -133,22 +165,26 @@ class LinearClassifier:
         return X if self.intercept is None else np.column_stack([X, np.ones(len(X))])
 
     def margin_lipschitz(self, X) -> np.ndarray:
-        "$L_{x,y}$ of Assumption 6.3.1: $\\|\\tilde x\\|$ (binary, norm $\\|w-w'\\|$) or $2\\|\\tilde x\\|$ (multi-class), $\\tilde x = (x, 1)$ with an intercept."
+        """$L_{x,y}$ of Assumption 6.3.1: $\\|\\tilde x\\|$ (binary, norm $\\|w-w'\\|$) or
+        $2\\|\\tilde x\\|$ (multi-class), $\\tilde x = (x, 1)$ with an intercept."""
         n = np.linalg.norm(self._augmented(X), axis=1)
         return n if self.binary else 2 * n
 
     def refined_margin_lipschitz(self, other:"LinearClassifier", X, y) -> np.ndarray:
-        "Pair-dependent constants $L^{h-h'}_{x,y}$ (Appendix D.3.3): $|\\rho(h,x,y)-\\rho(h',x,y)| \\le L^{h-h'}_{x,y}\\|h-h'\\|$."
+        """Pair-dependent constants $L^{h-h'}_{x,y}$ (Appendix D.3.3):
+        $|\\rho(h,x,y)-\\rho(h',x,y)| \\le L^{h-h'}_{x,y}\\|h-h'\\|$."""
         self._check_same(other)
         Xa = self._augmented(X)
         idx = self.label_index(y)
-        if len(idx) != len(Xa): raise ValueError(f"X and y have different numbers of rows ({len(Xa)} and {len(idx)})")
+        if len(idx) != len(Xa):
+            raise ValueError(f"X and y have different numbers of rows ({len(Xa)} and {len(idx)})")
         D = self.params - other.params
         d = np.linalg.norm(D)
         if d == 0: return np.zeros(len(Xa))
         m = self.coef.size
         Dw = D[:m].reshape(self.coef.shape)
-        if self.intercept is not None: Dw = np.column_stack([Dw, D[m:]]) if not self.binary else np.append(Dw, D[m:])
+        if self.intercept is not None:
+            Dw = np.column_stack([Dw, D[m:]]) if not self.binary else np.append(Dw, D[m:])
         P = Xa @ Dw.T  # (n,) binary, (n, K) multi-class: (W_y - W'_y)^T x
         if self.binary: return np.abs(P) / d
         r = np.arange(len(idx))
@@ -158,11 +194,20 @@ class LinearClassifier:
         return (ay + A.max(axis=1)) / d
 
 # %% ../../nbs/04_theory/02_fairness.ipynb
-NOTIONS = ("equalized_odds", "equality_of_opportunity", "accuracy_parity", "demographic_parity", "accuracy")
+NOTIONS = (
+    "equalized_odds",
+    "equality_of_opportunity",
+    "accuracy_parity",
+    "demographic_parity",
+    "accuracy",
+)
+
 
 @dataclass(frozen=True)
 class GroupFairness:
-    "A fairness notion in the form (6.3.1) on a labelled dataset: groups, partition into events $D_{k'}$, coefficients."
+    """A fairness notion in the form (6.3.1) on a labelled dataset: groups, partition into events
+    $D_{k'}$, coefficients."""
+
     notion: str
     groups: tuple # labels of the K fairness groups k
     cells: tuple # labels of the K' events D_k' (a partition of the data)
@@ -171,33 +216,48 @@ class GroupFairness:
     C: np.ndarray # (K, K') coefficients C_k^{k'}
     desirable: tuple = () # desirable outcomes (equality of opportunity)
 
+# %% ../../nbs/04_theory/02_fairness.ipynb
 def _check_notion(notion):
-    if not isinstance(notion, str) or notion not in NOTIONS: raise ValueError(f"notion must be one of {NOTIONS}, got {notion!r}")
+    if not isinstance(notion, str) or notion not in NOTIONS:
+        raise ValueError(f"notion must be one of {NOTIONS}, got {notion!r}")
     return notion
 
+# %% ../../nbs/04_theory/02_fairness.ipynb
 def _labels(y, s, notion, n=None):
     y = np.asarray(y)
-    if y.ndim != 1 or len(y) == 0: raise ValueError(f"y must be a non-empty 1-dimensional array, got shape {y.shape}")
-    if n is not None and len(y) != n: raise ValueError(f"X and y have different numbers of rows ({n} and {len(y)})")
+    if y.ndim != 1 or len(y) == 0:
+        raise ValueError(f"y must be a non-empty 1-dimensional array, got shape {y.shape}")
+    if n is not None and len(y) != n:
+        raise ValueError(f"X and y have different numbers of rows ({n} and {len(y)})")
     if notion == "accuracy": return y, None
     if s is None: raise ValueError(f"s (the sensitive attribute) is required for {notion}")
     s = np.asarray(s)
-    if s.ndim != 1 or len(s) != len(y): raise ValueError(f"s must be 1-dimensional with one entry per example ({len(y)}), got shape {s.shape}")
+    if s.ndim != 1 or len(s) != len(y):
+        raise ValueError(
+            f"s must be 1-dimensional with one entry per example ({len(y)}), got shape {s.shape}"
+        )
     if len(np.unique(s)) < 2:
-        raise ValueError(f"s takes a single value ({np.unique(s)[0]!r}): every group fairness notion is trivially 0 with one sensitive group")
+        raise ValueError(
+            f"s takes a single value ({np.unique(s)[0]!r}): every group fairness notion is "
+            f"trivially 0 with one sensitive group"
+        )
     return y, s
 
+# %% ../../nbs/04_theory/02_fairness.ipynb
 def fairness_coefficients(notion:str, # one of `NOTIONS`
                           y, # (n,) true labels
                           s=None, # (n,) sensitive attribute (not needed for "accuracy")
                           desirable=None, # desirable outcomes for equality of opportunity
                          ) -> GroupFairness:
-    "The groups, events and coefficients $C_k^0, C_k^{k'}$ of Appendix C.1 on the labelled data `(y, s)`."
+    """The groups, events and coefficients $C_k^0, C_k^{k'}$ of Appendix C.1 on the labelled data
+    `(y, s)`."""
     notion = _check_notion(notion)
     y, s = _labels(y, s, notion)
     n = len(y)
     if notion == "accuracy":
-        return GroupFairness(notion, ("all",), ("all",), np.zeros(n, dtype=int), np.zeros(1), np.ones((1, 1)))
+        return GroupFairness(
+            notion, ("all",), ("all",), np.zeros(n, dtype=int), np.zeros(1), np.ones((1, 1))
+        )
     Ys, Ss = np.unique(y), np.unique(s)
     if notion == "accuracy_parity":
         cells = tuple(Ss.tolist())
@@ -205,22 +265,36 @@ def fairness_coefficients(notion:str, # one of `NOTIONS`
         pr = np.bincount(ci, minlength=len(Ss)) / n
         C = np.tile(-pr, (len(Ss), 1)) + np.eye(len(Ss))
         return GroupFairness(notion, cells, cells, ci, np.zeros(len(Ss)), C)
-    if notion == "demographic_parity" and len(Ys) != 2: raise ValueError(f"demographic_parity is defined here for binary labels only, got {len(Ys)} labels")
+    if notion == "demographic_parity" and len(Ys) != 2:
+        raise ValueError(
+            f"demographic_parity is defined here for binary labels only, got {len(Ys)} labels"
+        )
     cells = tuple(itertools.product(Ys.tolist(), Ss.tolist()))
     ci = np.searchsorted(Ys, y) * len(Ss) + np.searchsorted(Ss, s)
     cnt = np.bincount(ci, minlength=len(cells))
     if np.any(cnt == 0):
         empty = [cells[j] for j in np.flatnonzero(cnt == 0)]
-        raise ValueError(f"{notion}: the groups (y, s) = {empty} have no members, so their conditional accuracies are undefined")
+        raise ValueError(
+            f"{notion}: the groups (y, s) = {empty} have no members, so their conditional "
+            f"accuracies are undefined"
+        )
     pys = (cnt / n).reshape(len(Ys), len(Ss))  # P(Y=y, S=r)
     if notion in ("equalized_odds", "equality_of_opportunity"):
         if notion == "equality_of_opportunity":
             if desirable is None:
-                if len(Ys) != 2: raise ValueError("desirable must be given for equality_of_opportunity with more than two labels")
+                if len(Ys) != 2:
+                    raise ValueError(
+                        "desirable must be given for equality_of_opportunity with more than two "
+                        "labels"
+                    )
                 desirable = [Ys[1]]
             desirable = list(np.atleast_1d(desirable))
             bad = [d for d in desirable if d not in Ys]
-            if bad or not desirable: raise ValueError(f"desirable must be a non-empty subset of the labels {Ys.tolist()}, got {desirable}")
+            if bad or not desirable:
+                raise ValueError(
+                    f"desirable must be a non-empty subset of the labels {Ys.tolist()}, got "
+                    f"{desirable}"
+                )
         else: desirable = Ys.tolist()
         groups = tuple((yv, r) for yv in Ys.tolist() if yv in desirable for r in Ss.tolist())
         C = np.zeros((len(groups), len(cells)))
@@ -266,6 +340,7 @@ def conditional_accuracies(model:LinearClassifier, X, y, gf:GroupFairness) -> np
     cnt = np.bincount(gf.cell_index, minlength=len(gf.cells))
     return np.bincount(gf.cell_index, weights=correct, minlength=len(gf.cells)) / cnt
 
+# %% ../../nbs/04_theory/02_fairness.ipynb
 def _direct(notion, pred, y, s, groups):
     ok = pred == y
     out = []
@@ -280,6 +355,7 @@ def _direct(notion, pred, y, s, groups):
             out.append(ok[(y == yv) & (s == r)].mean() - ok[y == yv].mean())
     return np.array(out)
 
+# %% ../../nbs/04_theory/02_fairness.ipynb
 def fairness_levels(model:LinearClassifier, # the classifier h
                     X, # (n, p) evaluation features
                     y, # (n,) true labels
@@ -289,7 +365,8 @@ def fairness_levels(model:LinearClassifier, # the classifier h
                     method:str="direct", # "direct" (definitions) or "coefficients" (form 6.3.1)
                    ) -> FairnessLevels:
     "Group fairness $F_k(h, D)$ of `model` on $(X, y, s)$ for every group $k$ of `notion`."
-    if not isinstance(model, LinearClassifier): raise TypeError(f"model must be a LinearClassifier, got {type(model).__name__}")
+    if not isinstance(model, LinearClassifier):
+        raise TypeError(f"model must be a LinearClassifier, got {type(model).__name__}")
     X = model._X(X)
     y, s = _labels(y, s, _check_notion(notion), len(X))
     model.label_index(y)
@@ -303,35 +380,48 @@ def fairness_levels(model:LinearClassifier, # the classifier h
 BOUND_METHODS = ("markov", "chernoff", "markov_refined", "chernoff_refined")
 
 def _log_chernoff(t, R, d, n):
-    "log of e^{td} mean(e^{-tR}) over n examples, R the finite ratios kept; vectorised in t (log-sum-exp, no overflow)."
+    """log of e^{td} mean(e^{-tR}) over n examples, R the finite ratios kept; vectorised in t
+    (log-sum-exp, no overflow)."""
     t = np.asarray(t, dtype=float)
     if len(R) == 0: return np.full(t.shape, -np.inf) if t.ndim else -np.inf
     a = -np.multiply.outer(t, R)
     m = a.max(axis=-1)
     return t * d + m + np.log(np.exp(a - m[..., None]).sum(axis=-1)) - np.log(n)
 
+# %% ../../nbs/04_theory/02_fairness.ipynb
 def _chernoff_min(Rk, d, n):
-    "min over t >= 0 of the log Chernoff objective: a grid in log t around 1/d, t = 0 and t = 1/d, then a bounded refinement."
+    """min over t >= 0 of the log Chernoff objective: a grid in log t around 1/d, t = 0 and t = 1/d,
+    then a bounded refinement."""
     if len(Rk) == 0: return -np.inf
     us = np.log(1 / d) + np.linspace(-12, 12, 49)
     vals = _log_chernoff(np.exp(us), Rk, d, n)
-    best = min(float(_log_chernoff(0.0, Rk, d, n)), float(_log_chernoff(1 / d, Rk, d, n)), vals.min())
+    best = min(
+        float(_log_chernoff(0.0, Rk, d, n)), float(_log_chernoff(1 / d, Rk, d, n)), vals.min()
+    )
     i = int(np.argmin(vals))
-    res = optimize.minimize_scalar(lambda u: float(_log_chernoff(np.exp(u), Rk, d, n)), bounds=(us[max(i - 1, 0)], us[min(i + 1, len(us) - 1)]),
-                                   method="bounded", options=dict(xatol=1e-10))
+    res = optimize.minimize_scalar(
+        lambda u: float(_log_chernoff(np.exp(u), Rk, d, n)),
+        bounds=(us[max(i - 1, 0)], us[min(i + 1, len(us) - 1)]),
+        method="bounded",
+        options=dict(xatol=1e-10),
+    )
     if res.success: best = min(best, res.fun)
     return best
 
+# %% ../../nbs/04_theory/02_fairness.ipynb
 def tail_bound(R, # ratios |rho(h, x, y)| / L_{x,y} of the examples of one event (may contain inf)
                d:float, # distance ||h - h'||
                method:str="chernoff_refined", # one of `BOUND_METHODS`
               ) -> float:
-    "Upper bound on $\\mathbb P(R \\le d)$ under the empirical distribution of `R` (Theorem 6.4.1, Remarks C.2.1, C.2.2); `inf` when Markov meets a zero margin."
+    """Upper bound on $\\mathbb P(R \\le d)$ under the empirical distribution of `R` (Theorem 6.4.1,
+    Remarks C.2.1, C.2.2); `inf` when Markov meets a zero margin."""
     R = np.asarray(R, dtype=float)
     if R.ndim != 1 or len(R) == 0: raise ValueError("R must be a non-empty 1-dimensional array")
-    if np.any(np.isnan(R)) or np.any(R < 0): raise ValueError("R must contain non-negative numbers (or inf)")
+    if np.any(np.isnan(R)) or np.any(R < 0):
+        raise ValueError("R must contain non-negative numbers (or inf)")
     d = check_scalar(d, "d", low=0)
-    if method not in BOUND_METHODS: raise ValueError(f"method must be one of {BOUND_METHODS}, got {method!r}")
+    if method not in BOUND_METHODS:
+        raise ValueError(f"method must be one of {BOUND_METHODS}, got {method!r}")
     if d == 0: return 0.0  # identical models: nothing can change
     n = len(R)
     Rk = R[R <= d] if method.endswith("refined") else R[np.isfinite(R)]
@@ -358,6 +448,7 @@ class FairnessBound:
     def aggregate(self) -> float: return float(np.mean(self.values))
     def as_dict(self) -> dict: return dict(zip(self.groups, self.values.tolist()))
 
+# %% ../../nbs/04_theory/02_fairness.ipynb
 @dataclass(frozen=True)
 class FairnessLipschitz:
     "Pointwise Lipschitz constants $\\chi_k(h, D)$ (Theorem 6.4.2) and those of Corollary 6.4.1."
@@ -369,60 +460,85 @@ class FairnessLipschitz:
     @property
     def aggregate(self) -> float: return float(np.mean(self.chi))
 
+# %% ../../nbs/04_theory/02_fairness.ipynb
 def _ratios(model, X, y, other=None):
     rho = np.abs(model.margins(X, y))
-    L = model.refined_margin_lipschitz(other, X, y) if other is not None else model.margin_lipschitz(X)
+    L = (
+        model.refined_margin_lipschitz(other, X, y)
+        if other is not None
+        else model.margin_lipschitz(X)
+    )
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(L > 0, rho / np.where(L > 0, L, 1), np.where(rho > 0, np.inf, 0.0))
 
+# %% ../../nbs/04_theory/02_fairness.ipynb
 def _zero_margin_notes(R, gf):
     notes = []
     for j, c in enumerate(gf.cells):
         z = int(np.sum(R[gf.cell_index == j] == 0))
-        if z: notes.append(f"event {c}: {z} example(s) with zero margin rho(h, x, y) = 0 (or zero Lipschitz constant): "
-                           "the Markov bound E(L/|rho|) is infinite there; use a Chernoff or refined method, or a reference model without ties")
+        if z:
+            notes.append(
+                f"event {c}: {z} example(s) with zero margin rho(h, x, y) = 0 (or zero Lipschitz constant): "
+                "the Markov bound E(L/|rho|) is infinite there; use a Chernoff or refined method, or a reference model without ties"
+            )
     return tuple(notes)
 
+# %% ../../nbs/04_theory/02_fairness.ipynb
 def _safe_weighted(C, b):
     "sum_k' |C_k^k'| b_k' with 0 * inf = 0."
     A = np.abs(C)
-    return np.where(A > 0, A * np.where(np.isfinite(b), b, 1.0), 0.0).sum(axis=1) + np.where((A > 0) & ~np.isfinite(b), np.inf, 0.0).sum(axis=1)
+    return np.where(A > 0, A * np.where(np.isfinite(b), b, 1.0), 0.0).sum(axis=1) + np.where(
+        (A > 0) & ~np.isfinite(b), np.inf, 0.0
+    ).sum(axis=1)
+
 
 def _prep(model, X, y, s, notion, desirable):
-    if not isinstance(model, LinearClassifier): raise TypeError(f"model must be a LinearClassifier, got {type(model).__name__}")
+    if not isinstance(model, LinearClassifier):
+        raise TypeError(f"model must be a LinearClassifier, got {type(model).__name__}")
     X = model._X(X)
     y, s = _labels(y, s, _check_notion(notion), len(X))
     model.label_index(y)
     return X, y, s, fairness_coefficients(notion, y, s, desirable)
 
+# %% ../../nbs/04_theory/02_fairness.ipynb
 def lipschitz_constants(model:LinearClassifier, # reference model h
                         X, y, s=None, # evaluation data
                         notion:str="accuracy", # one of `NOTIONS`
                         desirable=None, # desirable outcomes (equality of opportunity)
                        ) -> FairnessLipschitz:
-    "$\\chi_k(h, D)$ of Theorem 6.4.2 (and the looser constants of Corollary 6.4.1); `inf` with a note on zero margins."
+    """$\\chi_k(h, D)$ of Theorem 6.4.2 (and the looser constants of Corollary 6.4.1); `inf` with a
+    note on zero margins."""
     X, y, s, gf = _prep(model, X, y, s, notion, desirable)
     R = _ratios(model, X, y)
     with np.errstate(divide="ignore"): invR = 1 / R
     E = np.array([invR[gf.cell_index == j].mean() for j in range(len(gf.cells))])
     chi = _safe_weighted(gf.C, E)
     m = lambda mask: invR[mask].mean()
-    if notion == "accuracy": cor = np.array([m(np.ones(len(y), bool))])
-    elif notion in ("accuracy_parity",): cor = np.array([invR.mean() + m(s == r) for r in gf.groups])
-    elif notion == "demographic_parity": cor = np.array([invR.mean() + m(s == r) for (_, r) in gf.groups])
+    if notion == "accuracy":
+        cor = np.array([m(np.ones(len(y), bool))])
+    elif notion in ("accuracy_parity",):
+        cor = np.array([invR.mean() + m(s == r) for r in gf.groups])
+    elif notion == "demographic_parity":
+        cor = np.array([invR.mean() + m(s == r) for (_, r) in gf.groups])
     else: cor = np.array([m(y == yv) + m((y == yv) & (s == r)) for (yv, r) in gf.groups])
     return FairnessLipschitz(notion, gf.groups, chi, cor, _zero_margin_notes(R, gf))
 
-def fairness_gap_bound(model:LinearClassifier, # reference model h (h* or h_priv)
-                       X, y, s=None, # evaluation data
-                       notion:str="accuracy", # one of `NOTIONS`
-                       distance:float|None=None, # ||h - h'|| or a high-probability bound on it
-                       method:str="chernoff_refined", # one of `BOUND_METHODS`
-                       other:LinearClassifier|None=None, # the other model, if known: pair-dependent constants of D.3.3
-                       desirable=None, # desirable outcomes (equality of opportunity)
-                       clip:bool=True, # bound each event's change by min(1, .)
-                      ) -> FairnessBound:
-    "Bound on $|F_k(h, D) - F_k(h', D)|$ for all $h'$ within `distance` of `model` (Theorems 6.4.1, 6.4.2; Remarks C.2.1, C.2.2; D.3.3)."
+# %% ../../nbs/04_theory/02_fairness.ipynb
+def fairness_gap_bound(
+    model: LinearClassifier,  # reference model h (h* or h_priv)
+    X,
+    y,
+    s=None,  # evaluation data
+    notion: str = "accuracy",  # one of `NOTIONS`
+    distance: float | None = None,  # ||h - h'|| or a high-probability bound on it
+    method: str = "chernoff_refined",  # one of `BOUND_METHODS`
+    other: LinearClassifier
+    | None = None,  # the other model, if known: pair-dependent constants of D.3.3
+    desirable=None,  # desirable outcomes (equality of opportunity)
+    clip: bool = True,  # bound each event's change by min(1, .)
+) -> FairnessBound:
+    """Bound on $|F_k(h, D) - F_k(h', D)|$ for all $h'$ within `distance` of `model` (Theorems
+    6.4.1, 6.4.2; Remarks C.2.1, C.2.2; D.3.3)."""
     X, y, s, gf = _prep(model, X, y, s, notion, desirable)
     if distance is None:
         if other is None: raise ValueError("distance is required unless the other model is given")
@@ -431,32 +547,46 @@ def fairness_gap_bound(model:LinearClassifier, # reference model h (h* or h_priv
     R = _ratios(model, X, y, other)
     b = np.array([tail_bound(R[gf.cell_index == j], d, method) for j in range(len(gf.cells))])
     if clip: b = np.minimum(b, 1.0)
-    notes = _zero_margin_notes(R, gf) if method.startswith("markov") and not np.all(np.isfinite(b)) else ()
-    if other is not None: notes += (f"pair-dependent Lipschitz constants (D.3.3): requires both models, which is generally not private",)
+    notes = (
+        _zero_margin_notes(R, gf)
+        if method.startswith("markov") and not np.all(np.isfinite(b))
+        else ()
+    )
+    if other is not None:
+        notes += (
+            f"pair-dependent Lipschitz constants (D.3.3): requires both models, which is generally "
+            f"not private",
+        )
     return FairnessBound(notion, method, d, gf.groups, _safe_weighted(gf.C, b), b, notes)
 
 # %% ../../nbs/04_theory/02_fairness.ipynb
-def gaussian_sigma(sensitivity:float, # l2 sensitivity Delta
-                   epsilon:float, # privacy budget
-                   delta:float, # in (0, 1)
-                   method:str="gdp", # "gdp": exact analytic Gaussian; "classic": Remark 3.1.2 (epsilon <= 1 only)
-                  ) -> float:
+def gaussian_sigma(
+    sensitivity: float,  # l2 sensitivity Delta
+    epsilon: float,  # privacy budget
+    delta: float,  # in (0, 1)
+    method: str = "gdp",  # "gdp": exact analytic Gaussian; "classic": Remark 3.1.2 (epsilon <= 1 only)
+) -> float:
     "Noise std of the Gaussian mechanism for one release of $\\ell_2$ sensitivity `sensitivity`."
     sensitivity = check_scalar(sensitivity, "sensitivity", low=0, low_open=True)
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
-    if method == "gdp": return sensitivity * calibrate_noise_multiplier(epsilon, delta, steps=1, method="gdp")
+    if method == "gdp":
+        return sensitivity * calibrate_noise_multiplier(epsilon, delta, steps=1, method="gdp")
     if method == "classic":
-        if epsilon > 1: raise ValueError(f"the classic Gaussian calibration needs epsilon <= 1, got {epsilon}")
+        if epsilon > 1:
+            raise ValueError(f"the classic Gaussian calibration needs epsilon <= 1, got {epsilon}")
         return remark_3_1_2_sigma(epsilon, delta, sensitivity)
     raise ValueError(f"method must be 'gdp' or 'classic', got {method!r}")
 
-def output_perturbation_distance(p:int, # number of perturbed parameters
-                                 sigma:float, # noise standard deviation per parameter
-                                 zeta:float, # failure probability
-                                 method:str="lemma", # "lemma" (C.4.1: sqrt(4 p sigma^2 log(2/zeta))) or "chi2" (exact quantile)
-                                ) -> float:
-    "$r$ such that $\\|h^{\\rm priv} - h^*\\| \\le r$ with probability at least $1-\\zeta$ under output perturbation."
+# %% ../../nbs/04_theory/02_fairness.ipynb
+def output_perturbation_distance(
+    p: int,  # number of perturbed parameters
+    sigma: float,  # noise standard deviation per parameter
+    zeta: float,  # failure probability
+    method: str = "lemma",  # "lemma" (C.4.1: sqrt(4 p sigma^2 log(2/zeta))) or "chi2" (exact quantile)
+) -> float:
+    """$r$ such that $\\|h^{\\rm priv} - h^*\\| \\le r$ with probability at least $1-\\zeta$ under
+    output perturbation."""
     p = check_scalar(p, "p", low=1, integer=True)
     sigma = check_scalar(sigma, "sigma", low=0)
     zeta = check_scalar(zeta, "zeta", 0, 1, True, True)
@@ -464,12 +594,20 @@ def output_perturbation_distance(p:int, # number of perturbed parameters
     if method == "chi2": return float(sigma * np.sqrt(stats.chi2.isf(zeta, p)))
     raise ValueError(f"method must be 'lemma' or 'chi2', got {method!r}")
 
-def lemma_6_5_1_distance(p:int, Lambda:float, mu:float, n:int, epsilon:float, delta:float, zeta:float) -> float:
-    "Lemma 6.5.1 in closed form: $\\sqrt{32p\\Lambda^2\\log(1.25/\\delta)\\log(2/\\zeta)}/(\\mu n\\epsilon)$ (classic calibration)."
-    for v, nm in ((Lambda, "Lambda"), (mu, "mu"), (epsilon, "epsilon")): check_scalar(v, nm, low=0, low_open=True)
+# %% ../../nbs/04_theory/02_fairness.ipynb
+def lemma_6_5_1_distance(
+    p: int, Lambda: float, mu: float, n: int, epsilon: float, delta: float, zeta: float
+) -> float:
+    """Lemma 6.5.1 in closed form:
+    $\\sqrt{32p\\Lambda^2\\log(1.25/\\delta)\\log(2/\\zeta)}/(\\mu n\\epsilon)$ (classic
+    calibration)."""
+    for v, nm in ((Lambda, "Lambda"), (mu, "mu"), (epsilon, "epsilon")):
+        check_scalar(v, nm, low=0, low_open=True)
     n = check_scalar(n, "n", low=1, integer=True)
     delta = check_delta(delta)
-    return float(np.sqrt(32 * p * Lambda**2 * np.log(1.25 / delta) * np.log(2 / zeta)) / (mu * n * epsilon))
+    return float(
+        np.sqrt(32 * p * Lambda**2 * np.log(1.25 / delta) * np.log(2 / zeta)) / (mu * n * epsilon)
+    )
 
 # %% ../../nbs/04_theory/02_fairness.ipynb
 def _logistic_obj(w, X, y, mu):
@@ -479,7 +617,8 @@ def _logistic_obj(w, X, y, mu):
     return f, g
 
 def _newton_polish(w, X, y, mu, tol, steps=50):
-    for _ in range(steps):  # f is smooth and mu-strongly convex: Newton converges quadratically from close by
+    # f is smooth and mu-strongly convex: Newton converges quadratically from close by
+    for _ in range(steps):
         f, g = _logistic_obj(w, X, y, mu)
         if np.linalg.norm(g) <= tol: break
         pz = special.expit(y * (X @ w))
@@ -488,30 +627,46 @@ def _newton_polish(w, X, y, mu, tol, steps=50):
         w = w - np.linalg.solve(H, g)
     return w
 
-def fit_l2_logistic(X, # (n, p) features
-                    y, # (n,) labels in {-1, +1}
-                    mu:float=1.0, # strong convexity (l2 regularisation) parameter
-                    tol:float=1e-10, # required gradient norm at the returned point (certifies ||w - h*|| <= tol / mu)
-                    solver:str="scipy", # "scipy" (L-BFGS) or "cd" (dp_cd.solvers.reference.solve); both end with Newton steps
-                   ) -> LinearClassifier:
-    "Exact minimiser of $\\frac1n\\sum_i\\log(1+e^{-y_iw^\\top x_i}) + \\frac\\mu2\\|w\\|^2$ (gradient norm checked)."
+# %% ../../nbs/04_theory/02_fairness.ipynb
+def fit_l2_logistic(
+    X,  # (n, p) features
+    y,  # (n,) labels in {-1, +1}
+    mu: float = 1.0,  # strong convexity (l2 regularisation) parameter
+    tol: float = 1e-10,  # required gradient norm at the returned point (certifies ||w - h*|| <= tol / mu)
+    solver: str = "scipy",  # "scipy" (L-BFGS) or "cd" (dp_cd.solvers.reference.solve); both end with Newton steps
+) -> LinearClassifier:
+    """Exact minimiser of $\\frac1n\\sum_i\\log(1+e^{-y_iw^\\top x_i}) + \\frac\\mu2\\|w\\|^2$
+    (gradient norm checked)."""
     X = _check_X(X)
     y = check_array(y, "y", ndim=1)
-    if len(y) != len(X): raise ValueError(f"X and y have different numbers of rows ({len(X)} and {len(y)})")
+    if len(y) != len(X):
+        raise ValueError(f"X and y have different numbers of rows ({len(X)} and {len(y)})")
     if not np.all(np.isin(y, (-1.0, 1.0))): raise ValueError("y must take values in {-1, +1}")
     mu = check_scalar(mu, "mu", low=0, low_open=True)
     tol = check_scalar(tol, "tol", low=0, low_open=True)
     if solver == "scipy":
-        w = optimize.minimize(_logistic_obj, np.zeros(X.shape[1]), args=(X, y, mu), jac=True, method="L-BFGS-B",
-                              options=dict(gtol=tol, ftol=0.0, maxiter=10000)).x
+        w = optimize.minimize(
+            _logistic_obj,
+            np.zeros(X.shape[1]),
+            args=(X, y, mu),
+            jac=True,
+            method="L-BFGS-B",
+            options=dict(gtol=tol, ftol=0.0, maxiter=10000),
+        ).x
     elif solver == "cd":
-        w = solve(X, y, LogisticLoss(), L2(mu), method="cd", tol=1e-15, max_iter=10000, selection="cyclic").coef
+        w = solve(
+            X, y, LogisticLoss(), L2(mu), method="cd", tol=1e-15, max_iter=10000, selection="cyclic"
+        ).coef
     else: raise ValueError(f"solver must be 'scipy' or 'cd', got {solver!r}")
     w = _newton_polish(w, X, y, mu, tol)
     gn = np.linalg.norm(_logistic_obj(w, X, y, mu)[1])
-    if gn > tol: raise RuntimeError(f"fit_l2_logistic did not converge: gradient norm {gn:.2e} > tol={tol:g}")
+    if gn > tol:
+        raise RuntimeError(
+            f"fit_l2_logistic did not converge: gradient norm {gn:.2e} > tol={tol:g}"
+        )
     return LinearClassifier(w, None, np.array([-1.0, 1.0]))
 
+# %% ../../nbs/04_theory/02_fairness.ipynb
 @dataclass(frozen=True)
 class OutputPerturbation:
     "Result of `output_perturbation`: the exact optimum, private models and the calibration."
@@ -536,16 +691,20 @@ def _output_perturbation_notes(max_norm:float, sensitivity:float, tol:float, cal
                   "releasing all of them is not",)
     return notes
 
-
-def output_perturbation(X, y, # training data, labels in {-1, +1}
-                        epsilon:float, delta:float, # privacy budget of each private model
-                        mu:float=1.0, # strong convexity parameter
-                        max_norm:float=1.0, # public row-norm bound Lambda (rows are clipped to it)
-                        n_models:int=1, # number of independent private models to draw
-                        random_state=None, # seed or Generator for the noise
-                        calibration:str="gdp", # "gdp" (exact) or "classic" (Remark 3.1.2, epsilon <= 1)
-                       ) -> OutputPerturbation:
-    "Output perturbation for $\\ell_2$-regularised logistic regression (§6.5.1, §6.6): $h^* + \\mathcal N(0, \\sigma^2 I)$."
+# %% ../../nbs/04_theory/02_fairness.ipynb
+def output_perturbation(
+    X,
+    y,  # training data, labels in {-1, +1}
+    epsilon: float,
+    delta: float,  # privacy budget of each private model
+    mu: float = 1.0,  # strong convexity parameter
+    max_norm: float = 1.0,  # public row-norm bound Lambda (rows are clipped to it)
+    n_models: int = 1,  # number of independent private models to draw
+    random_state=None,  # seed or Generator for the noise
+    calibration: str = "gdp",  # "gdp" (exact) or "classic" (Remark 3.1.2, epsilon <= 1)
+) -> OutputPerturbation:
+    """Output perturbation for $\\ell_2$-regularised logistic regression (§6.5.1, §6.6):
+    $h^* + \\mathcal N(0, \\sigma^2 I)$."""
     Lam = check_scalar(max_norm, "max_norm", low=0, low_open=True)
     mu = check_scalar(mu, "mu", low=0, low_open=True)
     n_models = check_scalar(n_models, "n_models", low=1, integer=True)
@@ -575,7 +734,8 @@ def dpsgd_distance(p:int, # number of parameters
                    zeta:float, # failure probability
                    sigma_star:float=0.0, # sqrt(mean_i ||grad l_i(h*)||^2) (or an upper bound)
                   ) -> float:
-    "$r$ such that $\\|h^T - h^*\\| \\le r$ with probability $\\ge 1-\\zeta$ for DP-SGD (Lemma 6.5.2, re-derived constants)."
+    """$r$ such that $\\|h^T - h^*\\| \\le r$ with probability $\\ge 1-\\zeta$ for DP-SGD (Lemma
+    6.5.2, re-derived constants)."""
     p = check_scalar(p, "p", low=1, integer=True)
     T = check_scalar(steps, "steps", low=0, integer=True)
     mu = check_scalar(mu, "mu", low=0, low_open=True)
@@ -589,13 +749,18 @@ def dpsgd_distance(p:int, # number of parameters
     return float(np.sqrt(m2 / zeta))
 
 # %% ../../nbs/04_theory/02_fairness.ipynb
-def private_fairness_bound(model_ref:LinearClassifier, # h* or h_priv
-                           X, y, s=None, # evaluation data
-                           notion:str="accuracy", # one of `NOTIONS`
-                           radius:float=None, # high-probability bound on ||h_priv - h*|| (output_perturbation_distance, dpsgd_distance, ...)
-                           method:str="chernoff_refined", # one of `BOUND_METHODS` ("markov": the statement of Theorem 6.5.1)
-                           desirable=None, # desirable outcomes (equality of opportunity)
-                          ) -> FairnessBound:
-    "Theorem 6.5.1: with the probability attached to `radius`, $|F_k(h^{\\rm priv}) - F_k(h^*)| \\le$ the returned bound, for every group."
-    if radius is None: raise ValueError("radius (a high-probability bound on ||h_priv - h*||) is required")
+def private_fairness_bound(
+    model_ref: LinearClassifier,  # h* or h_priv
+    X,
+    y,
+    s=None,  # evaluation data
+    notion: str = "accuracy",  # one of `NOTIONS`
+    radius: float = None,  # high-probability bound on ||h_priv - h*|| (output_perturbation_distance, dpsgd_distance, ...)
+    method: str = "chernoff_refined",  # one of `BOUND_METHODS` ("markov": the statement of Theorem 6.5.1)
+    desirable=None,  # desirable outcomes (equality of opportunity)
+) -> FairnessBound:
+    """Theorem 6.5.1: with the probability attached to `radius`,
+    $|F_k(h^{\\rm priv}) - F_k(h^*)| \\le$ the returned bound, for every group."""
+    if radius is None:
+        raise ValueError("radius (a high-probability bound on ||h_priv - h*||) is required")
     return fairness_gap_bound(model_ref, X, y, s, notion, radius, method, desirable=desirable)

@@ -34,6 +34,7 @@ def m_norm(w, M) -> float:
     M = _vec(M, "M", True)
     return float(np.sqrt(np.sum(M * w * w)))
 
+# %% ../../nbs/04_theory/01_rates.ipynb
 def m_inv_norm(w, M) -> float:
     "$\\|w\\|_{M^{-1}} = (\\sum_j w_j^2/M_j)^{1/2}$."
     w = check_array(np.atleast_1d(w), "w", ndim=1)
@@ -53,7 +54,8 @@ def dpcd_convex_bound_K(K:float, # inner iterations
                         M, # coordinate-wise smoothness constants, shape (p,)
                         R_M:float, # max(||w0 - w*||_M, sqrt(F(w0) - F*))
                        ) -> float:
-    "DP-CD convex bound (A.3.35) after K iterations: $3pR_M^2/(2K) + 12\\|L\\|_{M^{-1}}^2K\\log(1/\\delta)/(n\\varepsilon)^2$."
+    """DP-CD convex bound (A.3.35) after K iterations:
+    $3pR_M^2/(2K) + 12\\|L\\|_{M^{-1}}^2K\\log(1/\\delta)/(n\\varepsilon)^2$."""
     n, eps, delta = _priv(n, epsilon, delta)
     K = check_scalar(K, "K", low=0, low_open=True)
     L = _vec(L, "L")
@@ -61,12 +63,17 @@ def dpcd_convex_bound_K(K:float, # inner iterations
     p = len(M)
     return 1.5 * p * R_M**2 / K + 12 * m_inv_norm(L, M)**2 * K * math.log(1 / delta) / (n * eps)**2
 
+# %% ../../nbs/04_theory/01_rates.ipynb
 def dpcd_convex_K(n:int, epsilon:float, delta:float, L, M, R_M:float) -> float:
-    "Inner iterations of (A.3.36): $K = R_M\\sqrt p\\,n\\varepsilon/(\\|L\\|_{M^{-1}}\\sqrt{8\\log(1/\\delta)})$."
+    """Inner iterations of (A.3.36):
+    $K = R_M\\sqrt p\\,n\\varepsilon/(\\|L\\|_{M^{-1}}\\sqrt{8\\log(1/\\delta)})$."""
     n, eps, delta = _priv(n, epsilon, delta)
     M = _vec(M, "M", True)
-    return R_M * math.sqrt(len(M)) * n * eps / (m_inv_norm(L, M) * math.sqrt(8 * math.log(1 / delta)))
+    return (
+        R_M * math.sqrt(len(M)) * n * eps / (m_inv_norm(L, M) * math.sqrt(8 * math.log(1 / delta)))
+    )
 
+# %% ../../nbs/04_theory/01_rates.ipynb
 def dpcd_convex_bound(n:int, # number of records
                       epsilon:float, # ε (<= 1 for the closed-form calibration)
                       delta:float, # δ < 1/3
@@ -74,29 +81,48 @@ def dpcd_convex_bound(n:int, # number of records
                       M, # coordinate-wise smoothness constants M_j
                       R_M:float, # ||w0 - w*||_M (smooth case) or the max with sqrt(F(w0)-F*)
                      ) -> float:
-    "DP-CD convex utility bound (A.3.36): $9\\sqrt p\\|L\\|_{M^{-1}}R_M\\sqrt{\\log(1/\\delta)}/(n\\varepsilon)$."
+    """DP-CD convex utility bound (A.3.36):
+    $9\\sqrt p\\|L\\|_{M^{-1}}R_M\\sqrt{\\log(1/\\delta)}/(n\\varepsilon)$."""
     n, eps, delta = _priv(n, epsilon, delta)
     L = _vec(L, "L")
     M = _vec(M, "M", True)
-    if L.shape != M.shape: raise ValueError(f"L and M must have the same shape, got {L.shape} and {M.shape}")
+    if L.shape != M.shape:
+        raise ValueError(f"L and M must have the same shape, got {L.shape} and {M.shape}")
     R_M = check_scalar(R_M, "R_M", low=0)
-    return 9 * math.sqrt(len(M)) * m_inv_norm(L, M) * R_M * math.sqrt(math.log(1 / delta)) / (n * eps)
+    return (
+        9 * math.sqrt(len(M)) * m_inv_norm(L, M) * R_M * math.sqrt(math.log(1 / delta)) / (n * eps)
+    )
 
-def dpcd_strongly_convex_bound(n:int, epsilon:float, delta:float, L, M,
-                               mu_M:float, # strong convexity w.r.t. ||.||_M
-                               gap0:float, # initial optimality gap F(w0) - F*
-                               T:float|None=None, # outer iterations (default: log2(gap0 / B))
-                               as_published:bool=False, # 24 (thesis (A.3.38)) instead of 48 (its derivation)
-                              ) -> float:
-    "DP-CD strongly convex bound $\\Delta_0/2^T + TB$ ((A.3.38)–(A.3.39)); with the default T, $B(1+\\log_2(\\Delta_0/B))$."
+# %% ../../nbs/04_theory/01_rates.ipynb
+def dpcd_strongly_convex_bound(
+    n: int,
+    epsilon: float,
+    delta: float,
+    L,
+    M,
+    mu_M: float,  # strong convexity w.r.t. ||.||_M
+    gap0: float,  # initial optimality gap F(w0) - F*
+    T: float | None = None,  # outer iterations (default: log2(gap0 / B))
+    as_published: bool = False,  # 24 (thesis (A.3.38)) instead of 48 (its derivation)
+) -> float:
+    """DP-CD strongly convex bound $\\Delta_0/2^T + TB$ ((A.3.38)–(A.3.39)); with the default T,
+    $B(1+\\log_2(\\Delta_0/B))$."""
     n, eps, delta = _priv(n, epsilon, delta)
     L = _vec(L, "L")
     M = _vec(M, "M", True)
     mu = check_scalar(mu_M, "mu_M", low=0, low_open=True)
     gap0 = check_scalar(gap0, "gap0", low=0)
-    B = (24 if as_published else 48) * len(M) * (1 + 1 / mu) * m_inv_norm(L, M)**2 * math.log(1 / delta) / (n * eps)**2
+    B = (
+        (24 if as_published else 48)
+        * len(M)
+        * (1 + 1 / mu)
+        * m_inv_norm(L, M) ** 2
+        * math.log(1 / delta)
+        / (n * eps) ** 2
+    )
     if T is None:
-        if gap0 <= 2 * B: return gap0      # for B < gap0 < 2B the thesis's T gives more than the T = 0 bound
+        # for B < gap0 < 2B the thesis's T gives more than the T = 0 bound
+        if gap0 <= 2 * B: return gap0
         T = math.log2(gap0 / B)
     return gap0 / 2**T + T * B
 
@@ -111,21 +137,38 @@ def dpsgd_bound(n:int, epsilon:float, delta:float,
     n, eps, delta = _priv(n, epsilon, delta)
     Lam = check_scalar(Lambda, "Lambda", low=0)
     p = check_scalar(p, "p", low=1, integer=True)
-    if mu is None: return Lam * check_scalar(radius, "radius", low=0) * math.sqrt(p * math.log(1 / delta)) / (n * eps)
-    return Lam**2 * p * math.log(1 / delta) / (check_scalar(mu, "mu", low=0, low_open=True) * (n * eps)**2)
+    if mu is None:
+        return (
+            Lam
+            * check_scalar(radius, "radius", low=0)
+            * math.sqrt(p * math.log(1 / delta))
+            / (n * eps)
+        )
+    return (
+        Lam**2
+        * p
+        * math.log(1 / delta)
+        / (check_scalar(mu, "mu", low=0, low_open=True) * (n * eps) ** 2)
+    )
 
-def erm_lower_bound(n:int, epsilon:float, Lambda:float, radius:float, p:int, mu:float|None=None) -> float:
+# %% ../../nbs/04_theory/01_rates.ipynb
+def erm_lower_bound(
+    n: int, epsilon: float, Lambda: float, radius: float, p: int, mu: float | None = None
+) -> float:
     "Lower bound of Theorem 3.2.4 (Bassily et al. 2014; constant 1, δ = o(1/n))."
     n, eps = _priv(n, epsilon)
     p = check_scalar(p, "p", low=1, integer=True)
     if mu is None: return Lambda * radius * min(1.0, math.sqrt(p) / (n * eps))
     return Lambda**2 / mu * min(1.0, p / (n * eps)**2)
 
-def coordinate_lower_bound(n:int, epsilon:float,
-                           L, # coordinate-wise Lipschitz constants
-                           w_star_norm:float|None=None, # ||w*||_2 (convex case)
-                           mu_I:float|None=None, # strong convexity w.r.t. ||.||_2 (strongly convex case)
-                          ) -> float:
+# %% ../../nbs/04_theory/01_rates.ipynb
+def coordinate_lower_bound(
+    n: int,
+    epsilon: float,
+    L,  # coordinate-wise Lipschitz constants
+    w_star_norm: float | None = None,  # ||w*||_2 (convex case)
+    mu_I: float | None = None,  # strong convexity w.r.t. ||.||_2 (strongly convex case)
+) -> float:
     "Lower bound of Theorem 4.4.1 (constant 1)."
     n, eps = _priv(n, epsilon)
     L = _vec(L, "L")
@@ -145,15 +188,30 @@ def dpgcd_convex_bound(n:int, epsilon:float, delta:float, L, M,
     n, eps, delta = _priv(n, epsilon, delta)
     L = _vec(L, "L")
     M = _vec(M, "M", True)
-    return R_M1**(4 / 3) * L.max()**(2 / 3) * math.log(1 / delta) * math.log(len(M) / zeta) / ((n * eps)**(2 / 3) * M.min()**(1 / 3))
+    return (
+        R_M1 ** (4 / 3)
+        * L.max() ** (2 / 3)
+        * math.log(1 / delta)
+        * math.log(len(M) / zeta)
+        / ((n * eps) ** (2 / 3) * M.min() ** (1 / 3))
+    )
 
-def dpgcd_strongly_convex_bound(n:int, epsilon:float, delta:float, L, M, mu_M1:float, zeta:float=0.05) -> float:
+# %% ../../nbs/04_theory/01_rates.ipynb
+def dpgcd_strongly_convex_bound(
+    n: int, epsilon: float, delta: float, L, M, mu_M1: float, zeta: float = 0.05
+) -> float:
     "DP-GCD strongly convex rate (Theorem 5.3.2, constant 1)."
     n, eps, delta = _priv(n, epsilon, delta)
     L = _vec(L, "L")
     M = _vec(M, "M", True)
-    return L.max()**2 * math.log(1 / delta) * max(math.log(2 * len(M) / (mu_M1 * zeta)), 1.0) / (M.min() * mu_M1**2 * (n * eps)**2)
+    return (
+        L.max() ** 2
+        * math.log(1 / delta)
+        * max(math.log(2 * len(M) / (mu_M1 * zeta)), 1.0)
+        / (M.min() * mu_M1**2 * (n * eps) ** 2)
+    )
 
+# %% ../../nbs/04_theory/01_rates.ipynb
 def dpgcd_quasi_sparse_bound(n:int, epsilon:float, L, M, mu_M2:float,
                              s:int, # sparsity of the iterates
                              tau:int, # quasi-sparsity of the solution
@@ -162,7 +220,12 @@ def dpgcd_quasi_sparse_bound(n:int, epsilon:float, L, M, mu_M2:float,
     n, eps = _priv(n, epsilon)
     L = _vec(L, "L")
     M = _vec(M, "M", True)
-    return L.max()**2 * (s + tau)**2 * math.log(2 * len(M) / zeta) / (M.min() * mu_M2 * (n * eps)**2)
+    return (
+        L.max() ** 2
+        * (s + tau) ** 2
+        * math.log(2 * len(M) / zeta)
+        / (M.min() * mu_M2 * (n * eps) ** 2)
+    )
 
 # %% ../../nbs/04_theory/01_rates.ipynb
 def _kappa(kappa, name="kappa"):
@@ -170,6 +233,7 @@ def _kappa(kappa, name="kappa"):
     if k <= 1: raise ValueError(f"{name} must be > 1 for the growth rates, got {kappa}")
     return k
 
+# %% ../../nbs/04_theory/01_rates.ipynb
 def growth_upper_bound(n:int, epsilon:float, d:int, L:float, lam:float, kappa:float,
                        kappa_lower:float|None=None, # κ̲ given to Algorithm 2 (default κ)
                        delta:float=0.0, beta:float|None=None) -> float:
@@ -181,16 +245,38 @@ def growth_upper_bound(n:int, epsilon:float, d:int, L:float, lam:float, kappa:fl
     beta = 1 / (n + d) if beta is None else beta
     lb = math.log(1 / beta)
     dd = d if delta == 0 else math.sqrt(d * math.log(1 / delta))
-    return lam**(-1 / (k - 1)) * (L * math.sqrt(lb) / math.sqrt(n) + L * dd * lb / (n * eps * (kl - 1)))**(k / (k - 1))
+    return lam ** (-1 / (k - 1)) * (
+        L * math.sqrt(lb) / math.sqrt(n) + L * dd * lb / (n * eps * (kl - 1))
+    ) ** (k / (k - 1))
 
-def inverse_sensitivity_bound(n:int, epsilon:float, d:int, L:float, lam:float, kappa:float, D:float, rho:float, beta:float=0.05) -> float:
-    "Theorem 1: $\\lambda^{-1/(\\kappa-1)}(2L(\\log(1/\\beta)+d\\log(D/\\rho))/(n\\varepsilon))^{\\kappa/(\\kappa-1)} + L\\rho$."
+# %% ../../nbs/04_theory/01_rates.ipynb
+def inverse_sensitivity_bound(
+    n: int,
+    epsilon: float,
+    d: int,
+    L: float,
+    lam: float,
+    kappa: float,
+    D: float,
+    rho: float,
+    beta: float = 0.05,
+) -> float:
+    """Theorem 1:
+    $\\lambda^{-1/(\\kappa-1)}(2L(\\log(1/\\beta)+d\\log(D/\\rho))/(n\\varepsilon))^{\\kappa/(\\kappa-1)} + L\\rho$."""
     n, eps = _priv(n, epsilon)
     k = _kappa(kappa)
-    return lam**(-1 / (k - 1)) * (2 * L * (math.log(1 / beta) + d * math.log(D / rho)) / (n * eps))**(k / (k - 1)) + L * rho
+    return (
+        lam ** (-1 / (k - 1))
+        * (2 * L * (math.log(1 / beta) + d * math.log(D / rho)) / (n * eps)) ** (k / (k - 1))
+        + L * rho
+    )
 
-def growth_lower_bound(n:int, epsilon:float, d:int, L:float, lam:float, kappa:float, delta:float=0.0) -> float:
-    "Theorems 4 (pure DP, κ >= 2), 5 (pure DP, d = 1, κ in (1, 2], stated for λ = 1, L = 2) and 6 (approximate DP, κ >= 2); constant 1."
+# %% ../../nbs/04_theory/01_rates.ipynb
+def growth_lower_bound(
+    n: int, epsilon: float, d: int, L: float, lam: float, kappa: float, delta: float = 0.0
+) -> float:
+    """Theorems 4 (pure DP, κ >= 2), 5 (pure DP, d = 1, κ in (1, 2], stated for λ = 1, L = 2) and 6
+    (approximate DP, κ >= 2); constant 1."""
     n, eps = _priv(n, epsilon)
     k = _kappa(kappa)
     a = k / (k - 1)
@@ -198,7 +284,11 @@ def growth_lower_bound(n:int, epsilon:float, d:int, L:float, lam:float, kappa:fl
         if k < 2: raise ValueError("Theorem 6 (approximate DP) requires kappa >= 2")
         return lam**(-1 / (k - 1)) * (L * math.sqrt(d) / (n * eps))**a
     if k >= 2: return lam**(-1 / (k - 1)) * ((L / math.sqrt(n))**a + (L * d / (n * eps))**a)
-    if d != 1: raise ValueError("for kappa in (1, 2) the paper's lower bound (Theorem 5) is one-dimensional: d must be 1")
+    if d != 1:
+        raise ValueError(
+            "for kappa in (1, 2) the paper's lower bound (Theorem 5) is one-dimensional: d must be "
+            "1"
+        )
     return (1 / math.sqrt(n))**a + (1 / (n * eps))**a
 
 # %% ../../nbs/04_theory/01_rates.ipynb
@@ -209,17 +299,20 @@ def comparison_quantities(M, # coordinate-wise smoothness constants, shape (p,)
                           mu_M:float|None=None, # strong convexity w.r.t. ||.||_M (optional)
                           mu_I:float|None=None, # strong convexity w.r.t. ||.||_2 (optional)
                          ) -> dict:
-    "The §4.3.4 quantities $\\|L\\|_{M^{-1}}R_M$, $\\Lambda R_I$ (and their strongly convex counterparts)."
+    """The §4.3.4 quantities $\\|L\\|_{M^{-1}}R_M$, $\\Lambda R_I$ (and their strongly convex
+    counterparts)."""
     M = _vec(M, "M", True)
     L = _vec(L, "L")
-    if L.shape != M.shape: raise ValueError(f"L and M must have the same shape, got {L.shape} and {M.shape}")
+    if L.shape != M.shape:
+        raise ValueError(f"L and M must have the same shape, got {L.shape} and {M.shape}")
     rad = np.atleast_1d(np.asarray(radius, dtype=float))
     if rad.size == 1 and M.size > 1 or np.ndim(radius) == 0:
         r = check_scalar(float(rad[0]), "radius", low=0)
         R_I, R_M, R_M1 = r, math.sqrt(M.max()) * r, math.sqrt(M.sum()) * r
     else:
         v = check_array(rad, "radius", ndim=1)
-        if v.shape != M.shape: raise ValueError(f"radius must be a scalar or a vector of shape {M.shape}")
+        if v.shape != M.shape:
+            raise ValueError(f"radius must be a scalar or a vector of shape {M.shape}")
         R_I, R_M, R_M1 = float(np.linalg.norm(v)), m_norm(v, M), m1_norm(v, M)
     Lam = float(np.linalg.norm(L)) if Lambda is None else check_scalar(Lambda, "Lambda", low=0)
     out = dict(L_Minv=m_inv_norm(L, M), R_M=R_M, R_I=R_I, R_M1=R_M1, Lambda=Lam,
@@ -228,9 +321,22 @@ def comparison_quantities(M, # coordinate-wise smoothness constants, shape (p,)
     if mu_I is not None: out["sgd_strongly_convex"] = Lam**2 / mu_I
     return out
 
-def predict_winner(M, L, radius, n:int, epsilon:float, delta:float, Lambda:float|None=None,
-                   mu_M:float|None=None, mu_I:float|None=None, mu_M1:float|None=None, zeta:float=0.05) -> dict:
-    "Predicted rates (constant 1) of DP-CD, DP-SGD and DP-GCD and the predicted winner, convex or (if μ's given) strongly convex."
+# %% ../../nbs/04_theory/01_rates.ipynb
+def predict_winner(
+    M,
+    L,
+    radius,
+    n: int,
+    epsilon: float,
+    delta: float,
+    Lambda: float | None = None,
+    mu_M: float | None = None,
+    mu_I: float | None = None,
+    mu_M1: float | None = None,
+    zeta: float = 0.05,
+) -> dict:
+    """Predicted rates (constant 1) of DP-CD, DP-SGD and DP-GCD and the predicted winner, convex or
+    (if μ's given) strongly convex."""
     q = comparison_quantities(M, L, radius, Lambda, mu_M, mu_I)
     n, eps, delta = _priv(n, epsilon, delta)
     M = _vec(M, "M", True)
@@ -242,7 +348,11 @@ def predict_winner(M, L, radius, n:int, epsilon:float, delta:float, Lambda:float
                  "DP-GCD": dpgcd_convex_bound(n, eps, delta, L, M, q["R_M1"], zeta)}
         setting = "convex"
     else:
-        rates = {"DP-CD": base**2 * q["cd_strongly_convex"], "DP-SGD": base**2 * q["sgd_strongly_convex"]}
-        if mu_M1 is not None: rates["DP-GCD"] = dpgcd_strongly_convex_bound(n, eps, delta, L, M, mu_M1, zeta)
+        rates = {
+            "DP-CD": base**2 * q["cd_strongly_convex"],
+            "DP-SGD": base**2 * q["sgd_strongly_convex"],
+        }
+        if mu_M1 is not None:
+            rates["DP-GCD"] = dpgcd_strongly_convex_bound(n, eps, delta, L, M, mu_M1, zeta)
         setting = "strongly convex"
     return dict(setting=setting, rates=rates, winner=min(rates, key=rates.get), quantities=q)
