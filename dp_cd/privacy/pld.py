@@ -104,7 +104,8 @@ def pld_self_compose(pmf:PLDPmf, count:int, tail:float=1e-15) -> PLDPmf:
 def connect_the_dots(delta_fn, l_lo:float, l_hi:float, h:float) -> PLDPmf:
     "Pessimistic PLD on hℤ ∩ [l_lo, l_hi] whose δ(ε) interpolates `delta_fn` linearly in e^ε."
     k0, k1 = math.floor(l_lo / h), max(math.ceil(l_hi / h), math.floor(l_lo / h) + 1)
-    d = np.minimum.accumulate(np.clip(delta_fn(np.arange(k0, k1 + 1) * h), 0.0, 1.0))
+    d = np.clip(delta_fn(np.arange(k0, k1 + 1) * h), 0.0, 1.0)
+    d = np.maximum.accumulate(d[::-1])[::-1]   # non-increasing, rounding errors raised (pessimistic)
     dd, em1 = np.diff(d), math.expm1(h)
     p = np.empty(d.size)
     p[0] = (1 - d[0]) + dd[0] / em1
@@ -169,15 +170,25 @@ def _sg_remove_delta(z, q):
     return f
 
 # %% ../../nbs/02_privacy/10_pld.ipynb
+def _log_half_one_plus_sqrt(u):
+    "log((1 + √(1 + eᵘ))/2) for any real u (no overflow, no underflow to −∞)."
+    a = np.abs(u)
+    with np.errstate(over="ignore"):
+        large = u / 2 - math.log(2) + np.log(np.sqrt(1 + np.exp(-a)) + np.exp(-a / 2))
+        small = np.log((1 + np.sqrt(1 + np.exp(np.minimum(u, 0.0)))) / 2)
+    return np.where(u > 0, large, small)
+
 def _x_replace(l, z, q):
-    "x where the replace-one loss is l: w = q e^{(2x−1)/(2z²)}, w² + (1−q)(1−eˡ)w = eˡ q²e^{−1/z²}"
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        r = np.exp(l)
-        c = q * q * math.exp(-1 / (z * z))
-        b = (1 - q) * (1 - r)
-        disc = np.sqrt(b * b + 4 * r * c)
-        w = np.where(b >= 0, 2 * r * c / (b + disc), (disc - b) / 2)   # the stable root formula
-        return z * z * (np.log(w) - math.log(q)) + 0.5
+    """x where the replace-one loss is l: w = q e^{(2x−1)/(2z²)} solves w² + b w = eˡ c with
+    b = (1−q)(1−eˡ), c = q²e^{−1/z²}; the root in log space (c underflows for small z)."""
+    l = np.asarray(l, dtype=float)
+    log_c = 2 * math.log(q) - 1 / (z * z)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        log_b = math.log1p(-q) + np.log(np.abs(np.expm1(l)))   # log |b| (−∞ at l = 0)
+        g = _log_half_one_plus_sqrt(math.log(4) + l + log_c - 2 * log_b)   # t = 4eˡc/b²
+        log_w = np.where(l < 0, l + log_c - log_b - g,   # b > 0: w = (eˡc/b)·2/(1 + √(1+t))
+                         np.where(l > 0, log_b + g, (l + log_c) / 2))   # b < 0; b = 0
+    return z * z * (log_w - math.log(q)) + 0.5
 
 # %% ../../nbs/02_privacy/10_pld.ipynb
 def _sg_replace_delta(z, q):
@@ -187,7 +198,7 @@ def _sg_replace_delta(z, q):
         sp = (1 - q) * _ndtr_z(-x, 0, z) + q * _ndtr_z(1 - x, 0, z)
         sq = (1 - q) * _ndtr_z(-x, 0, z) + q * _ndtr_z(-1 - x, 0, z)
         with np.errstate(over="ignore", invalid="ignore"): v = sp - np.exp(eps) * sq
-        return np.where(np.isfinite(v), v, 0.0)
+        return np.where(np.isfinite(v), v, sp)   # e^ε·sq overflowed: δ ≤ sp (pessimistic)
     return f
 
 # %% ../../nbs/02_privacy/10_pld.ipynb
