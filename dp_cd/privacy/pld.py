@@ -116,13 +116,16 @@ def connect_the_dots(delta_fn, l_lo:float, l_hi:float, h:float) -> PLDPmf:
 # %% ../../nbs/02_privacy/10_pld.ipynb
 _T = float(-special.ndtri(1e-20))   # x-range: ≤ 1e-20 of each component's mass outside ±_T σ
 
+def _hockey_stick(p_tail, eps, q_tail):
+    "δ(ε) = P(L > ε) − e^ε Q(L > ε); P(L > ε), an upper bound, where e^ε·Q overflows."
+    with np.errstate(over="ignore", invalid="ignore"):
+        v = p_tail - np.exp(eps) * q_tail
+    return np.where(np.isfinite(v), v, p_tail)
+
 def _gaussian_delta(mu):
     "δ(ε) of N(0,1) vs N(μ,1), vectorised (exact μ-GDP curve)."
-    def f(eps):
-        with np.errstate(over="ignore", invalid="ignore"):
-            v = special.ndtr(-eps / mu + mu / 2) - np.exp(eps) * special.ndtr(-eps / mu - mu / 2)
-        return np.where(np.isfinite(v), v, 0.0)
-    return f
+    return lambda eps: _hockey_stick(special.ndtr(-eps / mu + mu / 2), eps,
+                                     special.ndtr(-eps / mu - mu / 2))
 
 def gaussian_pld(mu:float, h:float) -> PLDPmf:
     "Connect-the-dots PLD of μ-GDP (a Gaussian of noise multiplier 1/μ); the loss is N(μ²/2, μ²)."
@@ -155,8 +158,7 @@ def _sg_add_delta(z, q):
     def f(eps):
         x = _x_add(eps, z, q)
         sp = (1 - q) * _ndtr_z(-x, 0, z) + q * _ndtr_z(1 - x, 0, z)
-        with np.errstate(over="ignore", invalid="ignore"): v = sp - np.exp(eps) * _ndtr_z(-x, 0, z)
-        return np.where(np.isfinite(v), v, 0.0)
+        return _hockey_stick(sp, eps, _ndtr_z(-x, 0, z))
     return f
 
 # %% ../../nbs/02_privacy/10_pld.ipynb
@@ -165,8 +167,7 @@ def _sg_remove_delta(z, q):
     def f(eps):
         x = _x_add(-eps, z, q)
         cq = (1 - q) * _ndtr_z(x, 0, z) + q * _ndtr_z(x, 1, z)
-        with np.errstate(over="ignore", invalid="ignore"): v = _ndtr_z(x, 0, z) - np.exp(eps) * cq
-        return np.where(np.isfinite(v), v, 0.0)
+        return _hockey_stick(_ndtr_z(x, 0, z), eps, cq)
     return f
 
 # %% ../../nbs/02_privacy/10_pld.ipynb
@@ -197,8 +198,7 @@ def _sg_replace_delta(z, q):
         x = _x_replace(eps, z, q)
         sp = (1 - q) * _ndtr_z(-x, 0, z) + q * _ndtr_z(1 - x, 0, z)
         sq = (1 - q) * _ndtr_z(-x, 0, z) + q * _ndtr_z(-1 - x, 0, z)
-        with np.errstate(over="ignore", invalid="ignore"): v = sp - np.exp(eps) * sq
-        return np.where(np.isfinite(v), v, sp)   # e^ε·sq overflowed: δ ≤ sp (pessimistic)
+        return _hockey_stick(sp, eps, sq)
     return f
 
 # %% ../../nbs/02_privacy/10_pld.ipynb
