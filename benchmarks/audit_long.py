@@ -42,7 +42,7 @@ def _solver_scenario(fit, p, stat=lambda r: r.coef.sum()):
 
 def _dp_cd(passes):
     from dp_cd.solvers.dpcd import dp_cd
-    return lambda X, y, s: dp_cd(X, y, LOSS, NoPenalty(), EPS, DELTA, n_passes=passes, smoothness=np.ones(X.shape[1]), step=0.5, clip=1.0, random_state=s)
+    return lambda X, y, s: dp_cd(X, y, LOSS, NoPenalty(), epsilon=EPS, delta=DELTA, n_passes=passes, smoothness=np.ones(X.shape[1]), step=0.5, clip=1.0, random_state=s)
 
 def _dp_sgd(X, y, s):
     from dp_cd.solvers.dpsgd import dp_sgd

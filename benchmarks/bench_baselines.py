@@ -37,7 +37,7 @@ def main():
         if dp_cd is not None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                t_cd = best(lambda: dp_cd(X, y, loss, pen, 1.0, 1 / n**2, n_passes=1, random_state=0))
+                t_cd = best(lambda: dp_cd(X, y, loss, pen, epsilon=1.0, delta=1 / n**2, n_passes=1, random_state=0))
             line += f" | DP-CD pass {t_cd*1e3:8.2f} ms (marginal DP-SGD epoch / DP-CD pass = {marg / t_cd:.2f})"
         print(line, flush=True)
 

@@ -242,7 +242,7 @@ def _utility_fitters(p):
             smoothness=info["M"], random_state=s)
     out = {f"DP-BCD B={B}": bcd(B) for B in sorted({1, min(8, p), p})}
     out["DP-CD"] = lambda X, y, lo, pe, e, d, P, st, C, s, info: dp_cd(
-        X, y, lo, pe, e, d, n_passes=P, step=st, clip=C, smoothness=info["M"], random_state=s)
+        X, y, lo, pe, epsilon=e, delta=d, n_passes=P, step=st, clip=C, smoothness=info["M"], random_state=s)
     out["DP-SGD"] = lambda X, y, lo, pe, e, d, P, st, C, s, info: dp_sgd(
         X, y, lo, pe, e, d, n_passes=P, step=st / info["beta"], clip=C, random_state=s)
     return out

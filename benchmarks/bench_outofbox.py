@@ -147,15 +147,15 @@ def _diagnosis_rows(name, data_dir, seeds=(1, 2)):
             row(experiment="majority class share", setting="test split", passes="",
                 metric=float(max(np.mean(y[te] > 0), np.mean(y[te] < 0))))]
     for passes in (50, 300):   # eps = 1e6: no noise to speak of; clip 3 as the selected candidate
-        fit = dp_cd(U[tr], y[tr], loss, pen, 1e6, 1e-6, n_passes=passes, clip=3.0,
+        fit = dp_cd(U[tr], y[tr], loss, pen, epsilon=1e6, delta=1e-6, n_passes=passes, clip=3.0,
                     smoothness=beta, random_state=0)
         rows.append(row(experiment="DP-CD, negligible noise", setting="public M_j = beta",
                         passes=passes, metric=accuracy(fit.coef)))
-        fit = dp_cd(Uc[tr], y[tr], loss, pen, 1e6, 1e-6, n_passes=passes, clip=3.0,
+        fit = dp_cd(Uc[tr], y[tr], loss, pen, epsilon=1e6, delta=1e-6, n_passes=passes, clip=3.0,
                     smoothness=beta, random_state=0)
         rows.append(row(experiment="DP-CD, negligible noise", setting="public M_j = beta, "
                         "box centred", passes=passes, metric=accuracy(fit.coef, Uc)))
-        fit = dp_cd(U[tr], y[tr], loss, pen, np.inf, None, n_passes=passes, clip=np.inf,
+        fit = dp_cd(U[tr], y[tr], loss, pen, epsilon=np.inf, delta=None, n_passes=passes, clip=np.inf,
                     smoothness="exact", random_state=0)
         rows.append(row(experiment="DP-CD, non-private", setting="exact M_j", passes=passes,
                         metric=accuracy(fit.coef)))

@@ -125,10 +125,10 @@ def bench_speed(args):
                              vs_floor=seconds / t_floor, reference_seconds=ref,
                              vs_reference=None if ref is None else seconds / ref, note=note))
         row("floor X.T @ r", "product", t_floor, note="memory-bound floor: reads X once")
-        cd = lambda P: dp_cd(X, y, loss, pen(lam), 1.0, delta, n_passes=P, step=1.0, clip=1.0, smoothness=M, random_state=0)
+        cd = lambda P: dp_cd(X, y, loss, pen(lam), epsilon=1.0, delta=delta, n_passes=P, step=1.0, clip=1.0, smoothness=M, random_state=0)
         cd(2)   # compile / load the cache
         row("DP-CD pass", "pass", marginal(cd, 5, k), note="marginal cost (difference of runs)")
-        cds = lambda P: dp_cd(X, y, loss, pen(lam), 1.0, delta, n_passes=P, step=1.0, clip=1.0, clipping="sample", smoothness=M, random_state=0)
+        cds = lambda P: dp_cd(X, y, loss, pen(lam), epsilon=1.0, delta=delta, n_passes=P, step=1.0, clip=1.0, clipping="sample", smoothness=M, random_state=0)
         cds(2)
         row("DP-CD pass (per-sample clipping)", "pass", marginal(cds, 5, k), note="clipping='sample': permutation order; marginal cost")
         for P in (10, 50):
@@ -242,7 +242,7 @@ def make(n, p, seed=0):
         X.indices = X.indices.astype(np.int64); X.indptr = X.indptr.astype(np.int64); X.sort_indices()
     return X, rng.normal(size=n)
 def run(X, y):
-    if solver == "dp_cd": dp_cd(X, y, SquaredLoss(), L1(0.1), 1.0, 1e-6, n_passes=2, smoothness=np.ones(X.shape[1]), random_state=0)
+    if solver == "dp_cd": dp_cd(X, y, SquaredLoss(), L1(0.1), epsilon=1.0, delta=1e-6, n_passes=2, smoothness=np.ones(X.shape[1]), random_state=0)
     else: dp_sgd(X, y, SquaredLoss(), L1(0.1), 1.0, 1e-6, n_passes=1, step=0.01, batch_size=64, random_state=0)
 run(*make(500, min(p, 50)))          # compile / load caches before measuring
 X, y = make(n, p)
@@ -332,11 +332,11 @@ def make_fitters(task, n, p, eps, delta):
     M_pub = np.r_[np.full(p - 1, beta / (p - 1)), beta]
     L_pub = beta * R2                                         # public bound on the global smoothness
     fitters = {}
-    fitters["dp_cd"] = (lambda X, y, lam, c, s: dp_cd(X, y, loss, L2(lam), eps, delta, n_passes=c["passes"], step=c["step"],
+    fitters["dp_cd"] = (lambda X, y, lam, c, s: dp_cd(X, y, loss, L2(lam), epsilon=eps, delta=delta, n_passes=c["passes"], step=c["step"],
                                                       clip=c["clip"], smoothness=M_pub, random_state=s).coef,
                         [dict(passes=P, step=g, clip=C) for P in PASSES for g in STEPS for C in CLIPS])
     # DP-CD with per-sample l2 clipping (chapter 08: one Gaussian release per pass, jointly 2C/n-sensitive)
-    fitters["dp_cd_sample"] = (lambda X, y, lam, c, s: dp_cd(X, y, loss, L2(lam), eps, delta, n_passes=c["passes"], step=c["step"],
+    fitters["dp_cd_sample"] = (lambda X, y, lam, c, s: dp_cd(X, y, loss, L2(lam), epsilon=eps, delta=delta, n_passes=c["passes"], step=c["step"],
                                                              clip=c["clip"], clipping="sample", smoothness=M_pub, random_state=s).coef,
                                [dict(passes=P, step=g, clip=C) for P in PASSES[1:] for g in STEPS for C in SAMPLE_CLIPS])
     if dp_sgd is not None:
@@ -435,7 +435,7 @@ def bench_scale(args):
                 X.indices = X.indices.astype(np.int64); X.indptr = X.indptr.astype(np.int64); X.sort_indices()
                 data = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
             y = rng.normal(size=n); M = np.ones(p)
-            cd = lambda P: dp_cd(X, y, SquaredLoss(), L1(0.01), 1.0, 1e-6, n_passes=P, smoothness=M, random_state=0)
+            cd = lambda P: dp_cd(X, y, SquaredLoss(), L1(0.01), epsilon=1.0, delta=1e-6, n_passes=P, smoothness=M, random_state=0)
             cd(1)
             t_pass = marginal(cd, 1, k, target=0.02)
             r = rng.normal(size=n)

@@ -17,7 +17,7 @@ from .utils import check_scalar, as_generator, PrivacyLeakWarning
 from .model.losses import Loss, SquaredLoss, LogisticLoss, HuberLoss
 from .model.penalties import Penalty, NoPenalty, L1, L2, ElasticNet
 from .solvers.contract import (SOLVERS, get_solver, Ledger, Plan, PrivacyRequest,
-                                     build_report)
+                                     build_report, check_sample_weight)
 # importing the solver modules registers them in SOLVERS
 from .solvers import dpcd, dpgcd, dpsgd, dpscd, output_perturbation, growth, block_cd
 from .utils import is_chunked
@@ -319,6 +319,7 @@ _PARAMS = (
     "solver_options",
     "feature_bounds",
     "budget",
+    "sample_weight_bound",
 )
 
 class _DPLinearBase(BaseEstimator):
@@ -333,15 +334,33 @@ class _DPLinearBase(BaseEstimator):
         _resolve_budget(self, stacklevel=5)   # a wrong type is refused; the old name warns
         return loss, pen, solver, eps
 
-    def _begin_fit(self, X):
-        """Parameters, and the budget check that happens before the data is read (only the public n
-        is used)."""
+    def _begin_fit(self, X, sample_weight=None):
+        """Parameters, weights, and the budget check that happen before the data is read (only the
+        public n is used)."""
         loss, pen, solver, eps = self._check_params()
         delta = _resolve_delta(self.delta, _n_samples(X))
         self._bounds_setting()   # a bad `bounds` is refused before anything is read or charged
+        self._check_weights(solver, sample_weight, _n_samples(X))   # refused before any read
         budget = _resolve_budget(self, warn=False)
         if budget is not None: budget.check(eps, delta)
         return loss, pen, solver, eps, delta
+
+# %% ../nbs/06_api/01_estimators.ipynb
+def _check_weights(self, solver, sample_weight, n:int):
+    "Weights projected onto [0, W] (None: unit); refused with a solver lacking the capability."
+    W = check_scalar(self.sample_weight_bound, "sample_weight_bound", low=0, low_open=True)
+    if sample_weight is None: return None
+    solver.check_sample_weight_support()
+    return check_sample_weight(sample_weight, W, n)
+
+
+def _weight_options(self, solver, options:dict, sample_weight, n:int) -> dict:
+    "`options` with the weights (projected) and their public bound, for a solver that takes them."
+    if not solver.sample_weight: return options
+    weights = self._check_weights(solver, sample_weight, n)   # (not kept on the estimator)
+    return {**options, "sample_weight": weights, "sample_weight_bound": self.sample_weight_bound}
+
+_DPLinearBase._check_weights, _DPLinearBase._weight_options = _check_weights, _weight_options
 
 # %% ../nbs/06_api/01_estimators.ipynb
 def _bounds_setting(self, warn:bool=True):
@@ -525,17 +544,21 @@ class DPRegressor(RegressorMixin, _DPLinearBase):
         solver_options=None,  # extra keyword arguments for the solver
         feature_bounds=None,  # deprecated name of `bounds`
         budget=None,  # optional BudgetAccountant charged by every fit
+        sample_weight_bound=1.0,  # PUBLIC bound W: fit's sample_weight is projected onto [0, W]
     ):
         self._set(locals())
 
-    def fit(self, X, y):
+    def fit(self, X, y,
+            sample_weight=None, # per-record weights (n,), projected onto [0, sample_weight_bound]
+           ):
         "Fit the private model; `privacy_` holds the privacy report of the whole fit."
-        loss, pen, solver, eps, delta = self._begin_fit(X)
+        loss, pen, solver, eps, delta = self._begin_fit(X, sample_weight)
         X, y = self._prepare(X, y, y_numeric=True)
         rng = as_generator(self.random_state)
         bounds = self._resolve_bounds(X, y, eps, delta, rng)
         Xc, yc = bounds.transform(X, y.astype(np.float64), self.scale_by_bounds)
-        options = self._solver_options(solver, loss, bounds, eps)
+        options = self._weight_options(solver, self._solver_options(solver, loss, bounds, eps),
+                                       sample_weight, X.shape[0])
         res = self._fit_one(Xc, yc, loss, pen, solver, eps - bounds.epsilon,
                             delta - bounds.delta, rng, options)
         report, ledger = _compose_reports(eps, delta, bounds, [("", res)])
@@ -602,13 +625,16 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
         classes=None,  # PUBLIC label set (required when epsilon is finite; see `_label_set`)
         feature_bounds=None,  # deprecated name of `bounds`
         budget=None,  # optional BudgetAccountant charged by every fit (`accountant`: old name)
+        sample_weight_bound=1.0,  # PUBLIC bound W: fit's sample_weight is projected onto [0, W]
     ):
         self._set(locals())
         self.classes = classes
 
-    def fit(self, X, y):
+    def fit(self, X, y,
+            sample_weight=None, # per-record weights (n,), projected onto [0, sample_weight_bound]
+           ):
         "Fit the private model(s); `privacy_` holds the report of the whole fit (all the models)."
-        loss, pen, solver, eps, delta = self._begin_fit(X)
+        loss, pen, solver, eps, delta = self._begin_fit(X, sample_weight)
         X, y = self._prepare(X, y)
         check_classification_targets(y)
         self.classes_ = _label_set(self.classes, y, eps)
@@ -624,7 +650,8 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
             eps - bounds.epsilon,
             delta - bounds.delta,
             rng,
-            self._solver_options(solver, loss, bounds, eps),
+            self._weight_options(solver, self._solver_options(solver, loss, bounds, eps),
+                                 sample_weight, X.shape[0]),
         )
         report, ledger = _compose_reports(eps, delta, bounds,
                                           [(self._prefix(c), r) for c, r in results])

@@ -41,8 +41,8 @@ def _M(X):   # public smoothness constants (any positive values are valid inputs
     s = X.shape if sp.issparse(X) else np.shape(X)
     return np.ones(s[1] if len(s) == 2 else 1)
 
-def call_dp_cd(X, y, loss, seed=0): return dp_cd(X, y, loss, L1(0.01), 1.0, 1e-3, n_passes=2, clip=1.0, smoothness=_M(X), random_state=seed).coef
-def call_dp_cd_exact(X, y, loss, seed=0): return dp_cd(X, y, loss, L2(0.1), 1.0, 1e-3, n_passes=2, clip=1.0, random_state=seed).coef
+def call_dp_cd(X, y, loss, seed=0): return dp_cd(X, y, loss, L1(0.01), epsilon=1.0, delta=1e-3, n_passes=2, clip=1.0, smoothness=_M(X), random_state=seed).coef
+def call_dp_cd_exact(X, y, loss, seed=0): return dp_cd(X, y, loss, L2(0.1), epsilon=1.0, delta=1e-3, n_passes=2, clip=1.0, random_state=seed).coef
 def call_dp_sgd(X, y, loss, seed=0): return dp_sgd(X, y, loss, L1(0.01), 1.0, 1e-3, n_passes=2, step=0.1, clip=1.0, random_state=seed).coef
 def call_dp_scd(X, y, loss, seed=0): return dp_scd(X, y, loss, L2(1.0), 1.0, 1e-3, n_passes=2, batch_size=1, clip=1.0, random_state=seed).coef
 def call_outpert(X, y, loss, seed=0): return output_perturbation(X, y, loss, L2(1.0), 1.0, 1e-3, x_norm=10.0, y_bound=10.0, random_state=seed).coef

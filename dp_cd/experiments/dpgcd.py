@@ -154,7 +154,7 @@ def _fit(alg, X, y, loss, pen, passes, step, clip, seed, eps, delta, rule="gs-r"
         return dp_gcd(
             X, y, loss, pen, eps, delta, rule=alg.split()[1] if " " in alg else rule, **kw
         )
-    if alg == "dp-cd": return dp_cd(X, y, loss, pen, eps, delta, **kw)
+    if alg == "dp-cd": return dp_cd(X, y, loss, pen, epsilon=eps, delta=delta, **kw)
     if alg == "dp-sgd": return dp_sgd(X, y, loss, pen, eps, delta, **kw)
     raise ValueError(f"unknown algorithm {alg!r}")
 

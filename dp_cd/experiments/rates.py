@@ -36,7 +36,8 @@ def reference_solution(X, y, loss, penalty, n_passes:int=200) -> np.ndarray:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         return dp_cd(
-            X, y, loss, penalty, np.inf, None, n_passes=n_passes, clip=np.inf, step=1.0
+            X, y, loss, penalty, epsilon=np.inf, delta=None, n_passes=n_passes, clip=np.inf,
+            step=1.0
         ).coef
 
 # %% ../../nbs/05_experiments/04_rates_on_data.ipynb
@@ -108,8 +109,8 @@ def measure(
                                     y,
                                     loss,
                                     penalty,
-                                    epsilon,
-                                    delta,
+                                    epsilon=epsilon,
+                                    delta=delta,
                                     n_passes=passes,
                                     step=st,
                                     clip=C,

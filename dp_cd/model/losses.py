@@ -287,10 +287,17 @@ def _clip_term(x:float, d:float, C:float, c_i:float, by_sample:bool) -> float:
     v = x * d
     return min(C, max(-C, v)) if v == v else 0.0
 
+
+@njit(cache=True, inline='always', fastmath=_FM, error_model='numpy')
+def _weigh(term:float, weights, i:int, weighted:bool) -> float:
+    "Record i's clipped term times its weight w_i (applied AFTER clipping), or as is."
+    return weights[i] * term if weighted else term
+
 # %% ../../nbs/01_model/02_losses.ipynb
 @njit(cache=True, inline='always', fastmath=_FM, error_model='numpy')
-def _clipped_loop_dense(code, param, X, y, z, j, C, clips, by_sample, jp, delta, update):
-    "Σ_i term_i(column j), after z += delta X[:, jp] in the same pass when `update`."
+def _clipped_loop_dense(code, param, X, records, z, j, C, shift, by_sample, weighted, update):
+    "Σ_i w_i term_i(column j), after z += delta X[:, jp] (`shift`) in the same pass when `update`."
+    (y, clips, weights), (jp, delta) = records, shift
     s = 0.0
     for i in range(X.shape[0]):
         zi = z[i]
@@ -298,76 +305,118 @@ def _clipped_loop_dense(code, param, X, y, z, j, C, clips, by_sample, jp, delta,
             zi += delta * X[i, jp]
             z[i] = zi
         c_i = clips[i] if by_sample else C
-        s += _clip_term(X[i, j], kernel_deriv(code, param, zi, y[i]), C, c_i, by_sample)
+        t = _clip_term(X[i, j], kernel_deriv(code, param, zi, y[i]), C, c_i, by_sample)
+        s += _weigh(t, weights, i, weighted)
     return s
 
 # %% ../../nbs/01_model/02_losses.ipynb
 @njit(cache=True, inline='always', fastmath=_FM, error_model='numpy')
-def _clipped_switch_dense(code, param, X, y, z, j, C, clips, jp, delta):
+def _clipped_switch_dense(code, param, X, records, z, j, C, shift, weighted):
     "The four loops of one loss: per-sample or coordinate clipping, with or without an update."
-    if clips.shape[0] > 0:
-        if delta != 0.0:
-            return _clipped_loop_dense(code, param, X, y, z, j, C, clips, True, jp, delta, True)
-        return _clipped_loop_dense(code, param, X, y, z, j, C, clips, True, jp, delta, False)
-    if delta != 0.0:
-        return _clipped_loop_dense(code, param, X, y, z, j, C, clips, False, jp, delta, True)
-    return _clipped_loop_dense(code, param, X, y, z, j, C, clips, False, jp, delta, False)
+    loop, by_sample, update = _clipped_loop_dense, records[1].shape[0] > 0, shift[1] != 0.0
+    if by_sample:
+        if update: return loop(code, param, X, records, z, j, C, shift, True, weighted, True)
+        return loop(code, param, X, records, z, j, C, shift, True, weighted, False)
+    if update: return loop(code, param, X, records, z, j, C, shift, False, weighted, True)
+    return loop(code, param, X, records, z, j, C, shift, False, weighted, False)
 
 # %% ../../nbs/01_model/02_losses.ipynb
 @njit(cache=True, fastmath=_FM, error_model='numpy')
-def update_clipped_sum_dense(code:int, param:float, X, y, z, j:int, C:float, clips,
-                             jp:int=0, delta:float=0.0) -> float:
-    "z += δ X[:, jp] (if δ ≠ 0), then Σ_i clip of record i's term on column j (one fused pass)."
+def _weighted_sum_dense(loss, X, records, z, j, C, shift):
+    "`update_clipped_sum_dense` with weights (compiled apart: the unweighted loops stay as they were)."
+    code, param = loss[0], loss[1]
     if code == SQUARED:
-        return _clipped_switch_dense(SQUARED, param, X, y, z, j, C, clips, jp, delta)
+        return _clipped_switch_dense(SQUARED, param, X, records, z, j, C, shift, True)
     if code == LOGISTIC:
-        return _clipped_switch_dense(LOGISTIC, param, X, y, z, j, C, clips, jp, delta)
-    return _clipped_switch_dense(HUBER, param, X, y, z, j, C, clips, jp, delta)
+        return _clipped_switch_dense(LOGISTIC, param, X, records, z, j, C, shift, True)
+    return _clipped_switch_dense(HUBER, param, X, records, z, j, C, shift, True)
+
+
+@njit(cache=True, fastmath=_FM, error_model='numpy')
+def update_clipped_sum_dense(
+    loss,  # (code, param) of the loss
+    X,  # Fortran design (n, p)
+    records,  # (y (n,), per-sample thresholds c_i (n,) or empty, weights w_i (n,) or empty)
+    z,  # predictions (n,), updated in place by the shift
+    j:int,  # the column whose clipped terms are summed
+    C:float,  # coordinate-wise threshold (unused with per-sample thresholds)
+    jp:int=0,  # z += delta X[:, jp] first, in the same pass
+    delta:float=0.0,  # (0: no update)
+) -> float:
+    "z += δ X[:, jp] (if δ ≠ 0), then Σ_i w_i · clip of record i's term on column j (one pass)."
+    code, param, shift = loss[0], loss[1], (jp, delta)
+    if records[2].shape[0] > 0: return _weighted_sum_dense(loss, X, records, z, j, C, shift)
+    if code == SQUARED:
+        return _clipped_switch_dense(SQUARED, param, X, records, z, j, C, shift, False)
+    if code == LOGISTIC:
+        return _clipped_switch_dense(LOGISTIC, param, X, records, z, j, C, shift, False)
+    return _clipped_switch_dense(HUBER, param, X, records, z, j, C, shift, False)
 
 # %% ../../nbs/01_model/02_losses.ipynb
 @njit(cache=True, inline='always', fastmath=_FM, error_model='numpy')
-def _clipped_loop_sparse(code, param, data, indices, indptr, y, z, j, C, clips, by_sample):
-    "Σ over the column's non-zeros of the clipped terms (absent entries contribute 0)."
+def _clipped_loop_sparse(code, param, X, records, z, j, C, by_sample, weighted):
+    "Σ over the column's non-zeros of the (weighted) clipped terms (absent entries contribute 0)."
+    (data, indices, indptr), (y, clips, weights) = X, records
     s = 0.0
     for k in range(indptr[j], indptr[j + 1]):
         i = indices[k]
         c_i = clips[i] if by_sample else C
-        s += _clip_term(data[k], kernel_deriv(code, param, z[i], y[i]), C, c_i, by_sample)
+        t = _clip_term(data[k], kernel_deriv(code, param, z[i], y[i]), C, c_i, by_sample)
+        s += _weigh(t, weights, i, weighted)
     return s
 
 
 @njit(cache=True, inline='always', fastmath=_FM, error_model='numpy')
-def _clipped_switch_sparse(code, param, data, indices, indptr, y, z, j, C, clips):
-    if clips.shape[0] > 0:
-        return _clipped_loop_sparse(code, param, data, indices, indptr, y, z, j, C, clips, True)
-    return _clipped_loop_sparse(code, param, data, indices, indptr, y, z, j, C, clips, False)
+def _clipped_switch_sparse(code, param, X, records, z, j, C, weighted):
+    "The two loops of one loss: per-sample or coordinate clipping."
+    if records[1].shape[0] > 0:
+        return _clipped_loop_sparse(code, param, X, records, z, j, C, True, weighted)
+    return _clipped_loop_sparse(code, param, X, records, z, j, C, False, weighted)
 
 # %% ../../nbs/01_model/02_losses.ipynb
 @njit(cache=True, fastmath=_FM, error_model='numpy')
-def clipped_sum_sparse(code:int, param:float, data, indices, indptr, y, z, j:int, C:float,
-                       clips) -> float:
-    "Σ_i clipped terms of column j of a CSC design (coordinate-wise, or per sample if `clips`)."
-    if code == SQUARED:
-        return _clipped_switch_sparse(SQUARED, param, data, indices, indptr, y, z, j, C, clips)
-    if code == LOGISTIC:
-        return _clipped_switch_sparse(LOGISTIC, param, data, indices, indptr, y, z, j, C, clips)
-    return _clipped_switch_sparse(HUBER, param, data, indices, indptr, y, z, j, C, clips)
+def _weighted_sum_sparse(loss, X, records, z, j, C):
+    "`clipped_sum_sparse` with weights (compiled apart)."
+    code, param = loss[0], loss[1]
+    if code == SQUARED: return _clipped_switch_sparse(SQUARED, param, X, records, z, j, C, True)
+    if code == LOGISTIC: return _clipped_switch_sparse(LOGISTIC, param, X, records, z, j, C, True)
+    return _clipped_switch_sparse(HUBER, param, X, records, z, j, C, True)
+
+
+@njit(cache=True, fastmath=_FM, error_model='numpy')
+def clipped_sum_sparse(
+    loss,  # (code, param) of the loss
+    X,  # CSC design as (data, indices, indptr), sorted int64 indices
+    records,  # (y (n,), per-sample thresholds c_i (n,) or empty, weights w_i (n,) or empty)
+    z,  # predictions (n,)
+    j:int,  # the column whose clipped terms are summed
+    C:float,  # coordinate-wise threshold (unused with per-sample thresholds)
+) -> float:
+    "Σ_i w_i · clipped term of column j of a CSC design (coordinate-wise, or per sample)."
+    code, param = loss[0], loss[1]
+    if records[2].shape[0] > 0: return _weighted_sum_sparse(loss, X, records, z, j, C)
+    if code == SQUARED: return _clipped_switch_sparse(SQUARED, param, X, records, z, j, C, False)
+    if code == LOGISTIC: return _clipped_switch_sparse(LOGISTIC, param, X, records, z, j, C, False)
+    return _clipped_switch_sparse(HUBER, param, X, records, z, j, C, False)
 
 # %% ../../nbs/01_model/02_losses.ipynb
 _NO_CLIPS = np.empty(0)   # `clips` of the coordinate-wise scheme: no per-sample thresholds
+_NO_WEIGHTS = np.empty(0)   # `weights` of an unweighted sum: unit weights
 
 
 @njit(cache=True)
 def clipped_coord_sum_dense(code:int, param:float, X, y, z, j:int, C:float) -> float:
     "$\\sum_i \\mathrm{clip}(X_{ij}\\phi'(z_i,y_i), C)$, clip to $[-C, C]$; a NaN (0·inf) adds 0."
-    return update_clipped_sum_dense(code, param, X, y, z, j, C, np.empty(0))
+    no = np.empty(0)   # (jp, delta passed: one compiled signature for every caller)
+    return update_clipped_sum_dense((code, param), X, (y, no, no), z, j, C, 0, 0.0)
 
 
 @njit(cache=True)
 def clipped_coord_sum_sparse(code:int, param:float, data, indices, indptr, y, z, j:int,
                              C:float) -> float:
     "`clipped_coord_sum_dense` for a CSC design (absent entries contribute 0)."
-    return clipped_sum_sparse(code, param, data, indices, indptr, y, z, j, C, np.empty(0))
+    no = np.empty(0)
+    return clipped_sum_sparse((code, param), (data, indices, indptr), (y, no, no), z, j, C)
 
 # %% ../../nbs/01_model/02_losses.ipynb
 def _check_w(w, p, name="w"):

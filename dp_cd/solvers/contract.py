@@ -9,7 +9,7 @@ import warnings
 from dataclasses import dataclass, field, replace
 import numpy as np
 import scipy.sparse as sp
-from ..utils import as_design, as_generator
+from ..utils import as_design, as_generator, check_array, check_scalar
 from ..model.losses import Loss
 from ..model.penalties import Penalty
 from ..privacy.events import (DPEvent, ComposedEvent, check_epsilon, check_delta,
@@ -17,8 +17,9 @@ from ..privacy.events import (DPEvent, ComposedEvent, check_epsilon, check_delta
 from ..privacy.report import PrivacyReport
 
 # %% auto 0
-__all__ = ['SOLVERS', 'PrivacyRequest', 'check_privacy', 'Problem', 'check_problem', 'project_records', 'LedgerEntry', 'Ledger',
-           'Plan', 'build_report', 'Run', 'FitResult', 'Solver', 'Option', 'register', 'get_solver']
+__all__ = ['SOLVERS', 'PrivacyRequest', 'check_privacy', 'Problem', 'check_problem', 'project_records', 'check_sample_weight',
+           'LedgerEntry', 'Ledger', 'Plan', 'build_report', 'Run', 'FitResult', 'Solver', 'Option', 'register',
+           'get_solver']
 
 # %% ../../nbs/03_solvers/00_contract.ipynb
 @dataclass(frozen=True)
@@ -121,6 +122,20 @@ def project_records(
     X = sp.diags(s) @ problem.X.tocsr() if problem.sparse else problem.X * s[:, None]
     y = problem.y if y_bound is None else np.clip(problem.y, -y_bound, y_bound)
     return replace(problem, X=as_design(X, "X")[0], y=y)
+
+# %% ../../nbs/03_solvers/00_contract.ipynb
+def check_sample_weight(
+    sample_weight,  # per-record weights (n,), or None (unit weights)
+    bound: float,  # PUBLIC bound W > 0: weights are projected onto [0, W]
+    n: int,  # number of records
+) -> np.ndarray:
+    "The weights projected onto [0, W] (a copy; empty for None: unit weights); W checked."
+    W = check_scalar(bound, "sample_weight_bound", low=0, low_open=True)
+    if sample_weight is None: return np.empty(0)
+    w = check_array(sample_weight, "sample_weight", ndim=1)
+    if w.shape[0] != n:
+        raise ValueError(f"sample_weight has {w.shape[0]} entries but X has {n} rows")
+    return np.clip(w, 0.0, W)
 
 # %% ../../nbs/03_solvers/00_contract.ipynb
 @dataclass(frozen=True)
@@ -228,6 +243,7 @@ class Solver:
     relations: tuple = ("replace_one",)  # neighbouring relations it can certify
     pure_dp: bool = False  # offers pure ε-DP (accepts δ = 0)
     intercept: bool = False  # option `fit_intercept`: an implicit constant column, X not copied
+    sample_weight: bool = False  # options sample_weight, sample_weight_bound (weights in [0, W])
     function = None  # the public function; its keyword-only parameters are the options
 
     def options_from_bounds(self, loss:Loss, # the datafit
@@ -249,6 +265,14 @@ class Solver:
             raise ValueError(f"solver {self.name!r} does not support {penalty!r}: "
                              f"use one of {_names(self.penalties)}")
 
+    def check_sample_weight_support(self, registry:dict|None=None):
+        "Refuse `sample_weight` without the capability, naming the solvers that have it."
+        if not self.sample_weight:
+            able = sorted(k for k, s in (SOLVERS if registry is None else registry).items()
+                          if s.sample_weight)
+            raise ValueError(f"sample_weight is not supported by solver {self.name!r}: "
+                             f"use one of {able} (solvers with the capability sample_weight)")
+
 # %% ../../nbs/03_solvers/00_contract.ipynb
 @dataclass(frozen=True)
 class Option:
@@ -257,11 +281,14 @@ class Option:
     default: object
 
 
+_NOT_OPTIONS = ("random_state", "epsilon", "delta")   # arguments of every fit, not options
+
+
 def _options(function) -> tuple:
-    "The keyword-only parameters of `function` but `random_state` (its options), with defaults."
+    "The keyword-only parameters of `function` but ε, δ and the seed (its options), with defaults."
     params = inspect.signature(function).parameters.values()
     return tuple(Option(p.name, p.default) for p in params
-                 if p.kind is p.KEYWORD_ONLY and p.name != "random_state")
+                 if p.kind is p.KEYWORD_ONLY and p.name not in _NOT_OPTIONS)
 
 Solver.options = property(lambda self: _options(type(self).function),
                           doc="The solver's options (keyword-only parameters of `function`).")

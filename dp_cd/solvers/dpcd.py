@@ -8,7 +8,8 @@ import math
 import warnings
 import numpy as np
 from numba import njit
-from ..utils import check_scalar, check_array, as_design, as_generator, PrivacyLeakWarning
+from ..utils import (check_scalar, check_array, as_design, as_generator, is_chunked,
+                         PrivacyLeakWarning)
 from ..model.losses import (
     update_clipped_sum_dense, clipped_sum_sparse, Loss, SquaredLoss, LogisticLoss, HuberLoss,
     update_pred_dense, update_pred_sparse)
@@ -21,7 +22,8 @@ from dp_cd.privacy.events import (
     check_epsilon,
 )
 from ..privacy.calibration import calibrate_noise_multiplier, epsilon_gaussian
-from .contract import FitResult, Ledger, Plan, Run, Solver, register, get_solver
+from .contract import (FitResult, Ledger, Plan, Run, Solver, register, get_solver,
+                                    check_sample_weight)
 
 # %% auto 0
 __all__ = ['ACCOUNTANTS', 'dpcd_inner_dense', 'dpcd_inner_sparse', 'clip_thresholds', 'dpcd_noise_multiplier', 'dpcd_events',
@@ -51,9 +53,11 @@ def _finish_average(avg, last, w, K):
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 @njit(cache=True)
-def _dpcd_dense(loss, penalty, X, y, z, w, coords, noise, steps, clips, avg, per_sample, ones,
-                ones_penalty):
-    "The loop of `dpcd_inner_dense`; coordinate p (if drawn) is the constant column `ones` (n, 1)."
+def _dpcd_dense(loss, penalty, data, z, w, block, scales, avg, intercept):
+    """The loop of `dpcd_inner_dense` on `data` = (X, y, per-sample thresholds, weights);
+    coordinate p (if drawn) is the constant column of `intercept` = (column (n, 1), penalty)."""
+    (X, y, per_sample, weights), (coords, noise), (steps, clips) = data, block, scales
+    (ones, ones_penalty), records = intercept, (y, per_sample, weights)
     last, p = np.ones(w.shape[0], dtype=np.int64), X.shape[1]
     if avg is not None: avg[:] = 0.0
     jp, change = 0, 0.0   # the previous update, applied to z in the next gradient's pass
@@ -61,12 +65,12 @@ def _dpcd_dense(loss, penalty, X, y, z, w, coords, noise, steps, clips, avg, per
         j = coords[k]
         if j == p:   # the intercept: flush the pending update, then its own column
             if change != 0.0: update_pred_dense(X, z, jp, change)
-            s = update_clipped_sum_dense(loss[0], loss[1], ones, y, z, 0, clips[j], per_sample)
+            s = update_clipped_sum_dense(loss, ones, records, z, 0, clips[j], 0, 0.0)
             change = _step(ones_penalty, w, j, s / X.shape[0], noise[k], steps[j], k, avg, last)
             if change != 0.0: update_pred_dense(ones, z, 0, change)
             jp, change = 0, 0.0
             continue
-        s = update_clipped_sum_dense(loss[0], loss[1], X, y, z, j, clips[j], per_sample, jp, change)
+        s = update_clipped_sum_dense(loss, X, records, z, j, clips[j], jp, change)
         change = _step(penalty, w, j, s / X.shape[0], noise[k], steps[j], k, avg, last)
         jp = j
     if change != 0.0: update_pred_dense(X, z, jp, change)
@@ -86,39 +90,38 @@ def dpcd_inner_dense(
     avg=None,  # (p,) array receiving the mean of θ^1..θ^K; None: last iterate
     sample_clips=None,  # C/‖x_i‖ (n,): per-sample ℓ2 clipping instead of C_j
     intercept=None,  # (column (n, 1) of s, penalty of the intercept): coordinate p
+    weights=None,  # w_i in [0, W] (n,), applied after clipping; None: unit weights
 ):
     "K noisy proximal coordinate updates of DP-CD on a dense design (Algorithm 4.3.1, inner loop)."
-    (coords, noise), (steps, clips) = block, scales
     per_sample = np.empty(0) if sample_clips is None else sample_clips
-    if intercept is None:
-        _dpcd_dense(loss, penalty, X, y, z, w, coords, noise, steps, clips, avg, per_sample,
-                    np.empty((0, 1)), penalty)
-    else:
-        _dpcd_dense(loss, penalty, X, y, z, w, coords, noise, steps, clips, avg, per_sample,
-                    intercept[0], intercept[1])
+    unit = np.empty(0) if weights is None else weights
+    column = (np.empty((0, 1)), penalty) if intercept is None else intercept
+    _dpcd_dense(loss, penalty, (X, y, per_sample, unit), z, w, block, scales, avg, column)
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 @njit(cache=True)
-def _sparse_update(loss, penalty, X, c, y, z, w, j, eta, step, clip, per_sample, k, avg, last):
-    "One update of coordinate j, whose values are column c of the CSC arrays X."
-    data, indices, indptr = X
-    s = clipped_sum_sparse(loss[0], loss[1], data, indices, indptr, y, z, c, clip, per_sample)
+def _sparse_update(loss, penalty, column, records, z, w, update, avg, last):
+    """One update (coordinate j, step k, noise η, step size γ_j, threshold C_j) = `update`, whose
+    values are column c of the CSC arrays X: `column` = (X, c)."""
+    (X, c), (j, k, eta, step, clip) = column, update
+    s = clipped_sum_sparse(loss, X, records, z, c, clip)
     change = _step(penalty, w, j, s / z.shape[0], eta, step, k, avg, last)
-    if change != 0.0: update_pred_sparse(data, indices, indptr, z, c, change)
+    if change != 0.0: update_pred_sparse(X[0], X[1], X[2], z, c, change)
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 @njit(cache=True)
-def _dpcd_sparse(loss, penalty, X, y, z, w, coords, noise, steps, clips, avg, per_sample, ones,
-                 ones_penalty):
-    "The loop of `dpcd_inner_sparse`; coordinate p (if drawn) is the CSC column `ones`."
+def _dpcd_sparse(loss, penalty, data, z, w, block, scales, avg, intercept):
+    """The loop of `dpcd_inner_sparse` on `data` = (CSC X, y, per-sample thresholds, weights);
+    coordinate p (if drawn) is the CSC column of `intercept` = (column, penalty)."""
+    (X, y, per_sample, weights), (coords, noise), (steps, clips) = data, block, scales
+    (ones, ones_penalty), records = intercept, (y, per_sample, weights)
     p, last = X[2].shape[0] - 1, np.ones(w.shape[0], dtype=np.int64)
     if avg is not None: avg[:] = 0.0
     for k in range(coords.shape[0]):
         j = coords[k]
-        if j == p: _sparse_update(loss, ones_penalty, ones, 0, y, z, w, j, noise[k], steps[j],
-                                  clips[j], per_sample, k, avg, last)
-        else: _sparse_update(loss, penalty, X, j, y, z, w, j, noise[k], steps[j], clips[j],
-                             per_sample, k, avg, last)
+        update = (j, k, noise[k], steps[j], clips[j])
+        if j == p: _sparse_update(loss, ones_penalty, (ones, 0), records, z, w, update, avg, last)
+        else: _sparse_update(loss, penalty, (X, j), records, z, w, update, avg, last)
     _finish_average(avg, last, w, coords.shape[0])
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
@@ -127,17 +130,14 @@ def dpcd_inner_sparse(loss, penalty,
                       X, # CSC design as (data, indices, indptr), sorted int64 indices
                       y, z, w, block, scales, avg=None, sample_clips=None,
                       intercept=None, # (CSC column of s as (data, indices, indptr), its penalty)
+                      weights=None, # w_i in [0, W] (n,), applied after clipping; None: unit
                      ):
     "Same as `dpcd_inner_dense` for a CSC design: an update costs O(nnz of the column)."
-    (coords, noise), (steps, clips) = block, scales
     per_sample = np.empty(0) if sample_clips is None else sample_clips
-    if intercept is None:
-        no_column = (np.empty(0), np.empty(0, dtype=np.int64), np.zeros(2, dtype=np.int64))
-        _dpcd_sparse(loss, penalty, X, y, z, w, coords, noise, steps, clips, avg, per_sample,
-                     no_column, penalty)
-    else:
-        _dpcd_sparse(loss, penalty, X, y, z, w, coords, noise, steps, clips, avg, per_sample,
-                     intercept[0], intercept[1])
+    unit = np.empty(0) if weights is None else weights
+    no_column = (np.empty(0), np.empty(0, dtype=np.int64), np.zeros(2, dtype=np.int64))
+    column = (no_column, penalty) if intercept is None else intercept
+    _dpcd_sparse(loss, penalty, (X, y, per_sample, unit), z, w, block, scales, avg, column)
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def clip_thresholds(M, # coordinate-wise smoothness constants M_j (p,), positive
@@ -421,10 +421,10 @@ def dp_cd(
     X,  # design (n, p), dense or scipy sparse
     y,  # labels (n,)
     loss: Loss,  # datafit, e.g. SquaredLoss() or LogisticLoss()
-    penalty: Penalty,  # separable penalty: NoPenalty, L1, L2, ElasticNet or Box
-    epsilon: float,  # total privacy budget ε > 0 (np.inf: non-private)
-    delta: float,  # δ in (0, 1) (replace-one neighbours)
+    penalty: Penalty | None = None,  # separable penalty: NoPenalty (None), L1, L2, ElasticNet, Box
     *,
+    epsilon: float,  # total privacy budget ε > 0 (np.inf: non-private)
+    delta: float | None,  # δ in (0, 1) (replace-one neighbours); None only with epsilon = inf
     n_passes: int = 10,  # passes over the data: T*K/p coordinate updates in total
     step: float = 1.0,  # step-size hyperparameter gamma: gamma_j = gamma / M_j
     clip=1.0,  # C > 0 (C_j = sqrt(M_j/tr M) C), explicit thresholds (p,), or np.inf (only if epsilon = inf)
@@ -443,6 +443,8 @@ def dp_cd(
     random_state=None,  # seed or Generator
     record_every: float
     | None = None,  # record (passes, coef) every this many passes (multiples of K/p)
+    sample_weight=None,  # per-record weights (n,), projected onto [0, sample_weight_bound]
+    sample_weight_bound: float = 1.0,  # PUBLIC bound W > 0 on the weights (noise, M_j scale by W)
 ) -> FitResult:
     """Differentially private proximal coordinate descent (thesis Algorithm 4.3.1 with §4.5's
     clipping and constants)."""
@@ -452,7 +454,8 @@ def dp_cd(
         smoothness_bound=smoothness_bound, smoothness_budget=smoothness_budget,
         accountant=accountant, w0=w0, fit_intercept=fit_intercept,
         intercept_scaling=intercept_scaling, penalize_intercept=penalize_intercept,
-        record_every=record_every)
+        record_every=record_every, sample_weight=sample_weight,
+        sample_weight_bound=sample_weight_bound)
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def _check_options(self, problem, request, options):
@@ -473,6 +476,7 @@ def _check_options(self, problem, request, options):
     if o["clipping"] == "sample": _check_sample_clipping(o, p)
     if o["record_every"] is not None:
         o["record_every"] = check_scalar(o["record_every"], "record_every", low=0, low_open=True)
+    _check_weights(o, problem)
     return o
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
@@ -504,6 +508,16 @@ def _check_sample_clipping(o, p):
                          "use 'gdp' or 'rdp' with clipping='sample'")
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
+def _check_weights(o, problem):
+    "`sample_weight` projected onto [0, W] (`check_sample_weight`): `weights`, empty for None."
+    o["sample_weight_bound"] = check_scalar(o["sample_weight_bound"], "sample_weight_bound", low=0,
+                                            low_open=True)
+    if o["sample_weight"] is not None and is_chunked(problem.X):
+        raise ValueError("sample_weight is not available on a row-chunked (dask) design: "
+                         "pass an in-memory design, or no sample_weight")
+    o["weights"] = check_sample_weight(o["sample_weight"], o["sample_weight_bound"], problem.n)
+
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def _plan(self, problem, request, options, rng):
     "Constants (`coordinate_setup`), thresholds, noise calibration, ledger and report items."
     o, n = options, problem.n
@@ -514,13 +528,16 @@ def _plan(self, problem, request, options, rng):
     if o["fit_intercept"]:
         setup = intercept_setup(setup, problem.loss, o["intercept_scaling"], o["clip"], o["step"],
                                 request.private)
+    W = o["sample_weight_bound"]   # the weighted objective is W M_j-smooth: steps γ/(W M_j)
+    setup = dict(setup, M=W * setup["M"], steps=o["step"] / (W * setup["M"]))
     p = setup["M"].shape[0]   # coordinates (p + 1 with the intercept)
     by_sample = o["clipping"] == "sample"
     clips = np.full(p, float(o["clip"])) if by_sample else setup["clips"]   # |release| <= C_j
     params = dict(n_passes=o["T"] * o["K"] / p, T=o["T"], K=o["K"], step=o["step"], clip=o["clip"],
                   clipping=o["clipping"], averaging=o["averaging"], accountant=o["accountant"],
                   smoothness=setup["M"], steps=setup["steps"], clip_thresholds=clips,
-                  fit_intercept=o["fit_intercept"])
+                  fit_intercept=o["fit_intercept"], sample_weight_bound=W,
+                  sample_weight=bool(o["weights"].size))
     if not request.private:
         params.update(noise_multiplier=0.0, noise_scales=np.zeros(p))
         notes = ["epsilon = inf: no noise, no privacy guarantee"] + setup["notes"]
@@ -529,7 +546,7 @@ def _plan(self, problem, request, options, rng):
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def _private_plan(setup, params, request, n, p, p_x):
-    """Ledger (private constants, Gaussian releases), noise scales σ_j = z·2C_j/n and certified ε;
+    """Ledger (private constants, Gaussian releases), noise scales σ_j = z·2WC_j/n, certified ε;
     p coordinates (p + 1 with the intercept), p_x of them columns of X (private constants)."""
     by_sample, T, K = params["clipping"] == "sample", params["T"], params["K"]
     n_rel = T * K // p if by_sample else T * K   # passes (joint sensitivity 2C/n), or updates
@@ -543,25 +560,27 @@ def _private_plan(setup, params, request, n, p, p_x):
     split["optimisation (Gaussian)"] = eps_opt
     method = _METHOD[params["accountant"]]
     epsilon = epsilon_gaussian(z, n_rel, request.delta, method) + setup["eps_M"]
-    params.update(noise_multiplier=z, noise_scales=z * 2 * params["clip_thresholds"] / n)
+    W = params["sample_weight_bound"]   # sensitivity 2 W C_j / n (weights in [0, W])
+    params.update(noise_multiplier=z, noise_scales=z * 2 * W * params["clip_thresholds"] / n)
     return Plan(ledger=ledger, epsilon=float(epsilon),
                 accountant=_CERTIFIED_BY[params["accountant"]],
                 releases=n_rel + (p_x if setup["event"] is not None else 0),
                 noise_scales=params["noise_scales"], budget_split=split,
-                notes=setup["notes"] + [_release_note(by_sample, n_rel, z)],
+                notes=setup["notes"] + [_release_note(by_sample, n_rel, z, W)],
                 data_dependent=setup["leaks"], params=params)
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
-def _release_note(by_sample, n_rel, z):
-    "How the optimisation's releases are accounted."
+def _release_note(by_sample, n_rel, z, W=1.0):
+    "How the optimisation's releases are accounted (weights in [0, W] scale the sensitivity)."
+    scale = "" if W == 1.0 else f"W = {W:.6g} (the public bound of the sample weights) times "
     if by_sample:
         return (f"{n_rel} passes, each releasing p noisy coordinate gradients of per-sample "
-                "gradients clipped to l2 norm C: jointly 2C/n-sensitive (per-sample l2 clipping "
-                f"proposition), noise multiplier z = {z:.6g} per pass; coordinates in random "
-                "permutation order")
-    return (f"{n_rel} Gaussian releases of clipped coordinate gradients (sensitivity 2C_j/n), "
-            f"noise multiplier z = {z:.6g}; no amplification by the random choice of coordinates "
-            "is claimed")
+                "gradients clipped to l2 norm C: jointly " + scale + "2C/n-sensitive (per-sample "
+                f"l2 clipping proposition), noise multiplier z = {z:.6g} per pass; coordinates in "
+                "random permutation order")
+    return (f"{n_rel} Gaussian releases of clipped coordinate gradients (sensitivity "
+            f"{scale}2C_j/n), noise multiplier z = {z:.6g}; no amplification by the random "
+            "choice of coordinates is claimed")
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def _margins(X, w, p:int, s:float) -> np.ndarray:
@@ -599,11 +618,13 @@ def _run(self, problem, plan, options, rng):
     sample_clips = (sample_clip_thresholds(row_norms(X, s), float(o["clip"]), p) if by_sample
                     else None)
     w, avg = np.append(o["w0"], 0.0) if s else o["w0"], (np.zeros(p) if o["averaging"] else None)
+    weights = o["weights"] if o["weights"].size else None   # None: unit weights
     z = _margins(X, w, px, s)
     trace = [(0.0, w[:px].copy())] if o["record_every"] else []
     order = "permutation" if by_sample else "uniform"
     for t, block in enumerate(noise_blocks(rng, P["noise_scales"], T, K, order)):
-        kernel(loss, penalty, design, problem.y, z, w, block, scales, avg, sample_clips, icpt)
+        kernel(loss, penalty, design, problem.y, z, w, block, scales, avg, sample_clips, icpt,
+               weights)
         if avg is not None:
             w = avg.copy()
             z = _margins(X, w, px, s)
@@ -622,6 +643,7 @@ class DPCD(Solver):
     penalties = (NoPenalty, L1, L2, ElasticNet, Box)
     clipping = ("coordinate", "sample")
     intercept = True   # fit_intercept: an implicit constant column, X not copied
+    sample_weight = True   # weights in [0, sample_weight_bound], applied after clipping
     accountants = ACCOUNTANTS
     check_options, plan, run = _check_options, _plan, _run
 

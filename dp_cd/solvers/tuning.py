@@ -253,7 +253,7 @@ def dpcd_train_and_score(X_train, y_train, X_val, y_val, loss, penalty, *,
     M = np.asarray(smoothness, dtype=float)
     def run(c, rho, rng):
         mu, d_run = math.sqrt(2 * rho), 1e-6   # (ε(μ, d_run), d_run)-DP calibration = μ-GDP
-        fit = dp_cd(X_train, y_train, loss, penalty, gdp_epsilon(mu, d_run), d_run,
+        fit = dp_cd(X_train, y_train, loss, penalty, epsilon=gdp_epsilon(mu, d_run), delta=d_run,
                     n_passes=c["passes"], step=c["step"], clip=c["clip"], smoothness=M,
                     accountant="gdp", random_state=rng)
         gauss = fit.ledger.event   # `count` Gaussian releases with multiplier z: √count/z-GDP
