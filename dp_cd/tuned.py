@@ -4,6 +4,7 @@
 
 # %% ../nbs/06_api/01b_tuned.ipynb 1
 from __future__ import annotations
+from dataclasses import replace
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
@@ -14,7 +15,8 @@ from .model.losses import LogisticLoss, SquaredLoss
 from .privacy.events import check_epsilon
 from .estimators import (make_penalty, _label_set, _n_samples, _resolve_delta, _resolve_budget,
                               _private_data_bounds, _DataBounds, BOUNDS_LABEL)
-from .solvers.contract import Plan, PrivacyRequest, build_report
+from .solvers.contract import (Plan, PrivacyRequest, build_report, check_sample_weight,
+                                    get_solver)
 from .solvers.tuning import default_candidates, linear_fitter, holdout_split, private_tune
 
 # %% auto 0
@@ -53,7 +55,7 @@ def to_unit_box(X, c, h) -> np.ndarray:
 # %% ../nbs/06_api/01b_tuned.ipynb
 class _TunedBase(BaseEstimator):
     "Shared machinery of `DPClassifierCV` and `DPRegressorCV`."
-    def _begin(self, X):
+    def _begin(self, X, sample_weight=None):
         "Parameters checked and the budget reserved before any record is read (only n is used)."
         eps = check_epsilon(self.epsilon, allow_inf=True)
         if not np.isfinite(eps):
@@ -68,8 +70,28 @@ class _TunedBase(BaseEstimator):
         delta = _resolve_delta(self.delta, n)
         check_scalar(self.validation_fraction, "validation_fraction", 0, 1, True, True)
         check_scalar(self.bounds_budget, "bounds_budget", 0, 1, True, True)
+        self._weights(sample_weight, n)   # bad weights, or no candidate taking them: refused here
         if budget is not None: budget.check(eps, delta)
         return eps, delta
+
+# %% ../nbs/06_api/01b_tuned.ipynb
+def _weights(self, sample_weight, n:int):
+    "The weights projected onto [0, W] (None: unit weights); refused if no candidate takes them."
+    W = check_scalar(self.sample_weight_bound, "sample_weight_bound", low=0, low_open=True)
+    if sample_weight is None: return None
+    w = check_sample_weight(sample_weight, W, n)
+    if self.candidates is not None and not _weighted(self.candidates):
+        able = sorted({c["solver"] for c in self.candidates}) or ["none"]
+        raise ValueError(f"sample_weight: no candidate's solver accepts it (candidates use "
+                         f"{able}); give candidates with solver='dp-cd' or fit without weights")
+    return w
+
+
+def _weighted(candidates:list) -> list:
+    "The candidates whose solver has the capability `sample_weight`."
+    return [c for c in candidates if get_solver(c["solver"]).sample_weight]
+
+_TunedBase._weights = _weights
 
 # %% ../nbs/06_api/01b_tuned.ipynb
 def _box(self, X, y, eps, delta, rng) -> _DataBounds:
@@ -103,18 +125,29 @@ def _unit_design(self, X):
     return np.hstack([Xu, np.ones((Xu.shape[0], 1))]) if self.fit_intercept else Xu
 
 # %% ../nbs/06_api/01b_tuned.ipynb
-def _search(self, Xa, targets, loss, score_losses, score_bound, eps, delta, rng):
+def _search(self, Xa, targets, loss, score_losses, score_bound, eps, delta, rng, weights=None):
     """The private search: one ρ-zCDP fit per target column per run (ρ split evenly), scored held
-    out."""
+    out; with `weights`, only the candidates whose solver takes them, trained with them."""
     n = Xa.shape[0]
     train, held = holdout_split(n, self.validation_fraction, rng)
     pen = make_penalty(self.penalty, self.alpha)
     fitters = [linear_fitter(Xa[train], t[train], loss, pen, np.ones(Xa.shape[1])) for t in targets]
-    fit = lambda cand, rho, g: [f(cand, rho / len(fitters), g) for f in fitters]
     cands = self.candidates or default_candidates(len(train), Xa.shape[1])
-    return private_tune(fit, lambda models: score_losses(models, held), len(held), score_bound,
-                        cands, eps, delta, mean_runs=self.mean_runs, eta=self.eta,
-                        random_state=rng, n_records=n)
+    extra = {}   # (kept out of the candidates: `best_params_` never holds the weights)
+    if weights is not None:
+        cands = _weighted(cands)
+        extra = dict(sample_weight=weights[train], sample_weight_bound=self.sample_weight_bound)
+    fit = lambda cand, rho, g: [f({**cand, **extra}, rho / len(fitters), g) for f in fitters]
+    sel = private_tune(fit, lambda models: score_losses(models, held), len(held), score_bound,
+                       cands, eps, delta, mean_runs=self.mean_runs, eta=self.eta,
+                       random_state=rng, n_records=n)
+    if weights is not None:   # (the report is frozen: a copy with the note)
+        note = _WEIGHT_NOTE.format(W=self.sample_weight_bound)
+        sel.privacy = replace(sel.privacy, notes=[*sel.privacy.notes, note])
+    return sel
+
+_WEIGHT_NOTE = ("sample weights projected onto [0, {W:g}] (public bound): only candidates whose "
+                "solver accepts sample_weight (DP-CD) were searched; held-out scores unweighted")
 
 # %% ../nbs/06_api/01b_tuned.ipynb
 def _finish(self, sel, released, eps, delta):
@@ -147,17 +180,21 @@ class DPClassifierCV(ClassifierMixin, _TunedBase):
                  budget=None, # optional BudgetAccountant charged by the fit
                  bounds_budget=0.1, # share of ε and δ spent on bounds="private"
                  accountant=None, # deprecated name of `budget`
+                 sample_weight_bound=1.0, # PUBLIC bound W: fit's sample_weight is put in [0, W]
                 ):
         self.epsilon, self.delta, self.bounds, self.classes = epsilon, delta, bounds, classes
         self.penalty, self.alpha, self.fit_intercept = penalty, alpha, fit_intercept
         self.candidates, self.validation_fraction = candidates, validation_fraction
         self.mean_runs, self.eta = mean_runs, eta
         self.random_state, self.budget, self.accountant = random_state, budget, accountant
-        self.bounds_budget = bounds_budget
+        self.bounds_budget, self.sample_weight_bound = bounds_budget, sample_weight_bound
 
-    def fit(self, X, y):
-        "Search privately, fit the selected candidate; `privacy_` reports the whole search."
-        eps, delta = self._begin(X)
+    def fit(self, X, y,
+            sample_weight=None, # per-record weights (n,), projected onto [0, sample_weight_bound]
+           ):
+        """Search privately, fit the selected candidate; `privacy_` reports the whole search. With
+        `sample_weight`, only candidates whose solver accepts weights (DP-CD) are searched."""
+        eps, delta = self._begin(X, sample_weight)
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=np.float64)
         check_classification_targets(y)
         self.classes_ = _label_set(self.classes, y, eps)
@@ -170,7 +207,7 @@ class DPClassifierCV(ClassifierMixin, _TunedBase):
             s = Xa[held] @ np.array([m.coef for m in models]).T
             return (self._labels(s) != y[held]).astype(float)
         sel = self._search(Xa, targets, LogisticLoss(), errors, 1.0, eps - released.epsilon,
-                           delta - released.delta, rng)
+                           delta - released.delta, rng, self._weights(sample_weight, len(y)))
         return self._finish(sel, released, eps, delta)
 
     def _labels(self, s):
@@ -200,7 +237,9 @@ class DPRegressorCV(RegressorMixin, _TunedBase):
                  target_bounds=None, # PUBLIC b (|y| ≤ b) or (lower, upper); None: with the bounds
                  penalty="l2", alpha=1e-4, fit_intercept=True, candidates=None,
                  validation_fraction=0.2, mean_runs=8.0, eta=1.0, random_state=None,
-                 budget=None, bounds_budget=0.1, accountant=None):
+                 budget=None, bounds_budget=0.1, accountant=None,
+                 sample_weight_bound=1.0, # PUBLIC bound W: fit's sample_weight is put in [0, W]
+                ):
         self.epsilon, self.delta, self.bounds, self.target_bounds = (
             epsilon,
             delta,
@@ -211,11 +250,14 @@ class DPRegressorCV(RegressorMixin, _TunedBase):
         self.candidates, self.validation_fraction = candidates, validation_fraction
         self.mean_runs, self.eta = mean_runs, eta
         self.random_state, self.budget, self.accountant = random_state, budget, accountant
-        self.bounds_budget = bounds_budget
+        self.bounds_budget, self.sample_weight_bound = bounds_budget, sample_weight_bound
 
-    def fit(self, X, y):
-        "Search privately (held-out clipped squared error), fit; `privacy_` reports the search."
-        eps, delta = self._begin(X)
+    def fit(self, X, y,
+            sample_weight=None, # per-record weights (n,), projected onto [0, sample_weight_bound]
+           ):
+        """Search privately (held-out clipped squared error), fit; `privacy_` reports the search.
+        With `sample_weight`, only candidates whose solver accepts weights (DP-CD) are searched."""
+        eps, delta = self._begin(X, sample_weight)
         if self.target_bounds is None and not isinstance(self.bounds, str):
             raise ValueError("target_bounds=None with public bounds: pass PUBLIC bounds of the "
                              "target too (target_bounds=b with |y| <= b, or (lower, upper))")
@@ -231,7 +273,7 @@ class DPRegressorCV(RegressorMixin, _TunedBase):
         def sq_errors(models, held):   # in the unit box: ≤ (1 + 1)² = 4
             return (np.clip(Xa[held] @ models[0].coef, -1, 1) - yu[held]) ** 2
         sel = self._search(Xa, [yu], SquaredLoss(), sq_errors, 4.0, eps - released.epsilon,
-                           delta - released.delta, rng)
+                           delta - released.delta, rng, self._weights(sample_weight, len(y)))
         self._finish(sel, released, eps, delta)
         self.coef_, self.intercept_ = hy * self.coef_[0], float(cy + hy * self.intercept_[0])
         return self

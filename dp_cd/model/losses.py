@@ -323,7 +323,7 @@ def _clipped_switch_dense(code, param, X, records, z, j, C, shift, weighted):
 # %% ../../nbs/01_model/02_losses.ipynb
 @njit(cache=True, fastmath=_FM, error_model='numpy')
 def _weighted_sum_dense(loss, X, records, z, j, C, shift):
-    "`update_clipped_sum_dense` with weights (compiled apart: the unweighted loops stay as they were)."
+    "`update_clipped_sum_dense` with weights (compiled apart: the unweighted loops unchanged)."
     code, param = loss[0], loss[1]
     if code == SQUARED:
         return _clipped_switch_dense(SQUARED, param, X, records, z, j, C, shift, True)

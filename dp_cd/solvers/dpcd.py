@@ -618,7 +618,8 @@ def _run(self, problem, plan, options, rng):
     sample_clips = (sample_clip_thresholds(row_norms(X, s), float(o["clip"]), p) if by_sample
                     else None)
     w, avg = np.append(o["w0"], 0.0) if s else o["w0"], (np.zeros(p) if o["averaging"] else None)
-    weights = o["weights"] if o["weights"].size else None   # None: unit weights
+    unit = not o["weights"].size or bool(np.all(o["weights"] == 1.0))   # the unweighted problem
+    weights = None if unit else o["weights"]   # (the weighted loops may sum in another order)
     z = _margins(X, w, px, s)
     trace = [(0.0, w[:px].copy())] if o["record_every"] else []
     order = "permutation" if by_sample else "uniform"
