@@ -59,6 +59,11 @@ def pld_epsilon(pmf:PLDPmf, delta:float) -> float:
     return float(min(max(eps, left[j]), left[j + 1]))    # the root lies in piece j
 
 # %% ../../nbs/02_privacy/10_pld.ipynb
+def _roundoff_allowance(probs) -> float:
+    """Mass moved to +∞ for the round-off of an FFT result: twice its largest negative value (the
+    witnessed noise floor) per bin. An estimate of the noise, not a proven bound (see the text)."""
+    return 2.0 * probs.size * max(0.0, -float(np.min(probs)))
+
 def _truncate(offset, probs, inf_mass, tail):
     "Drop ≤ `tail` mass at each end: the low end moves up to the first kept bin, the top to +∞."
     lo = int(np.searchsorted(np.cumsum(probs), tail, side="right"))
@@ -73,7 +78,7 @@ def pld_compose(a:PLDPmf, b:PLDPmf, tail:float=1e-15) -> PLDPmf:
     if a.h != b.h: raise ValueError("PLDs must share their discretisation")
     small = min(a.probs.size, b.probs.size) <= 64
     p = np.convolve(a.probs, b.probs) if small else signal.fftconvolve(a.probs, b.probs)
-    inf = a.inf_mass + b.inf_mass - a.inf_mass * b.inf_mass
+    inf = a.inf_mass + b.inf_mass - a.inf_mass * b.inf_mass + _roundoff_allowance(p)
     return PLDPmf(a.h, *_truncate(a.offset + b.offset, np.clip(p, 0.0, None), inf, tail))
 
 # %% ../../nbs/02_privacy/10_pld.ipynb
@@ -98,14 +103,17 @@ def _chernoff_window(pmf, count, tail):
 
 # %% ../../nbs/02_privacy/10_pld.ipynb
 def pld_self_compose(pmf:PLDPmf, count:int, tail:float=1e-15) -> PLDPmf:
-    "PLD of `count` compositions of `pmf`: one FFT power on a window given by a Chernoff bound."
+    """PLD of `count` compositions of `pmf`: one FFT power on a window given by a Chernoff bound,
+    in extended precision (the power multiplies the coefficients' round-off by `count`)."""
     lo, hi = _chernoff_window(pmf, count, tail)
     i0, i1 = math.floor(lo / pmf.h + 1e-9), math.ceil(hi / pmf.h - 1e-9)
     n = fft.next_fast_len(max(i1 - i0 + 1, pmf.probs.size))
-    r = fft.irfft(fft.rfft(pmf.probs, n) ** count, n)
+    r = fft.irfft(fft.rfft(pmf.probs.astype(np.longdouble), n) ** count, n).astype(float)
     a = i0 - count * pmf.offset                        # window start, in sums of bin indices
-    probs = np.roll(r, -(a % n))[:i1 - i0 + 1]   # mass outside the window wraps into it: the
-    inf = -math.expm1(count * math.log1p(-pmf.inf_mass)) + tail   # low end up, the high end ≤ tail
+    rolled = np.roll(r, -(a % n))                # mass outside the window wraps into it: the
+    probs = rolled[:i1 - i0 + 1]                 # low end up, the high end ≤ tail
+    inf = -math.expm1(count * math.log1p(-pmf.inf_mass)) + tail
+    inf += np.clip(rolled[i1 - i0 + 1:], 0.0, None).sum() + _roundoff_allowance(r)
     return PLDPmf(pmf.h, *_truncate(i0, np.clip(probs, 0.0, None), inf, tail))
 
 # %% ../../nbs/02_privacy/10_pld.ipynb
@@ -128,9 +136,11 @@ def connect_the_dots(delta_fn, l_lo:float, l_hi:float, h:float) -> PLDPmf:
 _T = float(-special.ndtri(1e-20))   # x-range: ≤ 1e-20 of each component's mass outside ±_T σ
 
 def _hockey_stick(p_tail, eps, q_tail):
-    "δ(ε) = P(L > ε) − e^ε Q(L > ε); P(L > ε), an upper bound, where e^ε·Q overflows."
+    """δ(ε) = P(L > ε) − e^ε Q(L > ε), raised by 1e-13 of the two terms (the tails' rounding:
+    `ndtr` is accurate to a few hundred ulps); P(L > ε), an upper bound, where e^ε·Q overflows."""
     with np.errstate(over="ignore", invalid="ignore"):
-        v = p_tail - np.exp(eps) * q_tail
+        scaled_q = np.exp(eps) * q_tail
+        v = p_tail - scaled_q + 1e-13 * (p_tail + scaled_q)
     return np.where(np.isfinite(v), v, p_tail)
 
 def _gaussian_delta(mu):
@@ -156,9 +166,9 @@ def laplace_pld(b:float, h:float) -> PLDPmf:
 def _x_add(l, z, q):
     "x where the add loss log(1 − q + q e^{(2x−1)/(2z²)}) equals l (−∞ below log(1 − q))."
     l = np.asarray(l, dtype=float)
+    y = l - math.log1p(-q)              # e^l − 1 + q = (1 − q)(e^y − 1): no cancellation, no overflow
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        u = np.where(l > 1, l + np.log1p((q - 1) * np.exp(-l)),   # log(e^l − 1 + q), no overflow
-                     np.log(np.expm1(l) + q))
+        u = math.log1p(-q) + y + np.log(-np.expm1(-y))
     return np.where(l > math.log1p(-q), z * z * (u - math.log(q)) + 0.5, -np.inf)
 
 def _ndtr_z(x, m, z):
