@@ -288,9 +288,12 @@ register_chunked("output-perturbation", _op_run)
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
 @njit(cache=True)
-def _scd_chunk_moves(Xb, yb, alpha, rows, v, code:int, param:float, lam:float, N:float,
-                     L:float, C:float, out):
+def _scd_chunk_moves(Xb, yb, alpha, rows, v,
+                     loss, # (code, param) of the loss
+                     scales, # (λ, N, L, C) of `scd_move`
+                     out):
     "The moves of a chunk's batch rows `Xb` from (α_c, v), as `scd_steps_dense`; Σ δ x in `out`."
+    (code, param), (lam, N, L, C) = loss, scales
     for r in range(Xb.shape[0]):
         xv = 0.0
         nx2 = 0.0
@@ -312,7 +315,8 @@ def _scd_chunk(Xc, yc, alpha, k, v, batch, alpha_noise, fixed):
         Xb = np.asfortranarray(Xc[rows])
         if sigma > 0:   # a private run: Lemma 1's ||x_i|| <= 1, as `project_records` in memory
             Xb = project_records(Problem(Xb, yc[rows], loss, NoPenalty(), False), 1.0).X
-        _scd_chunk_moves(Xb, yc[rows], alpha, rows, v, loss.code, loss.param, lam, N, L, C, out)
+        _scd_chunk_moves(Xb, yc[rows], alpha, rows, v, (loss.code, loss.param), (lam, N, L, C),
+                         out)
     if sigma > 0: alpha += sigma * alpha_noise[a:b]
     return alpha, out
 
