@@ -698,7 +698,7 @@ def _dpgcd_plan(self, problem, request, options, rng) -> Plan:
     if request.private:
         calibration = _calibrate(problem, request, options, constants)
         return _private_plan(problem, options, constants, calibration)
-    noise_scales = np.zeros(problem.p)
+    noise_scales = np.zeros(constants["M"].shape[0])   # p + 1 with the intercept
     notes = ["epsilon = inf: no noise, no privacy guarantee"] + constants["notes"]
     return Plan(noise_scales=noise_scales, notes=notes,
                 params=_reported_params(options, constants, None, noise_scales, Ledger()))
