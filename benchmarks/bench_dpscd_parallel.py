@@ -16,7 +16,8 @@ from dp_cd.solvers.dpscd import scd_steps_dense, scd_steps_dense_parallel
 
 def run(kernel, X, y, ptr, idx, na, nv, parallel):
     a, v = np.zeros(X.shape[0]), np.zeros(X.shape[1])
-    args = (X, y, a, v, 0, 0.0, 1e-3, float(np.diff(ptr).mean()), 1.0, 0.01, ptr, idx, na, nv, True)
+    scales = (1e-3, float(np.diff(ptr).mean()), 1.0, 0.01)
+    args = (X, y, a, v, (0, 0.0), scales, (ptr, idx), (na, nv), True)
     t = time.perf_counter()
     kernel(*args) if parallel else kernel(*args, False)
     return time.perf_counter() - t, np.concatenate([a, v])

@@ -17,8 +17,9 @@ from .estimators import (DPRegressor, DPClassifier, BudgetExceededError, LOSSES,
 from .solvers.contract import SOLVERS, get_solver
 
 # %% auto 0
-__all__ = ['MAX_ABS_VALUE', 'MODEL_FORMAT', 'MAX_PASSES', 'DEMO_PROBLEMS', 'DEMO_EPSILONS', 'DEMO_SHAPE', 'DEMO_BOUND',
-           'REPRODUCTIONS', 'CLIError', 'read_data', 'model_to_dict', 'load_model', 'run_demo', 'main']
+__all__ = ['MAX_ABS_VALUE', 'MODEL_FORMAT', 'MAX_PASSES', 'FIT_DEFAULTS', 'TUNE_CHOOSES', 'DEMO_PROBLEMS', 'DEMO_EPSILONS',
+           'DEMO_SHAPE', 'DEMO_BOUND', 'REPRODUCTIONS', 'CLIError', 'read_data', 'model_to_dict', 'load_model',
+           'run_demo', 'main']
 
 # %% ../nbs/06_api/02_cli.ipynb
 class CLIError(Exception):
@@ -304,7 +305,7 @@ def _jsonable(v):
     return repr(v)
 
 # %% ../nbs/06_api/02_cli.ipynb
-def model_to_dict(est, # a fitted DPRegressor or DPClassifier
+def model_to_dict(est, # a fitted DPRegressor or DPClassifier (or their tuned ...CV)
                   source:str="", # description of the training data
                   feature_names:list|None=None, # feature names (default: `est.feature_names_in_`)
                  ) -> dict:
@@ -332,7 +333,27 @@ def model_to_dict(est, # a fitted DPRegressor or DPClassifier
         "privacy": [r.to_dict() if hasattr(r, "to_dict") else r for r in reports],
     }
     if hasattr(est, "classes_"): d["classes"] = est.classes_
+    if hasattr(est, "best_params_"): d["tuned"] = _tuned_dict(est)
     return _jsonable(d)
+
+# %% ../nbs/06_api/02_cli.ipynb
+def _tuned_dict(est) -> dict:
+    """What a privately tuned fit selected (covered by its report), and the public map into the
+    unit box with the unit-box weights, which `predict` applies as in training."""
+    d = dict(selected=est.best_params_, noisy_score=est.best_score_, n_runs=est.n_runs_,
+             center=est.center_, scale=est.scale_, unit_coef=[m.coef for m in est.fit_results_])
+    if hasattr(est, "target_center_"):
+        d.update(target_center=est.target_center_, target_scale=est.target_scale_)
+    return d
+
+def _restore_tuned(est, t:dict):
+    "The fitted state of a tuned estimator from the model file's `tuned` entry."
+    import types
+    est.center_, est.scale_ = np.asarray(t["center"], float), np.asarray(t["scale"], float)
+    est.fit_results_ = [types.SimpleNamespace(coef=np.asarray(w, float)) for w in t["unit_coef"]]
+    est.best_params_, est.n_runs_ = t["selected"], t["n_runs"]
+    if "target_center" in t:
+        est.target_center_, est.target_scale_ = float(t["target_center"]), float(t["target_scale"])
 
 # %% ../nbs/06_api/02_cli.ipynb
 _MODEL_KEYS = {"estimator": str, "params": dict, "coef": list, "intercept": (int, float, list),
@@ -355,7 +376,7 @@ def _model_problem(d:dict):
 # %% ../nbs/06_api/02_cli.ipynb
 def load_model(path # path of a model written by `dp-cd fit`
               ):
-    "A fitted `DPRegressor`/`DPClassifier` from a saved model."
+    "A fitted `DPRegressor`/`DPClassifier` (or a tuned `...CV`) from a saved model."
     try:
         d = json.loads(Path(path).read_text())
     except (OSError, ValueError) as e:
@@ -364,7 +385,9 @@ def load_model(path # path of a model written by `dp-cd fit`
         raise CLIError(f"{path}: not a dp_cd model file")
     problem = _model_problem(d)
     if problem: raise CLIError(f"{path}: damaged model file ({problem}); fit the model again")
-    cls = {"DPRegressor": DPRegressor, "DPClassifier": DPClassifier}.get(d["estimator"])
+    from dp_cd.tuned import DPClassifierCV, DPRegressorCV
+    cls = {c.__name__: c for c in (DPRegressor, DPClassifier, DPRegressorCV,
+                                   DPClassifierCV)}.get(d["estimator"])
     if cls is None: raise CLIError(f"{path}: unknown estimator {d['estimator']!r}")
     params = {
         k: (float(v) if isinstance(v, str) and v in ("inf", "-inf", "nan") else v)
@@ -376,7 +399,8 @@ def load_model(path # path of a model written by `dp-cd fit`
         intercept = d["intercept"]
         is_list = isinstance(intercept, list)
         est.intercept_ = np.asarray(intercept, dtype=float) if is_list else float(intercept)
-    except (TypeError, ValueError) as e:
+        if "tuned" in d: _restore_tuned(est, d["tuned"])
+    except (TypeError, ValueError, KeyError) as e:
         problem = _one_line(str(e))
         raise CLIError(f"{path}: damaged model file ({problem}); fit the model again") from None
     if not (np.all(np.isfinite(est.coef_)) and np.all(np.isfinite(est.intercept_))):
@@ -502,8 +526,31 @@ def _check_bounds(args):
                            "the bound", 2)
 
 # %% ../nbs/06_api/02_cli.ipynb
+FIT_DEFAULTS = dict(solver="dp-cd", passes=10.0, clipping="coordinate", alpha=1e-3)
+TUNE_CHOOSES = ("solver", "passes", "step", "clip", "clipping", "smoothness", "smoothness_bound",
+                "loss", "dask")   # options of a plain fit that --tune refuses
+
+def _fit_options(args):
+    "With --tune, one line naming the options it refuses; without, the documented defaults."
+    if not args.tune:
+        for name, value in FIT_DEFAULTS.items():
+            if getattr(args, name) is None: setattr(args, name, value)
+        return
+    given = ["--" + k.replace("_", "-") for k in TUNE_CHOOSES if getattr(args, k) is not None]
+    if given:
+        raise CLIError(f"--tune chooses the solver and its hyper-parameters privately (squared or "
+                       f"logistic loss, in memory): drop {', '.join(given)}", 2)
+    if not math.isfinite(args.epsilon):
+        raise CLIError("--tune needs a finite --epsilon (tuning is private by design); for the "
+                       "non-private model fit without --tune and --epsilon inf", 2)
+    if isinstance(_bounds_option(args), str) and _bounds_option(args) == "data":
+        raise CLIError("--tune with --bounds data would read the bounds without privacy: use "
+                       "--bounds private (the default) or public --bounds B", 2)
+
+# %% ../nbs/06_api/02_cli.ipynb
 def _fit_cmd(args):
-    _check_passes(args.passes)
+    _fit_options(args)   # --tune: conflicting options refused; else the documented defaults
+    if not args.tune: _check_passes(args.passes)
     _check_bounds(args)
     if not args.budget_file: return _fit(args, None)
     with _budget_lock(args.budget_file):   # held from the check through the ledger's rewrite
@@ -534,15 +581,16 @@ def _count_records(source, data_dir):
 # %% ../nbs/06_api/02_cli.ipynb
 def _fit(args, acc):
     "Read, fit, save (model and ledger together) and report."
-    client = _dask_client(args)   # --dask: the scheduler is reached before the data is read
+    client = None if args.tune else _dask_client(args)   # --dask: reached before the data is read
     X, y, names, tname = read_data(args.data, args.target, args.data_dir)
     test = _read_test(args, X.shape[1])
     task, Est, loss = _task(args, y, tname)
-    est = _estimator(args, Est, loss, acc)
-    if Est is DPClassifier: est.set_params(classes=_classes(args, y, tname))
+    est = _tuned_estimator(args, task, acc) if args.tune else _estimator(args, Est, loss, acc)
+    if task == "classification": est.set_params(classes=_classes(args, y, tname))
+    label = ("dp-cd fit --tune (private search)" if args.tune
+             else f"dp-cd fit ({args.solver}, {args.passes:g} passes)")
     with client or contextlib.nullcontext():
-        elapsed, leaks = _fit_with_progress(est, _on_cluster(X, client), y, f"dp-cd fit "
-                                            f"({args.solver}, {args.passes:g} passes)")
+        elapsed, leaks = _fit_with_progress(est, _on_cluster(X, client), y, label)
     for m in leaks: print(f"dp-cd: PrivacyLeakWarning: {m}", file=sys.stderr)
     d = model_to_dict(est, source=str(args.data), feature_names=names)
     d["target"], d["fit_seconds"], d["privacy_leak_warnings"] = tname, elapsed, leaks
@@ -638,6 +686,17 @@ def _estimator(args, Est, loss, acc):
                solver_options=(opts if args.solver in ("dp-cd", "dp-gcd") else None) or None)
 
 # %% ../nbs/06_api/02_cli.ipynb
+def _tuned_estimator(args, task:str, acc):
+    "The privately tuned estimator of `dp-cd fit --tune` (its classes are set by `_fit`)."
+    from dp_cd.tuned import DPClassifierCV, DPRegressorCV
+    common = dict(epsilon=args.epsilon, delta=args.delta, bounds=_bounds_option(args),
+                  penalty=args.penalty, fit_intercept=not args.no_intercept,
+                  random_state=args.seed, budget=acc)
+    if args.alpha is not None: common["alpha"] = args.alpha   # else the tuned estimators' own
+    if task == "classification": return DPClassifierCV(**common)
+    return DPRegressorCV(target_bounds=args.target_bound, **common)
+
+# %% ../nbs/06_api/02_cli.ipynb
 def _fit_with_progress(est, X, y, label):
     "Fit under a progress bar; returns the seconds and the PrivacyLeakWarnings (others re-issued)."
     with warnings.catch_warnings(record=True) as caught:
@@ -684,9 +743,13 @@ def _test_score(args, est, task, test):
 # %% ../nbs/06_api/02_cli.ipynb
 def _report_fit(args, est, X, task, loss, elapsed, acc, test=None):
     rep = est.privacy_
-    print(f"trained {type(est).__name__} ({args.solver}, loss={loss}, penalty={args.penalty}, "
-          f"alpha={args.alpha}) "
+    how = (f"tuned privately, selected: {_selected(est.best_params_)}" if args.tune
+           else f"{args.solver}, loss={loss}")
+    print(f"trained {type(est).__name__} ({how}, penalty={args.penalty}, alpha={est.alpha:g}) "
           f"on {X.shape[0]} records x {X.shape[1]} features in {elapsed:.2f}s")
+    if args.tune:
+        print(f"the search ({est.n_runs_} runs), the selection and the model are all covered by "
+              "the privacy report below")
     if test is not None: print(_test_score(args, est, task, test))
     print("privacy:", *(str(r) for r in (rep if isinstance(rep, list) else [rep])), sep="\n")
     if args.out: print(f"model written to {args.out}")
@@ -1018,7 +1081,8 @@ def _parser():
         "or a dataset name from `dp-cd datasets`.",
         epilog="examples:\n  dp-cd fit houses.csv --target price --penalty l1 --alpha 0.1 --epsilon 1 --out model.json\n"
         "  dp-cd fit electricity --data-dir ../shared/data --solver dp-sgd --json\n"
-        "  dp-cd fit data.csv --bounds 1 --epsilon 2   (public |x_j| <= 1: no budget spent on bounds)",
+        "  dp-cd fit data.csv --bounds 1 --epsilon 2   (public |x_j| <= 1: no budget spent on bounds)\n"
+        "  dp-cd fit data.csv --tune --task classification --classes 0,1   (tuned privately)",
     )
     f.add_argument("data", help="data file or dataset name")
     f.add_argument("--target", help="target column of a CSV file (default: the last column)")
@@ -1052,10 +1116,11 @@ def _parser():
         help="penalty (default l2)",
     )
     f.add_argument(
-        "--alpha", type=float, default=1e-3, help="regularisation strength (default 1e-3)"
+        "--alpha", type=float, default=None,
+        help="regularisation strength (default 1e-3; with --tune, the tuned estimators' 1e-4)"
     )
     f.add_argument(
-        "--solver", default="dp-cd", choices=sorted(SOLVERS), help="solver (default dp-cd)"
+        "--solver", default=None, choices=sorted(SOLVERS), help="solver (default dp-cd)"
     )
     f.add_argument(
         "--epsilon",
@@ -1064,8 +1129,8 @@ def _parser():
         help="privacy budget epsilon (default 1; 'inf' for non-private)",
     )
     f.add_argument("--delta", type=float, default=None, help="delta (default 1/n^2)")
-    f.add_argument("--passes", type=float, default=10, help=f"passes over the data (default 10, at "
-                                                            f"most {MAX_PASSES})")
+    f.add_argument("--passes", type=float, default=None, help=f"passes over the data (default 10, "
+                                                              f"at most {MAX_PASSES})")
     f.add_argument(
         "--step", type=float, default=None, help="step-size hyper-parameter (solver default)"
     )
@@ -1097,7 +1162,7 @@ def _parser():
     f.add_argument(
         "--clipping",
         choices=["coordinate", "sample"],
-        default="coordinate",
+        default=None,
         help="dp-cd: coordinate-wise thresholds (default, as in the papers) or per-sample l2 "
              "clipping at --clip (one release per pass; for sparse or one-hot features)",
     )
@@ -1108,6 +1173,10 @@ def _parser():
         help="public bound on per-record smoothness constants (with --smoothness private)",
     )
     f.add_argument("--no-intercept", action="store_true", help="do not fit an intercept")
+    f.add_argument("--tune", action="store_true", help="fit DPClassifierCV / DPRegressorCV: the "
+                   "solver and its hyper-parameters chosen privately inside --epsilon (the report "
+                   "covers the whole search); refuses --solver, --passes, --step, --clip, "
+                   "--clipping, --smoothness(-bound), --loss and --dask; fits in memory")
     f.add_argument("--seed", type=int, default=None, help="random seed")
     f.add_argument("--dask", default=None, metavar="SCHEDULER_ADDRESS", help="fit on the Dask "
                    "cluster of this scheduler (default $DP_CD_DASK; dp-bcd, dp-gcd, dp-sgd, "

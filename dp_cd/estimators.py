@@ -21,7 +21,7 @@ from .solvers.contract import (SOLVERS, get_solver, Ledger, Plan, PrivacyRequest
 # importing the solver modules registers them in SOLVERS
 from .solvers import dpcd, dpgcd, dpsgd, dpscd, output_perturbation, growth, block_cd
 from .utils import is_chunked
-from .solvers.chunks import CHUNKED_RUNS
+from .solvers.chunks import CHUNKED_RUNS, CHUNKED_INTERCEPT
 from .solvers import distributed   # registers the solvers' runs on row chunks
 from .privacy.events import check_delta, check_epsilon
 from .privacy.bounds import data_bounds, clip_records
@@ -400,11 +400,12 @@ _DPLinearBase._bounds_setting, _DPLinearBase._resolve_bounds = _bounds_setting, 
 # %% ../nbs/06_api/01_estimators.ipynb
 def _implicit_intercept(self, solver) -> bool:
     """Whether `solver` fits the intercept itself on an implicit column (X not copied); not for a
-    solver that also runs on row chunks, where the column is appended (a model must not depend on
-    where the data lives)."""
+    solver whose run on row chunks needs the column appended (a model must not depend on where the
+    data lives)."""
     options = {"fit_intercept", "intercept_scaling", "penalize_intercept"}
+    chunks_too = solver.name not in CHUNKED_RUNS or solver.name in CHUNKED_INTERCEPT
     return bool(self.fit_intercept and solver.intercept and options <= set(solver.option_names)
-                and solver.name not in CHUNKED_RUNS)
+                and chunks_too)
 
 # %% ../nbs/06_api/01_estimators.ipynb
 def _add_intercept_column(self, X):

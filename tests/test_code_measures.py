@@ -21,7 +21,7 @@ NB_A = [
     ('code', '#| export\ndef broken(:\n    pass\n'),
 ]
 NB_B = [
-    ('code', '#|export\ndef h(*args, a, b=1, **kw):\n'
+    ('code', '#|export\ndef h(*args, a, b=1, ' + ', '.join(f'k{i}' for i in range(10)) + ', **kw):\n'
              + ''.join(f'    t{i} = {i}\n' for i in range(20))),
     ('code', '#| hide\n\nimport os\n'),
     ('code', '#| export utils\ndef wide(' + ', '.join(f'p{i}' for i in range(14)) + '): pass\n'),
@@ -68,7 +68,9 @@ def test_parameter_counts():
     tree = cm.ast.parse('def f(a, /, b, *c, d, **e): pass\n'
                         'class K:\n    def m(self, x): pass\n    def n(y): pass\n'
                         'def self_at_top(self): pass\n')
-    assert cm.functions(tree) == [('f', 5), ('K.m', 1), ('K.n', 1), ('self_at_top', 1)]
+    # positional (positional-only and positional-or-keyword, without self/cls), keyword-only
+    assert cm.functions(tree) == [('f', (2, 1)), ('K.m', (1, 0)), ('K.n', (1, 0)),
+                                  ('self_at_top', (1, 0))]
 
 
 def test_groups(nbs):
@@ -94,6 +96,9 @@ def test_largest_and_functions(nbs):
     assert f['count'] == 2
     assert [(w['name'], w['params'], w['notebook'], w['cell']) for w in f['worst']] == [
         ('wide', 14, 'sub/b.ipynb', 2), ('C.m', 12, 'a.ipynb', 5)]
+    # h(*args, a, b=1, k0, ..., k9, **kw): 12 keyword-only options, listed but not a miss
+    assert f['keyword_only_count'] == 1
+    assert [(w['name'], w['params']) for w in f['keyword_only']] == [('h', 12)]
 
 
 def test_per_notebook(nbs):

@@ -100,77 +100,32 @@ def optimum(X, y, loss, penalty, tol:float=1e-10) -> float:
 
 # %% ../../nbs/05_experiments/01_dp_cd.ipynb
 def _solvers():
-    """Available private solvers: name -> function(X, y, loss, pen, eps, delta, passes, step, clip,
-    seed, info) -> FitResult."""
+    """Available private solvers: name -> function(X, y, loss, pen, eps, delta, *, passes, step,
+    clip, seed, info, **options) -> FitResult."""
 
-    def cd(X, y, loss, pen, eps, delta, passes, step, clip, seed, info, **kw):
-        return dp_cd(
-            X,
-            y,
-            loss,
-            pen,
-            epsilon=eps,
-            delta=delta,
-            n_passes=passes,
-            step=step,
-            clip=clip,
-            smoothness=info["M"],
-            random_state=seed,
-            **kw,
-        )
+    def cd(X, y, loss, pen, eps, delta, *, passes, step, clip, seed, info, **kw):
+        return dp_cd(X, y, loss, pen, epsilon=eps, delta=delta, n_passes=passes, step=step,
+                     clip=clip,
+                     smoothness=info["M"], random_state=seed, **kw)
 
-    def cdp(X, y, loss, pen, eps, delta, passes, step, clip, seed, info, **kw):
-        return dp_cd(
-            X,
-            y,
-            loss,
-            pen,
-            epsilon=eps,
-            delta=delta,
-            n_passes=passes,
-            step=step,
-            clip=clip,
-            smoothness="private",
-            smoothness_bound=info["bound"],
-            random_state=seed,
-            **kw,
-        )
+    def cdp(X, y, loss, pen, eps, delta, *, passes, step, clip, seed, info, **kw):
+        return dp_cd(X, y, loss, pen, epsilon=eps, delta=delta, n_passes=passes, step=step,
+                     clip=clip,
+                     smoothness="private", smoothness_bound=info["bound"], random_state=seed, **kw)
     out = {"DP-CD": cd, "DP-CD-P": cdp}
     try: from dp_cd.solvers.dpsgd import dp_sgd
     except ImportError: return out
-    def sgd(X, y, loss, pen, eps, delta, passes, step, clip, seed, info, **kw):
-        return dp_sgd(
-            X,
-            y,
-            loss,
-            pen,
-            eps,
-            delta,
-            n_passes=passes,
-            step=step / info["beta"],
-            clip=clip,
-            random_state=seed,
-            **kw,
-        )
+    def sgd(X, y, loss, pen, eps, delta, *, passes, step, clip, seed, info, **kw):
+        return dp_sgd(X, y, loss, pen, eps, delta, n_passes=passes, step=step / info["beta"],
+                      clip=clip, random_state=seed, **kw)
 
     out["DP-SGD"] = sgd
     try: from dp_cd.solvers.dpscd import dp_scd
     except ImportError: return out
-    def scd(X, y, loss, pen, eps, delta, passes, step, clip, seed, info, **kw):
+    def scd(X, y, loss, pen, eps, delta, *, passes, step, clip, seed, info, **kw):
         s = info["row_scale"]
-        r = dp_scd(
-            X * s,
-            y,
-            loss,
-            L2(pen.lam / s**2),
-            eps,
-            delta,
-            n_passes=passes,
-            batch_size=min(1000, X.shape[0]),
-            clip=clip,
-            random_state=seed,
-            **kw,
-        )
+        r = dp_scd(X * s, y, loss, L2(pen.lam / s**2), eps, delta, n_passes=passes,
+                   batch_size=min(1000, X.shape[0]), clip=clip, random_state=seed, **kw)
         r.coef[:] = r.coef * s
         r.trace[:] = [(P, c * s) for P, c in r.trace]
         return r
@@ -266,7 +221,8 @@ def tune(
     Fstar = optimum(X, y, loss, penalty) if Fstar is None else Fstar
     info = problem_info(X, loss) if info is None else info
     run = lambda P, st, C, s: objective(
-        X, y, loss, penalty, fn(X, y, loss, penalty, epsilon, delta, P, st, C, s, info).coef
+        X, y, loss, penalty,
+        fn(X, y, loss, penalty, epsilon, delta, passes=P, step=st, clip=C, seed=s, info=info).coef
     )
     rows = []
     with warnings.catch_warnings():
@@ -430,20 +386,9 @@ def reproduce_figures(
                 warnings.simplefilter("ignore", PrivacyLeakWarning)
                 for r in range(n_runs):
                     # b.clip would be Series.clip
-                    fit = fns[s](
-                        X,
-                        y,
-                        loss,
-                        pen,
-                        eps,
-                        delta,
-                        P,
-                        float(b["step"]),
-                        float(b["clip"]),
-                        seed + r,
-                        info,
-                        record_every=rec,
-                    )
+                    fit = fns[s](X, y, loss, pen, eps, delta, passes=P, step=float(b["step"]),
+                                 clip=float(b["clip"]), seed=seed + r, info=info,
+                                 record_every=rec)
                     for passes, w in fit.trace:
                         rows.append(
                             dict(
@@ -575,13 +520,13 @@ RunClock.__enter__, RunClock.__exit__ = _clock_enter, _clock_exit
 def _timed_runs(fn, problem:tuple, info:dict, row, Fstar:float, seeds, **kwargs) -> dict:
     "Runs of `fn` at the configuration `row` (passes, step, clip), one per seed: seconds, errors."
     X, y, loss, pen, eps, delta = problem
-    args = (float(row["passes"]), float(row["step"]), float(row["clip"]))
+    config = dict(passes=float(row["passes"]), step=float(row["step"]), clip=float(row["clip"]))
     total, rel = [], []
     with RunClock() as clock, warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         for s in seeds:
             t0 = time.perf_counter()
-            coef = fn(X, y, loss, pen, eps, delta, *args, s, info, **kwargs).coef
+            coef = fn(X, y, loss, pen, eps, delta, **config, seed=s, info=info, **kwargs).coef
             total.append(time.perf_counter() - t0)
             rel.append((objective(X, y, loss, pen, coef) - Fstar) / Fstar)
     run, total = np.array(clock.seconds), np.array(total)

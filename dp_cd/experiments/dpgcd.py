@@ -147,7 +147,7 @@ def load_problem(
     return X, ds.y, loss, pen, f"{ds_name} ({X.shape[0]}x{X.shape[1]})"
 
 # %% ../../nbs/05_experiments/02_dp_gcd.ipynb
-def _fit(alg, X, y, loss, pen, passes, step, clip, seed, eps, delta, rule="gs-r"):
+def _fit(alg, X, y, loss, pen, *, passes, step, clip, seed, eps, delta, rule="gs-r"):
     kw = dict(n_passes=passes, step=step, clip=clip, random_state=seed)
     # "dp-gcd" (rule `rule`) or "dp-gcd gs-s" / "dp-gcd gs-r" / "dp-gcd gs-q"
     if alg.startswith("dp-gcd"):
@@ -189,20 +189,9 @@ def _run_jobs(problem, jobs, seeds, epsilon, Fstar, support, rule, stage):
         for alg, P, step, clip in jobs:
             for sd in seeds:
                 t0 = time.perf_counter()
-                res = _fit(
-                    alg,
-                    X,
-                    y,
-                    loss,
-                    pen,
-                    max(1, int(round(P))) if alg.startswith("dp-gcd") else P,
-                    step,
-                    clip,
-                    sd,
-                    epsilon,
-                    delta,
-                    rule,
-                )
+                passes = max(1, int(round(P))) if alg.startswith("dp-gcd") else P
+                res = _fit(alg, X, y, loss, pen, passes=passes, step=step, clip=clip, seed=sd,
+                           eps=epsilon, delta=delta, rule=rule)
                 Fw = loss.value(X, y, res.coef) + pen.value(res.coef)
                 nz = res.coef != 0
                 rows.append(

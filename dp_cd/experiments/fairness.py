@@ -61,8 +61,9 @@ def evaluate_point(
     ste,  # training / test data
     Lam: float,
     epsilon: float,
-    delta: float,
-    zeta: float = 0.01,  # Lambda, privacy budget, failure probability
+    delta: float,  # Lambda, privacy budget
+    *,
+    zeta: float = 0.01,  # failure probability
     n_models: int = 100,
     mu: float = 1.0,
     notions=NOTIONS,
@@ -173,8 +174,9 @@ def evaluate_point_as_published(
     yte,
     ste,  # data, already preprocessed (`published_rows`)
     epsilon: float = 1.0,
-    delta: float | None = None,
-    zeta: float = 0.01,  # budget (delta default 1/n^2), failure probability
+    delta: float | None = None,  # budget (delta default 1/n^2)
+    *,
+    zeta: float = 0.01,  # failure probability
     n_models: int = 100,
     mu: float = 1.0,
     notions=NOTIONS,
@@ -291,7 +293,8 @@ def reproduce_table_6_1(
             t = time.time()
             rows += [
                 dict(dataset=nm, setup="library", **r)
-                for r in evaluate_point(Xtr, ytr, Xte, yte, ste, Lam, 1.0, 1 / n**2, 0.01, n_models)
+                for r in evaluate_point(Xtr, ytr, Xte, yte, ste, Lam, 1.0, 1 / n**2, zeta=0.01,
+                                        n_models=n_models)
             ]
             _say(
                 verbose,
@@ -310,8 +313,8 @@ def reproduce_table_6_1(
                         ste,
                         1.0,
                         1 / n**2,
-                        0.01,
-                        n_models,
+                        zeta=0.01,
+                        n_models=n_models,
                         n_published=182_339,
                     )
                 ]
@@ -339,6 +342,7 @@ def curves(
     yte,
     ste,
     Lam,  # data and row-norm bound
+    *,
     ns=None,  # training-set sizes (first n of a fixed random permutation), epsilon = 1, delta = 1/n^2
     epsilons=None,  # privacy budgets on the full training set, delta = 1/n^2
     n_models: int = 100,
@@ -371,8 +375,8 @@ def curves(
                 Lam,
                 1.0,
                 1 / n**2,
-                zeta,
-                n_models,
+                zeta=zeta,
+                n_models=n_models,
                 random_state=rng,
             )
         ]
@@ -383,7 +387,8 @@ def curves(
         rows += [
             dict(axis="epsilon", **r)
             for r in evaluate_point(
-                Xtr, ytr, Xte, yte, ste, Lam, e, 1 / len(Xtr) ** 2, zeta, n_models, random_state=rng
+                Xtr, ytr, Xte, yte, ste, Lam, e, 1 / len(Xtr) ** 2, zeta=zeta,
+                n_models=n_models, random_state=rng,
             )
         ]
         _say(
@@ -468,7 +473,8 @@ def reproduce_figure_6_6_1(
             )
             eps = np.geomspace(1e-3, 10, 5) if quick else np.geomspace(1e-3, 10, 20)
             df = curves(
-                Xtr, ytr, Xte, yte, ste, Lam, ns, eps, n_models=n_models, verbose=verbose, label=nm
+                Xtr, ytr, Xte, yte, ste, Lam, ns=ns, epsilons=eps, n_models=n_models,
+                verbose=verbose, label=nm
             ).assign(dataset=nm)
             out.mkdir(parents=True, exist_ok=True)
             df.round(6).to_csv(out / f"fairness_curves_{nm}{sfx}.csv", index=False)

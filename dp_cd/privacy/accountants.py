@@ -56,11 +56,10 @@ class Accountant:
         d = check_delta(delta)
         e = self._epsilon(d)
         step = max(e, 1e-12) * 1e-15
-        # rounding must never favour the guarantee
-        while e > 0 and math.isfinite(e) and self._delta(e) > d and step < e:
-            e += step
-            step *= 2
-        return e
+        for _ in range(200):   # rounding must never favour the guarantee: up until δ(e) ≤ d
+            if e <= 0 or not math.isfinite(e) or self._delta(e) <= d: return e
+            e, step = e + step, 2 * step
+        return math.inf
     def get_delta(self, epsilon:float) -> float:
         "Smallest δ this accountant certifies at `epsilon` for the composed ledger."
         return self._delta(check_epsilon(epsilon))

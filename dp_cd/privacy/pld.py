@@ -14,7 +14,7 @@ from .accountants import Accountant, GDPAccountant, make_accountant
 from .calibration import calibrate
 
 # %% auto 0
-__all__ = ['PLDPmf', 'pld_delta', 'pld_epsilon', 'pld_compose', 'pld_self_compose', 'connect_the_dots', 'gaussian_pld',
+__all__ = ['L_MAX', 'PLDPmf', 'pld_delta', 'pld_epsilon', 'pld_compose', 'pld_self_compose', 'connect_the_dots', 'gaussian_pld',
            'laplace_pld', 'subsampled_gaussian_pld', 'PLDAccountant', 'tightest_accountant', 'calibrate_tightest']
 
 # %% ../../nbs/02_privacy/10_pld.ipynb
@@ -36,21 +36,34 @@ def pld_delta(pmf:PLDPmf, epsilon:float) -> float:
     return min(1.0, pmf.inf_mass + float(np.sum(pmf.probs[keep] * -np.expm1(epsilon - l[keep]))))
 
 # %% ../../nbs/02_privacy/10_pld.ipynb
+def _log_tail_sums(p, L):
+    """log Σ_{i≥j} p_i e^{-L_i} for every j, and -inf after the last: in log space, so that losses
+    beyond ~745 (where e^{-L} underflows to 0) keep their weight."""
+    with np.errstate(divide="ignore"):
+        terms = np.log(p) - L
+    return np.append(np.logaddexp.accumulate(terms[::-1])[::-1], -np.inf)
+
 def pld_epsilon(pmf:PLDPmf, delta:float) -> float:
     "Smallest ε ≥ 0 with δ(ε) ≤ δ: δ = S₁ − e^ε S₂ between two losses, solved in closed form."
     if pmf.inf_mass >= delta: return math.inf
     l = pmf.losses
     keep = l > 0
     L, p = l[keep], pmf.probs[keep]
-    s1 = np.append(np.cumsum(p[::-1])[::-1], 0.0)                 # Σ_{i≥j} p_i
-    s2 = np.append(np.cumsum((p * np.exp(-L))[::-1])[::-1], 0.0)  # Σ_{i≥j} p_i e^{-L_i}
-    left = np.concatenate([[0.0], L])                             # ε at the left end of piece j
-    d_left = pmf.inf_mass + s1 - np.exp(left) * s2                # δ there (non-increasing in j)
+    s1 = np.append(np.cumsum(p[::-1])[::-1], 0.0)        # Σ_{i≥j} p_i
+    log_s2 = _log_tail_sums(p, L)                        # log Σ_{i≥j} p_i e^{-L_i}
+    left = np.concatenate([[0.0], L])                    # ε at the left end of piece j
+    d_left = pmf.inf_mass + s1 - np.exp(left + log_s2)   # δ there (non-increasing in j)
     j = int(np.count_nonzero(d_left > delta)) - 1
     if j < 0: return 0.0
-    return float(np.log((pmf.inf_mass + s1[j] - delta) / s2[j]))
+    eps = math.log(pmf.inf_mass + s1[j] - delta) - log_s2[j]
+    return float(min(max(eps, left[j]), left[j + 1]))    # the root lies in piece j
 
 # %% ../../nbs/02_privacy/10_pld.ipynb
+def _roundoff_allowance(probs) -> float:
+    """Mass moved to +∞ for the round-off of an FFT result: twice its largest negative value (the
+    witnessed noise floor) per bin. An estimate of the noise, not a proven bound (see the text)."""
+    return 2.0 * probs.size * max(0.0, -float(np.min(probs)))
+
 def _truncate(offset, probs, inf_mass, tail):
     "Drop ≤ `tail` mass at each end: the low end moves up to the first kept bin, the top to +∞."
     lo = int(np.searchsorted(np.cumsum(probs), tail, side="right"))
@@ -65,7 +78,7 @@ def pld_compose(a:PLDPmf, b:PLDPmf, tail:float=1e-15) -> PLDPmf:
     if a.h != b.h: raise ValueError("PLDs must share their discretisation")
     small = min(a.probs.size, b.probs.size) <= 64
     p = np.convolve(a.probs, b.probs) if small else signal.fftconvolve(a.probs, b.probs)
-    inf = a.inf_mass + b.inf_mass - a.inf_mass * b.inf_mass
+    inf = a.inf_mass + b.inf_mass - a.inf_mass * b.inf_mass + _roundoff_allowance(p)
     return PLDPmf(a.h, *_truncate(a.offset + b.offset, np.clip(p, 0.0, None), inf, tail))
 
 # %% ../../nbs/02_privacy/10_pld.ipynb
@@ -90,19 +103,26 @@ def _chernoff_window(pmf, count, tail):
 
 # %% ../../nbs/02_privacy/10_pld.ipynb
 def pld_self_compose(pmf:PLDPmf, count:int, tail:float=1e-15) -> PLDPmf:
-    "PLD of `count` compositions of `pmf`: one FFT power on a window given by a Chernoff bound."
+    """PLD of `count` compositions of `pmf`: one FFT power on a window given by a Chernoff bound,
+    in extended precision beyond 1000 steps (the power multiplies the round-off by `count`)."""
     lo, hi = _chernoff_window(pmf, count, tail)
     i0, i1 = math.floor(lo / pmf.h + 1e-9), math.ceil(hi / pmf.h - 1e-9)
     n = fft.next_fast_len(max(i1 - i0 + 1, pmf.probs.size))
-    r = fft.irfft(fft.rfft(pmf.probs, n) ** count, n)
+    dtype = np.longdouble if count > 1000 else np.float64   # long double: about 5x slower
+    r = fft.irfft(fft.rfft(pmf.probs.astype(dtype), n) ** count, n).astype(float)
     a = i0 - count * pmf.offset                        # window start, in sums of bin indices
-    probs = np.roll(r, -(a % n))[:i1 - i0 + 1]   # mass outside the window wraps into it: the
-    inf = -math.expm1(count * math.log1p(-pmf.inf_mass)) + tail   # low end up, the high end ≤ tail
+    rolled = np.roll(r, -(a % n))                # mass outside the window wraps into it: the
+    probs = rolled[:i1 - i0 + 1]                 # low end up, the high end ≤ tail
+    inf = -math.expm1(count * math.log1p(-pmf.inf_mass)) + tail
+    inf += np.clip(rolled[i1 - i0 + 1:], 0.0, None).sum() + _roundoff_allowance(r)
     return PLDPmf(pmf.h, *_truncate(i0, np.clip(probs, 0.0, None), inf, tail))
 
 # %% ../../nbs/02_privacy/10_pld.ipynb
+L_MAX = 64.0   # the grid never leaves [−L_MAX, L_MAX] nats (losses above: mass at +∞)
+
 def connect_the_dots(delta_fn, l_lo:float, l_hi:float, h:float) -> PLDPmf:
-    "Pessimistic PLD on hℤ ∩ [l_lo, l_hi] whose δ(ε) interpolates `delta_fn` linearly in e^ε."
+    "Pessimistic PLD on hℤ ∩ [l_lo, l_hi] ∩ [−L_MAX, L_MAX]; δ(ε) interpolates `delta_fn` in e^ε."
+    l_lo, l_hi = min(max(l_lo, -L_MAX), L_MAX), min(max(l_hi, -L_MAX), L_MAX)
     k0, k1 = math.floor(l_lo / h), max(math.ceil(l_hi / h), math.floor(l_lo / h) + 1)
     d = np.clip(delta_fn(np.arange(k0, k1 + 1) * h), 0.0, 1.0)
     d = np.maximum.accumulate(d[::-1])[::-1]   # non-increasing, rounding errors raised (pessimistic)
@@ -117,9 +137,11 @@ def connect_the_dots(delta_fn, l_lo:float, l_hi:float, h:float) -> PLDPmf:
 _T = float(-special.ndtri(1e-20))   # x-range: ≤ 1e-20 of each component's mass outside ±_T σ
 
 def _hockey_stick(p_tail, eps, q_tail):
-    "δ(ε) = P(L > ε) − e^ε Q(L > ε); P(L > ε), an upper bound, where e^ε·Q overflows."
+    """δ(ε) = P(L > ε) − e^ε Q(L > ε), raised by 1e-13 of the two terms (the tails' rounding:
+    `ndtr` is accurate to a few hundred ulps); P(L > ε), an upper bound, where e^ε·Q overflows."""
     with np.errstate(over="ignore", invalid="ignore"):
-        v = p_tail - np.exp(eps) * q_tail
+        scaled_q = np.exp(eps) * q_tail
+        v = p_tail - scaled_q + 1e-13 * (p_tail + scaled_q)
     return np.where(np.isfinite(v), v, p_tail)
 
 def _gaussian_delta(mu):
@@ -144,8 +166,10 @@ def laplace_pld(b:float, h:float) -> PLDPmf:
 # %% ../../nbs/02_privacy/10_pld.ipynb
 def _x_add(l, z, q):
     "x where the add loss log(1 − q + q e^{(2x−1)/(2z²)}) equals l (−∞ below log(1 − q))."
+    l = np.asarray(l, dtype=float)
+    y = l - math.log1p(-q)              # e^l − 1 + q = (1 − q)(e^y − 1): no cancellation, no overflow
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        u = np.log(np.expm1(l) + q)
+        u = math.log1p(-q) + y + np.log(-np.expm1(-y))
     return np.where(l > math.log1p(-q), z * z * (u - math.log(q)) + 0.5, -np.inf)
 
 def _ndtr_z(x, m, z):
@@ -185,7 +209,8 @@ def _x_replace(l, z, q):
     l = np.asarray(l, dtype=float)
     log_c = 2 * math.log(q) - 1 / (z * z)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        log_b = math.log1p(-q) + np.log(np.abs(np.expm1(l)))   # log |b| (−∞ at l = 0)
+        log_abs_expm1 = np.where(l > 0, l + np.log(-np.expm1(-l)), np.log(-np.expm1(l)))
+        log_b = math.log1p(-q) + log_abs_expm1                  # log |b| (−∞ at l = 0)
         g = _log_half_one_plus_sqrt(math.log(4) + l + log_c - 2 * log_b)   # t = 4eˡc/b²
         log_w = np.where(l < 0, l + log_c - log_b - g,   # b > 0: w = (eˡc/b)·2/(1 + √(1+t))
                          np.where(l > 0, log_b + g, (l + log_c) / 2))   # b < 0; b = 0

@@ -16,10 +16,10 @@ from .contract import (FitResult, Problem, Solver, build_report, check_privacy)
 from .dpcd import row_norms
 
 # %% auto 0
-__all__ = ['NPY_SOURCES', 'CHUNKED_RUNS', 'check_chunks', 'check_chunked_labels', 'check_chunked_problem', 'run_seed',
-           'chunk_generator', 'InProcess', 'executor', 'connect', 'all_finite', 'check_finite', 'load_chunk',
-           'ChunkBuffer', 'LazyChunk', 'open_chunks', 'chunk_row_norms', 'map_chunks', 'reduce_chunks', 'Progress',
-           'register_chunked', 'fit_chunked', 'NpyRows', 'npy_chunks']
+__all__ = ['NPY_SOURCES', 'CHUNKED_RUNS', 'CHUNKED_INTERCEPT', 'check_chunks', 'check_chunked_labels', 'check_chunked_problem',
+           'run_seed', 'chunk_generator', 'InProcess', 'executor', 'connect', 'all_finite', 'check_finite',
+           'load_chunk', 'ChunkBuffer', 'LazyChunk', 'open_chunks', 'chunk_row_norms', 'map_chunks', 'reduce_chunks',
+           'Progress', 'register_chunked', 'fit_chunked', 'NpyRows', 'npy_chunks']
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 def check_chunks(X, # a dask.array (n, p) chunked by rows only
@@ -290,14 +290,17 @@ class Progress:
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 CHUNKED_RUNS = {}  # solver name -> (run(problem, plan, options, rng, ex) -> Run, public options)
+CHUNKED_INTERCEPT = set()  # names whose chunked run takes fit_intercept (the in-memory constants)
 
 
 def register_chunked(name:str, # a registered solver's name
                      run, # run(problem, plan, options, rng, ex) -> Run, on a chunked problem
                      public:tuple=(), # options that must be public values (not None, not a str)
+                     intercept:bool=False, # the run takes `fit_intercept` (its column of s)
                     ):
     "Declare that solver `name` runs on row-chunked designs."
     CHUNKED_RUNS[name] = (run, tuple(public))
+    if intercept: CHUNKED_INTERCEPT.add(name)
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 def _chunked_run(solver:Solver):
@@ -310,7 +313,7 @@ def _chunked_run(solver:Solver):
     return CHUNKED_RUNS[solver.name]
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
-def _check_public(options:dict, public:tuple):
+def _check_public(options:dict, public:tuple, intercept:bool=False):
     "Refuse options that would read constants off the data without privacy (None or 'exact')."
     for name in public:
         if options.get(name) is None or (isinstance(options.get(name), str)
@@ -318,7 +321,7 @@ def _check_public(options:dict, public:tuple):
             raise ValueError(f"a row-chunked design needs {name} as a public value, got "
                              f"{name}={options.get(name)!r}: the chunked path reads no constant "
                              "off the data")
-    if options.get("fit_intercept"):
+    if options.get("fit_intercept") and not intercept:
         raise ValueError("fit_intercept is not available on a row-chunked design: add a column "
                          "of ones to X")
 
@@ -330,7 +333,7 @@ def fit_chunked(solver:Solver, X, y, loss:Loss, penalty:Penalty|None, epsilon:fl
     unknown = sorted(set(options) - set(solver.option_names))
     if unknown: raise TypeError(f"solver {solver.name!r} got unknown options {unknown}")
     options = {**{o.name: o.default for o in solver.options}, **options}
-    _check_public(options, public)
+    _check_public(options, public, solver.name in CHUNKED_INTERCEPT)
     problem = check_chunked_problem(X, y, loss, penalty, solver)
     request = check_privacy(epsilon, delta, problem.n, options.get("relation", "replace_one"),
                             pure=solver.pure_dp, stacklevel=5)
@@ -340,7 +343,8 @@ def fit_chunked(solver:Solver, X, y, loss:Loss, penalty:Penalty|None, epsilon:fl
     run = run_chunked(problem, plan, options, rng, executor())
     return FitResult(coef=run.coef, n_iter=run.n_iter, passes=run.passes, solver=solver.name,
                      privacy=build_report(request, plan), trace=run.trace,
-                     params={**plan.params, **run.params}, ledger=plan.ledger)
+                     params={**plan.params, **run.params}, ledger=plan.ledger,
+                     intercept=run.intercept)
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 def _npy_layout(path) -> tuple:

@@ -10,6 +10,7 @@ from ..model.losses import (SquaredLoss, loss_deriv, loss_deriv_vec,
                                  loss_hess_vec, loss_value_mean)
 from ..model.penalties import NoPenalty, prox_1d, gs_score_1d
 from .contract import Problem, Run, project_records
+import dataclasses
 from .chunks import (InProcess, Progress, chunk_generator, map_chunks, open_chunks,
                                   reduce_chunks, register_chunked, run_seed)
 from .dpcd import row_norms, _record_due
@@ -120,10 +121,12 @@ def _gcd_chunk(Xc, yc, z, k, w, pending, clips, loss, keep):
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
 @njit(cache=True)
-def _gcd_select(rule, penalty, w, g, M, scale, expo, scores) -> int:
-    "The exponential mechanism on the greedy scores (`gs_score_1d`), by `exponential_race`."
+def _gcd_select(rule, penalty, w, g, M, scale, expo, scores, px:int) -> int:
+    """The exponential mechanism on the greedy scores (`gs_score_1d`), by `exponential_race`;
+    coordinates from `px` on (an unpenalised intercept) score as unpenalised."""
     for j in range(w.shape[0]):
-        scores[j] = gs_score_1d(rule, penalty[0], penalty[1], j, w[j], g[j], M[j])
+        code = penalty[0] if j < px else 0   # 0: no penalty
+        scores[j] = gs_score_1d(rule, code, penalty[1], j, w[j], g[j], M[j])
     return exponential_race(scores, scale, expo)
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
@@ -141,9 +144,11 @@ def _gcd_noise(rng, T:int, p:int, every, release:str, private:bool):
         t += B
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
-def _gcd_step(penalty, steps, w, g, j:int, eta:float) -> tuple:
-    "The noisy proximal step on coordinate j (w in place); the change (J, Δ) to broadcast."
-    new = prox_1d(penalty[0], penalty[1], j, w[j] - steps[j] * (g[j] + eta), steps[j])
+def _gcd_step(penalty, steps, w, g, j:int, eta:float, px:int) -> tuple:
+    """The noisy proximal step on coordinate j (w in place; no prox from `px` on); the change
+    (J, Δ) to broadcast."""
+    new = w[j] - steps[j] * (g[j] + eta)
+    if j < px: new = prox_1d(penalty[0], penalty[1], j, new, steps[j])
     change = new - w[j]
     if change != 0.0: w[j] = new
     return np.array([j], dtype=np.int64), np.array([change])
@@ -157,29 +162,49 @@ def _gcd_supported(options):
                          f"selection={options['selection']!r}")
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
+def _with_column(problem, s:float):
+    "The chunked problem on [X, s1]: each chunk gets the constant column when it is read."
+    import dask.array as da
+    X = problem.X
+    col = da.full((X.shape[0], 1), s, chunks=(X.chunks[0], 1), dtype=np.float64)
+    Xa = da.concatenate([X.astype(np.float64), col], axis=1).rechunk({1: -1})   # rows only
+    return dataclasses.replace(problem, X=Xa)
+
+
+def _gcd_start(problem, options) -> tuple:
+    "(problem, w0, penalised coordinates px, s): with `fit_intercept`, on [X, s1] from w = (w0, 0)."
+    s = options["intercept_scaling"] if options["fit_intercept"] else 0.0
+    if not s: return problem, options["w0"].copy(), problem.p, 0.0
+    px = problem.p + 1 if options["penalize_intercept"] else problem.p
+    return _with_column(problem, s), np.append(options["w0"], 0.0), px, s
+
+# %% ../../nbs/03_solvers/10_distributed.ipynb
 def _gcd_run(problem, plan, options, rng, ex) -> Run:
     "DP-GCD on chunks: one map-reduce of the clipped gradient per iteration, release on the driver."
     _gcd_supported(options)
+    p, (problem, w, px, s) = problem.p, _gcd_start(problem, options)
     P, T, every, codes = plan.params, options["n_passes"], options["record_every"], _codes(problem)
-    cal, w0 = P["calibration"], options["w0"]
+    cal = P["calibration"]
     scale = 0.0 if cal is None else cal.selection_noise * P["score_sensitivity"]
-    handles, w, chosen = open_chunks(ex, problem), w0.copy(), np.empty(T, dtype=np.int64)
-    zs, pending, scores = [None] * len(handles), None, np.empty(problem.p)
-    trace, bar = [(0.0, w.copy())] if every else [], Progress(T, "dp-gcd iterations")
-    noise = _gcd_noise(rng, T, problem.p, every, options["release"], cal is not None)
+    handles, chosen = open_chunks(ex, problem), np.empty(T, dtype=np.int64)
+    zs, pending, scores = [None] * len(handles), None, np.empty(w.size)
+    trace, bar = [(0.0, w[:p].copy())] if every else [], Progress(T, "dp-gcd iterations")
+    noise = _gcd_noise(rng, T, w.size, every, options["release"], cal is not None)
     for t, (expo, draw) in enumerate(noise):
         zs, sums = map_chunks(ex, handles, _gcd_chunk, zs, w, pending, P["clip_thresholds"],
                               codes[0], _keeps_margins(ex))
         g = reduce_chunks(sums) / problem.n
         j = chosen[t] = _gcd_select(options["rule_index"], codes[1], w, g, P["smoothness"],
-                                    scale, expo, scores)
-        pending = _gcd_step(codes[1], P["steps"], w, g, j, P["noise_scales"][j] * draw)
+                                    scale, expo, scores, px)
+        pending = _gcd_step(codes[1], P["steps"], w, g, j, P["noise_scales"][j] * draw, px)
         bar.tick()
-        if every and ((t + 1) % every == 0 or t + 1 == T): trace.append((float(t + 1), w.copy()))
-    return Run(coef=w, n_iter=T, passes=float(T), trace=trace,
-               params=dict(coordinates=chosen, data_path="chunks", n_chunks=len(handles)))
+        if every and ((t + 1) % every == 0 or t + 1 == T):
+            trace.append((float(t + 1), w[:p].copy()))
+    return Run(coef=w[:p].copy(), n_iter=T, passes=float(T), trace=trace,
+               params=dict(coordinates=chosen, data_path="chunks", n_chunks=len(handles)),
+               intercept=float(s * w[p]) if s else 0.0)
 
-register_chunked("dp-gcd", _gcd_run, public=("smoothness",))
+register_chunked("dp-gcd", _gcd_run, public=("smoothness",), intercept=True)
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
 def _clip_factors(d, rn, clip:float) -> np.ndarray:
@@ -288,9 +313,12 @@ register_chunked("output-perturbation", _op_run)
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
 @njit(cache=True)
-def _scd_chunk_moves(Xb, yb, alpha, rows, v, code:int, param:float, lam:float, N:float,
-                     L:float, C:float, out):
+def _scd_chunk_moves(Xb, yb, alpha, rows, v,
+                     loss, # (code, param) of the loss
+                     scales, # (λ, N, L, C) of `scd_move`
+                     out):
     "The moves of a chunk's batch rows `Xb` from (α_c, v), as `scd_steps_dense`; Σ δ x in `out`."
+    (code, param), (lam, N, L, C) = loss, scales
     for r in range(Xb.shape[0]):
         xv = 0.0
         nx2 = 0.0
@@ -312,7 +340,8 @@ def _scd_chunk(Xc, yc, alpha, k, v, batch, alpha_noise, fixed):
         Xb = np.asfortranarray(Xc[rows])
         if sigma > 0:   # a private run: Lemma 1's ||x_i|| <= 1, as `project_records` in memory
             Xb = project_records(Problem(Xb, yc[rows], loss, NoPenalty(), False), 1.0).X
-        _scd_chunk_moves(Xb, yc[rows], alpha, rows, v, loss.code, loss.param, lam, N, L, C, out)
+        _scd_chunk_moves(Xb, yc[rows], alpha, rows, v, (loss.code, loss.param), (lam, N, L, C),
+                         out)
     if sigma > 0: alpha += sigma * alpha_noise[a:b]
     return alpha, out
 

@@ -38,6 +38,7 @@ from ..privacy.calibration import calibrate
 from ..privacy.closed_forms import per_step_epsilon
 from ..privacy.mechanisms import selection_scale, noisy_argmax_abs
 from .dpcd import coordinate_setup, smoothness_from_bounds, clip_thresholds
+from .dpcd import intercept_setup, _check_intercept
 from .contract import Solver, Plan, Run, Ledger, FitResult, register, get_solver
 from ..model.norms import quadratic_strong_convexity
 
@@ -247,27 +248,31 @@ def _coordinate_constants(penalty, rule:int, M, steps, clips, sens, release,
     return consts
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
-def _design(X, y, sparse:bool, intercept:bool=False) -> tuple:
-    "The data as `_dpgcd_block` takes it: (sparse, X, data, indices, indptr, y, intercept)."
-    if sparse: return (True, np.zeros((1, 1), order='F'), X.data, X.indices, X.indptr, y, intercept)
-    return (False, X, np.zeros(1), np.zeros(1, np.int64), np.zeros(2, np.int64), y, intercept)
+def _design(X, y, sparse:bool,
+            scaling:float=0.0, # s > 0: an implicit last column of s (the intercept's); 0: none
+            penalised:bool=False, # the penalty applies to that column's coefficient too
+           ) -> tuple:
+    "The data as `_dpgcd_block` takes it: (sparse, X, data, indices, indptr, y, s, penalised)."
+    s, pen = float(scaling), bool(penalised)
+    if sparse: return (True, np.zeros((1, 1), order='F'), X.data, X.indices, X.indptr, y, s, pen)
+    return (False, X, np.zeros(1), np.zeros(1, np.int64), np.zeros(2, np.int64), y, s, pen)
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 @njit(cache=True, fastmath=_FM)
-def _clipped_ones(u, C:float) -> float:
-    """$\\sum_i\\mathrm{clip}(u_i, C)$: the clipped sum of the implicit column of ones (a NaN adds
-    0)."""
-    s = 0.0
+def _clipped_constant(u, scaling:float, C:float) -> float:
+    """$\\sum_i\\mathrm{clip}(s\\,u_i, C)$: the clipped sum of the implicit column of $s$ (a NaN
+    adds 0)."""
+    total = 0.0
     for i in range(u.shape[0]):
-        v = 1.0 * u[i]   # written as the column loop, so the sum is that of an explicit column
-        s += min(C, max(-C, v)) if v == v else 0.0
-    return s
+        v = scaling * u[i]   # written as the column loop: the sum is that of an explicit column
+        total += min(C, max(-C, v)) if v == v else 0.0
+    return total
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 @njit(cache=True)
 def _clipped_gradient(design, loss, z, clips, u, g):
     "The clipped averaged gradient at the predictions `z` into `g` (`u`: the loss derivatives)."
-    sparse, X, data, indices, indptr, y, intercept = design
+    sparse, X, data, indices, indptr, y, s, penalised = design
     n = y.shape[0]
     if (data.shape[0] if sparse else X.size) >= _PARALLEL_MIN:   # the threads, when they pay
         _derivatives_parallel(loss[0], loss[1], z, y, u)
@@ -276,20 +281,20 @@ def _clipped_gradient(design, loss, z, clips, u, g):
         kernel_deriv_range(loss[0], loss[1], z, y, u, 0, n)   # φ'(z_i, y_i) once, for all columns
         if sparse: clipped_gradient_sparse(data, indices, indptr, n, u, clips, g)
         else: clipped_gradient_dense(X, u, clips, g)
-    if intercept: g[-1] = _clipped_ones(u, clips[-1]) / n
+    if s != 0.0: g[-1] = _clipped_constant(u, s, clips[-1]) / n   # the implicit column
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 @njit(cache=True)
 def _coordinate_step(design, penalty, consts, j, eta, g, z, w):
     "The noisy proximal step on coordinate `j`, updating the predictions `z` in place."
-    sparse, X, data, indices, indptr, y, intercept = design
+    sparse, X, data, indices, indptr, y, s, penalised = design
     step = consts[_STEP, j]
-    ones = intercept and j == w.shape[0] - 1   # the intercept: no penalty, column of ones
+    ones = s != 0.0 and j == w.shape[0] - 1   # the intercept: the implicit column of s
     new = w[j] - step * (g[j] + eta)
-    if not ones: new = prox_1d(penalty[0], penalty[1], j, new, step)
+    if penalised or not ones: new = prox_1d(penalty[0], penalty[1], j, new, step)
     dlt = new - w[j]
     if dlt != 0.0:
-        if ones: z += dlt * 1.0
+        if ones: z += dlt * s
         elif sparse: update_pred_sparse(data, indices, indptr, z, j, dlt)
         else: update_pred_dense(X, z, j, dlt)
         w[j] = new
@@ -332,7 +337,7 @@ def _select_as_published(selection, penalty, consts, w, g, laplace, sc, work, px
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 @njit(cache=True)
 def _dpgcd_block(
-    design,  # (sparse, X, data, indices, indptr, y, intercept), see `_design`
+    design,  # (sparse, X, data, indices, indptr, y, s, penalised), see `_design`
     loss,  # (code, param)
     penalty,  # (code, params)
     consts,  # per-coordinate constants (9, p) (p + 1 with the intercept), see `_coordinate_constants`
@@ -346,8 +351,8 @@ def _dpgcd_block(
     "B DP-GCD iterations: clipped gradient, private selection, noisy proximal step."
     sel_noise, rel_noise = noise
     u, g, sc, work = buffers
-    # penalised coordinates (the intercept is last)
-    px = w.shape[0] - 1 if design[6] else w.shape[0]
+    # penalised coordinates (an unpenalised intercept is last)
+    px = w.shape[0] - 1 if design[6] != 0.0 and not design[7] else w.shape[0]
     for t in range(chosen.shape[0]):
         _clipped_gradient(design, loss, z, consts[_CLIP], u, g)
         if selection[1] == 0:
@@ -538,7 +543,9 @@ def dp_gcd(
     smoothness_bound=None,  # public bound b_j on the per-sample constants (required for "private")
     smoothness_budget: float = 0.1,  # fraction of epsilon spent on the private constants
     w0=None,  # initial point (default 0, Remark 5.3.1)
-    fit_intercept: bool = False,  # also fit an unpenalised intercept b (an implicit column of ones; X is not copied)
+    fit_intercept: bool = False,  # also fit an intercept b (an implicit column of s; X is not copied)
+    intercept_scaling: float = 1.0,  # s > 0, the value of that column (PUBLIC; b = s · its coefficient)
+    penalize_intercept: bool = False,  # apply the penalty to the column's coefficient too (liblinear)
     random_state=None,  # seed or Generator
     record_every: int | None = None,  # record (passes, coef) every this many iterations
 ) -> FitResult:
@@ -548,6 +555,7 @@ def dp_gcd(
         rule=rule, selection=selection, release=release, accountant=accountant,
         selection_share=selection_share, smoothness=smoothness, smoothness_bound=smoothness_bound,
         smoothness_budget=smoothness_budget, w0=w0, fit_intercept=fit_intercept,
+        intercept_scaling=intercept_scaling, penalize_intercept=penalize_intercept,
         record_every=record_every)
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
@@ -587,8 +595,7 @@ def _dpgcd_check_options(self, problem, request, options) -> dict:
     _check_choice("accountant", o["accountant"], DPGCD_ACCOUNTANTS)
     o["rule_index"] = _resolve_rule(o["rule"], problem.penalty, o["selection"])
     o["w0"] = _check_start(o["w0"], problem)
-    if not isinstance(o["fit_intercept"], (bool, np.bool_)):
-        raise TypeError(f"fit_intercept must be True or False, got {o['fit_intercept']!r}")
+    _check_intercept(o, problem)   # DP-CD's: the two flags, s > 0, a penalty for p + 1 coordinates
     o["n_passes"] = check_scalar(o["n_passes"], "n_passes", low=1, integer=True)
     o["step"] = check_scalar(o["step"], "step", low=0, low_open=True)
     if o["record_every"] is not None:
@@ -596,21 +603,6 @@ def _dpgcd_check_options(self, problem, request, options) -> dict:
     return o
 
 DPGCD.check_options = _dpgcd_check_options
-
-# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
-def _with_intercept(setup:dict, problem, clip, step:float, private:bool) -> dict:
-    """`coordinate_setup`'s constants with the intercept's appended: M_b = β = sup φ'' (public: the
-    column of ones has ‖1‖²/n = 1), γ_b = γ/M_b, and the thresholds of all p + 1 coordinates."""
-    M = np.append(setup["M"], problem.loss.curvature)
-    if np.ndim(clip) == 0: clips = clip_thresholds(M, clip)
-    else:
-        clips = check_array(clip, "clip", ndim=1)
-        if clips.shape[0] != M.shape[0]:
-            raise ValueError(f"clip has {clips.shape[0]} entries; with fit_intercept=True it needs "
-                             f"p + 1 = {M.shape[0]} (the last one is the intercept's)")
-        if np.any(clips <= 0) or (private and not np.all(np.isfinite(clips))):
-            raise ValueError("clip must be > 0 (and finite when epsilon is finite)")
-    return dict(setup, M=M, steps=step / M, clips=clips)
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 def _public_constants(problem, request, options, rng) -> dict:
@@ -621,10 +613,12 @@ def _public_constants(problem, request, options, rng) -> dict:
     setup = coordinate_setup(problem.X, problem.loss, o["smoothness"], o["smoothness_bound"],
                              o["smoothness_budget"], request.epsilon, o["step"], clip, rng,
                              solver="dp_gcd")
-    if ones: setup = _with_intercept(setup, problem, o["clip"], o["step"], request.private)
+    if ones:   # DP-CD's: M_b = β s² (public), γ_b = γ/M_b, thresholds of the p + 1 coordinates
+        setup = intercept_setup(setup, problem.loss, o["intercept_scaling"], o["clip"], o["step"],
+                                request.private)
     sens, kappa, score_sens = _selection_setup(o["rule_index"], problem.penalty, setup["M"],
                                                setup["clips"], problem.n)
-    if ones: kappa[-1] = 1.0 / np.sqrt(setup["M"][-1])   # unpenalised
+    if ones and not o["penalize_intercept"]: kappa[-1] = 1.0 / np.sqrt(setup["M"][-1])
     return dict(setup, sensitivities=sens, kappa=kappa, score_sensitivity=score_sens)
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
@@ -669,6 +663,7 @@ def _reported_params(options, constants, calibration, noise_scales, ledger) -> d
         calibration=calibration,
         noise_scales=noise_scales,
         events=ledger.event,
+        fit_intercept=o["fit_intercept"],
     )
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
@@ -703,7 +698,7 @@ def _dpgcd_plan(self, problem, request, options, rng) -> Plan:
     if request.private:
         calibration = _calibrate(problem, request, options, constants)
         return _private_plan(problem, options, constants, calibration)
-    noise_scales = np.zeros(problem.p)
+    noise_scales = np.zeros(constants["M"].shape[0])   # p + 1 with the intercept
     notes = ["epsilon = inf: no noise, no privacy guarantee"] + constants["notes"]
     return Plan(noise_scales=noise_scales, notes=notes,
                 params=_reported_params(options, constants, None, noise_scales, Ledger()))
@@ -737,12 +732,13 @@ def _kernel_inputs(problem, plan, options) -> tuple:
     published = cal is not None and options["selection"] == "as_published"
     selection = (options["rule_index"], 1 if published else 0,
                  0.0 if cal is None else cal.selection_noise, P["score_sensitivity"])
-    ones = options["fit_intercept"]
+    s = options["intercept_scaling"] if options["fit_intercept"] else 0.0   # 0: no intercept
+    penalised = options["penalize_intercept"]
     consts = _coordinate_constants(problem.penalty, options["rule_index"], P["smoothness"],
                                    P["steps"], P["clip_thresholds"], P["sensitivities"],
-                                   P["noise_scales"], ones)
+                                   P["noise_scales"], bool(s) and not penalised)
     return (
-        _design(problem.X, problem.y, problem.sparse, ones),
+        _design(problem.X, problem.y, problem.sparse, s, penalised),
         (problem.loss.code, problem.loss.param),
         (problem.penalty.code, problem.penalty.params),
         consts,
@@ -752,7 +748,8 @@ def _kernel_inputs(problem, plan, options) -> tuple:
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 def _dpgcd_run(self, problem, plan, options, rng) -> Run:
     """The kernel blocks from w0, with (passes, coef) snapshots every `record_every` iterations;
-    with `fit_intercept` the iterate has p + 1 entries, the last is the intercept (from 0)."""
+    with `fit_intercept` the iterate has p + 1 entries, the last is the column's coefficient (from
+    0; the intercept is s times it)."""
     T, every, p = options["n_passes"], options["record_every"], problem.p
     private = plan.params["calibration"] is not None
     w = options["w0"].copy()
@@ -766,7 +763,8 @@ def _dpgcd_run(self, problem, plan, options, rng) -> Run:
         _dpgcd_block(*kernel, noise, z, w, buffers, chosen[start:stop])
         if every and (stop % every == 0 or stop == T): trace.append((float(stop), w[:p].copy()))
     return Run(coef=w[:p].copy(), n_iter=T, passes=float(T), trace=trace,
-               params=dict(coordinates=chosen), intercept=float(w[p]) if w.size > p else 0.0)
+               params=dict(coordinates=chosen),
+               intercept=float(options["intercept_scaling"] * w[p]) if w.size > p else 0.0)
 
 DPGCD.run = _dpgcd_run
 

@@ -202,11 +202,21 @@ def _scd_noise(alpha, v, noise_std, noise_a, noise_v, ptr, idx, t, all_alpha):
 
 # %% ../../nbs/03_solvers/07_dp_scd.ipynb
 @njit(cache=True)
-def scd_steps_dense(Xr, y, alpha, v, code:int, param:float, lam:float, L:float, C:float,
-                    noise_std:float, ptr, idx, noise_a, noise_v, all_alpha:bool, sequential:bool):
-    "DP-SCD steps on (α, v) in place; batch t = `idx[ptr[t]:ptr[t+1]]`; noise: see `_scd_noise`."
-    N = float(Xr.shape[0])
-    p = Xr.shape[1]
+def scd_steps_dense(
+    Xr,  # design (N, p), dense, read by rows
+    y,  # labels (N,)
+    alpha,
+    v,  # dual iterate α (N,) and v = X^T α (p,), updated in place
+    loss,  # (code, param) of the loss: (`Loss.code`, `Loss.param`)
+    scales,  # (λ, batch size L, move bound C, noise std σ; 0: no noise)
+    batches,  # (ptr, idx): batch t is `idx[ptr[t]:ptr[t+1]]`
+    noise,  # (noise_a, noise_v): standard normal noise of α and v, one row per step
+    all_alpha: bool,  # noise on all of α (private variant) or on the batch's coordinates only
+    sequential: bool,  # Algorithm 3 (each move applied before the next) or Algorithm 1
+):
+    "DP-SCD steps on (α, v) in place; the noise is added as `_scd_noise` says."
+    (code, param), (lam, L, C, noise_std), (ptr, idx) = loss, scales, batches
+    N, p = float(Xr.shape[0]), Xr.shape[1]
     Lc = 1.0 if sequential else L
     dz = np.empty(idx.shape[0])
     for t in range(ptr.shape[0] - 1):
@@ -221,7 +231,7 @@ def scd_steps_dense(Xr, y, alpha, v, code:int, param:float, lam:float, L:float, 
             if sequential: _scd_apply_dense(Xr, alpha, v, j, dz[k])
         if not sequential:
             for k in range(ptr[t], ptr[t + 1]): _scd_apply_dense(Xr, alpha, v, idx[k], dz[k])
-        _scd_noise(alpha, v, noise_std, noise_a, noise_v, ptr, idx, t, all_alpha)
+        _scd_noise(alpha, v, noise_std, noise[0], noise[1], ptr, idx, t, all_alpha)
 
 # %% ../../nbs/03_solvers/07_dp_scd.ipynb
 @njit(cache=True)
@@ -232,10 +242,11 @@ def _scd_apply_dense(Xr, alpha, v, j, d):
 
 # %% ../../nbs/03_solvers/07_dp_scd.ipynb
 @njit(cache=True)
-def scd_steps_sparse(data, indices, indptr, y, alpha, v, code:int, param:float, lam:float, L:float,
-                     C:float, noise_std:float, ptr, idx, noise_a, noise_v, all_alpha:bool,
-                     sequential:bool):
+def scd_steps_sparse(X, # CSR design as (data, indices, indptr)
+                     y, alpha, v, loss, scales, batches, noise, all_alpha:bool, sequential:bool):
     "Same as `scd_steps_dense` for a CSR design: a record costs O(its nnz)."
+    (data, indices, indptr), (code, param), (ptr, idx) = X, loss, batches
+    lam, L, C, noise_std = scales
     N = float(indptr.shape[0] - 1)
     Lc = 1.0 if sequential else L
     dz = np.empty(idx.shape[0])
@@ -252,7 +263,7 @@ def scd_steps_sparse(data, indices, indptr, y, alpha, v, code:int, param:float, 
         if not sequential:
             for k in range(ptr[t], ptr[t + 1]):
                 _scd_apply_sparse(data, indices, indptr, alpha, v, idx[k], dz[k])
-        _scd_noise(alpha, v, noise_std, noise_a, noise_v, ptr, idx, t, all_alpha)
+        _scd_noise(alpha, v, noise_std, noise[0], noise[1], ptr, idx, t, all_alpha)
 
 # %% ../../nbs/03_solvers/07_dp_scd.ipynb
 @njit(cache=True)
@@ -267,10 +278,10 @@ def _scd_kernel(problem, plan:Plan, alpha:np.ndarray, v:np.ndarray, sequential:b
     P, loss = plan.params, problem.loss
     noise_std = plan.noise_scales[0] if len(plan.ledger) else 0.0
     kernel = scd_steps_sparse if problem.sparse else scd_steps_dense
-    fixed = (*_row_design(problem), problem.y, alpha, v, loss.code, loss.param,
-             problem.penalty.lam, float(P["batch_size"]), P["clip"], noise_std)
+    scales = (problem.penalty.lam, float(P["batch_size"]), P["clip"], noise_std)
+    fixed = (_row_design(problem), problem.y, alpha, v, (loss.code, loss.param), scales)
     all_alpha = P["variant"] == "private"
-    return lambda ptr, idx, noise_a, noise_v: kernel(*fixed, ptr, idx, noise_a, noise_v,
+    return lambda ptr, idx, noise_a, noise_v: kernel(*fixed, (ptr, idx), (noise_a, noise_v),
                                                      all_alpha, sequential)
 
 # %% ../../nbs/03_solvers/07_dp_scd.ipynb
@@ -414,10 +425,21 @@ PrimalDPSCD.plan = _primal_plan
 
 # %% ../../nbs/03_solvers/07_dp_scd.ipynb
 @njit(cache=True)
-def primal_steps_dense(X, y, theta, v, code:int, param:float, lam:float, curv:float, colsq,
-                       L:float, C:float, noise_std:float, idx, noise_t, noise_v, exact_v:bool):
-    "primalDP-SCD steps in place; step t updates the coordinates `idx[t]` (Fortran `X`, v = Xθ)."
-    N = X.shape[0]
+def primal_steps_dense(
+    X,  # design (N, p), Fortran
+    y,  # labels (N,)
+    theta,
+    v,  # iterate θ (p,) and v = Xθ (N,), updated in place
+    loss,  # (code, param) of the loss: (`Loss.code`, `Loss.param`)
+    scales,  # (λ, the loss's curvature, L, move bound C, noise std σ; 0: no noise)
+    colsq,  # squared column norms (p,)
+    coords,  # coordinates of each step (T, L), int64
+    noise,  # (noise_t (T, L), noise_v (T, N)): standard normal noise of θ and v
+    exact_v: bool,  # keep v = Xθ exact (private variant) or add noise to it (as published)
+):
+    "primalDP-SCD steps in place; step t updates the coordinates `coords[t]`."
+    (code, param), (lam, curv, L, C, noise_std), (noise_t, noise_v) = loss, scales, noise
+    N, idx = X.shape[0], coords
     dz = np.empty(idx.shape[1])
     for t in range(idx.shape[0]):
         for k in range(idx.shape[1]):
@@ -434,11 +456,12 @@ def primal_steps_dense(X, y, theta, v, code:int, param:float, lam:float, curv:fl
 
 # %% ../../nbs/03_solvers/07_dp_scd.ipynb
 @njit(cache=True)
-def primal_steps_sparse(data, indices, indptr, y, theta, v, code:int, param:float, lam:float,
-                        curv:float, colsq, L:float, C:float, noise_std:float, idx, noise_t,
-                        noise_v, exact_v:bool):
+def primal_steps_sparse(X, # CSC design as (data, indices, indptr)
+                        y, theta, v, loss, scales, colsq, coords, noise, exact_v:bool):
     "`primal_steps_dense` for a CSC design."
-    N = v.shape[0]
+    (data, indices, indptr), (code, param), (noise_t, noise_v) = X, loss, noise
+    lam, curv, L, C, noise_std = scales
+    N, idx = v.shape[0], coords
     dz = np.empty(idx.shape[1])
     for t in range(idx.shape[0]):
         for k in range(idx.shape[1]):
@@ -462,10 +485,11 @@ def _primal_run(self, problem, plan:Plan, options:dict, rng) -> Run:
     L, T, exact_v = P["batch_size"], P["steps"], P["variant"] == "private" or not private
     theta, v = np.zeros(p), np.zeros(N)
     colsq = np.asarray(X.multiply(X).sum(axis=0)).ravel() if problem.sparse else (X * X).sum(0)
-    design = (X.data, X.indices, X.indptr) if problem.sparse else (X,)
+    design = (X.data, X.indices, X.indptr) if problem.sparse else X
     kernel = primal_steps_sparse if problem.sparse else primal_steps_dense
-    fixed = (*design, problem.y, theta, v, loss.code, loss.param, problem.penalty.lam,
-             loss.curvature, colsq, float(L), P["clip"], plan.noise_scales[0] if private else 0.0)
+    scales = (problem.penalty.lam, loss.curvature, float(L), P["clip"],
+              plan.noise_scales[0] if private else 0.0)
+    fixed = (design, problem.y, theta, v, (loss.code, loss.param), scales, colsq)
     per_block = max(1, min(max(1, int(round(p / L))), _MAX_BLOCK // (N + L)))
     every = _record_steps(options["record_every"], p, L)
     trace = [(0.0, theta.copy())] if every else []
@@ -475,13 +499,8 @@ def _primal_run(self, problem, plan:Plan, options:dict, rng) -> Run:
         noise_t = rng.standard_normal((t1 - t0, L)) if private else np.zeros((0, 0))
         noise_v = rng.standard_normal((t1 - t0, N)) if private and not exact_v else np.zeros((0, 0))
         for a, b in _cuts(t0, t1, every):
-            kernel(
-                *fixed,
-                idx[a - t0 : b - t0],
-                noise_t[a - t0 : b - t0],
-                noise_v[a - t0 : b - t0],
-                exact_v,
-            )
+            kernel(*fixed, idx[a - t0:b - t0], (noise_t[a - t0:b - t0], noise_v[a - t0:b - t0]),
+                   exact_v)
             if every and b % every == 0: trace.append((b * L / p, theta.copy()))
     return Run(coef=theta.copy(), n_iter=T, passes=T * L / p, trace=trace)
 
@@ -504,13 +523,13 @@ def _scd_batch_moves(Xr, y, alpha, v, code:int, param:float, lam:float, L:float,
 
 # %% ../../nbs/03_solvers/07_dp_scd.ipynb
 @njit(cache=True)
-def scd_steps_dense_parallel(Xr, y, alpha, v, code:int, param:float, lam:float, L:float,
-                             C:float, noise_std:float, ptr, idx, noise_a, noise_v, all_alpha:bool):
+def scd_steps_dense_parallel(Xr, y, alpha, v, loss, scales, batches, noise, all_alpha:bool):
     """Algorithm 1's steps as `scd_steps_dense(..., sequential=False)`, the moves computed in
     parallel."""
+    (code, param), (lam, L, C, noise_std), (ptr, idx) = loss, scales, batches
     dz = np.empty(idx.shape[0])
     for t in range(ptr.shape[0] - 1):
         _scd_batch_moves(Xr, y, alpha, v, code, param, lam, L, C, idx[ptr[t]:ptr[t + 1]],
                          dz[ptr[t]:ptr[t + 1]])
         for k in range(ptr[t], ptr[t + 1]): _scd_apply_dense(Xr, alpha, v, idx[k], dz[k])
-        _scd_noise(alpha, v, noise_std, noise_a, noise_v, ptr, idx, t, all_alpha)
+        _scd_noise(alpha, v, noise_std, noise[0], noise[1], ptr, idx, t, all_alpha)

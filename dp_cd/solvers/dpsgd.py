@@ -173,7 +173,7 @@ def _sgd_run(self, problem, plan:Plan, options:dict, rng) -> Run:
         ptr, idx = poisson_batches(rng, n, P["sample_rate"], t1 - t0)
         noise = rng.standard_normal((t1 - t0, w.size)) if private else empty   # one draw a block
         for a, b in _cuts(t0, t1, every):
-            kernel(ptr[a - t0:b - t0 + 1], idx, noise[a - t0:b - t0])
+            kernel((ptr[a - t0:b - t0 + 1], idx), noise[a - t0:b - t0])
             if every and b % every == 0: trace.append((b * B / n, w[:p].copy()))
     return Run(coef=w[:p].copy(), n_iter=T, passes=T * B / n, trace=trace,
                intercept=float(w[p]) if w.size > p else 0.0)
@@ -309,25 +309,19 @@ def _records_dense(X, y, norms, w, code:int, param:float, clip:float, rows, ones
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 @njit(cache=True)
 def sgd_steps_dense(
-    X,
-    y,
-    row_norms,
-    w,
-    code: int,
-    param: float,
-    pcode: int,
-    pparams,
-    step: float,
-    clip: float,
-    inv_b: float,
-    noise_std: float,
-    ptr,
-    idx,
-    noise,
-    intercept: bool = False,
+    X,  # design (n, p), dense in any order
+    y,  # labels (n,)
+    row_norms,  # clipping norms of the rows (n,): of (x_i, 1) with the intercept
+    w,  # iterate (p,; p + 1 with the intercept), updated in place
+    loss,  # (code, param) of the loss: (`Loss.code`, `Loss.param`)
+    penalty,  # (code, params) of the penalty: (`Penalty.code`, `Penalty.params`)
+    scales,  # (step γ, clipping threshold C, 1/B, noise std σ = zC; 0: no noise)
+    batches,  # (ptr, idx): batch t is `idx[ptr[t]:ptr[t+1]]`
+    noise,  # standard normal noise (T, w.size), a fresh row per step; (0, ·) without noise
+    intercept: bool = False,  # w[-1] is the intercept (an implicit column of ones)
 ):
-    """(DP-)SGD steps on `w` in place; dense `X` (any order); batch t = `idx[ptr[t]:ptr[t+1]]`;
-    clip: `clip`; `intercept`: w[-1] is the intercept (row norms must then be those of (x_i, 1))."""
+    "(DP-)SGD steps on `w` in place: clipped per-sample gradients of each batch, noise, prox."
+    (code, param), (step, clip, inv_b, noise_std), (ptr, idx) = loss, scales, batches
     q, p = w.shape[0], X.shape[1]
     Xb, g = np.empty((q, _SLICE)), np.empty(q)
     zb, yb, nb = np.empty(_SLICE), np.empty(_SLICE), np.empty(_SLICE)
@@ -345,7 +339,7 @@ def sgd_steps_dense(
                 kernel_deriv_range(code, param, zb, yb, zb, 0, m)   # φ' in place of the margins
                 _clip_factors(zb, nb, clip, m)
                 _add_weighted(Xb, zb, m, g)
-        _sgd_update_px(w, g, pcode, pparams, step, inv_b, noise_std, noise, t, p)
+        _sgd_update_px(w, g, penalty[0], penalty[1], step, inv_b, noise_std, noise, t, p)
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 @njit(cache=True, error_model='numpy')
@@ -360,10 +354,11 @@ def _margins_csr(data, indices, indptr, y, norms, w, rows, ones:bool, zb, yb, nb
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 @njit(cache=True)
-def sgd_steps_sparse(data, indices, indptr, y, row_norms, w, code:int, param:float, pcode:int,
-                     pparams, step:float, clip:float, inv_b:float, noise_std:float, ptr, idx,
-                     noise, intercept:bool=False):
-    "Same as `sgd_steps_dense` for a CSR design (`data`, `indices`, `indptr`)."
+def sgd_steps_sparse(X, # CSR design as (data, indices, indptr)
+                     y, row_norms, w, loss, penalty, scales, batches, noise, intercept:bool=False):
+    "Same as `sgd_steps_dense` for a CSR design: a record costs O(its nnz)."
+    (data, indices, indptr), (code, param), (ptr, idx) = X, loss, batches
+    step, clip, inv_b, noise_std = scales
     q = w.shape[0]
     g, zb, yb, nb = np.empty(q), np.empty(_SLICE), np.empty(_SLICE), np.empty(_SLICE)
     for t in range(ptr.shape[0] - 1):
@@ -382,16 +377,16 @@ def sgd_steps_sparse(data, indices, indptr, y, row_norms, w, code:int, param:flo
                 i, a = rows[k], zb[k]
                 for s in range(indptr[i], indptr[i + 1]): g[indices[s]] += a * data[s]
                 if intercept: g[-1] += a * 1.0
-        _sgd_update_px(w, g, pcode, pparams, step, inv_b, noise_std, noise, t,
+        _sgd_update_px(w, g, penalty[0], penalty[1], step, inv_b, noise_std, noise, t,
                        q - 1 if intercept else q)
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 _MAX_BLOCK = 1 << 18   # noise numbers drawn per block (2 MiB): memory O(n + p) beyond X, not O(np)
 
 
-def _row_design(problem) -> tuple:
-    "The design as the kernels read it: `(X,)` (Fortran, no copy) or CSR `(data, indices, indptr)`."
-    if not problem.sparse: return (problem.X,)
+def _row_design(problem):
+    "The design as the kernels read it: `X` (Fortran, no copy) or CSR `(data, indices, indptr)`."
+    if not problem.sparse: return problem.X
     Xr = sp.csr_matrix(problem.X)
     Xr.sort_indices()
     return Xr.data, Xr.indices, Xr.indptr
@@ -406,27 +401,15 @@ def clipping_norms(X, # design (n, p), dense or sparse
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 def _sgd_kernel(problem, plan:Plan, w:np.ndarray, ones:bool=False):
-    """The SGD kernel on `w` with the run's fixed arguments: call it with `(ptr, idx, noise)`;
+    """The SGD kernel on `w` with the run's fixed arguments: call it with `((ptr, idx), noise)`;
     `ones`: the implicit column of ones (row norms ‖(x_i, 1)‖)."""
     P, loss, penalty = plan.params, problem.loss, problem.penalty
     noise_std = plan.noise_scales[0] if len(plan.ledger) else 0.0
     kernel = sgd_steps_sparse if problem.sparse else sgd_steps_dense
-    return functools.partial(
-        kernel,
-        *_row_design(problem),
-        problem.y,
-        clipping_norms(problem.X, ones),
-        w,
-        loss.code,
-        loss.param,
-        penalty.code,
-        penalty.params,
-        P["step"],
-        P["clip"],
-        1.0 / P["batch_size"],
-        noise_std,
-        intercept=ones,
-    )
+    scales = (P["step"], P["clip"], 1.0 / P["batch_size"], noise_std)
+    return functools.partial(kernel, _row_design(problem), problem.y,
+                             clipping_norms(problem.X, ones), w, (loss.code, loss.param),
+                             (penalty.code, penalty.params), scales, intercept=ones)
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 def _record_steps(record_every, n, batch_size) -> int:

@@ -590,6 +590,7 @@ def localization(
     radius: float,  # R > 0
     epsilon: float,  # ε > 0
     delta: float = 0.0,  # δ: 0 for pure DP (Laplace), > 0 for Gaussian noise
+    *,
     eta: float | None = None,  # step η; default: Proposition 1/2
     x0=None,  # initial point (default: c)
     beta: float | None = None,  # failure probability for the default η
@@ -678,6 +679,7 @@ def epoch_growth(
     kappa_lower: float,  # lower bound κ̲ > 1 on the (unknown) growth exponent
     epsilon: float,  # ε > 0
     delta: float = 0.0,  # δ (0: pure DP)
+    *,
     x0=None,  # initial point (default c)
     beta: float | None = None,  # failure probability (default 1/(n+d))
     noise: str | None = None,  # "laplace_l2" | "laplace_coord" | "gaussian"

@@ -310,6 +310,7 @@ def solve(
     y,  # labels (n,)
     loss: Loss,  # datafit, e.g. SquaredLoss()
     penalty: Penalty | None = None,  # separable penalty (None: no penalty)
+    *,
     method: str = "cd",  # "cd" (Alg. 2.2.3), "gcd" (Alg. 2.2.4), "pgd" (Alg. 2.2.1) or "newton" (proximal Newton, p <= a few thousand)
     tol: float = 1e-10,  # stop when the criterion (relative gap or fixed-point violation) is <= tol
     max_iter: int
