@@ -524,6 +524,7 @@ class DPRegressor(RegressorMixin, _DPLinearBase):
     "Private linear regression ((ε, δ)-DP, replace-one; δ = 1/n²), untuned: see `DPRegressorCV`."
     def __init__(
         self,
+        *,
         loss="squared",  # "squared", "huber" or a Loss
         penalty="l2",  # "none", "l1", "l2", "elasticnet" or a Penalty
         alpha=1e-3,  # regularisation strength α of (E.1)
@@ -604,6 +605,7 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
 
     def __init__(
         self,
+        *,
         loss="logistic",  # "logistic", "squared", "huber" or a Loss (labels encoded as ±1)
         penalty="l2",
         alpha=1e-3,

@@ -167,7 +167,7 @@ _TunedBase._unit_design, _TunedBase._search, _TunedBase._finish = _unit_design, 
 # %% ../nbs/06_api/01b_tuned.ipynb
 class DPClassifierCV(ClassifierMixin, _TunedBase):
     "Private linear classifier whose solver and hyper-parameters are chosen privately, inside ε."
-    def __init__(self, epsilon=1.0, # budget ε of the whole fit: search, selection and model
+    def __init__(self, *, epsilon=1.0, # budget ε of the whole fit: search, selection and model
                  delta=None, # δ (default 1/n²)
                  bounds="private", # "private" (released inside ε), or PUBLIC B or (lower, upper)
                  classes=None, # PUBLIC label set (required)
@@ -232,7 +232,7 @@ class DPClassifierCV(ClassifierMixin, _TunedBase):
 # %% ../nbs/06_api/01b_tuned.ipynb
 class DPRegressorCV(RegressorMixin, _TunedBase):
     "Private linear regression whose solver and hyper-parameters are chosen privately, inside ε."
-    def __init__(self, epsilon=1.0, delta=None,
+    def __init__(self, *, epsilon=1.0, delta=None,
                  bounds="private", # "private" (released inside ε), or PUBLIC B or (lower, upper)
                  target_bounds=None, # PUBLIC b (|y| ≤ b) or (lower, upper); None: with the bounds
                  penalty="l2", alpha=1e-4, fit_intercept=True, candidates=None,

@@ -88,13 +88,12 @@ def dpcd_inner_dense(
     block,  # (coordinates j_k (int64, K), noise η_k (K,)): a `noise_blocks` item
     scales,  # (step sizes γ_j (p,), clipping thresholds C_j (p,; inf: none))
     avg=None,  # (p,) array receiving the mean of θ^1..θ^K; None: last iterate
-    sample_clips=None,  # C/‖x_i‖ (n,): per-sample ℓ2 clipping instead of C_j
+    records=None,  # (C/‖x_i‖ (n,): per-sample ℓ2 clipping, w_i ∈ [0, W] (n,): weights after
+                   # clipping), an empty array for either: none (None: neither)
     intercept=None,  # (column (n, 1) of s, penalty of the intercept): coordinate p
-    weights=None,  # w_i in [0, W] (n,), applied after clipping; None: unit weights
 ):
     "K noisy proximal coordinate updates of DP-CD on a dense design (Algorithm 4.3.1, inner loop)."
-    per_sample = np.empty(0) if sample_clips is None else sample_clips
-    unit = np.empty(0) if weights is None else weights
+    per_sample, unit = (np.empty(0), np.empty(0)) if records is None else records
     column = (np.empty((0, 1)), penalty) if intercept is None else intercept
     _dpcd_dense(loss, penalty, (X, y, per_sample, unit), z, w, block, scales, avg, column)
 
@@ -128,13 +127,12 @@ def _dpcd_sparse(loss, penalty, data, z, w, block, scales, avg, intercept):
 @njit(cache=True)
 def dpcd_inner_sparse(loss, penalty,
                       X, # CSC design as (data, indices, indptr), sorted int64 indices
-                      y, z, w, block, scales, avg=None, sample_clips=None,
+                      y, z, w, block, scales, avg=None,
+                      records=None, # (per-sample thresholds, weights), as `dpcd_inner_dense`
                       intercept=None, # (CSC column of s as (data, indices, indptr), its penalty)
-                      weights=None, # w_i in [0, W] (n,), applied after clipping; None: unit
                      ):
     "Same as `dpcd_inner_dense` for a CSC design: an update costs O(nnz of the column)."
-    per_sample = np.empty(0) if sample_clips is None else sample_clips
-    unit = np.empty(0) if weights is None else weights
+    per_sample, unit = (np.empty(0), np.empty(0)) if records is None else records
     no_column = (np.empty(0), np.empty(0, dtype=np.int64), np.zeros(2, dtype=np.int64))
     column = (no_column, penalty) if intercept is None else intercept
     _dpcd_sparse(loss, penalty, (X, y, per_sample, unit), z, w, block, scales, avg, column)
@@ -619,13 +617,13 @@ def _run(self, problem, plan, options, rng):
                     else None)
     w, avg = np.append(o["w0"], 0.0) if s else o["w0"], (np.zeros(p) if o["averaging"] else None)
     unit = not o["weights"].size or bool(np.all(o["weights"] == 1.0))   # the unweighted problem
-    weights = None if unit else o["weights"]   # (the weighted loops may sum in another order)
+    weights = np.empty(0) if unit else o["weights"]   # (weighted loops may sum in another order)
+    records = (np.empty(0) if sample_clips is None else sample_clips, weights)
     z = _margins(X, w, px, s)
     trace = [(0.0, w[:px].copy())] if o["record_every"] else []
     order = "permutation" if by_sample else "uniform"
     for t, block in enumerate(noise_blocks(rng, P["noise_scales"], T, K, order)):
-        kernel(loss, penalty, design, problem.y, z, w, block, scales, avg, sample_clips, icpt,
-               weights)
+        kernel(loss, penalty, design, problem.y, z, w, block, scales, avg, records, icpt)
         if avg is not None:
             w = avg.copy()
             z = _margins(X, w, px, s)
