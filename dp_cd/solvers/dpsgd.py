@@ -8,7 +8,7 @@ import functools, math, warnings
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
-from ..utils import check_scalar, check_array, PrivacyLeakWarning
+from ..utils import check_scalar, check_array, is_chunked, PrivacyLeakWarning
 from ..model.losses import Loss, kernel_deriv, kernel_deriv_range
 from ..model.penalties import Penalty, prox_1d
 from .dpcd import row_norms, _check_intercept
@@ -33,7 +33,9 @@ def dp_sgd(
     *,
     n_passes: float = 10,  # passes over the data (a pass is n / batch_size steps)
     step: float
-    | None = None,  # constant step size γ (None: 1/M with M the global smoothness, computed from the data: leaks)
+    | None = None,  # constant step size γ (None: from `smoothness` if given, else 1/M with M the global smoothness, computed from the data: leaks)
+    smoothness: float
+    | None = None,  # public bound L ≥ sup φ''·‖x_i‖² over X's p columns: step=None gives γ = 1/(L + s² sup φ'') (s: the intercept's column, 0 without)
     clip: float = 1.0,  # per-sample gradient clipping threshold C (ignored when epsilon is inf)
     batch_size: float = 1,  # expected batch size B (Poisson sampling with rate q = B/n)
     relation: str = "replace_one",  # neighbouring relation of the guarantee: "replace_one" or "add_remove"
@@ -47,7 +49,7 @@ def dp_sgd(
 ) -> FitResult:
     "Proximal DP-SGD (Alg. 3.2.2): per-sample clipping, Poisson subsampling, PLD accounting."
     return get_solver("dp-sgd").fit(X, y, loss, penalty, epsilon, delta, random_state,
-                                    n_passes=n_passes, step=step, clip=clip,
+                                    n_passes=n_passes, step=step, smoothness=smoothness, clip=clip,
                                     batch_size=batch_size, relation=relation,
                                     accountant=accountant, w0=w0, fit_intercept=fit_intercept,
                                     intercept_scaling=intercept_scaling,
@@ -68,8 +70,9 @@ class DPSGD(Solver):
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 def _sgd_options_from_bounds(self, loss:Loss, bounds:np.ndarray, target_bound=None) -> dict:
-    "The step 1/(β Σ_j B_j²): one over a public bound on the per-record smoothness."
-    return dict(step=1.0 / (loss.curvature * float(np.sum(np.asarray(bounds) ** 2))))
+    """The public bound β Σ_j B_j² on the per-record smoothness over X's columns; the step is
+    1/(it + β s²) with the intercept's column of s (`_sgd_step`), 1/it without."""
+    return dict(smoothness=loss.curvature * float(np.sum(np.asarray(bounds) ** 2)))
 
 DPSGD.options_from_bounds = _sgd_options_from_bounds
 
@@ -84,6 +87,12 @@ def _sgd_check_options(self, problem, request, options:dict) -> dict:
     if opts["accountant"] not in SGD_ACCOUNTANTS:
         raise ValueError(f"accountant must be one of {SGD_ACCOUNTANTS}, got {opts['accountant']!r}")
     if opts["step"] is not None: opts["step"] = _positive(opts["step"], "step")
+    if opts["smoothness"] is not None:
+        opts["smoothness"] = _positive(opts["smoothness"], "smoothness")
+    elif opts["step"] is None and is_chunked(problem.X):
+        raise ValueError("a row-chunked design needs step as a public value (or smoothness, a "
+                         "public bound), got step=None: the chunked path reads no constant off "
+                         "the data")
     if opts["record_every"] is not None:
         opts["record_every"] = _positive(opts["record_every"], "record_every")
     opts["w0"] = _check_w0(opts["w0"], problem.p)
@@ -122,14 +131,15 @@ def calibrate_subsampled_gaussian(epsilon:float, delta:float, # the (ε, δ) tar
                        str(accountant))
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
-def _sgd_step(problem, request, step, scaling:float=0.0):
-    """The step γ: as given, or 1/M with M the data's smoothness (read without privacy); with the
+def _sgd_step(problem, request, step, scaling:float=0.0, smoothness=None):
+    """The step γ: as given; or 1/(L + s² sup φ'') from the public bound L = `smoothness` (s = 0
+    without the intercept); or 1/M with M the data's smoothness (read without privacy); with the
     intercept's column of s, M + s² sup φ'' bounds the smoothness of [X, s1] (‖[X, s1]‖² ≤
     ‖X‖² + n s²)."""
-    leaks = []
-    if step is None:
-        M = problem.loss.smoothness(problem.X) + (problem.loss.curvature * scaling ** 2 if scaling else 0.0)
-        step = 1.0 / M
+    leaks, extra = [], problem.loss.curvature * scaling ** 2 if scaling else 0.0
+    if step is None and smoothness is not None: step = 1.0 / (smoothness + extra)   # public
+    elif step is None:
+        step = 1.0 / (problem.loss.smoothness(problem.X) + extra)
         if request.private:
             warnings.warn("step=None: the step 1/M uses the smoothness M of the private data "
                           "without privacy; pass step=", PrivacyLeakWarning)
@@ -140,7 +150,7 @@ def _sgd_step(problem, request, step, scaling:float=0.0):
 def _sgd_plan(self, problem, request, options:dict, rng) -> Plan:
     "Public constants (γ, q, T), then the noise multiplier and the ledger of the T releases."
     s = options["intercept_scaling"] if options["fit_intercept"] else 0.0   # 0: no intercept
-    step, leaks = _sgd_step(problem, request, options["step"], s)
+    step, leaks = _sgd_step(problem, request, options["step"], s, options["smoothness"])
     n, B, clip = problem.n, options["batch_size"], options["clip"]
     q, T = B / n, max(1, int(round(options["n_passes"] * n / B)))
     params = dict(n_passes=options["n_passes"], step=step, clip=clip, batch_size=B,
