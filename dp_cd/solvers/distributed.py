@@ -252,7 +252,7 @@ def _sgd_run(problem, plan, options, rng, ex) -> Run:
                params=dict(data_path="chunks", n_chunks=len(handles), sampling="per chunk"),
                intercept=float(s * w[p]) if s else 0.0)
 
-register_chunked("dp-sgd", _sgd_run, public=("step",), intercept=True)
+register_chunked("dp-sgd", _sgd_run, intercept=True)   # step or smoothness: checked by the solver
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
 def _op_chunk(Xc, yc, z, k, w, loss, bounds, hessian:bool):
