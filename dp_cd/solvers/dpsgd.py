@@ -33,9 +33,9 @@ def dp_sgd(
     *,
     n_passes: float = 10,  # passes over the data (a pass is n / batch_size steps)
     step: float
-    | None = None,  # constant step size γ (None: from `smoothness` if given, else 1/M with M the global smoothness, computed from the data: leaks)
+    | None = None,  # step γ (None: from `smoothness`, else 1/M from the data's smoothness: leaks)
     smoothness: float
-    | None = None,  # public bound L ≥ sup φ''·‖x_i‖² over X's p columns: step=None gives γ = 1/(L + s² sup φ'') (s: the intercept's column, 0 without)
+    | None = None,  # public bound L ≥ β‖x_i‖² (β = sup φ''): step=None gives γ = 1/(L + β s²)
     clip: float = 1.0,  # per-sample gradient clipping threshold C (ignored when epsilon is inf)
     batch_size: float = 1,  # expected batch size B (Poisson sampling with rate q = B/n)
     relation: str = "replace_one",  # neighbouring relation of the guarantee: "replace_one" or "add_remove"
@@ -175,8 +175,8 @@ DPSGD.plan = _sgd_plan
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 def _sgd_run(self, problem, plan:Plan, options:dict, rng) -> Run:
     """Blocks of steps: each draws its batches, then its noise, then runs the kernel; with
-    `fit_intercept` the iterate has p + 1 entries, the last is the column of s's coefficient (from 0;
-    the intercept is s times it)."""
+    `fit_intercept` the iterate has p + 1 entries, the last the coefficient of the column of s
+    (from 0; the intercept is s times it)."""
     P, p, private = plan.params, problem.p, len(plan.ledger) > 0
     w = np.append(options["w0"], 0.0) if options["fit_intercept"] else options["w0"]
     n, B, T = problem.n, P["batch_size"], P["steps"]
