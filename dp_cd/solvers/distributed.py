@@ -224,31 +224,35 @@ def _sgd_chunk(Xc, yc, z, k, w, seed, t, q, clip, loss):
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
 @njit(cache=True)
-def _sgd_update(penalty, w, g, step:float, inv_b:float):
-    "w_j ← prox(w_j − γ g_j / B) for the noisy sum g (w in place)."
+def _sgd_update(penalty, w, g, step:float, inv_b:float, px:int):
+    "w_j ← prox(w_j − γ g_j / B) for the noisy sum g (w in place; no prox from `px` on)."
     for j in range(w.shape[0]):
-        w[j] = prox_1d(penalty[0], penalty[1], j, w[j] - step * inv_b * g[j], step)
+        v = w[j] - step * inv_b * g[j]
+        w[j] = prox_1d(penalty[0], penalty[1], j, v, step) if j < px else v
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
 def _sgd_run(problem, plan, options, rng, ex) -> Run:
-    "DP-SGD on chunks: per step, the chunks' clipped sums of their samples; noise once, here."
-    P, w, private = plan.params, options["w0"].copy(), len(plan.ledger) > 0
-    n, p, B, T, codes = problem.n, problem.p, P["batch_size"], P["steps"], _codes(problem)
+    """DP-SGD on chunks: per step, the chunks' clipped sums of their samples; noise once, here;
+    with `fit_intercept`, on [X, s1] (`_gcd_start`)."""
+    p, (problem, w, px, s) = problem.p, _gcd_start(problem, options)
+    P, private = plan.params, len(plan.ledger) > 0
+    n, B, T, codes = problem.n, P["batch_size"], P["steps"], _codes(problem)
     handles, seed, zs = open_chunks(ex, problem), run_seed(rng), [None] * problem.X.numblocks[0]
     every = max(1, int(round(options["record_every"] * n / B))) if options["record_every"] else 0
-    trace, bar = [(0.0, w.copy())] if every else [], Progress(T, "dp-sgd steps")
+    trace, bar = [(0.0, w[:p].copy())] if every else [], Progress(T, "dp-sgd steps")
     for t in range(T):
         _, sums = map_chunks(ex, handles, _sgd_chunk, zs, w, seed, t, P["sample_rate"],
                              P["clip"], codes[0])
         g = reduce_chunks(sums)
-        if private: g += plan.noise_scales[0] * rng.standard_normal(p)   # once, on the driver
-        _sgd_update(codes[1], w, g, P["step"], 1.0 / B)
+        if private: g += plan.noise_scales[0] * rng.standard_normal(w.size)   # once, on the driver
+        _sgd_update(codes[1], w, g, P["step"], 1.0 / B, px)
         bar.tick()
-        if every and (t + 1) % every == 0: trace.append(((t + 1) * B / n, w.copy()))
-    return Run(coef=w, n_iter=T, passes=T * B / n, trace=trace,
-               params=dict(data_path="chunks", n_chunks=len(handles), sampling="per chunk"))
+        if every and (t + 1) % every == 0: trace.append(((t + 1) * B / n, w[:p].copy()))
+    return Run(coef=w[:p].copy(), n_iter=T, passes=T * B / n, trace=trace,
+               params=dict(data_path="chunks", n_chunks=len(handles), sampling="per chunk"),
+               intercept=float(s * w[p]) if s else 0.0)
 
-register_chunked("dp-sgd", _sgd_run, public=("step",))
+register_chunked("dp-sgd", _sgd_run, intercept=True)   # step or smoothness: checked by the solver
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
 def _op_chunk(Xc, yc, z, k, w, loss, bounds, hessian:bool):

@@ -8,10 +8,10 @@ import functools, math, warnings
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
-from ..utils import check_scalar, check_array, PrivacyLeakWarning
+from ..utils import check_scalar, check_array, is_chunked, PrivacyLeakWarning
 from ..model.losses import Loss, kernel_deriv, kernel_deriv_range
 from ..model.penalties import Penalty, prox_1d
-from .dpcd import row_norms
+from .dpcd import row_norms, _check_intercept
 from .contract import Solver, Plan, Run, Ledger, FitResult, register, get_solver
 from ..privacy.events import PoissonSubsampledGaussianEvent, SelfComposedEvent
 from ..privacy.accountants import RDPAccountant, make_accountant
@@ -33,21 +33,27 @@ def dp_sgd(
     *,
     n_passes: float = 10,  # passes over the data (a pass is n / batch_size steps)
     step: float
-    | None = None,  # constant step size γ (None: 1/M with M the global smoothness, computed from the data: leaks)
+    | None = None,  # step γ (None: from `smoothness`, else 1/M from the data's smoothness: leaks)
+    smoothness: float
+    | None = None,  # public bound L ≥ β‖x_i‖² (β = sup φ''): step=None gives γ = 1/(L + β s²)
     clip: float = 1.0,  # per-sample gradient clipping threshold C (ignored when epsilon is inf)
     batch_size: float = 1,  # expected batch size B (Poisson sampling with rate q = B/n)
     relation: str = "replace_one",  # neighbouring relation of the guarantee: "replace_one" or "add_remove"
     accountant: str = "pld",  # "pld" (exact up to discretisation, the tightest) or "rdp" (RDP, CKS conversion)
     w0=None,  # initial point (p,), default zeros
-    fit_intercept: bool = False,  # also fit an unpenalised intercept (implicit ones: X not copied)
+    fit_intercept: bool = False,  # also fit an intercept b (an implicit column of s; X is not copied)
+    intercept_scaling: float = 1.0,  # s > 0, the value of that column (PUBLIC; b = s · its coefficient)
+    penalize_intercept: bool = False,  # apply the penalty to the column's coefficient too (liblinear)
     random_state=None,  # seed or Generator: batches and noise
     record_every: float | None = None,  # record (passes, coef) every this many passes
 ) -> FitResult:
     "Proximal DP-SGD (Alg. 3.2.2): per-sample clipping, Poisson subsampling, PLD accounting."
     return get_solver("dp-sgd").fit(X, y, loss, penalty, epsilon, delta, random_state,
-                                    n_passes=n_passes, step=step, clip=clip,
+                                    n_passes=n_passes, step=step, smoothness=smoothness, clip=clip,
                                     batch_size=batch_size, relation=relation,
                                     accountant=accountant, w0=w0, fit_intercept=fit_intercept,
+                                    intercept_scaling=intercept_scaling,
+                                    penalize_intercept=penalize_intercept,
                                     record_every=record_every)
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
@@ -64,8 +70,9 @@ class DPSGD(Solver):
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 def _sgd_options_from_bounds(self, loss:Loss, bounds:np.ndarray, target_bound=None) -> dict:
-    "The step 1/(β Σ_j B_j²): one over a public bound on the per-record smoothness."
-    return dict(step=1.0 / (loss.curvature * float(np.sum(np.asarray(bounds) ** 2))))
+    """The public bound β Σ_j B_j² on the per-record smoothness over X's columns; the step is
+    1/(it + β s²) with the intercept's column of s (`_sgd_step`), 1/it without."""
+    return dict(smoothness=loss.curvature * float(np.sum(np.asarray(bounds) ** 2)))
 
 DPSGD.options_from_bounds = _sgd_options_from_bounds
 
@@ -80,11 +87,16 @@ def _sgd_check_options(self, problem, request, options:dict) -> dict:
     if opts["accountant"] not in SGD_ACCOUNTANTS:
         raise ValueError(f"accountant must be one of {SGD_ACCOUNTANTS}, got {opts['accountant']!r}")
     if opts["step"] is not None: opts["step"] = _positive(opts["step"], "step")
+    if opts["smoothness"] is not None:
+        opts["smoothness"] = _positive(opts["smoothness"], "smoothness")
+    elif opts["step"] is None and is_chunked(problem.X):
+        raise ValueError("a row-chunked design needs step as a public value (or smoothness, a "
+                         "public bound), got step=None: the chunked path reads no constant off "
+                         "the data")
     if opts["record_every"] is not None:
         opts["record_every"] = _positive(opts["record_every"], "record_every")
     opts["w0"] = _check_w0(opts["w0"], problem.p)
-    if not isinstance(opts["fit_intercept"], (bool, np.bool_)):
-        raise TypeError(f"fit_intercept must be True or False, got {opts['fit_intercept']!r}")
+    _check_intercept(opts, problem)   # DP-CD's: the two flags, s > 0, a penalty for p + 1 entries
     return opts
 
 DPSGD.check_options = _sgd_check_options
@@ -119,13 +131,15 @@ def calibrate_subsampled_gaussian(epsilon:float, delta:float, # the (ε, δ) tar
                        str(accountant))
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
-def _sgd_step(problem, request, step, ones:bool=False):
-    """The step γ: as given, or 1/M with M the data's smoothness (read without privacy); with the
-    intercept, M + sup φ'' bounds the smoothness of [X, 1] (‖[X, 1]‖² ≤ ‖X‖² + n)."""
-    leaks = []
-    if step is None:
-        M = problem.loss.smoothness(problem.X) + (problem.loss.curvature if ones else 0.0)
-        step = 1.0 / M
+def _sgd_step(problem, request, step, scaling:float=0.0, smoothness=None):
+    """The step γ: as given; or 1/(L + s² sup φ'') from the public bound L = `smoothness` (s = 0
+    without the intercept); or 1/M with M the data's smoothness (read without privacy); with the
+    intercept's column of s, M + s² sup φ'' bounds the smoothness of [X, s1] (‖[X, s1]‖² ≤
+    ‖X‖² + n s²)."""
+    leaks, extra = [], problem.loss.curvature * scaling ** 2 if scaling else 0.0
+    if step is None and smoothness is not None: step = 1.0 / (smoothness + extra)   # public
+    elif step is None:
+        step = 1.0 / (problem.loss.smoothness(problem.X) + extra)
         if request.private:
             warnings.warn("step=None: the step 1/M uses the smoothness M of the private data "
                           "without privacy; pass step=", PrivacyLeakWarning)
@@ -135,12 +149,13 @@ def _sgd_step(problem, request, step, ones:bool=False):
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 def _sgd_plan(self, problem, request, options:dict, rng) -> Plan:
     "Public constants (γ, q, T), then the noise multiplier and the ledger of the T releases."
-    step, leaks = _sgd_step(problem, request, options["step"], options["fit_intercept"])
+    s = options["intercept_scaling"] if options["fit_intercept"] else 0.0   # 0: no intercept
+    step, leaks = _sgd_step(problem, request, options["step"], s, options["smoothness"])
     n, B, clip = problem.n, options["batch_size"], options["clip"]
     q, T = B / n, max(1, int(round(options["n_passes"] * n / B)))
     params = dict(n_passes=options["n_passes"], step=step, clip=clip, batch_size=B,
                   sample_rate=q, steps=T, noise_multiplier=0.0, relation=request.relation,
-                  accountant=options["accountant"])
+                  accountant=options["accountant"], fit_intercept=options["fit_intercept"])
     if not request.private:
         return Plan(notes=["non-private run: no clipping, no noise"],
                     params={**params, "clip": np.inf})
@@ -160,11 +175,13 @@ DPSGD.plan = _sgd_plan
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 def _sgd_run(self, problem, plan:Plan, options:dict, rng) -> Run:
     """Blocks of steps: each draws its batches, then its noise, then runs the kernel; with
-    `fit_intercept` the iterate has p + 1 entries, the last is the intercept (from 0)."""
+    `fit_intercept` the iterate has p + 1 entries, the last the coefficient of the column of s
+    (from 0; the intercept is s times it)."""
     P, p, private = plan.params, problem.p, len(plan.ledger) > 0
     w = np.append(options["w0"], 0.0) if options["fit_intercept"] else options["w0"]
     n, B, T = problem.n, P["batch_size"], P["steps"]
-    kernel = _sgd_kernel(problem, plan, w, options["fit_intercept"])
+    s = options["intercept_scaling"] if options["fit_intercept"] else 0.0   # 0: no intercept
+    kernel = _sgd_kernel(problem, plan, w, s, options["penalize_intercept"])
     per_block = max(1, min(max(1, int(round(n / B))), _MAX_BLOCK // w.size))
     every = _record_steps(options["record_every"], n, B)
     trace, empty = ([(0.0, w[:p].copy())] if every else []), np.zeros((0, w.size))
@@ -176,7 +193,7 @@ def _sgd_run(self, problem, plan:Plan, options:dict, rng) -> Run:
             kernel((ptr[a - t0:b - t0 + 1], idx), noise[a - t0:b - t0])
             if every and b % every == 0: trace.append((b * B / n, w[:p].copy()))
     return Run(coef=w[:p].copy(), n_iter=T, passes=T * B / n, trace=trace,
-               intercept=float(w[p]) if w.size > p else 0.0)
+               intercept=float(s * w[p]) if w.size > p else 0.0)
 
 DPSGD.run = _sgd_run
 
@@ -253,12 +270,12 @@ def _clip_factors(d, norms, clip:float, m:int):
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 @njit(cache=True, error_model='numpy')
-def _gather_dense(X, y, norms, rows, ones:bool, Xb, yb, nb):
-    "Records `rows` into the columns of `Xb` (last row: ones if `ones`), their labels, norms."
+def _gather_dense(X, y, norms, rows, ones:float, Xb, yb, nb):
+    "Records `rows` into the columns of `Xb` (last row: the value `ones` if not 0), labels, norms."
     p, m = X.shape[1], rows.shape[0]
     for j in range(p):
         for k in range(m): Xb[j, k] = X[rows[k], j]
-    if ones: Xb[p, :m] = 1.0
+    if ones != 0.0: Xb[p, :m] = ones
     for k in range(m):
         yb[k] = y[rows[k]]
         nb[k] = norms[rows[k]]
@@ -295,30 +312,31 @@ def _sgd_update_px(w, g, pcode, pparams, step, inv_b, noise_std, noise, t, px:in
 _FUSED_MIN = 8   # smaller batches: one record at a time (the fused loops' set-up costs more)
 
 @njit(cache=True, error_model='numpy')
-def _records_dense(X, y, norms, w, code:int, param:float, clip:float, rows, ones:bool, g):
+def _records_dense(X, y, norms, w, code:int, param:float, clip:float, rows, ones:float, g):
     "g += the clipped gradients of the records `rows`, one record at a time (small batches)."
     p = X.shape[1]
     for i in rows:
         z = 0.0
         for j in range(p): z += X[i, j] * w[j]
-        if ones: z += 1.0 * w[p]
+        if ones != 0.0: z += ones * w[p]
         a = _clip_factor(kernel_deriv(code, param, z, y[i]), norms[i], clip)
         for j in range(p): g[j] += a * X[i, j]
-        if ones: g[p] += a * 1.0
+        if ones != 0.0: g[p] += a * ones
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 @njit(cache=True)
 def sgd_steps_dense(
     X,  # design (n, p), dense in any order
     y,  # labels (n,)
-    row_norms,  # clipping norms of the rows (n,): of (x_i, 1) with the intercept
+    row_norms,  # clipping norms of the rows (n,): of (x_i, s) with the intercept
     w,  # iterate (p,; p + 1 with the intercept), updated in place
     loss,  # (code, param) of the loss: (`Loss.code`, `Loss.param`)
     penalty,  # (code, params) of the penalty: (`Penalty.code`, `Penalty.params`)
     scales,  # (step γ, clipping threshold C, 1/B, noise std σ = zC; 0: no noise)
     batches,  # (ptr, idx): batch t is `idx[ptr[t]:ptr[t+1]]`
     noise,  # standard normal noise (T, w.size), a fresh row per step; (0, ·) without noise
-    intercept: bool = False,  # w[-1] is the intercept (an implicit column of ones)
+    intercept: float = 0.0,  # s: w[-1] is the coefficient of an implicit column of s (0: none)
+    penalize_intercept: bool = False,  # the penalty's prox on w[-1] too
 ):
     "(DP-)SGD steps on `w` in place: clipped per-sample gradients of each batch, noise, prox."
     (code, param), (step, clip, inv_b, noise_std), (ptr, idx) = loss, scales, batches
@@ -339,23 +357,25 @@ def sgd_steps_dense(
                 kernel_deriv_range(code, param, zb, yb, zb, 0, m)   # φ' in place of the margins
                 _clip_factors(zb, nb, clip, m)
                 _add_weighted(Xb, zb, m, g)
-        _sgd_update_px(w, g, penalty[0], penalty[1], step, inv_b, noise_std, noise, t, p)
+        _sgd_update_px(w, g, penalty[0], penalty[1], step, inv_b, noise_std, noise, t,
+                       q if penalize_intercept else p)
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 @njit(cache=True, error_model='numpy')
-def _margins_csr(data, indices, indptr, y, norms, w, rows, ones:bool, zb, yb, nb):
-    "Margins x_i·w (+ w[-1] if `ones`), labels and norms of the records `rows` of a CSR design."
+def _margins_csr(data, indices, indptr, y, norms, w, rows, ones:float, zb, yb, nb):
+    "Margins x_i·w (+ ones·w[-1] if `ones` ≠ 0), labels and norms of the records `rows` (CSR)."
     for k in range(rows.shape[0]):
         i = rows[k]
         z = 0.0
         for s in range(indptr[i], indptr[i + 1]): z += data[s] * w[indices[s]]
-        if ones: z += 1.0 * w[-1]
+        if ones != 0.0: z += ones * w[-1]
         zb[k], yb[k], nb[k] = z, y[i], norms[i]
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 @njit(cache=True)
 def sgd_steps_sparse(X, # CSR design as (data, indices, indptr)
-                     y, row_norms, w, loss, penalty, scales, batches, noise, intercept:bool=False):
+                     y, row_norms, w, loss, penalty, scales, batches, noise, intercept:float=0.0,
+                     penalize_intercept:bool=False):
     "Same as `sgd_steps_dense` for a CSR design: a record costs O(its nnz)."
     (data, indices, indptr), (code, param), (ptr, idx) = X, loss, batches
     step, clip, inv_b, noise_std = scales
@@ -376,9 +396,9 @@ def sgd_steps_sparse(X, # CSR design as (data, indices, indptr)
             for k in range(m):
                 i, a = rows[k], zb[k]
                 for s in range(indptr[i], indptr[i + 1]): g[indices[s]] += a * data[s]
-                if intercept: g[-1] += a * 1.0
+                if intercept != 0.0: g[-1] += a * intercept
         _sgd_update_px(w, g, penalty[0], penalty[1], step, inv_b, noise_std, noise, t,
-                       q - 1 if intercept else q)
+                       q - 1 if intercept != 0.0 and not penalize_intercept else q)
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 _MAX_BLOCK = 1 << 18   # noise numbers drawn per block (2 MiB): memory O(n + p) beyond X, not O(np)
@@ -393,23 +413,26 @@ def _row_design(problem):
 
 
 def clipping_norms(X, # design (n, p), dense or sparse
-                   ones:bool=False, # with the implicit column of ones: norms of (x_i, 1)
+                   ones:float=0.0, # s ≠ 0: with the implicit column of s, norms of (x_i, s)
                   ) -> np.ndarray:
-    "Row norms inflated past their rounding error (< p + 2 ulps), so |a| ‖x_i‖ <= C exactly."
-    norms = np.hypot(row_norms(X), 1.0) if ones else row_norms(X)
-    return norms * (1 + (X.shape[1] + 10) * np.finfo(float).eps)
+    """Row norms inflated past their rounding error (< p + 2 ulps), so |a| ‖x_i‖ <= C exactly; with
+    s, those of [X, s1] exactly as computed on the appended column (`row_norms`' `extra`)."""
+    entries = X.shape[1] + (ones != 0)
+    return row_norms(X, float(ones)) * (1 + (entries + 10) * np.finfo(float).eps)
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
-def _sgd_kernel(problem, plan:Plan, w:np.ndarray, ones:bool=False):
+def _sgd_kernel(problem, plan:Plan, w:np.ndarray, ones:float=0.0, penalised:bool=False):
     """The SGD kernel on `w` with the run's fixed arguments: call it with `((ptr, idx), noise)`;
-    `ones`: the implicit column of ones (row norms ‖(x_i, 1)‖)."""
+    `ones` = s ≠ 0: the implicit column of s (row norms ‖(x_i, s)‖), its coefficient penalised
+    if `penalised`."""
     P, loss, penalty = plan.params, problem.loss, problem.penalty
     noise_std = plan.noise_scales[0] if len(plan.ledger) else 0.0
     kernel = sgd_steps_sparse if problem.sparse else sgd_steps_dense
     scales = (P["step"], P["clip"], 1.0 / P["batch_size"], noise_std)
     return functools.partial(kernel, _row_design(problem), problem.y,
                              clipping_norms(problem.X, ones), w, (loss.code, loss.param),
-                             (penalty.code, penalty.params), scales, intercept=ones)
+                             (penalty.code, penalty.params), scales, intercept=float(ones),
+                             penalize_intercept=bool(penalised))
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 def _record_steps(record_every, n, batch_size) -> int:
