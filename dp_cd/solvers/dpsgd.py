@@ -83,7 +83,8 @@ def _sgd_check_options(self, problem, request, options:dict) -> dict:
     opts["n_passes"] = _positive(opts["n_passes"], "n_passes")
     opts["batch_size"] = check_scalar(opts["batch_size"], "batch_size", low=0, high=problem.n,
                                       low_open=True)
-    opts["clip"] = _positive(opts["clip"], "clip")
+    opts["clip"] = check_scalar(opts["clip"], "clip", low=0, low_open=True,   # inf: no clipping,
+                                allow_inf=not request.private)               # when not private
     if opts["accountant"] not in SGD_ACCOUNTANTS:
         raise ValueError(f"accountant must be one of {SGD_ACCOUNTANTS}, got {opts['accountant']!r}")
     if opts["step"] is not None: opts["step"] = _positive(opts["step"], "step")
