@@ -7,13 +7,16 @@ from __future__ import annotations
 import math
 import numpy as np
 from numba import njit, prange
-from ..utils import check_scalar
+from dataclasses import replace
+import scipy.sparse as sp
+from ..utils import check_scalar, as_design
 from ..model.losses import (Loss, SquaredLoss, LogisticLoss, HingeLoss, dual_coord_step,
                                 coord_grad_dense, coord_grad_sparse, update_pred_dense,
                                 update_pred_sparse)
 from ..model.penalties import Penalty, L2
 from .contract import (Solver, Plan, Run, Ledger, FitResult, register, get_solver,
-                                    project_records)
+                                    project_records, _row_scale)
+from .dpcd import _check_intercept
 from .dpsgd import (poisson_batches, subsampled_gaussian_steps,
                                  calibrate_subsampled_gaussian, _MAX_BLOCK, _row_design,
                                  _record_steps, _cuts, _with_defaults, _positive)
@@ -41,13 +44,19 @@ def dp_scd(
     clip: float = 1.0,  # update scaling C: |Δα_j| <= C
     variant: str = "private",  # "private" (valid accounting) or "as_published" (Algorithm 1 literally; true ε reported)
     relation: str = "replace_one",  # neighbouring relation of the guarantee
+    fit_intercept: bool = False,  # also fit an intercept b (an implicit column of s; X is not copied)
+    intercept_scaling: float = 1.0,  # s > 0, the value of that column (PUBLIC; b = s · its coefficient)
+    penalize_intercept: bool = True,  # must be True: the L2 penalty is on every coordinate
     random_state=None,  # seed or Generator
     record_every: float | None = None,  # record (passes, θ) every this many passes
 ) -> FitResult:
     "DP-SCD (Damaskinos et al., 2021, Alg. 1): private mini-batch dual coordinate ascent."
     return get_solver("dp-scd").fit(X, y, loss, penalty, epsilon, delta, random_state,
                                     n_passes=n_passes, batch_size=batch_size, clip=clip,
-                                    variant=variant, relation=relation, record_every=record_every)
+                                    variant=variant, relation=relation, record_every=record_every,
+                                    fit_intercept=fit_intercept,
+                                    intercept_scaling=intercept_scaling,
+                                    penalize_intercept=penalize_intercept)
 
 # %% ../../nbs/03_solvers/07_dp_scd.ipynb
 @register
@@ -60,6 +69,7 @@ class DPSCD(Solver):
     relations = ("replace_one", "add_remove")
     variants = ("private", "as_published")
     sequential = False   # Algorithm 1: the batch's updates are independent
+    intercept = True   # fit_intercept: an implicit column of s (X not copied)
 
 # %% ../../nbs/03_solvers/07_dp_scd.ipynb
 def _scd_check_options(self, problem, request, options:dict) -> dict:
@@ -71,7 +81,11 @@ def _scd_check_options(self, problem, request, options:dict) -> dict:
     if opts["variant"] not in self.variants:
         raise ValueError(f"variant must be 'private' or 'as_published', got {opts['variant']!r}")
     opts["n_passes"] = _positive(opts["n_passes"], "n_passes")
-    high = problem.p if self.name == "primal-dp-scd" else problem.n
+    _check_intercept(opts, problem)   # DP-CD's: the two flags, s > 0
+    if opts["fit_intercept"] and not opts["penalize_intercept"]:
+        raise ValueError(f"{self.name} penalises the intercept's column as the others (L2 on "
+                         "every coordinate): pass penalize_intercept=True or fit_intercept=False")
+    high = problem.p + opts["fit_intercept"] if self.name == "primal-dp-scd" else problem.n
     opts["batch_size"] = check_scalar(opts["batch_size"], "batch_size", low=1, high=high,
                                       integer=True)
     opts["clip"] = _positive(opts["clip"], "clip")
@@ -107,7 +121,8 @@ def _scd_plan(self, problem, request, options:dict, rng) -> Plan:
     q, T = L / N, max(1, int(round(options["n_passes"] * N / L)))
     params = dict(n_passes=options["n_passes"], batch_size=L, clip=options["clip"],
                   sample_rate=q, steps=T, noise_multiplier=0.0, variant=options["variant"],
-                  relation=request.relation, sensitivity=self.sensitivity(L))
+                  relation=request.relation, sensitivity=self.sensitivity(L),
+                  fit_intercept=options["fit_intercept"])
     if not request.private:
         return Plan(notes=["non-private run: no scaling, no noise"],
                     params={**params, "clip": np.inf})
@@ -155,22 +170,26 @@ def _scd_published_plan(request, params:dict, sequential:bool) -> Plan:
 
 # %% ../../nbs/03_solvers/07_dp_scd.ipynb
 def _scd_run(self, problem, plan:Plan, options:dict, rng) -> Run:
-    "Dual steps on (α, v), rows projected to norm ≤ 1 if private; the model θ = v/(λN)."
-    if len(plan.ledger): problem = project_records(problem, 1.0)   # Lemma 1's ||x_i|| <= 1
+    """Dual steps on (α, v), rows projected to norm ≤ 1 if private; the model θ = v/(λN). With
+    `fit_intercept` v has p + 1 entries, the last that of the implicit column of s (b = s θ_{p+1})."""
     P, N, p, lam = plan.params, problem.n, problem.p, problem.penalty.lam
-    L, T = P["batch_size"], P["steps"]
-    alpha, v = np.zeros(N), np.zeros(p)
-    kernel = _scd_kernel(problem, plan, alpha, v, self.sequential)
-    per_block = max(1, min(max(1, int(round(N / L))), _MAX_BLOCK // (N + p)))
+    s = options["intercept_scaling"] if P["fit_intercept"] else 0.0   # 0: no intercept
+    if len(plan.ledger) and not s: problem = project_records(problem, 1.0)   # ||x_i|| <= 1
+    L, T, q = P["batch_size"], P["steps"], p + bool(s)
+    alpha, v = np.zeros(N), np.zeros(q)
+    kernel = _scd_kernel(problem, plan, alpha, v, self.sequential, s)
+    per_block = max(1, min(max(1, int(round(N / L))), _MAX_BLOCK // (N + q)))
     every = _record_steps(options["record_every"], N, L)
-    trace = [(0.0, v / (lam * N))] if every else []
+    trace = [(0.0, v[:p] / (lam * N))] if every else []
     for t0 in range(0, T, per_block):
         t1 = min(T, t0 + per_block)
         ptr, idx, noise_a, noise_v = _scd_draws(rng, problem, plan, t1 - t0, self.sequential)
         for a, b in _cuts(t0, t1, every):
             kernel(ptr[a - t0:b - t0 + 1], idx, noise_a[a - t0:b - t0], noise_v[a - t0:b - t0])
-            if every and b % every == 0: trace.append((b * L / N, v / (lam * N)))
-    return Run(coef=v / (lam * N), n_iter=T, passes=T * L / N, trace=trace, params=dict(dual=alpha))
+            if every and b % every == 0: trace.append((b * L / N, v[:p] / (lam * N)))
+    theta = v / (lam * N)
+    return Run(coef=theta[:p], n_iter=T, passes=T * L / N, trace=trace, params=dict(dual=alpha),
+               intercept=float(s * theta[p]) if s else 0.0)
 
 DPSCD.run = _scd_run
 
@@ -213,37 +232,59 @@ def scd_steps_dense(
     noise,  # (noise_a, noise_v): standard normal noise of α and v, one row per step
     all_alpha: bool,  # noise on all of α (private variant) or on the batch's coordinates only
     sequential: bool,  # Algorithm 3 (each move applied before the next) or Algorithm 1
+    icpt=None,  # (r, s): the rows are r_j (x_j, s), v has p + 1 entries (`_scd_row_dense`)
 ):
     "DP-SCD steps on (α, v) in place; the noise is added as `_scd_noise` says."
     (code, param), (lam, L, C, noise_std), (ptr, idx) = loss, scales, batches
-    N, p = float(Xr.shape[0]), Xr.shape[1]
+    N = float(Xr.shape[0])
     Lc = 1.0 if sequential else L
     dz = np.empty(idx.shape[0])
     for t in range(ptr.shape[0] - 1):
         for k in range(ptr[t], ptr[t + 1]):
             j = idx[k]
-            xv = 0.0
-            nx2 = 0.0
-            for c in range(p):
-                xv += Xr[j, c] * v[c]
-                nx2 += Xr[j, c] * Xr[j, c]
+            xv, nx2 = _scd_row_dense(Xr, v, j, icpt)
             dz[k] = scd_move(code, param, xv, nx2, y[j], alpha[j], lam, N, Lc, C)
-            if sequential: _scd_apply_dense(Xr, alpha, v, j, dz[k])
+            if sequential: _scd_apply_dense(Xr, alpha, v, j, dz[k], icpt)
         if not sequential:
-            for k in range(ptr[t], ptr[t + 1]): _scd_apply_dense(Xr, alpha, v, idx[k], dz[k])
+            for k in range(ptr[t], ptr[t + 1]):
+                _scd_apply_dense(Xr, alpha, v, idx[k], dz[k], icpt)
         _scd_noise(alpha, v, noise_std, noise[0], noise[1], ptr, idx, t, all_alpha)
 
 # %% ../../nbs/03_solvers/07_dp_scd.ipynb
 @njit(cache=True)
-def _scd_apply_dense(Xr, alpha, v, j, d):
-    "α_j += d and v += d x_j."
+def _scd_row_dense(Xr, v, j, icpt):
+    """x_j·v and ‖x_j‖² of row j; with `icpt` = (r, s) those of the row r_j (x_j, s) of the
+    (projected) appended design [X, s1], computed as on it (r: ones if not private)."""
+    xv = 0.0
+    nx2 = 0.0
+    if icpt is None:
+        for c in range(Xr.shape[1]):
+            xv += Xr[j, c] * v[c]
+            nx2 += Xr[j, c] * Xr[j, c]
+        return xv, nx2
+    for c in range(Xr.shape[1]):
+        x = Xr[j, c] * icpt[0][j]
+        xv += x * v[c]
+        nx2 += x * x
+    x = icpt[1] * icpt[0][j]
+    return xv + x * v[Xr.shape[1]], nx2 + x * x
+
+
+@njit(cache=True)
+def _scd_apply_dense(Xr, alpha, v, j, d, icpt=None):
+    "α_j += d and v += d x_j (with `icpt` = (r, s): v += d r_j (x_j, s))."
     alpha[j] += d
-    for c in range(v.shape[0]): v[c] += d * Xr[j, c]
+    if icpt is None:
+        for c in range(v.shape[0]): v[c] += d * Xr[j, c]
+        return
+    for c in range(Xr.shape[1]): v[c] += d * (Xr[j, c] * icpt[0][j])
+    v[Xr.shape[1]] += d * (icpt[1] * icpt[0][j])
 
 # %% ../../nbs/03_solvers/07_dp_scd.ipynb
 @njit(cache=True)
 def scd_steps_sparse(X, # CSR design as (data, indices, indptr)
-                     y, alpha, v, loss, scales, batches, noise, all_alpha:bool, sequential:bool):
+                     y, alpha, v, loss, scales, batches, noise, all_alpha:bool, sequential:bool,
+                     icpt=None):
     "Same as `scd_steps_dense` for a CSR design: a record costs O(its nnz)."
     (data, indices, indptr), (code, param), (ptr, idx) = X, loss, batches
     lam, L, C, noise_std = scales
@@ -253,41 +294,84 @@ def scd_steps_sparse(X, # CSR design as (data, indices, indptr)
     for t in range(ptr.shape[0] - 1):
         for k in range(ptr[t], ptr[t + 1]):
             j = idx[k]
-            xv = 0.0
-            nx2 = 0.0
-            for s in range(indptr[j], indptr[j + 1]):
-                xv += data[s] * v[indices[s]]
-                nx2 += data[s] * data[s]
+            xv, nx2 = _scd_row_sparse(data, indices, indptr, v, j, icpt)
             dz[k] = scd_move(code, param, xv, nx2, y[j], alpha[j], lam, N, Lc, C)
-            if sequential: _scd_apply_sparse(data, indices, indptr, alpha, v, j, dz[k])
+            if sequential: _scd_apply_sparse(data, indices, indptr, alpha, v, j, dz[k], icpt)
         if not sequential:
             for k in range(ptr[t], ptr[t + 1]):
-                _scd_apply_sparse(data, indices, indptr, alpha, v, idx[k], dz[k])
+                _scd_apply_sparse(data, indices, indptr, alpha, v, idx[k], dz[k], icpt)
         _scd_noise(alpha, v, noise_std, noise[0], noise[1], ptr, idx, t, all_alpha)
 
 # %% ../../nbs/03_solvers/07_dp_scd.ipynb
 @njit(cache=True)
-def _scd_apply_sparse(data, indices, indptr, alpha, v, j, d):
-    "α_j += d and v += d x_j (CSR row j)."
+def _scd_row_sparse(data, indices, indptr, v, j, icpt):
+    "`_scd_row_dense` for CSR row j."
+    xv = 0.0
+    nx2 = 0.0
+    r = 1.0
+    if icpt is not None: r = icpt[0][j]
+    for k in range(indptr[j], indptr[j + 1]):
+        x = data[k] if icpt is None else data[k] * r
+        xv += x * v[indices[k]]
+        nx2 += x * x
+    if icpt is None: return xv, nx2
+    x = icpt[1] * r
+    return xv + x * v[v.shape[0] - 1], nx2 + x * x
+
+
+@njit(cache=True)
+def _scd_apply_sparse(data, indices, indptr, alpha, v, j, d, icpt=None):
+    "α_j += d and v += d x_j (CSR row j; with `icpt` = (r, s): v += d r_j (x_j, s))."
     alpha[j] += d
-    for s in range(indptr[j], indptr[j + 1]): v[indices[s]] += d * data[s]
+    if icpt is None:
+        for k in range(indptr[j], indptr[j + 1]): v[indices[k]] += d * data[k]
+        return
+    for k in range(indptr[j], indptr[j + 1]): v[indices[k]] += d * (data[k] * icpt[0][j])
+    v[v.shape[0] - 1] += d * (icpt[1] * icpt[0][j])
 
 # %% ../../nbs/03_solvers/07_dp_scd.ipynb
-def _scd_kernel(problem, plan:Plan, alpha:np.ndarray, v:np.ndarray, sequential:bool):
-    "The DP-SCD kernel on (α, v) with the run's fixed arguments: call it with the block's draws."
+def _scd_kernel(problem, plan:Plan, alpha:np.ndarray, v:np.ndarray, sequential:bool,
+                s:float=0.0):
+    """The DP-SCD kernel on (α, v) with the run's fixed arguments: call it with the block's draws;
+    s > 0: the implicit column of s (`_intercept_rows`)."""
     P, loss = plan.params, problem.loss
     noise_std = plan.noise_scales[0] if len(plan.ledger) else 0.0
     kernel = scd_steps_sparse if problem.sparse else scd_steps_dense
     scales = (problem.penalty.lam, float(P["batch_size"]), P["clip"], noise_std)
-    fixed = (_row_design(problem), problem.y, alpha, v, (loss.code, loss.param), scales)
+    design = _row_design(problem)
+    icpt = _intercept_rows(problem, design, s, len(plan.ledger) > 0) if s else None
+    fixed = (design, problem.y, alpha, v, (loss.code, loss.param), scales)
     all_alpha = P["variant"] == "private"
     return lambda ptr, idx, noise_a, noise_v: kernel(*fixed, (ptr, idx), (noise_a, noise_v),
-                                                     all_alpha, sequential)
+                                                     all_alpha, sequential, icpt)
+
+# %% ../../nbs/03_solvers/07_dp_scd.ipynb
+def _augmented_row_scale(X, s:float, x_norm:float=1.0) -> np.ndarray:
+    """`project_records`' factors min(1, R/‖(x_i, s)‖₂) for the rows of [X, s1], computed as on the
+    appended column, on blocks of rows: memory O(n + p) beyond X, which is not copied."""
+    X = X.tocsr() if sp.issparse(X) else X
+    n, p = X.shape
+    rows, out = max(1024, n // (p + 1)), np.empty(n)
+    for a in range(0, n, rows):
+        block = X[a:a + rows]
+        col = np.full((block.shape[0], 1), float(s))
+        aug = sp.hstack([block, col], format="csr") if sp.issparse(X) else np.hstack([block, col])
+        out[a:a + rows] = _row_scale(aug, x_norm)
+    return out
+
+
+def _intercept_rows(problem, design, s:float, private:bool) -> tuple:
+    """(r, s) of the dual kernels: the rows r_i (x_i, s) of [X, s1], r projecting them onto the unit
+    ball (Lemma 1) if private, ones if not."""
+    if not private: return np.ones(problem.n), float(s)
+    X = sp.csr_matrix(design, shape=problem.X.shape) if problem.sparse else problem.X
+    return _augmented_row_scale(X, s, 1.0), float(s)
 
 # %% ../../nbs/03_solvers/07_dp_scd.ipynb
 def _scd_draws(rng, problem, plan:Plan, steps:int, sequential:bool=False) -> tuple:
     "A block's batches (Poisson, or L records without replacement as published), then its noise."
-    P, N, p = plan.params, problem.n, problem.p
+    P, N = plan.params, problem.n
+    p = problem.p + bool(P.get("fit_intercept"))   # the implicit column's entry of v
     L, hidden = P["batch_size"], P["variant"] == "private"
     if hidden:
         ptr, idx = poisson_batches(rng, N, P["sample_rate"], steps)
@@ -328,6 +412,9 @@ def seq_dp_scd(X, # design (N, p), dense or sparse, rows of norm <= 1
                clip:float=1.0, # update scaling C
                variant:str="private", # "private" or "as_published" (Algorithm 3 literally)
                relation:str="replace_one", # neighbouring relation of the guarantee
+               fit_intercept:bool=False, # also fit an intercept b (an implicit column of s)
+               intercept_scaling:float=1.0, # s > 0, the value of that column (PUBLIC)
+               penalize_intercept:bool=True, # must be True: the L2 penalty is on every coordinate
                random_state=None, # seed or Generator
                record_every:float|None=None, # record (passes, θ) every this many passes
               ) -> FitResult:
@@ -335,7 +422,9 @@ def seq_dp_scd(X, # design (N, p), dense or sparse, rows of norm <= 1
     return get_solver("seq-dp-scd").fit(X, y, loss, penalty, epsilon, delta, random_state,
                                         n_passes=n_passes, batch_size=batch_size, clip=clip,
                                         variant=variant, relation=relation,
-                                        record_every=record_every)
+                                        record_every=record_every, fit_intercept=fit_intercept,
+                                        intercept_scaling=intercept_scaling,
+                                        penalize_intercept=penalize_intercept)
 
 # %% ../../nbs/03_solvers/07_dp_scd.ipynb
 @register
@@ -358,6 +447,9 @@ def primal_dp_scd(X, # design (N, p), dense or sparse, rows of norm <= 1
                   clip:float=1.0, # update scaling C: |Δθ_j| <= C
                   variant:str="private", # "private" (θ released, v exact) or "as_published"
                   relation:str="replace_one", # neighbouring relation of the guarantee
+                  fit_intercept:bool=False, # also fit an intercept b (an implicit column of s)
+                  intercept_scaling:float=1.0, # s > 0, the value of that column (PUBLIC)
+                  penalize_intercept:bool=True, # must be True: the L2 penalty is on every coordinate
                   random_state=None, # seed or Generator
                   record_every:float|None=None, # record (passes, θ) every this many passes
                  ) -> FitResult:
@@ -365,7 +457,10 @@ def primal_dp_scd(X, # design (N, p), dense or sparse, rows of norm <= 1
     return get_solver("primal-dp-scd").fit(X, y, loss, penalty, epsilon, delta, random_state,
                                            n_passes=n_passes, batch_size=batch_size, clip=clip,
                                            variant=variant, relation=relation,
-                                           record_every=record_every)
+                                           record_every=record_every,
+                                           fit_intercept=fit_intercept,
+                                           intercept_scaling=intercept_scaling,
+                                           penalize_intercept=penalize_intercept)
 
 # %% ../../nbs/03_solvers/07_dp_scd.ipynb
 @register
@@ -377,6 +472,7 @@ class PrimalDPSCD(Solver):
     clipping = ("coordinate-update",)
     relations = ("replace_one", "add_remove")
     variants = ("private", "as_published")
+    intercept = True
 
 PrimalDPSCD.check_options = _scd_check_options
 
@@ -384,12 +480,13 @@ PrimalDPSCD.check_options = _scd_check_options
 def _primal_plan(self, problem, request, options:dict, rng) -> Plan:
     "Public constants (T), then T Gaussian steps calibrated with the tightest accountant."
     N, p, L, C = problem.n, problem.p, options["batch_size"], options["clip"]
-    T = max(1, int(round(options["n_passes"] * p / L)))
+    T = max(1, int(round(options["n_passes"] * (p + options["fit_intercept"]) / L)))
     published = options["variant"] == "as_published"
     S = 2.0 * math.sqrt(L * (L + 1.0)) if published else 2.0 * math.sqrt(L)
     params = dict(n_passes=options["n_passes"], batch_size=L, clip=C, steps=T,
                   noise_multiplier=0.0, variant=options["variant"],
-                  relation=request.relation, sensitivity=S)
+                  relation=request.relation, sensitivity=S,
+                  fit_intercept=options["fit_intercept"])
     if not request.private:
         return Plan(
             notes=["non-private run: no scaling, no noise"], params={**params, "clip": np.inf}
@@ -425,6 +522,44 @@ PrimalDPSCD.plan = _primal_plan
 
 # %% ../../nbs/03_solvers/07_dp_scd.ipynb
 @njit(cache=True)
+def _primal_grad_dense(code, param, X, y, v, j, ones):
+    "∇_j f of column j of X, or of the implicit column `ones` for j = p."
+    if ones is None: return coord_grad_dense(code, param, X, y, v, j)
+    if j == X.shape[1]: return coord_grad_dense(code, param, ones, y, v, 0)
+    return coord_grad_dense(code, param, X, y, v, j)
+
+
+@njit(cache=True)
+def _primal_update_dense(X, v, j, d, ones):
+    "v += d X_{:,j}, or d times the implicit column `ones` for j = p."
+    if ones is None:
+        update_pred_dense(X, v, j, d)
+    elif j == X.shape[1]:
+        update_pred_dense(ones, v, 0, d)
+    else:
+        update_pred_dense(X, v, j, d)
+
+
+@njit(cache=True)
+def _primal_grad_sparse(code, param, data, indices, indptr, y, v, j, ones):
+    "`_primal_grad_dense` for a CSC design (the implicit column is dense)."
+    if ones is None: return coord_grad_sparse(code, param, data, indices, indptr, y, v, j)
+    if j == indptr.shape[0] - 1: return coord_grad_dense(code, param, ones, y, v, 0)
+    return coord_grad_sparse(code, param, data, indices, indptr, y, v, j)
+
+
+@njit(cache=True)
+def _primal_update_sparse(data, indices, indptr, v, j, d, ones):
+    "`_primal_update_dense` for a CSC design."
+    if ones is None:
+        update_pred_sparse(data, indices, indptr, v, j, d)
+    elif j == indptr.shape[0] - 1:
+        update_pred_dense(ones, v, 0, d)
+    else:
+        update_pred_sparse(data, indices, indptr, v, j, d)
+
+# %% ../../nbs/03_solvers/07_dp_scd.ipynb
+@njit(cache=True)
 def primal_steps_dense(
     X,  # design (N, p), Fortran
     y,  # labels (N,)
@@ -436,6 +571,7 @@ def primal_steps_dense(
     coords,  # coordinates of each step (T, L), int64
     noise,  # (noise_t (T, L), noise_v (T, N)): standard normal noise of θ and v
     exact_v: bool,  # keep v = Xθ exact (private variant) or add noise to it (as published)
+    ones=None,  # (N, 1) Fortran: the implicit last column (coordinate p), or None
 ):
     "primalDP-SCD steps in place; step t updates the coordinates `coords[t]`."
     (code, param), (lam, curv, L, C, noise_std), (noise_t, noise_v) = loss, scales, noise
@@ -444,20 +580,21 @@ def primal_steps_dense(
     for t in range(idx.shape[0]):
         for k in range(idx.shape[1]):
             j = idx[t, k]
-            g = coord_grad_dense(code, param, X, y, v, j)
+            g = _primal_grad_dense(code, param, X, y, v, j, ones)
             dz[k] = _scd_scale(-(g + lam * theta[j]) / (L * curv * colsq[j] / N + lam), C)
         for k in range(idx.shape[1]):
             j = idx[t, k]
             d = dz[k] + noise_std * noise_t[t, k] if noise_std > 0.0 else dz[k]
             theta[j] += d
-            update_pred_dense(X, v, j, d if exact_v else dz[k])
+            _primal_update_dense(X, v, j, d if exact_v else dz[k], ones)
         if noise_std > 0.0 and not exact_v:
             for i in range(N): v[i] += noise_std * noise_v[t, i]
 
 # %% ../../nbs/03_solvers/07_dp_scd.ipynb
 @njit(cache=True)
 def primal_steps_sparse(X, # CSC design as (data, indices, indptr)
-                        y, theta, v, loss, scales, colsq, coords, noise, exact_v:bool):
+                        y, theta, v, loss, scales, colsq, coords, noise, exact_v:bool,
+                        ones=None):
     "`primal_steps_dense` for a CSC design."
     (data, indices, indptr), (code, param), (noise_t, noise_v) = X, loss, noise
     lam, curv, L, C, noise_std = scales
@@ -466,43 +603,57 @@ def primal_steps_sparse(X, # CSC design as (data, indices, indptr)
     for t in range(idx.shape[0]):
         for k in range(idx.shape[1]):
             j = idx[t, k]
-            g = coord_grad_sparse(code, param, data, indices, indptr, y, v, j)
+            g = _primal_grad_sparse(code, param, data, indices, indptr, y, v, j, ones)
             dz[k] = _scd_scale(-(g + lam * theta[j]) / (L * curv * colsq[j] / N + lam), C)
         for k in range(idx.shape[1]):
             j = idx[t, k]
             d = dz[k] + noise_std * noise_t[t, k] if noise_std > 0.0 else dz[k]
             theta[j] += d
-            update_pred_sparse(data, indices, indptr, v, j, d if exact_v else dz[k])
+            _primal_update_sparse(data, indices, indptr, v, j, d if exact_v else dz[k], ones)
         if noise_std > 0.0 and not exact_v:
             for i in range(N): v[i] += noise_std * noise_v[t, i]
 
 # %% ../../nbs/03_solvers/07_dp_scd.ipynb
+def _primal_column(problem, s:float, private:bool) -> tuple:
+    """The design and the implicit column (N, 1) of [X, s1], the rows (x_i, s) projected onto the
+    unit ball if private (the design then a copy, as `project_records` makes)."""
+    if not private: return problem, np.full((problem.n, 1), float(s), order="F")
+    r = _augmented_row_scale(problem.X, s)
+    X = sp.diags(r) @ problem.X.tocsr() if problem.sparse else problem.X * r[:, None]
+    return replace(problem, X=as_design(X, "X")[0]), np.asfortranarray((s * r)[:, None])
+
+# %% ../../nbs/03_solvers/07_dp_scd.ipynb
 def _primal_run(self, problem, plan:Plan, options:dict, rng) -> Run:
-    "Primal steps on (θ, v = Xθ), rows projected to norm ≤ 1 if private."
-    private = len(plan.ledger) > 0
-    if private: problem = project_records(problem, 1.0)
-    P, N, p, X, loss = plan.params, problem.n, problem.p, problem.X, problem.loss
+    """Primal steps on (θ, v = Xθ), rows projected to norm ≤ 1 if private; with `fit_intercept`
+    θ has p + 1 entries, the last that of the implicit column of s (b = s θ_{p+1})."""
+    private, p = len(plan.ledger) > 0, problem.p
+    s = options["intercept_scaling"] if plan.params["fit_intercept"] else 0.0   # 0: none
+    if private and not s: problem = project_records(problem, 1.0)
+    problem, ones = _primal_column(problem, s, private) if s else (problem, None)
+    P, N, q, X, loss = plan.params, problem.n, p + bool(s), problem.X, problem.loss
     L, T, exact_v = P["batch_size"], P["steps"], P["variant"] == "private" or not private
-    theta, v = np.zeros(p), np.zeros(N)
+    theta, v = np.zeros(q), np.zeros(N)
     colsq = np.asarray(X.multiply(X).sum(axis=0)).ravel() if problem.sparse else (X * X).sum(0)
+    if s: colsq = np.append(colsq, (ones * ones).sum(0))
     design = (X.data, X.indices, X.indptr) if problem.sparse else X
     kernel = primal_steps_sparse if problem.sparse else primal_steps_dense
     scales = (problem.penalty.lam, loss.curvature, float(L), P["clip"],
               plan.noise_scales[0] if private else 0.0)
     fixed = (design, problem.y, theta, v, (loss.code, loss.param), scales, colsq)
-    per_block = max(1, min(max(1, int(round(p / L))), _MAX_BLOCK // (N + L)))
-    every = _record_steps(options["record_every"], p, L)
-    trace = [(0.0, theta.copy())] if every else []
+    per_block = max(1, min(max(1, int(round(q / L))), _MAX_BLOCK // (N + L)))
+    every = _record_steps(options["record_every"], q, L)
+    trace = [(0.0, theta[:p].copy())] if every else []
     for t0 in range(0, T, per_block):
         t1 = min(T, t0 + per_block)
-        idx = np.array([rng.choice(p, L, replace=False) for _ in range(t1 - t0)], dtype=np.int64)
+        idx = np.array([rng.choice(q, L, replace=False) for _ in range(t1 - t0)], dtype=np.int64)
         noise_t = rng.standard_normal((t1 - t0, L)) if private else np.zeros((0, 0))
         noise_v = rng.standard_normal((t1 - t0, N)) if private and not exact_v else np.zeros((0, 0))
         for a, b in _cuts(t0, t1, every):
             kernel(*fixed, idx[a - t0:b - t0], (noise_t[a - t0:b - t0], noise_v[a - t0:b - t0]),
-                   exact_v)
-            if every and b % every == 0: trace.append((b * L / p, theta.copy()))
-    return Run(coef=theta.copy(), n_iter=T, passes=T * L / p, trace=trace)
+                   exact_v, ones)
+            if every and b % every == 0: trace.append((b * L / q, theta[:p].copy()))
+    return Run(coef=theta[:p].copy(), n_iter=T, passes=T * L / q, trace=trace,
+               intercept=float(s * theta[p]) if s else 0.0)
 
 PrimalDPSCD.run = _primal_run
 
@@ -531,5 +682,6 @@ def scd_steps_dense_parallel(Xr, y, alpha, v, loss, scales, batches, noise, all_
     for t in range(ptr.shape[0] - 1):
         _scd_batch_moves(Xr, y, alpha, v, code, param, lam, L, C, idx[ptr[t]:ptr[t + 1]],
                          dz[ptr[t]:ptr[t + 1]])
-        for k in range(ptr[t], ptr[t + 1]): _scd_apply_dense(Xr, alpha, v, idx[k], dz[k])
+        for k in range(ptr[t], ptr[t + 1]):
+            _scd_apply_dense(Xr, alpha, v, idx[k], dz[k], None)   # no implicit column
         _scd_noise(alpha, v, noise_std, noise[0], noise[1], ptr, idx, t, all_alpha)
