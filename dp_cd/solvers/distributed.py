@@ -335,13 +335,15 @@ def _scd_chunk_moves(Xb, yb, alpha, rows, v,
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
 def _scd_chunk(Xc, yc, alpha, k, v, batch, alpha_noise, fixed):
-    "DP-SCD's map: chunk k's records of the batch moved, α_c noised by its slice; Σ δ_j x_j."
-    loss, lam, N, L, C, sigma, starts = fixed
+    """DP-SCD's map: chunk k's records of the batch moved, α_c noised by its slice; Σ δ_j x_j.
+    s > 0: the intercept's column of s appended to the batch's rows only (O(L p), X not copied)."""
+    loss, lam, N, L, C, sigma, starts, s = fixed
     a, b = starts[k], starts[k + 1]
     alpha = np.zeros(Xc.shape[0]) if alpha is None else alpha.copy()
-    rows, out = batch[(batch >= a) & (batch < b)] - a, np.zeros(Xc.shape[1])
+    rows, out = batch[(batch >= a) & (batch < b)] - a, np.zeros(Xc.shape[1] + bool(s))
     if rows.shape[0]:
         Xb = np.asfortranarray(Xc[rows])
+        if s: Xb = np.asfortranarray(np.hstack([Xb, np.full((rows.shape[0], 1), s)]))
         if sigma > 0:   # a private run: Lemma 1's ||x_i|| <= 1, as `project_records` in memory
             Xb = project_records(Problem(Xb, yc[rows], loss, NoPenalty(), False), 1.0).X
         _scd_chunk_moves(Xb, yc[rows], alpha, rows, v, (loss.code, loss.param), (lam, N, L, C),
@@ -366,28 +368,30 @@ def _scd_step(ex, handles, alphas, v, batch, alpha_noise, v_noise, fixed):
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
 def _scd_chunked_run(problem, plan, options, rng, ex) -> Run:
-    "DP-SCD (Algorithm 1) on chunks: the in-memory draws, one map-reduce per step."
+    """DP-SCD (Algorithm 1) on chunks: the in-memory draws, one map-reduce per step; with
+    `fit_intercept` v has p + 1 entries, the last the implicit column's."""
     _scd_supported(options)
     P, N, p, lam = plan.params, problem.n, problem.p, problem.penalty.lam
-    L = P["batch_size"]
+    L, s = P["batch_size"], options["intercept_scaling"] if P.get("fit_intercept") else 0.0
     sigma = plan.noise_scales[0] if len(plan.ledger) else 0.0
     starts = np.concatenate([[0], np.cumsum(check_chunks(problem.X))]).astype(np.int64)
-    fixed = (problem.loss, lam, float(N), float(L), P["clip"], sigma, starts)
-    handles, alphas, v = open_chunks(ex, problem), [None] * (len(starts) - 1), np.zeros(p)
+    fixed = (problem.loss, lam, float(N), float(L), P["clip"], sigma, starts, s)
+    handles, alphas, v = open_chunks(ex, problem), [None] * (len(starts) - 1), np.zeros(p + bool(s))
     T, every = P["steps"], _record_steps(options["record_every"], N, L)
-    trace, bar = ([(0.0, v / (lam * N))] if every else []), Progress(T, "dp-scd steps")
-    per_block = max(1, min(max(1, int(round(N / L))), _MAX_BLOCK // (N + p)))   # as in memory
+    trace, bar = ([(0.0, v[:p] / (lam * N))] if every else []), Progress(T, "dp-scd steps")
+    per_block = max(1, min(max(1, int(round(N / L))), _MAX_BLOCK // (N + v.size)))   # as in memory
     for t0 in range(0, T, per_block):
         ptr, idx, noise_a, noise_v = _scd_draws(rng, problem, plan, min(T, t0 + per_block) - t0)
-        for s in range(ptr.shape[0] - 1):
-            alphas = _scd_step(ex, handles, alphas, v, idx[ptr[s]:ptr[s + 1]],
-                               noise_a[s] if sigma > 0 else None,
-                               noise_v[s] if sigma > 0 else None, fixed)
+        for t in range(ptr.shape[0] - 1):
+            alphas = _scd_step(ex, handles, alphas, v, idx[ptr[t]:ptr[t + 1]],
+                               noise_a[t] if sigma > 0 else None,
+                               noise_v[t] if sigma > 0 else None, fixed)
             bar.tick()
-            if every and (t0 + s + 1) % every == 0:
-                trace.append(((t0 + s + 1) * L / N, v / (lam * N)))
-    return Run(coef=v / (lam * N), n_iter=T, passes=T * L / N, trace=trace,
+            if every and (t0 + t + 1) % every == 0:
+                trace.append(((t0 + t + 1) * L / N, v[:p] / (lam * N)))
+    theta = v / (lam * N)
+    return Run(coef=theta[:p], n_iter=T, passes=T * L / N, trace=trace,
                params=dict(dual=np.concatenate(ex.gather(alphas)), data_path="chunks",
-                           n_chunks=len(handles)))
+                           n_chunks=len(handles)), intercept=float(s * theta[p]) if s else 0.0)
 
-register_chunked("dp-scd", _scd_chunked_run)
+register_chunked("dp-scd", _scd_chunked_run, intercept=True)

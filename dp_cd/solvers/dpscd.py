@@ -44,8 +44,8 @@ def dp_scd(
     clip: float = 1.0,  # update scaling C: |Δα_j| <= C
     variant: str = "private",  # "private" (valid accounting) or "as_published" (Algorithm 1 literally; true ε reported)
     relation: str = "replace_one",  # neighbouring relation of the guarantee
-    fit_intercept: bool = False,  # also fit an intercept b (an implicit column of s; X is not copied)
-    intercept_scaling: float = 1.0,  # s > 0, the value of that column (PUBLIC; b = s · its coefficient)
+    fit_intercept: bool = False,  # also fit an intercept b (an implicit column of s; X not copied)
+    intercept_scaling: float = 1.0,  # s > 0, that column's value (PUBLIC; b = s · its coefficient)
     penalize_intercept: bool = True,  # must be True: the L2 penalty is on every coordinate
     random_state=None,  # seed or Generator
     record_every: float | None = None,  # record (passes, θ) every this many passes
@@ -88,7 +88,8 @@ def _scd_check_options(self, problem, request, options:dict) -> dict:
     high = problem.p + opts["fit_intercept"] if self.name == "primal-dp-scd" else problem.n
     opts["batch_size"] = check_scalar(opts["batch_size"], "batch_size", low=1, high=high,
                                       integer=True)
-    opts["clip"] = _positive(opts["clip"], "clip")
+    opts["clip"] = check_scalar(opts["clip"], "clip", low=0, low_open=True,   # inf: no scaling,
+                                allow_inf=not request.private)               # when not private
     if opts["record_every"] is not None:
         opts["record_every"] = _positive(opts["record_every"], "record_every")
     return opts
@@ -171,7 +172,7 @@ def _scd_published_plan(request, params:dict, sequential:bool) -> Plan:
 # %% ../../nbs/03_solvers/07_dp_scd.ipynb
 def _scd_run(self, problem, plan:Plan, options:dict, rng) -> Run:
     """Dual steps on (α, v), rows projected to norm ≤ 1 if private; the model θ = v/(λN). With
-    `fit_intercept` v has p + 1 entries, the last that of the implicit column of s (b = s θ_{p+1})."""
+    `fit_intercept` v has p + 1 entries, the last the implicit column's (b = s θ_{p+1})."""
     P, N, p, lam = plan.params, problem.n, problem.p, problem.penalty.lam
     s = options["intercept_scaling"] if P["fit_intercept"] else 0.0   # 0: no intercept
     if len(plan.ledger) and not s: problem = project_records(problem, 1.0)   # ||x_i|| <= 1
@@ -414,7 +415,7 @@ def seq_dp_scd(X, # design (N, p), dense or sparse, rows of norm <= 1
                relation:str="replace_one", # neighbouring relation of the guarantee
                fit_intercept:bool=False, # also fit an intercept b (an implicit column of s)
                intercept_scaling:float=1.0, # s > 0, the value of that column (PUBLIC)
-               penalize_intercept:bool=True, # must be True: the L2 penalty is on every coordinate
+               penalize_intercept:bool=True, # must be True: L2 on every coordinate
                random_state=None, # seed or Generator
                record_every:float|None=None, # record (passes, θ) every this many passes
               ) -> FitResult:
@@ -449,7 +450,7 @@ def primal_dp_scd(X, # design (N, p), dense or sparse, rows of norm <= 1
                   relation:str="replace_one", # neighbouring relation of the guarantee
                   fit_intercept:bool=False, # also fit an intercept b (an implicit column of s)
                   intercept_scaling:float=1.0, # s > 0, the value of that column (PUBLIC)
-                  penalize_intercept:bool=True, # must be True: the L2 penalty is on every coordinate
+                  penalize_intercept:bool=True, # must be True: L2 on every coordinate
                   random_state=None, # seed or Generator
                   record_every:float|None=None, # record (passes, θ) every this many passes
                  ) -> FitResult:
