@@ -45,9 +45,9 @@ def output_perturbation(
     y_bound: float
     | None = None,  # public bound on |y_i| (squared loss only; None: from the data, leaks)
     opt_tol: float = 1e-8,  # solver tolerance τ = opt_tol·Λ/n, added to the sensitivity
-    fit_intercept: bool = False,  # also fit an intercept b (an implicit column of s; X is not copied)
-    intercept_scaling: float = 1.0,  # s > 0, the value of that column (PUBLIC; b = s · its coefficient)
-    penalize_intercept: bool = True,  # L2 on the column's coefficient too: the only choice (strong convexity)
+    fit_intercept: bool = False,  # also fit an intercept b (an implicit column of s; X not copied)
+    intercept_scaling: float = 1.0,  # s > 0, the column's value (PUBLIC; b = s · its coefficient)
+    penalize_intercept: bool = True,  # L2 on the column's coefficient too (required: strong convexity)
     random_state=None,  # seed or Generator for the noise
 ) -> FitResult:
     "Output perturbation (Alg. 3.2.1): exact minimiser plus analytic-Gaussian noise (Thm. 3.2.1)."
