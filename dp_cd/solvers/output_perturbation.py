@@ -170,17 +170,20 @@ def _row_scales(X, bound:float, s:float) -> np.ndarray:
 def _op_lipschitz(problem, request, options:dict, rn:np.ndarray, bounds:tuple) -> tuple:
     "`(Λ, μ)`, refusing bounds whose curvature x²/μ or sensitivity 2Λ/(μn) overflows float64."
     (x_norm, y_bound, radius), mu, n = bounds, problem.penalty.lam, problem.n
+    name = ("the row bound √(x_norm² + intercept_scaling²)" if options.get("fit_intercept")
+            else "x_norm")   # with the intercept: the bound on ‖(x_i, s)‖₂
     scale = x_norm if request.private else max(x_norm, float(rn.max()))
     with np.errstate(over="ignore"): curv = scale * scale / mu
     if not np.isfinite(curv):
-        raise ValueError(f"x_norm = {x_norm:g} is too large for float64: the curvature of the "
+        raise ValueError(f"{name} = {x_norm:g} is too large for float64: the curvature of the "
                          f"objective (of order x_norm²/μ = {curv:g}) overflows, so the exact "
-                         "minimiser cannot be computed; rescale the features (and x_norm)")
+                         "minimiser cannot be computed; rescale the features (and x_norm, "
+                         "intercept_scaling)")
     with np.errstate(over="ignore"):
         Lam = problem.loss.lipschitz(x_norm, y_bound, radius)
         sens = 2.0 * Lam / (mu * n) * (1 + options["opt_tol"])
     if not np.isfinite(sens):
-        raise ValueError(f"the sensitivity 2Λ/(μn) overflows float64 (Λ = {Lam:g} from x_norm = "
+        raise ValueError(f"the sensitivity 2Λ/(μn) overflows float64 (Λ = {Lam:g} from {name} = "
                          f"{x_norm:g}, y_bound = {y_bound:g}): rescale the features / labels "
                          "(and x_norm, y_bound)")
     return Lam, mu
