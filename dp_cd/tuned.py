@@ -119,26 +119,48 @@ def _whole_report(released:_DataBounds, search, eps, delta):
 _TunedBase._box = _box
 
 # %% ../nbs/06_api/01b_tuned.ipynb
-def _unit_design(self, X):
-    "The records in the public unit box, with the intercept column."
-    Xu = to_unit_box(X, self.center_, self.scale_)
-    return np.hstack([Xu, np.ones((Xu.shape[0], 1))]) if self.fit_intercept else Xu
+def _unit_rows(self, X, rows:np.ndarray):
+    """The records `rows` of X in the public unit box (as `to_unit_box`), with the intercept
+    column: one Fortran array filled in place, the only copy of those records that is made."""
+    p = X.shape[1]
+    out = np.empty((len(rows), p + bool(self.fit_intercept)), order="F")
+    box = out[:, :p]
+    if sp.issparse(X): X[rows].toarray(out=box)
+    else:   # column by column: no temporary of the block's size ("clip": rows are valid)
+        for j in range(p): np.take(X[:, j], rows, out=box[:, j], mode="clip")
+    np.subtract(box, self.center_, out=box)
+    np.divide(box, self.scale_, out=box)
+    np.clip(box, -1.0, 1.0, out=box)
+    if self.fit_intercept: out[:, p] = 1.0
+    return out
+
+def _unit_scores(self, X, W:np.ndarray, block:int=4096) -> np.ndarray:
+    "The scores [unit box of X, 1] @ W, a block of rows at a time (O(block · p) extra memory)."
+    s = np.empty((X.shape[0], W.shape[1]))
+    for start in range(0, X.shape[0], block):
+        rows = np.arange(start, min(start + block, X.shape[0]))
+        s[rows] = self._unit_rows(X, rows) @ W
+    return s
 
 # %% ../nbs/06_api/01b_tuned.ipynb
-def _search(self, Xa, targets, loss, score_losses, score_bound, eps, delta, rng, weights=None):
+def _search(self, X, targets, loss, score_losses, score_bound, eps, delta, rng, weights=None):
     """The private search: one ρ-zCDP fit per target column per run (ρ split evenly), scored held
-    out; with `weights`, only the candidates whose solver takes them, trained with them."""
-    n = Xa.shape[0]
+    out (`score_losses(models, held design, held positions)`); with `weights`, only the candidates
+    whose solver takes them, trained with them. The records are mapped into the unit box once."""
+    n = X.shape[0]
     train, held = holdout_split(n, self.validation_fraction, rng)
+    X_train, X_held = self._unit_rows(X, train), self._unit_rows(X, held)
     pen = make_penalty(self.penalty, self.alpha)
-    fitters = [linear_fitter(Xa[train], t[train], loss, pen, np.ones(Xa.shape[1])) for t in targets]
-    cands = self.candidates or default_candidates(len(train), Xa.shape[1])
+    dim = X_train.shape[1]
+    fitters = [linear_fitter(X_train, t[train], loss, pen, np.ones(dim)) for t in targets]
+    cands = self.candidates or default_candidates(len(train), dim)
     extra = {}   # (kept out of the candidates: `best_params_` never holds the weights)
     if weights is not None:
         cands = _weighted(cands)
         extra = dict(sample_weight=weights[train], sample_weight_bound=self.sample_weight_bound)
     fit = lambda cand, rho, g: [f({**cand, **extra}, rho / len(fitters), g) for f in fitters]
-    sel = private_tune(fit, lambda models: score_losses(models, held), len(held), score_bound,
+    scores = lambda models: score_losses(models, X_held, held)
+    sel = private_tune(fit, scores, len(held), score_bound,
                        cands, eps, delta, mean_runs=self.mean_runs, eta=self.eta,
                        random_state=rng, n_records=n)
     if weights is not None:   # (the report is frozen: a copy with the note)
@@ -162,7 +184,8 @@ def _finish(self, sel, released, eps, delta):
     self.n_runs_, self.fit_results_, self.rho_ = sel.n_runs, sel.model, sel.rho
     return self
 
-_TunedBase._unit_design, _TunedBase._search, _TunedBase._finish = _unit_design, _search, _finish
+_TunedBase._unit_rows, _TunedBase._unit_scores = _unit_rows, _unit_scores
+_TunedBase._search, _TunedBase._finish = _search, _finish
 
 # %% ../nbs/06_api/01b_tuned.ipynb
 class DPClassifierCV(ClassifierMixin, _TunedBase):
@@ -200,13 +223,12 @@ class DPClassifierCV(ClassifierMixin, _TunedBase):
         self.classes_ = _label_set(self.classes, y, eps)
         rng = as_generator(self.random_state)
         released = self._box(X, None, eps, delta, rng)
-        Xa = self._unit_design(X)
         positives = [self.classes_[1]] if len(self.classes_) == 2 else list(self.classes_)
         targets = [np.where(y == c, 1.0, -1.0) for c in positives]
-        def errors(models, held):   # 0/1 loss of each held-out record
-            s = Xa[held] @ np.array([m.coef for m in models]).T
+        def errors(models, X_held, held):   # 0/1 loss of each held-out record
+            s = X_held @ np.array([m.coef for m in models]).T
             return (self._labels(s) != y[held]).astype(float)
-        sel = self._search(Xa, targets, LogisticLoss(), errors, 1.0, eps - released.epsilon,
+        sel = self._search(X, targets, LogisticLoss(), errors, 1.0, eps - released.epsilon,
                            delta - released.delta, rng, self._weights(sample_weight, len(y)))
         return self._finish(sel, released, eps, delta)
 
@@ -221,7 +243,7 @@ class DPClassifierCV(ClassifierMixin, _TunedBase):
         "Scores of the records mapped into the public bounds (as in training)."
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse=["csr", "csc"], reset=False, dtype=np.float64)
-        s = self._unit_design(X) @ np.array([m.coef for m in self.fit_results_]).T
+        s = self._unit_scores(X, np.array([m.coef for m in self.fit_results_]).T)
         return s[:, 0] if s.shape[1] == 1 else s
 
     def predict(self, X):
@@ -269,10 +291,10 @@ class DPRegressorCV(RegressorMixin, _TunedBase):
         if estimate_target: cy, hy = 0.0, released.target
         else: (cy,), (hy,) = affine_from_bounds(self.target_bounds, 1, "target_bounds")
         self.target_center_, self.target_scale_ = float(cy), float(hy)
-        Xa, yu = self._unit_design(X), np.clip((y - cy) / hy, -1.0, 1.0)
-        def sq_errors(models, held):   # in the unit box: ≤ (1 + 1)² = 4
-            return (np.clip(Xa[held] @ models[0].coef, -1, 1) - yu[held]) ** 2
-        sel = self._search(Xa, [yu], SquaredLoss(), sq_errors, 4.0, eps - released.epsilon,
+        yu = np.clip((y - cy) / hy, -1.0, 1.0)
+        def sq_errors(models, X_held, held):   # in the unit box: ≤ (1 + 1)² = 4
+            return (np.clip(X_held @ models[0].coef, -1, 1) - yu[held]) ** 2
+        sel = self._search(X, [yu], SquaredLoss(), sq_errors, 4.0, eps - released.epsilon,
                            delta - released.delta, rng, self._weights(sample_weight, len(y)))
         self._finish(sel, released, eps, delta)
         self.coef_, self.intercept_ = hy * self.coef_[0], float(cy + hy * self.intercept_[0])
@@ -282,5 +304,5 @@ class DPRegressorCV(RegressorMixin, _TunedBase):
         "Predictions, clipped to the public target bounds."
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse=["csr", "csc"], reset=False, dtype=np.float64)
-        z = np.clip(self._unit_design(X) @ self.fit_results_[0].coef, -1, 1)
+        z = np.clip(self._unit_scores(X, self.fit_results_[0].coef[:, None])[:, 0], -1, 1)
         return self.target_center_ + self.target_scale_ * z

@@ -29,24 +29,36 @@ def magnitude_bins(values, # values (any shape), finite
     return np.where(v > 0, np.clip(k, lo, hi) - lo, -1)
 
 # %% ../../nbs/02_privacy/11_bounds.ipynb
-def magnitude_histogram(C, # (n, q) per-record statistics, dense or scipy sparse, finite
+def magnitude_histogram(C, # (n, q) per-record statistics, dense or scipy sparse, finite; or a
+                                  # tuple of such column blocks, side by side (nothing is copied)
                         lo:int=-30, # grid start 2^lo
                         hi:int=30, # grid end 2^hi
                        ) -> np.ndarray:
     "H[j, k]: the number of records whose non-zero |c_ij| is in bin k, shape (q, hi - lo + 1)."
-    n_bins = hi - lo + 1
+    if isinstance(C, tuple): return np.vstack([magnitude_histogram(b, lo, hi) for b in C])
     if is_chunked(C): return _chunked_histogram(C, lo, hi)
-    if sp.issparse(C):
-        A = sp.csc_matrix(C, copy=True)
-        A.sum_duplicates()
-        cols, vals = np.repeat(np.arange(A.shape[1]), np.diff(A.indptr)), A.data
-    else:
-        A = np.asarray(C, dtype=float)
-        cols, vals = np.broadcast_to(np.arange(A.shape[1]), A.shape).ravel(), A.ravel()
+    if not sp.issparse(C): return _dense_histogram(np.asarray(C, dtype=float), lo, hi)
+    A = sp.csc_matrix(C, copy=True)
+    A.sum_duplicates()
+    cols = np.repeat(np.arange(A.shape[1]), np.diff(A.indptr))
+    return _bin_counts(cols, A.data, A.shape[1], lo, hi)
+
+def _bin_counts(cols:np.ndarray, vals:np.ndarray, q:int, lo:int, hi:int) -> np.ndarray:
+    "The (q, bins) counts of the non-zero `vals`, each in column `cols`."
+    n_bins = hi - lo + 1
     k = magnitude_bins(vals, lo, hi)
     keep = k >= 0
-    H = np.bincount(cols[keep] * n_bins + k[keep], minlength=A.shape[1] * n_bins)
-    return H.reshape(A.shape[1], n_bins).astype(float)
+    H = np.bincount(cols[keep] * n_bins + k[keep], minlength=q * n_bins)
+    return H.reshape(q, n_bins).astype(float)
+
+def _dense_histogram(A:np.ndarray, lo:int, hi:int, block:int=2**16) -> np.ndarray:
+    "`magnitude_histogram` of a dense A, a block of columns (about `block` entries) at a time."
+    n, q = A.shape
+    width = max(1, block // max(n, 1))
+    return np.vstack([np.zeros((0, hi - lo + 1))] + [
+        _bin_counts(np.repeat(np.arange(j1 - j0), n), A[:, j0:j1].ravel(order="F"), j1 - j0,
+                    lo, hi)
+        for j0, j1 in ((j, min(j + width, q)) for j in range(0, q, width))])
 
 # %% ../../nbs/02_privacy/11_bounds.ipynb
 def noisy_magnitude_histogram(C, # (n, q) per-record statistics (features, target, row maxima)
@@ -108,17 +120,22 @@ def private_bounds(C, # (n, q) per-record statistics, dense or sparse, finite
     return BoundsRelease(bounds, z, sigma, float(tau), epsilon_gaussian(z, 1, delta), delta)
 
 # %% ../../nbs/02_privacy/11_bounds.ipynb
-def _row_max(X):
-    "max_j |x_ij| per record (a record-wise statistic), dense or sparse."
+def _row_max(X, block:int=2**16):
+    """max_j |x_ij| per record (a record-wise statistic), dense or sparse; a dense X a block of
+    columns (about `block` entries) at a time, so that |X| is never held whole."""
     if sp.issparse(X): return np.asarray(abs(X).max(axis=1).todense()).ravel()
-    return np.abs(np.asarray(X, dtype=float)).max(axis=1, initial=0.0)
+    X = np.asarray(X, dtype=float)
+    m, width = np.zeros(X.shape[0]), max(1, block // max(X.shape[0], 1))
+    for j in range(0, X.shape[1], width):
+        np.maximum(m, np.abs(X[:, j:j + width]).max(axis=1, initial=0.0), out=m)
+    return m
 
 def _statistics(X, y):
-    "The per-record statistics [x_i, (y_i), max_j |x_ij|] as one (n, q) matrix."
+    """The per-record statistics [x_i, (y_i), max_j |x_ij|]: in memory, the column blocks
+    (X, [(y), max]) of `magnitude_histogram` (X is not copied); row-chunked, one lazy matrix."""
     if is_chunked(X): return _chunked_statistics(X, y)
     extra = [_row_max(X)] if y is None else [np.asarray(y, dtype=float), _row_max(X)]
-    if sp.issparse(X): return sp.hstack([X, sp.csc_matrix(np.column_stack(extra))], format="csc")
-    return np.column_stack([np.asarray(X, dtype=float)] + extra)
+    return X, np.column_stack(extra)
 
 # %% ../../nbs/02_privacy/11_bounds.ipynb
 def data_bounds(X, # design (n, p), dense or sparse, finite

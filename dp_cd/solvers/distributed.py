@@ -255,8 +255,9 @@ def _sgd_run(problem, plan, options, rng, ex) -> Run:
 register_chunked("dp-sgd", _sgd_run, intercept=True)   # step or smoothness: checked by the solver
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
-def _op_chunk(Xc, yc, z, k, w, loss, bounds, hessian:bool):
-    "Σ φ, Σ φ' x_i and (if asked) Σ φ'' x_i x_iᵀ at w over the chunk's (projected) records."
+def _op_chunk(Xc, yc, z, k, w, loss, bounds, hessian:bool, s:float=0.0):
+    "Σ φ, Σ φ' a_i and (if asked) Σ φ'' a_i a_iᵀ at w over the chunk's (projected) rows a_i."
+    if s: Xc = np.column_stack([Xc, np.full(Xc.shape[0], s)])   # the intercept's column of s
     if bounds is not None:   # a private run: the records in the public universe, as in memory
         pr = project_records(Problem(Xc, yc, loss, NoPenalty(), False), bounds[0], bounds[1])
         Xc, yc = pr.X, pr.y
@@ -268,16 +269,18 @@ def _op_chunk(Xc, yc, z, k, w, loss, bounds, hessian:bool):
     loss_hess_vec(loss.code, loss.param, zc, yc, h)
     return None, out + (Xc.T @ (h[:, None] * Xc),)
 
+
 # %% ../../nbs/03_solvers/10_distributed.ipynb
-def _op_objective(ex, handles:list, loss, lam:float, n:int, bounds):
+def _op_objective(ex, handles:list, loss, lam:float, n:int, bounds, s:float=0.0):
     "w, hessian ↦ (F(w), ∇F(w), ∇²F(w) or None), each one map-reduce over the chunks."
     def fun(w, hessian=False):
         _, parts = map_chunks(ex, handles, _op_chunk, [None] * len(handles), w, loss, bounds,
-                              hessian)
+                              hessian, s)
         total = reduce_chunks(parts)
         F, g = total[0][0] / n + 0.5 * lam * w @ w, total[1] / n + lam * w
         return F, g, (total[2] / n + lam * np.eye(w.shape[0]) if hessian else None)
     return fun
+
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
 def _op_newton(fun, p:int, gtol:float, max_iter:int=100) -> tuple:
@@ -298,22 +301,22 @@ def _op_newton(fun, p:int, gtol:float, max_iter:int=100) -> tuple:
 # %% ../../nbs/03_solvers/10_distributed.ipynb
 def _op_run(problem, plan, options, rng, ex) -> Run:
     "The minimiser to τ by map-reduced Newton steps, plus the planned noise (private runs)."
-    P, private = plan.params, len(plan.ledger) > 0
+    P, private, p = plan.params, len(plan.ledger) > 0, problem.p
     y_bound = P["y_bound"] if isinstance(problem.loss, SquaredLoss) else None
-    bounds = (P["x_norm"], y_bound) if private else None
-    tau = options["opt_tol"] * P["lipschitz"] / problem.n
+    bounds = (P.get("row_bound", P["x_norm"]), y_bound) if private else None
+    s, tau = P.get("intercept_scaling", 0.0), options["opt_tol"] * P["lipschitz"] / problem.n
     fun = _op_objective(ex, open_chunks(ex, problem), problem.loss, P["strong_convexity"],
-                        problem.n, bounds)
-    w, gnorm = _op_newton(fun, problem.p, tau)
+                        problem.n, bounds, s)
+    w, gnorm = _op_newton(fun, p + (s != 0), tau)   # p + 1 with the intercept's column
     if gnorm > tau or not np.all(np.isfinite(w)):
         raise RuntimeError(f"the distributed solve reached ||grad F|| = {gnorm:.3g} > tau = "
                            f"{tau:.3g}; output perturbation needs the minimiser to tau")
-    params = dict(data_path="chunks", n_chunks=problem.X.numblocks[0])
-    if not private: return Run(coef=w, n_iter=1, passes=0.0, params=params)
-    return Run(coef=w + P["sigma"] * rng.standard_normal(problem.p), n_iter=1, passes=0.0,
-               params=params)
+    if private: w = w + P["sigma"] * rng.standard_normal(w.size)
+    return Run(coef=w[:p], n_iter=1, passes=0.0, intercept=float(s * w[p]) if s else 0.0,
+               params=dict(data_path="chunks", n_chunks=problem.X.numblocks[0]))
 
-register_chunked("output-perturbation", _op_run)
+register_chunked("output-perturbation", _op_run, intercept=True)   # the column on each chunk
+
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
 @njit(cache=True)

@@ -19,10 +19,10 @@ from dp_cd.model.losses import (
     loss_value_mean,
 )
 from ..model.penalties import Penalty, L2
-from .dpcd import row_norms
+from .dpcd import row_norms, _check_intercept
 from .chunks import chunk_row_norms, is_chunked
 from .contract import (Solver, Plan, Run, Ledger, FitResult, register, get_solver,
-                                    project_records)
+                                    _row_scale)
 from .dpsgd import _with_defaults, _positive
 from .growth import norm_bounds
 from ..privacy.events import GaussianEvent
@@ -45,11 +45,17 @@ def output_perturbation(
     y_bound: float
     | None = None,  # public bound on |y_i| (squared loss only; None: from the data, leaks)
     opt_tol: float = 1e-8,  # solver tolerance τ = opt_tol·Λ/n, added to the sensitivity
+    fit_intercept: bool = False,  # also fit an intercept b (an implicit column of s; X not copied)
+    intercept_scaling: float = 1.0,  # s > 0, the column's value (PUBLIC; b = s · its coefficient)
+    penalize_intercept: bool = True,  # L2 on the column's coefficient too (required: strong convexity)
     random_state=None,  # seed or Generator for the noise
 ) -> FitResult:
     "Output perturbation (Alg. 3.2.1): exact minimiser plus analytic-Gaussian noise (Thm. 3.2.1)."
-    return get_solver("output-perturbation").fit(X, y, loss, penalty, epsilon, delta, random_state,
-                                                 x_norm=x_norm, y_bound=y_bound, opt_tol=opt_tol)
+    return get_solver("output-perturbation").fit(
+        X, y, loss, penalty, epsilon, delta, random_state, x_norm=x_norm, y_bound=y_bound,
+        opt_tol=opt_tol, fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
+        penalize_intercept=penalize_intercept)
+
 
 # %% ../../nbs/03_solvers/08_output_perturbation.ipynb
 @register
@@ -57,7 +63,8 @@ class OutputPerturbation(Solver):
     "Output perturbation: the exact minimiser of a strongly convex objective plus Gaussian noise."
     name, function = "output-perturbation", output_perturbation
     summary = "output perturbation of the exact l2-regularised minimiser (analytic Gaussian)"
-    losses, penalties = (SquaredLoss, LogisticLoss, HuberLoss), (L2,)
+    losses, penalties, intercept = (SquaredLoss, LogisticLoss, HuberLoss), (L2,), True
+
 
 # %% ../../nbs/03_solvers/08_output_perturbation.ipynb
 OutputPerturbation.options_from_bounds = norm_bounds   # x_norm = ‖B‖₂, y_bound for squared
@@ -65,31 +72,43 @@ OutputPerturbation.options_from_bounds = norm_bounds   # x_norm = ‖B‖₂, y_
 
 # %% ../../nbs/03_solvers/08_output_perturbation.ipynb
 def _op_check_options(self, problem, request, options:dict) -> dict:
-    "The options checked, defaults filled in; the penalty must be strongly convex."
+    "The options checked, defaults filled in; the penalty must be strongly convex (in b too)."
     opts = _with_defaults(self, options)
     if problem.penalty.lam <= 0:
         raise ValueError(f"penalty must be L2(lam) with lam > 0 for output perturbation "
                          f"(strong convexity), got {problem.penalty!r}")
     opts["opt_tol"] = _positive(opts["opt_tol"], "opt_tol")
+    _check_intercept(opts, problem)   # DP-CD's: the two flags, s > 0
+    if opts["fit_intercept"] and not opts["penalize_intercept"]:
+        raise ValueError("penalize_intercept=False is not available for output perturbation: its "
+                         "sensitivity 2Λ/(μn) needs F strongly convex in the intercept too; use "
+                         "penalize_intercept=True (L2 on the column's coefficient)")
     return opts
 
 OutputPerturbation.check_options = _op_check_options
 
+
 # %% ../../nbs/03_solvers/08_output_perturbation.ipynb
 def _op_plan(self, problem, request, options:dict, rng) -> Plan:
-    "Public bounds → Λ, τ and Δ; then the noise of the one Gaussian release."
+    "Public bounds → Λ, τ and Δ (of the rows (x_i, s) with the intercept); then the one release."
     rn = chunk_row_norms(problem.X) if is_chunked(problem.X) else row_norms(problem.X)
     x_norm, y_bound, radius, leaks = _op_bounds(problem, request, options, rn)
-    Lam, mu = _op_lipschitz(problem, request, options, rn, (x_norm, y_bound, radius))
+    s = options["intercept_scaling"] if options["fit_intercept"] else 0.0   # 0: no intercept
+    row_bound = math.hypot(x_norm, s) if s else x_norm   # ‖(x_i, s)‖₂ ≤ √(x_norm² + s²)
+    Lam, mu = _op_lipschitz(problem, request, options, np.hypot(rn, s) if s else rn,
+                            (row_bound, y_bound, radius))
     tau = options["opt_tol"] * Lam / problem.n
     sens = 2.0 * Lam / (mu * problem.n) + 2.0 * tau / mu
     params = dict(lipschitz=Lam, strong_convexity=mu, x_norm=x_norm, y_bound=y_bound,
                   sensitivity=sens, opt_tol=options["opt_tol"])   # nothing data-dependent
+    if s: params.update(fit_intercept=True, intercept_scaling=s, penalize_intercept=True,
+                        row_bound=row_bound)
     if not request.private:
         return Plan(notes=["non-private run: the exact minimiser"], params=params)
     return _op_release_plan(request, params, tau, leaks)
 
 OutputPerturbation.plan = _op_plan
+
 
 # %% ../../nbs/03_solvers/08_output_perturbation.ipynb
 def _op_bounds(problem, request, options:dict, rn:np.ndarray) -> tuple:
@@ -116,26 +135,55 @@ def _leak(request, option:str, bound:str, leak:str) -> list:
     return [f"{leak} ({option}=None)"]
 
 # %% ../../nbs/03_solvers/08_output_perturbation.ipynb
-def _op_projected(problem, params:dict):
-    "The records mapped into the public universe: rows to norm ≤ x_norm, labels to ±y_bound."
-    y_bound = params["y_bound"] if isinstance(problem.loss, SquaredLoss) else None
-    return project_records(problem, params["x_norm"], y_bound)
+def _op_rows(problem, params:dict, private:bool) -> tuple:
+    """`(row_scale, column, y)`: the records as the minimiser sees them, X not copied. A private run
+    projects each row (x_i, s) onto ‖·‖₂ ≤ `row_bound` (c_i = min(1, row_bound/‖(x_i, s)‖₂), the
+    contract's `_row_scale`) and clips labels to ±y_bound (squared loss); the column is v = s·c."""
+    s, scale, y = params.get("intercept_scaling", 0.0), None, problem.y
+    if private:
+        scale = _row_scales(problem.X, params.get("row_bound", params["x_norm"]), s)
+        if isinstance(problem.loss, SquaredLoss):
+            y = np.clip(y, -params["y_bound"], params["y_bound"])
+        if np.all(scale == 1.0): scale = None   # no row moved: X as it is
+    column = None if not s else (np.full(problem.n, s) if scale is None else s * scale)
+    return scale, column, y
+
+
+# %% ../../nbs/03_solvers/08_output_perturbation.ipynb
+_BLOCK = 2 ** 17   # entries of a block of rows: temporaries of ~1 MiB, never of the size of X
+
+
+def _row_scales(X, bound:float, s:float) -> np.ndarray:
+    "min(1, bound/‖(x_i, s)‖₂) per row (no column for s = 0), by blocks of rows: X not copied."
+    if sp.issparse(X):   # the contract's projection reads a CSR copy of X anyway
+        col = sp.csc_matrix(np.full((X.shape[0], 1), s))
+        return _row_scale(sp.hstack([X, col], format="csr") if s else X, bound)
+    step, out = max(1, _BLOCK // (X.shape[1] + 1)), np.empty(X.shape[0])
+    for a in range(0, X.shape[0], step):
+        block = X[a:a + step]
+        if s: block = np.column_stack([block, np.full(block.shape[0], s)])
+        out[a:a + step] = _row_scale(block, bound)
+    return out
+
 
 # %% ../../nbs/03_solvers/08_output_perturbation.ipynb
 def _op_lipschitz(problem, request, options:dict, rn:np.ndarray, bounds:tuple) -> tuple:
     "`(Λ, μ)`, refusing bounds whose curvature x²/μ or sensitivity 2Λ/(μn) overflows float64."
     (x_norm, y_bound, radius), mu, n = bounds, problem.penalty.lam, problem.n
+    name = ("the row bound √(x_norm² + intercept_scaling²)" if options.get("fit_intercept")
+            else "x_norm")   # with the intercept: the bound on ‖(x_i, s)‖₂
     scale = x_norm if request.private else max(x_norm, float(rn.max()))
     with np.errstate(over="ignore"): curv = scale * scale / mu
     if not np.isfinite(curv):
-        raise ValueError(f"x_norm = {x_norm:g} is too large for float64: the curvature of the "
+        raise ValueError(f"{name} = {x_norm:g} is too large for float64: the curvature of the "
                          f"objective (of order x_norm²/μ = {curv:g}) overflows, so the exact "
-                         "minimiser cannot be computed; rescale the features (and x_norm)")
+                         "minimiser cannot be computed; rescale the features (and x_norm, "
+                         "intercept_scaling)")
     with np.errstate(over="ignore"):
         Lam = problem.loss.lipschitz(x_norm, y_bound, radius)
         sens = 2.0 * Lam / (mu * n) * (1 + options["opt_tol"])
     if not np.isfinite(sens):
-        raise ValueError(f"the sensitivity 2Λ/(μn) overflows float64 (Λ = {Lam:g} from x_norm = "
+        raise ValueError(f"the sensitivity 2Λ/(μn) overflows float64 (Λ = {Lam:g} from {name} = "
                          f"{x_norm:g}, y_bound = {y_bound:g}): rescale the features / labels "
                          "(and x_norm, y_bound)")
     return Lam, mu
@@ -166,19 +214,55 @@ def _refuse_infinite(sigma:float, params:dict):
 
 # %% ../../nbs/03_solvers/08_output_perturbation.ipynb
 def _op_run(self, problem, plan:Plan, options:dict, rng) -> Run:
-    "The exact minimiser to τ, plus the planned Gaussian noise (private runs)."
-    P = plan.params
-    if len(plan.ledger): problem = _op_projected(problem, P)   # private: in the public universe
+    "The exact minimiser to τ (X not copied), plus the planned Gaussian noise (private runs)."
+    P, private, p = plan.params, len(plan.ledger) > 0, problem.p
+    scale, column, y = _op_rows(problem, P, private)   # private: in the public universe
     tau = options["opt_tol"] * P["lipschitz"] / problem.n
-    w, gnorm = l2_minimiser(problem.X, problem.y, problem.loss, P["strong_convexity"], tau)
+    w, gnorm = l2_minimiser(problem.X, y, problem.loss, P["strong_convexity"], tau,
+                            row_scale=scale, column=column)
     if gnorm > tau:
         raise RuntimeError(f"the solver reached ||grad F|| = {gnorm:.3g} > tau = {tau:.3g}; "
                            "output perturbation needs the exact minimiser")
-    if not len(plan.ledger): return Run(coef=w, n_iter=1, passes=0.0)
-    if not np.all(np.isfinite(w)): _refuse_infinite(P["sigma"], P)
-    return Run(coef=w + P["sigma"] * rng.standard_normal(problem.p), n_iter=1, passes=0.0)
+    if private:
+        if not np.all(np.isfinite(w)): _refuse_infinite(P["sigma"], P)
+        w = w + P["sigma"] * rng.standard_normal(w.size)   # p + 1 draws with the intercept
+    s = P.get("intercept_scaling", 0.0)
+    return Run(coef=w[:p], n_iter=1, passes=0.0, intercept=float(s * w[p]) if s else 0.0)
 
 OutputPerturbation.run = _op_run
+
+
+# %% ../../nbs/03_solvers/08_output_perturbation.ipynb
+def _rows_times(rows:tuple, w:np.ndarray) -> np.ndarray:
+    "Aw for the rows `(X, c, v)` (c: row scales or None, v: the implicit column or None)."
+    X, scale, column = rows
+    z = np.asarray(X @ w[:X.shape[1]]).ravel()
+    if scale is not None: z *= scale
+    if column is not None: z += column * w[-1]
+    return z
+
+
+def _rows_transpose_times(rows:tuple, u:np.ndarray) -> np.ndarray:
+    "Aᵀu = (Xᵀ(c ∘ u), v·u) for the rows `(X, c, v)`."
+    X, scale, column = rows
+    g = np.asarray(X.T @ (u if scale is None else scale * u)).ravel()
+    return g if column is None else np.append(g, column @ u)
+
+
+# %% ../../nbs/03_solvers/08_output_perturbation.ipynb
+def _rows_gram(rows:tuple, h:np.ndarray) -> np.ndarray:
+    "AᵀHA = Σ_i h_i a_i a_iᵀ, summed over blocks of rows (temporaries of ≤ `_BLOCK` entries)."
+    X, scale, column = rows
+    Xd = X.toarray() if sp.issparse(X) else X
+    q = Xd.shape[1] + (column is not None)
+    step, G = max(1, _BLOCK // q), np.zeros((q, q))
+    for a in range(0, Xd.shape[0], step):
+        A = Xd[a:a + step]
+        if scale is not None: A = A * scale[a:a + step, None]
+        if column is not None: A = np.column_stack([A, column[a:a + step]])
+        G += A.T @ (h[a:a + step, None] * A)
+    return G
+
 
 # %% ../../nbs/03_solvers/08_output_perturbation.ipynb
 def _curv(code, param, z, y):
@@ -188,26 +272,26 @@ def _curv(code, param, z, y):
     return out
 
 
-def _objective(X, y, loss:Loss, lam:float):
-    "w ↦ (F(w), ∇F(w), Xw) for F = f + (λ/2)||w||²."
-    n = X.shape[0]
+def _objective(rows:tuple, y, loss:Loss, lam:float):
+    "w ↦ (F(w), ∇F(w), Aw) for F = f + (λ/2)||w||², f the mean loss on the rows `(X, c, v)`."
+    n = rows[0].shape[0]
     def fun(w):
-        z = np.asarray(X @ w).ravel()
+        z = _rows_times(rows, w)
         u = np.empty_like(z)
         loss_deriv_vec(loss.code, loss.param, z, y, u)
         value = loss_value_mean(loss.code, loss.param, z, y) + 0.5 * lam * w @ w
-        return value, np.asarray(X.T @ u).ravel() / n + lam * w, z
+        return value, _rows_transpose_times(rows, u) / n + lam * w, z
     return fun
 
+
 # %% ../../nbs/03_solvers/08_output_perturbation.ipynb
-def _newton_direction(X, h:np.ndarray, g:np.ndarray, lam:float) -> np.ndarray:
-    "Solve (XᵀHX/n + λI) d = g: directly for p ≤ 2000, else by conjugate gradients."
-    n, p = X.shape
-    if p <= 2000:
-        Xd = X.toarray() if sp.issparse(X) else X
-        return np.linalg.solve(Xd.T @ (h[:, None] * Xd) / n + lam * np.eye(p), g)
-    hessian = lambda v: np.asarray(X.T @ (h * np.asarray(X @ v).ravel())).ravel() / n + lam * v
-    return cg(LinearOperator((p, p), matvec=hessian), g, rtol=1e-14, atol=0.0, maxiter=10 * p)[0]
+def _newton_direction(rows:tuple, h:np.ndarray, g:np.ndarray, lam:float) -> np.ndarray:
+    "Solve (AᵀHA/n + λI) d = g: directly for p ≤ 2000 (A's columns), else by conjugate gradients."
+    n, q = rows[0].shape[0], g.shape[0]
+    if q <= 2000: return np.linalg.solve(_rows_gram(rows, h) / n + lam * np.eye(q), g)
+    hessian = lambda v: _rows_transpose_times(rows, h * _rows_times(rows, v)) / n + lam * v
+    return cg(LinearOperator((q, q), matvec=hessian), g, rtol=1e-14, atol=0.0, maxiter=10 * q)[0]
+
 
 # %% ../../nbs/03_solvers/08_output_perturbation.ipynb
 def l2_minimiser(X, # design (n, p), validated (Fortran dense or CSC)
@@ -216,19 +300,24 @@ def l2_minimiser(X, # design (n, p), validated (Fortran dense or CSC)
                  lam:float, # ridge strength λ > 0 (penalty (λ/2)||w||²)
                  gtol:float, # stop when ||∇F(w)||_2 <= gtol
                  max_iter:int=100, # Newton iterations
+                 *,
+                 row_scale=None, # c (n,): the rows are c_i x_i (a projection); None: c = 1
+                 column=None, # v (n,): an implicit last column (the intercept's); None: none
                 ) -> tuple[np.ndarray, float]:
-    "Minimiser of f + (λ/2)||w||² by Newton's method: returns `(w, ||∇F(w)||)`."
-    fun = _objective(X, y, loss, lam)
-    w = np.zeros(X.shape[1])
+    "Minimiser of f + (λ/2)||w||² by Newton's method: `(w, ||∇F(w)||)`, w of p (+ 1) entries."
+    rows = (X, row_scale, column)
+    fun = _objective(rows, y, loss, lam)
+    w = np.zeros(X.shape[1] + (column is not None))
     F, g, z = fun(w)
     g0 = np.linalg.norm(g)
     for _ in range(max_iter):
         gn = float(np.linalg.norm(g))
         if gn <= gtol: break
-        d = _newton_direction(X, _curv(loss.code, loss.param, z, y), g, lam)
+        d = _newton_direction(rows, _curv(loss.code, loss.param, z, y), g, lam)
         t = 1.0
         if gn > 1e-6 * max(g0, 1e-300):   # backtracking far from the optimum, pure steps near it
             while t > 1e-12 and fun(w - t * d)[0] > F - 1e-4 * t * (g @ d): t *= 0.5
         w = w - t * d
         F, g, z = fun(w)
     return w, float(np.linalg.norm(g))
+
