@@ -10,15 +10,22 @@ profile, selected by the CI environment variable), so a run is the same on every
 cannot fail by chance; `--explore` gives hypothesis its random search and its database back.
 Uses the tools of the interpreter that runs it (so `.venv/bin/python tools/run_tests.py` tests
 with the virtual environment's packages). numba's on-disk caches of the package are cleared
-first, since numba does not invalidate a cache when a kernel from another file changes.
+first, since numba does not invalidate a cache when a kernel from another file changes. For the
+same reason the notebooks run with a fresh cache directory of their own (XDG_CACHE_HOME, removed
+afterwards): a kernel defined in a notebook cell is cached by IPython's numba locator in the
+user-wide ~/.cache/ipython/numba_cache, keyed by that cell's source alone, so an entry compiled
+against another version of a kernel it calls (another branch, an earlier edit) would be loaded
+and could crash or give wrong results.
 Exits non-zero if any notebook or test fails.
 """
 import argparse
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -62,6 +69,14 @@ def hypothesis_env(explore):
     return env
 
 
+@contextlib.contextmanager
+def notebook_env(env):
+    """`env` with a fresh cache directory (XDG_CACHE_HOME) for the notebooks' kernels, removed
+    afterwards: IPython's numba cache is keyed by a cell's source alone (see the docstring)."""
+    with tempfile.TemporaryDirectory(prefix='dp_cd-test-cache-') as cache_home:
+        yield {**env, 'XDG_CACHE_HOME': cache_home}
+
+
 def main():
     lines = __doc__.splitlines()
     parser = argparse.ArgumentParser(description=lines[0], epilog='\n'.join(lines[1:]),
@@ -77,7 +92,8 @@ def main():
     nbs = notebooks()
     workers = str(min(2, os.cpu_count() or 1))
     flags = ['--flags', 'slow'] if args.slow else []
-    nb_rc = run([BIN / 'nbdev_test', '--n_workers', workers, '--timing', *flags], env)
+    with notebook_env(env) as nb_env:
+        nb_rc = run([BIN / 'nbdev_test', '--n_workers', workers, '--timing', *flags], nb_env)
     marker = [] if args.slow else ['-m', 'not slow']
     py_rc = run([sys.executable, '-m', 'pytest', 'tests', '-q', '-rs', *marker], env)
     print(f'notebooks ({len(nbs)}): ' + ('all passed' if nb_rc == 0 else 'FAILED (see above)'))

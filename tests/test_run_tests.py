@@ -1,0 +1,48 @@
+"""The test runner gives the notebooks a cache of their own (issue 15: a suite that cannot fail by
+chance). numba caches a kernel defined in a notebook cell in IPython's user-wide cache, keyed by
+that cell's source alone: an entry compiled against another version of a kernel it calls is
+loaded as it is. Two runs of the same caller with a changed callee show it."""
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RUNNER = ROOT / 'tools' / 'run_tests.py'
+CELLS = ('from numba import njit\n@njit(cache=True)\ndef inner():\n    return {value}',
+         '@njit(cache=True)\ndef outer():\n    return inner()')
+SHELL = ('import json, sys\nfrom execnb.shell import CaptureShell\nshell = CaptureShell()\n'
+         'for cell in json.loads(sys.argv[1]):\n    shell.run_cell(cell)\n'
+         '    if shell.exc: raise shell.exc\nprint(shell.user_ns["outer"]())\n')
+
+
+def runner():
+    "tools/run_tests.py as a module."
+    spec = importlib.util.spec_from_file_location('run_tests', RUNNER)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def outer_in_notebook(value, env):
+    "What the cell `outer()` returns in a notebook shell whose `inner` returns `value`."
+    cells = json.dumps([CELLS[0].format(value=value), CELLS[1]])
+    r = subprocess.run([sys.executable, '-c', SHELL, cells], env=env, capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return int(r.stdout.split()[-1])
+
+
+def test_each_run_of_the_notebooks_has_its_own_kernel_cache(tmp_path):
+    base = {**os.environ, 'XDG_CACHE_HOME': str(tmp_path / 'shared')}
+    assert outer_in_notebook(1, base) == 1
+    stale = outer_in_notebook(2, base)   # the user-wide cache: numba reuses outer's entry
+    print(f'shared cache after inner changed: outer() = {stale} (the edited inner returns 2)')
+    homes = []
+    for value in (1, 2):
+        with runner().notebook_env(base) as env:
+            homes.append(env['XDG_CACHE_HOME'])
+            assert outer_in_notebook(value, env) == value
+    assert homes[0] != homes[1] and not any(map(os.path.exists, homes))
