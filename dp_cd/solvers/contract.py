@@ -100,16 +100,40 @@ def _no_penalty():
     return NoPenalty()
 
 # %% ../../nbs/03_solvers/00_contract.ipynb
-def _row_scale(X, x_norm:float) -> np.ndarray:
-    "min(1, x_norm/‖x_i‖₂) per row, computed without overflow (rows scaled by their max |x_ij|)."
-    A = abs(X.tocsr()) if sp.issparse(X) else np.abs(X)
-    m = A.max(axis=1).toarray().ravel() if sp.issparse(X) else A.max(axis=1, initial=0.0)
+_ROW_BLOCK = 2 ** 17   # entries of a block of rows: temporaries of ~1 MiB, never of the size of X
+
+
+def _block_row_scale(A, x_norm:float) -> np.ndarray:
+    "min(1, x_norm/‖a_i‖₂) per row of A, computed without overflow (rows scaled by their max |a_ij|)."
+    A = abs(A) if sp.issparse(A) else np.abs(A)
+    m = A.max(axis=1).toarray().ravel() if sp.issparse(A) else A.max(axis=1, initial=0.0)
     m_ = np.where(m > 0, m, 1.0)
-    S = sp.diags(1.0 / m_) @ A if sp.issparse(X) else A / m_[:, None]
-    S2 = S.multiply(S) if sp.issparse(X) else S * S
-    r = np.sqrt(np.asarray(S2.sum(axis=1)).ravel())   # ‖x_i‖₂ / m_i, in [1, √p]
+    S = sp.diags(1.0 / m_) @ A if sp.issparse(A) else A / m_[:, None]
+    S2 = S.multiply(S) if sp.issparse(A) else S * S
+    r = np.sqrt(np.asarray(S2.sum(axis=1)).ravel())   # ‖a_i‖₂ / m_i, in [1, √p]
     with np.errstate(over="ignore"): ratio = (x_norm / m_) / np.maximum(r, 1.0)
     return np.where(m > 0, np.minimum(1.0, ratio), 1.0)
+
+
+def _row_scale(
+    X,  # design (n, p), dense or scipy sparse
+    x_norm: float,  # PUBLIC bound R on the rows
+    s: float = 0.0,  # value of an implicit last column (the intercept's; 0: none)
+) -> np.ndarray:
+    """min(1, R/‖(x_i, s)‖₂) per row: the factors projecting the rows of X, or of [X, s1] if s ≠ 0,
+    onto the ball of radius R. Computed on blocks of rows, each with its column of s appended as
+    on the appended design: memory O(n) beyond X (a sparse X is read as CSR)."""
+    X = X.tocsr() if sp.issparse(X) else X
+    n, p = X.shape
+    rows, out = max(1, _ROW_BLOCK // (p + 1)), np.empty(n)
+    for a in range(0, n, rows):
+        block = X[a:a + rows]
+        if s:
+            col = np.full((block.shape[0], 1), float(s))
+            block = (sp.hstack([block, col], format="csr") if sp.issparse(X)
+                     else np.hstack([block, col]))
+        out[a:a + rows] = _block_row_scale(block, x_norm)
+    return out
 
 # %% ../../nbs/03_solvers/00_contract.ipynb
 def project_records(

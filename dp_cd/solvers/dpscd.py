@@ -347,26 +347,12 @@ def _scd_kernel(problem, plan:Plan, alpha:np.ndarray, v:np.ndarray, sequential:b
                                                      all_alpha, sequential, icpt)
 
 # %% ../../nbs/03_solvers/07_dp_scd.ipynb
-def _augmented_row_scale(X, s:float, x_norm:float=1.0) -> np.ndarray:
-    """`project_records`' factors min(1, R/‖(x_i, s)‖₂) for the rows of [X, s1], computed as on the
-    appended column, on blocks of rows: memory O(n + p) beyond X, which is not copied."""
-    X = X.tocsr() if sp.issparse(X) else X
-    n, p = X.shape
-    rows, out = max(1024, n // (p + 1)), np.empty(n)
-    for a in range(0, n, rows):
-        block = X[a:a + rows]
-        col = np.full((block.shape[0], 1), float(s))
-        aug = sp.hstack([block, col], format="csr") if sp.issparse(X) else np.hstack([block, col])
-        out[a:a + rows] = _row_scale(aug, x_norm)
-    return out
-
-
 def _intercept_rows(problem, design, s:float, private:bool) -> tuple:
     """(r, s) of the dual kernels: the rows r_i (x_i, s) of [X, s1], r projecting them onto the unit
     ball (Lemma 1) if private, ones if not."""
     if not private: return np.ones(problem.n), float(s)
     X = sp.csr_matrix(design, shape=problem.X.shape) if problem.sparse else problem.X
-    return _augmented_row_scale(X, s, 1.0), float(s)
+    return _row_scale(X, 1.0, s), float(s)
 
 # %% ../../nbs/03_solvers/07_dp_scd.ipynb
 def _scd_draws(rng, problem, plan:Plan, steps:int, sequential:bool=False) -> tuple:
@@ -619,7 +605,7 @@ def _primal_column(problem, s:float, private:bool) -> tuple:
     """The design and the implicit column (N, 1) of [X, s1], the rows (x_i, s) projected onto the
     unit ball if private (the design then a copy, as `project_records` makes)."""
     if not private: return problem, np.full((problem.n, 1), float(s), order="F")
-    r = _augmented_row_scale(problem.X, s)
+    r = _row_scale(problem.X, 1.0, s)
     X = sp.diags(r) @ problem.X.tocsr() if problem.sparse else problem.X * r[:, None]
     return replace(problem, X=as_design(X, "X")[0]), np.asfortranarray((s * r)[:, None])
 

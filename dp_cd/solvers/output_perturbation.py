@@ -141,7 +141,7 @@ def _op_rows(problem, params:dict, private:bool) -> tuple:
     contract's `_row_scale`) and clips labels to ±y_bound (squared loss); the column is v = s·c."""
     s, scale, y = params.get("intercept_scaling", 0.0), None, problem.y
     if private:
-        scale = _row_scales(problem.X, params.get("row_bound", params["x_norm"]), s)
+        scale = _row_scale(problem.X, params.get("row_bound", params["x_norm"]), s)
         if isinstance(problem.loss, SquaredLoss):
             y = np.clip(y, -params["y_bound"], params["y_bound"])
         if np.all(scale == 1.0): scale = None   # no row moved: X as it is
@@ -152,18 +152,6 @@ def _op_rows(problem, params:dict, private:bool) -> tuple:
 # %% ../../nbs/03_solvers/08_output_perturbation.ipynb
 _BLOCK = 2 ** 17   # entries of a block of rows: temporaries of ~1 MiB, never of the size of X
 
-
-def _row_scales(X, bound:float, s:float) -> np.ndarray:
-    "min(1, bound/‖(x_i, s)‖₂) per row (no column for s = 0), by blocks of rows: X not copied."
-    if sp.issparse(X):   # the contract's projection reads a CSR copy of X anyway
-        col = sp.csc_matrix(np.full((X.shape[0], 1), s))
-        return _row_scale(sp.hstack([X, col], format="csr") if s else X, bound)
-    step, out = max(1, _BLOCK // (X.shape[1] + 1)), np.empty(X.shape[0])
-    for a in range(0, X.shape[0], step):
-        block = X[a:a + step]
-        if s: block = np.column_stack([block, np.full(block.shape[0], s)])
-        out[a:a + step] = _row_scale(block, bound)
-    return out
 
 
 # %% ../../nbs/03_solvers/08_output_perturbation.ipynb
