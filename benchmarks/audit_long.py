@@ -46,15 +46,15 @@ def _dp_cd(passes):
 
 def _dp_sgd(X, y, s):
     from dp_cd.solvers.dpsgd import dp_sgd
-    return dp_sgd(X, y, LOSS, NoPenalty(), EPS, DELTA, n_passes=1, step=0.5, clip=1.0, batch_size=N_REC, random_state=s)
+    return dp_sgd(X, y, LOSS, NoPenalty(), epsilon=EPS, delta=DELTA, n_passes=1, step=0.5, clip=1.0, batch_size=N_REC, random_state=s)
 
 def _dp_sgd_sub(X, y, s):
     from dp_cd.solvers.dpsgd import dp_sgd
-    return dp_sgd(X, y, LOSS, NoPenalty(), EPS, DELTA, n_passes=2, step=0.5, clip=1.0, batch_size=5, random_state=s)
+    return dp_sgd(X, y, LOSS, NoPenalty(), epsilon=EPS, delta=DELTA, n_passes=2, step=0.5, clip=1.0, batch_size=5, random_state=s)
 
 def _dp_scd(X, y, s):
     from dp_cd.solvers.dpscd import dp_scd
-    return dp_scd(X, y, LOSS, L2(1.0), EPS, DELTA, n_passes=3, batch_size=N_REC, clip=1.0, random_state=s)
+    return dp_scd(X, y, LOSS, L2(1.0), epsilon=EPS, delta=DELTA, n_passes=3, batch_size=N_REC, clip=1.0, random_state=s)
 
 def _scd_stat(r): return r.coef[0] * N_REC + r.params["dual"][0]   # alpha_0 + v (lam = 1)
 
@@ -65,7 +65,7 @@ def _outpert():
         out = []
         for k, sign in enumerate((1.0, -1.0)):
             y = np.zeros(N_REC); y[0] = sign
-            out.append(output_perturbation(X, y, LOSS, L2(50.0), EPS, DELTA, x_norm=1.0, y_bound=1.0, random_state=seed + k))
+            out.append(output_perturbation(X, y, LOSS, L2(50.0), epsilon=EPS, delta=DELTA, x_norm=1.0, y_bound=1.0, random_state=seed + k))
         return out[0].coef[0], out[1].coef[0], out[0].privacy.epsilon, out[0].privacy.epsilon
     return make
 
@@ -75,7 +75,7 @@ def _dp_gcd():
     X[0] = (1, 1); yD[0], yDp[0] = -BIG, BIG
     X[1] = (1, 0); yD[1] = yDp[1] = -BIG
     X[2] = (0, 1); yD[2] = yDp[2] = BIG
-    fit = lambda y, s: dp_gcd(X, y, LOSS, NoPenalty(), EPS, DELTA, n_passes=1, smoothness=np.ones(2), clip=1.0, step=0.5, random_state=s)
+    fit = lambda y, s: dp_gcd(X, y, LOSS, NoPenalty(), epsilon=EPS, delta=DELTA, n_passes=1, smoothness=np.ones(2), clip=1.0, step=0.5, random_state=s)
     def make(seed):
         a, b = fit(yD, seed), fit(yDp, seed + 1)
         return -a.coef.sum(), -b.coef.sum(), EPS, a.privacy.epsilon

@@ -27,12 +27,12 @@ def main():
         y = X @ rng.normal(size=8) if isinstance(loss, SquaredLoss) else np.sign(rng.normal(size=n))
         r = rng.normal(size=n); Xf = np.asfortranarray(X)
         t_mv = best(lambda: Xf.T @ r, 20)
-        t_sgd = best(lambda: dp_sgd(X, y, loss, pen, 1.0, 1 / n**2, n_passes=1, step=0.1, clip=1.0, random_state=0))
-        t_sgd50 = best(lambda: dp_sgd(X, y, loss, pen, 1.0, 1 / n**2, n_passes=50, step=0.1, clip=1.0, random_state=0), 2)
+        t_sgd = best(lambda: dp_sgd(X, y, loss, pen, epsilon=1.0, delta=1 / n**2, n_passes=1, step=0.1, clip=1.0, random_state=0))
+        t_sgd50 = best(lambda: dp_sgd(X, y, loss, pen, epsilon=1.0, delta=1 / n**2, n_passes=50, step=0.1, clip=1.0, random_state=0), 2)
         marg = (t_sgd50 - t_sgd) / 49   # per-epoch cost without the one-off calibration/validation
         line = f"{name:12s} n={n}: X.T@r {t_mv*1e3:7.3f} ms | DP-SGD 1 pass {t_sgd*1e3:7.2f} ms, marginal epoch {marg*1e3:7.2f} ms | DP-SGD 50 passes {t_sgd50:6.3f} s"
         if isinstance(pen, L2):
-            t_scd = best(lambda: dp_scd(X, y, loss, pen, 1.0, 1 / n**2, n_passes=1, batch_size=100, clip=0.1, random_state=0), 2)
+            t_scd = best(lambda: dp_scd(X, y, loss, pen, epsilon=1.0, delta=1 / n**2, n_passes=1, batch_size=100, clip=0.1, random_state=0), 2)
             line += f" | DP-SCD pass (L=100) {t_scd*1e3:8.2f} ms"
         if dp_cd is not None:
             with warnings.catch_warnings():

@@ -28,14 +28,16 @@ def problem(n, seed=0):
 
 def fitters(n):
     "name -> (fit(X, y), rounds per pass): the runs timed, with public constants."
-    M, args = np.full(P, 2.0 / P), (SquaredLoss(), L1(1e-3), 1.0, 1.0 / n**2)
-    out = {f"dp-bcd B={B}": (lambda X, y, B=B: dp_bcd(X, y, *args, block_size=B, n_passes=2,
-                                                       smoothness=M, random_state=0), P // B)
+    M, args = np.full(P, 2.0 / P), (SquaredLoss(), L1(1e-3))
+    budget = dict(epsilon=1.0, delta=1.0 / n**2)
+    out = {f"dp-bcd B={B}": (lambda X, y, B=B: dp_bcd(X, y, *args, **budget, block_size=B,
+                                                       n_passes=2, smoothness=M, random_state=0),
+                             P // B)
            for B in (1, 2, P)}
-    out["dp-gcd"] = (lambda X, y: dp_gcd(X, y, *args, n_passes=4, smoothness=M,
+    out["dp-gcd"] = (lambda X, y: dp_gcd(X, y, *args, **budget, n_passes=4, smoothness=M,
                                          random_state=0), 1)
-    out["dp-sgd q=1%"] = (lambda X, y: dp_sgd(X, y, *args, n_passes=0.5, step=0.5, clip=1.0,
-                                              batch_size=n / 100, random_state=0), 100)
+    out["dp-sgd q=1%"] = (lambda X, y: dp_sgd(X, y, *args, **budget, n_passes=0.5, step=0.5,
+                                              clip=1.0, batch_size=n / 100, random_state=0), 100)
     return out
 
 
@@ -238,13 +240,13 @@ def _utility_fitters(p):
     from dp_cd.solvers.dpcd import dp_cd
     def bcd(B):
         return lambda X, y, lo, pe, e, d, P, st, C, s, info: dp_bcd(
-            X, y, lo, pe, e, d, block_size=B, n_passes=P, step=st, clip=C,
+            X, y, lo, pe, epsilon=e, delta=d, block_size=B, n_passes=P, step=st, clip=C,
             smoothness=info["M"], random_state=s)
     out = {f"DP-BCD B={B}": bcd(B) for B in sorted({1, min(8, p), p})}
     out["DP-CD"] = lambda X, y, lo, pe, e, d, P, st, C, s, info: dp_cd(
         X, y, lo, pe, epsilon=e, delta=d, n_passes=P, step=st, clip=C, smoothness=info["M"], random_state=s)
     out["DP-SGD"] = lambda X, y, lo, pe, e, d, P, st, C, s, info: dp_sgd(
-        X, y, lo, pe, e, d, n_passes=P, step=st / info["beta"], clip=C, random_state=s)
+        X, y, lo, pe, epsilon=e, delta=d, n_passes=P, step=st / info["beta"], clip=C, random_state=s)
     return out
 
 

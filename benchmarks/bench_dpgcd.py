@@ -68,7 +68,7 @@ def bench(X, y, name, pen, repeat, T=20):
     "Ratio (one iteration: noise draw + kernel) / (one X.T @ r); the kernel is the one `dp_gcd` runs, on a block of T iterations."
     Xd, sparse = as_design(X); n, p = Xd.shape; loss = LogisticLoss()
     M = loss.coordinate_smoothness(Xd); M = np.maximum(M, M[M > 0].min())   # empty columns: any positive public constant
-    res = dp_gcd(Xd, y, loss, pen, 1.0, 1.0 / n**2, n_passes=T, clip=1.0, smoothness=M, random_state=0)   # calibration + compilation
+    res = dp_gcd(Xd, y, loss, pen, epsilon=1.0, delta=1.0 / n**2, n_passes=T, clip=1.0, smoothness=M, random_state=0)   # calibration + compilation
     P = res.params; rng = np.random.default_rng(0)
     kappa = 1 / np.sqrt(M); sqM, iM, shr = _score_constants(pen, M); sens = P["sensitivities"]; rel = P["noise_scales"]; mult = P["calibration"].selection_noise
     Xf = np.zeros((1, 1), order="F") if sparse else Xd

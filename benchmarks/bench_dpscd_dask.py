@@ -46,8 +46,8 @@ def main():
         for N, L in cases:
             X = rng.normal(size=(N, P)) / np.sqrt(P)
             y = np.sign(X @ rng.normal(size=P) + 0.1 * rng.normal(size=N))
-            fit = lambda Z: dp_scd(Z, y, LogisticLoss(), L2(1e-3), 1.0, 1.0 / N**2, n_passes=1,
-                                   batch_size=L, clip=1.0, random_state=0)
+            fit = lambda Z: dp_scd(Z, y, LogisticLoss(), L2(1e-3), epsilon=1.0, delta=1.0 / N**2,
+                                   n_passes=1, batch_size=L, clip=1.0, random_state=0)
             fit(X)   # compile
             Xd = da.from_array(X, chunks=(N // 4, P))
             base, ref = best_of(lambda: fit(X), k)

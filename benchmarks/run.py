@@ -139,7 +139,7 @@ def bench_speed(args):
         row("DP-CD fixed set-up", "call", max(t_10 - 10 * t_pass, 0.0), note="10-pass call minus 10 passes: validation, noise calibration (GDP)")
         if dp_sgd is not None and "dp_sgd" in args.solvers:
             L = loss.smoothness(X)
-            sgd = lambda P, B=1, acc="pld": dp_sgd(X, y, loss, pen(lam), 1.0, delta, n_passes=P, step=1.0 / L, clip=1.0,
+            sgd = lambda P, B=1, acc="pld": dp_sgd(X, y, loss, pen(lam), epsilon=1.0, delta=delta, n_passes=P, step=1.0 / L, clip=1.0,
                                                    batch_size=B, accountant=acc, random_state=0)
             sgd(0.1)
             # marginal epochs with the RDP accountant: the PLD accountant's cost grows with the number of steps T
@@ -160,7 +160,7 @@ def bench_speed(args):
         elif dp_sgd is None: print("  dp_cd.solvers.dpsgd.dp_sgd not available: DP-SGD rows skipped")
         if dp_gcd is not None and gcd_kwargs() is not None and "dp_gcd" in args.solvers:
             it = gcd_kwargs()
-            gcd = lambda T: dp_gcd(X, y, loss, pen(lam), 1.0, delta, **{it: int(T)}, smoothness=M, random_state=0)
+            gcd = lambda T: dp_gcd(X, y, loss, pen(lam), epsilon=1.0, delta=delta, **{it: int(T)}, smoothness=M, random_state=0)
             try:
                 gcd(2)
                 row("DP-GCD iteration", "iteration", marginal(gcd, 5, k),
@@ -340,7 +340,7 @@ def make_fitters(task, n, p, eps, delta):
                                                              clip=c["clip"], clipping="sample", smoothness=M_pub, random_state=s).coef,
                                [dict(passes=P, step=g, clip=C) for P in PASSES[1:] for g in STEPS for C in SAMPLE_CLIPS])
     if dp_sgd is not None:
-        fitters["dp_sgd"] = (lambda X, y, lam, c, s: dp_sgd(X, y, loss, L2(lam), eps, delta, n_passes=c["passes"],
+        fitters["dp_sgd"] = (lambda X, y, lam, c, s: dp_sgd(X, y, loss, L2(lam), epsilon=eps, delta=delta, n_passes=c["passes"],
                                                             step=c["step"] / L_pub, clip=c["clip"], batch_size=64,
                                                             random_state=s).coef,
                              [dict(passes=P, step=g, clip=C) for P in PASSES for g in STEPS for C in CLIPS])
@@ -444,7 +444,7 @@ def bench_scale(args):
             row = dict(design=kind, axis=axis, n=n, p=p, nnz=int(X.nnz) if kind == "sparse" else n * p, data_bytes=int(data),
                        dpcd_pass_s=t_pass, floor_s=t_floor, pass_vs_floor=t_pass / t_floor, dpcd_extra_peak_bytes=int(peak))
             if dp_sgd is not None:
-                sgd = lambda P: dp_sgd(X, y, SquaredLoss(), L1(0.01), 1.0, 1e-6, n_passes=P, step=0.01, batch_size=64, random_state=0)
+                sgd = lambda P: dp_sgd(X, y, SquaredLoss(), L1(0.01), epsilon=1.0, delta=1e-6, n_passes=P, step=0.01, batch_size=64, random_state=0)
                 sgd(0.2)
                 row["dpsgd_epoch_s"] = marginal(sgd, 0.5, k, target=0.02)
             rows.append(row)

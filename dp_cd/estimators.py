@@ -465,7 +465,7 @@ def _solver_options(self, solver, loss, bounds:_DataBounds, eps) -> dict:
 def _fit_one(self, X, y_enc, loss, pen, solver, eps, delta, rng, options:dict):
     "One solver run on the (clipped) data with the given options: the seam for tuning."
     if not options.get("fit_intercept"): X = self._add_intercept_column(X)   # else implicit
-    return solver.fit(X, y_enc, loss, pen, eps, delta, rng, **options)
+    return solver.fit(X, y_enc, loss, pen, epsilon=eps, delta=delta, random_state=rng, **options)
 
 _DPLinearBase._solver_options, _DPLinearBase._fit_one = _solver_options, _fit_one
 

@@ -160,9 +160,8 @@ def _search(self, X, targets, loss, score_losses, score_bound, eps, delta, rng, 
         extra = dict(sample_weight=weights[train], sample_weight_bound=self.sample_weight_bound)
     fit = lambda cand, rho, g: [f({**cand, **extra}, rho / len(fitters), g) for f in fitters]
     scores = lambda models: score_losses(models, X_held, held)
-    sel = private_tune(fit, scores, len(held), score_bound,
-                       cands, eps, delta, mean_runs=self.mean_runs, eta=self.eta,
-                       random_state=rng, n_records=n)
+    sel = private_tune(fit, scores, len(held), score_bound, cands, epsilon=eps, delta=delta,
+                       mean_runs=self.mean_runs, eta=self.eta, random_state=rng, n_records=n)
     if weights is not None:   # (the report is frozen: a copy with the note)
         note = _WEIGHT_NOTE.format(W=self.sample_weight_bound)
         sel.privacy = replace(sel.privacy, notes=[*sel.privacy.notes, note])

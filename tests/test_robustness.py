@@ -43,10 +43,10 @@ def _M(X):   # public smoothness constants (any positive values are valid inputs
 
 def call_dp_cd(X, y, loss, seed=0): return dp_cd(X, y, loss, L1(0.01), epsilon=1.0, delta=1e-3, n_passes=2, clip=1.0, smoothness=_M(X), random_state=seed).coef
 def call_dp_cd_exact(X, y, loss, seed=0): return dp_cd(X, y, loss, L2(0.1), epsilon=1.0, delta=1e-3, n_passes=2, clip=1.0, random_state=seed).coef
-def call_dp_sgd(X, y, loss, seed=0): return dp_sgd(X, y, loss, L1(0.01), 1.0, 1e-3, n_passes=2, step=0.1, clip=1.0, random_state=seed).coef
-def call_dp_scd(X, y, loss, seed=0): return dp_scd(X, y, loss, L2(1.0), 1.0, 1e-3, n_passes=2, batch_size=1, clip=1.0, random_state=seed).coef
-def call_outpert(X, y, loss, seed=0): return output_perturbation(X, y, loss, L2(1.0), 1.0, 1e-3, x_norm=10.0, y_bound=10.0, random_state=seed).coef
-def call_dp_gcd(X, y, loss, seed=0): return dp_gcd(X, y, loss, L1(0.01), 1.0, 1e-3, n_passes=2, clip=1.0, smoothness=_M(X), random_state=seed).coef
+def call_dp_sgd(X, y, loss, seed=0): return dp_sgd(X, y, loss, L1(0.01), epsilon=1.0, delta=1e-3, n_passes=2, step=0.1, clip=1.0, random_state=seed).coef
+def call_dp_scd(X, y, loss, seed=0): return dp_scd(X, y, loss, L2(1.0), epsilon=1.0, delta=1e-3, n_passes=2, batch_size=1, clip=1.0, random_state=seed).coef
+def call_outpert(X, y, loss, seed=0): return output_perturbation(X, y, loss, L2(1.0), epsilon=1.0, delta=1e-3, x_norm=10.0, y_bound=10.0, random_state=seed).coef
+def call_dp_gcd(X, y, loss, seed=0): return dp_gcd(X, y, loss, L1(0.01), epsilon=1.0, delta=1e-3, n_passes=2, clip=1.0, smoothness=_M(X), random_state=seed).coef
 def call_solve(X, y, loss, seed=0): return solve(X, y, loss, L2(0.1), method="cd", max_iter=20, random_state=seed).coef
 def call_reg(X, y, loss, seed=0):
     return DPRegressor(epsilon=1.0, delta=1e-3, n_passes=2, random_state=seed, solver_options=dict(smoothness="exact")).fit(X, y).coef_
@@ -255,31 +255,31 @@ def test_output_perturbation_extreme_records_projected():
     "A record beyond the public bounds is projected into them (a refusal would reveal it)."
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        c = output_perturbation(np.array([[1.257e299]]), np.array([-0.13]), SquaredLoss(), L2(1.0), 1.0, 1e-3, x_norm=10.0, y_bound=10.0, random_state=0).coef
+        c = output_perturbation(np.array([[1.257e299]]), np.array([-0.13]), SquaredLoss(), L2(1.0), epsilon=1.0, delta=1e-3, x_norm=10.0, y_bound=10.0, random_state=0).coef
     assert np.all(np.isfinite(c)), c
 
 def test_output_perturbation_huge_labels_clipped():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        c = output_perturbation(_X, _y * 1e300, SquaredLoss(), L2(1.0), 1.0, 1e-3, x_norm=10.0, y_bound=10.0, random_state=0).coef
+        c = output_perturbation(_X, _y * 1e300, SquaredLoss(), L2(1.0), epsilon=1.0, delta=1e-3, x_norm=10.0, y_bound=10.0, random_state=0).coef
     assert np.all(np.isfinite(c)), c
 
 def test_dp_scd_long_rows_projected():
     "DP-SCD projects rows of norm > 1 onto the unit ball instead of refusing them."
-    c = dp_scd(_X * 10, np.sign(_y), LogisticLoss(), L2(1.0), 1.0, 1e-3, n_passes=2, batch_size=1, random_state=0).coef
+    c = dp_scd(_X * 10, np.sign(_y), LogisticLoss(), L2(1.0), epsilon=1.0, delta=1e-3, n_passes=2, batch_size=1, random_state=0).coef
     assert np.all(np.isfinite(c)), c
 
 def test_output_perturbation_no_silent_inf_model():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        try: c = output_perturbation(np.array([[1.257e299]]), np.array([-0.13]), SquaredLoss(), L2(1.0), 1.0, 1e-3, x_norm=1e300, y_bound=10.0, random_state=0).coef
+        try: c = output_perturbation(np.array([[1.257e299]]), np.array([-0.13]), SquaredLoss(), L2(1.0), epsilon=1.0, delta=1e-3, x_norm=1e300, y_bound=10.0, random_state=0).coef
         except ValueError: return
     assert np.all(np.isfinite(c)), c
 
 def test_output_perturbation_logistic_extreme_record():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        try: c = output_perturbation(np.array([[1.257e299]]), np.array([-1.0]), LogisticLoss(), L2(1.0), 1.0, 1e-3, x_norm=1e300, random_state=0).coef
+        try: c = output_perturbation(np.array([[1.257e299]]), np.array([-1.0]), LogisticLoss(), L2(1.0), epsilon=1.0, delta=1e-3, x_norm=1e300, random_state=0).coef
         except ValueError: return
     assert np.all(np.isfinite(c))
 

@@ -116,15 +116,15 @@ def _solvers():
     try: from dp_cd.solvers.dpsgd import dp_sgd
     except ImportError: return out
     def sgd(X, y, loss, pen, eps, delta, *, passes, step, clip, seed, info, **kw):
-        return dp_sgd(X, y, loss, pen, eps, delta, n_passes=passes, step=step / info["beta"],
-                      clip=clip, random_state=seed, **kw)
+        return dp_sgd(X, y, loss, pen, epsilon=eps, delta=delta, n_passes=passes,
+                      step=step / info["beta"], clip=clip, random_state=seed, **kw)
 
     out["DP-SGD"] = sgd
     try: from dp_cd.solvers.dpscd import dp_scd
     except ImportError: return out
     def scd(X, y, loss, pen, eps, delta, *, passes, step, clip, seed, info, **kw):
         s = info["row_scale"]
-        r = dp_scd(X * s, y, loss, L2(pen.lam / s**2), eps, delta, n_passes=passes,
+        r = dp_scd(X * s, y, loss, L2(pen.lam / s**2), epsilon=eps, delta=delta, n_passes=passes,
                    batch_size=min(1000, X.shape[0]), clip=clip, random_state=seed, **kw)
         r.coef[:] = r.coef * s
         r.trace[:] = [(P, c * s) for P, c in r.trace]

@@ -152,10 +152,11 @@ def _fit(alg, X, y, loss, pen, *, passes, step, clip, seed, eps, delta, rule="gs
     # "dp-gcd" (rule `rule`) or "dp-gcd gs-s" / "dp-gcd gs-r" / "dp-gcd gs-q"
     if alg.startswith("dp-gcd"):
         return dp_gcd(
-            X, y, loss, pen, eps, delta, rule=alg.split()[1] if " " in alg else rule, **kw
+            X, y, loss, pen, epsilon=eps, delta=delta,
+            rule=alg.split()[1] if " " in alg else rule, **kw
         )
     if alg == "dp-cd": return dp_cd(X, y, loss, pen, epsilon=eps, delta=delta, **kw)
-    if alg == "dp-sgd": return dp_sgd(X, y, loss, pen, eps, delta, **kw)
+    if alg == "dp-sgd": return dp_sgd(X, y, loss, pen, epsilon=eps, delta=delta, **kw)
     raise ValueError(f"unknown algorithm {alg!r}")
 
 # %% ../../nbs/05_experiments/02_dp_gcd.ipynb
@@ -570,8 +571,8 @@ def calibration_comparison(
                 y,
                 loss,
                 pen,
-                epsilon,
-                delta,
+                epsilon=epsilon,
+                delta=delta,
                 n_passes=T,
                 rule="gs-r",
                 selection="as_published",
@@ -587,8 +588,8 @@ def calibration_comparison(
                     y,
                     loss,
                     pen,
-                    eps,
-                    delta,
+                    epsilon=eps,
+                    delta=delta,
                     n_passes=T,
                     rule="gs-r",
                     step=s,

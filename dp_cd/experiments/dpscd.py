@@ -97,10 +97,9 @@ def run_method(problem:dict, method:str, epsilon:float, L:int, C:float, eta:floa
                passes:float=5, seed:int=0, record_every=None):
     "One fit of a method on a problem (`FitResult`)."
     P = problem
-    args = (P["X"], P["y"], P["loss"], P["penalty"], epsilon, DELTA)
-    common = dict(
-        n_passes=passes, batch_size=L, clip=C, random_state=seed, record_every=record_every
-    )
+    args = (P["X"], P["y"], P["loss"], P["penalty"])
+    common = dict(epsilon=epsilon, delta=DELTA, n_passes=passes, batch_size=L, clip=C,
+                  random_state=seed, record_every=record_every)
     if method == "dp-sgd": return dp_sgd(*args, step=eta, **common)
     return (dp_scd if method == "dp-scd" else seq_dp_scd)(*args, **common)
 

@@ -312,9 +312,9 @@ def dp_bcd(
     y,  # labels (n,)
     loss,  # datafit: SquaredLoss(), LogisticLoss() or HuberLoss(...)
     penalty,  # separable penalty: NoPenalty, L1, L2, ElasticNet or Box
+    *,
     epsilon: float,  # total privacy budget ε > 0 (np.inf: non-private)
     delta: float,  # δ in (0, 1) (replace-one neighbours)
-    *,
     block_size: int | None = None,  # B, coordinates per round (default min(8, p))
     n_passes: float = 10,  # passes over the data: about n_passes·p coordinate updates
     step: float = 1.0,  # step-size hyperparameter γ: γ_j = γ / v_j (ESO)
@@ -331,12 +331,12 @@ def dp_bcd(
 ):
     "Differentially private proximal block coordinate descent (uniform blocks of B coordinates)."
     solver = get_solver("dp-bcd")   # a row-chunked (dask) X: see "Solvers on row chunks"
-    return solver.fit(X, y, loss, penalty, epsilon, delta, random_state, block_size=block_size,
-                      n_passes=n_passes, step=step, clip=clip, smoothness=smoothness,
-                      smoothness_bound=smoothness_bound, smoothness_budget=smoothness_budget,
-                      row_nnz=row_nnz, fit_intercept=fit_intercept,
-                      intercept_scaling=intercept_scaling, penalize_intercept=penalize_intercept,
-                      record_every=record_every)
+    return solver.fit(X, y, loss, penalty, epsilon=epsilon, delta=delta, random_state=random_state,
+                      block_size=block_size, n_passes=n_passes, step=step, clip=clip,
+                      smoothness=smoothness, smoothness_bound=smoothness_bound,
+                      smoothness_budget=smoothness_budget, row_nnz=row_nnz,
+                      fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
+                      penalize_intercept=penalize_intercept, record_every=record_every)
 
 # %% ../../nbs/03_solvers/09_block_cd.ipynb
 @register

@@ -326,7 +326,7 @@ def _check_public(options:dict, public:tuple, intercept:bool=False):
                          "of ones to X")
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
-def fit_chunked(solver:Solver, X, y, loss:Loss, penalty:Penalty|None, epsilon:float,
+def fit_chunked(solver:Solver, X, y, loss:Loss, penalty:Penalty|None, *, epsilon:float,
                 delta:float|None, random_state=None, **options) -> FitResult:
     "`Solver.fit` on a row-chunked design: validate → plan (the solver's own) → chunked run."
     run_chunked, public = _chunked_run(solver)

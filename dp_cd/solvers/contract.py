@@ -337,12 +337,13 @@ def _run(self, problem:Problem, plan:Plan, options:dict, rng) -> Run:
 Solver.check_options, Solver.plan, Solver.run = _check_options, _plan, _run
 
 # %% ../../nbs/03_solvers/00_contract.ipynb
-def _fit(self, X, y, loss:Loss, penalty:Penalty|None, epsilon:float, delta:float|None,
+def _fit(self, X, y, loss:Loss, penalty:Penalty|None, *, epsilon:float, delta:float|None,
          random_state=None, **options) -> FitResult:
     "The pipeline: validate → plan (public constants, calibration) → run → result and report."
     if type(X).__module__.split(".")[0] == "dask":   # row-chunked: `dp_cd.solvers.chunks`
         from dp_cd.solvers.chunks import fit_chunked
-        return fit_chunked(self, X, y, loss, penalty, epsilon, delta, random_state, **options)
+        return fit_chunked(self, X, y, loss, penalty, epsilon=epsilon, delta=delta,
+                           random_state=random_state, **options)
     unknown = sorted(set(options) - set(self.option_names))
     if unknown:
         raise TypeError(f"solver {self.name!r} got unknown options {unknown}; "

@@ -447,13 +447,13 @@ def dp_cd(
     """Differentially private proximal coordinate descent (thesis Algorithm 4.3.1 with §4.5's
     clipping and constants)."""
     return get_solver("dp-cd").fit(
-        X, y, loss, penalty, epsilon, delta, random_state, n_passes=n_passes, step=step, clip=clip,
-        clipping=clipping, n_inner=n_inner, averaging=averaging, smoothness=smoothness,
-        smoothness_bound=smoothness_bound, smoothness_budget=smoothness_budget,
-        accountant=accountant, w0=w0, fit_intercept=fit_intercept,
-        intercept_scaling=intercept_scaling, penalize_intercept=penalize_intercept,
-        record_every=record_every, sample_weight=sample_weight,
-        sample_weight_bound=sample_weight_bound)
+        X, y, loss, penalty, epsilon=epsilon, delta=delta, random_state=random_state,
+        n_passes=n_passes, step=step, clip=clip, clipping=clipping, n_inner=n_inner,
+        averaging=averaging, smoothness=smoothness, smoothness_bound=smoothness_bound,
+        smoothness_budget=smoothness_budget, accountant=accountant, w0=w0,
+        fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
+        penalize_intercept=penalize_intercept, record_every=record_every,
+        sample_weight=sample_weight, sample_weight_bound=sample_weight_bound)
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def _check_options(self, problem, request, options):

@@ -528,9 +528,9 @@ def dp_gcd(
     y,  # labels (n,)
     loss: Loss,  # datafit, e.g. SquaredLoss() or LogisticLoss()
     penalty: Penalty,  # separable penalty: NoPenalty, L1, L2, ElasticNet or Box
+    *,
     epsilon: float,  # total privacy budget ε > 0 (np.inf: non-private)
     delta: float,  # δ in (0, 1) (replace-one neighbours)
-    *,
     n_passes: int = 10,  # T iterations; one DP-GCD iteration is one pass over the data
     step: float = 1.0,  # step-size hyperparameter gamma: gamma_j = gamma / M_j
     clip=1.0,  # C > 0 (C_j = sqrt(M_j/tr M) C), explicit thresholds (p,), or np.inf (only if epsilon = inf)
@@ -551,9 +551,10 @@ def dp_gcd(
 ) -> FitResult:
     "Differentially private (proximal) greedy coordinate descent (thesis Algorithms 5.3.1–5.3.2)."
     return get_solver("dp-gcd").fit(
-        X, y, loss, penalty, epsilon, delta, random_state, n_passes=n_passes, step=step, clip=clip,
-        rule=rule, selection=selection, release=release, accountant=accountant,
-        selection_share=selection_share, smoothness=smoothness, smoothness_bound=smoothness_bound,
+        X, y, loss, penalty, epsilon=epsilon, delta=delta, random_state=random_state,
+        n_passes=n_passes, step=step, clip=clip, rule=rule, selection=selection,
+        release=release, accountant=accountant, selection_share=selection_share,
+        smoothness=smoothness, smoothness_bound=smoothness_bound,
         smoothness_budget=smoothness_budget, w0=w0, fit_intercept=fit_intercept,
         intercept_scaling=intercept_scaling, penalize_intercept=penalize_intercept,
         record_every=record_every)

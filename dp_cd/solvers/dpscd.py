@@ -36,9 +36,9 @@ def dp_scd(
     y,  # labels (N,)
     loss: Loss,  # `SquaredLoss()` (ridge), `LogisticLoss()` or `HingeLoss()` (SVM)
     penalty: Penalty,  # `L2(lam)`, lam > 0
+    *,
     epsilon: float,  # privacy budget ε > 0 (`np.inf`: non-private, no scaling, no noise)
     delta: float,  # δ in (0, 1)
-    *,
     n_passes: float = 10,  # passes over the data (a pass is N / L steps)
     batch_size: int = 10,  # mini-batch size L (expected size under Poisson sampling)
     clip: float = 1.0,  # update scaling C: |Δα_j| <= C
@@ -51,9 +51,10 @@ def dp_scd(
     record_every: float | None = None,  # record (passes, θ) every this many passes
 ) -> FitResult:
     "DP-SCD (Damaskinos et al., 2021, Alg. 1): private mini-batch dual coordinate ascent."
-    return get_solver("dp-scd").fit(X, y, loss, penalty, epsilon, delta, random_state,
-                                    n_passes=n_passes, batch_size=batch_size, clip=clip,
-                                    variant=variant, relation=relation, record_every=record_every,
+    return get_solver("dp-scd").fit(X, y, loss, penalty, epsilon=epsilon, delta=delta,
+                                    random_state=random_state, n_passes=n_passes,
+                                    batch_size=batch_size, clip=clip, variant=variant,
+                                    relation=relation, record_every=record_every,
                                     fit_intercept=fit_intercept,
                                     intercept_scaling=intercept_scaling,
                                     penalize_intercept=penalize_intercept)
@@ -391,9 +392,9 @@ def seq_dp_scd(X, # design (N, p), dense or sparse, rows of norm <= 1
                y, # labels (N,)
                loss:Loss, # `SquaredLoss()`, `LogisticLoss()` or `HingeLoss()`
                penalty:Penalty, # `L2(lam)`, lam > 0
+               *,
                epsilon:float, # privacy budget ε > 0 (`np.inf`: non-private)
                delta:float, # δ in (0, 1)
-               *,
                n_passes:float=10, # passes over the data (a pass is N / L steps)
                batch_size:int=10, # mini-batch size L (at most L updates per batch)
                clip:float=1.0, # update scaling C
@@ -406,10 +407,11 @@ def seq_dp_scd(X, # design (N, p), dense or sparse, rows of norm <= 1
                record_every:float|None=None, # record (passes, θ) every this many passes
               ) -> FitResult:
     "seqDP-SCD (Damaskinos et al., 2021, Alg. 3): DP-SCD with sequential updates in a batch."
-    return get_solver("seq-dp-scd").fit(X, y, loss, penalty, epsilon, delta, random_state,
-                                        n_passes=n_passes, batch_size=batch_size, clip=clip,
-                                        variant=variant, relation=relation,
-                                        record_every=record_every, fit_intercept=fit_intercept,
+    return get_solver("seq-dp-scd").fit(X, y, loss, penalty, epsilon=epsilon, delta=delta,
+                                        random_state=random_state, n_passes=n_passes,
+                                        batch_size=batch_size, clip=clip, variant=variant,
+                                        relation=relation, record_every=record_every,
+                                        fit_intercept=fit_intercept,
                                         intercept_scaling=intercept_scaling,
                                         penalize_intercept=penalize_intercept)
 
@@ -426,9 +428,9 @@ def primal_dp_scd(X, # design (N, p), dense or sparse, rows of norm <= 1
                   y, # labels (N,)
                   loss:Loss, # `SquaredLoss()` or `LogisticLoss()`
                   penalty:Penalty, # `L2(lam)`, lam > 0
+                  *,
                   epsilon:float, # privacy budget ε > 0 (`np.inf`: non-private)
                   delta:float, # δ in (0, 1)
-                  *,
                   n_passes:float=10, # passes over the coordinates (a pass is p / L steps)
                   batch_size:int=1, # coordinates per step L (<= p)
                   clip:float=1.0, # update scaling C: |Δθ_j| <= C
@@ -441,10 +443,10 @@ def primal_dp_scd(X, # design (N, p), dense or sparse, rows of norm <= 1
                   record_every:float|None=None, # record (passes, θ) every this many passes
                  ) -> FitResult:
     "primalDP-SCD (Damaskinos et al., 2021, Alg. 2): private mini-batch primal coordinate descent."
-    return get_solver("primal-dp-scd").fit(X, y, loss, penalty, epsilon, delta, random_state,
-                                           n_passes=n_passes, batch_size=batch_size, clip=clip,
-                                           variant=variant, relation=relation,
-                                           record_every=record_every,
+    return get_solver("primal-dp-scd").fit(X, y, loss, penalty, epsilon=epsilon, delta=delta,
+                                           random_state=random_state, n_passes=n_passes,
+                                           batch_size=batch_size, clip=clip, variant=variant,
+                                           relation=relation, record_every=record_every,
                                            fit_intercept=fit_intercept,
                                            intercept_scaling=intercept_scaling,
                                            penalize_intercept=penalize_intercept)

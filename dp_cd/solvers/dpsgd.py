@@ -28,9 +28,9 @@ def dp_sgd(
     y,  # labels (n,)
     loss: Loss,  # datafit, e.g. `SquaredLoss()` or `LogisticLoss()`
     penalty: Penalty,  # separable penalty (prox applied at every step)
+    *,
     epsilon: float,  # privacy budget ε > 0 (`np.inf`: non-private, no clipping, no noise)
     delta: float,  # δ in (0, 1)
-    *,
     n_passes: float = 10,  # passes over the data (a pass is n / batch_size steps)
     step: float
     | None = None,  # step γ (None: from `smoothness`, else 1/M from the data's smoothness: leaks)
@@ -48,10 +48,11 @@ def dp_sgd(
     record_every: float | None = None,  # record (passes, coef) every this many passes
 ) -> FitResult:
     "Proximal DP-SGD (Alg. 3.2.2): per-sample clipping, Poisson subsampling, PLD accounting."
-    return get_solver("dp-sgd").fit(X, y, loss, penalty, epsilon, delta, random_state,
-                                    n_passes=n_passes, step=step, smoothness=smoothness, clip=clip,
-                                    batch_size=batch_size, relation=relation,
-                                    accountant=accountant, w0=w0, fit_intercept=fit_intercept,
+    return get_solver("dp-sgd").fit(X, y, loss, penalty, epsilon=epsilon, delta=delta,
+                                    random_state=random_state, n_passes=n_passes, step=step,
+                                    smoothness=smoothness, clip=clip, batch_size=batch_size,
+                                    relation=relation, accountant=accountant, w0=w0,
+                                    fit_intercept=fit_intercept,
                                     intercept_scaling=intercept_scaling,
                                     penalize_intercept=penalize_intercept,
                                     record_every=record_every)

@@ -588,9 +588,9 @@ def localization(
     loss: GrowthLoss,  # smooth convex loss
     center,  # centre c of the domain X = B(c, R)
     radius: float,  # R > 0
+    *,
     epsilon: float,  # ε > 0
     delta: float = 0.0,  # δ: 0 for pure DP (Laplace), > 0 for Gaussian noise
-    *,
     eta: float | None = None,  # step η; default: Proposition 1/2
     x0=None,  # initial point (default: c)
     beta: float | None = None,  # failure probability for the default η
@@ -677,9 +677,9 @@ def epoch_growth(
     center,  # centre c of X = B(c, R)
     radius: float,  # R > 0
     kappa_lower: float,  # lower bound κ̲ > 1 on the (unknown) growth exponent
+    *,
     epsilon: float,  # ε > 0
     delta: float = 0.0,  # δ (0: pure DP)
-    *,
     x0=None,  # initial point (default c)
     beta: float | None = None,  # failure probability (default 1/(n+d))
     noise: str | None = None,  # "laplace_l2" | "laplace_coord" | "gaussian"
@@ -1081,9 +1081,9 @@ def growth_adaptive(
     y,  # labels (n,) (±1 for the logistic loss)
     loss: Loss,  # SquaredLoss(), LogisticLoss() or HuberLoss(delta)
     penalty: Penalty,  # NoPenalty() or L2(lam) (added to every record's loss); others are refused
+    *,
     epsilon: float,  # ε > 0 (np.inf: non-private, no noise)
     delta: float,  # δ in (0, 1) (Gaussian noise), or 0 for pure DP (ℓ2-Laplace noise)
-    *,
     radius: float = 1.0,  # R: the model is constrained to ||w||_2 <= R
     x_norm: float
     | None = None,  # public bound on ||x_i||_2 (rows are clipped to it); None: from the data (leaks, warns)
@@ -1103,9 +1103,10 @@ def growth_adaptive(
     """The growth-adaptive method: Algorithm 2 of Asi, Levy & Duchi (2021) for a linear model over
     an ℓ2 ball; returns a `FitResult`."""
     return get_solver("growth-adaptive").fit(
-        X, y, loss, penalty, epsilon, delta, random_state, radius=radius, x_norm=x_norm,
-        y_bound=y_bound, kappa_lower=kappa_lower, step=step, clip=clip, tol_frac=tol_frac,
-        max_inner_iter=max_inner_iter, w0=w0, record_every=record_every)
+        X, y, loss, penalty, epsilon=epsilon, delta=delta, random_state=random_state,
+        radius=radius, x_norm=x_norm, y_bound=y_bound, kappa_lower=kappa_lower, step=step,
+        clip=clip, tol_frac=tol_frac, max_inner_iter=max_inner_iter, w0=w0,
+        record_every=record_every)
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
 @register

@@ -38,9 +38,9 @@ def output_perturbation(
     y,  # labels (n,)
     loss: Loss,  # datafit (squared, logistic or Huber)
     penalty: Penalty,  # must be `L2(lam)` with lam > 0 (the strong convexity μ = lam)
+    *,
     epsilon: float,  # privacy budget ε > 0 (`np.inf`: return the exact minimiser)
     delta: float,  # δ in (0, 1)
-    *,
     x_norm: float | None = None,  # public bound on ||x_i||_2 (None: max over the data, leaks)
     y_bound: float
     | None = None,  # public bound on |y_i| (squared loss only; None: from the data, leaks)
@@ -52,9 +52,9 @@ def output_perturbation(
 ) -> FitResult:
     "Output perturbation (Alg. 3.2.1): exact minimiser plus analytic-Gaussian noise (Thm. 3.2.1)."
     return get_solver("output-perturbation").fit(
-        X, y, loss, penalty, epsilon, delta, random_state, x_norm=x_norm, y_bound=y_bound,
-        opt_tol=opt_tol, fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
-        penalize_intercept=penalize_intercept)
+        X, y, loss, penalty, epsilon=epsilon, delta=delta, random_state=random_state,
+        x_norm=x_norm, y_bound=y_bound, opt_tol=opt_tol, fit_intercept=fit_intercept,
+        intercept_scaling=intercept_scaling, penalize_intercept=penalize_intercept)
 
 
 # %% ../../nbs/03_solvers/08_output_perturbation.ipynb

@@ -212,9 +212,9 @@ def _selection_plan(rho, dist, delta, n_candidates, K, notes=()):
 # %% ../../nbs/03_solvers/05_tuning.ipynb
 def private_select(candidates, # list of hyperparameter settings (any objects)
                    train_and_score, # (candidate, ρ, rng) -> (model, noisy score); ρ-zCDP
+                   *,
                    epsilon:float, # total budget ε of the selection (all runs and the choice)
                    delta:float, # δ of the guarantee
-                   *,
                    mean_runs:float=10.0, # E[K]
                    eta:float=1.0, # shape of D_{η,γ} (1: geometric, Liu & Talwar; 0: logarithmic)
                    random_state=None, # seed or Generator
@@ -320,7 +320,7 @@ def zcdp_fit(solver:str, # a registered solver name
     d_run = min(1e-6, 0.1 / X.shape[0]**2)   # calibration currency only: any δ_run gives ρ-zCDP
     target = RUN_TARGETS[currency](rho, d_run)
     if "accountant" in s.option_names: options["accountant"] = currency   # else its only one
-    fit = s.fit(X, y, loss, penalty, target, d_run, rng, **options)
+    fit = s.fit(X, y, loss, penalty, epsilon=target, delta=d_run, random_state=rng, **options)
     rho_run = event_rho(fit.ledger.event, options.get("relation", "replace_one"))
     if not fit.privacy.is_private or rho_run > rho * (1 + 1e-6):
         raise RuntimeError(f"{solver} run is {rho_run:.4g}-zCDP, more than rho={rho:.4g}: refused")
@@ -379,9 +379,9 @@ def private_tune(
     n_holdout: int,  # number of held-out records (public)
     score_bound: float,  # B: a held-out record's loss is clipped to [0, B]
     candidates: list,  # the hyper-parameter grid (public)
+    *,
     epsilon: float,
     delta: float,  # the budget of the whole search
-    *,
     mean_runs: float = 6.0,
     eta: float = 0.0,  # E[K] and shape of D_{η,γ}
     random_state=None,
@@ -398,5 +398,6 @@ def private_tune(
     note = (f"a run: a rho-zCDP fit on the training records, then its mean held-out loss "
             f"(clipped to [0, {B:g}]) on {m} other records + Gaussian noise, also rho-zCDP; "
             "disjoint records, so a run is rho-zCDP")
-    return private_select(candidates, train_and_score, epsilon, delta, mean_runs=mean_runs,
-                          eta=eta, random_state=random_state, n_records=n_records, notes=[note])
+    return private_select(candidates, train_and_score, epsilon=epsilon, delta=delta,
+                          mean_runs=mean_runs, eta=eta, random_state=random_state,
+                          n_records=n_records, notes=[note])
