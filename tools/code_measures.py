@@ -19,7 +19,7 @@ and the keyword-only options after `*` are not counted. The target is that no ex
 has TOO_MANY_PARAMS (12) positional parameters or more: kernels pack theirs into a few small
 tuples, public functions take their options by keyword. Functions with TOO_MANY_PARAMS
 keyword-only options or more are listed apart, not counted as a miss: scikit-learn-style public
-APIs (`f(X, y, loss, penalty, epsilon, delta, *, n_passes=..., ...)`), whose options are named at
+APIs (`f(X, y, loss, penalty, *, epsilon, delta, n_passes=..., ...)`), whose options are named at
 every call. The targets of `--check` apply to the exported code (the package); the numbers for
 all code cells, and per notebook, are printed to show where the debt is. Standard library only.
 """
