@@ -7,6 +7,7 @@ from __future__ import annotations
 import math, warnings
 import numpy as np
 import scipy.sparse as sp
+from numba import njit
 from ..utils import check_scalar, PrivacyLeakWarning
 from scipy.sparse.linalg import LinearOperator, cg
 from dp_cd.model.losses import (
@@ -238,14 +239,46 @@ def _rows_transpose_times(rows:tuple, u:np.ndarray) -> np.ndarray:
 
 
 # %% ../../nbs/03_solvers/08_output_perturbation.ipynb
+@njit(cache=True)
+def _csc_rows(X:tuple, # a CSC design `(data, indices, indptr)`, indices sorted in each column
+              pos:np.ndarray, # per column, its first entry not read yet (advanced in place)
+              start:int, stop:int, # the rows to read, start, ..., stop - 1
+              out:np.ndarray, # (≥ stop - start, p): the rows, dense, in its first stop - start
+             ):
+    "The next rows of a CSC design, read into `out` in O(p + their entries)."
+    data, indices, indptr = X
+    out[:stop - start] = 0.0
+    for j in range(out.shape[1]):
+        k = pos[j]
+        while k < indptr[j + 1] and indices[k] < stop:
+            out[indices[k] - start, j] += data[k]   # duplicates summed, as by toarray
+            k += 1
+        pos[j] = k
+
+
+# %% ../../nbs/03_solvers/08_output_perturbation.ipynb
+def _row_blocks(X, rows:int):
+    """`(a, X[a:a + rows])` for a = 0, rows, 2·rows, ...: dense blocks of X. A sparse X is read
+    as CSC and densified one block at a time, into one buffer (use a block before the next)."""
+    n = X.shape[0]
+    if not sp.issparse(X):
+        yield from ((a, X[a:a + rows]) for a in range(0, n, rows))
+        return
+    X = X.tocsc()   # the validated design is CSC with sorted indices: X itself, not a copy
+    if not X.has_sorted_indices: X = X.sorted_indices()
+    pos, buf = X.indptr[:-1].copy(), np.empty((min(rows, n), X.shape[1]), order="F")  # as toarray
+    for a in range(0, n, rows):
+        _csc_rows((X.data, X.indices, X.indptr), pos, a, min(a + rows, n), buf)
+        yield a, buf[:n - a]
+
+
+# %% ../../nbs/03_solvers/08_output_perturbation.ipynb
 def _rows_gram(rows:tuple, h:np.ndarray) -> np.ndarray:
     "AᵀHA = Σ_i h_i a_i a_iᵀ, summed over blocks of rows (temporaries of ≤ `_BLOCK` entries)."
     X, scale, column = rows
-    Xd = X.toarray() if sp.issparse(X) else X
-    q = Xd.shape[1] + (column is not None)
+    q = X.shape[1] + (column is not None)
     step, G = max(1, _BLOCK // q), np.zeros((q, q))
-    for a in range(0, Xd.shape[0], step):
-        A = Xd[a:a + step]
+    for a, A in _row_blocks(X, step):
         if scale is not None: A = A * scale[a:a + step, None]
         if column is not None: A = np.column_stack([A, column[a:a + step]])
         G += A.T @ (h[a:a + step, None] * A)
