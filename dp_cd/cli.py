@@ -4,8 +4,8 @@
 
 # %% ../nbs/06_api/02_cli.ipynb 1
 from __future__ import annotations
-import argparse, contextlib, csv, fcntl, io, json, math, os, sys, tempfile, threading
-import time, warnings
+import argparse, contextlib, csv, dataclasses, fcntl, io, json, math, os, re, signal, sys, tempfile
+import threading, time, warnings
 from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
@@ -13,12 +13,13 @@ from scipy.integrate import IntegrationWarning
 import dp_cd
 from .utils import PrivacyLeakWarning, as_generator
 from .estimators import (DPRegressor, DPClassifier, BudgetExceededError, LOSSES, make_loss,
-                               make_penalty)
+                               make_penalty, BoundsFallbackWarning)
 from .solvers.contract import SOLVERS, get_solver
 
 # %% auto 0
-__all__ = ['MAX_ABS_VALUE', 'MODEL_FORMAT', 'MAX_PASSES', 'FIT_DEFAULTS', 'TUNE_CHOOSES', 'DEMO_PROBLEMS', 'DEMO_EPSILONS',
-           'DEMO_SHAPE', 'DEMO_BOUND', 'REPRODUCTIONS', 'CLIError', 'read_data', 'model_to_dict', 'load_model',
+__all__ = ['MAX_ABS_VALUE', 'MODEL_FORMAT', 'MAX_PASSES', 'WHOLE_PASSES', 'FIT_DEFAULTS', 'TUNE_CHOOSES', 'SOLVER_OPTIONS',
+           'SMOOTHNESS_SOLVERS', 'DATASET_LABELS', 'REPORT_PARAMETERS', 'DEMO_PROBLEMS', 'DEMO_EPSILONS', 'DEMO_SHAPE',
+           'DEMO_BOUND', 'REPRODUCTIONS', 'CLI_FLAGS', 'CLIError', 'read_data', 'model_to_dict', 'load_model',
            'run_demo', 'main']
 
 # %% ../nbs/06_api/02_cli.ipynb
@@ -208,37 +209,29 @@ def read_data(source:str, # a file path, or a dataset name known to `dp_cd.datas
               data_dir:str|None=None, # data directory for named datasets
              ):
     "Features, target, feature names and target name from a file or a named dataset, checked."
-    X, y, names, tname = _read_source(source, target, data_dir)
+    return _read(source, target, data_dir)[:4]
+
+def _read(source, target=None, data_dir=None):
+    "`read_data`'s four values and the task of a named dataset (None for a file)."
+    X, y, names, tname, task = _read_source(source, target, data_dir)
     _check_data(X, y, names, tname, source)
-    return X, y, names, tname
+    return X, y, names, tname, task
 
 # %% ../nbs/06_api/02_cli.ipynb
 def _read_source(source, target, data_dir):
-    from dp_cd import datasets
+    "Unchecked (X, y, feature names, target name, task): a file (task None) or a named dataset."
     path = Path(source)
-    if not path.exists():
-        if source in datasets.NAMES:
-            try: ds = datasets.load(source, data_dir)
-            except datasets.DatasetError as e: raise CLIError(str(e)) from None
-            names = (
-                list(ds.feature_names)
-                if ds.feature_names is not None
-                else [f"x{j}" for j in range(ds.p)]
-            )
-            return ds.X, ds.y, names, "target"
-        raise CLIError(
-            f"{source}: no such file, and not a dataset name (known: {', '.join(datasets.NAMES)})"
-        )
+    if not path.exists(): return _read_named(source, data_dir)
     suffix = path.suffix.lower()
     try:
-        if suffix == ".csv": return _read_csv(path, target)
+        if suffix == ".csv": return (*_read_csv(path, target), None)
         if suffix == ".arff":
             X, y, names = _read_arff(path)
-            return X, y, names, "class"
+            return X, y, names, "class", None
         if suffix in (".svm", ".libsvm", ".svmlight"):
             from sklearn.datasets import load_svmlight_file
             X, y = load_svmlight_file(str(path))
-            return X.tocsc(), y, [f"x{j}" for j in range(X.shape[1])], "target"
+            return X.tocsc(), y, [f"x{j}" for j in range(X.shape[1])], "target", None
         if suffix == ".npy":
             a = np.load(path, allow_pickle=False)
             if a.ndim != 2 or a.shape[1] < 2:
@@ -246,14 +239,28 @@ def _read_source(source, target, data_dir):
                     f"{path}: expected a 2-d array with the target as last column, got shape "
                     f"{a.shape}"
                 )
-            return a[:, :-1], a[:, -1], [f"x{j}" for j in range(a.shape[1] - 1)], "target"
-        if suffix == ".npz": return _read_npz(path)
+            return a[:, :-1], a[:, -1], [f"x{j}" for j in range(a.shape[1] - 1)], "target", None
+        if suffix == ".npz": return (*_read_npz(path), None)
     except (OSError, ValueError) as e:
         if isinstance(e, CLIError): raise
         raise CLIError(f"{path}: cannot read the file ({e})") from None
     raise CLIError(
         f"{path}: unknown file type {suffix!r} (use .csv, .arff, .svm/.libsvm, .npy or .npz)"
     )
+
+# %% ../nbs/06_api/02_cli.ipynb
+def _read_named(name, data_dir):
+    "A dataset of `dp_cd.datasets` by name, with its own task (a public fact of the registry)."
+    from dp_cd import datasets
+    if name not in datasets.NAMES:
+        raise CLIError(
+            f"{name}: no such file, and not a dataset name (known: {', '.join(datasets.NAMES)})"
+        )
+    try: ds = datasets.load(name, data_dir)
+    except datasets.DatasetError as e: raise CLIError(str(e)) from None
+    names = (list(ds.feature_names) if ds.feature_names is not None
+             else [f"x{j}" for j in range(ds.p)])
+    return ds.X, ds.y, names, "target", ds.task
 
 # %% ../nbs/06_api/02_cli.ipynb
 def _read_npz(path):
@@ -487,12 +494,23 @@ def _save_budget(acc, path):
 
 # %% ../nbs/06_api/02_cli.ipynb
 MAX_PASSES = 10_000   # public upper bound on --passes (fit and demo): more is a typo, not a plan
+WHOLE_PASSES = ("dp-bcd", "dp-cd", "dp-gcd")   # solvers whose runs are whole passes
 
-def _check_passes(passes):
-    "Refuse a number of passes above `MAX_PASSES` before any work."
+def _step_solvers() -> list:
+    "The solvers that take a fractional --passes: those with passes, other than `WHOLE_PASSES`."
+    return sorted(s for s, solver in SOLVERS.items()
+                  if "n_passes" in solver.option_names and s not in WHOLE_PASSES)
+
+def _check_passes(passes:float, solver:str):
+    "Refuse --passes not finite and > 0, above `MAX_PASSES`, or fractional for `WHOLE_PASSES`."
+    if not (passes > 0 and math.isfinite(passes)):   # (NaN fails the first test)
+        raise CLIError(f"--passes {passes:g}: give a finite number of passes > 0", 2)
     if passes > MAX_PASSES:
         raise CLIError(f"--passes {passes:g} is above the limit of {MAX_PASSES}; use at most "
                        f"{MAX_PASSES} passes", 2)
+    if solver in WHOLE_PASSES and not float(passes).is_integer():
+        raise CLIError(f"--passes {passes:g}: --solver {solver} runs whole passes, give an "
+                       f"integer (fractional passes: {', '.join(_step_solvers())})", 2)
 
 # %% ../nbs/06_api/02_cli.ipynb
 def _bounds_option(args):
@@ -532,7 +550,9 @@ TUNE_CHOOSES = ("solver", "passes", "step", "clip", "clipping", "smoothness", "s
 
 def _fit_options(args):
     "With --tune, one line naming the options it refuses; without, the documented defaults."
+    _task_name(args)   # --classes with --task regression: refused before anything
     if not args.tune:
+        _check_solver_options(args)
         for name, value in FIT_DEFAULTS.items():
             if getattr(args, name) is None: setattr(args, name, value)
         return
@@ -548,9 +568,25 @@ def _fit_options(args):
                        "--bounds private (the default) or public --bounds B", 2)
 
 # %% ../nbs/06_api/02_cli.ipynb
+SOLVER_OPTIONS = {"passes": "n_passes", "step": "step", "clip": "clip"}   # option -> solver's name
+SMOOTHNESS_SOLVERS = ("dp-cd", "dp-gcd")   # the solvers that `--smoothness` is passed to
+
+def _check_solver_options(args):
+    "Refuse, in one line, options given explicitly that the chosen solver does not take."
+    solver = args.solver or FIT_DEFAULTS["solver"]
+    takes = get_solver(solver).option_names
+    given = [f"--{k}" for k, name in SOLVER_OPTIONS.items()
+             if getattr(args, k) is not None and name not in takes]
+    if args.smoothness is not None and solver not in SMOOTHNESS_SOLVERS:
+        given.append("--smoothness")
+    if given:
+        raise CLIError(f"--solver {solver} does not take {', '.join(given)}: drop "
+                       f"{'it' if len(given) == 1 else 'them'}", 2)
+
+# %% ../nbs/06_api/02_cli.ipynb
 def _fit_cmd(args):
     _fit_options(args)   # --tune: conflicting options refused; else the documented defaults
-    if not args.tune: _check_passes(args.passes)
+    if not args.tune: _check_passes(args.passes, args.solver)
     _check_bounds(args)
     if not args.budget_file: return _fit(args, None)
     with _budget_lock(args.budget_file):   # held from the check through the ledger's rewrite
@@ -582,27 +618,39 @@ def _count_records(source, data_dir):
 def _fit(args, acc):
     "Read, fit, save (model and ledger together) and report."
     client = None if args.tune else _dask_client(args)   # --dask: reached before the data is read
-    X, y, names, tname = read_data(args.data, args.target, args.data_dir)
+    X, y, names, tname, known_task = _read(args.data, args.target, args.data_dir)
     test = _read_test(args, X.shape[1])
-    task, Est, loss = _task(args, y, tname)
+    task, Est, loss = _task(args, y, tname, known_task)
     est = _tuned_estimator(args, task, acc) if args.tune else _estimator(args, Est, loss, acc)
-    if task == "classification": est.set_params(classes=_classes(args, y, tname))
+    labels = _classes(args, y, tname, known_task) if task == "classification" else None
+    if labels: est.set_params(classes=labels.values)
     label = ("dp-cd fit --tune (private search)" if args.tune
              else f"dp-cd fit ({args.solver}, {args.passes:g} passes)")
     with client or contextlib.nullcontext():
-        elapsed, leaks = _fit_with_progress(est, _on_cluster(X, client), y, label)
-    for m in leaks: print(f"dp-cd: PrivacyLeakWarning: {m}", file=sys.stderr)
+        elapsed, leaks = _fit_with_progress(est, _on_cluster(X, client), y, label, (names, tname))
+    for m in leaks: print(f"dp-cd: PrivacyLeakWarning: {_in_cli_terms(m)}", file=sys.stderr)
     d = model_to_dict(est, source=str(args.data), feature_names=names)
     d["target"], d["fit_seconds"], d["privacy_leak_warnings"] = tname, elapsed, leaks
+    if labels: d["class_labels"] = labels.texts   # as the user gave them, for `predict`
     _save_fit(args, acc, d)
     if args.json: print(json.dumps(d))
-    else: _report_fit(args, est, X, task, loss, elapsed, acc, test)
+    else: _report_fit(args, est, X, task, loss, elapsed, acc, test, labels)
     return 0
 
 # %% ../nbs/06_api/02_cli.ipynb
-def _task(args, y, tname):
-    "(task, estimator class, loss): the task is the PUBLIC --task (default regression), never y's."
-    if (args.task or "regression") == "regression":
+def _task_name(args, known:str|None=None) -> str:
+    """The PUBLIC task: --task; else classification if --classes is given; else the `known` task of
+    a named dataset; else regression. Never read from y."""
+    if args.task == "regression" and args.classes is not None:
+        raise CLIError("--classes is the label set of a classification, but --task regression "
+                       "was given: drop one of them", 2)
+    if args.task: return args.task
+    if args.classes is not None: return "classification"
+    return known or "regression"
+
+def _task(args, y, tname, known=None):
+    "(task, estimator class, loss) of the public task (`_task_name`)."
+    if _task_name(args, known) == "regression":
         if np.ptp(y) == 0:
             raise CLIError(
                 f"the target {tname!r} is constant ({y[0]!r}); there is nothing to learn"
@@ -611,32 +659,56 @@ def _task(args, y, tname):
     return "classification", DPClassifier, args.loss or "logistic"
 
 # %% ../nbs/06_api/02_cli.ipynb
-def _classes(args, y, tname):
-    "The PUBLIC label set --classes (required when private); read from y only if epsilon = inf."
-    if args.classes is None and math.isfinite(args.epsilon):
+DATASET_LABELS = (-1.0, 1.0)   # the labels of every classification dataset of `dp_cd.datasets`
+
+@dataclasses.dataclass
+class _Labels:
+    "A classifier's label set: sorted numeric `values`, their `texts` as given, and where from."
+    values: np.ndarray
+    texts: list
+    origin: str   # "--classes", "dataset" (the registry's labels) or "data" (epsilon = inf)
+
+def _classes(args, y, tname, known=None) -> _Labels:
+    "The PUBLIC label set: --classes, else a named dataset's; read from y only if epsilon = inf."
+    if args.classes is not None: labels = _Labels(*_parse_classes(args.classes), "--classes")
+    elif known == "classification":
+        labels = _Labels(np.array(DATASET_LABELS), [_label_text(v) for v in DATASET_LABELS],
+                         "dataset")
+    elif math.isfinite(args.epsilon):
         raise CLIError("--task classification with a finite --epsilon needs --classes, the PUBLIC "
                        "label set (e.g. --classes 0,1): reading it from the data is not private", 2)
-    classes = np.unique(y) if args.classes is None else _parse_classes(args.classes)
+    else: labels = _Labels(np.unique(y), [_label_text(v) for v in np.unique(y)], "data")
+    classes = labels.values
     if len(classes) < 2:
         raise CLIError(
-            f"the target {tname!r} has a single class ({classes[0]!r}); a classifier needs two"
+            f"the target {tname!r} has a single class ({labels.texts[0]}); a classifier needs two"
         )
     if np.any(classes != np.round(classes)) or len(classes) > 100:
         raise CLIError(
             f"the target {tname!r} has {len(classes)} distinct values, not class labels; use "
             f"integer labels or --task regression"
         )
-    return classes
+    return labels
 
 # %% ../nbs/06_api/02_cli.ipynb
-def _parse_classes(text:str) -> np.ndarray:
-    "Labels from a comma-separated --classes (numbers, as the targets read from files)."
-    try:
-        return np.unique([float(c) for c in text.split(",") if c.strip()])
+def _parse_classes(text:str) -> tuple:
+    """(sorted distinct labels, their texts as given) of a comma-separated --classes (numbers, as
+    the targets read from files)."""
+    given = [c.strip() for c in text.split(",") if c.strip()]
+    try: values = [float(c) for c in given or ["no label"]]
     except ValueError:
         raise CLIError(
             f"--classes {text!r}: give numeric labels separated by commas, e.g. 0,1", 2
         ) from None
+    first = {}
+    for v, t in zip(values, given): first.setdefault(v, t)   # "1" and "1.0": the first one given
+    values = sorted(first)
+    return np.array(values), [first[v] for v in values]
+
+def _label_text(v) -> str:
+    "A numeric label as text: an integer without '.0', another number in full."
+    v = float(v)
+    return str(int(v)) if v.is_integer() and abs(v) < 2**53 else repr(v)
 
 # %% ../nbs/06_api/02_cli.ipynb
 def _dask_client(args):
@@ -697,19 +769,43 @@ def _tuned_estimator(args, task:str, acc):
     return DPRegressorCV(target_bounds=args.target_bound, **common)
 
 # %% ../nbs/06_api/02_cli.ipynb
-def _fit_with_progress(est, X, y, label):
-    "Fit under a progress bar; returns the seconds and the PrivacyLeakWarnings (others re-issued)."
+def _fit_with_progress(est, X, y, label, columns=None):
+    """Fit under a progress bar; returns the seconds and the PrivacyLeakWarnings (others re-issued;
+    a `BoundsFallbackWarning` with the command line's advice, naming `columns` (names, target))."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with _Progress(label):
             t0 = time.perf_counter()
             est.fit(X, y)
             elapsed = time.perf_counter() - t0
-    leaks = []
+    leaks, (names, tname) = [], columns or ([], "")
     for w in caught:
-        if issubclass(w.category, PrivacyLeakWarning): leaks.append(str(w.message))
-        else: warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        message = w.message
+        if issubclass(w.category, PrivacyLeakWarning): leaks.append(str(message))
+        else:
+            if issubclass(w.category, BoundsFallbackWarning):
+                message = BoundsFallbackWarning(_fallback_advice(str(message), names, tname))
+            warnings.warn_explicit(message, w.category, w.filename, w.lineno)
     return elapsed, leaks
+
+# %% ../nbs/06_api/02_cli.ipynb
+_FALLBACK_NAMES = re.compile(r"\|x_(\d+)\||(\|y\|)|and (\d+) more")   # the warning's list of names
+
+def _fallback_advice(message:str, names:list, tname:str) -> str:
+    """The command line's text for a `BoundsFallbackWarning`: the bounds that its list of names
+    says fell back (as columns of the data), and the options that give PUBLIC bounds instead."""
+    columns, more, target = [], "", ""
+    for m in _FALLBACK_NAMES.finditer(message):
+        j, y, rest = m.groups()
+        if j is not None: columns.append(repr(names[int(j)]) if int(j) < len(names) else f"x_{j}")
+        elif y: target = f"the target {tname!r}" if tname else "the target"
+        else: more = f" and {rest} more"
+    which = ("column" + "s" * (len(columns) > 1) + " " + ", ".join(columns) + more
+             if columns else "")
+    which = " and ".join(w for w in (which, target) if w) or "some columns"
+    return (f"no private bound was located for {which}: the estimator's public default bound is "
+            "used; if it is wrong for them, give PUBLIC bounds: --bounds B (and --target-bound T "
+            "for a regression)")
 
 # %% ../nbs/06_api/02_cli.ipynb
 def _save_fit(args, acc, d):
@@ -741,63 +837,49 @@ def _test_score(args, est, task, test):
     return f"{name} on {args.test_file} (held out): {_format_score(est.score(*test))}"
 
 # %% ../nbs/06_api/02_cli.ipynb
-def _report_fit(args, est, X, task, loss, elapsed, acc, test=None):
+def _report_fit(args, est, X, task, loss, elapsed, acc, test=None, labels=None):
     rep = est.privacy_
     how = (f"tuned privately, selected: {_selected(est.best_params_)}" if args.tune
            else f"{args.solver}, loss={loss}")
     print(f"trained {type(est).__name__} ({how}, penalty={args.penalty}, alpha={est.alpha:g}) "
           f"on {X.shape[0]} records x {X.shape[1]} features in {elapsed:.2f}s")
+    if labels is not None: print(_labels_line(labels, args.data))
     if args.tune:
         print(f"the search ({est.n_runs_} runs), the selection and the model are all covered by "
               "the privacy report below")
     if test is not None: print(_test_score(args, est, task, test))
-    print("privacy:", *(str(r) for r in (rep if isinstance(rep, list) else [rep])), sep="\n")
+    reports = rep if isinstance(rep, list) else [rep]
+    print("privacy:", *(_report_text(r) for r in reports), sep="\n")
     if args.out: print(f"model written to {args.out}")
     if acc is not None:
         print(f"budget {args.budget_file}: spent epsilon = {acc.total_spent[0]:.4g} of "
               f"{acc.epsilon:g}, delta = {acc.total_spent[1]:.3g} of {acc.delta:g}")
 
 # %% ../nbs/06_api/02_cli.ipynb
-def _predict_features(est, path:Path):
-    "The model's feature columns of a CSV file, matched by name (any order, other columns ignored)."
-    header, body = _read_csv_table(path)
-    names = [str(n) for n in getattr(est, "feature_names_in_", [])]
-    if not names:   # a model saved before feature names were recorded
-        if len(header) != est.n_features_in_:
-            raise CLIError(f"{path}: the model has no feature names, so the file must have exactly "
-                           f"its {est.n_features_in_} "
-                           f"feature columns in training order (it has {len(header)}); "
-                           "fit the model again to match by name")
-        names = header
-    missing = [n for n in names if n not in header]
-    if missing:
-        raise CLIError(f"{path}: missing column(s) {', '.join(map(repr, missing))} that the model "
-                       "was trained on")
-    X = _csv_columns(path, header, body, names)
-    return X
+def _labels_line(labels:_Labels, source) -> str:
+    "The fit summary's line on the label set: where it is from, and what an unlisted label does."
+    shown = "{" + ", ".join(labels.texts) + "}"
+    if labels.origin == "data": return f"labels {shown}: read from the data (epsilon = inf)"
+    if labels.origin == "dataset": return f"labels {shown}: the label set of dataset {source!r}"
+    fate = (f"count as {labels.texts[0]} (the negative class)" if len(labels.texts) == 2
+            else "count as a negative example of every class")
+    return (f"labels {shown} (--classes): labels not in this set {fate}; they were not checked, "
+            "for privacy (a check would reveal a rare label)")
 
 # %% ../nbs/06_api/02_cli.ipynb
-def _predict_cmd(args):
-    est = load_model(args.model)
-    src = Path(args.data)
-    if src.suffix.lower() == ".csv" and src.exists(): X = _predict_features(est, src)
-    else: X = read_data(args.data, None, args.data_dir)[0]
-    if X.shape[1] != est.n_features_in_:
-        raise CLIError(f"{src}: the data has {X.shape[1]} features but the model expects "
-                       f"{est.n_features_in_}")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)   # feature names were matched by name above
-        pred = est.predict(X)
-    out = "\n".join(str(v) for v in pred) + "\n"
-    if args.out: _write_atomic(Path(args.out), lambda f: f.write("prediction\n" + out))
-    else: sys.stdout.write(out)
-    return 0
+REPORT_PARAMETERS = {   # budget-split entries of the library's reports that are not shares of ε
+    "per run (rho-zCDP)": "each run of the search is rho-zCDP with rho = {:.3g} (a zCDP "
+                          "parameter of the random-stopping search, not a share of epsilon)",
+}
 
-# %% ../nbs/06_api/02_cli.ipynb
-def _datasets_cmd(args):
-    from dp_cd.datasets import available, format_available
-    print(format_available(available(args.data_dir)))
-    return 0
+def _report_text(rep) -> str:
+    """A privacy report as the command line prints it: the budget split holds shares of epsilon
+    only; an entry of `REPORT_PARAMETERS` becomes a note saying what its number is."""
+    split = dict(getattr(rep, "budget_split", None) or {})
+    params = [REPORT_PARAMETERS[k].format(split.pop(k)) for k in list(split)
+              if k in REPORT_PARAMETERS]
+    if not params: return str(rep)
+    return str(dataclasses.replace(rep, budget_split=split, notes=(*params, *rep.notes)))
 
 # %% ../nbs/06_api/02_cli.ipynb
 DEMO_PROBLEMS = {"log1": dict(sigma=1.0), "log2": dict(sigma=2.0)}   # `make_log` generators
@@ -913,7 +995,7 @@ def _print_demo(res):
     print(f"majority class: {res['majority']:.3f}")
     shown = min(res["rows"], key=lambda r: abs(r["epsilon"] - 1.0))
     print(f"\nprivacy report of an epsilon = {shown['epsilon']:g} model (tuning included):")
-    print("    " + str(shown["privacy"]).replace("\n", "\n    "))
+    print("    " + _report_text(shown["privacy"]).replace("\n", "\n    "))
 
 # %% ../nbs/06_api/02_cli.ipynb
 def _demo_cmd(args):
@@ -1000,16 +1082,38 @@ def _reproduce_cmd(args):
     return 0
 
 # %% ../nbs/06_api/02_cli.ipynb
+CLI_FLAGS = {   # parameters of the estimators and solvers -> the `dp-cd fit` option that sets them
+    "n_passes": "--passes", "epsilon": "--epsilon", "delta": "--delta", "bounds": "--bounds",
+    "feature_bounds": "--bounds", "target_bound": "--target-bound",
+    "target_bounds": "--target-bound", "step": "--step", "clip": "--clip",
+    "clipping": "--clipping", "alpha": "--alpha", "loss": "--loss", "penalty": "--penalty",
+    "solver": "--solver", "classes": "--classes", "smoothness": "--smoothness",
+    "smoothness_bound": "--smoothness-bound", "random_state": "--seed",
+}
+_PARAM = re.compile(r"(?<![\w.'\"-])(" + "|".join(sorted(CLI_FLAGS, key=len, reverse=True))
+                    + r")\b(?:=('[^']*'|\"[^\"]*\"|[^\s,;:)]*)|( must\b))?")
+
+def _in_cli_terms(msg:str) -> str:
+    "A library message with its parameter names replaced by the options of `CLI_FLAGS`."
+    def flag(m):
+        name, value, must = m.groups()
+        if value is None and must is None and "_" not in name: return m.group(0)   # prose
+        if value is None: return CLI_FLAGS[name] + (must or "")
+        return f"{CLI_FLAGS[name]} {value.strip(chr(39) + chr(34))}".rstrip()
+    return _PARAM.sub(flag, msg)
+
+# %% ../nbs/06_api/02_cli.ipynb
 def _one_line(msg:str) -> str:
     "The first line of a (possibly multi-line library) message, without a dangling colon."
     lines = [l.strip() for l in msg.strip().splitlines() if l.strip()]
     return lines[0].rstrip(":") if lines else ""
 
 def _warning_lines(caught) -> list:
-    "One line per distinct library warning caught while a command ran."
+    "One line per distinct library warning caught during a command, in the command line's words."
     lines = []
     for w in caught:
-        line = f"dp-cd: warning: {w.category.__name__}: {_one_line(str(w.message))}"
+        text = _in_cli_terms(_one_line(str(w.message)))
+        line = f"dp-cd: warning: {w.category.__name__}: {text}"
         if line not in lines: lines.append(line)
     return lines
 
@@ -1089,14 +1193,17 @@ def _parser():
     f.add_argument(
         "--task",
         choices=["regression", "classification"],
-        default="regression",
-        help="a PUBLIC choice (default regression; never inferred from the target)",
+        default=None,
+        help="a PUBLIC choice, never inferred from the target (default: classification if "
+             "--classes is given, else a named dataset's own task, else regression)",
     )
     f.add_argument(
         "--classes",
         default=None,
-        help="classification: the PUBLIC label set, comma-separated (e.g. 0,1); required unless "
-             "--epsilon inf",
+        help="classification: the PUBLIC label set, comma-separated (e.g. 0,1); implies --task "
+             "classification; required unless --epsilon inf or a named classification dataset. "
+             "Labels outside the set are NOT checked (a check would reveal a rare label): they "
+             "count as the first (negative) class of two, as a negative of every class otherwise",
     )
     f.add_argument(
         "--test-file",
@@ -1130,7 +1237,7 @@ def _parser():
     )
     f.add_argument("--delta", type=float, default=None, help="delta (default 1/n^2)")
     f.add_argument("--passes", type=float, default=None, help=f"passes over the data (default 10, "
-                                                              f"at most {MAX_PASSES})")
+                   f"at most {MAX_PASSES}); an integer for {', '.join(WHOLE_PASSES)}")
     f.add_argument(
         "--step", type=float, default=None, help="step-size hyper-parameter (solver default)"
     )
@@ -1212,7 +1319,10 @@ def _parser():
         help="predict with a model saved by `dp-cd fit`",
         description="Predict with a saved model. Features of a CSV file are "
         "matched by column name\n"
-        "(any order; other columns, such as the target, are ignored).",
+        "(any order; other columns, such as the target, are ignored); a .npy array has the "
+        "model's p\nfeature columns (or p + 1, the target last); a .npz file holds X (y "
+        "optional).\nOutput: a CSV column with the header 'prediction'; classes as --classes "
+        "gave them.",
         epilog="example:\n  dp-cd predict model.json new.csv --out predictions.csv",
     )
     pr.add_argument("model", help="model JSON file")
@@ -1254,7 +1364,25 @@ def main(argv=None # arguments (default: sys.argv[1:])
         ) -> int:
     "Entry point of the `dp-cd` console script; returns the exit code."
     argv = sys.argv[1:] if argv is None else list(argv)
-    debug = "--debug" in argv
+    try:
+        code = _main(argv, debug="--debug" in argv)
+        sys.stdout.flush()   # a closed pipe shows here, not in the interpreter's last flush
+        return code
+    except BrokenPipeError:   # the reader went away (`dp-cd ... | head`): stop quietly
+        _quiet_stdout()
+        return 128 + signal.SIGPIPE
+
+def _quiet_stdout():
+    "Point standard output at /dev/null, so that nothing more is written to the closed pipe."
+    try: fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError): return   # not a file (tests, notebooks)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
+
+# %% ../nbs/06_api/02_cli.ipynb
+def _main(argv:list, debug:bool) -> int:
+    "Parse and run; every error becomes one line on standard error (`--debug`: the traceback)."
     ap = _parser()
     try:
         args = ap.parse_args(argv)
@@ -1267,16 +1395,105 @@ def main(argv=None # arguments (default: sys.argv[1:])
     except KeyboardInterrupt:
         print("dp-cd: interrupted", file=sys.stderr)
         return 1
+    except BrokenPipeError: raise   # (an OSError, but no error: see `main`)
     except Exception as e:
         if debug:
             raise
-        from dp_cd.datasets import DatasetError
-
-        known = (CLIError, BudgetExceededError, DatasetError, ValueError, TypeError, OSError)
-        msg = (
-            str(e)
-            if isinstance(e, known)
-            else f"unexpected {type(e).__name__}: {e} (run with --debug for the traceback)"
-        )
-        print(f"dp-cd: error: {_one_line(msg) or type(e).__name__}", file=sys.stderr)
+        print(f"dp-cd: error: {_error_text(e)}", file=sys.stderr)
         return getattr(e, "code", 1) if isinstance(e, CLIError) else 1
+
+def _error_text(e:Exception) -> str:
+    "One line for an error: the command line's own, or a library's in the command line's terms."
+    from dp_cd.datasets import DatasetError
+    if isinstance(e, (CLIError, DatasetError, OSError)): msg = str(e)
+    elif isinstance(e, (BudgetExceededError, ValueError, TypeError)): msg = _in_cli_terms(str(e))
+    else: msg = f"unexpected {type(e).__name__}: {e} (run with --debug for the traceback)"
+    return _one_line(msg) or type(e).__name__
+
+# %% ../nbs/06_api/02_cli.ipynb
+def _datasets_cmd(args):
+    from dp_cd.datasets import available, format_available
+    print(format_available(available(args.data_dir)))
+    return 0
+
+# %% ../nbs/06_api/02_cli.ipynb
+def _predict_features(est, path:Path):
+    "The model's feature columns of a CSV file, matched by name (any order, other columns ignored)."
+    header, body = _read_csv_table(path)
+    names = [str(n) for n in getattr(est, "feature_names_in_", [])]
+    if not names:   # a model saved before feature names were recorded
+        if len(header) != est.n_features_in_:
+            raise CLIError(f"{path}: the model has no feature names, so the file must have exactly "
+                           f"its {est.n_features_in_} "
+                           f"feature columns in training order (it has {len(header)}); "
+                           "fit the model again to match by name")
+        names = header
+    missing = [n for n in names if n not in header]
+    if missing:
+        raise CLIError(f"{path}: missing column(s) {', '.join(map(repr, missing))} that the model "
+                       "was trained on")
+    X = _csv_columns(path, header, body, names)
+    return X
+
+# %% ../nbs/06_api/02_cli.ipynb
+def _predict_array(est, path:Path):
+    "Features of a .npy (p columns, or p + 1 with the target last) or .npz (array `X`) file."
+    p = est.n_features_in_
+    if path.suffix.lower() == ".npz":
+        with np.load(path, allow_pickle=False) as z:
+            if "X" not in z:
+                raise CLIError(f"{path}: an .npz file must contain an array 'X' (has "
+                               f"{list(z.keys())})")
+            X = z["X"]
+        if X.ndim != 2 or X.shape[1] != p:
+            raise CLIError(f"{path}: array 'X' has shape {X.shape}; the model expects {p} feature "
+                           "columns")
+        return X
+    a = np.load(path, allow_pickle=False)
+    if a.ndim == 2 and a.shape[1] in (p, p + 1): return a[:, :p]
+    raise CLIError(f"{path}: an array of shape {a.shape}; give the model's {p} feature columns, "
+                   f"or {p + 1} with the target last (as `dp-cd fit` reads them)")
+
+# %% ../nbs/06_api/02_cli.ipynb
+def _predict_data(est, source:str, data_dir=None):
+    "The records to predict on, checked and matched to the model (CSV by name, arrays by shape)."
+    path = Path(source)
+    suffix = path.suffix.lower() if path.exists() else ""
+    if suffix == ".csv": return _predict_features(est, path)
+    if suffix not in (".npy", ".npz", ".svm", ".libsvm", ".svmlight"):
+        return read_data(source, None, data_dir)[0]   # ARFF, a named dataset, or the error
+    try:
+        if suffix in (".npy", ".npz"): X = _predict_array(est, path)
+        else:
+            from sklearn.datasets import load_svmlight_file
+            X = load_svmlight_file(str(path), n_features=est.n_features_in_)[0].tocsc()
+    except (OSError, ValueError) as e:
+        raise CLIError(f"{path}: cannot read the file ({_one_line(str(e))})") from None
+    _check_data(X, None, [f"x{j}" for j in range(X.shape[1])], None, source)
+    return X
+
+# %% ../nbs/06_api/02_cli.ipynb
+def _predict_cmd(args):
+    est = load_model(args.model)
+    X = _predict_data(est, args.data, args.data_dir)
+    if X.shape[1] != est.n_features_in_:
+        raise CLIError(f"{args.data}: the data has {X.shape[1]} features but the model expects "
+                       f"{est.n_features_in_}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)   # feature names were matched by name above
+        pred = est.predict(X)
+    out = "prediction\n" + "".join(f"{v}\n" for v in _prediction_texts(est, pred, args.model))
+    if args.out: _write_atomic(Path(args.out), lambda f: f.write(out))
+    else: sys.stdout.write(out)
+    return 0
+
+def _prediction_texts(est, pred, model_path) -> list:
+    "Predictions as text: a classifier's labels as given at fit, numbers in full precision."
+    if not hasattr(est, "classes_"): return [str(v) for v in pred]
+    classes = est.classes_.tolist()
+    try: saved = json.loads(Path(model_path).read_text()).get("class_labels")
+    except (OSError, ValueError): saved = None
+    valid = isinstance(saved, list) and len(saved) == len(classes)
+    texts = saved if valid else [_label_text(c) for c in classes]
+    names = dict(zip(classes, map(str, texts)))
+    return [names[v] for v in pred.tolist()]

@@ -46,8 +46,8 @@ def test_fit_predict_roundtrip(csv_file, tmp_path, capsys):
     est = load_model(model)
     assert est.privacy_["epsilon"] <= 1 + 1e-9 and est.privacy_["relation"] == "replace_one"
     code, out, err = run(["predict", str(model), str(csv_file)], capsys)
-    assert code == 0 and len(out.split()) == 1000
-    pred = np.array(out.split(), dtype=float)
+    assert code == 0 and out.split()[0] == "prediction" and len(out.split()) == 1 + 1000
+    pred = np.array(out.split()[1:], dtype=float)
     truth = np.loadtxt(csv_file, delimiter=",", skiprows=1)[:, -1]
     assert np.corrcoef(pred, truth)[0, 1] > 0.5      # the private model learned something
 
@@ -201,8 +201,8 @@ def fit_model(csv_path, tmp_path, capsys, *extra):
 
 def predictions(model, data, capsys):
     code, out, err = run(["predict", str(model), str(data)], capsys)
-    assert code == 0, err
-    return np.array(out.split(), dtype=float)
+    assert code == 0 and out.split()[0] == "prediction", err
+    return np.array(out.split()[1:], dtype=float)
 
 def test_predict_matches_columns_by_name(csv_file, tmp_path, capsys):
     "1. feature names saved at fit; predict matches them by name, any order, extra columns ignored."
@@ -355,7 +355,7 @@ def test_csv_byte_order_mark(tmp_path, capsys):
     assert c == 0, err
     assert json.loads(model.read_text())["feature_names"] == ["b", "c"]
     c, out, err = run(["predict", str(model), str(bom)], capsys)
-    assert c == 0 and len(out.split()) == 200, err
+    assert c == 0 and len(out.split()) == 1 + 200, err   # the header, then the predictions
 
 def test_no_library_warnings_reach_the_terminal(tmp_path, capsys):
     "7. no IntegrationWarning from the demo; huge values refused in one line, no '-inf' metric."
@@ -459,3 +459,196 @@ def test_bad_test_file_is_refused_before_fit_and_charge(csv_file, tmp_path, caps
     assert code != 0 and one_line_error(err) and "--test-file" in err, err
     assert not model.exists()
     assert not ledger.exists() or json.loads(ledger.read_text()).get("spent", []) == []
+
+
+# ---- defects found by a reviewer: each test below fails on the CLI of e1a5527 ----
+
+def labels_csv(path, labels=None, n=300, seed=1):
+    "A CSV file of two features and a 0/1 column `label` (or the given labels)."
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2))
+    y = (X[:, 0] > 0).astype(int) if labels is None else labels
+    return write_csv(path, ["u", "v", "label"], np.column_stack([X, y]).tolist())
+
+def test_classes_mean_classification(tmp_path, capsys):
+    "1. --classes without --task fits a classifier; with --task regression it is refused at once."
+    p = labels_csv(tmp_path / "c.csv")
+    code, out, err = run(["fit", str(p), "--target", "label", "--classes", "0,1", "--json",
+                          "--seed", "0"], capsys)
+    assert code == 0 and json.loads(out)["estimator"] == "DPClassifier", err
+    ledger, model = tmp_path / "ledger.json", tmp_path / "m.json"
+    code, out, err = run(["fit", str(p), "--target", "label", "--classes", "0,1", "--task",
+                          "regression", "--budget-file", str(ledger), "--budget-epsilon", "5",
+                          "--out", str(model)], capsys)
+    assert code == 2 and one_line_error(err), err
+    assert "--classes" in err and "--task regression" in err
+    assert not ledger.exists() and not model.exists()
+
+def test_named_dataset_brings_its_task(capsys):
+    "1. a named dataset's default task is the one the registry records (labels ±1 if classification)."
+    from dp_cd import datasets
+    for name in ("log1", "square"):
+        task = datasets.load(name).task
+        code, out, err = run(["fit", name, "--passes", "1", "--bounds", "1", "--seed", "0",
+                              "--json"], capsys)
+        d = json.loads(out)
+        assert code == 0, err
+        if task == "classification":
+            assert d["estimator"] == "DPClassifier" and d["classes"] == [-1.0, 1.0]
+            assert d["class_labels"] == ["-1", "1"]
+        else: assert d["estimator"] == "DPRegressor" and "classes" not in d
+    assert {datasets.load(n).task for n in ("log1", "square")} == {"classification", "regression"}
+
+def test_unlisted_labels_are_stated_not_checked(tmp_path, capsys):
+    "2. the summary says what a label outside --classes becomes, the same line whatever the labels."
+    rng = np.random.default_rng(4)
+    lines = []
+    for name, labels in (("in.csv", rng.integers(1, 3, 300)), ("out.csv", rng.integers(0, 3, 300))):
+        p = labels_csv(tmp_path / name, labels)   # out.csv holds labels 0, outside --classes 1,2
+        code, out, err = run(["fit", str(p), "--target", "label", "--classes", "1,2", "--seed",
+                              "0"], capsys)
+        assert code == 0, err
+        lines.append([l for l in out.splitlines() if l.startswith("labels ")])
+    assert lines[0] == lines[1] and len(lines[0]) == 1   # data-independent: nothing was checked
+    assert "count as 1 (the negative class)" in lines[0][0] and "not checked" in lines[0][0]
+    code, out, err = run(["fit", str(tmp_path / "out.csv"), "--target", "label", "--classes",
+                          "0,1,2", "--epsilon", "3", "--seed", "0"], capsys)
+    assert code == 0 and "a negative example of every class" in out, err
+    code, out, err = run(["fit", "--help"], capsys)
+    assert "Labels outside the set are NOT checked" in " ".join(out.split())
+
+@pytest.mark.parametrize("extra,text", [
+    (["--passes", "2.5"], "--passes 2.5: --solver dp-cd runs whole passes, give an integer"),
+    (["--passes", "2.5", "--solver", "dp-bcd"], "--solver dp-bcd runs whole passes"),
+    (["--passes", "2.5", "--solver", "dp-gcd"], "--solver dp-gcd runs whole passes"),
+    (["--passes", "0"], "--passes 0: give a finite number of passes > 0"),
+    (["--passes", "-3"], "--passes -3: give a finite number of passes > 0"),
+    (["--passes", "nan"], "--passes nan: give a finite number of passes > 0"),
+    (["--passes", "3", "--solver", "output-perturbation"], "does not take --passes"),
+    (["--passes", "3", "--solver", "growth-adaptive"], "does not take --passes"),
+    (["--step", "1", "--clip", "1", "--solver", "output-perturbation"],
+     "does not take --step, --clip"),
+    (["--smoothness", "exact", "--solver", "dp-sgd"], "does not take --smoothness"),
+])
+def test_passes_in_command_line_terms(csv_file, tmp_path, capsys, extra, text):
+    "3. --passes (and options the solver does not take) refused at once, naming the option."
+    ledger, model = tmp_path / "ledger.json", tmp_path / "m.json"
+    c, out, err = run(["fit", str(csv_file), *extra, "--out", str(model), "--budget-file",
+                       str(ledger), "--budget-epsilon", "5"], capsys)
+    assert c == 2 and one_line_error(err) and text in err and "n_passes" not in err, err
+    assert not model.exists() and not ledger.exists()
+
+def test_fractional_passes_for_the_step_solvers(csv_file, capsys):
+    """3. (a guard, passes on e1a5527 too: the refusal of fractions must not reach the solvers that
+    count steps) 0.5 pass of dp-scd is half the steps of 1 pass."""
+    steps = []
+    for passes in ("0.5", "1"):
+        c, out, err = run(["fit", str(csv_file), "--solver", "dp-scd", "--passes", passes,
+                           "--feature-bound", "1", "--target-bound", "3", "--seed", "0",
+                           "--json"], capsys)
+        assert c == 0, err
+        steps.append(json.loads(out)["privacy"][0]["releases"])
+    assert 2 * steps[0] == steps[1]
+
+@pytest.mark.parametrize("extra,text,python_name", [
+    (["--epsilon", "0"], "--epsilon must be > 0", "epsilon must"),
+    (["--delta", "1.5"], "--delta must be < 1", "delta must"),
+    (["--step", "0"], "--step must be > 0", "step must"),
+    (["--clip", "-1"], "--clip must be > 0", "clip must"),
+    (["--target-bound", "0"], "--target-bound must be > 0", "target_bound"),
+    (["--alpha", "-1"], "--alpha must be >= 0", "alpha must"),
+])
+def test_library_errors_name_the_option(csv_file, capsys, extra, text, python_name):
+    "3. an estimator's or solver's parameter error names the option, not the Python parameter."
+    c, out, err = run(["fit", str(csv_file), "--feature-bound", "1", *extra], capsys)
+    assert c == 1 and one_line_error(err) and text in err, err
+    assert f" {python_name}" not in err and f":{python_name}" not in err
+
+def test_bounds_fallback_advice_names_the_options(tmp_path, capsys):
+    "4. the BoundsFallbackWarning advises --bounds and --target-bound, in one line."
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(300, 2))
+    p = write_csv(tmp_path / "few.csv", ["a", "b", "price"],
+                  np.column_stack([X, X @ [1.0, -0.5]]).tolist())   # too few records to locate
+    code, out, err = run(["fit", str(p), "--seed", "0", "--passes", "1"], capsys)
+    lines = [l for l in err.splitlines() if "BoundsFallbackWarning" in l]
+    assert code == 0 and len(lines) == 1 and lines[0].startswith("dp-cd: warning:"), err
+    assert "--bounds B" in lines[0] and "--target-bound" in lines[0]
+    assert "bounds=" not in lines[0] and "target_bound" not in lines[0]
+    assert "'a'" in lines[0] and "'price'" in lines[0]   # the bounds that fell back, by column
+
+def classifier_model(tmp_path, capsys):
+    "A classifier fitted with --classes 0,1 on 3 features (a, b, c), and its training table."
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1, 1, size=(400, 3))
+    table = np.column_stack([X, (X @ [2.0, -1.0, 0.5] > 0).astype(int)])
+    p = write_csv(tmp_path / "train.csv", ["a", "b", "c", "label"], table.tolist())
+    model = tmp_path / "clf.json"
+    code, out, err = run(["fit", str(p), "--target", "label", "--classes", "0,1", "--bounds", "1",
+                          "--epsilon", "2", "--seed", "0", "--out", str(model)], capsys)
+    assert code == 0, err
+    return model, p, table
+
+def test_predict_features_only_arrays(tmp_path, capsys):
+    "5. .npy of exactly p columns, .npz without y, svmlight with zero last features: features only."
+    model, csv_path, table = classifier_model(tmp_path, capsys)
+    code, expected, err = run(["predict", str(model), str(csv_path)], capsys)
+    X = table[:, :3]
+    np.save(tmp_path / "features.npy", X)
+    np.save(tmp_path / "with_target.npy", table)
+    np.savez(tmp_path / "features.npz", X=X)
+    from sklearn.datasets import dump_svmlight_file
+    X0 = X.copy()
+    X0[:, 2] = 0.0   # the last feature absent from the file: still 3 features
+    dump_svmlight_file(X0, table[:, 3], str(tmp_path / "x.svm"))
+    for name in ("features.npy", "with_target.npy", "features.npz"):
+        code, out, err = run(["predict", str(model), str(tmp_path / name)], capsys)
+        assert code == 0 and out == expected, (name, err)
+    code, out, err = run(["predict", str(model), str(tmp_path / "x.svm")], capsys)
+    assert code == 0 and len(out.split()) == 1 + 400, err
+    est = load_model(model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)   # a plain array, no feature names
+        assert out.split()[1:] == [str(int(v)) for v in est.predict(X0)]
+    for shape in ((400, 2), (400, 5), (400,)):
+        np.save(tmp_path / "bad.npy", np.ones(shape))
+        code, out, err = run(["predict", str(model), str(tmp_path / "bad.npy")], capsys)
+        assert code == 1 and one_line_error(err) and f"shape {shape}" in err and out == "", err
+    np.savez(tmp_path / "no_x.npz", y=np.ones(3))
+    code, out, err = run(["predict", str(model), str(tmp_path / "no_x.npz")], capsys)
+    assert code == 1 and one_line_error(err) and "'X'" in err, err
+
+def test_predicted_labels_as_given_and_one_format(tmp_path, capsys):
+    "6. classes print as --classes gave them; standard output and --out hold the same CSV."
+    model, csv_path, table = classifier_model(tmp_path, capsys)
+    code, out, err = run(["predict", str(model), str(csv_path)], capsys)
+    lines = out.splitlines()
+    assert code == 0 and lines[0] == "prediction" and set(lines[1:]) == {"0", "1"}, err
+    pred = tmp_path / "pred.csv"
+    code, written, err = run(["predict", str(model), str(csv_path), "--out", str(pred)], capsys)
+    assert code == 0 and written == "" and pred.read_text() == out
+
+def test_closed_pipe_exits_quietly(csv_file):
+    "7. a reader that goes away (`| head`) ends the command without an error message."
+    fit = ["fit", str(csv_file), "--feature-bound", "1", "--target-bound", "3", "--passes", "1"]
+    for argv in (["datasets"], fit):
+        r_fd, w_fd = os.pipe()
+        os.close(r_fd)   # the reader has gone before anything is written
+        try:
+            proc = subprocess.run([BIN / "dp-cd", *argv], stdout=w_fd, stderr=subprocess.PIPE,
+                                  text=True)
+        finally:
+            os.close(w_fd)
+        assert proc.returncode == 141 and proc.stderr == "", (argv, proc.stderr)
+
+def test_report_budget_split_holds_epsilon_shares(tmp_path, capsys):
+    "9. a tuned fit's report states its rho as what it is, not as a share in the budget split."
+    from dp_cd.tuned import DPClassifierCV
+    model, csv_path, table = classifier_model(tmp_path, capsys)
+    code, out, err = run(["fit", str(csv_path), "--target", "label", "--classes", "0,1", "--tune",
+                          "--bounds", "1", "--epsilon", "2", "--seed", "0"], capsys)
+    ref = DPClassifierCV(epsilon=2.0, bounds=1.0, classes=[0, 1], random_state=0)
+    ref.fit(table[:, :3], table[:, 3])
+    assert "per run (rho-zCDP)" in ref.privacy_.budget_split   # the library's entry, a rho
+    assert code == 0 and "budget split:" not in out, out      # public bounds: nothing to split
+    assert f"each run of the search is rho-zCDP with rho = {ref.rho_:.3g}" in out
