@@ -1091,16 +1091,17 @@ CLI_FLAGS = {   # parameters of the estimators and solvers -> the `dp-cd fit` op
     "smoothness_bound": "--smoothness-bound", "random_state": "--seed",
 }
 _PARAM = re.compile(r"(?<![\w.'\"-])(" + "|".join(sorted(CLI_FLAGS, key=len, reverse=True))
-                    + r")\b(?:=('[^']*'|\"[^\"]*\"|[^\s,;:)]*)|( must\b))?")
+                    + r")\b(?:=('[^']*'|\"[^\"]*\"|\[[^\]]*\]|[A-Za-z_][\w.]*|)(?![\w.+-])|(=)"
+                    + r"|( must\b))?")   # NAME=setting | NAME=number | NAME must | NAME
 
 def _in_cli_terms(msg:str) -> str:
     "A library message with its parameter names replaced by the options of `CLI_FLAGS`."
     def flag(m):
-        name, value, must = m.groups()
-        if value is None and must is None and "_" not in name: return m.group(0)   # prose
-        if value is None: return CLI_FLAGS[name] + (must or "")
-        return f"{CLI_FLAGS[name]} {value.strip(chr(39) + chr(34))}".rstrip()
-    return _PARAM.sub(flag, msg)
+        name, setting, number, must = m.groups()
+        if setting is not None: return f"{CLI_FLAGS[name]} {setting.strip(chr(39) + chr(34))}"
+        if must or "_" in name: return CLI_FLAGS[name] + (must or number or "")
+        return m.group(0)   # a plain word in prose, or a quantity: epsilon=0.5
+    return _PARAM.sub(lambda m: flag(m).rstrip(), msg)
 
 # %% ../nbs/06_api/02_cli.ipynb
 def _one_line(msg:str) -> str:
