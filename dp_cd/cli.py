@@ -649,12 +649,10 @@ def _task_name(args, known:str|None=None) -> str:
     return known or "regression"
 
 def _task(args, y, tname, known=None):
-    "(task, estimator class, loss) of the public task (`_task_name`)."
+    """(task, estimator class, loss) of the public task (`_task_name`). Nothing is refused for the
+    target's values: a refusal of, say, a constant target would depend on every record (and the
+    message would show one); such a fit runs and learns the intercept."""
     if _task_name(args, known) == "regression":
-        if np.ptp(y) == 0:
-            raise CLIError(
-                f"the target {tname!r} is constant ({y[0]!r}); there is nothing to learn"
-            )
         return "regression", DPRegressor, args.loss or "squared"
     return "classification", DPClassifier, args.loss or "logistic"
 
