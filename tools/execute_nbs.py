@@ -30,6 +30,8 @@ def execute(fn: Path, flags: set, verbose=False):
         d = _directives(cell)
         if d.get('eval:', [''])[0].lower() == 'false': return True
         return bool(skip & d.keys())
+    for c in nb.cells:   # execnb stores a cell's outputs only when it has some: a cell that now
+        if not _no_eval(c): c['outputs'] = []   # prints nothing must not keep its old ones
     t0 = time.time()
     k = CaptureShell(fn)
     os.environ.pop('IN_TEST', None)

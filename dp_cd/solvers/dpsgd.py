@@ -19,8 +19,8 @@ from ..privacy.pld import calibrate_tightest
 from ..privacy.calibration import calibrate
 
 # %% auto 0
-__all__ = ['SGD_ACCOUNTANTS', 'dp_sgd', 'DPSGD', 'subsampled_gaussian_steps', 'calibrate_subsampled_gaussian', 'poisson_batches',
-           'sgd_steps_dense', 'sgd_steps_sparse', 'clipping_norms']
+__all__ = ['SGD_ACCOUNTANTS', 'dp_sgd', 'DPSGD', 'subsampled_gaussian_steps', 'calibrate_subsampled_gaussian',
+           'sgd_expected_smoothness', 'poisson_batches', 'sgd_steps_dense', 'sgd_steps_sparse', 'clipping_norms']
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 def dp_sgd(
@@ -33,9 +33,9 @@ def dp_sgd(
     delta: float,  # δ in (0, 1)
     n_passes: float = 10,  # passes over the data (a pass is n / batch_size steps)
     step: float
-    | None = None,  # step γ (None: from `smoothness`, else 1/M from the data's smoothness: leaks)
+    | None = None,  # step γ (None: 1/(2𝓛), 𝓛 from `smoothness`, else from the data: leaks)
     smoothness: float
-    | None = None,  # public bound L ≥ β‖x_i‖² (β = sup φ''): step=None gives γ = 1/(L + β s²)
+    | None = None,  # public bound L ≥ β‖x_i‖² (β = sup φ''): step=None is 1/(2𝓛) with it
     clip: float = 1.0,  # per-sample gradient clipping threshold C (ignored when epsilon is inf)
     batch_size: float = 1,  # expected batch size B (Poisson sampling with rate q = B/n)
     relation: str = "replace_one",  # neighbouring relation of the guarantee: "replace_one" or "add_remove"
@@ -71,8 +71,8 @@ class DPSGD(Solver):
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 def _sgd_options_from_bounds(self, loss:Loss, bounds:np.ndarray, target_bound=None) -> dict:
-    """The public bound β Σ_j B_j² on the per-record smoothness over X's columns; the step is
-    1/(it + β s²) with the intercept's column of s (`_sgd_step`), 1/it without."""
+    """The public bound β Σ_j B_j² on the per-record smoothness over X's columns: `_sgd_step`
+    makes the default step 1/(2𝓛) of it (with β s² added for the intercept's column of s)."""
     return dict(smoothness=loss.curvature * float(np.sum(np.asarray(bounds) ** 2)))
 
 DPSGD.options_from_bounds = _sgd_options_from_bounds
@@ -133,27 +133,44 @@ def calibrate_subsampled_gaussian(epsilon:float, delta:float, # the (ε, δ) tar
                        str(accountant))
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
-def _sgd_step(problem, request, step, scaling:float=0.0, smoothness=None):
-    """The step γ: as given; or 1/(L + s² sup φ'') from the public bound L = `smoothness` (s = 0
-    without the intercept); or 1/M with M the data's smoothness (read without privacy); with the
-    intercept's column of s, M + s² sup φ'' bounds the smoothness of [X, s1] (‖[X, s1]‖² ≤
-    ‖X‖² + n s²)."""
-    leaks, extra = [], problem.loss.curvature * scaling ** 2 if scaling else 0.0
-    if step is None and smoothness is not None: step = 1.0 / (smoothness + extra)   # public
+def sgd_expected_smoothness(M:float, # smoothness of the average loss f (e.g. β‖X‖₂²/n)
+                            L_max:float, # bound on every record's smoothness β‖x_i‖²
+                            batch_size:float, # expected batch size B, in (0, n]
+                            n:int, # number of records (public)
+                           ) -> float:
+    "𝓛 = M + (1 − q) L_max / B, q = B/n: the expected smoothness of Poisson batches divided by B."
+    n = check_scalar(n, "n", low=1, integer=True)
+    B = check_scalar(batch_size, "batch_size", low=0, high=n, low_open=True)
+    M = check_scalar(M, "M", low=0, allow_inf=True)   # inf (an overflowing row): step 0, refused
+    L_max = check_scalar(L_max, "L_max", low=0, allow_inf=True)
+    return M + (1.0 - B / n) * L_max / B
+
+# %% ../../nbs/03_solvers/06_dp_sgd.ipynb
+def _sgd_step(problem, request, step, scaling:float=0.0, smoothness=None, batch_size:float=1.0):
+    """The step γ: as given; else 1/(2𝓛), 𝓛 = `sgd_expected_smoothness` of the public bound
+    L = `smoothness` (M = L_max = L + β s²), or of the data's M + β s² and β max‖(x_i, s)‖²,
+    read without privacy (s: the intercept's column, 0 without; ‖[X, s1]‖² ≤ ‖X‖² + n s²)."""
+    leaks, beta, n = [], problem.loss.curvature, problem.n
+    extra = beta * scaling**2 if scaling else 0.0
+    if step is None and smoothness is not None:   # public
+        step = 0.5 / sgd_expected_smoothness(smoothness + extra, smoothness + extra, batch_size, n)
     elif step is None:
-        step = 1.0 / (problem.loss.smoothness(problem.X) + extra)
+        L_max = beta * float(np.max(row_norms(problem.X, scaling))) ** 2
+        M = problem.loss.smoothness(problem.X) + extra
+        step = 0.5 / sgd_expected_smoothness(M, L_max, batch_size, n)
         if request.private:
-            warnings.warn("step=None: the step 1/M uses the smoothness M of the private data "
-                          "without privacy; pass step=", PrivacyLeakWarning)
-            leaks.append("the step size 1/M (step=None)")
+            warnings.warn("step=None: the step 1/(2𝓛) uses the smoothness M and the largest row "
+                          "norm of the private data without privacy; pass step= or smoothness=",
+                          PrivacyLeakWarning)
+            leaks.append("the step size 1/(2𝓛) (step=None): the data's M and max_i ‖x_i‖")
     return _positive(step, "step"), leaks
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 def _sgd_plan(self, problem, request, options:dict, rng) -> Plan:
     "Public constants (γ, q, T), then the noise multiplier and the ledger of the T releases."
     s = options["intercept_scaling"] if options["fit_intercept"] else 0.0   # 0: no intercept
-    step, leaks = _sgd_step(problem, request, options["step"], s, options["smoothness"])
     n, B, clip = problem.n, options["batch_size"], options["clip"]
+    step, leaks = _sgd_step(problem, request, options["step"], s, options["smoothness"], B)
     q, T = B / n, max(1, int(round(options["n_passes"] * n / B)))
     params = dict(n_passes=options["n_passes"], step=step, clip=clip, batch_size=B,
                   sample_rate=q, steps=T, noise_multiplier=0.0, relation=request.relation,
