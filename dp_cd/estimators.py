@@ -508,10 +508,66 @@ def _prepare_chunked(self, X, y, reset:bool):
     return X, y
 
 # %% ../nbs/06_api/01_estimators.ipynb
+def _block_rows(X, dense:bool, entries:int=2**18) -> int:
+    """Rows of a block of about `entries` values (p per row, or a sparse X's mean stored values per
+    row when the block stays sparse): a multiple of 64, at least 64."""
+    per_row = X.shape[1] if dense or not sp.issparse(X) else X.nnz / max(X.shape[0], 1)
+    return max(64, int(entries // max(per_row, 1.0)) // 64 * 64)
+
+
+def _sparse_box_rows(X, rows, lo, hi, scale=None):
+    "`_box_rows` of a sparse X without centre: the rows' sparse block with new, mapped values."
+    blk, p = X[rows], X.shape[1]   # (the block may share X's arrays: none is written to)
+    cols = blk.indices if blk.format == "csr" else np.repeat(np.arange(p), np.diff(blk.indptr))
+    lo, hi = (np.broadcast_to(np.asarray(v, dtype=float), (p,))[cols] for v in (lo, hi))
+    data = blk.data if scale is None else blk.data / np.broadcast_to(scale, (p,))[cols]
+    return type(blk)((np.clip(data, lo, hi), blk.indices, blk.indptr), shape=blk.shape)
+
+# %% ../nbs/06_api/01_estimators.ipynb
+def _box_rows(X, rows, lo, hi, center=None, scale=None, ones:bool=False, order:str="F"):
+    """The records `rows` (positions or a slice) of X mapped by x ↦ clip((x - c)/h, lo, hi) (no
+    shift, no division when c, h are None), with a last column of ones if `ones`: one array of
+    layout `order` filled in place, the only copy of those records. A sparse X without c and ones
+    stays sparse (with lo <= 0 <= hi a zero maps to zero)."""
+    if sp.issparse(X) and center is None and not ones:
+        return _sparse_box_rows(X, rows, lo, hi, scale)
+    p, m = X.shape[1], len(range(X.shape[0])[rows]) if isinstance(rows, slice) else len(rows)
+    out = np.empty((m, p + bool(ones)), order=order)
+    box = out[:, :p]
+    if sp.issparse(X): X[rows].toarray(out=box)
+    elif isinstance(rows, slice): np.copyto(box, X[rows])
+    else:   # column by column: no temporary of the block's size ("clip": rows are valid)
+        for j in range(p): np.take(X[:, j], rows, out=box[:, j], mode="clip")
+    if center is not None: np.subtract(box, center, out=box)
+    if scale is not None: np.divide(box, scale, out=box)
+    np.clip(box, lo, hi, out=box)
+    if ones: out[:, p] = 1.0
+    return out
+
+# %% ../nbs/06_api/01_estimators.ipynb
+def _box_scores(X, W, lo, hi, *, center=None, scale=None, ones:bool=False, order=None,
+                block=None) -> np.ndarray:
+    """The scores `_box_rows(X) @ W` of every record (shape (n,) + W.shape[1:]), a block of rows
+    at a time (blocks in X's layout unless `order` is given; `block` rows, or `_block_rows`)."""
+    n, dense = X.shape[0], not sp.issparse(X) or center is not None or ones
+    block = block or _block_rows(X, dense)
+    order = order or ("C" if sp.issparse(X) or X.flags.c_contiguous else "F")
+    s = np.empty((n,) + np.shape(W)[1:])
+    for start in range(0, n, block):
+        rows = slice(start, min(start + block, n))
+        s[rows] = _box_rows(X, rows, lo, hi, center, scale, ones, order) @ W
+    return s
+
+# %% ../nbs/06_api/01_estimators.ipynb
 def _decision(self, X):
+    """Scores of the records clipped into `bounds_` (training's map), then X w + b: a block of rows
+    at a time, or lazily chunk by chunk; without bounds (None, or absent), X w + b."""
     check_is_fitted(self)
-    if is_chunked(X): return self._prepare(X, reset=False) @ self.coef_.T + self.intercept_   # lazy
-    return np.asarray(self._prepare(X, reset=False) @ self.coef_.T) + self.intercept_
+    X, B = self._prepare(X, reset=False), getattr(self, "bounds_", None)
+    if is_chunked(X):   # lazy
+        return (X if B is None else clip_records(X, B)) @ self.coef_.T + self.intercept_
+    if B is None: return np.asarray(X @ self.coef_.T) + self.intercept_
+    return _box_scores(X, self.coef_.T, -B, B) + self.intercept_
 
 _DPLinearBase._charge, _DPLinearBase._prepare, _DPLinearBase._decision = (
     _charge,
@@ -572,7 +628,7 @@ class DPRegressor(RegressorMixin, _DPLinearBase):
         return self
 
     def predict(self, X):
-        "Predictions X w + b."
+        "Predictions x w + b of the records x clipped into `bounds_` (as in training)."
         return self._decision(X)
 
     def __sklearn_tags__(self):
@@ -667,7 +723,7 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
         return self
 
     def decision_function(self, X):
-        "Scores: X w + b (shape (n,) for two classes, as scikit-learn)."
+        "Scores x w + b of the records x clipped into `bounds_` (shape (n,) for two classes)."
         s = self._decision(X)
         return s[:, 0] if s.shape[1] == 1 else s
 
