@@ -145,9 +145,12 @@ class _DataBounds:
         self.fell_back = list(fell_back)   # bounds set to the public default (nothing located)
 
     def transform(self, X, y=None, scale:bool=True):
-        "Records clipped into the bounds, features divided by B_j if `scale` (record-wise; copies)."
+        """Records clipped into the bounds and, if `scale`, divided by them: features by B_j, a
+        regression's target by its bound T, so that the solver runs in the unit box (copies)."""
         if self.B is None: return X, y
-        if y is not None and self.target is not None: y = np.clip(y, -self.target, self.target)
+        if y is not None and self.target is not None:
+            y = np.clip(y, -self.target, self.target)
+            if scale: y /= self.target   # in [-1, 1] (T / T = 1 exactly)
         Xc = clip_records(X, self.B)
         if not scale: return Xc, y
         if sp.issparse(Xc): return (Xc @ sp.diags(1 / self.B)).tocsc(), y
@@ -157,6 +160,11 @@ class _DataBounds:
     def unscale(self, w, scale:bool=True):
         "Weights of the original features from those of the scaled ones (w_j / B_j)."
         return w if self.B is None or not scale else w / self.B
+
+    def y_scale(self, y, scale:bool=True) -> float:
+        "T when `transform` divides the target `y` by it, else 1 (no target, bound or scaling)."
+        scaled = scale and self.B is not None and y is not None and self.target is not None
+        return self.target if scaled else 1.0
 
 # %% ../nbs/06_api/01_estimators.ipynb
 BOUNDS_LABEL = "data bounds (Gaussian histogram)"
@@ -439,14 +447,16 @@ _DPLinearBase._add_intercept_column, _DPLinearBase._split_intercept = (
 )
 
 # %% ../nbs/06_api/01_estimators.ipynb
-def _solver_options(self, solver, loss, bounds:_DataBounds, eps) -> dict:
-    "The solver's options: from the bounds (each solver's `options_from_bounds`), then the user's."
+def _solver_options(self, solver, loss, bounds:_DataBounds, eps, y_scale:float=1.0) -> dict:
+    """The solver's options: from the bounds of the data it runs on (each solver's
+    `options_from_bounds`; the target's is T / `y_scale`), then the user's."""
     kw, implicit = {}, self._implicit_intercept(solver)
     if bounds.B is not None:
         # of the solver's features
         B = np.ones_like(bounds.B) if self.scale_by_bounds else bounds.B
         B = np.append(B, self.intercept_scaling) if self.fit_intercept and not implicit else B
-        kw = solver.options_from_bounds(loss, B, bounds.target)   # no name branches here
+        T = None if bounds.target is None else bounds.target / y_scale   # 1 when y is scaled
+        kw = solver.options_from_bounds(loss, B, T)   # no name branches here
     if implicit:   # the solver's implicit column, penalised as the appended one would be
         kw.update(fit_intercept=True, penalize_intercept=True,
                   intercept_scaling=check_scalar(self.intercept_scaling, "intercept_scaling",
@@ -583,7 +593,7 @@ class DPRegressor(RegressorMixin, _DPLinearBase):
         *,
         loss="squared",  # "squared", "huber" or a Loss
         penalty="l2",  # "none", "l1", "l2", "elasticnet" or a Penalty
-        alpha=1e-3,  # regularisation strength α of (E.1)
+        alpha=1e-3,  # α of the problem the solver runs: in the unit box if scale_by_bounds
         l1_ratio=0.5,  # elastic-net mixing parameter
         solver="dp-cd",  # a name in `SOLVERS`
         epsilon=1.0,  # privacy budget ε of the whole fit (np.inf: non-private)
@@ -594,7 +604,7 @@ class DPRegressor(RegressorMixin, _DPLinearBase):
         bounds="private",  # "private" (estimated inside ε), PUBLIC B_j >= |x_ij| (scalar or (p,)), or "data" (NOT private)
         target_bound=None,  # PUBLIC bound on |y_i| (default: estimated with the bounds)
         bounds_budget=0.1,  # share of ε and δ spent on bounds="private"
-        scale_by_bounds=True,  # divide each feature by its bound before the solver runs
+        scale_by_bounds=True,  # divide each feature by its bound, y by T, before the solver runs
         fit_intercept=True,  # learn an intercept (as an extra coordinate)
         intercept_scaling=1.0,  # value of the constant column
         random_state=None,  # seed or Generator
@@ -615,14 +625,15 @@ class DPRegressor(RegressorMixin, _DPLinearBase):
         rng = as_generator(self.random_state)
         bounds = self._resolve_bounds(X, y, eps, delta, rng)
         Xc, yc = bounds.transform(X, y.astype(np.float64), self.scale_by_bounds)
-        options = self._weight_options(solver, self._solver_options(solver, loss, bounds, eps),
+        T = bounds.y_scale(y, self.scale_by_bounds)   # the solver fits y / T (T = 1: not scaled)
+        options = self._weight_options(solver, self._solver_options(solver, loss, bounds, eps, T),
                                        sample_weight, X.shape[0])
         res = self._fit_one(Xc, yc, loss, pen, solver, eps - bounds.epsilon,
                             delta - bounds.delta, rng, options)
         report, ledger = _compose_reports(eps, delta, bounds, [("", res)])
         self._charge(report, eps, delta)   # raises (and releases nothing) if it cannot be charged
-        w, self.intercept_ = self._split_intercept(res)
-        self.coef_ = bounds.unscale(w, self.scale_by_bounds)
+        w, b = self._split_intercept(res)
+        self.coef_, self.intercept_ = T * bounds.unscale(w, self.scale_by_bounds), T * b
         self.n_iter_, self.privacy_, self.fit_result_ = res.n_iter, report, res
         self.bounds_, self.target_bound_, self.ledger_ = bounds.B, bounds.target, ledger
         return self
