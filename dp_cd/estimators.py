@@ -199,11 +199,18 @@ def _fallback(release, p:int, has_target:bool) -> list:
     names = [f"|x_{j}|" for j in np.flatnonzero(~np.isfinite(release.bounds[:p]))]
     return names + (["|y|"] if has_target and not np.isfinite(release.bounds[p]) else [])
 
-def _fallback_note(names:list, n:int, default:float=1.0) -> str:
-    "The report's sentence on the bounds that fell back (a post-processing of the release)."
+def _fallback_note(names:list, n:int, threshold:float, default:float=1.0) -> str:
+    """The report's sentence on the bounds that fell back: what the release shows and what locating
+    a bin takes (a post-processing of the release, its public threshold and the public n)."""
     shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
-    return (f"{len(names)} bound(s) fell back to the PUBLIC default {default:g} ({shown}): no "
-            f"noisy histogram bin cleared the threshold (few non-zero records among n = {n})")
+    tau = f"{threshold:.4g}"
+    why = (f"tau = {tau} exceeds the n = {n} records, so no bin can clear it at this budget"
+           if threshold > n else
+           f"a bin is located only when about tau of the n = {n} records have their value in it "
+           "(values spread over several bins, or few non-zero values, leave every bin below tau)")
+    return (f"{len(names)} bound(s) fell back to the PUBLIC default {default:g} ({shown}): no bin "
+            f"of their noisy histogram of magnitudes (one bin per power of two) reached the "
+            f"threshold tau = {tau}; {why}")
 
 # %% ../nbs/06_api/01_estimators.ipynb
 def _private_data_bounds(X, y, eps, delta, share, rng):
@@ -215,9 +222,11 @@ def _private_data_bounds(X, y, eps, delta, share, rng):
             f"(exact GDP, epsilon = {rel.epsilon:.4g}); records clipped into them")
     fell_back = _fallback(rel, X.shape[1], y is not None)
     if fell_back:
-        note += "; " + _fallback_note(fell_back, X.shape[0])
-        warnings.warn(_fallback_note(fell_back, X.shape[0]) + ". If that default is wrong for "
-                      "them, give PUBLIC bounds (bounds=B; target_bound for a regression)",
+        why = _fallback_note(fell_back, X.shape[0], rel.threshold)
+        note += "; " + why
+        warnings.warn(why + ". If that default is wrong for them, give PUBLIC bounds (bounds=B; "
+                      "target_bound for a regression), or a larger bounds_budget or more records "
+                      "(tau shrinks as the bounds' share of epsilon grows)",
                       BoundsFallbackWarning, stacklevel=4)
     return _DataBounds(B, target, rel.epsilon, share * delta, rel.event, note, fell_back=fell_back)
 
