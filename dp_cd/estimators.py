@@ -763,7 +763,7 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
         s = self.decision_function(X)
         if s.ndim == 1:
             p1 = 1 / (1 + np.exp(-s))
-            return np.column_stack([1 - p1, p1])
+            return np.stack([1 - p1, p1], axis=1)   # (also lazily, for a dask X)
         P = 1 / (1 + np.exp(-s))
         return P / P.sum(axis=1, keepdims=True)
 
