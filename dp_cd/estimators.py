@@ -145,9 +145,12 @@ class _DataBounds:
         self.fell_back = list(fell_back)   # bounds set to the public default (nothing located)
 
     def transform(self, X, y=None, scale:bool=True):
-        "Records clipped into the bounds, features divided by B_j if `scale` (record-wise; copies)."
+        """Records clipped into the bounds and, if `scale`, divided by them: features by B_j, a
+        regression's target by its bound T, so that the solver runs in the unit box (copies)."""
         if self.B is None: return X, y
-        if y is not None and self.target is not None: y = np.clip(y, -self.target, self.target)
+        if y is not None and self.target is not None:
+            y = np.clip(y, -self.target, self.target)
+            if scale: y /= self.target   # in [-1, 1] (T / T = 1 exactly)
         Xc = clip_records(X, self.B)
         if not scale: return Xc, y
         if sp.issparse(Xc): return (Xc @ sp.diags(1 / self.B)).tocsc(), y
@@ -157,6 +160,11 @@ class _DataBounds:
     def unscale(self, w, scale:bool=True):
         "Weights of the original features from those of the scaled ones (w_j / B_j)."
         return w if self.B is None or not scale else w / self.B
+
+    def y_scale(self, y, scale:bool=True) -> float:
+        "T when `transform` divides the target `y` by it, else 1 (no target, bound or scaling)."
+        scaled = scale and self.B is not None and y is not None and self.target is not None
+        return self.target if scaled else 1.0
 
 # %% ../nbs/06_api/01_estimators.ipynb
 BOUNDS_LABEL = "data bounds (Gaussian histogram)"
@@ -191,11 +199,18 @@ def _fallback(release, p:int, has_target:bool) -> list:
     names = [f"|x_{j}|" for j in np.flatnonzero(~np.isfinite(release.bounds[:p]))]
     return names + (["|y|"] if has_target and not np.isfinite(release.bounds[p]) else [])
 
-def _fallback_note(names:list, n:int, default:float=1.0) -> str:
-    "The report's sentence on the bounds that fell back (a post-processing of the release)."
+def _fallback_note(names:list, n:int, threshold:float, default:float=1.0) -> str:
+    """The report's sentence on the bounds that fell back: what the release shows and what locating
+    a bin takes (a post-processing of the release, its public threshold and the public n)."""
     shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
-    return (f"{len(names)} bound(s) fell back to the PUBLIC default {default:g} ({shown}): no "
-            f"noisy histogram bin cleared the threshold (few non-zero records among n = {n})")
+    tau = f"{threshold:.4g}"
+    why = (f"tau = {tau} exceeds the n = {n} records, so no bin can clear it at this budget"
+           if threshold > n else
+           f"a bin is located only when about tau of the n = {n} records have their value in it "
+           "(values spread over several bins, or few non-zero values, leave every bin below tau)")
+    return (f"{len(names)} bound(s) fell back to the PUBLIC default {default:g} ({shown}): no bin "
+            f"of their noisy histogram of magnitudes (one bin per power of two) reached the "
+            f"threshold tau = {tau}; {why}")
 
 # %% ../nbs/06_api/01_estimators.ipynb
 def _private_data_bounds(X, y, eps, delta, share, rng):
@@ -207,9 +222,11 @@ def _private_data_bounds(X, y, eps, delta, share, rng):
             f"(exact GDP, epsilon = {rel.epsilon:.4g}); records clipped into them")
     fell_back = _fallback(rel, X.shape[1], y is not None)
     if fell_back:
-        note += "; " + _fallback_note(fell_back, X.shape[0])
-        warnings.warn(_fallback_note(fell_back, X.shape[0]) + ". If that default is wrong for "
-                      "them, give PUBLIC bounds (bounds=B; target_bound for a regression)",
+        why = _fallback_note(fell_back, X.shape[0], rel.threshold)
+        note += "; " + why
+        warnings.warn(why + ". If that default is wrong for them, give PUBLIC bounds (bounds=B; "
+                      "target_bound for a regression), or a larger bounds_budget or more records "
+                      "(tau shrinks as the bounds' share of epsilon grows)",
                       BoundsFallbackWarning, stacklevel=4)
     return _DataBounds(B, target, rel.epsilon, share * delta, rel.event, note, fell_back=fell_back)
 
@@ -439,14 +456,16 @@ _DPLinearBase._add_intercept_column, _DPLinearBase._split_intercept = (
 )
 
 # %% ../nbs/06_api/01_estimators.ipynb
-def _solver_options(self, solver, loss, bounds:_DataBounds, eps) -> dict:
-    "The solver's options: from the bounds (each solver's `options_from_bounds`), then the user's."
+def _solver_options(self, solver, loss, bounds:_DataBounds, eps, y_scale:float=1.0) -> dict:
+    """The solver's options: from the bounds of the data it runs on (each solver's
+    `options_from_bounds`; the target's is T / `y_scale`), then the user's."""
     kw, implicit = {}, self._implicit_intercept(solver)
     if bounds.B is not None:
         # of the solver's features
         B = np.ones_like(bounds.B) if self.scale_by_bounds else bounds.B
         B = np.append(B, self.intercept_scaling) if self.fit_intercept and not implicit else B
-        kw = solver.options_from_bounds(loss, B, bounds.target)   # no name branches here
+        T = None if bounds.target is None else bounds.target / y_scale   # 1 when y is scaled
+        kw = solver.options_from_bounds(loss, B, T)   # no name branches here
     if implicit:   # the solver's implicit column, penalised as the appended one would be
         kw.update(fit_intercept=True, penalize_intercept=True,
                   intercept_scaling=check_scalar(self.intercept_scaling, "intercept_scaling",
@@ -508,10 +527,66 @@ def _prepare_chunked(self, X, y, reset:bool):
     return X, y
 
 # %% ../nbs/06_api/01_estimators.ipynb
+def _block_rows(X, dense:bool, entries:int=2**18) -> int:
+    """Rows of a block of about `entries` values (p per row, or a sparse X's mean stored values per
+    row when the block stays sparse): a multiple of 64, at least 64."""
+    per_row = X.shape[1] if dense or not sp.issparse(X) else X.nnz / max(X.shape[0], 1)
+    return max(64, int(entries // max(per_row, 1.0)) // 64 * 64)
+
+
+def _sparse_box_rows(X, rows, lo, hi, scale=None):
+    "`_box_rows` of a sparse X without centre: the rows' sparse block with new, mapped values."
+    blk, p = X[rows], X.shape[1]   # (the block may share X's arrays: none is written to)
+    cols = blk.indices if blk.format == "csr" else np.repeat(np.arange(p), np.diff(blk.indptr))
+    lo, hi = (np.broadcast_to(np.asarray(v, dtype=float), (p,))[cols] for v in (lo, hi))
+    data = blk.data if scale is None else blk.data / np.broadcast_to(scale, (p,))[cols]
+    return type(blk)((np.clip(data, lo, hi), blk.indices, blk.indptr), shape=blk.shape)
+
+# %% ../nbs/06_api/01_estimators.ipynb
+def _box_rows(X, rows, lo, hi, center=None, scale=None, ones:bool=False, order:str="F"):
+    """The records `rows` (positions or a slice) of X mapped by x ↦ clip((x - c)/h, lo, hi) (no
+    shift, no division when c, h are None), with a last column of ones if `ones`: one array of
+    layout `order` filled in place, the only copy of those records. A sparse X without c and ones
+    stays sparse (with lo <= 0 <= hi a zero maps to zero)."""
+    if sp.issparse(X) and center is None and not ones:
+        return _sparse_box_rows(X, rows, lo, hi, scale)
+    p, m = X.shape[1], len(range(X.shape[0])[rows]) if isinstance(rows, slice) else len(rows)
+    out = np.empty((m, p + bool(ones)), order=order)
+    box = out[:, :p]
+    if sp.issparse(X): X[rows].toarray(out=box)
+    elif isinstance(rows, slice): np.copyto(box, X[rows])
+    else:   # column by column: no temporary of the block's size ("clip": rows are valid)
+        for j in range(p): np.take(X[:, j], rows, out=box[:, j], mode="clip")
+    if center is not None: np.subtract(box, center, out=box)
+    if scale is not None: np.divide(box, scale, out=box)
+    np.clip(box, lo, hi, out=box)
+    if ones: out[:, p] = 1.0
+    return out
+
+# %% ../nbs/06_api/01_estimators.ipynb
+def _box_scores(X, W, lo, hi, *, center=None, scale=None, ones:bool=False, order=None,
+                block=None) -> np.ndarray:
+    """The scores `_box_rows(X) @ W` of every record (shape (n,) + W.shape[1:]), a block of rows
+    at a time (blocks in X's layout unless `order` is given; `block` rows, or `_block_rows`)."""
+    n, dense = X.shape[0], not sp.issparse(X) or center is not None or ones
+    block = block or _block_rows(X, dense)
+    order = order or ("C" if sp.issparse(X) or X.flags.c_contiguous else "F")
+    s = np.empty((n,) + np.shape(W)[1:])
+    for start in range(0, n, block):
+        rows = slice(start, min(start + block, n))
+        s[rows] = _box_rows(X, rows, lo, hi, center, scale, ones, order) @ W
+    return s
+
+# %% ../nbs/06_api/01_estimators.ipynb
 def _decision(self, X):
+    """Scores of the records clipped into `bounds_` (training's map), then X w + b: a block of rows
+    at a time, or lazily chunk by chunk; without bounds (None, or absent), X w + b."""
     check_is_fitted(self)
-    if is_chunked(X): return self._prepare(X, reset=False) @ self.coef_.T + self.intercept_   # lazy
-    return np.asarray(self._prepare(X, reset=False) @ self.coef_.T) + self.intercept_
+    X, B = self._prepare(X, reset=False), getattr(self, "bounds_", None)
+    if is_chunked(X):   # lazy
+        return (X if B is None else clip_records(X, B)) @ self.coef_.T + self.intercept_
+    if B is None: return np.asarray(X @ self.coef_.T) + self.intercept_
+    return _box_scores(X, self.coef_.T, -B, B) + self.intercept_
 
 _DPLinearBase._charge, _DPLinearBase._prepare, _DPLinearBase._decision = (
     _charge,
@@ -527,7 +602,7 @@ class DPRegressor(RegressorMixin, _DPLinearBase):
         *,
         loss="squared",  # "squared", "huber" or a Loss
         penalty="l2",  # "none", "l1", "l2", "elasticnet" or a Penalty
-        alpha=1e-3,  # regularisation strength α of (E.1)
+        alpha=1e-3,  # α of the problem the solver runs: in the unit box if scale_by_bounds
         l1_ratio=0.5,  # elastic-net mixing parameter
         solver="dp-cd",  # a name in `SOLVERS`
         epsilon=1.0,  # privacy budget ε of the whole fit (np.inf: non-private)
@@ -538,7 +613,7 @@ class DPRegressor(RegressorMixin, _DPLinearBase):
         bounds="private",  # "private" (estimated inside ε), PUBLIC B_j >= |x_ij| (scalar or (p,)), or "data" (NOT private)
         target_bound=None,  # PUBLIC bound on |y_i| (default: estimated with the bounds)
         bounds_budget=0.1,  # share of ε and δ spent on bounds="private"
-        scale_by_bounds=True,  # divide each feature by its bound before the solver runs
+        scale_by_bounds=True,  # divide each feature by its bound, y by T, before the solver runs
         fit_intercept=True,  # learn an intercept (as an extra coordinate)
         intercept_scaling=1.0,  # value of the constant column
         random_state=None,  # seed or Generator
@@ -559,20 +634,21 @@ class DPRegressor(RegressorMixin, _DPLinearBase):
         rng = as_generator(self.random_state)
         bounds = self._resolve_bounds(X, y, eps, delta, rng)
         Xc, yc = bounds.transform(X, y.astype(np.float64), self.scale_by_bounds)
-        options = self._weight_options(solver, self._solver_options(solver, loss, bounds, eps),
+        T = bounds.y_scale(y, self.scale_by_bounds)   # the solver fits y / T (T = 1: not scaled)
+        options = self._weight_options(solver, self._solver_options(solver, loss, bounds, eps, T),
                                        sample_weight, X.shape[0])
         res = self._fit_one(Xc, yc, loss, pen, solver, eps - bounds.epsilon,
                             delta - bounds.delta, rng, options)
         report, ledger = _compose_reports(eps, delta, bounds, [("", res)])
         self._charge(report, eps, delta)   # raises (and releases nothing) if it cannot be charged
-        w, self.intercept_ = self._split_intercept(res)
-        self.coef_ = bounds.unscale(w, self.scale_by_bounds)
+        w, b = self._split_intercept(res)
+        self.coef_, self.intercept_ = T * bounds.unscale(w, self.scale_by_bounds), T * b
         self.n_iter_, self.privacy_, self.fit_result_ = res.n_iter, report, res
         self.bounds_, self.target_bound_, self.ledger_ = bounds.B, bounds.target, ledger
         return self
 
     def predict(self, X):
-        "Predictions X w + b."
+        "Predictions x w + b of the records x clipped into `bounds_` (as in training)."
         return self._decision(X)
 
     def __sklearn_tags__(self):
@@ -667,7 +743,7 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
         return self
 
     def decision_function(self, X):
-        "Scores: X w + b (shape (n,) for two classes, as scikit-learn)."
+        "Scores x w + b of the records x clipped into `bounds_` (shape (n,) for two classes)."
         s = self._decision(X)
         return s[:, 0] if s.shape[1] == 1 else s
 
@@ -687,7 +763,7 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
         s = self.decision_function(X)
         if s.ndim == 1:
             p1 = 1 / (1 + np.exp(-s))
-            return np.column_stack([1 - p1, p1])
+            return np.stack([1 - p1, p1], axis=1)   # (also lazily, for a dask X)
         P = 1 / (1 + np.exp(-s))
         return P / P.sum(axis=1, keepdims=True)
 

@@ -14,7 +14,8 @@ from .utils import check_scalar, as_generator
 from .model.losses import LogisticLoss, SquaredLoss
 from .privacy.events import check_epsilon
 from .estimators import (make_penalty, _label_set, _n_samples, _resolve_delta, _resolve_budget,
-                              _private_data_bounds, _DataBounds, BOUNDS_LABEL)
+                              _private_data_bounds, _DataBounds, BOUNDS_LABEL, _box_rows,
+                              _box_scores)
 from .solvers.contract import (Plan, PrivacyRequest, build_report, check_sample_weight,
                                     get_solver)
 from .solvers.tuning import default_candidates, linear_fitter, holdout_split, private_tune
@@ -119,28 +120,17 @@ def _whole_report(released:_DataBounds, search, eps, delta):
 _TunedBase._box = _box
 
 # %% ../nbs/06_api/01b_tuned.ipynb
-def _unit_rows(self, X, rows:np.ndarray):
+def _unit_rows(self, X, rows):
     """The records `rows` of X in the public unit box (as `to_unit_box`), with the intercept
-    column: one Fortran array filled in place, the only copy of those records that is made."""
-    p = X.shape[1]
-    out = np.empty((len(rows), p + bool(self.fit_intercept)), order="F")
-    box = out[:, :p]
-    if sp.issparse(X): X[rows].toarray(out=box)
-    else:   # column by column: no temporary of the block's size ("clip": rows are valid)
-        for j in range(p): np.take(X[:, j], rows, out=box[:, j], mode="clip")
-    np.subtract(box, self.center_, out=box)
-    np.divide(box, self.scale_, out=box)
-    np.clip(box, -1.0, 1.0, out=box)
-    if self.fit_intercept: out[:, p] = 1.0
-    return out
+    column: one Fortran array filled in place, the only copy of those records that is made
+    (`_box_rows`, shared with the plain estimators)."""
+    return _box_rows(X, rows, -1.0, 1.0, self.center_, self.scale_, bool(self.fit_intercept))
 
-def _unit_scores(self, X, W:np.ndarray, block:int=4096) -> np.ndarray:
-    "The scores [unit box of X, 1] @ W, a block of rows at a time (O(block · p) extra memory)."
-    s = np.empty((X.shape[0], W.shape[1]))
-    for start in range(0, X.shape[0], block):
-        rows = np.arange(start, min(start + block, X.shape[0]))
-        s[rows] = self._unit_rows(X, rows) @ W
-    return s
+def _unit_scores(self, X, W:np.ndarray, block=None) -> np.ndarray:
+    """The scores [unit box of X, 1] @ W, a block of rows at a time (`_box_scores`: about 2^18
+    values, or `block` rows)."""
+    return _box_scores(X, W, -1.0, 1.0, center=self.center_, scale=self.scale_,
+                       ones=bool(self.fit_intercept), order="F", block=block)
 
 # %% ../nbs/06_api/01b_tuned.ipynb
 def _search(self, X, targets, loss, score_losses, score_bound, eps, delta, rng, weights=None):
