@@ -1,6 +1,6 @@
 """The book builds from the notebooks, every chapter page carries its title, broken notebooks fail
-the build, and a reader's browser meets no JavaScript error, no raw LaTeX and no markdown
-escape."""
+the build, stored outputs show no machine's paths, and a reader's browser meets no JavaScript
+error, no raw LaTeX and no markdown escape."""
 import json
 import re
 import subprocess
@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import build_book as bb
 import check_book as cb
+import execute_nbs
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -156,6 +157,42 @@ def test_failing_exported_code_fails_processing(tmp_path):
                                         _code('#| export\nraise RuntimeError("boom")')])
     with pytest.raises(bb.BookError, match='failed'):
         bb.process(bad, tmp_path / 'out.ipynb', execute=False)
+
+
+def test_machine_paths_are_found():
+    "Absolute paths of a machine in any kind of output are found; relative ones and URLs are not."
+    bad = ['/work/main/dp_cd/accountants.py:238: IntegrationWarning',
+           'model written to /tmp/x.json',
+           '/home/me/.venv/lib/python3.11/site-packages/scipy/a.py:1: Warning', '/root/data',
+           r'C:\Users\me\data', 'lib/python3/dist-packages/numba/core.py']
+    good = ['<ipython-input-1-ab12>:5: PrivacyLeakWarning', 'dp_cd/solvers/dpgcd.py:311',
+            'figure written to book/results/f.png', 'see https://example.org/home/a.html']
+    outputs = [{'output_type': 'stream', 'name': 'stderr', 'text': bad[0] + '\n' + good[0]},
+               {'output_type': 'display_data', 'data': {'text/plain': [bad[1], '\n', good[1]],
+                                                        'image/png': '/tmp/not-text'}},
+               {'output_type': 'execute_result', 'data': {'text/html': '\n'.join(bad[2:])}},
+               {'output_type': 'stream', 'name': 'stdout', 'text': '\n'.join(good[2:])}]
+    found = bb.machine_paths(_nb([_md('# T'), _code('x', outputs)]))
+    assert [line for _, line in found] == bad and {i for i, _ in found} == {1}
+
+
+@pytest.mark.parametrize('path', bb.notebooks(), ids=bb.page_of)
+def test_stored_outputs_show_no_machine_paths(path):
+    "Outputs show package-relative paths or none: no checkout, temporary or home directory."
+    assert bb.machine_paths(json.loads(path.read_text())) == [], path.name
+
+
+def test_execute_nbs_clears_the_outputs_of_the_cells_it_runs(tmp_path, monkeypatch):
+    "A cell that now prints nothing loses its old output; a skipped `#| slow` cell keeps its own."
+    stale = {'output_type': 'stream', 'name': 'stderr', 'text': 'an old warning\n'}
+    kept = {'output_type': 'stream', 'name': 'stdout', 'text': 'the last full run\n'}
+    nb = _write(tmp_path / 'h.ipynb', [_md('# T'), _code('x = 1', [stale]),
+                                       _code('#| slow\nx = 2', [kept]), _code('print(x)')])
+    monkeypatch.chdir(ROOT)   # settings.ini: the flags of the skipped cells
+    assert execute_nbs.execute(nb, set())
+    cells = json.loads(nb.read_text())['cells']
+    assert cells[1]['outputs'] == [] and cells[2]['outputs'] == [kept]
+    assert ''.join(cells[3]['outputs'][0]['text']) == '1\n'
 
 
 def test_wide_figures_get_the_full_width():

@@ -140,6 +140,27 @@ def control_characters(nb):
                   for m in CONTROL.finditer(src)]
     return found
 
+# an absolute path of a machine (a temporary or home directory, a checkout, an installed package)
+MACHINE_PATH = re.compile(r'(?<![\w.~-])(?:/work|/tmp|/home|/root|/Users|/private/var|/var/folders)/'
+                          r'|[\w.-]+[/\\](?:site|dist)-packages\b|\b[A-Z]:\\\\?Users\b')
+
+def _output_text(output) -> str:
+    "The text an output shows: a stream, the text forms of a result or display, a traceback."
+    text = output.get('text', '')
+    parts = [text] if isinstance(text, str) else list(text)
+    for mime, value in output.get('data', {}).items():
+        if mime.startswith('text/'): parts += [value] if isinstance(value, str) else value
+    return ''.join(parts) + '\n'.join(output.get('traceback', []))
+
+def machine_paths(nb):
+    "(cell number, line) of each stored output line that shows an absolute path of a machine."
+    found = []
+    for i, c in enumerate(nb['cells']):
+        for o in c.get('outputs', []):
+            found += [(i, line.strip()[:160]) for line in _output_text(o).splitlines()
+                      if MACHINE_PATH.search(line)]
+    return found
+
 def check(path: Path):
     "Refuse notebooks that cannot be part of the book."
     try:

@@ -8,7 +8,9 @@ The book renders the outputs stored in the notebooks, so run this after editing 
 
 Cells are skipped exactly as `nbdev_test` skips them (`#| eval: false`, and the flags of
 `tst_flags` in settings.ini unless passed with --flags). Stops at the first error and leaves the
-notebook untouched in that case. Run `nbdev_clean` afterwards.
+notebook untouched in that case. A cell that runs starts with no outputs (execnb keeps a cell's old
+outputs when it prints nothing, so a stale warning would outlive the code that emitted it). Run
+`nbdev_clean` afterwards.
 """
 import argparse, os, sys, time
 from pathlib import Path
@@ -30,6 +32,8 @@ def execute(fn: Path, flags: set, verbose=False):
         d = _directives(cell)
         if d.get('eval:', [''])[0].lower() == 'false': return True
         return bool(skip & d.keys())
+    for c in nb.cells:   # execnb stores outputs only when there are some: clear the stale ones
+        if not _no_eval(c): c['outputs'] = []
     t0 = time.time()
     k = CaptureShell(fn)
     os.environ.pop('IN_TEST', None)
