@@ -1,9 +1,11 @@
 """The book builds from the notebooks, every chapter page carries its title, broken notebooks fail
-the build, and a reader's browser meets no JavaScript error and no raw LaTeX."""
+the build, stored outputs show no machine's paths, and a reader's browser meets no JavaScript
+error, no raw LaTeX and no markdown escape."""
 import json
 import re
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -49,6 +51,36 @@ def test_api_docs_are_typeset_and_indexed(html_dir):
     assert entries and all('mathjax_process' in e for e in entries)
     assert '<pre class="api-signature">' in s
     assert 'loss_conj' in (html_dir / 'genindex.html').read_text()
+
+
+def _documented(lo: int = -30,  # the grid starts at 2^lo
+                bound: float | None = None,  # |x| <= bound, or None
+                ) -> float:  # ‖w‖_{M^{-1},q}, or F* at the optimum
+    "A function whose docments hold characters that markdown escapes."
+
+
+@dataclass
+class _Documented:
+    "A dataclass whose field comment spans two lines."
+    # one dict per phase (epoch, phase, chunk [start, stop), eta,
+    # iterations, points)
+    phases: list
+
+
+def _cells(html_text):
+    return re.findall(r'<t[dh]>(.*?)</t[dh]>', html_text)
+
+
+def test_api_tables_show_the_docments_as_written():
+    "No `\\^` or `\\|` (fastcore's markdown escapes), no `<br>` shown as text, no star lost."
+    cells = _cells(bb.BookDocRenderer(_documented)._repr_html_())
+    assert cells == ['', 'Type', 'Default', 'Details',
+                     'lo', 'int', '-30', 'the grid starts at 2^lo',
+                     'bound', 'float | None', 'None', '|x| &lt;= bound, or None',
+                     'Returns', 'float', '', '‖w‖_{M^{-1},q}, or F* at the optimum'], cells
+    cells = _cells(bb.BookDocRenderer(_Documented)._repr_html_())
+    assert 'one dict per phase (epoch, phase, chunk [start, stop), eta, iterations, points)' \
+        in cells, cells
 
 
 def test_mathjax_is_loaded_once_per_page_from_outside_static(html_dir):
@@ -126,6 +158,29 @@ def test_failing_exported_code_fails_processing(tmp_path):
         bb.process(bad, tmp_path / 'out.ipynb', execute=False)
 
 
+def test_machine_paths_are_found():
+    "Absolute paths of a machine in any kind of output are found; relative ones and URLs are not."
+    bad = ['/work/main/dp_cd/accountants.py:238: IntegrationWarning',
+           'model written to /tmp/x.json',
+           '/home/me/.venv/lib/python3.11/site-packages/scipy/a.py:1: Warning', '/root/data',
+           r'C:\Users\me\data', 'lib/python3/dist-packages/numba/core.py']
+    good = ['<ipython-input-1-ab12>:5: PrivacyLeakWarning', 'dp_cd/solvers/dpgcd.py:311',
+            'figure written to book/results/f.png', 'see https://example.org/home/a.html']
+    outputs = [{'output_type': 'stream', 'name': 'stderr', 'text': bad[0] + '\n' + good[0]},
+               {'output_type': 'display_data', 'data': {'text/plain': [bad[1], '\n', good[1]],
+                                                        'image/png': '/tmp/not-text'}},
+               {'output_type': 'execute_result', 'data': {'text/html': '\n'.join(bad[2:])}},
+               {'output_type': 'stream', 'name': 'stdout', 'text': '\n'.join(good[2:])}]
+    found = bb.machine_paths(_nb([_md('# T'), _code('x', outputs)]))
+    assert [line for _, line in found] == bad and {i for i, _ in found} == {1}
+
+
+@pytest.mark.parametrize('path', bb.notebooks(), ids=bb.page_of)
+def test_stored_outputs_show_no_machine_paths(path):
+    "Outputs show package-relative paths or none: no checkout, temporary or home directory."
+    assert bb.machine_paths(json.loads(path.read_text())) == [], path.name
+
+
 def test_wide_figures_get_the_full_width():
     wide = {'output_type': 'display_data', 'data': {'image/png': 'x'},
             'metadata': {'image/png': {'width': 1429, 'height': 568}}}
@@ -136,7 +191,8 @@ def test_wide_figures_get_the_full_width():
 
 
 def test_pages_in_a_browser(html_dir):
-    "Every page in headless Chromium: no JavaScript error, no raw LaTeX, search finds a word."
+    """Every page in headless Chromium: no JavaScript error, no raw LaTeX, no markdown escape in an
+    API table (`2\\^lo`), search finds a word."""
     if cb.find_browser() is None:
         pytest.skip('no Chromium on this machine (apt-get install chromium, or set CHROMIUM)')
     if not (html_dir / 'mathjax' / 'tex-chtml.js').exists():
@@ -146,4 +202,5 @@ def test_pages_in_a_browser(html_dir):
     assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-3000:]
     pages = f'{len(cb.pages(html_dir))} pages: '
     summary = next(l for l in r.stdout.splitlines() if l.startswith(pages))
-    assert '0 JavaScript errors, 0 raw LaTeX, 0 MathJax errors, 0 elements' in summary
+    assert '0 JavaScript errors, 0 raw LaTeX, 0 MathJax errors, 0 markdown escapes' in summary
+    assert '0 elements scrolling' in summary

@@ -15,7 +15,7 @@ control character (a lost backslash), stores an error output, or whose exported 
 fail to execute, and on any Sphinx warning. `tools/check_book.py` then checks the pages in a
 browser.
 """
-import argparse, base64, html, json, re, shutil, subprocess, sys
+import argparse, base64, html, inspect, json, re, shutil, subprocess, sys
 from functools import partial
 from pathlib import Path
 
@@ -39,6 +39,13 @@ def _inline(text: str) -> str:
     t = re.sub(r'`([^`]+)`', r'<code>\1</code>', t)
     return re.sub(r'(?<![\\$])\$([^$]+)\$', r'\\(\1\\)', t)
 
+def _plain(value) -> str:
+    """A cell of a parameters table as plain text: a type or function by its name, nothing for an
+    empty value, a comment's lines joined by spaces (fastcore's `_maybe_nm`, without markdown)."""
+    if value is inspect.Parameter.empty: return ''
+    if hasattr(value, '__name__'): return value.__name__
+    return ' '.join(str(value).split('\n')).strip()
+
 class BookDocRenderer(BasicHtmlRenderer):
     """API docs as HTML for the book: escaped (a `<` no longer truncates a docstring), no links to a
     documentation host, an anchor per entry and the class MathJax needs to typeset an output."""
@@ -54,13 +61,16 @@ class BookDocRenderer(BasicHtmlRenderer):
         return out + '</div>'
 
     def _params_table(self):
-        rows = [r for r in str(self.dm).strip().splitlines() if r.startswith('|')]
-        cells = [[c.strip(' *').replace('\\|', '|') for c in re.split(r'(?<!\\)\|', r)[1:-1]]
-                 for r in rows]
-        if len(cells) <= 2: return ''
-        head = ''.join(f'<th>{html.escape(c)}</th>' for c in cells[0])
+        """The parameters (and returns) as an HTML table, from the docments themselves: fastcore's
+        markdown table escapes `|` and `^` (`2\\^lo`) and writes a newline as `<br>`."""
+        dm = self.dm
+        rows = [[_plain(v) for v in row] for row in dm._row_list]
+        if dm.has_return:
+            rows.append(['Returns', *(_plain(dm.dm['return'][c]) for c in dm._columns)])
+        if not rows: return ''
+        head = ''.join(f'<th>{html.escape(c)}</th>' for c in ['', *dm._columns.values()])
         body = ''.join('<tr>' + ''.join(f'<td>{_inline(c)}</td>' for c in r) + '</tr>'
-                       for r in cells[2:])
+                       for r in rows)
         return f'<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 class exec_show_docs_html(P.exec_show_docs):
@@ -128,6 +138,27 @@ def control_characters(nb):
         src = ''.join(c['source'])
         found += [(i, repr(src[max(0, m.start() - 20):m.end() + 20]))
                   for m in CONTROL.finditer(src)]
+    return found
+
+# an absolute path of a machine (a temporary or home directory, a checkout, an installed package)
+MACHINE_PATH = re.compile(r'(?<![\w.~-])(?:/work|/tmp|/home|/root|/Users|/private/var|/var/folders)/'
+                          r'|[\w.-]+[/\\](?:site|dist)-packages\b|\b[A-Z]:\\\\?Users\b')
+
+def _output_text(output) -> str:
+    "The text an output shows: a stream, the text forms of a result or display, a traceback."
+    text = output.get('text', '')
+    parts = [text] if isinstance(text, str) else list(text)
+    for mime, value in output.get('data', {}).items():
+        if mime.startswith('text/'): parts += [value] if isinstance(value, str) else value
+    return ''.join(parts) + '\n'.join(output.get('traceback', []))
+
+def machine_paths(nb):
+    "(cell number, line) of each stored output line that shows an absolute path of a machine."
+    found = []
+    for i, c in enumerate(nb['cells']):
+        for o in c.get('outputs', []):
+            found += [(i, line.strip()[:160]) for line in _output_text(o).splitlines()
+                      if MACHINE_PATH.search(line)]
     return found
 
 def check(path: Path):

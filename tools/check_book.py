@@ -8,12 +8,14 @@ The pages are served over HTTP from a local server (as a reader gets them) and d
 Chromium's DevTools protocol. Per page it counts: JavaScript errors (uncaught exceptions,
 `console.error`, failed loads), raw LaTeX left after MathJax ran (text outside MathJax's output,
 code and preformatted blocks that still holds `\\(`, `$$`, `\\frac`, ... ) and MathJax's own
-error boxes, the MathJax scripts loaded, and elements that scroll sideways or cut off their
-content (scrollWidth > clientWidth), leaving out outputs that are tables or preformatted data,
-which may keep scrolling. The search page is also asked for a word of the book.
+error boxes, markdown escapes shown as text in the tables of API entries (a backslash before
+punctuation, as in `2\\^lo`, or a literal `<br>`), the MathJax scripts loaded, and elements
+that scroll sideways or cut off their content (scrollWidth > clientWidth), leaving out outputs
+that are tables or preformatted data, which may keep scrolling. The search page is also asked
+for a word of the book.
 
-Exits 1 on any JavaScript error, raw LaTeX or MathJax error, or a search without results; 2 when
-no Chromium is found (set CHROMIUM to its path) or the book is not built.
+Exits 1 on any JavaScript error, raw LaTeX, MathJax error or markdown escape, or a search without
+results; 2 when no Chromium is found (set CHROMIUM to its path) or the book is not built.
 """
 import argparse
 import base64
@@ -51,6 +53,16 @@ MEASURE_JS = r"""(() => {
     if (!parent || parent.closest(SKIP) || !RAW.test(node.nodeValue)) continue;
     raw.push(node.nodeValue.trim().slice(0, 100));
   }
+  // markdown escapes in the text of API tables: a backslash before ASCII punctuation, a <br>
+  const ESCAPE = /\\[!-\/:-@\[-`{-~]|<br\s*\/?>/, escaped = [];
+  for (const cell of document.querySelectorAll('.api-entry table td, .api-entry table th')) {
+    const cells = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    while (cells.nextNode()) {
+      const node = cells.currentNode;
+      if (node.parentElement.closest('mjx-container, mjx-assistive-mml')) continue;
+      if (ESCAPE.test(node.nodeValue)) escaped.push(node.nodeValue.trim().slice(0, 100));
+    }
+  }
   const mathErrors = [...document.querySelectorAll('mjx-merror')]
     .map(e => (e.getAttribute('data-mjx-error') || e.textContent).slice(0, 100));
   const mjx = performance.getEntriesByType('resource')
@@ -74,7 +86,7 @@ MEASURE_JS = r"""(() => {
   if (page) over.push(`page (${document.scrollingElement.scrollWidth}>${window.innerWidth})`);
   const imgs = [...document.querySelectorAll('main img')].filter(i => i.naturalWidth > 0)
     .map(i => [i.naturalWidth, i.clientWidth]);
-  return {raw, mathErrors, mathjax: mjx.length, overflow: over, allowedOverflow: allowed,
+  return {raw, mathErrors, escaped, mathjax: mjx.length, overflow: over, allowedOverflow: allowed,
           wideMath: math,
           mathjaxBytes: mjx.reduce((s, e) => s + (e.encodedBodySize || 0), 0), imgs,
           searchHits: document.querySelectorAll('#search-results li').length};
@@ -242,7 +254,8 @@ def check_page(browser, base, page, shots=None):
 
 
 COLUMNS = (('errors', 'js err'), ('raw', 'raw TeX'), ('mathErrors', 'mj err'),
-           ('overflow', 'overflow'), ('wideMath', 'wide eq'), ('allowedOverflow', 'tables'))
+           ('escaped', 'escaped'), ('overflow', 'overflow'), ('wideMath', 'wide eq'),
+           ('allowedOverflow', 'tables'))
 
 
 def print_table(results):
@@ -257,7 +270,8 @@ def print_table(results):
 
 def print_details(results, verbose):
     "What each problem is (at most 5 per kind and page unless verbose; overflows when verbose)."
-    kinds = [('errors', 'JS error'), ('raw', 'raw LaTeX'), ('mathErrors', 'MathJax error')]
+    kinds = [('errors', 'JS error'), ('raw', 'raw LaTeX'), ('mathErrors', 'MathJax error'),
+             ('escaped', 'markdown escape in an API table')]
     if verbose:
         kinds += [('overflow', 'overflow'), ('wideMath', 'wide equation')]
     for r in results:
@@ -271,8 +285,10 @@ def report(results, verbose):
     print_table(results)
     total = {key: sum(len(r[key]) for r in results) for key, _ in COLUMNS}
     print(f'{len(results)} pages: {total["errors"]} JavaScript errors, {total["raw"]} raw LaTeX, '
-          f'{total["mathErrors"]} MathJax errors, {total["overflow"]} elements scrolling sideways '
-          f'or cut off (+{total["wideMath"]} wide display equations, '
+          f'{total["mathErrors"]} MathJax errors, '
+          f'{total["escaped"]} markdown escapes in API tables, '
+          f'{total["overflow"]} elements scrolling sideways or cut off '
+          f'(+{total["wideMath"]} wide display equations, '
           f'+{total["allowedOverflow"]} wide tables and data outputs, which may scroll); '
           f'MathJax scripts per page: at most {max(r["mathjax"] for r in results)} '
           f'({max(r["mathjaxBytes"] for r in results) / 1e6:.1f} MB)')
@@ -281,7 +297,8 @@ def report(results, verbose):
     if search is not None:
         print(f'search.html?q={SEARCH_WORD}: {search["searchHits"]} results')
     searching = search is None or search['searchHits'] > 0
-    return searching and not (total['errors'] or total['raw'] or total['mathErrors'])
+    failures = total['errors'] or total['raw'] or total['mathErrors'] or total['escaped']
+    return searching and not failures
 
 
 def main(argv=None):

@@ -8,7 +8,9 @@ The book renders the outputs stored in the notebooks, so run this after editing 
 
 Cells are skipped exactly as `nbdev_test` skips them (`#| eval: false`, and the flags of
 `tst_flags` in settings.ini unless passed with --flags). Stops at the first error and leaves the
-notebook untouched in that case. Run `nbdev_clean` afterwards.
+notebook untouched in that case. A cell that runs starts with no outputs (execnb keeps a cell's old
+outputs when it prints nothing, so a stale warning would outlive the code that emitted it). Run
+`nbdev_clean` afterwards.
 """
 import argparse, os, sys, time
 from pathlib import Path
