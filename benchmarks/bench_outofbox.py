@@ -56,7 +56,7 @@ def fitters(task, box, ybox, eps):
 
 def _ours(model, X, y):
     model.fit(X, y)
-    return model.predict, dict(selected=model.best_params_, runs=model.n_runs_,
+    return model.predict, dict(selected=model.best_params_,
                                epsilon_reported=model.privacy_.epsilon)
 
 
@@ -93,7 +93,6 @@ def bench_outofbox(load_problem, data_dir, datasets=DATASETS, epsilons=EPSILONS,
                                      split=split, metric=score(task, predict, X[te], y[te]),
                                      seconds=time.perf_counter() - t0,
                                      selected=json.dumps(details.get("selected", ""), default=float),
-                                     runs=details.get("runs", ""),
                                      epsilon_reported=details.get("epsilon_reported", "")))
             done = [r for r in rows if r["dataset"] == name and r["split"] == split]
             print(f"  {name:12s} split {split}: " + "  ".join(

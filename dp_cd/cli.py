@@ -131,6 +131,8 @@ def _read_csv_table(path:Path):
 
 # %% ../nbs/06_api/02_cli.ipynb
 MAX_ABS_VALUE = 1e150   # larger values overflow float64 once squared and summed by the solvers
+# an error is an output: it names the column (public schema), never a record's position or value
+_NOT_SHOWN = "the record and its value are not shown: they are private"
 
 def _value_problem(v:float):
     "(what, fix) when a value cannot be used (NaN, infinite, too large to square), else None."
@@ -146,15 +148,15 @@ def _csv_columns(path:Path, header, body, names):
     data = np.empty((len(body), len(names)))
     for k, name in enumerate(names):
         j = header.index(name)
-        for i, (line, r) in enumerate(body):
+        for i, (_, r) in enumerate(body):
             try: data[i, k] = float(r[j])
             except ValueError:
-                raise CLIError(f"{path}: column {name!r} is not numeric (row {line}: {r[j]!r}); "
-                               "encode it as numbers first") from None
+                raise CLIError(f"{path}: column {name!r} is not numeric; encode it as numbers "
+                               f"first ({_NOT_SHOWN})") from None
             problem = _value_problem(data[i, k])
             if problem:
-                raise CLIError(f"{path}: column {name!r} contains {problem[0]} (row {line}); "
-                               f"{problem[1]}")
+                raise CLIError(f"{path}: column {name!r} contains {problem[0]}; {problem[1]} "
+                               f"({_NOT_SHOWN})")
     return data
 
 # %% ../nbs/06_api/02_cli.ipynb
@@ -201,7 +203,7 @@ def _check_data(X, y, names, target, source):
             i, j, v = bad
             what, fix = _value_problem(v)
             raise CLIError(f"{source}: column {label if label is not None else names[j]!r} "
-                           f"contains {what} (record {i + 1}); {fix}")
+                           f"contains {what}; {fix} ({_NOT_SHOWN})")
 
 # %% ../nbs/06_api/02_cli.ipynb
 def read_data(source:str, # a file path, or a dataset name known to `dp_cd.datasets`
@@ -285,9 +287,8 @@ def _read_arff(path):
     try:
         X = np.array([[float(r[j]) for j in range(len(feats))] for r in rows])
     except ValueError as e:
-        raise CLIError(
-            f"{path}: non-numeric value ({e}); missing values ('?') are not accepted"
-        ) from None
+        raise CLIError(f"{path}: a non-numeric value; missing values ('?') are not accepted "
+                       f"({_NOT_SHOWN})") from None
     col = [r[-1] for r in rows]
     if tvals is None: y = np.array(col, dtype=float)
     # first declared level is +1
@@ -347,7 +348,7 @@ def model_to_dict(est, # a fitted DPRegressor or DPClassifier (or their tuned ..
 def _tuned_dict(est) -> dict:
     """What a privately tuned fit selected (covered by its report), and the public map into the
     unit box with the unit-box weights, which `predict` applies as in training."""
-    d = dict(selected=est.best_params_, noisy_score=est.best_score_, n_runs=est.n_runs_,
+    d = dict(selected=est.best_params_, noisy_score=est.best_score_,   # (K is not released)
              center=est.center_, scale=est.scale_, unit_coef=[m.coef for m in est.fit_results_])
     if hasattr(est, "target_center_"):
         d.update(target_center=est.target_center_, target_scale=est.target_scale_)
@@ -358,7 +359,7 @@ def _restore_tuned(est, t:dict):
     import types
     est.center_, est.scale_ = np.asarray(t["center"], float), np.asarray(t["scale"], float)
     est.fit_results_ = [types.SimpleNamespace(coef=np.asarray(w, float)) for w in t["unit_coef"]]
-    est.best_params_, est.n_runs_ = t["selected"], t["n_runs"]
+    est.best_params_ = t["selected"]   # (files of 0.1.0 also hold n_runs: no longer read)
     if "target_center" in t:
         est.target_center_, est.target_scale_ = float(t["target_center"]), float(t["target_scale"])
 
@@ -630,7 +631,8 @@ def _fit(args, acc):
         elapsed, leaks = _fit_with_progress(est, _on_cluster(X, client), y, label, (names, tname))
     for m in leaks: print(f"dp-cd: PrivacyLeakWarning: {_in_cli_terms(m)}", file=sys.stderr)
     d = model_to_dict(est, source=str(args.data), feature_names=names)
-    d["target"], d["fit_seconds"], d["privacy_leak_warnings"] = tname, elapsed, leaks
+    seconds = None if args.tune else elapsed   # a search's time grows with K, not released
+    d["target"], d["fit_seconds"], d["privacy_leak_warnings"] = tname, seconds, leaks
     if labels: d["class_labels"] = labels.texts   # as the user gave them, for `predict`
     _save_fit(args, acc, d)
     if args.json: print(json.dumps(d))
@@ -839,12 +841,13 @@ def _report_fit(args, est, X, task, loss, elapsed, acc, test=None, labels=None):
     rep = est.privacy_
     how = (f"tuned privately, selected: {_selected(est.best_params_)}" if args.tune
            else f"{args.solver}, loss={loss}")
+    took = "" if args.tune else f" in {elapsed:.2f}s"   # a search's time would reveal K
     print(f"trained {type(est).__name__} ({how}, penalty={args.penalty}, alpha={est.alpha:g}) "
-          f"on {X.shape[0]} records x {X.shape[1]} features in {elapsed:.2f}s")
+          f"on {X.shape[0]} records x {X.shape[1]} features{took}")
     if labels is not None: print(_labels_line(labels, args.data))
     if args.tune:
-        print(f"the search ({est.n_runs_} runs), the selection and the model are all covered by "
-              "the privacy report below")
+        print("the search, the selection and the model are all covered by the privacy report "
+              "below (the number of runs is not released)")
     if test is not None: print(_test_score(args, est, task, test))
     reports = rep if isinstance(rep, list) else [rep]
     print("privacy:", *(_report_text(r) for r in reports), sep="\n")

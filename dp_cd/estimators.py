@@ -630,6 +630,9 @@ class DPRegressor(RegressorMixin, _DPLinearBase):
            ):
         "Fit the private model; `privacy_` holds the privacy report of the whole fit."
         loss, pen, solver, eps, delta = self._begin_fit(X, sample_weight)
+        if loss.name in ("logistic", "hinge"):   # on the parameter: a check of y would reveal it
+            raise ValueError(f"loss={loss.name!r} is a classification loss (labels ±1): use "
+                             "DPClassifier, which encodes any labels")
         X, y = self._prepare(X, y, y_numeric=True)
         rng = as_generator(self.random_state)
         bounds = self._resolve_bounds(X, y, eps, delta, rng)
@@ -715,7 +718,8 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
         "Fit the private model(s); `privacy_` holds the report of the whole fit (all the models)."
         loss, pen, solver, eps, delta = self._begin_fit(X, sample_weight)
         X, y = self._prepare(X, y)
-        check_classification_targets(y)
+        if self.classes is None:   # ε = ∞ only: with PUBLIC classes a check of y would reveal a
+            check_classification_targets(y)   # record (a label outside them counts as negative)
         self.classes_ = _label_set(self.classes, y, eps)
         rng = as_generator(self.random_state)
         bounds = self._resolve_bounds(X, None, eps, delta, rng)

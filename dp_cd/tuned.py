@@ -9,7 +9,6 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
-from sklearn.utils.multiclass import check_classification_targets
 from .utils import check_scalar, as_generator
 from .model.losses import LogisticLoss, SquaredLoss
 from .privacy.events import check_epsilon
@@ -162,7 +161,7 @@ _WEIGHT_NOTE = ("sample weights projected onto [0, {W:g}] (public bound): only c
 
 # %% ../nbs/06_api/01b_tuned.ipynb
 def _finish(self, sel, released, eps, delta):
-    "Charge the budget, then keep what the selection released (not the history of the runs)."
+    "Charge the budget, then keep what the selection released (not K, not the other runs)."
     report, budget = _whole_report(released, sel.privacy, eps, delta), _resolve_budget(self, False)
     if budget is not None: budget.spend(max(report.epsilon, eps), max(report.delta, delta))
     W = np.array([m.coef for m in sel.model])
@@ -170,7 +169,7 @@ def _finish(self, sel, released, eps, delta):
     self.coef_ = w / self.scale_                      # the weights of the original features
     self.intercept_ = b - self.coef_ @ self.center_   # exact for records inside the bounds
     self.privacy_, self.best_params_, self.best_score_ = report, sel.candidate, sel.score
-    self.n_runs_, self.fit_results_, self.rho_ = sel.n_runs, sel.model, sel.rho
+    self.fit_results_, self.rho_ = sel.model, sel.rho
     return self
 
 _TunedBase._unit_rows, _TunedBase._unit_scores = _unit_rows, _unit_scores
@@ -208,7 +207,7 @@ class DPClassifierCV(ClassifierMixin, _TunedBase):
         `sample_weight`, only candidates whose solver accepts weights (DP-CD) are searched."""
         eps, delta = self._begin(X, sample_weight)
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=np.float64)
-        check_classification_targets(y)
+        # y is not checked (classes are PUBLIC): a label outside them counts as negative
         self.classes_ = _label_set(self.classes, y, eps)
         rng = as_generator(self.random_state)
         released = self._box(X, None, eps, delta, rng)

@@ -133,6 +133,13 @@ def test_bad_data_files(tmp_path, capsys):
     for path, text in cases:
         c, out, err = run(["fit", str(path), "--out", str(out_file)], capsys)
         assert c == 1 and text.lower() in err.lower() and one_line_error(err), (path, err)
+    # an error is an output: it names the column, never a record's position or value
+    private = [(write_csv(tmp_path / "name.csv", ["a", "y"], [[1, 2], ["Alice Smith", 3]]), "Alice"),
+               (write_csv(tmp_path / "big.csv", ["a", "y"], [[1, 2], [3, 4.5e200]]), "4.5e+200")]
+    for path, value in private:
+        c, out, err = run(["fit", str(path), "--out", str(out_file)], capsys)
+        assert c == 1 and value not in err and "row" not in err and "record 2" not in err, err
+        assert "not shown" in err and one_line_error(err), err
     # a constant target is not refused (a refusal would depend on every record's value, and the
     # message showed one): the fit runs, and its output names no target value
     const = write_csv(tmp_path / "const.csv", ["a", "y"], [[1, 2.75], [2, 2.75], [3, 2.75]])

@@ -595,17 +595,9 @@ class LogisticLoss(Loss):
     code, param, name, sup_deriv = LOGISTIC, 0.0, "logistic", 1.0
     def check_y(self, y, n=None):
         y = super().check_y(y, n)
-        bad = (y != 1.0) & (y != -1.0)
-        if np.any(bad):
-            hint = (
-                " (labels look like {0, 1}: pass y = 2 * y - 1)"
-                if np.all((y == 0) | (y == 1))
-                else ""
-            )
-            raise ValueError(
-                f"y must contain only -1 and +1 for the logistic loss, found "
-                f"{np.unique(y[bad])[:5]}{hint}"
-            )
+        if np.any((y != 1.0) & (y != -1.0)):   # the message shows no label: they are private
+            raise ValueError("y must contain only -1 and +1 for the logistic loss (labels {0, 1}: "
+                             "pass y = 2 * y - 1; the estimators encode any labels)")
         return y
 
 # %% ../../nbs/01_model/02_losses.ipynb
@@ -708,10 +700,9 @@ class HingeLoss(Loss):
 
     def check_y(self, y, n=None):
         y = Loss.check_y(self, y, n)
-        bad = (y != 1.0) & (y != -1.0)
-        if np.any(bad):
-            raise ValueError(f"y must contain only -1 and +1 for the hinge loss, found "
-                             f"{np.unique(y[bad])[:5]} (labels {{0, 1}}: pass y = 2 * y - 1)")
+        if np.any((y != 1.0) & (y != -1.0)):   # the message shows no label: they are private
+            raise ValueError("y must contain only -1 and +1 for the hinge loss (labels {0, 1}: "
+                             "pass y = 2 * y - 1)")
         return y
 
     def value(self, X, y, w) -> float:

@@ -309,8 +309,8 @@ def _op_run(problem, plan, options, rng, ex) -> Run:
                         problem.n, bounds, s)
     w, gnorm = _op_newton(fun, p + (s != 0), tau)   # p + 1 with the intercept's column
     if gnorm > tau or not np.all(np.isfinite(w)):
-        raise RuntimeError(f"the distributed solve reached ||grad F|| = {gnorm:.3g} > tau = "
-                           f"{tau:.3g}; output perturbation needs the minimiser to tau")
+        raise RuntimeError(f"the distributed solve did not reach ||grad F|| <= tau = {tau:.3g}; "
+                           "output perturbation needs the minimiser to tau")   # (no data value)
     if private: w = w + P["sigma"] * rng.standard_normal(w.size)
     return Run(coef=w[:p], n_iter=1, passes=0.0, intercept=float(s * w[p]) if s else 0.0,
                params=dict(data_path="chunks", n_chunks=problem.X.numblocks[0]))

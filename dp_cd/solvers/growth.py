@@ -462,7 +462,7 @@ class GrowthResult:
     "Output of Algorithm 1 or 2 with the transcript needed to audit it."
     x:np.ndarray # released point
     # one dict per phase (epoch, phase, chunk [start, stop), eta, sensitivity, noise scale,
-    # iterations, points)
+    # iterations, its centre and released point x; not the unnoised minimiser: `_released`)
     phases:list
     epsilon:float
     delta:float
@@ -583,6 +583,12 @@ def _algorithm1(S, loss, dom, L, eta, x0, rule:_PhaseRule, rng, log, offset=0, e
     return x, k * n0
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
+def _released(log:list) -> list:
+    """The transcript a fit returns: each phase's entry without `x_hat`, the chunk's exact minimiser
+    before noise (internal: the sensitivity tests read it; released, it would leak the chunk)."""
+    return [{k: v for k, v in phase.items() if k != "x_hat"} for phase in log]
+
+# %% ../../nbs/03_solvers/04_growth.ipynb
 def localization(
     S,  # records, one per row
     loss: GrowthLoss,  # smooth convex loss
@@ -620,7 +626,7 @@ def localization(
     x, used = _algorithm1(
         S, loss, (c, R, c, np.inf), L, eta, x0, rule, as_generator(random_state), log
     )
-    return GrowthResult(x, log, eps, delta, noise, used)
+    return GrowthResult(x, _released(log), eps, delta, noise, used)
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
 def growth_epochs(n:int, kappa_lower:float) -> int:
@@ -706,7 +712,7 @@ def epoch_growth(
     x, log, used, note = _epochs(
         S, loss, c, R, kappa_lower, x0, beta, rule, as_generator(random_state), step_scale
     )
-    return GrowthResult(x, log, eps, delta, noise, used, note=note)
+    return GrowthResult(x, _released(log), eps, delta, noise, used, note=note)
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
 def _epochs(S, loss, c, R, kappa_lower, x0, beta, rule:_PhaseRule, rng, step_scale):
@@ -1124,10 +1130,10 @@ class GrowthAdaptive(Solver):
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
 def norm_bounds(self, loss:Loss, bounds:np.ndarray, target_bound=None) -> dict:
-    """x_norm = ‖B‖₂ (and y_bound for the squared loss): public norms from public bounds B_j ≥
-    |x_ij|."""
+    """x_norm = ‖B‖₂ (and y_bound for the squared and Huber losses): public norms from public bounds
+    B_j ≥ |x_ij|; without y_bound a regression would read the largest |y_i| off the data."""
     options = dict(x_norm=float(np.sqrt(np.sum(np.asarray(bounds) ** 2))))
-    if isinstance(loss, SquaredLoss) and target_bound is not None:
+    if isinstance(loss, (SquaredLoss, HuberLoss)) and target_bound is not None:
         options["y_bound"] = float(target_bound)
     return options
 

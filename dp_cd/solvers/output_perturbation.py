@@ -210,8 +210,8 @@ def _op_run(self, problem, plan:Plan, options:dict, rng) -> Run:
     w, gnorm = l2_minimiser(problem.X, y, problem.loss, P["strong_convexity"], tau,
                             row_scale=scale, column=column)
     if gnorm > tau:
-        raise RuntimeError(f"the solver reached ||grad F|| = {gnorm:.3g} > tau = {tau:.3g}; "
-                           "output perturbation needs the exact minimiser")
+        raise RuntimeError(f"the solver did not reach ||grad F|| <= tau = {tau:.3g}; output "
+                           "perturbation needs the exact minimiser")   # (no data-derived value)
     if private:
         if not np.all(np.isfinite(w)): _refuse_infinite(P["sigma"], P)
         w = w + P["sigma"] * rng.standard_normal(w.size)   # p + 1 draws with the intercept

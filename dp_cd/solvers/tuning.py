@@ -180,23 +180,23 @@ class RandomStoppingEvent(DPEvent):
 # %% ../../nbs/03_solvers/05_tuning.ipynb
 @dataclass
 class SelectionResult:
-    "Output of `private_select`: the selected candidate, its model and noisy score, and the report."
+    """Output of `private_select`: the selected candidate, its model and noisy score, and the report.
+    Neither K nor the other runs are in it: the guarantee covers the best run alone (see *K stays
+    hidden*)."""
     candidate: object
     model: object
     score: float
-    n_runs: int # K, the number of runs actually made
     rho: float # zCDP parameter of each run
     privacy: PrivacyReport
-    history: list = field(default_factory=list) # (candidate index, noisy score) of each run
 
 # %% ../../nbs/03_solvers/05_tuning.ipynb
-def _selection_plan(rho, dist, delta, n_candidates, K, notes=()):
+def _selection_plan(rho, dist, delta, n_candidates, notes=()):
     "What the selection certifies: the best of K ~ D_{η,γ} ρ-zCDP runs, one release."
     accountant = (f"RDP of best-of-K (Papernot & Steinke 2022, Thm. 2), "
                   f"K ~ TNB(eta={dist.eta:g}, gamma={dist.gamma:.4g}), CKS conversion")
-    notes = [f"{n_candidates} candidates drawn uniformly; E[K] = {dist.mean:.3g}, this run K = {K}",
-             "only the selected model (and its candidate/score) is covered; "
-             "the history is not released", *notes]
+    notes = [f"{n_candidates} candidates drawn uniformly; E[K] = {dist.mean:.3g}",
+             "only the selected model (and its candidate/score) is covered; K and the other "
+             "runs are not released (with K known, the guarantee would not hold)", *notes]
     ledger = Ledger().add(
         "random-stopping selection", RandomStoppingEvent(rho, dist.eta, dist.gamma)
     )
@@ -231,16 +231,13 @@ def private_select(candidates, # list of hyperparameter settings (any objects)
     rho = calibrate_selection(request.epsilon, request.delta, dist)
     rng = as_generator(random_state)
     K = dist.sample(rng)
-    plan = _selection_plan(rho, dist, request.delta, len(candidates), K, notes)
-    best, hist = None, []
-    for _ in range(K):
+    plan = _selection_plan(rho, dist, request.delta, len(candidates), notes)
+    best = None
+    for _ in range(K):   # K is not returned: only the best run is released
         i = int(rng.integers(len(candidates)))
         model, score = train_and_score(candidates[i], rho, rng)
-        score = float(score)
-        hist.append((i, score))
-        if best is None or score < best[2]: best = (i, model, score)
-    report = build_report(request, plan)
-    return SelectionResult(candidates[best[0]], best[1], best[2], K, rho, report, hist)
+        if best is None or float(score) < best[2]: best = (i, model, float(score))
+    return SelectionResult(candidates[best[0]], best[1], best[2], rho, build_report(request, plan))
 
 # %% ../../nbs/03_solvers/05_tuning.ipynb
 def dpcd_train_and_score(X_train, y_train, X_val, y_val, loss, penalty, *,
