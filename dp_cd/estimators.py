@@ -718,8 +718,8 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
         "Fit the private model(s); `privacy_` holds the report of the whole fit (all the models)."
         loss, pen, solver, eps, delta = self._begin_fit(X, sample_weight)
         X, y = self._prepare(X, y)
-        if self.classes is None:   # ε = ∞ only: with PUBLIC classes a check of y would reveal a
-            check_classification_targets(y)   # record (a label outside them counts as negative)
+        if self.classes is None and not np.isfinite(eps):   # with PUBLIC classes (or a refused
+            check_classification_targets(y)   # fit) a check of y would reveal a record
         self.classes_ = _label_set(self.classes, y, eps)
         rng = as_generator(self.random_state)
         bounds = self._resolve_bounds(X, None, eps, delta, rng)
