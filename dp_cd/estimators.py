@@ -24,11 +24,13 @@ from .utils import is_chunked
 from .solvers.chunks import CHUNKED_RUNS, CHUNKED_INTERCEPT
 from .solvers import distributed   # registers the solvers' runs on row chunks
 from .privacy.events import check_delta, check_epsilon
-from .privacy.bounds import data_bounds, clip_records
+from .privacy.bounds import data_bounds, clip_records, private_center
+from .privacy.calibration import calibrate_noise_multiplier, epsilon_gaussian
+from .privacy.events import ComposedEvent
 
 # %% auto 0
-__all__ = ['LOSSES', 'BOUNDS_LABEL', 'make_loss', 'make_penalty', 'BudgetExceededError', 'BudgetAccountant',
-           'BoundsFallbackWarning', 'DPRegressor', 'DPClassifier']
+__all__ = ['LOSSES', 'BOUNDS_LABEL', 'CENTER_LABEL', 'PREPROCESSING_LABEL', 'make_loss', 'make_penalty', 'BudgetExceededError',
+           'BudgetAccountant', 'BoundsFallbackWarning', 'DPRegressor', 'DPClassifier']
 
 # %% ../nbs/06_api/01_estimators.ipynb
 LOSSES = {"squared": SquaredLoss, "logistic": LogisticLoss, "huber": HuberLoss}
@@ -137,29 +139,58 @@ def _resolve_delta(delta, n):
 
 # %% ../nbs/06_api/01_estimators.ipynb
 class _DataBounds:
-    "Bounds of a fit (None: non-private, nothing clipped), and what obtaining them cost."
-    def __init__(self, B=None, target=None, epsilon=0.0, delta=0.0, event=None, note=None, leaks=(),
-                 fell_back=()):
+    """Bounds of a fit (None: non-private, nothing clipped), its centre, and what obtaining them
+    cost (`entries`: the (label, event) of each private release)."""
+    def __init__(self, B=None, target=None, epsilon=0.0, delta=0.0, entries=(), note=None,
+                 leaks=(), fell_back=(), noise_multiplier=None):
         self.B, self.target, self.epsilon, self.delta = B, target, epsilon, delta
-        self.event, self.note, self.leaks = event, note, list(leaks)
+        self.entries, self.note, self.leaks = list(entries), note, list(leaks)
         self.fell_back = list(fell_back)   # bounds set to the public default (nothing located)
+        self.noise_multiplier = noise_multiplier   # z of the bounds' release (None: no release)
+        # centres in units of the bounds (the solver sees clip(x/B - m, -1, 1)); None: not centred
+        self.center, self.target_center = None, None
+
+    @property
+    def event(self):
+        "The privacy event of the releases (None: nothing released)."
+        events = [e for _, e in self.entries]
+        return None if not events else events[0] if len(events) == 1 else ComposedEvent(tuple(events))
+
+    @property
+    def raw_center(self):
+        "The centre c = m B in the units of X (None: not centred)."
+        return None if self.center is None else self.center * self.B
 
     def transform(self, X, y=None, scale:bool=True):
-        """Records clipped into the bounds and, if `scale`, divided by them: features by B_j, a
-        regression's target by its bound T, so that the solver runs in the unit box (copies)."""
+        """Records mapped into the box: x ↦ clip(x - c, -B, B) (c = 0 if not centred), y ↦
+        clip(y - c_y, -T, T); if `scale`, divided by B and T, so that the solver runs in the unit
+        box (copies)."""
         if self.B is None: return X, y
         if y is not None and self.target is not None:
-            y = np.clip(y, -self.target, self.target)
+            y = np.clip(y - self.target * (self.target_center or 0.0), -self.target, self.target)
             if scale: y /= self.target   # in [-1, 1] (T / T = 1 exactly)
-        Xc = clip_records(X, self.B)
+        c = self.raw_center
+        if c is None: Xc = clip_records(X, self.B)
+        elif is_chunked(X): Xc = clip_records(X.astype(float) - c, self.B)   # lazy
+        else:   # one copy, in X's layout
+            Xc = np.subtract(X, c)
+            np.clip(Xc, -self.B, self.B, out=Xc)
         if not scale: return Xc, y
         if sp.issparse(Xc): return (Xc @ sp.diags(1 / self.B)).tocsc(), y
         if is_chunked(Xc): return Xc / self.B, y
-        return np.divide(Xc, self.B, out=Xc), y   # clip_records' own copy, scaled in place
+        return np.divide(Xc, self.B, out=Xc), y   # the map's own copy, scaled in place
 
     def unscale(self, w, scale:bool=True):
         "Weights of the original features from those of the scaled ones (w_j / B_j)."
         return w if self.B is None or not scale else w / self.B
+
+    def model(self, w, b, scale:bool=True, y_scale:float=1.0):
+        """(coef_, intercept_) in the units of X and y of the solver's (w, b) on the mapped records:
+        for a record inside the box, x coef_ + intercept_ = y_scale (x̃ w + b) + c_y."""
+        coef, icpt = y_scale * self.unscale(w, scale), y_scale * np.asarray(b, dtype=float)
+        if self.center is not None: icpt = icpt - coef @ self.raw_center
+        if self.target_center is not None: icpt = icpt + self.target * self.target_center
+        return coef, icpt
 
     def y_scale(self, y, scale:bool=True) -> float:
         "T when `transform` divides the target `y` by it, else 1 (no target, bound or scaling)."
@@ -168,6 +199,8 @@ class _DataBounds:
 
 # %% ../nbs/06_api/01_estimators.ipynb
 BOUNDS_LABEL = "data bounds (Gaussian histogram)"
+CENTER_LABEL = "feature means (Gaussian)"
+PREPROCESSING_LABEL = "preprocessing: data bounds (Gaussian histogram) and feature means (Gaussian)"
 
 def _check_public_bounds(bounds, p):
     "Public B_j (p,): positive and finite, one error naming `bounds` otherwise."
@@ -213,10 +246,11 @@ def _fallback_note(names:list, n:int, threshold:float, default:float=1.0) -> str
             f"threshold tau = {tau}; {why}")
 
 # %% ../nbs/06_api/01_estimators.ipynb
-def _private_data_bounds(X, y, eps, delta, share, rng):
-    "Bounds estimated privately with the share `share` of (ε, δ) (`data_bounds`)."
+def _private_data_bounds(X, y, eps, delta, share, rng, releases:int=1):
+    """Bounds estimated privately with the share `share` of (ε, δ) (`data_bounds`); with
+    `releases=2` that share also pays for the centre's release (`_add_private_center`)."""
     share = check_scalar(share, "bounds_budget", 0, 1, True, True)
-    B, target, rel = data_bounds(X, y, share * eps, share * delta, rng)
+    B, target, rel = data_bounds(X, y, share * eps, share * delta, rng, releases=releases)
     note = (f"bounds on |x_j|{'' if y is None else ' and |y|'} estimated privately: Gaussian "
             f"histogram of magnitudes, sigma = {rel.sigma:.4g}, threshold {rel.threshold:.4g} "
             f"(exact GDP, epsilon = {rel.epsilon:.4g}); records clipped into them")
@@ -228,7 +262,8 @@ def _private_data_bounds(X, y, eps, delta, share, rng):
                       "target_bound for a regression), or a larger bounds_budget or more records "
                       "(tau shrinks as the bounds' share of epsilon grows)",
                       BoundsFallbackWarning, stacklevel=4)
-    return _DataBounds(B, target, rel.epsilon, share * delta, rel.event, note, fell_back=fell_back)
+    return _DataBounds(B, target, rel.epsilon, share * delta, [(BOUNDS_LABEL, rel.event)], note,
+                       fell_back=fell_back, noise_multiplier=rel.noise_multiplier)
 
 # %% ../nbs/06_api/01_estimators.ipynb
 def _leaky_data_bounds(X, y):
@@ -240,13 +275,36 @@ def _leaky_data_bounds(X, y):
     return _DataBounds(B, target, leaks=["the data bounds B_j (bounds='data')"])
 
 # %% ../nbs/06_api/01_estimators.ipynb
+def _add_private_center(b:_DataBounds, X, y, eps, delta, share, rng) -> _DataBounds:
+    """`b` with the centres released (`private_center`) with the noise multiplier of its bounds'
+    release, both paid by the share `share` of (ε, δ) (exact GDP); with public bounds, that share
+    pays for the centre alone."""
+    share = check_scalar(share, "bounds_budget", 0, 1, True, True)
+    released = b.noise_multiplier is not None
+    z = b.noise_multiplier if released else calibrate_noise_multiplier(share * eps, share * delta, 1)
+    y = y if y is not None and b.target is not None else None
+    rel = private_center(X, b.B, z, rng, y, b.target)
+    b.center, b.target_center = rel.center, rel.target_center
+    b.entries.append((CENTER_LABEL, rel.event))
+    b.epsilon, b.delta = epsilon_gaussian(z, 1 + released, share * delta), share * delta
+    what = "features" + ("" if y is None else " and the target")
+    text = (f"{what} centred at privately released means: Gaussian, sigma = {rel.sigma:.4g} in "
+            f"units of the bounds (exact GDP{' with the bounds' if released else ''}, epsilon = "
+            f"{b.epsilon:.4g}); the solver sees clip(x/B - m, -1, 1)")
+    b.note = text if b.note is None else f"{b.note}; {text}"
+    return b
+
+# %% ../nbs/06_api/01_estimators.ipynb
 def _compose_reports(eps, delta, bounds, parts):
-    "(report, ledger) of a whole fit: the bounds' release then each solver run, basic composition."
+    """(report, ledger) of a whole fit: the preprocessing's releases (bounds, centre) then each
+    solver run, basic composition."""
     ledger, split, notes, leaks = Ledger(), {}, [], list(bounds.leaks)
     e_sum, d_sum, releases, scales, names = bounds.epsilon, bounds.delta, 0, [], []
-    if bounds.event is not None:
-        ledger, releases = ledger.add(BOUNDS_LABEL, bounds.event), 1
-        split[BOUNDS_LABEL], names = bounds.epsilon, [f"{BOUNDS_LABEL}: exact GDP"]
+    if bounds.entries:
+        ledger = reduce(lambda l, x: l.add(*x), bounds.entries, ledger)
+        releases, labels = len(bounds.entries), [label for label, _ in bounds.entries]
+        label = labels[0] if len(labels) == 1 else PREPROCESSING_LABEL
+        split[label], names = bounds.epsilon, [f"{label}: exact GDP"]
         notes.append(bounds.note)
     for prefix, res in parts:
         e, d = _replace_one(res.privacy)
@@ -337,6 +395,7 @@ _PARAMS = (
     "feature_bounds",
     "budget",
     "sample_weight_bound",
+    "center",
 )
 
 class _DPLinearBase(BaseEstimator):
@@ -399,20 +458,45 @@ def _bounds_setting(self, warn:bool=True):
     return value
 
 # %% ../nbs/06_api/01_estimators.ipynb
+def _center_setting(self, X) -> str|np.ndarray|None:
+    """"private", PUBLIC centres (p,) in the units of X, or None (not centred: also without an
+    intercept, which would not absorb the shift, and for a sparse X, which centring would densify)."""
+    c = self.center
+    if c is None or c is False or not self.fit_intercept or sp.issparse(X): return None
+    if isinstance(c, str):
+        if c != "private":
+            raise ValueError(f"center must be 'private', None or PUBLIC centres (one per feature), "
+                             f"got {c!r}")
+        return c
+    try: c = np.broadcast_to(np.asarray(c, dtype=float), (X.shape[1],)).copy()
+    except (TypeError, ValueError):
+        raise ValueError(f"center must be 'private', None or {X.shape[1]} PUBLIC numbers (one per "
+                         f"feature), got {self.center!r}") from None
+    if not np.all(np.isfinite(c)): raise ValueError("center must be finite (public centres)")
+    return c
+
+
 def _resolve_bounds(self, X, y, eps, delta, rng) -> _DataBounds:
-    "The bounds of this fit (y: a regression's target, None for a classifier) and their cost."
+    """The bounds of this fit (y: a regression's target, None for a classifier), its centre, and
+    their cost."""
     value = self._bounds_setting(warn=False)
     if not np.isfinite(eps): return _DataBounds()
+    center = self._center_setting(X)
+    private_center = isinstance(center, str)
     y_est = y if self.target_bound is None else None
     if isinstance(value, str) and value == "private":
-        b = _private_data_bounds(X, y_est, eps, delta, self.bounds_budget, rng)
+        b = _private_data_bounds(X, y_est, eps, delta, self.bounds_budget, rng,
+                                 releases=1 + private_center)
     elif isinstance(value, str): b = _leaky_data_bounds(X, y_est)
     else: b = _DataBounds(_check_public_bounds(value, X.shape[1]))
     if self.target_bound is not None:
         b.target = check_scalar(self.target_bound, "target_bound", low=0, low_open=True)
+    if private_center: return _add_private_center(b, X, y, eps, delta, self.bounds_budget, rng)
+    if center is not None: b.center = np.clip(center / b.B, -1, 1)   # public, in units of B
     return b
 
 _DPLinearBase._bounds_setting, _DPLinearBase._resolve_bounds = _bounds_setting, _resolve_bounds
+_DPLinearBase._center_setting = _center_setting
 
 # %% ../nbs/06_api/01_estimators.ipynb
 def _implicit_intercept(self, solver) -> bool:
@@ -579,14 +663,18 @@ def _box_scores(X, W, lo, hi, *, center=None, scale=None, ones:bool=False, order
 
 # %% ../nbs/06_api/01_estimators.ipynb
 def _decision(self, X):
-    """Scores of the records clipped into `bounds_` (training's map), then X w + b: a block of rows
-    at a time, or lazily chunk by chunk; without bounds (None, or absent), X w + b."""
+    """Scores of the records clipped into the box of training ([c - B, c + B]: `center_`,
+    `bounds_`), then X w + b: a block of rows at a time, or lazily chunk by chunk; without bounds
+    (None, or absent), X w + b."""
     check_is_fitted(self)
     X, B = self._prepare(X, reset=False), getattr(self, "bounds_", None)
+    if B is None:
+        return (X @ self.coef_.T if is_chunked(X) else np.asarray(X @ self.coef_.T)) + self.intercept_
+    c = getattr(self, "center_", None)
+    lo, hi = (-B, B) if c is None else (c - B, c + B)
     if is_chunked(X):   # lazy
-        return (X if B is None else clip_records(X, B)) @ self.coef_.T + self.intercept_
-    if B is None: return np.asarray(X @ self.coef_.T) + self.intercept_
-    return _box_scores(X, self.coef_.T, -B, B) + self.intercept_
+        return np.minimum(np.maximum(X.astype(float), lo), hi) @ self.coef_.T + self.intercept_
+    return _box_scores(X, self.coef_.T, lo, hi) + self.intercept_
 
 _DPLinearBase._charge, _DPLinearBase._prepare, _DPLinearBase._decision = (
     _charge,
@@ -622,6 +710,7 @@ class DPRegressor(RegressorMixin, _DPLinearBase):
         feature_bounds=None,  # deprecated name of `bounds`
         budget=None,  # optional BudgetAccountant charged by every fit
         sample_weight_bound=1.0,  # PUBLIC bound W: fit's sample_weight is projected onto [0, W]
+        center="private",  # "private" (means released inside ε), PUBLIC centres (p,), or None
     ):
         self._set(locals())
 
@@ -645,9 +734,11 @@ class DPRegressor(RegressorMixin, _DPLinearBase):
         report, ledger = _compose_reports(eps, delta, bounds, [("", res)])
         self._charge(report, eps, delta)   # raises (and releases nothing) if it cannot be charged
         w, b = self._split_intercept(res)
-        self.coef_, self.intercept_ = T * bounds.unscale(w, self.scale_by_bounds), T * b
+        coef, icpt = bounds.model(w, b, self.scale_by_bounds, T)
+        self.coef_, self.intercept_ = coef, float(icpt)
         self.n_iter_, self.privacy_, self.fit_result_ = res.n_iter, report, res
         self.bounds_, self.target_bound_, self.ledger_ = bounds.B, bounds.target, ledger
+        self.center_ = bounds.raw_center
         return self
 
     def predict(self, X):
@@ -708,6 +799,7 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
         feature_bounds=None,  # deprecated name of `bounds`
         budget=None,  # optional BudgetAccountant charged by every fit (`accountant`: old name)
         sample_weight_bound=1.0,  # PUBLIC bound W: fit's sample_weight is projected onto [0, W]
+        center="private",  # "private" (means released inside ε), PUBLIC centres (p,), or None
     ):
         self._set(locals())
         self.classes = classes
@@ -740,8 +832,9 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
                                           [(self._prefix(c), r) for c, r in results])
         self._charge(report, eps, delta)
         coefs, icpts = zip(*(self._split_intercept(r) for _, r in results))
-        self.coef_ = bounds.unscale(np.array(coefs), self.scale_by_bounds)
-        self.intercept_ = np.array(icpts)
+        self.coef_, self.intercept_ = bounds.model(np.array(coefs), np.array(icpts),
+                                                   self.scale_by_bounds)
+        self.center_ = bounds.raw_center
         self.n_iter_, self.privacy_ = sum(r.n_iter for _, r in results), report
         self.fit_results_, self.bounds_, self.ledger_ = [r for _, r in results], bounds.B, ledger
         return self

@@ -15,7 +15,7 @@ from .calibration import calibrate_noise_multiplier, epsilon_gaussian
 
 # %% auto 0
 __all__ = ['magnitude_bins', 'magnitude_histogram', 'noisy_magnitude_histogram', 'top_trusted_bins', 'BoundsRelease',
-           'private_bounds', 'data_bounds', 'clip_records']
+           'private_bounds', 'data_bounds', 'clip_records', 'unit_box_mean', 'CenterRelease', 'private_center']
 
 # %% ../../nbs/02_privacy/11_bounds.ipynb
 def magnitude_bins(values, # values (any shape), finite
@@ -106,11 +106,15 @@ def private_bounds(C, # (n, q) per-record statistics, dense or sparse, finite
                    lo:int=-30, # grid start 2^lo (public)
                    hi:int=30, # grid end 2^hi (public)
                    false_positive:float=1e-3, # φ: probability that noise inflates a column's bound
+                   releases:int=1, # Gaussian releases of noise multiplier z that (ε, δ) pays for
                   ) -> BoundsRelease:
-    "Private per-column bounds 2^k on |c_ij| (the top bin clearing τ), (ε, δ)-DP by exact GDP."
+    """Private per-column bounds 2^k on |c_ij| (the top bin clearing τ), (ε, δ)-DP by exact GDP
+    (with `releases` > 1, z is that of `releases` such releases composing to (ε, δ))."""
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     phi = check_scalar(false_positive, "false_positive", 0, 1, True, True)
-    z = calibrate_noise_multiplier(epsilon, delta, 1, method="gdp")
+    k = check_scalar(releases, "releases", low=1)
+    if k != int(k): raise ValueError(f"releases must be a whole number >= 1, got {releases!r}")
+    z = calibrate_noise_multiplier(epsilon, delta, int(k), method="gdp")
     noisy = noisy_magnitude_histogram(C, z, random_state, lo, hi)
     q, n_bins = noisy.shape
     sigma = z * math.sqrt(2 * q)
@@ -166,6 +170,61 @@ def clip_records(X, # design (n, p), dense or sparse (not modified)
         A.data = np.clip(A.data, -np.repeat(B, np.diff(A.indptr)), np.repeat(B, np.diff(A.indptr)))
         return A
     return np.clip(np.asarray(X, dtype=float), -B, B)
+
+# %% ../../nbs/02_privacy/11_bounds.ipynb
+def unit_box_mean(X, # design (n, p), dense, scipy sparse or row-chunked (dask), finite
+                  B, # PUBLIC or released bounds B_j > 0 (p,)
+                  y=None, # a regression's target (n,), or None
+                  T:float|None=None, # its bound (with y)
+                  block:int=2**16, # a dense X is read a block of about `block` values at a time
+                 ) -> np.ndarray:
+    "(1/n) Σ_i clip(x_i / B, -1, 1), then the same of y / T: the statistics `private_center` releases."
+    n, p = X.shape
+    B = np.broadcast_to(np.asarray(B, dtype=float), (p,))
+    if is_chunked(X):
+        import dask.array as da
+        m = np.asarray(da.clip(X.astype(float) / B, -1, 1).mean(axis=0).compute())
+    elif sp.issparse(X):
+        A = sp.csc_matrix(X, dtype=float, copy=True)
+        A.data = np.clip(A.data / np.repeat(B, np.diff(A.indptr)), -1, 1)
+        m = np.asarray(A.sum(axis=0)).ravel() / n
+    else:
+        X, m = np.asarray(X, dtype=float), np.empty(p)
+        width = max(1, block // max(n, 1))
+        for j in range(0, p, width):
+            m[j:j + width] = np.clip(X[:, j:j + width] / B[j:j + width], -1, 1).mean(axis=0)
+    if y is None: return m
+    return np.append(m, np.clip(np.asarray(y, dtype=float) / T, -1, 1).mean())
+
+# %% ../../nbs/02_privacy/11_bounds.ipynb
+@dataclass(frozen=True)
+class CenterRelease:
+    "The outcome of `private_center`: the released unit-box means and the noise that hid them."
+    center: np.ndarray # released mean of clip(x_j / B_j, -1, 1), in [-1, 1] (p,)
+    target_center: float|None # released mean of clip(y / T, -1, 1), or None
+    noise_multiplier: float # z (σ = z · 2√q / n)
+    sigma: float # noise standard deviation of each mean
+
+    @property
+    def event(self) -> GaussianEvent:
+        "The privacy event of the release (one Gaussian release, noise multiplier z)."
+        return GaussianEvent(self.noise_multiplier)
+
+def private_center(X, # design (n, p), dense, sparse or row-chunked, finite
+                   B, # PUBLIC or released bounds B_j > 0 (p,)
+                   noise_multiplier:float, # z: the release is 1/z-GDP
+                   random_state=None, # seed or Generator
+                   y=None, # a regression's target (n,), or None
+                   T:float|None=None, # its PUBLIC or released bound (with y)
+                  ) -> CenterRelease:
+    "The unit-box means of the records plus N(0, σ²), σ = z·2√q/n, clipped to [-1, 1]: 1/z-GDP."
+    z = check_scalar(noise_multiplier, "noise_multiplier", low=0, low_open=True)
+    if y is not None: T = check_scalar(T, "T", low=0, low_open=True)
+    m = unit_box_mean(X, B, y, T)
+    sigma = z * 2 * math.sqrt(len(m)) / X.shape[0]
+    noisy = np.clip(m + as_generator(random_state).standard_normal(len(m)) * sigma, -1.0, 1.0)
+    p = X.shape[1]
+    return CenterRelease(noisy[:p], None if y is None else float(noisy[p]), z, sigma)
 
 # %% ../../nbs/02_privacy/11_bounds.ipynb
 def _chunked_statistics(X, y):
