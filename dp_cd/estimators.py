@@ -138,6 +138,20 @@ def _resolve_delta(delta, n):
     return check_delta(delta)
 
 # %% ../nbs/06_api/01_estimators.ipynb
+def _missing_to_zero(X, block:int=2**16):
+    """X with each missing value (NaN) set to 0: in place for an array (a block of about `block`
+    values at a time, so that no mask of X's size is made), lazily for a chunked one."""
+    if is_chunked(X): return X.map_blocks(np.nan_to_num, nan=0.0)
+    if sp.issparse(X):
+        np.copyto(X.data, 0.0, where=np.isnan(X.data))
+        return X
+    width = max(1, block // max(X.shape[0], 1))
+    for j in range(0, X.shape[1], width):
+        part = X[:, j:j + width]   # a view
+        np.copyto(part, 0.0, where=np.isnan(part))
+    return X
+
+# %% ../nbs/06_api/01_estimators.ipynb
 class _DataBounds:
     """Bounds of a fit (None: non-private, nothing clipped), its centre, and what obtaining them
     cost (`entries`: the (label, event) of each private release)."""
@@ -163,18 +177,20 @@ class _DataBounds:
 
     def transform(self, X, y=None, scale:bool=True):
         """Records mapped into the box: x ↦ clip(x - c, -B, B) (c = 0 if not centred), y ↦
-        clip(y - c_y, -T, T); if `scale`, divided by B and T, so that the solver runs in the unit
-        box (copies)."""
+        clip(y - c_y, -T, T), a missing value (NaN) ↦ 0 (the centre); if `scale`, divided by B and
+        T, so that the solver runs in the unit box (copies)."""
         if self.B is None: return X, y
         if y is not None and self.target is not None:
             y = np.clip(y - self.target * (self.target_center or 0.0), -self.target, self.target)
             if scale: y /= self.target   # in [-1, 1] (T / T = 1 exactly)
+        if y is not None: y = np.nan_to_num(y, nan=0.0)
         c = self.raw_center
         if c is None: Xc = clip_records(X, self.B)
         elif is_chunked(X): Xc = clip_records(X.astype(float) - c, self.B)   # lazy
         else:   # one copy, in X's layout
             Xc = np.subtract(X, c)
             np.clip(Xc, -self.B, self.B, out=Xc)
+        Xc = _missing_to_zero(Xc)
         if not scale: return Xc, y
         if sp.issparse(Xc): return (Xc @ sp.diags(1 / self.B)).tocsc(), y
         if is_chunked(Xc): return Xc / self.B, y
@@ -588,13 +604,30 @@ def _charge(self, report, eps, delta):
 
 # %% ../nbs/06_api/01_estimators.ipynb
 def _prepare(self, X, y="no_validation", reset=True, **kw):
-    "Categorical columns one-hot encoded with their declared categories, then sklearn's validation."
+    """Categorical columns one-hot encoded with their declared categories, then sklearn's validation.
+    A private fit, and a private model's predictions, take missing and infinite values (a refusal
+    would depend on one record): the public rule of *Missing values* maps them."""
     if is_chunked(X): return _prepare_chunked(self, X, y, reset)
     if reset: self.categories_ = _categorical_columns(X)
     if getattr(self, "categories_", None): X = _one_hot(X, self.categories_)
-    if isinstance(y, str) and y == "no_validation":
-        return validate_data(self, X, accept_sparse=["csr", "csc"], reset=reset, dtype=np.float64)
-    return validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=np.float64, **kw)
+    private = (np.isfinite(check_epsilon(self.epsilon, allow_inf=True)) if reset
+               else getattr(self, "bounds_", None) is not None)
+    opts = dict(accept_sparse=["csr", "csc"], dtype=np.float64, ensure_all_finite=not private)
+    if isinstance(y, str) and y == "no_validation": return validate_data(self, X, reset=reset, **opts)
+    if not private: return validate_data(self, X, y, **opts, **kw)
+    X = validate_data(self, X, reset=reset, **opts)
+    return X, _private_target(y, X.shape[0], kw.get("y_numeric", False))
+
+
+def _private_target(y, n:int, numeric:bool) -> np.ndarray:
+    """y as n labels, or n numbers for a regression (`numeric`), none of its values checked: a
+    value that is not a number is missing (NaN), mapped by the public rule."""
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1: y = y[:, 0]
+    if y.shape != (n,): raise ValueError(f"y must have shape ({n},) to match X, got {y.shape}")
+    if not numeric or y.dtype.kind in "biuf": return y.astype(np.float64) if numeric else y
+    import pandas as pd
+    return pd.to_numeric(pd.Series(y, dtype=object), errors="coerce").to_numpy(dtype=np.float64)
 
 # %% ../nbs/06_api/01_estimators.ipynb
 def _prepare_chunked(self, X, y, reset:bool):
@@ -624,12 +657,14 @@ def _sparse_box_rows(X, rows, lo, hi, scale=None):
     cols = blk.indices if blk.format == "csr" else np.repeat(np.arange(p), np.diff(blk.indptr))
     lo, hi = (np.broadcast_to(np.asarray(v, dtype=float), (p,))[cols] for v in (lo, hi))
     data = blk.data if scale is None else blk.data / np.broadcast_to(scale, (p,))[cols]
-    return type(blk)((np.clip(data, lo, hi), blk.indices, blk.indptr), shape=blk.shape)
+    data = np.clip(data, lo, hi)
+    data = np.where(np.isnan(data), (lo + hi) / 2, data)   # a missing value: the box's middle
+    return type(blk)((data, blk.indices, blk.indptr), shape=blk.shape)
 
 # %% ../nbs/06_api/01_estimators.ipynb
 def _box_rows(X, rows, lo, hi, center=None, scale=None, ones:bool=False, order:str="F"):
     """The records `rows` (positions or a slice) of X mapped by x ↦ clip((x - c)/h, lo, hi) (no
-    shift, no division when c, h are None), with a last column of ones if `ones`: one array of
+    shift, no division when c, h are None), with a last column of ones if `ones` (a missing value: the middle of [lo, hi]): one array of
     layout `order` filled in place, the only copy of those records. A sparse X without c and ones
     stays sparse (with lo <= 0 <= hi a zero maps to zero)."""
     if sp.issparse(X) and center is None and not ones:
@@ -644,6 +679,9 @@ def _box_rows(X, rows, lo, hi, center=None, scale=None, ones:bool=False, order:s
     if center is not None: np.subtract(box, center, out=box)
     if scale is not None: np.divide(box, scale, out=box)
     np.clip(box, lo, hi, out=box)
+    missing = np.isnan(box)
+    if missing.any():   # a missing value: the box's middle (the centre), as in training
+        np.copyto(box, np.broadcast_to((np.asarray(lo) + hi) / 2.0, box.shape), where=missing)
     if ones: out[:, p] = 1.0
     return out
 
@@ -672,8 +710,9 @@ def _decision(self, X):
         return (X @ self.coef_.T if is_chunked(X) else np.asarray(X @ self.coef_.T)) + self.intercept_
     c = getattr(self, "center_", None)
     lo, hi = (-B, B) if c is None else (c - B, c + B)
-    if is_chunked(X):   # lazy
-        return np.minimum(np.maximum(X.astype(float), lo), hi) @ self.coef_.T + self.intercept_
+    if is_chunked(X):   # lazy (a missing value: the box's middle, as in training)
+        Xb = np.clip(X.astype(float), lo, hi)
+        return np.where(np.isnan(Xb), (lo + hi) / 2, Xb) @ self.coef_.T + self.intercept_
     return _box_scores(X, self.coef_.T, lo, hi) + self.intercept_
 
 _DPLinearBase._charge, _DPLinearBase._prepare, _DPLinearBase._decision = (
@@ -748,6 +787,7 @@ class DPRegressor(RegressorMixin, _DPLinearBase):
     def __sklearn_tags__(self):
         t = super().__sklearn_tags__()
         t.input_tags.sparse = True
+        t.input_tags.allow_nan = True   # a private fit maps missing values by a public rule
         # check_regressors_train wants R² > 0.5 on 200 noisy records at ε = 1
         t.regressor_tags.poor_score = True
         return t
@@ -867,6 +907,7 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
     def __sklearn_tags__(self):
         t = super().__sklearn_tags__()
         t.input_tags.sparse = True
+        t.input_tags.allow_nan = True   # a private fit maps missing values by a public rule
         return t
 
 # %% ../nbs/06_api/01_estimators.ipynb

@@ -18,14 +18,15 @@ __all__ = ['magnitude_bins', 'magnitude_histogram', 'noisy_magnitude_histogram',
            'private_bounds', 'data_bounds', 'clip_records', 'unit_box_mean', 'CenterRelease', 'private_center']
 
 # %% ../../nbs/02_privacy/11_bounds.ipynb
-def magnitude_bins(values, # values (any shape), finite
+def magnitude_bins(values, # values (any shape); ±inf: the top bin, NaN: none
                    lo:int=-30, # the grid starts at 2^lo (public)
                    hi:int=30, # and ends at 2^hi (public)
                   ) -> np.ndarray:
-    "Index k - lo of the smallest 2^k >= |v| (k clamped to [lo, hi]); -1 for v = 0."
+    "Index k - lo of the smallest 2^k >= |v| (k clamped to [lo, hi]); -1 for v = 0 or NaN."
     v = np.abs(np.asarray(values, dtype=float))
     m, e = np.frexp(v)
     k = np.where(m == 0.5, e - 1, e)   # ceil(log2 |v|), exactly
+    k = np.where(np.isinf(v), hi, k)   # (frexp(inf) gives the exponent 0)
     return np.where(v > 0, np.clip(k, lo, hi) - lo, -1)
 
 # %% ../../nbs/02_privacy/11_bounds.ipynb
@@ -178,23 +179,25 @@ def unit_box_mean(X, # design (n, p), dense, scipy sparse or row-chunked (dask),
                   T:float|None=None, # its bound (with y)
                   block:int=2**16, # a dense X is read a block of about `block` values at a time
                  ) -> np.ndarray:
-    "(1/n) Σ_i clip(x_i / B, -1, 1), then the same of y / T: the statistics `private_center` releases."
+    """(1/n) Σ_i clip(x_i / B, -1, 1), then the same of y / T: the statistics `private_center`
+    releases (a missing value, NaN, counts as 0)."""
     n, p = X.shape
     B = np.broadcast_to(np.asarray(B, dtype=float), (p,))
     if is_chunked(X):
         import dask.array as da
-        m = np.asarray(da.clip(X.astype(float) / B, -1, 1).mean(axis=0).compute())
+        m = np.asarray(da.nan_to_num(da.clip(X.astype(float) / B, -1, 1)).mean(axis=0).compute())
     elif sp.issparse(X):
         A = sp.csc_matrix(X, dtype=float, copy=True)
-        A.data = np.clip(A.data / np.repeat(B, np.diff(A.indptr)), -1, 1)
+        A.data = np.nan_to_num(np.clip(A.data / np.repeat(B, np.diff(A.indptr)), -1, 1))
         m = np.asarray(A.sum(axis=0)).ravel() / n
     else:
         X, m = np.asarray(X, dtype=float), np.empty(p)
         width = max(1, block // max(n, 1))
         for j in range(0, p, width):
-            m[j:j + width] = np.clip(X[:, j:j + width] / B[j:j + width], -1, 1).mean(axis=0)
+            u = np.clip(X[:, j:j + width] / B[j:j + width], -1, 1)
+            m[j:j + width] = np.nan_to_num(u, copy=False).mean(axis=0)
     if y is None: return m
-    return np.append(m, np.clip(np.asarray(y, dtype=float) / T, -1, 1).mean())
+    return np.append(m, np.nan_to_num(np.clip(np.asarray(y, dtype=float) / T, -1, 1)).mean())
 
 # %% ../../nbs/02_privacy/11_bounds.ipynb
 @dataclass(frozen=True)
