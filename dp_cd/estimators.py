@@ -412,7 +412,18 @@ _PARAMS = (
     "budget",
     "sample_weight_bound",
     "center",
+    "clipping",
 )
+
+_SOLVER_PARAMS = ("step", "clip", "clipping")   # passed to the solver when given (not None)
+
+def _check_solver_takes(solver, values:dict):
+    "Refuse a hyper-parameter given (not None) that `solver` does not take, naming the ones that do."
+    for name, value in values.items():
+        if value is None or name in solver.option_names: continue
+        able = sorted(s for s, S in SOLVERS.items() if name in S.option_names)
+        raise ValueError(f"{name}={value!r}: solver {solver.name!r} does not take {name} (the "
+                         f"solvers that do: {able}); leave it None or choose one of them")
 
 class _DPLinearBase(BaseEstimator):
     "Shared machinery of `DPRegressor` and `DPClassifier`."
@@ -422,6 +433,7 @@ class _DPLinearBase(BaseEstimator):
     def _check_params(self):
         loss, pen = make_loss(self.loss), make_penalty(self.penalty, self.alpha, self.l1_ratio)
         solver = get_solver(self.solver)
+        _check_solver_takes(solver, {k: getattr(self, k) for k in _SOLVER_PARAMS})
         eps = check_epsilon(self.epsilon, allow_inf=True)
         _resolve_budget(self, stacklevel=5)   # a wrong type is refused; the old name warns
         return loss, pen, solver, eps
@@ -571,9 +583,8 @@ def _solver_options(self, solver, loss, bounds:_DataBounds, eps, y_scale:float=1
                   intercept_scaling=check_scalar(self.intercept_scaling, "intercept_scaling",
                                                  low=0, low_open=True))
     kw.update(self.solver_options or {})
-    if self.step is not None: kw["step"] = self.step
-    if self.clip is not None: kw["clip"] = self.clip
-    elif not np.isfinite(eps): kw["clip"] = np.inf   # non-private: no clipping either
+    kw.update({k: getattr(self, k) for k in _SOLVER_PARAMS if getattr(self, k) is not None})
+    if self.clip is None and not np.isfinite(eps): kw["clip"] = np.inf   # non-private: no clipping
     kw["n_passes"] = self.n_passes
     if kw.get("relation", "replace_one") != "replace_one":
         raise ValueError("the estimators state guarantees for the replace-one relation only")
@@ -750,6 +761,7 @@ class DPRegressor(RegressorMixin, _DPLinearBase):
         budget=None,  # optional BudgetAccountant charged by every fit
         sample_weight_bound=1.0,  # PUBLIC bound W: fit's sample_weight is projected onto [0, W]
         center="private",  # "private" (means released inside ε), PUBLIC centres (p,), or None
+        clipping=None,  # DP-CD's clipping: "coordinate" (solver default) or "sample" (per-sample ℓ2)
     ):
         self._set(locals())
 
@@ -840,6 +852,7 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
         budget=None,  # optional BudgetAccountant charged by every fit (`accountant`: old name)
         sample_weight_bound=1.0,  # PUBLIC bound W: fit's sample_weight is projected onto [0, W]
         center="private",  # "private" (means released inside ε), PUBLIC centres (p,), or None
+        clipping=None,  # DP-CD's clipping: "coordinate" (solver default) or "sample" (per-sample ℓ2)
     ):
         self._set(locals())
         self.classes = classes
