@@ -173,16 +173,20 @@ def clip_records(X, # design (n, p), dense or sparse (not modified)
     return np.clip(np.asarray(X, dtype=float), -B, B)
 
 # %% ../../nbs/02_privacy/11_bounds.ipynb
-def unit_box_mean(X, # design (n, p), dense, scipy sparse or row-chunked (dask), finite
-                  B, # PUBLIC or released bounds B_j > 0 (p,)
+def unit_box_mean(X, # design (n, p), dense, scipy sparse or row-chunked (dask)
+                  B, # PUBLIC or released bounds B_j > 0 (p,): half-widths of the box
                   y=None, # a regression's target (n,), or None
                   T:float|None=None, # its bound (with y)
                   block:int=2**16, # a dense X is read a block of about `block` values at a time
+                  center=None, # PUBLIC or released centre c of the box (p,), dense X only; None: 0
                  ) -> np.ndarray:
-    """(1/n) Σ_i clip(x_i / B, -1, 1), then the same of y / T: the statistics `private_center`
-    releases (a missing value, NaN, counts as 0)."""
+    """(1/n) Σ_i clip((x_i - c) / B, -1, 1), then the same of y / T: the statistics
+    `private_center` releases (a missing value, NaN, counts as 0)."""
     n, p = X.shape
     B = np.broadcast_to(np.asarray(B, dtype=float), (p,))
+    c = None if center is None else np.broadcast_to(np.asarray(center, dtype=float), (p,))
+    if c is not None and (sp.issparse(X) or is_chunked(X)):
+        raise ValueError("center: a box centred away from 0 needs a dense X")
     if is_chunked(X):
         import dask.array as da
         m = np.asarray(da.nan_to_num(da.clip(X.astype(float) / B, -1, 1)).mean(axis=0).compute())
@@ -194,7 +198,8 @@ def unit_box_mean(X, # design (n, p), dense, scipy sparse or row-chunked (dask),
         X, m = np.asarray(X, dtype=float), np.empty(p)
         width = max(1, block // max(n, 1))
         for j in range(0, p, width):
-            u = np.clip(X[:, j:j + width] / B[j:j + width], -1, 1)
+            part = X[:, j:j + width] if c is None else X[:, j:j + width] - c[j:j + width]
+            u = np.clip(part / B[j:j + width], -1, 1)
             m[j:j + width] = np.nan_to_num(u, copy=False).mean(axis=0)
     if y is None: return m
     return np.append(m, np.nan_to_num(np.clip(np.asarray(y, dtype=float) / T, -1, 1)).mean())
@@ -219,11 +224,13 @@ def private_center(X, # design (n, p), dense, sparse or row-chunked, finite
                    random_state=None, # seed or Generator
                    y=None, # a regression's target (n,), or None
                    T:float|None=None, # its PUBLIC or released bound (with y)
+                   center=None, # PUBLIC centre c of the box [c - B, c + B] (dense X), None: 0
                   ) -> CenterRelease:
-    "The unit-box means of the records plus N(0, σ²), σ = z·2√q/n, clipped to [-1, 1]: 1/z-GDP."
+    """The unit-box means of the records plus N(0, σ²), σ = z·2√q/n, clipped to [-1, 1]: 1/z-GDP
+    (the box [c - B, c + B] of each feature mapped onto [-1, 1])."""
     z = check_scalar(noise_multiplier, "noise_multiplier", low=0, low_open=True)
     if y is not None: T = check_scalar(T, "T", low=0, low_open=True)
-    m = unit_box_mean(X, B, y, T)
+    m = unit_box_mean(X, B, y, T, center=center)
     sigma = z * 2 * math.sqrt(len(m)) / X.shape[0]
     noisy = np.clip(m + as_generator(random_state).standard_normal(len(m)) * sigma, -1.0, 1.0)
     p = X.shape[1]

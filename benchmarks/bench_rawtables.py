@@ -1,0 +1,209 @@
+"""Raw tables: the defaults on tables in their own units (benchmarks/README.md, section `rawtables`).
+
+A user fits their table as it is — money in dollars, counts, one-hot blocks, rare positives,
+missing values — with the defaults and the public label set, once. Two tracks:
+
+* `private`: nothing about the data is public; dp_cd estimates its bounds (and centre) inside ε.
+  diffprivlib has no private route for its bounds: given none, it reads them from the data and
+  says so (a `PrivacyLeakWarning`): its rows are labelled "bounds read from the data (NOT
+  private)" and shown for reference only;
+* `public`: a public box per feature (and target) stands for the data's documented schema: taken
+  from the WHOLE data set, the same for every library (as in the `outofbox` section).
+
+Libraries: dp_cd's plain `DPClassifier` / `DPRegressor` and tuned `DPClassifierCV` /
+`DPRegressorCV` (defaults), diffprivlib's `LogisticRegression` / `LinearRegression` (defaults), the
+non-private scikit-learn model (standardised; missing values imputed by the training mean). Every
+dp_cd fit pays for everything inside its ε (δ = 1/n²). Metrics: test accuracy and ROC AUC, or R²,
+per seeded 80/20 split; the summary gives mean, standard deviation and the WORST split."""
+import json, time, warnings
+import numpy as np
+
+DATASETS = ("credit_sim", "mixed_sim", "adult", "california", "electricity", "phishing")
+EPSILONS = (0.5, 1.0, 2.0, 5.0)
+
+
+def make_credit(n=10_000, seed=0):
+    """A credit table: a student indicator, a balance and an income in their units (up to ~7e4),
+    3 % positives driven by the balance."""
+    g = np.random.default_rng(seed)
+    student = (g.random(n) < 0.3) * 1.0
+    balance = np.clip(g.normal(835, 484, n), 0, None)
+    income = np.where(student == 1, g.normal(17_900, 4_400, n), g.normal(40_000, 10_000, n))
+    X = np.column_stack([student, balance, income.clip(700, None)])
+    y = g.random(n) < 1 / (1 + np.exp(10.65 - 0.0055 * balance + 0.6 * student))
+    return X, np.where(y, 1.0, -1.0), "classification"
+
+
+def make_mixed(n=20_000, seed=1):
+    """Heavy tails (log-normal and Pareto money columns), an offset column, a one-hot block of 8
+    categories, 5 % missing values in the numeric columns, 6 % positives."""
+    g = np.random.default_rng(seed)
+    money = g.lognormal(10, 1.2, n)
+    claims = g.pareto(1.5, n) * 100
+    year = g.integers(1990, 2021, n).astype(float)
+    cat = g.integers(0, 8, n)
+    onehot = (cat[:, None] == np.arange(8)).astype(float)
+    z = (0.9 * (np.log(money) - 10) + 0.4 * np.log1p(claims) - 0.05 * (year - 2005)
+         + np.array([0, 0.5, -0.5, 1, 0, 0, -1, 0.3])[cat] - 3.4)
+    y = g.random(n) < 1 / (1 + np.exp(-z))
+    X = np.column_stack([money, claims, year, onehot])
+    X[:, :3][g.random((n, 3)) < 0.05] = np.nan
+    return X, np.where(y, 1.0, -1.0), "classification"
+
+
+def load_table(name, data_dir):
+    "(X dense float with NaN where missing, y, task) of a benchmark table, in its raw form."
+    if name == "credit_sim": return make_credit()
+    if name == "mixed_sim": return make_mixed()
+    from dp_cd import datasets as dsets
+    ds = dsets.load(name, data_dir)
+    X = ds.X.toarray() if hasattr(ds.X, "toarray") else np.asarray(ds.X, dtype=float)
+    return X, np.asarray(ds.y, dtype=float), ds.task
+
+
+def public_box(X, y, task):
+    """Per-feature (lower, upper) and target bounds standing for the documented schema ranges: from
+    the WHOLE data set, the same for every library (in a deployment they must be public facts)."""
+    box = (np.nanmin(X, axis=0), np.nanmax(X, axis=0))
+    return box, ((float(y.min()), float(y.max())) if task == "regression" else None)
+
+
+def _scores(task, model, X, y, shift=0.0):
+    "(metric, auc): accuracy and ROC AUC, or R² and NaN."
+    from sklearn.metrics import roc_auc_score
+    if task == "regression":
+        z = model.predict(X) + shift
+        return float(1 - np.mean((z - y) ** 2) / np.var(y)), float("nan")
+    acc = float(np.mean(model.predict(X) == y))
+    s = model.decision_function(X) if hasattr(model, "decision_function") else model.predict_proba(X)[:, 1]
+    return acc, float(roc_auc_score(y > 0, s))
+
+
+class _Imputed:
+    "A model applied to X with missing values set to public constants (for libraries without a rule)."
+    def __init__(self, model, fill): self.model, self.fill = model, fill
+    def _x(self, X): return np.where(np.isnan(X), self.fill, X)
+    def fit(self, X, y): self.model.fit(self._x(X), y); return self
+    def predict(self, X): return self.model.predict(self._x(X))
+    def decision_function(self, X):
+        m = self.model
+        return m.decision_function(self._x(X)) if hasattr(m, "decision_function") else m.predict_proba(self._x(X))[:, 1]
+
+
+def fitters(task, track, box, ybox, eps):
+    "library -> make(seed) of an unfitted model, for this track and ε."
+    from sklearn.linear_model import LogisticRegression, LinearRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.impute import SimpleImputer
+    from dp_cd import DPClassifier, DPRegressor
+    from dp_cd.tuned import DPClassifierCV, DPRegressorCV
+    lo, hi = box
+    half = np.maximum(np.abs(lo), np.abs(hi))
+    out = {}
+    if task == "classification":
+        pub = {} if track == "private" else dict(bounds=np.where(half > 0, half, 1.0))
+        pub_cv = {} if track == "private" else dict(bounds=box)
+        out["dp_cd DPClassifier"] = lambda s: DPClassifier(epsilon=eps, classes=[-1.0, 1.0],
+                                                           random_state=s, **pub)
+        out["dp_cd DPClassifierCV"] = lambda s: DPClassifierCV(epsilon=eps, classes=[-1.0, 1.0],
+                                                               random_state=s, **pub_cv)
+    else:
+        T = max(abs(ybox[0]), abs(ybox[1]))
+        pub = {} if track == "private" else dict(bounds=np.where(half > 0, half, 1.0), target_bound=T)
+        pub_cv = {} if track == "private" else dict(bounds=box, target_bounds=ybox)
+        out["dp_cd DPRegressor"] = lambda s: DPRegressor(epsilon=eps, random_state=s, **pub)
+        out["dp_cd DPRegressorCV"] = lambda s: DPRegressorCV(epsilon=eps, random_state=s, **pub_cv)
+    try:
+        import diffprivlib.models as dpl
+    except ImportError as e:
+        print(f"  diffprivlib not importable here ({e}); run in the benchmark venv")
+        return out
+    fill = np.where((lo <= 0) & (hi >= 0), 0.0, (lo + hi) / 2)   # a public value for NaN
+    if track == "private":   # no public bounds: diffprivlib reads them from the data (a leak)
+        name = "diffprivlib (bounds read from the data: NOT private)"
+        if task == "classification":
+            out[name] = lambda s: _Imputed(dpl.LogisticRegression(epsilon=eps, random_state=s), fill)
+        else:
+            out[name] = lambda s: _Imputed(dpl.LinearRegression(epsilon=eps, random_state=s), fill)
+    elif task == "classification":
+        out["diffprivlib"] = lambda s: _Imputed(dpl.LogisticRegression(
+            epsilon=eps, data_norm=float(np.linalg.norm(half)), random_state=s), fill)
+    else:
+        out["diffprivlib"] = lambda s: _Imputed(dpl.LinearRegression(
+            epsilon=eps, bounds_X=box, bounds_y=ybox, random_state=s), fill)
+    return out
+
+
+def _non_private(task):
+    from sklearn.linear_model import LogisticRegression, LinearRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.impute import SimpleImputer
+    last = LogisticRegression(max_iter=2000) if task == "classification" else LinearRegression()
+    return make_pipeline(SimpleImputer(), StandardScaler(), last)
+
+
+def bench_rawtables(data_dir, datasets=DATASETS, epsilons=EPSILONS, splits=10,
+                    tracks=("private", "public")):
+    "Rows of the CSV: one per dataset, track, epsilon, library and split."
+    warnings.filterwarnings("ignore")
+    rows = []
+    for name in datasets:
+        X, y, task = load_table(name, data_dir)
+        box, ybox = public_box(X, y, task)
+        for split in range(splits):
+            perm = np.random.default_rng(split).permutation(len(y))
+            te, tr = perm[:len(y) // 5], perm[len(y) // 5:]
+            row = lambda **kw: dict(dataset=name, task=task, n_train=len(tr), p=X.shape[1],
+                                    split=split, **kw)
+            t0 = time.perf_counter()
+            m = _non_private(task).fit(X[tr], y[tr])
+            metric, auc = _scores(task, m, X[te], y[te])
+            rows.append(row(track="any", epsilon=np.inf, library="non-private", metric=metric,
+                            auc=auc, seconds=time.perf_counter() - t0, epsilon_reported=""))
+            for track in tracks:
+                for eps in epsilons:
+                    for lib, make in fitters(task, track, box, ybox, eps).items():
+                        t0 = time.perf_counter()
+                        m = make(1000 * split + int(10 * eps)).fit(X[tr], y[tr])
+                        seconds = time.perf_counter() - t0
+                        metric, auc = _scores(task, m, X[te], y[te])
+                        rep = getattr(m, "privacy_", None)
+                        rows.append(row(track=track, epsilon=eps, library=lib, metric=metric,
+                                        auc=auc, seconds=seconds,
+                                        epsilon_reported="" if rep is None else rep.epsilon))
+            done = [r for r in rows if r["dataset"] == name and r["split"] == split and r["epsilon"] in (1.0, np.inf)]
+            print(f"  {name:12s} split {split}: " + "  ".join(
+                f"{r['library'].split(' (')[0]}/{r['track']}={r['metric']:.3f}" for r in done), flush=True)
+    summarise(rows)
+    return rows
+
+
+def summarise(rows):
+    "Mean, sd and worst split per dataset, track, epsilon and library."
+    import pandas as pd
+    df = pd.DataFrame(rows)
+    t = df.groupby(["dataset", "track", "epsilon", "library"]).agg(
+        metric_mean=("metric", "mean"), metric_sd=("metric", "std"), metric_worst=("metric", "min"),
+        auc_mean=("auc", "mean"), auc_worst=("auc", "min"), seconds=("seconds", "median"))
+    print(t.round(4).to_string())
+    return t
+
+
+if __name__ == "__main__":
+    import argparse, os
+    from pathlib import Path
+    ap = argparse.ArgumentParser(description="Raw tables (also run by run.py --only rawtables).")
+    ap.add_argument("--data-dir", default=os.environ.get("DP_CD_DATA"))
+    ap.add_argument("--datasets", default=",".join(DATASETS))
+    ap.add_argument("--splits", type=int, default=10)
+    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "rawtables.csv"))
+    args = ap.parse_args()
+    import csv
+    rows = bench_rawtables(args.data_dir, args.datasets.split(","), splits=args.splits)
+    with open(args.out, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    print(f"wrote {args.out}")
