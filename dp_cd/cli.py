@@ -5,7 +5,7 @@
 # %% ../nbs/06_api/02_cli.ipynb 1
 from __future__ import annotations
 import argparse, contextlib, csv, dataclasses, fcntl, io, json, math, os, re, signal, sys, tempfile
-import threading, time, warnings
+import copy, threading, time, warnings
 from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
@@ -17,10 +17,10 @@ from .estimators import (DPRegressor, DPClassifier, BudgetExceededError, LOSSES,
 from .solvers.contract import SOLVERS, get_solver
 
 # %% auto 0
-__all__ = ['MAX_ABS_VALUE', 'MODEL_FORMAT', 'MAX_PASSES', 'WHOLE_PASSES', 'FIT_DEFAULTS', 'TUNE_CHOOSES', 'SOLVER_OPTIONS',
-           'SMOOTHNESS_SOLVERS', 'DATASET_LABELS', 'REPORT_PARAMETERS', 'DEMO_PROBLEMS', 'DEMO_EPSILONS', 'DEMO_SHAPE',
-           'DEMO_BOUND', 'REPRODUCTIONS', 'CLI_FLAGS', 'CLIError', 'read_data', 'model_to_dict', 'load_model',
-           'run_demo', 'main']
+__all__ = ['MAX_ABS_VALUE', 'MODEL_FORMAT', 'MODEL_VERSION', 'MAX_PASSES', 'WHOLE_PASSES', 'FIT_DEFAULTS', 'TUNE_CHOOSES',
+           'SOLVER_OPTIONS', 'SMOOTHNESS_SOLVERS', 'DATASET_LABELS', 'REPORT_PARAMETERS', 'DEMO_PROBLEMS',
+           'DEMO_EPSILONS', 'DEMO_SHAPE', 'DEMO_BOUND', 'REPRODUCTIONS', 'CLI_FLAGS', 'CLIError', 'read_data',
+           'model_to_dict', 'load_model', 'run_demo', 'main']
 
 # %% ../nbs/06_api/02_cli.ipynb
 class CLIError(Exception):
@@ -302,6 +302,7 @@ def _read_arff(path):
 
 # %% ../nbs/06_api/02_cli.ipynb
 MODEL_FORMAT = "dp_cd-model"
+MODEL_VERSION = 2   # 2: the fitted attributes that `predict` reads are saved (`state`)
 
 def _jsonable(v):
     if isinstance(v, (np.floating, np.integer)): return v.item()
@@ -311,6 +312,52 @@ def _jsonable(v):
     if isinstance(v, (list, tuple)): return [_jsonable(x) for x in v]
     if v is None or isinstance(v, (str, int, float, bool)): return v
     return repr(v)
+
+# %% ../nbs/06_api/02_cli.ipynb
+_SAVED_APART = {"coef_": "coef", "intercept_": "intercept", "n_features_in_": "n_features_in",
+                "feature_names_in_": "feature_names", "classes_": "classes",
+                "fit_results_": "tuned"}   # fitted attributes that have an entry of their own
+
+def _predict_reads(est) -> list:
+    """The fitted attributes (instance attributes named with a trailing '_') that `est.predict`
+    reads: recorded on a copy of `est` that predicts one record of zeros."""
+    read, cls = set(), type(est)
+    def getattribute(self, name):
+        if name.endswith("_") and not name.startswith("__"): read.add(name)
+        return object.__getattribute__(self, name)
+    probe = copy.copy(est)
+    probe.__class__ = type(cls.__name__, (cls,), {"__getattribute__": getattribute})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # (a plain array for a model fitted with feature names)
+        probe.predict(np.zeros((1, est.n_features_in_)))
+    return sorted(k for k in read if k in vars(est))
+
+# %% ../nbs/06_api/02_cli.ipynb
+def _is_state_value(v) -> bool:
+    "A value the model file's `state` holds: None, a number, a numeric array, a dict of JSON."
+    if v is None or isinstance(v, (int, float, np.integer, np.floating)): return True
+    if isinstance(v, np.ndarray): return v.dtype.kind in "biuf"
+    return isinstance(v, dict) and json.loads(json.dumps(_jsonable(v))) == v
+
+def _predict_state(est) -> dict:
+    """The fitted attributes that `predict` reads other than those saved apart (`_SAVED_APART`),
+    such as the bounds new records are clipped into; one that JSON cannot hold is refused."""
+    state = {}
+    for k in _predict_reads(est):
+        if k in _SAVED_APART: continue
+        v = getattr(est, k)
+        if not _is_state_value(v):
+            raise TypeError(f"the fitted attribute {k} that predict reads cannot be saved "
+                            f"({type(v).__name__})")
+        state[k] = v
+    return state
+
+def _restore_state(est, state:dict):
+    "Set the fitted attributes of a model file's `state` (lists as float arrays)."
+    for k, v in state.items():
+        if isinstance(v, list): v = np.asarray(v, dtype=float)
+        elif isinstance(v, (int, float)) and not isinstance(v, bool): v = float(v)
+        setattr(est, k, v)
 
 # %% ../nbs/06_api/02_cli.ipynb
 def model_to_dict(est, # a fitted DPRegressor or DPClassifier (or their tuned ...CV)
@@ -329,7 +376,7 @@ def model_to_dict(est, # a fitted DPRegressor or DPClassifier (or their tuned ..
     names = list(feature_names)
     d = {
         "format": MODEL_FORMAT,
-        "version": 1,
+        "version": MODEL_VERSION,
         "dp_cd_version": dp_cd.__version__,
         "estimator": type(est).__name__,
         "params": params,
@@ -339,6 +386,7 @@ def model_to_dict(est, # a fitted DPRegressor or DPClassifier (or their tuned ..
         "feature_names": [str(n) for n in names],
         "training_data": source,
         "privacy": [r.to_dict() if hasattr(r, "to_dict") else r for r in reports],
+        "state": _predict_state(est),   # e.g. the bounds that new records are clipped into
     }
     if hasattr(est, "classes_"): d["classes"] = est.classes_
     if hasattr(est, "best_params_"): d["tuned"] = _tuned_dict(est)
@@ -346,29 +394,27 @@ def model_to_dict(est, # a fitted DPRegressor or DPClassifier (or their tuned ..
 
 # %% ../nbs/06_api/02_cli.ipynb
 def _tuned_dict(est) -> dict:
-    """What a privately tuned fit selected (covered by its report), and the public map into the
-    unit box with the unit-box weights, which `predict` applies as in training."""
-    d = dict(selected=est.best_params_, noisy_score=est.best_score_,   # (K is not released)
-             center=est.center_, scale=est.scale_, unit_coef=[m.coef for m in est.fit_results_])
-    if hasattr(est, "target_center_"):
-        d.update(target_center=est.target_center_, target_scale=est.target_scale_)
-    return d
+    """What a privately tuned fit selected (covered by its report), and the unit-box weights, which
+    `predict` applies as in training (the map into the unit box is in the model's `state`)."""
+    return dict(selected=est.best_params_, noisy_score=est.best_score_,   # (K is not released)
+                unit_coef=[m.coef for m in est.fit_results_])
 
 def _restore_tuned(est, t:dict):
-    "The fitted state of a tuned estimator from the model file's `tuned` entry."
+    "The selection and unit-box weights of a tuned estimator from the model file's `tuned` entry."
     import types
-    est.center_, est.scale_ = np.asarray(t["center"], float), np.asarray(t["scale"], float)
     est.fit_results_ = [types.SimpleNamespace(coef=np.asarray(w, float)) for w in t["unit_coef"]]
-    est.best_params_ = t["selected"]   # (files of 0.1.0 also hold n_runs: no longer read)
-    if "target_center" in t:
-        est.target_center_, est.target_scale_ = float(t["target_center"]), float(t["target_scale"])
+    est.best_params_ = t["selected"]
 
 # %% ../nbs/06_api/02_cli.ipynb
 _MODEL_KEYS = {"estimator": str, "params": dict, "coef": list, "intercept": (int, float, list),
-               "n_features_in": int, "feature_names": list, "privacy": list}
+               "n_features_in": int, "feature_names": list, "privacy": list, "state": dict}
 
 def _model_problem(d:dict):
     "What is missing or malformed in a saved model's dictionary, or None."
+    state = d.get("state")
+    if isinstance(state, dict) and not all(re.fullmatch(r"[a-z][a-z0-9_]*_", str(k))
+                                           and k not in _SAVED_APART for k in state):
+        return "state names an attribute that predict does not read"
     missing = [k for k in _MODEL_KEYS if k not in d]
     if missing: return f"it lacks {', '.join(missing)}"
     wrong = [k for k, t in _MODEL_KEYS.items() if not isinstance(d[k], t) or isinstance(d[k], bool)]
@@ -391,6 +437,14 @@ def load_model(path # path of a model written by `dp-cd fit`
         raise CLIError(f"{path}: cannot read the model ({e})") from None
     if not isinstance(d, dict) or d.get("format") != MODEL_FORMAT:
         raise CLIError(f"{path}: not a dp_cd model file")
+    version = d.get("version")
+    if version != MODEL_VERSION:
+        older = isinstance(version, int) and version < MODEL_VERSION
+        raise CLIError(f"{path}: a model file of format version {version!r}, written by "
+                       + ("an older dp_cd (it lacks what predict needs, such as the bounds that "
+                          "new records are clipped into): fit the model again" if older else
+                          f"another dp_cd (this one reads version {MODEL_VERSION}): fit the model "
+                          "again, or use the dp_cd that wrote it"))
     problem = _model_problem(d)
     if problem: raise CLIError(f"{path}: damaged model file ({problem}); fit the model again")
     from dp_cd.tuned import DPClassifierCV, DPRegressorCV
@@ -408,6 +462,7 @@ def load_model(path # path of a model written by `dp-cd fit`
         is_list = isinstance(intercept, list)
         est.intercept_ = np.asarray(intercept, dtype=float) if is_list else float(intercept)
         if "tuned" in d: _restore_tuned(est, d["tuned"])
+        _restore_state(est, d["state"])
     except (TypeError, ValueError, KeyError) as e:
         problem = _one_line(str(e))
         raise CLIError(f"{path}: damaged model file ({problem}); fit the model again") from None

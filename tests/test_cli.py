@@ -664,3 +664,41 @@ def test_report_budget_split_holds_epsilon_shares(tmp_path, capsys):
     assert "per run (rho-zCDP)" in ref.privacy_.budget_split   # the library's entry, a rho
     assert code == 0 and "budget split:" not in out, out      # public bounds: nothing to split
     assert f"each run of the search is rho-zCDP with rho = {ref.rho_:.3g}" in out
+
+
+# ---- issue 33: each test below fails on the CLI of c5fff16 ----
+
+def test_predict_clips_into_the_training_bounds(tmp_path, capsys):
+    "33.2: the model file keeps the fitted bounds; `dp-cd predict` clips new records into them."
+    from dp_cd.estimators import DPRegressor
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(300, 2))
+    y = np.clip(X @ [0.8, -0.4] + 0.05 * rng.normal(size=300), -1, 1)
+    train = write_csv(tmp_path / "tr.csv", ["a", "b", "y"], np.column_stack([X, y]).tolist())
+    model = tmp_path / "m.json"
+    code, out, err = run(["fit", str(train), "--bounds", "1", "--target-bound", "1", "--seed", "0",
+                          "--out", str(model)], capsys)
+    assert code == 0, err
+    new = np.array([[10.0, 0.0], [-3.0, 2.5], [0.5, -0.25]])   # two records outside the bounds
+    np.save(tmp_path / "new.npy", new)
+    pred = predictions(model, tmp_path / "new.npy", capsys)
+    saved = json.loads(model.read_text())
+    clipped = np.clip(new, -1, 1) @ np.array(saved["coef"]) + saved["intercept"]
+    np.testing.assert_allclose(pred, clipped, rtol=1e-12)
+    ref = DPRegressor(bounds=1.0, target_bound=1.0, alpha=1e-3, n_passes=10, random_state=0)
+    ref.fit(X, y)   # the same fit in Python: the CLI's predictions are its predict's
+    np.testing.assert_array_equal(ref.coef_, saved["coef"])
+    np.testing.assert_allclose(pred, ref.predict(new), rtol=1e-12)
+
+def test_classifier_predict_clips_into_the_training_bounds(tmp_path, capsys):
+    "33.2: the same for a classifier: labels of the clipped records."
+    model, csv_path, table = classifier_model(tmp_path, capsys)
+    new = np.array([[1.0, 0.9, -20.0], [-1.0, -0.9, 20.0], [5.0, 0.0, -4.0], [0.2, 0.1, 0.3]])
+    np.save(tmp_path / "new.npy", new)
+    saved = json.loads(model.read_text())
+    scores = np.clip(new, -1, 1) @ np.array(saved["coef"])[0] + saved["intercept"][0]
+    unclipped = new @ np.array(saved["coef"])[0] + saved["intercept"][0]
+    assert np.any((scores > 0) != (unclipped > 0))   # the clipping changes some labels
+    code, out, err = run(["predict", str(model), str(tmp_path / "new.npy")], capsys)
+    assert code == 0, err
+    assert out.split()[1:] == [str(int(c)) for c in np.where(scores > 0, 1, 0)]
