@@ -5,7 +5,7 @@
 # %% ../nbs/06_api/02_cli.ipynb 1
 from __future__ import annotations
 import argparse, contextlib, csv, dataclasses, fcntl, io, json, math, os, re, signal, sys, tempfile
-import copy, threading, time, warnings
+import copy, hashlib, threading, time, warnings
 from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
@@ -302,7 +302,7 @@ def _read_arff(path):
 
 # %% ../nbs/06_api/02_cli.ipynb
 MODEL_FORMAT = "dp_cd-model"
-MODEL_VERSION = 2   # 2: the fitted attributes that `predict` reads are saved (`state`)
+MODEL_VERSION = 2   # 2: the fitted attributes that `predict` reads (`state`), and a checksum
 
 def _jsonable(v):
     if isinstance(v, (np.floating, np.integer)): return v.item()
@@ -420,21 +420,96 @@ def _model_problem(d:dict):
     wrong = [k for k, t in _MODEL_KEYS.items() if not isinstance(d[k], t) or isinstance(d[k], bool)]
     if wrong: return f"malformed {', '.join(wrong)}"
     n, names = d["n_features_in"], d["feature_names"]
-    try: shape = np.shape(d["coef"])
-    except ValueError: return "coef is not a numeric array"
-    if n < 1 or shape[-1:] != (n,): return f"coef does not have n_features_in = {n} entries"
+    if n < 1: return "n_features_in is not a positive number of features"
     if names and (len(names) != n or not all(isinstance(s, str) for s in names)):
         return f"feature_names is not a list of {n} names"
+    return _weights_problem(d, n) or _state_problem(d["state"], n) or _privacy_problem(d)
+
+def _finite(v, shape:tuple) -> bool:
+    "Whether `v` is an array of finite numbers (not booleans, not text) of shape `shape`."
+    def has_bool(x): return isinstance(x, bool) or isinstance(x, list) and any(map(has_bool, x))
+    try: a = np.asarray(v)
+    except ValueError: return False   # a ragged list
+    return (a.shape == shape and a.dtype.kind in "iuf" and bool(np.all(np.isfinite(a)))
+            and not has_bool(v))
+
+_TUNED = ("DPRegressorCV", "DPClassifierCV")
+
+def _weights_problem(d:dict, n:int):
+    """What is wrong with the classes, coefficients, intercept or unit-box weights: shapes from the
+    estimator (a regressor: coef (p,) and a number; a classifier of k classes: (1, p) and (1,) for
+    two, (k, p) and (k,) for more), finite numbers."""
+    est, classes = d["estimator"], d.get("classes")
+    if est.startswith("DPRegressor"): rows, coef, icpt = 1, (n,), ()
+    elif not (isinstance(classes, list) and len(classes) >= 2 and _finite(classes, (len(classes),))
+              and len(set(classes)) == len(classes)):
+        return "classes is not a list of two or more distinct numbers"
+    else:
+        rows = 1 if len(classes) == 2 else len(classes)
+        coef, icpt = (rows, n), (rows,)
+    if not _finite(d["coef"], coef):
+        return f"coef is not an array of finite numbers of shape {coef}"
+    if not _finite(d["intercept"], icpt):
+        return "intercept is not " + (f"an array of finite numbers of shape {icpt}" if icpt
+                                      else "a finite number")
+    return _tuned_problem(d, n, rows)
+
+def _tuned_problem(d:dict, n:int, rows:int):
+    "What is wrong with the `tuned` entry: present for a tuned estimator only, with its weights."
+    tuned = d.get("tuned")
+    if (d["estimator"] in _TUNED) != (tuned is not None):
+        return "the tuned entry does not match the estimator"
+    if tuned is None: return None
+    w = (n + 1 if d["params"].get("fit_intercept", True) else n,)
+    if not (isinstance(tuned, dict) and isinstance(tuned.get("selected"), dict)
+            and isinstance(tuned.get("unit_coef"), list) and len(tuned["unit_coef"]) == rows
+            and all(_finite(u, w) for u in tuned["unit_coef"])):
+        return (f"the tuned entry lacks its selection or {rows} unit-box weight vector(s) of "
+                f"{w[0]} numbers")
     return None
+
+# %% ../nbs/06_api/02_cli.ipynb
+_POSITIVE = ("bounds_", "scale_")   # a state attribute whose name ends so divides or clips: > 0
+
+def _state_problem(state:dict, n:int):
+    """What is wrong with the `state`: each value None, a dict, or finite numbers (one, or one per
+    feature), those whose names end as in `_POSITIVE` positive."""
+    for k, v in state.items():
+        if v is None or isinstance(v, dict): continue
+        shape = np.shape(v) if isinstance(v, list) else ()
+        if not (shape in ((), (n,)) and _finite(v, shape)):
+            return f"state {k} is not a finite number or {n} finite numbers"
+        if k.endswith(_POSITIVE) and not np.all(np.asarray(v) > 0):
+            return f"state {k} is not positive"
+    return None
+
+def _privacy_problem(d:dict):
+    "What is wrong with the privacy reports: a non-empty list of reports, each with its epsilon."
+    reports = d["privacy"]
+    def ok(r): return isinstance(r, dict) and ("epsilon" in r) and ("delta" in r)
+    if not (reports and all(ok(r) for r in reports)): return "privacy is not a list of reports"
+    return None
+
+def _checksum(d:dict) -> str:
+    "sha256 of the canonical JSON of a model's content (every entry but the checksum)."
+    content = {k: v for k, v in d.items() if k != "checksum"}
+    text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+def _sealed(d:dict) -> dict:
+    "A model's content with its checksum, as `dp-cd fit --out` writes it."
+    return {**d, "checksum": _checksum(d)}
 
 # %% ../nbs/06_api/02_cli.ipynb
 def load_model(path # path of a model written by `dp-cd fit`
               ):
     "A fitted `DPRegressor`/`DPClassifier` (or a tuned `...CV`) from a saved model."
+    def constant(name): raise ValueError(f"{name} is not a number of a model file")
     try:
-        d = json.loads(Path(path).read_text())
+        d = json.loads(Path(path).read_text(), parse_constant=constant)
     except (OSError, ValueError) as e:
-        raise CLIError(f"{path}: cannot read the model ({e})") from None
+        raise CLIError(f"{path}: cannot read the model ({_one_line(str(e))})") from None
     if not isinstance(d, dict) or d.get("format") != MODEL_FORMAT:
         raise CLIError(f"{path}: not a dp_cd model file")
     version = d.get("version")
@@ -447,6 +522,9 @@ def load_model(path # path of a model written by `dp-cd fit`
                           "again, or use the dp_cd that wrote it"))
     problem = _model_problem(d)
     if problem: raise CLIError(f"{path}: damaged model file ({problem}); fit the model again")
+    if d.get("checksum") != _checksum(d):
+        raise CLIError(f"{path}: the model file was changed after `dp-cd fit` wrote it (its "
+                       "checksum does not match its content); fit the model again")
     from dp_cd.tuned import DPClassifierCV, DPRegressorCV
     cls = {c.__name__: c for c in (DPRegressor, DPClassifier, DPRegressorCV,
                                    DPClassifierCV)}.get(d["estimator"])
@@ -466,9 +544,6 @@ def load_model(path # path of a model written by `dp-cd fit`
     except (TypeError, ValueError, KeyError) as e:
         problem = _one_line(str(e))
         raise CLIError(f"{path}: damaged model file ({problem}); fit the model again") from None
-    if not (np.all(np.isfinite(est.coef_)) and np.all(np.isfinite(est.intercept_))):
-        raise CLIError(f"{path}: the model's coefficients are not finite; fit it again on rescaled "
-                       "data")
     est.n_features_in_ = d["n_features_in"]
     if d["feature_names"]: est.feature_names_in_ = np.asarray(d["feature_names"], dtype=object)
     if "classes" in d: est.classes_ = np.asarray(d["classes"])
@@ -865,7 +940,8 @@ def _fallback_advice(message:str, names:list, tname:str) -> str:
 # %% ../nbs/06_api/02_cli.ipynb
 def _save_fit(args, acc, d):
     "Write the model and charge the ledger together: stage the model, rewrite the ledger, rename."
-    staged = _stage(Path(args.out), lambda f: json.dump(d, f, indent=1)) if args.out else None
+    staged = (_stage(Path(args.out), lambda f: json.dump(_sealed(d), f, indent=1))
+              if args.out else None)
     try:
         if acc is not None: _save_budget(acc, args.budget_file)
         if staged: os.replace(staged, args.out)

@@ -702,3 +702,39 @@ def test_classifier_predict_clips_into_the_training_bounds(tmp_path, capsys):
     code, out, err = run(["predict", str(model), str(tmp_path / "new.npy")], capsys)
     assert code == 0, err
     assert out.split()[1:] == [str(int(c)) for c in np.where(scores > 0, 1, 0)]
+
+def edited_model_is_refused(model, edit, csv_path, tmp_path, capsys, *texts):
+    "Write the model file with `edit` applied; `dp-cd predict` refuses it in one line naming it."
+    edited, preds = tmp_path / "edited.json", tmp_path / "pred.csv"
+    d = json.loads(model.read_text())
+    edit(d)
+    edited.write_text(json.dumps(d, indent=1))
+    c, out, err = run(["predict", str(edited), str(csv_path), "--out", str(preds)], capsys)
+    assert c == 1 and one_line_error(err) and out == "" and not preds.exists(), err
+    assert str(edited) in err and "unexpected" not in err and "fit the model again" in err, err
+    assert all(t in err for t in texts), (texts, err)
+
+def test_hand_edited_models_are_refused(csv_file, tmp_path, capsys):
+    "33.14: shapes, finiteness, the privacy report (a checksum) and the format version are checked."
+    model = fit_model(csv_file, tmp_path, capsys)
+    def set_(key, value): return lambda d: d.__setitem__(key, value)
+    def two_rows(d): d["coef"] = [d["coef"], d["coef"]]   # a regressor's coef of 2 rows
+    def tiny_epsilon(d): d["privacy"][0]["epsilon"] = 1e-9
+    def zero_bound(d):
+        if "state" in d: d["state"]["bounds_"] = [0.0, 1.0, 1.0]
+        else: d["params"]["bounds"] = 0.0   # (c5fff16 saved no fitted bounds)
+    cases = [(two_rows, ("coef", "shape (3,)")), (tiny_epsilon, ("checksum",)),
+             (set_("intercept", "nan"), ("intercept",)), (zero_bound, ("bounds_", "positive")),
+             (set_("version", 1), ("version 1", "older"))]
+    for edit, texts in cases: edited_model_is_refused(model, edit, csv_file, tmp_path, capsys, *texts)
+    c, out, err = run(["predict", str(model), str(csv_file)], capsys)   # the file as written loads
+    assert c == 0, err
+
+def test_hand_edited_tuned_models_are_refused(csv_file, tmp_path, capsys):
+    "33.14: a tuned model with a scale of 0, or without its tuned entry, is refused in one line."
+    model = fit_model(csv_file, tmp_path, capsys, "--tune", "--target-bound", "3", "--epsilon", "2")
+    def zero_scale(d):   # the unit-box map: in the state (the tuned entry of c5fff16)
+        if "state" in d: d["state"]["scale_"] = [0.0, 1.0, 1.0]
+        else: d["tuned"]["scale"] = [0.0, 1.0, 1.0]
+    edited_model_is_refused(model, zero_scale, csv_file, tmp_path, capsys, "scale_", "positive")
+    edited_model_is_refused(model, lambda d: d.pop("tuned"), csv_file, tmp_path, capsys, "tuned")
