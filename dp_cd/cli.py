@@ -63,6 +63,23 @@ def _write_atomic(path:Path, write, binary=False):
         raise
 
 # %% ../nbs/06_api/02_cli.ipynb
+def _check_output(path, option:str):
+    """Refuse at once, before any work or charge, an output path that cannot become a file: a
+    directory, or a path under a file or in a folder this user cannot write to."""
+    if not path: return
+    path = Path(path)
+    if path.is_dir(): raise CLIError(f"{option} {path}: is a directory; give a file name", 2)
+    folder = next(p for p in path.absolute().parents if p.exists())   # the first one that exists
+    if not folder.is_dir():
+        raise CLIError(f"{option} {path}: {folder} is a file, not a folder; give another path", 2)
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise CLIError(f"{option} {path}: no permission to write in {folder}", 2)
+
+def _write_error(e:OSError, option:str, path) -> CLIError:
+    "An error writing an output, naming the option and the path given (never a temporary file)."
+    return CLIError(f"{option} {path}: cannot write the file ({e.strerror or type(e).__name__})")
+
+# %% ../nbs/06_api/02_cli.ipynb
 def _progress_line(label:str, done:int=0, total:int|None=None, seconds:float=0.0,
                    width:int=24) -> str:
     "One line of the progress bar: a bar and a count when `total` is known, else the time elapsed."
@@ -607,21 +624,10 @@ def _budget(args):
     return acc
 
 # %% ../nbs/06_api/02_cli.ipynb
-def _save_budget(acc, path):
-    _write_atomic(
-        Path(path),
-        lambda f: json.dump(
-            {
-                "epsilon": acc.epsilon,
-                "delta": acc.delta,
-                "spent": acc.spent,
-                "relation": "replace_one",
-                "composition": "basic",
-            },
-            f,
-            indent=1,
-        ),
-    )
+def _ledger_json(acc) -> str:
+    "The content of a budget file: the totals and every spending of the accountant `acc`."
+    return json.dumps({"epsilon": acc.epsilon, "delta": acc.delta, "spent": acc.spent,
+                       "relation": "replace_one", "composition": "basic"}, indent=1)
 
 # %% ../nbs/06_api/02_cli.ipynb
 MAX_PASSES = 10_000   # public upper bound on --passes (fit and demo): more is a typo, not a plan
@@ -717,6 +723,7 @@ def _check_solver_options(args):
 # %% ../nbs/06_api/02_cli.ipynb
 def _fit_cmd(args):
     _fit_options(args)   # --tune: conflicting options refused; else the documented defaults
+    _check_output(args.out, "--out")
     if not args.tune: _check_passes(args.passes, args.solver)
     _check_bounds(args)
     if not args.budget_file: return _fit(args, None)
@@ -939,14 +946,36 @@ def _fallback_advice(message:str, names:list, tname:str) -> str:
 
 # %% ../nbs/06_api/02_cli.ipynb
 def _save_fit(args, acc, d):
-    "Write the model and charge the ledger together: stage the model, rewrite the ledger, rename."
-    staged = (_stage(Path(args.out), lambda f: json.dump(_sealed(d), f, indent=1))
-              if args.out else None)
+    """Write the model and charge the ledger, all or nothing. Both are staged first (a failure there
+    changes nothing); the ledger is renamed into place first, so that a crash between the two
+    renames leaves a charge without a model, never a model without its charge; if the model then
+    cannot be renamed, the ledger's previous content is put back."""
+    out, staged = Path(args.out) if args.out else None, {}
     try:
-        if acc is not None: _save_budget(acc, args.budget_file)
-        if staged: os.replace(staged, args.out)
+        if out:
+            try: staged["model"] = _stage(out, lambda f: json.dump(_sealed(d), f, indent=1))
+            except OSError as e: raise _write_error(e, "--out", out) from None
+        if acc is not None: _charge_ledger(Path(args.budget_file), acc, staged)
+        if out:
+            try: os.replace(staged["model"], out)
+            except OSError as e:
+                if acc is not None: _restore_ledger(Path(args.budget_file), staged)
+                raise _write_error(e, "--out", out) from None
     finally:
-        if staged: staged.unlink(missing_ok=True)
+        for path in staged.values(): path.unlink(missing_ok=True)
+
+def _charge_ledger(ledger:Path, acc, staged:dict):
+    "Rewrite the ledger with the charges of `acc`, keeping its previous content staged in `staged`."
+    try:
+        if ledger.exists(): staged["old"] = _stage(ledger, lambda f: f.write(ledger.read_text()))
+        staged["ledger"] = _stage(ledger, lambda f: f.write(_ledger_json(acc)))
+        os.replace(staged["ledger"], ledger)
+    except OSError as e: raise _write_error(e, "--budget-file", ledger) from None
+
+def _restore_ledger(ledger:Path, staged:dict):
+    "Put back the ledger's content from before `_charge_ledger` (no ledger if there was none)."
+    if "old" in staged: os.replace(staged["old"], ledger)
+    else: ledger.unlink(missing_ok=True)
 
 def _format_score(score:float) -> str:
     "A training metric for the terminal; a non-finite one is described, not printed as a number."
@@ -1135,6 +1164,7 @@ def _demo_cmd(args):
         epsilons = [float(e) for e in args.epsilons.split(",")]
     except ValueError:
         raise CLIError(f"--epsilons must be numbers separated by commas, got {args.epsilons!r}", 2)
+    _check_output(args.plot, "--plot")
     with _Progress("dp-cd demo") as bar:
         res = run_demo(args.problem, epsilons, args.runs, args.seed, on_step=bar.update)
     if args.json:
@@ -1607,6 +1637,7 @@ def _predict_data(est, source:str, data_dir=None):
 
 # %% ../nbs/06_api/02_cli.ipynb
 def _predict_cmd(args):
+    _check_output(args.out, "--out")
     est = load_model(args.model)
     X = _predict_data(est, args.data, args.data_dir)
     if X.shape[1] != est.n_features_in_:
@@ -1616,8 +1647,10 @@ def _predict_cmd(args):
         warnings.simplefilter("ignore", UserWarning)   # feature names were matched by name above
         pred = est.predict(X)
     out = "prediction\n" + "".join(f"{v}\n" for v in _prediction_texts(est, pred, args.model))
-    if args.out: _write_atomic(Path(args.out), lambda f: f.write(out))
-    else: sys.stdout.write(out)
+    if not args.out: sys.stdout.write(out)
+    else:
+        try: _write_atomic(Path(args.out), lambda f: f.write(out))
+        except OSError as e: raise _write_error(e, "--out", args.out) from None
     return 0
 
 def _prediction_texts(est, pred, model_path) -> list:

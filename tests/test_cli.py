@@ -738,3 +738,35 @@ def test_hand_edited_tuned_models_are_refused(csv_file, tmp_path, capsys):
         else: d["tuned"]["scale"] = [0.0, 1.0, 1.0]
     edited_model_is_refused(model, zero_scale, csv_file, tmp_path, capsys, "scale_", "positive")
     edited_model_is_refused(model, lambda d: d.pop("tuned"), csv_file, tmp_path, capsys, "tuned")
+
+def no_temporary_files(folder):
+    return not [p.name for p in Path(folder).rglob(".*.tmp")]
+
+def test_out_directory_is_refused_before_any_charge(csv_file, tmp_path, capsys):
+    "33.6: --out naming a directory: refused at once, naming --out (no temporary path), no charge."
+    ledger, folder = tmp_path / "budget.json", tmp_path / "models"
+    folder.mkdir()
+    argv = ["fit", str(csv_file), "--target", "price", "--feature-bound", "1", "--seed", "0",
+            "--out", str(folder), "--budget-file", str(ledger)]
+    c, out, err = run(argv + ["--budget-epsilon", "5"], capsys)
+    assert c != 0 and one_line_error(err) and "--out" in err and "directory" in err, err
+    assert ".tmp" not in err and not ledger.exists() and not list(folder.iterdir()), err
+    ledger.write_text(json.dumps({"epsilon": 5, "delta": 1e-3, "spent": [[1.0, 1e-06]]}))
+    before = ledger.read_text()
+    c, out, err = run(argv, capsys)
+    assert c != 0 and one_line_error(err) and "--out" in err and ".tmp" not in err, err
+    assert ledger.read_text() == before and no_temporary_files(tmp_path)
+
+def test_model_write_failure_charges_nothing(csv_file, tmp_path, capsys, monkeypatch):
+    "33.6: the model cannot be put in place at the last step: the ledger is left as it was."
+    ledger, model = tmp_path / "budget.json", tmp_path / "m.json"
+    ledger.write_text(json.dumps({"epsilon": 5, "delta": 1e-3, "spent": [[1.0, 1e-06]]}))
+    before, real_replace = ledger.read_text(), os.replace
+    def replace(src, dst):
+        if Path(dst) == model: raise PermissionError(13, "Permission denied", str(src))
+        return real_replace(src, dst)
+    monkeypatch.setattr(os, "replace", replace)
+    c, out, err = run(["fit", str(csv_file), "--target", "price", "--feature-bound", "1",
+                       "--seed", "0", "--out", str(model), "--budget-file", str(ledger)], capsys)
+    assert c == 1 and one_line_error(err) and "--out" in err and ".tmp" not in err, err
+    assert ledger.read_text() == before and not model.exists() and no_temporary_files(tmp_path)
