@@ -17,10 +17,10 @@ from .estimators import (DPRegressor, DPClassifier, BudgetExceededError, LOSSES,
 from .solvers.contract import SOLVERS, get_solver
 
 # %% auto 0
-__all__ = ['MAX_ABS_VALUE', 'MODEL_FORMAT', 'MODEL_VERSION', 'MAX_PASSES', 'WHOLE_PASSES', 'FIT_DEFAULTS', 'TUNE_CHOOSES',
-           'SOLVER_OPTIONS', 'SMOOTHNESS_SOLVERS', 'DATASET_LABELS', 'REPORT_PARAMETERS', 'DEMO_PROBLEMS',
-           'DEMO_EPSILONS', 'DEMO_SHAPE', 'DEMO_BOUND', 'REPRODUCTIONS', 'CLI_FLAGS', 'CLIError', 'read_data',
-           'model_to_dict', 'load_model', 'run_demo', 'main']
+__all__ = ['MAX_ABS_VALUE', 'MODEL_FORMAT', 'MODEL_VERSION', 'BUDGET_DELTA', 'MAX_PASSES', 'WHOLE_PASSES', 'FIT_DEFAULTS',
+           'TUNE_CHOOSES', 'SOLVER_OPTIONS', 'SMOOTHNESS_SOLVERS', 'DATASET_LABELS', 'REPORT_PARAMETERS',
+           'DEMO_PROBLEMS', 'DEMO_EPSILONS', 'DEMO_SHAPE', 'DEMO_BOUND', 'REPRODUCTIONS', 'CLI_FLAGS', 'CLIError',
+           'read_data', 'model_to_dict', 'load_model', 'run_demo', 'main']
 
 # %% ../nbs/06_api/02_cli.ipynb
 class CLIError(Exception):
@@ -588,8 +588,8 @@ def _ledger_problem(d):
     missing = [k for k in ("epsilon", "delta", "spent") if k not in d]
     if missing: return f"missing {', '.join(missing)}"
     eps, delta, spent = d["epsilon"], d["delta"], d["spent"]
-    if not (_is_number(eps) and eps > 0):
-        return f"the total epsilon must be a positive number, got {eps!r}"
+    if not (_is_number(eps) and math.isfinite(eps) and eps > 0):   # (JSON's Infinity, 1e999)
+        return f"the total epsilon must be a finite number > 0, got {eps!r}"
     if not (_is_number(delta) and 0 <= delta <= 1):
         return f"the total delta must be in [0, 1], got {delta!r}"
     if not isinstance(spent, list): return "'spent' must be a list of [epsilon, delta] pairs"
@@ -606,12 +606,14 @@ def _budget(args):
     --budget-epsilon/--budget-delta)."""
     from dp_cd.estimators import BudgetAccountant
     path = Path(args.budget_file)
+    _check_totals(args)
     if not path.exists():
         if args.budget_epsilon is None:
             raise CLIError(
                 f"{path} does not exist: give --budget-epsilon (and --budget-delta) to create it", 2
             )
-        return BudgetAccountant(args.budget_epsilon, args.budget_delta)
+        delta = BUDGET_DELTA if args.budget_delta is None else args.budget_delta
+        return BudgetAccountant(args.budget_epsilon, delta)
     try: d = json.loads(path.read_text())
     except (OSError, ValueError) as e:
         raise CLIError(f"{path}: cannot read the budget file ({e})") from None
@@ -619,9 +621,25 @@ def _budget(args):
     if problem:
         raise CLIError(f"{path}: not a valid budget file: {problem}; restore the ledger from a "
                        "backup")
+    for option, given, total in (("--budget-epsilon", args.budget_epsilon, d["epsilon"]),
+                                 ("--budget-delta", args.budget_delta, d["delta"])):
+        if given is not None and given != total:
+            raise CLIError(f"{option} {given:g}: {path} already holds the totals epsilon = "
+                           f"{d['epsilon']:g}, delta = {d['delta']:g}, fixed when it was created; "
+                           f"drop {option}, or start a new ledger", 2)
     acc = BudgetAccountant(float(d["epsilon"]), float(d["delta"]))
     acc.spent = [(float(e), float(dl)) for e, dl in d["spent"]]
     return acc
+
+BUDGET_DELTA = 1e-3   # total delta of a new ledger when --budget-delta is not given
+
+def _check_totals(args):
+    "Refuse --budget-epsilon not finite and > 0, or --budget-delta not in [0, 1)."
+    eps, delta = args.budget_epsilon, args.budget_delta
+    if eps is not None and not (math.isfinite(eps) and eps > 0):
+        raise CLIError(f"--budget-epsilon {eps:g}: a budget's total must be finite and > 0", 2)
+    if delta is not None and not 0 <= delta < 1:
+        raise CLIError(f"--budget-delta {delta:g}: a budget's total delta must be in [0, 1)", 2)
 
 # %% ../nbs/06_api/02_cli.ipynb
 def _ledger_json(acc) -> str:
@@ -1462,13 +1480,15 @@ def _parser():
         "--budget-epsilon",
         type=float,
         default=None,
-        help="total epsilon when creating a new --budget-file",
+        help="total epsilon when creating a new --budget-file (finite; an existing ledger's "
+             "total cannot be changed: a different value is refused)",
     )
     f.add_argument(
         "--budget-delta",
         type=float,
-        default=1e-3,
-        help="total delta when creating a new --budget-file (default 1e-3)",
+        default=None,
+        help="total delta when creating a new --budget-file (default 1e-3; as --budget-epsilon, "
+             "refused if it differs from an existing ledger's)",
     )
     f.add_argument(
         "--out", default=None, help="write the model and its privacy report to this JSON file"

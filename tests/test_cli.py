@@ -770,3 +770,33 @@ def test_model_write_failure_charges_nothing(csv_file, tmp_path, capsys, monkeyp
                        "--seed", "0", "--out", str(model), "--budget-file", str(ledger)], capsys)
     assert c == 1 and one_line_error(err) and "--out" in err and ".tmp" not in err, err
     assert ledger.read_text() == before and not model.exists() and no_temporary_files(tmp_path)
+
+@pytest.mark.parametrize("total", ["Infinity", "1e999"])
+def test_infinite_ledger_total_is_refused(csv_file, tmp_path, capsys, total):
+    "33.7: a ledger whose total epsilon is not finite is refused, naming the file."
+    ledger, model = tmp_path / "budget.json", tmp_path / "m.json"
+    ledger.write_text('{"epsilon": %s, "delta": 0.001, "spent": []}' % total)
+    before = ledger.read_text()
+    c, out, err = run(["fit", str(csv_file), "--feature-bound", "1", "--epsilon", "50",
+                       "--budget-file", str(ledger), "--out", str(model)], capsys)
+    assert c == 1 and one_line_error(err) and "not a valid budget file" in err, err
+    assert str(ledger) in err and "total epsilon" in err and "finite" in err, err
+    assert ledger.read_text() == before and not model.exists()
+
+def test_budget_totals_of_an_existing_ledger_are_fixed(csv_file, tmp_path, capsys):
+    "33.7: --budget-epsilon/--budget-delta that disagree with a ledger's totals are refused."
+    ledger = tmp_path / "budget.json"
+    ledger.write_text(json.dumps({"epsilon": 1.5, "delta": 1e-3, "spent": [[1.0, 1e-06]]}))
+    before = ledger.read_text()
+    fit = ["fit", str(csv_file), "--feature-bound", "1", "--epsilon", "0.25", "--passes", "1",
+           "--budget-file", str(ledger)]
+    for extra, option in ((["--budget-epsilon", "100"], "--budget-epsilon 100"),
+                          (["--budget-delta", "0.5"], "--budget-delta 0.5")):
+        c, out, err = run(fit + extra, capsys)
+        assert c == 2 and one_line_error(err) and option in err and str(ledger) in err, err
+        assert ledger.read_text() == before
+    c, out, err = run(fit + ["--budget-epsilon", "1.5", "--budget-delta", "0.001"], capsys)
+    assert c == 0, err   # the same totals, repeated: accepted
+    new = tmp_path / "new.json"   # and a new ledger's total must be finite
+    c, out, err = run(fit[:-1] + [str(new), "--budget-epsilon", "inf"], capsys)
+    assert c == 2 and one_line_error(err) and "--budget-epsilon" in err and not new.exists(), err
