@@ -19,8 +19,8 @@ from .solvers.contract import SOLVERS, get_solver
 # %% auto 0
 __all__ = ['MAX_ABS_VALUE', 'MODEL_FORMAT', 'MODEL_VERSION', 'BUDGET_DELTA', 'MAX_PASSES', 'WHOLE_PASSES', 'FIT_DEFAULTS',
            'TUNE_CHOOSES', 'SOLVER_OPTIONS', 'SMOOTHNESS_SOLVERS', 'DATASET_LABELS', 'REPORT_PARAMETERS',
-           'DEMO_PROBLEMS', 'DEMO_EPSILONS', 'DEMO_SHAPE', 'DEMO_BOUND', 'REPRODUCTIONS', 'CLI_FLAGS', 'CLIError',
-           'read_data', 'model_to_dict', 'load_model', 'run_demo', 'main']
+           'DEMO_PROBLEMS', 'DEMO_EPSILONS', 'DEMO_SHAPE', 'DEMO_BOUND', 'REPRODUCTIONS', 'CLI_FLAGS', 'LIST_OPTIONS',
+           'CLIError', 'read_data', 'model_to_dict', 'load_model', 'run_demo', 'main']
 
 # %% ../nbs/06_api/02_cli.ipynb
 class CLIError(Exception):
@@ -127,6 +127,12 @@ class _Progress:
         if self._thread is not None: self._thread.join()
 
 # %% ../nbs/06_api/02_cli.ipynb
+def _is_number_text(text:str) -> bool:
+    "Whether a CSV cell reads as a number (as `float` reads it: 'nan' and 'inf' included)."
+    try: float(text)
+    except ValueError: return False
+    return True
+
 def _read_csv_table(path:Path):
     "Header and non-blank (row number, row) pairs of a UTF-8 CSV file (a byte-order mark dropped)."
     try:
@@ -135,9 +141,13 @@ def _read_csv_table(path:Path):
         raise CLIError(f"{path}: cannot read the file ({e})") from None
     if not rows: raise CLIError(f"{path}: the file is empty; it needs a header row and data rows")
     header = [h.strip() for h in rows[0]]
+    if all(_is_number_text(h) for h in header):   # a record: its values are private, not shown
+        raise CLIError(f"{path}: the first row holds numbers, not column names: the file seems to "
+                       "have no header row; add one (a name for each column) as its first line")
     dupes = sorted({h for h in header if header.count(h) > 1})
     if dupes:
-        raise CLIError(f"{path}: duplicate column names {dupes}; give every column its own name")
+        raise CLIError(f"{path}: duplicate column names {dupes}; give every column its own name "
+                       "(the first row is read as the header row: if the file has none, add one)")
     body = [(i + 2, r) for i, r in enumerate(rows[1:]) if any(c.strip() for c in r)]
     if not body: raise CLIError(f"{path}: no data rows after the header")
     for line, r in body:
@@ -166,6 +176,9 @@ def _csv_columns(path:Path, header, body, names):
     for k, name in enumerate(names):
         j = header.index(name)
         for i, (_, r) in enumerate(body):
+            if not r[j].strip():
+                raise CLIError(f"{path}: column {name!r} has a missing value (an empty cell); "
+                               f"remove or impute missing values first ({_NOT_SHOWN})")
             try: data[i, k] = float(r[j])
             except ValueError:
                 raise CLIError(f"{path}: column {name!r} is not numeric; encode it as numbers "
@@ -1381,7 +1394,8 @@ def _parser():
     f.add_argument(
         "--classes",
         default=None,
-        help="classification: the PUBLIC label set, comma-separated (e.g. 0,1); implies --task "
+        help="classification: the PUBLIC label set, comma-separated (e.g. 0,1 or -1,1); implies "
+             "--task "
              "classification; required unless --epsilon inf or a named classification dataset. "
              "Labels outside the set are NOT checked (a check would reveal a rare label): they "
              "count as the first (negative) class of two, as a negative of every class otherwise",
@@ -1568,7 +1582,7 @@ def _main(argv:list, debug:bool) -> int:
     "Parse and run; every error becomes one line on standard error (`--debug`: the traceback)."
     ap = _parser()
     try:
-        args = ap.parse_args(argv)
+        args = ap.parse_args(_join_negative_values(argv))
         if args.command is None:
             ap.print_help()
             return 2
@@ -1592,6 +1606,25 @@ def _error_text(e:Exception) -> str:
     elif isinstance(e, (BudgetExceededError, ValueError, TypeError)): msg = _in_cli_terms(str(e))
     else: msg = f"unexpected {type(e).__name__}: {e} (run with --debug for the traceback)"
     return _one_line(msg) or type(e).__name__
+
+# %% ../nbs/06_api/02_cli.ipynb
+LIST_OPTIONS = ("--classes", "--epsilons")   # options whose value is a comma-separated list
+
+def _join_negative_values(argv:list) -> list:
+    """`argv` with `--classes -1,1` joined into `--classes=-1,1`: argparse reads a separate value
+    that starts with '-' (other than one plain negative number) as an option."""
+    out, i = [], 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--": return out + argv[i:]   # the rest are positional arguments
+        nxt = argv[i + 1] if i + 1 < len(argv) else ""
+        if a in LIST_OPTIONS and re.match(r"-[\d.]", nxt):
+            out.append(f"{a}={nxt}")
+            i += 2
+        else:
+            out.append(a)
+            i += 1
+    return out
 
 # %% ../nbs/06_api/02_cli.ipynb
 def _datasets_cmd(args):

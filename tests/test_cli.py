@@ -800,3 +800,39 @@ def test_budget_totals_of_an_existing_ledger_are_fixed(csv_file, tmp_path, capsy
     new = tmp_path / "new.json"   # and a new ledger's total must be finite
     c, out, err = run(fit[:-1] + [str(new), "--budget-epsilon", "inf"], capsys)
     assert c == 2 and one_line_error(err) and "--budget-epsilon" in err and not new.exists(), err
+
+def test_empty_cell_is_a_missing_value(tmp_path, capsys):
+    "33.12: an empty CSV cell is reported as a missing value of its column (no row, no value)."
+    rows = [[0.1 * i, 3 + i, 0.5 * i] for i in range(20)]
+    rows[7][1] = ""   # one empty cell in total_bedrooms
+    p = write_csv(tmp_path / "houses.csv", ["rooms", "total_bedrooms", "price"], rows)
+    model = tmp_path / "m.json"
+    c, out, err = run(["fit", str(p), "--bounds", "10", "--out", str(model)], capsys)
+    assert c == 1 and one_line_error(err) and "column 'total_bedrooms'" in err, err
+    assert "missing value" in err and "impute" in err and "not numeric" not in err, err
+    assert "row" not in err and "0.7" not in err and not model.exists(), err
+
+def test_headerless_csv_is_refused_without_its_values(tmp_path, capsys):
+    "33.12: a CSV without a header row is refused as such; its first record is not shown."
+    rng = np.random.default_rng(0)
+    body = "\n".join(",".join(f"{v:.6f}" for v in r) for r in rng.normal(size=(30, 3)))
+    for first in ("-1,1,-1,1", "0.123457,-2.5,3.75,9"):   # with, then without repeated values
+        p = tmp_path / "noheader.csv"
+        p.write_text(first + "\n" + "\n".join(l + ",1" for l in body.splitlines()) + "\n")
+        c, out, err = run(["fit", str(p), "--bounds", "3", "--target-bound", "3"], capsys)
+        assert c == 1 and one_line_error(err) and "header row" in err, (first, err)
+        msg = err.split("noheader.csv:", 1)[1]   # (the path holds digits of its own)
+        assert all(v not in msg for v in first.split(",") if len(v) > 1), (first, err)
+        assert "[" not in msg and "'1'" not in msg, err
+
+def test_negative_classes_as_a_separate_argument(tmp_path, capsys):
+    "33.12: `--classes -1,1` (the value as its own argument) is read as the label set."
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 2))
+    p = write_csv(tmp_path / "pm.csv", ["u", "v", "label"],
+                  np.column_stack([X, np.where(X[:, 0] > 0, 1, -1)]).tolist())
+    c, out, err = run(["fit", str(p), "--target", "label", "--classes", "-1,1", "--bounds", "3",
+                       "--seed", "0", "--json"], capsys)
+    assert c == 0, err
+    d = json.loads(out)
+    assert d["estimator"] == "DPClassifier" and d["class_labels"] == ["-1", "1"]
