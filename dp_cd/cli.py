@@ -19,8 +19,8 @@ from .solvers.contract import SOLVERS, get_solver
 # %% auto 0
 __all__ = ['MAX_ABS_VALUE', 'MODEL_FORMAT', 'MODEL_VERSION', 'BUDGET_DELTA', 'MAX_PASSES', 'WHOLE_PASSES', 'FIT_DEFAULTS',
            'TUNE_CHOOSES', 'SOLVER_OPTIONS', 'SMOOTHNESS_SOLVERS', 'DATASET_LABELS', 'REPORT_PARAMETERS',
-           'DEMO_PROBLEMS', 'DEMO_EPSILONS', 'DEMO_SHAPE', 'DEMO_BOUND', 'REPRODUCTIONS', 'CLI_FLAGS', 'LIST_OPTIONS',
-           'CLIError', 'read_data', 'model_to_dict', 'load_model', 'run_demo', 'main']
+           'DEMO_PROBLEMS', 'DEMO_EPSILONS', 'DEMO_SHAPE', 'DEMO_BOUND', 'DEMO_PLOT', 'REPRODUCTIONS', 'CLI_FLAGS',
+           'LIST_OPTIONS', 'CLIError', 'read_data', 'model_to_dict', 'load_model', 'run_demo', 'main']
 
 # %% ../nbs/06_api/02_cli.ipynb
 class CLIError(Exception):
@@ -1195,17 +1195,38 @@ def _demo_cmd(args):
         epsilons = [float(e) for e in args.epsilons.split(",")]
     except ValueError:
         raise CLIError(f"--epsilons must be numbers separated by commas, got {args.epsilons!r}", 2)
-    _check_output(args.plot, "--plot")
+    plot = _demo_plot_path(args.plot)   # checked before any work
     with _Progress("dp-cd demo") as bar:
         res = run_demo(args.problem, epsilons, args.runs, args.seed, on_step=bar.update)
     if args.json:
         rows = [{**r, "privacy": r["privacy"].to_dict()} for r in res["rows"]]
         print(json.dumps(_jsonable({**res, "rows": rows})))
     else: _print_demo(res)
-    if args.plot:
-        _demo_plot(res, args.plot)
-        if not args.json: print(f"\nfigure written to {args.plot}")
+    if plot:
+        try: _demo_plot(res, plot)
+        except OSError as e: raise _write_error(e, "--plot", plot) from None
+        if not args.json: print(f"\nfigure written to {plot}")
     return 0
+
+DEMO_PLOT = "dp_cd_demo.png"   # the figure's file when --plot is not given
+_PLOT_EXTRA = 'pip install "dp_cd[experiments]"'   # installs matplotlib
+
+def _demo_plot_path(given:str|None):
+    """The figure's path, or None for no figure: --plot; else `DEMO_PLOT` if matplotlib is
+    installed, else a one-line note (the figure is optional). An explicit --plot without
+    matplotlib is refused at once, before any fit."""
+    if given == "": return None
+    try: import matplotlib   # (the figure's only dependency outside the base install)
+    except ImportError:
+        if given is not None:
+            raise CLIError(f"--plot {given}: the figure needs matplotlib, which is not installed: "
+                           f"{_PLOT_EXTRA}, or give --plot '' for no figure") from None
+        print(f"dp-cd: note: no figure (matplotlib is not installed: {_PLOT_EXTRA} to draw it)",
+              file=sys.stderr)
+        return None
+    path = given or DEMO_PLOT
+    _check_output(path, "--plot")
+    return path
 
 # %% ../nbs/06_api/02_cli.ipynb
 REPRODUCTIONS = {  # name -> (module, function, description)
@@ -1365,8 +1386,9 @@ def _parser():
     d.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     d.add_argument(
         "--plot",
-        default="dp_cd_demo.png",
-        help="PNG file for the figure (default dp_cd_demo.png; '' for none)",
+        default=None,
+        help="PNG file for the figure (default dp_cd_demo.png if matplotlib is installed, "
+             "else none, with a note; '' for none)",
     )
     d.add_argument("--json", action="store_true", help="machine-readable output")
     d.set_defaults(func=_demo_cmd)

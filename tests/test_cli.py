@@ -836,3 +836,26 @@ def test_negative_classes_as_a_separate_argument(tmp_path, capsys):
     assert c == 0, err
     d = json.loads(out)
     assert d["estimator"] == "DPClassifier" and d["class_labels"] == ["-1", "1"]
+
+def fake_demo_result():
+    row = dict(epsilon=1.0, accuracy_mean=0.8, accuracy_min=0.7, accuracy_max=0.85,
+               selected=dict(solver="dp-cd", clip=1.0, step=1.0, n_passes=5), privacy="(1, 1e-8)-DP")
+    return dict(problem="log1", n_train=8, n_test=2, p=2, runs=1, rows=[row], nonprivate=0.9,
+                majority=0.5)
+
+def test_demo_without_matplotlib(tmp_path, capsys, monkeypatch):
+    "33.15: without matplotlib, --plot FILE is refused before any work; by default, no figure."
+    import dp_cd.cli as cli
+    calls = []
+    monkeypatch.setattr(cli, "run_demo", lambda *a, **k: calls.append(1) or fake_demo_result())
+    for name in ("matplotlib", "matplotlib.pyplot", "dp_cd.experiments.plots"):
+        monkeypatch.setitem(sys.modules, name, None)   # `import matplotlib` fails, as in a base install
+    monkeypatch.chdir(tmp_path)
+    c, out, err = run(["demo", "--plot", "fig.png"], capsys)
+    assert c != 0 and one_line_error(err) and "matplotlib" in err, err
+    assert 'pip install "dp_cd[experiments]"' in err and "unexpected" not in err, err
+    assert calls == [] and not (tmp_path / "fig.png").exists()   # refused before the fits
+    c, out, err = run(["demo"], capsys)
+    assert c == 0 and calls == [1] and "test accuracy" in out, err
+    assert len(err.splitlines()) == 1 and "matplotlib" in err and "unexpected" not in err, err
+    assert not list(tmp_path.iterdir())   # no figure, no partial file
