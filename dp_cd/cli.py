@@ -5,7 +5,7 @@
 # %% ../nbs/06_api/02_cli.ipynb 1
 from __future__ import annotations
 import argparse, contextlib, csv, dataclasses, fcntl, io, json, math, os, re, signal, sys, tempfile
-import threading, time, warnings
+import copy, hashlib, threading, time, warnings
 from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
@@ -17,10 +17,10 @@ from .estimators import (DPRegressor, DPClassifier, BudgetExceededError, LOSSES,
 from .solvers.contract import SOLVERS, get_solver
 
 # %% auto 0
-__all__ = ['MAX_ABS_VALUE', 'MODEL_FORMAT', 'MAX_PASSES', 'WHOLE_PASSES', 'FIT_DEFAULTS', 'TUNE_CHOOSES', 'SOLVER_OPTIONS',
-           'SMOOTHNESS_SOLVERS', 'DATASET_LABELS', 'REPORT_PARAMETERS', 'DEMO_PROBLEMS', 'DEMO_EPSILONS', 'DEMO_SHAPE',
-           'DEMO_BOUND', 'REPRODUCTIONS', 'CLI_FLAGS', 'CLIError', 'read_data', 'model_to_dict', 'load_model',
-           'run_demo', 'main']
+__all__ = ['MAX_ABS_VALUE', 'MODEL_FORMAT', 'MODEL_VERSION', 'BUDGET_DELTA', 'MAX_PASSES', 'WHOLE_PASSES', 'FIT_DEFAULTS',
+           'TUNE_CHOOSES', 'SOLVER_OPTIONS', 'SMOOTHNESS_SOLVERS', 'DATASET_LABELS', 'REPORT_PARAMETERS',
+           'DEMO_PROBLEMS', 'DEMO_EPSILONS', 'DEMO_SHAPE', 'DEMO_BOUND', 'DEMO_PLOT', 'REPRODUCTIONS', 'CLI_FLAGS',
+           'LIST_OPTIONS', 'CLIError', 'read_data', 'model_to_dict', 'load_model', 'run_demo', 'main']
 
 # %% ../nbs/06_api/02_cli.ipynb
 class CLIError(Exception):
@@ -61,6 +61,23 @@ def _write_atomic(path:Path, write, binary=False):
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+# %% ../nbs/06_api/02_cli.ipynb
+def _check_output(path, option:str):
+    """Refuse at once, before any work or charge, an output path that cannot become a file: a
+    directory, or a path under a file or in a folder this user cannot write to."""
+    if not path: return
+    path = Path(path)
+    if path.is_dir(): raise CLIError(f"{option} {path}: is a directory; give a file name", 2)
+    folder = next(p for p in path.absolute().parents if p.exists())   # the first one that exists
+    if not folder.is_dir():
+        raise CLIError(f"{option} {path}: {folder} is a file, not a folder; give another path", 2)
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise CLIError(f"{option} {path}: no permission to write in {folder}", 2)
+
+def _write_error(e:OSError, option:str, path) -> CLIError:
+    "An error writing an output, naming the option and the path given (never a temporary file)."
+    return CLIError(f"{option} {path}: cannot write the file ({e.strerror or type(e).__name__})")
 
 # %% ../nbs/06_api/02_cli.ipynb
 def _progress_line(label:str, done:int=0, total:int|None=None, seconds:float=0.0,
@@ -110,6 +127,12 @@ class _Progress:
         if self._thread is not None: self._thread.join()
 
 # %% ../nbs/06_api/02_cli.ipynb
+def _is_number_text(text:str) -> bool:
+    "Whether a CSV cell reads as a number (as `float` reads it: 'nan' and 'inf' included)."
+    try: float(text)
+    except ValueError: return False
+    return True
+
 def _read_csv_table(path:Path):
     "Header and non-blank (row number, row) pairs of a UTF-8 CSV file (a byte-order mark dropped)."
     try:
@@ -118,9 +141,13 @@ def _read_csv_table(path:Path):
         raise CLIError(f"{path}: cannot read the file ({e})") from None
     if not rows: raise CLIError(f"{path}: the file is empty; it needs a header row and data rows")
     header = [h.strip() for h in rows[0]]
+    if all(_is_number_text(h) for h in header):   # a record: its values are private, not shown
+        raise CLIError(f"{path}: the first row holds numbers, not column names: the file seems to "
+                       "have no header row; add one (a name for each column) as its first line")
     dupes = sorted({h for h in header if header.count(h) > 1})
     if dupes:
-        raise CLIError(f"{path}: duplicate column names {dupes}; give every column its own name")
+        raise CLIError(f"{path}: duplicate column names {dupes}; give every column its own name "
+                       "(the first row is read as the header row: if the file has none, add one)")
     body = [(i + 2, r) for i, r in enumerate(rows[1:]) if any(c.strip() for c in r)]
     if not body: raise CLIError(f"{path}: no data rows after the header")
     for line, r in body:
@@ -149,6 +176,9 @@ def _csv_columns(path:Path, header, body, names):
     for k, name in enumerate(names):
         j = header.index(name)
         for i, (_, r) in enumerate(body):
+            if not r[j].strip():
+                raise CLIError(f"{path}: column {name!r} has a missing value (an empty cell); "
+                               f"remove or impute missing values first ({_NOT_SHOWN})")
             try: data[i, k] = float(r[j])
             except ValueError:
                 raise CLIError(f"{path}: column {name!r} is not numeric; encode it as numbers "
@@ -302,6 +332,7 @@ def _read_arff(path):
 
 # %% ../nbs/06_api/02_cli.ipynb
 MODEL_FORMAT = "dp_cd-model"
+MODEL_VERSION = 2   # 2: the fitted attributes that `predict` reads (`state`), and a checksum
 
 def _jsonable(v):
     if isinstance(v, (np.floating, np.integer)): return v.item()
@@ -311,6 +342,52 @@ def _jsonable(v):
     if isinstance(v, (list, tuple)): return [_jsonable(x) for x in v]
     if v is None or isinstance(v, (str, int, float, bool)): return v
     return repr(v)
+
+# %% ../nbs/06_api/02_cli.ipynb
+_SAVED_APART = {"coef_": "coef", "intercept_": "intercept", "n_features_in_": "n_features_in",
+                "feature_names_in_": "feature_names", "classes_": "classes",
+                "fit_results_": "tuned"}   # fitted attributes that have an entry of their own
+
+def _predict_reads(est) -> list:
+    """The fitted attributes (instance attributes named with a trailing '_') that `est.predict`
+    reads: recorded on a copy of `est` that predicts one record of zeros."""
+    read, cls = set(), type(est)
+    def getattribute(self, name):
+        if name.endswith("_") and not name.startswith("__"): read.add(name)
+        return object.__getattribute__(self, name)
+    probe = copy.copy(est)
+    probe.__class__ = type(cls.__name__, (cls,), {"__getattribute__": getattribute})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # (a plain array for a model fitted with feature names)
+        probe.predict(np.zeros((1, est.n_features_in_)))
+    return sorted(k for k in read if k in vars(est))
+
+# %% ../nbs/06_api/02_cli.ipynb
+def _is_state_value(v) -> bool:
+    "A value the model file's `state` holds: None, a number, a numeric array, a dict of JSON."
+    if v is None or isinstance(v, (int, float, np.integer, np.floating)): return True
+    if isinstance(v, np.ndarray): return v.dtype.kind in "biuf"
+    return isinstance(v, dict) and json.loads(json.dumps(_jsonable(v))) == v
+
+def _predict_state(est) -> dict:
+    """The fitted attributes that `predict` reads other than those saved apart (`_SAVED_APART`),
+    such as the bounds new records are clipped into; one that JSON cannot hold is refused."""
+    state = {}
+    for k in _predict_reads(est):
+        if k in _SAVED_APART: continue
+        v = getattr(est, k)
+        if not _is_state_value(v):
+            raise TypeError(f"the fitted attribute {k} that predict reads cannot be saved "
+                            f"({type(v).__name__})")
+        state[k] = v
+    return state
+
+def _restore_state(est, state:dict):
+    "Set the fitted attributes of a model file's `state` (lists as float arrays)."
+    for k, v in state.items():
+        if isinstance(v, list): v = np.asarray(v, dtype=float)
+        elif isinstance(v, (int, float)) and not isinstance(v, bool): v = float(v)
+        setattr(est, k, v)
 
 # %% ../nbs/06_api/02_cli.ipynb
 def model_to_dict(est, # a fitted DPRegressor or DPClassifier (or their tuned ...CV)
@@ -329,7 +406,7 @@ def model_to_dict(est, # a fitted DPRegressor or DPClassifier (or their tuned ..
     names = list(feature_names)
     d = {
         "format": MODEL_FORMAT,
-        "version": 1,
+        "version": MODEL_VERSION,
         "dp_cd_version": dp_cd.__version__,
         "estimator": type(est).__name__,
         "params": params,
@@ -339,6 +416,7 @@ def model_to_dict(est, # a fitted DPRegressor or DPClassifier (or their tuned ..
         "feature_names": [str(n) for n in names],
         "training_data": source,
         "privacy": [r.to_dict() if hasattr(r, "to_dict") else r for r in reports],
+        "state": _predict_state(est),   # e.g. the bounds that new records are clipped into
     }
     if hasattr(est, "classes_"): d["classes"] = est.classes_
     if hasattr(est, "best_params_"): d["tuned"] = _tuned_dict(est)
@@ -346,53 +424,137 @@ def model_to_dict(est, # a fitted DPRegressor or DPClassifier (or their tuned ..
 
 # %% ../nbs/06_api/02_cli.ipynb
 def _tuned_dict(est) -> dict:
-    """What a privately tuned fit selected (covered by its report), and the public map into the
-    unit box with the unit-box weights, which `predict` applies as in training."""
-    d = dict(selected=est.best_params_, noisy_score=est.best_score_,   # (K is not released)
-             center=est.center_, scale=est.scale_, unit_coef=[m.coef for m in est.fit_results_])
-    if hasattr(est, "target_center_"):
-        d.update(target_center=est.target_center_, target_scale=est.target_scale_)
-    return d
+    """What a privately tuned fit selected (covered by its report), and the unit-box weights, which
+    `predict` applies as in training (the map into the unit box is in the model's `state`)."""
+    return dict(selected=est.best_params_, noisy_score=est.best_score_,   # (K is not released)
+                unit_coef=[m.coef for m in est.fit_results_])
 
 def _restore_tuned(est, t:dict):
-    "The fitted state of a tuned estimator from the model file's `tuned` entry."
+    "The selection and unit-box weights of a tuned estimator from the model file's `tuned` entry."
     import types
-    est.center_, est.scale_ = np.asarray(t["center"], float), np.asarray(t["scale"], float)
     est.fit_results_ = [types.SimpleNamespace(coef=np.asarray(w, float)) for w in t["unit_coef"]]
-    est.best_params_ = t["selected"]   # (files of 0.1.0 also hold n_runs: no longer read)
-    if "target_center" in t:
-        est.target_center_, est.target_scale_ = float(t["target_center"]), float(t["target_scale"])
+    est.best_params_ = t["selected"]
 
 # %% ../nbs/06_api/02_cli.ipynb
 _MODEL_KEYS = {"estimator": str, "params": dict, "coef": list, "intercept": (int, float, list),
-               "n_features_in": int, "feature_names": list, "privacy": list}
+               "n_features_in": int, "feature_names": list, "privacy": list, "state": dict}
 
 def _model_problem(d:dict):
     "What is missing or malformed in a saved model's dictionary, or None."
+    state = d.get("state")
+    if isinstance(state, dict) and not all(re.fullmatch(r"[a-z][a-z0-9_]*_", str(k))
+                                           and k not in _SAVED_APART for k in state):
+        return "state names an attribute that predict does not read"
     missing = [k for k in _MODEL_KEYS if k not in d]
     if missing: return f"it lacks {', '.join(missing)}"
     wrong = [k for k, t in _MODEL_KEYS.items() if not isinstance(d[k], t) or isinstance(d[k], bool)]
     if wrong: return f"malformed {', '.join(wrong)}"
     n, names = d["n_features_in"], d["feature_names"]
-    try: shape = np.shape(d["coef"])
-    except ValueError: return "coef is not a numeric array"
-    if n < 1 or shape[-1:] != (n,): return f"coef does not have n_features_in = {n} entries"
+    if n < 1: return "n_features_in is not a positive number of features"
     if names and (len(names) != n or not all(isinstance(s, str) for s in names)):
         return f"feature_names is not a list of {n} names"
+    return _weights_problem(d, n) or _state_problem(d["state"], n) or _privacy_problem(d)
+
+def _finite(v, shape:tuple) -> bool:
+    "Whether `v` is an array of finite numbers (not booleans, not text) of shape `shape`."
+    def has_bool(x): return isinstance(x, bool) or isinstance(x, list) and any(map(has_bool, x))
+    try: a = np.asarray(v)
+    except ValueError: return False   # a ragged list
+    return (a.shape == shape and a.dtype.kind in "iuf" and bool(np.all(np.isfinite(a)))
+            and not has_bool(v))
+
+_TUNED = ("DPRegressorCV", "DPClassifierCV")
+
+def _weights_problem(d:dict, n:int):
+    """What is wrong with the classes, coefficients, intercept or unit-box weights: shapes from the
+    estimator (a regressor: coef (p,) and a number; a classifier of k classes: (1, p) and (1,) for
+    two, (k, p) and (k,) for more), finite numbers."""
+    est, classes = d["estimator"], d.get("classes")
+    if est.startswith("DPRegressor"): rows, coef, icpt = 1, (n,), ()
+    elif not (isinstance(classes, list) and len(classes) >= 2 and _finite(classes, (len(classes),))
+              and len(set(classes)) == len(classes)):
+        return "classes is not a list of two or more distinct numbers"
+    else:
+        rows = 1 if len(classes) == 2 else len(classes)
+        coef, icpt = (rows, n), (rows,)
+    if not _finite(d["coef"], coef):
+        return f"coef is not an array of finite numbers of shape {coef}"
+    if not _finite(d["intercept"], icpt):
+        return "intercept is not " + (f"an array of finite numbers of shape {icpt}" if icpt
+                                      else "a finite number")
+    return _tuned_problem(d, n, rows)
+
+def _tuned_problem(d:dict, n:int, rows:int):
+    "What is wrong with the `tuned` entry: present for a tuned estimator only, with its weights."
+    tuned = d.get("tuned")
+    if (d["estimator"] in _TUNED) != (tuned is not None):
+        return "the tuned entry does not match the estimator"
+    if tuned is None: return None
+    w = (n + 1 if d["params"].get("fit_intercept", True) else n,)
+    if not (isinstance(tuned, dict) and isinstance(tuned.get("selected"), dict)
+            and isinstance(tuned.get("unit_coef"), list) and len(tuned["unit_coef"]) == rows
+            and all(_finite(u, w) for u in tuned["unit_coef"])):
+        return (f"the tuned entry lacks its selection or {rows} unit-box weight vector(s) of "
+                f"{w[0]} numbers")
     return None
+
+# %% ../nbs/06_api/02_cli.ipynb
+_POSITIVE = ("bounds_", "scale_")   # a state attribute whose name ends so divides or clips: > 0
+
+def _state_problem(state:dict, n:int):
+    """What is wrong with the `state`: each value None, a dict, or finite numbers (one, or one per
+    feature), those whose names end as in `_POSITIVE` positive."""
+    for k, v in state.items():
+        if v is None or isinstance(v, dict): continue
+        shape = np.shape(v) if isinstance(v, list) else ()
+        if not (shape in ((), (n,)) and _finite(v, shape)):
+            return f"state {k} is not a finite number or {n} finite numbers"
+        if k.endswith(_POSITIVE) and not np.all(np.asarray(v) > 0):
+            return f"state {k} is not positive"
+    return None
+
+def _privacy_problem(d:dict):
+    "What is wrong with the privacy reports: a non-empty list of reports, each with its epsilon."
+    reports = d["privacy"]
+    def ok(r): return isinstance(r, dict) and ("epsilon" in r) and ("delta" in r)
+    if not (reports and all(ok(r) for r in reports)): return "privacy is not a list of reports"
+    return None
+
+def _checksum(d:dict) -> str:
+    "sha256 of the canonical JSON of a model's content (every entry but the checksum)."
+    content = {k: v for k, v in d.items() if k != "checksum"}
+    text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+def _sealed(d:dict) -> dict:
+    "A model's content with its checksum, as `dp-cd fit --out` writes it."
+    return {**d, "checksum": _checksum(d)}
 
 # %% ../nbs/06_api/02_cli.ipynb
 def load_model(path # path of a model written by `dp-cd fit`
               ):
     "A fitted `DPRegressor`/`DPClassifier` (or a tuned `...CV`) from a saved model."
+    def constant(name): raise ValueError(f"{name} is not a number of a model file")
     try:
-        d = json.loads(Path(path).read_text())
+        d = json.loads(Path(path).read_text(), parse_constant=constant)
     except (OSError, ValueError) as e:
-        raise CLIError(f"{path}: cannot read the model ({e})") from None
+        raise CLIError(f"{path}: cannot read the model ({_one_line(str(e))})") from None
     if not isinstance(d, dict) or d.get("format") != MODEL_FORMAT:
         raise CLIError(f"{path}: not a dp_cd model file")
+    version = d.get("version")
+    if version != MODEL_VERSION:
+        older = isinstance(version, int) and version < MODEL_VERSION
+        raise CLIError(f"{path}: a model file of format version {version!r}, written by "
+                       + ("an older dp_cd (it lacks what predict needs, such as the bounds that "
+                          "new records are clipped into): fit the model again" if older else
+                          f"another dp_cd (this one reads version {MODEL_VERSION}): fit the model "
+                          "again, or use the dp_cd that wrote it"))
     problem = _model_problem(d)
     if problem: raise CLIError(f"{path}: damaged model file ({problem}); fit the model again")
+    if d.get("checksum") != _checksum(d):
+        raise CLIError(f"{path}: the model file was changed after `dp-cd fit` wrote it (its "
+                       "checksum does not match its content); fit the model again")
     from dp_cd.tuned import DPClassifierCV, DPRegressorCV
     cls = {c.__name__: c for c in (DPRegressor, DPClassifier, DPRegressorCV,
                                    DPClassifierCV)}.get(d["estimator"])
@@ -408,12 +570,10 @@ def load_model(path # path of a model written by `dp-cd fit`
         is_list = isinstance(intercept, list)
         est.intercept_ = np.asarray(intercept, dtype=float) if is_list else float(intercept)
         if "tuned" in d: _restore_tuned(est, d["tuned"])
+        _restore_state(est, d["state"])
     except (TypeError, ValueError, KeyError) as e:
         problem = _one_line(str(e))
         raise CLIError(f"{path}: damaged model file ({problem}); fit the model again") from None
-    if not (np.all(np.isfinite(est.coef_)) and np.all(np.isfinite(est.intercept_))):
-        raise CLIError(f"{path}: the model's coefficients are not finite; fit it again on rescaled "
-                       "data")
     est.n_features_in_ = d["n_features_in"]
     if d["feature_names"]: est.feature_names_in_ = np.asarray(d["feature_names"], dtype=object)
     if "classes" in d: est.classes_ = np.asarray(d["classes"])
@@ -441,8 +601,8 @@ def _ledger_problem(d):
     missing = [k for k in ("epsilon", "delta", "spent") if k not in d]
     if missing: return f"missing {', '.join(missing)}"
     eps, delta, spent = d["epsilon"], d["delta"], d["spent"]
-    if not (_is_number(eps) and eps > 0):
-        return f"the total epsilon must be a positive number, got {eps!r}"
+    if not (_is_number(eps) and math.isfinite(eps) and eps > 0):   # (JSON's Infinity, 1e999)
+        return f"the total epsilon must be a finite number > 0, got {eps!r}"
     if not (_is_number(delta) and 0 <= delta <= 1):
         return f"the total delta must be in [0, 1], got {delta!r}"
     if not isinstance(spent, list): return "'spent' must be a list of [epsilon, delta] pairs"
@@ -459,12 +619,14 @@ def _budget(args):
     --budget-epsilon/--budget-delta)."""
     from dp_cd.estimators import BudgetAccountant
     path = Path(args.budget_file)
+    _check_totals(args)
     if not path.exists():
         if args.budget_epsilon is None:
             raise CLIError(
                 f"{path} does not exist: give --budget-epsilon (and --budget-delta) to create it", 2
             )
-        return BudgetAccountant(args.budget_epsilon, args.budget_delta)
+        delta = BUDGET_DELTA if args.budget_delta is None else args.budget_delta
+        return BudgetAccountant(args.budget_epsilon, delta)
     try: d = json.loads(path.read_text())
     except (OSError, ValueError) as e:
         raise CLIError(f"{path}: cannot read the budget file ({e})") from None
@@ -472,26 +634,31 @@ def _budget(args):
     if problem:
         raise CLIError(f"{path}: not a valid budget file: {problem}; restore the ledger from a "
                        "backup")
+    for option, given, total in (("--budget-epsilon", args.budget_epsilon, d["epsilon"]),
+                                 ("--budget-delta", args.budget_delta, d["delta"])):
+        if given is not None and given != total:
+            raise CLIError(f"{option} {given:g}: {path} already holds the totals epsilon = "
+                           f"{d['epsilon']:g}, delta = {d['delta']:g}, fixed when it was created; "
+                           f"drop {option}, or start a new ledger", 2)
     acc = BudgetAccountant(float(d["epsilon"]), float(d["delta"]))
     acc.spent = [(float(e), float(dl)) for e, dl in d["spent"]]
     return acc
 
+BUDGET_DELTA = 1e-3   # total delta of a new ledger when --budget-delta is not given
+
+def _check_totals(args):
+    "Refuse --budget-epsilon not finite and > 0, or --budget-delta not in [0, 1)."
+    eps, delta = args.budget_epsilon, args.budget_delta
+    if eps is not None and not (math.isfinite(eps) and eps > 0):
+        raise CLIError(f"--budget-epsilon {eps:g}: a budget's total must be finite and > 0", 2)
+    if delta is not None and not 0 <= delta < 1:
+        raise CLIError(f"--budget-delta {delta:g}: a budget's total delta must be in [0, 1)", 2)
+
 # %% ../nbs/06_api/02_cli.ipynb
-def _save_budget(acc, path):
-    _write_atomic(
-        Path(path),
-        lambda f: json.dump(
-            {
-                "epsilon": acc.epsilon,
-                "delta": acc.delta,
-                "spent": acc.spent,
-                "relation": "replace_one",
-                "composition": "basic",
-            },
-            f,
-            indent=1,
-        ),
-    )
+def _ledger_json(acc) -> str:
+    "The content of a budget file: the totals and every spending of the accountant `acc`."
+    return json.dumps({"epsilon": acc.epsilon, "delta": acc.delta, "spent": acc.spent,
+                       "relation": "replace_one", "composition": "basic"}, indent=1)
 
 # %% ../nbs/06_api/02_cli.ipynb
 MAX_PASSES = 10_000   # public upper bound on --passes (fit and demo): more is a typo, not a plan
@@ -587,6 +754,7 @@ def _check_solver_options(args):
 # %% ../nbs/06_api/02_cli.ipynb
 def _fit_cmd(args):
     _fit_options(args)   # --tune: conflicting options refused; else the documented defaults
+    _check_output(args.out, "--out")
     if not args.tune: _check_passes(args.passes, args.solver)
     _check_bounds(args)
     if not args.budget_file: return _fit(args, None)
@@ -809,13 +977,36 @@ def _fallback_advice(message:str, names:list, tname:str) -> str:
 
 # %% ../nbs/06_api/02_cli.ipynb
 def _save_fit(args, acc, d):
-    "Write the model and charge the ledger together: stage the model, rewrite the ledger, rename."
-    staged = _stage(Path(args.out), lambda f: json.dump(d, f, indent=1)) if args.out else None
+    """Write the model and charge the ledger, all or nothing. Both are staged first (a failure there
+    changes nothing); the ledger is renamed into place first, so that a crash between the two
+    renames leaves a charge without a model, never a model without its charge; if the model then
+    cannot be renamed, the ledger's previous content is put back."""
+    out, staged = Path(args.out) if args.out else None, {}
     try:
-        if acc is not None: _save_budget(acc, args.budget_file)
-        if staged: os.replace(staged, args.out)
+        if out:
+            try: staged["model"] = _stage(out, lambda f: json.dump(_sealed(d), f, indent=1))
+            except OSError as e: raise _write_error(e, "--out", out) from None
+        if acc is not None: _charge_ledger(Path(args.budget_file), acc, staged)
+        if out:
+            try: os.replace(staged["model"], out)
+            except OSError as e:
+                if acc is not None: _restore_ledger(Path(args.budget_file), staged)
+                raise _write_error(e, "--out", out) from None
     finally:
-        if staged: staged.unlink(missing_ok=True)
+        for path in staged.values(): path.unlink(missing_ok=True)
+
+def _charge_ledger(ledger:Path, acc, staged:dict):
+    "Rewrite the ledger with the charges of `acc`, keeping its previous content staged in `staged`."
+    try:
+        if ledger.exists(): staged["old"] = _stage(ledger, lambda f: f.write(ledger.read_text()))
+        staged["ledger"] = _stage(ledger, lambda f: f.write(_ledger_json(acc)))
+        os.replace(staged["ledger"], ledger)
+    except OSError as e: raise _write_error(e, "--budget-file", ledger) from None
+
+def _restore_ledger(ledger:Path, staged:dict):
+    "Put back the ledger's content from before `_charge_ledger` (no ledger if there was none)."
+    if "old" in staged: os.replace(staged["old"], ledger)
+    else: ledger.unlink(missing_ok=True)
 
 def _format_score(score:float) -> str:
     "A training metric for the terminal; a non-finite one is described, not printed as a number."
@@ -1004,16 +1195,38 @@ def _demo_cmd(args):
         epsilons = [float(e) for e in args.epsilons.split(",")]
     except ValueError:
         raise CLIError(f"--epsilons must be numbers separated by commas, got {args.epsilons!r}", 2)
+    plot = _demo_plot_path(args.plot)   # checked before any work
     with _Progress("dp-cd demo") as bar:
         res = run_demo(args.problem, epsilons, args.runs, args.seed, on_step=bar.update)
     if args.json:
         rows = [{**r, "privacy": r["privacy"].to_dict()} for r in res["rows"]]
         print(json.dumps(_jsonable({**res, "rows": rows})))
     else: _print_demo(res)
-    if args.plot:
-        _demo_plot(res, args.plot)
-        if not args.json: print(f"\nfigure written to {args.plot}")
+    if plot:
+        try: _demo_plot(res, plot)
+        except OSError as e: raise _write_error(e, "--plot", plot) from None
+        if not args.json: print(f"\nfigure written to {plot}")
     return 0
+
+DEMO_PLOT = "dp_cd_demo.png"   # the figure's file when --plot is not given
+_PLOT_EXTRA = 'pip install "dp_cd[experiments]"'   # installs matplotlib
+
+def _demo_plot_path(given:str|None):
+    """The figure's path, or None for no figure: --plot; else `DEMO_PLOT` if matplotlib is
+    installed, else a one-line note (the figure is optional). An explicit --plot without
+    matplotlib is refused at once, before any fit."""
+    if given == "": return None
+    try: import matplotlib   # (the figure's only dependency outside the base install)
+    except ImportError:
+        if given is not None:
+            raise CLIError(f"--plot {given}: the figure needs matplotlib, which is not installed: "
+                           f"{_PLOT_EXTRA}, or give --plot '' for no figure") from None
+        print(f"dp-cd: note: no figure (matplotlib is not installed: {_PLOT_EXTRA} to draw it)",
+              file=sys.stderr)
+        return None
+    path = given or DEMO_PLOT
+    _check_output(path, "--plot")
+    return path
 
 # %% ../nbs/06_api/02_cli.ipynb
 REPRODUCTIONS = {  # name -> (module, function, description)
@@ -1173,8 +1386,9 @@ def _parser():
     d.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     d.add_argument(
         "--plot",
-        default="dp_cd_demo.png",
-        help="PNG file for the figure (default dp_cd_demo.png; '' for none)",
+        default=None,
+        help="PNG file for the figure (default dp_cd_demo.png if matplotlib is installed, "
+             "else none, with a note; '' for none)",
     )
     d.add_argument("--json", action="store_true", help="machine-readable output")
     d.set_defaults(func=_demo_cmd)
@@ -1202,7 +1416,8 @@ def _parser():
     f.add_argument(
         "--classes",
         default=None,
-        help="classification: the PUBLIC label set, comma-separated (e.g. 0,1); implies --task "
+        help="classification: the PUBLIC label set, comma-separated (e.g. 0,1 or -1,1); implies "
+             "--task "
              "classification; required unless --epsilon inf or a named classification dataset. "
              "Labels outside the set are NOT checked (a check would reveal a rare label): they "
              "count as the first (negative) class of two, as a negative of every class otherwise",
@@ -1301,13 +1516,15 @@ def _parser():
         "--budget-epsilon",
         type=float,
         default=None,
-        help="total epsilon when creating a new --budget-file",
+        help="total epsilon when creating a new --budget-file (finite; an existing ledger's "
+             "total cannot be changed: a different value is refused)",
     )
     f.add_argument(
         "--budget-delta",
         type=float,
-        default=1e-3,
-        help="total delta when creating a new --budget-file (default 1e-3)",
+        default=None,
+        help="total delta when creating a new --budget-file (default 1e-3; as --budget-epsilon, "
+             "refused if it differs from an existing ledger's)",
     )
     f.add_argument(
         "--out", default=None, help="write the model and its privacy report to this JSON file"
@@ -1387,7 +1604,7 @@ def _main(argv:list, debug:bool) -> int:
     "Parse and run; every error becomes one line on standard error (`--debug`: the traceback)."
     ap = _parser()
     try:
-        args = ap.parse_args(argv)
+        args = ap.parse_args(_join_negative_values(argv))
         if args.command is None:
             ap.print_help()
             return 2
@@ -1411,6 +1628,25 @@ def _error_text(e:Exception) -> str:
     elif isinstance(e, (BudgetExceededError, ValueError, TypeError)): msg = _in_cli_terms(str(e))
     else: msg = f"unexpected {type(e).__name__}: {e} (run with --debug for the traceback)"
     return _one_line(msg) or type(e).__name__
+
+# %% ../nbs/06_api/02_cli.ipynb
+LIST_OPTIONS = ("--classes", "--epsilons")   # options whose value is a comma-separated list
+
+def _join_negative_values(argv:list) -> list:
+    """`argv` with `--classes -1,1` joined into `--classes=-1,1`: argparse reads a separate value
+    that starts with '-' (other than one plain negative number) as an option."""
+    out, i = [], 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--": return out + argv[i:]   # the rest are positional arguments
+        nxt = argv[i + 1] if i + 1 < len(argv) else ""
+        if a in LIST_OPTIONS and re.match(r"-[\d.]", nxt):
+            out.append(f"{a}={nxt}")
+            i += 2
+        else:
+            out.append(a)
+            i += 1
+    return out
 
 # %% ../nbs/06_api/02_cli.ipynb
 def _datasets_cmd(args):
@@ -1476,6 +1712,7 @@ def _predict_data(est, source:str, data_dir=None):
 
 # %% ../nbs/06_api/02_cli.ipynb
 def _predict_cmd(args):
+    _check_output(args.out, "--out")
     est = load_model(args.model)
     X = _predict_data(est, args.data, args.data_dir)
     if X.shape[1] != est.n_features_in_:
@@ -1485,8 +1722,10 @@ def _predict_cmd(args):
         warnings.simplefilter("ignore", UserWarning)   # feature names were matched by name above
         pred = est.predict(X)
     out = "prediction\n" + "".join(f"{v}\n" for v in _prediction_texts(est, pred, args.model))
-    if args.out: _write_atomic(Path(args.out), lambda f: f.write(out))
-    else: sys.stdout.write(out)
+    if not args.out: sys.stdout.write(out)
+    else:
+        try: _write_atomic(Path(args.out), lambda f: f.write(out))
+        except OSError as e: raise _write_error(e, "--out", args.out) from None
     return 0
 
 def _prediction_texts(est, pred, model_path) -> list:

@@ -664,3 +664,198 @@ def test_report_budget_split_holds_epsilon_shares(tmp_path, capsys):
     assert "per run (rho-zCDP)" in ref.privacy_.budget_split   # the library's entry, a rho
     assert code == 0 and "budget split:" not in out, out      # public bounds: nothing to split
     assert f"each run of the search is rho-zCDP with rho = {ref.rho_:.3g}" in out
+
+
+# ---- issue 33: each test below fails on the CLI of c5fff16 ----
+
+def test_predict_clips_into_the_training_bounds(tmp_path, capsys):
+    "33.2: the model file keeps the fitted bounds; `dp-cd predict` clips new records into them."
+    from dp_cd.estimators import DPRegressor
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(300, 2))
+    y = np.clip(X @ [0.8, -0.4] + 0.05 * rng.normal(size=300), -1, 1)
+    train = write_csv(tmp_path / "tr.csv", ["a", "b", "y"], np.column_stack([X, y]).tolist())
+    model = tmp_path / "m.json"
+    code, out, err = run(["fit", str(train), "--bounds", "1", "--target-bound", "1", "--seed", "0",
+                          "--out", str(model)], capsys)
+    assert code == 0, err
+    new = np.array([[10.0, 0.0], [-3.0, 2.5], [0.5, -0.25]])   # two records outside the bounds
+    np.save(tmp_path / "new.npy", new)
+    pred = predictions(model, tmp_path / "new.npy", capsys)
+    saved = json.loads(model.read_text())
+    clipped = np.clip(new, -1, 1) @ np.array(saved["coef"]) + saved["intercept"]
+    np.testing.assert_allclose(pred, clipped, rtol=1e-12)
+    ref = DPRegressor(bounds=1.0, target_bound=1.0, alpha=1e-3, n_passes=10, random_state=0)
+    ref.fit(X, y)   # the same fit in Python: the CLI's predictions are its predict's
+    np.testing.assert_array_equal(ref.coef_, saved["coef"])
+    np.testing.assert_allclose(pred, ref.predict(new), rtol=1e-12)
+
+def test_classifier_predict_clips_into_the_training_bounds(tmp_path, capsys):
+    "33.2: the same for a classifier: labels of the clipped records."
+    model, csv_path, table = classifier_model(tmp_path, capsys)
+    new = np.array([[1.0, 0.9, -20.0], [-1.0, -0.9, 20.0], [5.0, 0.0, -4.0], [0.2, 0.1, 0.3]])
+    np.save(tmp_path / "new.npy", new)
+    saved = json.loads(model.read_text())
+    scores = np.clip(new, -1, 1) @ np.array(saved["coef"])[0] + saved["intercept"][0]
+    unclipped = new @ np.array(saved["coef"])[0] + saved["intercept"][0]
+    assert np.any((scores > 0) != (unclipped > 0))   # the clipping changes some labels
+    code, out, err = run(["predict", str(model), str(tmp_path / "new.npy")], capsys)
+    assert code == 0, err
+    assert out.split()[1:] == [str(int(c)) for c in np.where(scores > 0, 1, 0)]
+
+def edited_model_is_refused(model, edit, csv_path, tmp_path, capsys, *texts):
+    "Write the model file with `edit` applied; `dp-cd predict` refuses it in one line naming it."
+    edited, preds = tmp_path / "edited.json", tmp_path / "pred.csv"
+    d = json.loads(model.read_text())
+    edit(d)
+    edited.write_text(json.dumps(d, indent=1))
+    c, out, err = run(["predict", str(edited), str(csv_path), "--out", str(preds)], capsys)
+    assert c == 1 and one_line_error(err) and out == "" and not preds.exists(), err
+    assert str(edited) in err and "unexpected" not in err and "fit the model again" in err, err
+    assert all(t in err for t in texts), (texts, err)
+
+def test_hand_edited_models_are_refused(csv_file, tmp_path, capsys):
+    "33.14: shapes, finiteness, the privacy report (a checksum) and the format version are checked."
+    model = fit_model(csv_file, tmp_path, capsys)
+    def set_(key, value): return lambda d: d.__setitem__(key, value)
+    def two_rows(d): d["coef"] = [d["coef"], d["coef"]]   # a regressor's coef of 2 rows
+    def tiny_epsilon(d): d["privacy"][0]["epsilon"] = 1e-9
+    def zero_bound(d):
+        if "state" in d: d["state"]["bounds_"] = [0.0, 1.0, 1.0]
+        else: d["params"]["bounds"] = 0.0   # (c5fff16 saved no fitted bounds)
+    cases = [(two_rows, ("coef", "shape (3,)")), (tiny_epsilon, ("checksum",)),
+             (set_("intercept", "nan"), ("intercept",)), (zero_bound, ("bounds_", "positive")),
+             (set_("version", 1), ("version 1", "older"))]
+    for edit, texts in cases: edited_model_is_refused(model, edit, csv_file, tmp_path, capsys, *texts)
+    c, out, err = run(["predict", str(model), str(csv_file)], capsys)   # the file as written loads
+    assert c == 0, err
+
+def test_hand_edited_tuned_models_are_refused(csv_file, tmp_path, capsys):
+    "33.14: a tuned model with a scale of 0, or without its tuned entry, is refused in one line."
+    model = fit_model(csv_file, tmp_path, capsys, "--tune", "--target-bound", "3", "--epsilon", "2")
+    def zero_scale(d):   # the unit-box map: in the state (the tuned entry of c5fff16)
+        if "state" in d: d["state"]["scale_"] = [0.0, 1.0, 1.0]
+        else: d["tuned"]["scale"] = [0.0, 1.0, 1.0]
+    edited_model_is_refused(model, zero_scale, csv_file, tmp_path, capsys, "scale_", "positive")
+    edited_model_is_refused(model, lambda d: d.pop("tuned"), csv_file, tmp_path, capsys, "tuned")
+
+def no_temporary_files(folder):
+    return not [p.name for p in Path(folder).rglob(".*.tmp")]
+
+def test_out_directory_is_refused_before_any_charge(csv_file, tmp_path, capsys):
+    "33.6: --out naming a directory: refused at once, naming --out (no temporary path), no charge."
+    ledger, folder = tmp_path / "budget.json", tmp_path / "models"
+    folder.mkdir()
+    argv = ["fit", str(csv_file), "--target", "price", "--feature-bound", "1", "--seed", "0",
+            "--out", str(folder), "--budget-file", str(ledger)]
+    c, out, err = run(argv + ["--budget-epsilon", "5"], capsys)
+    assert c != 0 and one_line_error(err) and "--out" in err and "directory" in err, err
+    assert ".tmp" not in err and not ledger.exists() and not list(folder.iterdir()), err
+    ledger.write_text(json.dumps({"epsilon": 5, "delta": 1e-3, "spent": [[1.0, 1e-06]]}))
+    before = ledger.read_text()
+    c, out, err = run(argv, capsys)
+    assert c != 0 and one_line_error(err) and "--out" in err and ".tmp" not in err, err
+    assert ledger.read_text() == before and no_temporary_files(tmp_path)
+
+def test_model_write_failure_charges_nothing(csv_file, tmp_path, capsys, monkeypatch):
+    "33.6: the model cannot be put in place at the last step: the ledger is left as it was."
+    ledger, model = tmp_path / "budget.json", tmp_path / "m.json"
+    ledger.write_text(json.dumps({"epsilon": 5, "delta": 1e-3, "spent": [[1.0, 1e-06]]}))
+    before, real_replace = ledger.read_text(), os.replace
+    def replace(src, dst):
+        if Path(dst) == model: raise PermissionError(13, "Permission denied", str(src))
+        return real_replace(src, dst)
+    monkeypatch.setattr(os, "replace", replace)
+    c, out, err = run(["fit", str(csv_file), "--target", "price", "--feature-bound", "1",
+                       "--seed", "0", "--out", str(model), "--budget-file", str(ledger)], capsys)
+    assert c == 1 and one_line_error(err) and "--out" in err and ".tmp" not in err, err
+    assert ledger.read_text() == before and not model.exists() and no_temporary_files(tmp_path)
+
+@pytest.mark.parametrize("total", ["Infinity", "1e999"])
+def test_infinite_ledger_total_is_refused(csv_file, tmp_path, capsys, total):
+    "33.7: a ledger whose total epsilon is not finite is refused, naming the file."
+    ledger, model = tmp_path / "budget.json", tmp_path / "m.json"
+    ledger.write_text('{"epsilon": %s, "delta": 0.001, "spent": []}' % total)
+    before = ledger.read_text()
+    c, out, err = run(["fit", str(csv_file), "--feature-bound", "1", "--epsilon", "50",
+                       "--budget-file", str(ledger), "--out", str(model)], capsys)
+    assert c == 1 and one_line_error(err) and "not a valid budget file" in err, err
+    assert str(ledger) in err and "total epsilon" in err and "finite" in err, err
+    assert ledger.read_text() == before and not model.exists()
+
+def test_budget_totals_of_an_existing_ledger_are_fixed(csv_file, tmp_path, capsys):
+    "33.7: --budget-epsilon/--budget-delta that disagree with a ledger's totals are refused."
+    ledger = tmp_path / "budget.json"
+    ledger.write_text(json.dumps({"epsilon": 1.5, "delta": 1e-3, "spent": [[1.0, 1e-06]]}))
+    before = ledger.read_text()
+    fit = ["fit", str(csv_file), "--feature-bound", "1", "--epsilon", "0.25", "--passes", "1",
+           "--budget-file", str(ledger)]
+    for extra, option in ((["--budget-epsilon", "100"], "--budget-epsilon 100"),
+                          (["--budget-delta", "0.5"], "--budget-delta 0.5")):
+        c, out, err = run(fit + extra, capsys)
+        assert c == 2 and one_line_error(err) and option in err and str(ledger) in err, err
+        assert ledger.read_text() == before
+    c, out, err = run(fit + ["--budget-epsilon", "1.5", "--budget-delta", "0.001"], capsys)
+    assert c == 0, err   # the same totals, repeated: accepted
+    new = tmp_path / "new.json"   # and a new ledger's total must be finite
+    c, out, err = run(fit[:-1] + [str(new), "--budget-epsilon", "inf"], capsys)
+    assert c == 2 and one_line_error(err) and "--budget-epsilon" in err and not new.exists(), err
+
+def test_empty_cell_is_a_missing_value(tmp_path, capsys):
+    "33.12: an empty CSV cell is reported as a missing value of its column (no row, no value)."
+    rows = [[0.1 * i, 3 + i, 0.5 * i] for i in range(20)]
+    rows[7][1] = ""   # one empty cell in total_bedrooms
+    p = write_csv(tmp_path / "houses.csv", ["rooms", "total_bedrooms", "price"], rows)
+    model = tmp_path / "m.json"
+    c, out, err = run(["fit", str(p), "--bounds", "10", "--out", str(model)], capsys)
+    assert c == 1 and one_line_error(err) and "column 'total_bedrooms'" in err, err
+    assert "missing value" in err and "impute" in err and "not numeric" not in err, err
+    assert "row" not in err and "0.7" not in err and not model.exists(), err
+
+def test_headerless_csv_is_refused_without_its_values(tmp_path, capsys):
+    "33.12: a CSV without a header row is refused as such; its first record is not shown."
+    rng = np.random.default_rng(0)
+    body = "\n".join(",".join(f"{v:.6f}" for v in r) for r in rng.normal(size=(30, 3)))
+    for first in ("-1,1,-1,1", "0.123457,-2.5,3.75,9"):   # with, then without repeated values
+        p = tmp_path / "noheader.csv"
+        p.write_text(first + "\n" + "\n".join(l + ",1" for l in body.splitlines()) + "\n")
+        c, out, err = run(["fit", str(p), "--bounds", "3", "--target-bound", "3"], capsys)
+        assert c == 1 and one_line_error(err) and "header row" in err, (first, err)
+        msg = err.split("noheader.csv:", 1)[1]   # (the path holds digits of its own)
+        assert all(v not in msg for v in first.split(",") if len(v) > 1), (first, err)
+        assert "[" not in msg and "'1'" not in msg, err
+
+def test_negative_classes_as_a_separate_argument(tmp_path, capsys):
+    "33.12: `--classes -1,1` (the value as its own argument) is read as the label set."
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 2))
+    p = write_csv(tmp_path / "pm.csv", ["u", "v", "label"],
+                  np.column_stack([X, np.where(X[:, 0] > 0, 1, -1)]).tolist())
+    c, out, err = run(["fit", str(p), "--target", "label", "--classes", "-1,1", "--bounds", "3",
+                       "--seed", "0", "--json"], capsys)
+    assert c == 0, err
+    d = json.loads(out)
+    assert d["estimator"] == "DPClassifier" and d["class_labels"] == ["-1", "1"]
+
+def fake_demo_result():
+    row = dict(epsilon=1.0, accuracy_mean=0.8, accuracy_min=0.7, accuracy_max=0.85,
+               selected=dict(solver="dp-cd", clip=1.0, step=1.0, n_passes=5), privacy="(1, 1e-8)-DP")
+    return dict(problem="log1", n_train=8, n_test=2, p=2, runs=1, rows=[row], nonprivate=0.9,
+                majority=0.5)
+
+def test_demo_without_matplotlib(tmp_path, capsys, monkeypatch):
+    "33.15: without matplotlib, --plot FILE is refused before any work; by default, no figure."
+    import dp_cd.cli as cli
+    calls = []
+    monkeypatch.setattr(cli, "run_demo", lambda *a, **k: calls.append(1) or fake_demo_result())
+    for name in ("matplotlib", "matplotlib.pyplot", "dp_cd.experiments.plots"):
+        monkeypatch.setitem(sys.modules, name, None)   # `import matplotlib` fails, as in a base install
+    monkeypatch.chdir(tmp_path)
+    c, out, err = run(["demo", "--plot", "fig.png"], capsys)
+    assert c != 0 and one_line_error(err) and "matplotlib" in err, err
+    assert 'pip install "dp_cd[experiments]"' in err and "unexpected" not in err, err
+    assert calls == [] and not (tmp_path / "fig.png").exists()   # refused before the fits
+    c, out, err = run(["demo"], capsys)
+    assert c == 0 and calls == [1] and "test accuracy" in out, err
+    assert len(err.splitlines()) == 1 and "matplotlib" in err and "unexpected" not in err, err
+    assert not list(tmp_path.iterdir())   # no figure, no partial file
