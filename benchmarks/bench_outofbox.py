@@ -35,7 +35,7 @@ def fitters(task, box, ybox, eps):
             max_iter=2000)).fit(X, y).predict, {})
     else:
         out["dp_cd (DPRegressorCV)"] = lambda X, y, s: _ours(DPRegressorCV(
-            epsilon=eps, bounds=box, target_bounds=ybox, random_state=s), X, y)
+            epsilon=eps, bounds=box, target_bound=ybox, random_state=s), X, y)
         out["non-private"] = lambda X, y, s: (LinearRegression().fit(X, y).predict, {})
     try:
         import diffprivlib.models as dpl

@@ -111,7 +111,7 @@ def fitters(task, track, box, ybox, eps):
     else:
         T = max(abs(ybox[0]), abs(ybox[1]))
         pub = {} if track == "private" else dict(bounds=np.where(half > 0, half, 1.0), target_bound=T)
-        pub_cv = {} if track == "private" else dict(bounds=box, target_bounds=ybox)
+        pub_cv = {} if track == "private" else dict(bounds=box, target_bound=ybox)
         out["dp_cd DPRegressor"] = lambda s: DPRegressor(epsilon=eps, random_state=s, **pub)
         out["dp_cd DPRegressorCV"] = lambda s: DPRegressorCV(epsilon=eps, random_state=s, **pub_cv)
     try:

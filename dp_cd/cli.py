@@ -934,7 +934,7 @@ def _tuned_estimator(args, task:str, acc):
                   random_state=args.seed, budget=acc)
     if args.alpha is not None: common["alpha"] = args.alpha   # else the tuned estimators' own
     if task == "classification": return DPClassifierCV(**common)
-    return DPRegressorCV(target_bounds=args.target_bound, **common)
+    return DPRegressorCV(target_bound=args.target_bound, **common)
 
 # %% ../nbs/06_api/02_cli.ipynb
 def _fit_with_progress(est, X, y, label, columns=None):

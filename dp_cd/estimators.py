@@ -243,9 +243,11 @@ def _bounds_from_data(X, y):
 class BoundsFallbackWarning(UserWarning):
     "bounds='private' located no bound for some columns: they got the public default (not a leak)."
 
-def _fallback(release, p:int, has_target:bool) -> list:
-    "Names of the bounds that fell back to the default: no noisy bin cleared the threshold."
-    names = [f"|x_{j}|" for j in np.flatnonzero(~np.isfinite(release.bounds[:p]))]
+def _fallback(release, p:int, has_target:bool, columns=None) -> list:
+    """Names of the bounds that fell back to the default: no noisy bin cleared the threshold (the
+    released columns are the features `columns`, all of them if None)."""
+    columns = np.arange(p) if columns is None else np.asarray(columns)
+    names = [f"|x_{columns[j]}|" for j in np.flatnonzero(~np.isfinite(release.bounds[:p]))]
     return names + (["|y|"] if has_target and not np.isfinite(release.bounds[p]) else [])
 
 def _fallback_note(names:list, n:int, threshold:float, default:float=1.0) -> str:
@@ -262,15 +264,26 @@ def _fallback_note(names:list, n:int, threshold:float, default:float=1.0) -> str
             f"threshold tau = {tau}; {why}")
 
 # %% ../nbs/06_api/01_estimators.ipynb
-def _private_data_bounds(X, y, eps, delta, share, rng, releases:int=1):
+def _private_data_bounds(X, y, eps, delta, share, rng, releases:int=1, known=None):
     """Bounds estimated privately with the share `share` of (ε, δ) (`data_bounds`); with
-    `releases=2` that share also pays for the centre's release (`_add_private_center`)."""
+    `releases=2` that share also pays for the centre's release (`_add_private_center`). The
+    columns `known` (a mask: one-hot columns of declared categories) are bounded by 1, publicly:
+    they are left out of the release, whose noise then grows with the other columns only."""
     share = check_scalar(share, "bounds_budget", 0, 1, True, True)
-    B, target, rel = data_bounds(X, y, share * eps, share * delta, rng, releases=releases)
+    p = X.shape[1]
+    cols = np.arange(p) if known is None else np.flatnonzero(~np.asarray(known))
+    if len(cols) == 0 and y is None: return _DataBounds(np.ones(p))   # nothing to release
+    Xs = X if len(cols) == p else X[:, cols]
+    B_s, target, rel = data_bounds(Xs, y, share * eps, share * delta, rng, releases=releases)
+    B = np.ones(p)
+    B[cols] = B_s
     note = (f"bounds on |x_j|{'' if y is None else ' and |y|'} estimated privately: Gaussian "
             f"histogram of magnitudes, sigma = {rel.sigma:.4g}, threshold {rel.threshold:.4g} "
             f"(exact GDP, epsilon = {rel.epsilon:.4g}); records clipped into them")
-    fell_back = _fallback(rel, X.shape[1], y is not None)
+    if len(cols) < p:
+        note += (f"; the {p - len(cols)} one-hot columns of declared categories are bounded by 1 "
+                 "(public: their values are 0 or 1)")
+    fell_back = _fallback(rel, len(cols), y is not None, cols)
     if fell_back:
         why = _fallback_note(fell_back, X.shape[0], rel.threshold)
         note += "; " + why
@@ -291,15 +304,15 @@ def _leaky_data_bounds(X, y):
     return _DataBounds(B, target, leaks=["the data bounds B_j (bounds='data')"])
 
 # %% ../nbs/06_api/01_estimators.ipynb
-def _add_private_center(b:_DataBounds, X, y, eps, delta, share, rng) -> _DataBounds:
+def _add_private_center(b:_DataBounds, X, y, eps, delta, share, rng, offset=None) -> _DataBounds:
     """`b` with the centres released (`private_center`) with the noise multiplier of its bounds'
     release, both paid by the share `share` of (ε, δ) (exact GDP); with public bounds, that share
-    pays for the centre alone."""
+    pays for the centre alone. The box of each feature is [offset - B, offset + B] (offset 0: None)."""
     share = check_scalar(share, "bounds_budget", 0, 1, True, True)
     released = b.noise_multiplier is not None
     z = b.noise_multiplier if released else calibrate_noise_multiplier(share * eps, share * delta, 1)
     y = y if y is not None and b.target is not None else None
-    rel = private_center(X, b.B, z, rng, y, b.target)
+    rel = private_center(X, b.B, z, rng, y, b.target, center=offset)
     b.center, b.target_center = rel.center, rel.target_center
     b.entries.append((CENTER_LABEL, rel.event))
     b.epsilon, b.delta = epsilon_gaussian(z, 1 + released, share * delta), share * delta
@@ -514,7 +527,7 @@ def _resolve_bounds(self, X, y, eps, delta, rng) -> _DataBounds:
     y_est = y if self.target_bound is None else None
     if isinstance(value, str) and value == "private":
         b = _private_data_bounds(X, y_est, eps, delta, self.bounds_budget, rng,
-                                 releases=1 + private_center)
+                                 releases=1 + private_center, known=_one_hot_mask(self, X.shape[1]))
     elif isinstance(value, str): b = _leaky_data_bounds(X, y_est)
     else: b = _DataBounds(_check_public_bounds(value, X.shape[1]))
     if self.target_bound is not None:
@@ -525,6 +538,14 @@ def _resolve_bounds(self, X, y, eps, delta, rng) -> _DataBounds:
 
 _DPLinearBase._bounds_setting, _DPLinearBase._resolve_bounds = _bounds_setting, _resolve_bounds
 _DPLinearBase._center_setting = _center_setting
+
+
+def _one_hot_mask(self, p:int):
+    "Which of the p columns are one-hot columns of declared categories (None: no categories)."
+    cats = getattr(self, "categories_", None)
+    if not cats: return None
+    names = {f"{col}={c}" for col, cs in cats.items() for c in cs}
+    return np.array([str(f) in names for f in self.feature_names_in_])
 
 # %% ../nbs/06_api/01_estimators.ipynb
 def _implicit_intercept(self, solver) -> bool:

@@ -12,9 +12,11 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .utils import check_scalar, as_generator
 from .model.losses import LogisticLoss, SquaredLoss
 from .privacy.events import check_epsilon
+import warnings
 from .estimators import (make_penalty, _label_set, _n_samples, _resolve_delta, _resolve_budget,
                               _private_data_bounds, _DataBounds, BOUNDS_LABEL, _box_rows,
-                              _box_scores)
+                              _box_scores, _add_private_center, _private_target,
+                              PREPROCESSING_LABEL)
 from .solvers.contract import (Plan, PrivacyRequest, build_report, check_sample_weight,
                                     get_solver)
 from .solvers.tuning import default_candidates, linear_fitter, holdout_split, private_tune
@@ -70,6 +72,7 @@ class _TunedBase(BaseEstimator):
         delta = _resolve_delta(self.delta, n)
         check_scalar(self.validation_fraction, "validation_fraction", 0, 1, True, True)
         check_scalar(self.bounds_budget, "bounds_budget", 0, 1, True, True)
+        _centres(self, X)   # a bad `center` is refused here
         self._weights(sample_weight, n)   # bad weights, or no candidate taking them: refused here
         if budget is not None: budget.check(eps, delta)
         return eps, delta
@@ -95,23 +98,41 @@ _TunedBase._weights = _weights
 
 # %% ../nbs/06_api/01b_tuned.ipynb
 def _box(self, X, y, eps, delta, rng) -> _DataBounds:
-    "`center_`, `scale_` from public bounds, or from bounds released once with `bounds_budget`."
+    """`center_`, `scale_`: from public bounds, or from bounds released with `bounds_budget`; with an
+    intercept and a dense X, the box is then centred at the released means (the same share pays)."""
+    centre = _centres(self, X)
     if isinstance(self.bounds, str):   # "private": y is a regression's target, or None
-        released = _private_data_bounds(X, y, eps, delta, self.bounds_budget, rng)
-        self.center_, self.scale_ = np.zeros(X.shape[1]), released.B
-        return released
-    self.center_, self.scale_ = affine_from_bounds(self.bounds, X.shape[1])
-    return _DataBounds()
+        released = _private_data_bounds(X, y, eps, delta, self.bounds_budget, rng,
+                                        releases=1 + centre)
+        c0, h = np.zeros(X.shape[1]), released.B
+    else:
+        (c0, h), released = affine_from_bounds(self.bounds, X.shape[1]), _DataBounds()
+        released.B = h
+    if centre:
+        released = _add_private_center(released, X, y, eps, delta, self.bounds_budget, rng, c0)
+        c0 = c0 + released.center * h
+    self.center_, self.scale_ = c0, h
+    return released
+
+
+def _centres(self, X) -> bool:
+    "Whether the fit releases a centre (`center='private'`, an intercept, a dense X)."
+    if self.center is None or self.center is False: return False
+    if not (isinstance(self.center, str) and self.center == "private"):
+        raise ValueError(f"center must be 'private' or None, got {self.center!r}")
+    return bool(self.fit_intercept) and not sp.issparse(X)
 
 # %% ../nbs/06_api/01b_tuned.ipynb
 def _whole_report(released:_DataBounds, search, eps, delta):
-    "The report of the fit: the bounds' release (if any), then the search (basic composition)."
+    "The report of the fit: the preprocessing's releases (if any), then the search (basic composition)."
     if released.event is None: return search
+    labels = [label for label, _ in released.entries]
+    label = labels[0] if len(labels) == 1 else PREPROCESSING_LABEL
     plan = Plan(epsilon=released.epsilon + search.epsilon, delta=released.delta + search.delta,
-                accountant=(f"basic composition (Theorem 3.1.5) of: {BOUNDS_LABEL}: exact GDP; "
+                accountant=(f"basic composition (Theorem 3.1.5) of: {label}: exact GDP; "
                             f"search: {search.accountant}"),
-                releases=1 + search.releases, noise_scales=search.noise_scales,
-                budget_split={BOUNDS_LABEL: released.epsilon,
+                releases=len(labels) + search.releases, noise_scales=search.noise_scales,
+                budget_split={label: released.epsilon,
                               "search (random stopping)": search.epsilon},
                 notes=[released.note, *search.notes], data_dependent=list(search.data_dependent))
     return build_report(PrivacyRequest(eps, delta), plan)
@@ -176,6 +197,8 @@ _TunedBase._unit_rows, _TunedBase._unit_scores = _unit_rows, _unit_scores
 _TunedBase._search, _TunedBase._finish = _search, _finish
 
 # %% ../nbs/06_api/01b_tuned.ipynb
+_READ = dict(accept_sparse=["csr", "csc"], dtype=np.float64, ensure_all_finite=False)
+
 class DPClassifierCV(ClassifierMixin, _TunedBase):
     "Private linear classifier whose solver and hyper-parameters are chosen privately, inside ε."
     def __init__(self, *, epsilon=1.0, # budget ε of the whole fit: search, selection and model
@@ -192,6 +215,7 @@ class DPClassifierCV(ClassifierMixin, _TunedBase):
                  bounds_budget=0.1, # share of ε and δ spent on bounds="private"
                  accountant=None, # deprecated name of `budget`
                  sample_weight_bound=1.0, # PUBLIC bound W: fit's sample_weight is put in [0, W]
+                 center="private", # "private": the box centred at means released inside ε; None
                 ):
         self.epsilon, self.delta, self.bounds, self.classes = epsilon, delta, bounds, classes
         self.penalty, self.alpha, self.fit_intercept = penalty, alpha, fit_intercept
@@ -199,6 +223,7 @@ class DPClassifierCV(ClassifierMixin, _TunedBase):
         self.mean_runs, self.eta = mean_runs, eta
         self.random_state, self.budget, self.accountant = random_state, budget, accountant
         self.bounds_budget, self.sample_weight_bound = bounds_budget, sample_weight_bound
+        self.center = center
 
     def fit(self, X, y,
             sample_weight=None, # per-record weights (n,), projected onto [0, sample_weight_bound]
@@ -206,7 +231,8 @@ class DPClassifierCV(ClassifierMixin, _TunedBase):
         """Search privately, fit the selected candidate; `privacy_` reports the whole search. With
         `sample_weight`, only candidates whose solver accepts weights (DP-CD) are searched."""
         eps, delta = self._begin(X, sample_weight)
-        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=np.float64)
+        X = validate_data(self, X, **_READ)   # missing values: the box's middle (the centre)
+        y = _private_target(y, X.shape[0], False)
         # y is not checked (classes are PUBLIC): a label outside them counts as negative
         self.classes_ = _label_set(self.classes, y, eps)
         rng = as_generator(self.random_state)
@@ -230,7 +256,7 @@ class DPClassifierCV(ClassifierMixin, _TunedBase):
     def decision_function(self, X):
         "Scores of the records mapped into the public bounds (as in training)."
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse=["csr", "csc"], reset=False, dtype=np.float64)
+        X = validate_data(self, X, reset=False, **_READ)
         s = self._unit_scores(X, np.array([m.coef for m in self.fit_results_]).T)
         return s[:, 0] if s.shape[1] == 1 else s
 
@@ -240,22 +266,31 @@ class DPClassifierCV(ClassifierMixin, _TunedBase):
         return self._labels(s.reshape(len(s), -1))
 
 # %% ../nbs/06_api/01b_tuned.ipynb
+def _target_setting(self):
+    "`target_bound`, or the deprecated `target_bounds` when given (with a FutureWarning)."
+    if self.target_bounds is None: return self.target_bound
+    if self.target_bound is not None:
+        raise ValueError("target_bound= and target_bounds= both given: pass target_bound= only "
+                         "(target_bounds is its deprecated former name)")
+    warnings.warn("target_bounds is deprecated: use target_bound= (same meaning, the spelling of "
+                  "DPRegressor and of the command line's --target-bound)", FutureWarning,
+                  stacklevel=3)
+    return self.target_bounds
+
 class DPRegressorCV(RegressorMixin, _TunedBase):
     "Private linear regression whose solver and hyper-parameters are chosen privately, inside ε."
     def __init__(self, *, epsilon=1.0, delta=None,
                  bounds="private", # "private" (released inside ε), or PUBLIC B or (lower, upper)
-                 target_bounds=None, # PUBLIC b (|y| ≤ b) or (lower, upper); None: with the bounds
+                 target_bound=None, # PUBLIC b (|y| ≤ b) or (lower, upper); None: with the bounds
                  penalty="l2", alpha=1e-4, fit_intercept=True, candidates=None,
                  validation_fraction=0.2, mean_runs=8.0, eta=1.0, random_state=None,
                  budget=None, bounds_budget=0.1, accountant=None,
                  sample_weight_bound=1.0, # PUBLIC bound W: fit's sample_weight is put in [0, W]
+                 center="private", # "private": the box centred at means released inside ε; None
+                 target_bounds=None, # deprecated name of `target_bound`
                 ):
-        self.epsilon, self.delta, self.bounds, self.target_bounds = (
-            epsilon,
-            delta,
-            bounds,
-            target_bounds,
-        )
+        self.epsilon, self.delta, self.bounds, self.target_bound = epsilon, delta, bounds, target_bound
+        self.center, self.target_bounds = center, target_bounds
         self.penalty, self.alpha, self.fit_intercept = penalty, alpha, fit_intercept
         self.candidates, self.validation_fraction = candidates, validation_fraction
         self.mean_runs, self.eta = mean_runs, eta
@@ -268,18 +303,18 @@ class DPRegressorCV(RegressorMixin, _TunedBase):
         """Search privately (held-out clipped squared error), fit; `privacy_` reports the search.
         With `sample_weight`, only candidates whose solver accepts weights (DP-CD) are searched."""
         eps, delta = self._begin(X, sample_weight)
-        if self.target_bounds is None and not isinstance(self.bounds, str):
-            raise ValueError("target_bounds=None with public bounds: pass PUBLIC bounds of the "
-                             "target too (target_bounds=b with |y| <= b, or (lower, upper))")
-        X, y = validate_data(
-            self, X, y, accept_sparse=["csr", "csc"], dtype=np.float64, y_numeric=True
-        )
-        rng, estimate_target = as_generator(self.random_state), self.target_bounds is None
+        target = _target_setting(self)
+        if target is None and not isinstance(self.bounds, str):
+            raise ValueError("target_bound=None with public bounds: pass PUBLIC bounds of the "
+                             "target too (target_bound=b with |y| <= b, or (lower, upper))")
+        X = validate_data(self, X, **_READ)   # missing values: the box's middle (the centre)
+        y = _private_target(y, X.shape[0], True)   # a missing target: its centre
+        rng, estimate_target = as_generator(self.random_state), target is None
         released = self._box(X, y if estimate_target else None, eps, delta, rng)
-        if estimate_target: cy, hy = 0.0, released.target
-        else: (cy,), (hy,) = affine_from_bounds(self.target_bounds, 1, "target_bounds")
+        if not estimate_target: (cy,), (hy,) = affine_from_bounds(target, 1, "target_bound")
+        else: cy, hy = released.target * (released.target_center or 0.0), released.target
         self.target_center_, self.target_scale_ = float(cy), float(hy)
-        yu = np.clip((y - cy) / hy, -1.0, 1.0)
+        yu = np.nan_to_num(np.clip((y - cy) / hy, -1.0, 1.0), nan=0.0)
         def sq_errors(models, X_held, held):   # in the unit box: ≤ (1 + 1)² = 4
             return (np.clip(X_held @ models[0].coef, -1, 1) - yu[held]) ** 2
         sel = self._search(X, [yu], SquaredLoss(), sq_errors, 4.0, eps - released.epsilon,
@@ -291,6 +326,6 @@ class DPRegressorCV(RegressorMixin, _TunedBase):
     def predict(self, X):
         "Predictions, clipped to the public target bounds."
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse=["csr", "csc"], reset=False, dtype=np.float64)
+        X = validate_data(self, X, reset=False, **_READ)
         z = np.clip(self._unit_scores(X, self.fit_results_[0].coef[:, None])[:, 0], -1, 1)
         return self.target_center_ + self.target_scale_ * z
