@@ -90,6 +90,13 @@ class _Imputed:
         return m.decision_function(self._x(X)) if hasattr(m, "decision_function") else m.predict_proba(self._x(X))[:, 1]
 
 
+class _Scaled(_Imputed):
+    "A model applied to X mapped into [-1, 1] by the public box (missing values: the middle)."
+    def __init__(self, model, lo, hi):
+        self.model, self.c, self.h = model, (lo + hi) / 2, np.where(hi > lo, (hi - lo) / 2, 1.0)
+    def _x(self, X): return np.clip(np.nan_to_num((X - self.c) / self.h, nan=0.0), -1, 1)
+
+
 def fitters(task, track, box, ybox, eps):
     "library -> make(seed) of an unfitted model, for this track and ε."
     from sklearn.linear_model import LogisticRegression, LinearRegression
@@ -129,6 +136,9 @@ def fitters(task, track, box, ybox, eps):
     elif task == "classification":
         out["diffprivlib"] = lambda s: _Imputed(dpl.LogisticRegression(
             epsilon=eps, data_norm=float(np.linalg.norm(half)), random_state=s), fill)
+        # its better variant here: the features mapped into [-1, 1] by the same public box
+        out["diffprivlib (scaled by the bounds)"] = lambda s: _Scaled(dpl.LogisticRegression(
+            epsilon=eps, data_norm=float(np.sqrt(len(lo))), random_state=s), lo, hi)
     else:
         out["diffprivlib"] = lambda s: _Imputed(dpl.LinearRegression(
             epsilon=eps, bounds_X=box, bounds_y=ybox, random_state=s), fill)

@@ -1,6 +1,6 @@
 """The single benchmark command of dp_cd: speed, compile/cache, memory, utility against peers, scaling.
 
-    python benchmarks/run.py [--quick] [--out benchmarks/results] [--only speed,compile,memory,utility,scale,accounting]
+    python benchmarks/run.py [--quick] [--out benchmarks/results] [--only speed,compile,memory,utility,scale,accounting,rawtables]
     python benchmarks/run.py --only dask,ooc,block_utility   (the Dask path: benchmarks/bench_dask.py)
                              [--data-dir /work/shared/data]
 
@@ -466,7 +466,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small sizes and few repetitions (smoke run, < 1 min)")
     ap.add_argument("--out", default=str(Path(__file__).parent / "results"), help="directory of the CSVs")
-    ap.add_argument("--only", default="speed,compile,memory,utility,scale", help="comma-separated sections (also: accounting, outofbox, dask, ooc, block_utility)")
+    ap.add_argument("--only", default="speed,compile,memory,utility,scale", help="comma-separated sections (also: accounting, outofbox, rawtables, dask, ooc, block_utility)")
     ap.add_argument("--datasets", default=",".join(UTILITY_DATASETS), help="utility section: datasets to (re)run; rows of the others are kept")
     ap.add_argument("--data-dir", default=None, help="real datasets (default: $DP_CD_DATA)")
     ap.add_argument("--n-max", type=int, default=None, help="speed section: use at most this many rows (smoke runs)")
@@ -510,6 +510,12 @@ def main(argv=None):
         names = [d for d in DATASETS if d in args.datasets.split(",")] if args.datasets != ",".join(UTILITY_DATASETS) else DATASETS
         write_csv(bench_outofbox(load_problem, args.data_dir, names, (1.0,) if args.quick else (0.5, 1.0, 2.0, 5.0),
                                  2 if args.quick else 10), out / ("outofbox_quick.csv" if args.quick else "outofbox.csv"))
+    if "rawtables" in sections:   # not in the default list: run it with --only rawtables
+        from bench_rawtables import bench_rawtables, DATASETS as RAW
+        print("== raw tables: the defaults on tables in their units (private and public tracks)")
+        write_csv(bench_rawtables(args.data_dir, RAW, (1.0,) if args.quick else (0.5, 1.0, 2.0, 5.0),
+                                  2 if args.quick else 10),
+                  out / ("rawtables_quick.csv" if args.quick else "rawtables.csv"))
     if "dask" in sections or "ooc" in sections:
         sys.path.insert(0, str(Path(__file__).parent))
         import bench_dask

@@ -134,8 +134,18 @@ def _whole_report(released:_DataBounds, search, eps, delta):
                 releases=len(labels) + search.releases, noise_scales=search.noise_scales,
                 budget_split={label: released.epsilon,
                               "search (random stopping)": search.epsilon},
-                notes=[released.note, *search.notes], data_dependent=list(search.data_dependent))
+                notes=[released.note, *_rho_notes(search), *search.notes],
+                data_dependent=list(search.data_dependent))
     return build_report(PrivacyRequest(eps, delta), plan)
+
+_RHO = "per run (rho-zCDP)"
+
+def _rho_notes(search) -> list:
+    "The search's per-run ρ, a zCDP parameter (not a share of ε), as a note of the whole report."
+    rho = (search.budget_split or {}).get(_RHO)
+    return [] if rho is None else [f"each run of the search is rho-zCDP with rho = {rho:.3g} (a "
+                                   "zCDP parameter of the random-stopping search, not a share of "
+                                   "epsilon)"]
 
 _TunedBase._box = _box
 
