@@ -170,34 +170,41 @@ def _value_problem(v:float):
     return None
 
 # %% ../nbs/06_api/02_cli.ipynb
-def _csv_columns(path:Path, header, body, names):
-    "The columns `names` of a CSV table as a float array, checked value by value."
+def _csv_columns(path:Path, header, body, names, missing:bool=False):
+    """The columns `names` of a CSV table as a float array, checked value by value; with `missing`
+    (a private fit, or a private model's records), an empty cell is NaN, and NaN, infinite and huge
+    values are kept for the estimator's public rule (a refusal would depend on one record)."""
     data = np.empty((len(body), len(names)))
     for k, name in enumerate(names):
         j = header.index(name)
         for i, (_, r) in enumerate(body):
             if not r[j].strip():
+                if missing:
+                    data[i, k] = np.nan
+                    continue
                 raise CLIError(f"{path}: column {name!r} has a missing value (an empty cell); "
-                               f"remove or impute missing values first ({_NOT_SHOWN})")
+                               f"remove or impute missing values first, or fit privately (a "
+                               f"private fit maps them by a public rule) ({_NOT_SHOWN})")
             try: data[i, k] = float(r[j])
             except ValueError:
                 raise CLIError(f"{path}: column {name!r} is not numeric; encode it as numbers "
                                f"first ({_NOT_SHOWN})") from None
-            problem = _value_problem(data[i, k])
+            problem = None if missing else _value_problem(data[i, k])
             if problem:
                 raise CLIError(f"{path}: column {name!r} contains {problem[0]}; {problem[1]} "
                                f"({_NOT_SHOWN})")
     return data
 
 # %% ../nbs/06_api/02_cli.ipynb
-def _read_csv(path:Path, target):
-    "Features, target, feature names and target name of a CSV file (target: default last column)."
+def _read_csv(path:Path, target, missing:bool=False):
+    """Features, target, feature names and target name of a CSV file (target: default last
+    column); `missing`: see `_csv_columns`."""
     header, body = _read_csv_table(path)
     if target is None: target = header[-1]
     elif target not in header:
         raise CLIError(f"{path}: unknown target column {target!r}; columns are {header}")
     names = [h for h in header if h != target]
-    data = _csv_columns(path, header, body, names + [target])
+    data = _csv_columns(path, header, body, names + [target], missing)
     return data[:, :-1], data[:, -1], names, target
 
 # %% ../nbs/06_api/02_cli.ipynb
@@ -215,8 +222,9 @@ def _first_bad(A):
     return int(np.asarray(rows)[k]), int(np.asarray(cols)[k]), float(np.asarray(vals)[k])
 
 # %% ../nbs/06_api/02_cli.ipynb
-def _check_data(X, y, names, target, source):
-    "Refuse data the solvers cannot use (shape, NaN, infinity, scale) in one line."
+def _check_data(X, y, names, target, source, missing:bool=False):
+    """Refuse data the solvers cannot use (shape, NaN, infinity, scale) in one line; with
+    `missing`, values are not checked (a private fit maps them by a public rule)."""
     if X.ndim != 2:
         raise CLIError(f"{source}: the features must be a 2-d array (records x features), got "
                        f"shape {X.shape}")
@@ -227,7 +235,7 @@ def _check_data(X, y, names, target, source):
         raise CLIError(f"{source}: {n} records but the target has shape {np.shape(y)}")
     if not sp.issparse(X) and np.asarray(X).dtype.kind not in "biuf":
         raise CLIError(f"{source}: the features are not numeric")
-    for A, label in ((X, None), (y, target)):
+    for A, label in ((X, None), (y, target)) if not missing else ():
         bad = None if A is None else _first_bad(A)
         if bad:
             i, j, v = bad
@@ -243,20 +251,21 @@ def read_data(source:str, # a file path, or a dataset name known to `dp_cd.datas
     "Features, target, feature names and target name from a file or a named dataset, checked."
     return _read(source, target, data_dir)[:4]
 
-def _read(source, target=None, data_dir=None):
-    "`read_data`'s four values and the task of a named dataset (None for a file)."
-    X, y, names, tname, task = _read_source(source, target, data_dir)
-    _check_data(X, y, names, tname, source)
+def _read(source, target=None, data_dir=None, missing:bool=False):
+    """`read_data`'s four values and the task of a named dataset (None for a file); `missing`: a
+    private fit, which takes missing, infinite and huge values (its public rule maps them)."""
+    X, y, names, tname, task = _read_source(source, target, data_dir, missing)
+    _check_data(X, y, names, tname, source, missing)
     return X, y, names, tname, task
 
 # %% ../nbs/06_api/02_cli.ipynb
-def _read_source(source, target, data_dir):
+def _read_source(source, target, data_dir, missing:bool=False):
     "Unchecked (X, y, feature names, target name, task): a file (task None) or a named dataset."
     path = Path(source)
     if not path.exists(): return _read_named(source, data_dir)
     suffix = path.suffix.lower()
     try:
-        if suffix == ".csv": return (*_read_csv(path, target), None)
+        if suffix == ".csv": return (*_read_csv(path, target, missing), None)
         if suffix == ".arff":
             X, y, names = _read_arff(path)
             return X, y, names, "class", None
@@ -787,7 +796,8 @@ def _count_records(source, data_dir):
 def _fit(args, acc):
     "Read, fit, save (model and ledger together) and report."
     client = None if args.tune else _dask_client(args)   # --dask: reached before the data is read
-    X, y, names, tname, known_task = _read(args.data, args.target, args.data_dir)
+    private = bool(args.tune) or math.isfinite(args.epsilon)   # then values are mapped, not refused
+    X, y, names, tname, known_task = _read(args.data, args.target, args.data_dir, private)
     test = _read_test(args, X.shape[1])
     task, Est, loss = _task(args, y, tname, known_task)
     est = _tuned_estimator(args, task, acc) if args.tune else _estimator(args, Est, loss, acc)
@@ -1670,7 +1680,7 @@ def _predict_features(est, path:Path):
     if missing:
         raise CLIError(f"{path}: missing column(s) {', '.join(map(repr, missing))} that the model "
                        "was trained on")
-    X = _csv_columns(path, header, body, names)
+    X = _csv_columns(path, header, body, names, _maps_missing(est))
     return X
 
 # %% ../nbs/06_api/02_cli.ipynb
@@ -1707,8 +1717,13 @@ def _predict_data(est, source:str, data_dir=None):
             X = load_svmlight_file(str(path), n_features=est.n_features_in_)[0].tocsc()
     except (OSError, ValueError) as e:
         raise CLIError(f"{path}: cannot read the file ({_one_line(str(e))})") from None
-    _check_data(X, None, [f"x{j}" for j in range(X.shape[1])], None, source)
+    _check_data(X, None, [f"x{j}" for j in range(X.shape[1])], None, source, _maps_missing(est))
     return X
+
+
+def _maps_missing(est) -> bool:
+    "Whether a model maps missing and extreme values by the public rule of private fits."
+    return getattr(est, "bounds_", None) is not None or hasattr(est, "scale_")
 
 # %% ../nbs/06_api/02_cli.ipynb
 def _predict_cmd(args):

@@ -130,14 +130,19 @@ def test_bad_data_files(tmp_path, capsys):
     (tmp_path / "unknown.xyz").write_text("1,2\n")
     (tmp_path / "empty.csv").write_text("")
     cases.append((tmp_path / "empty.csv", "empty"))
-    for path, text in cases:
-        c, out, err = run(["fit", str(path), "--out", str(out_file)], capsys)
+    for path, text in cases:   # NaN and infinity: refused by a non-private fit (--epsilon inf)
+        extra = ["--epsilon", "inf"] if path.stem in ("nan", "inf") else []
+        c, out, err = run(["fit", str(path), "--out", str(out_file), *extra], capsys)
         assert c == 1 and text.lower() in err.lower() and one_line_error(err), (path, err)
+    for name in ("nan", "inf"):   # a private fit maps them by the estimators' public rule
+        c, out, err = run(["fit", str(tmp_path / f"{name}.csv"), "--out", str(out_file)], capsys)
+        assert c == 0 and out_file.exists(), err
+        out_file.unlink()
     # an error is an output: it names the column, never a record's position or value
     private = [(write_csv(tmp_path / "name.csv", ["a", "y"], [[1, 2], ["Alice Smith", 3]]), "Alice"),
                (write_csv(tmp_path / "big.csv", ["a", "y"], [[1, 2], [3, 4.5e200]]), "4.5e+200")]
-    for path, value in private:
-        c, out, err = run(["fit", str(path), "--out", str(out_file)], capsys)
+    for path, value in private:   # (a private fit takes the huge value: it is clipped)
+        c, out, err = run(["fit", str(path), "--out", str(out_file), "--epsilon", "inf"], capsys)
         assert c == 1 and value not in err and "row" not in err and "record 2" not in err, err
         assert "not shown" in err and one_line_error(err), err
     # a constant target is not refused (a refusal would depend on every record's value, and the
@@ -337,8 +342,9 @@ def test_library_validation_messages_name_the_problem(tmp_path, capsys):
     cases = [("nan.npy", "column 'x0' contains NaN"), ("x1d.npz", "2-d"),
              ("short_y.npz", "3 records"),
              ("zero.npy", "no records"), ("only_target.csv", "no feature columns")]
-    for name, text in cases:
-        c, out, err = run(["fit", str(tmp_path / name), "--out", str(model)], capsys)
+    for name, text in cases:   # (NaN: refused by a non-private fit; a private one maps it)
+        extra = ["--epsilon", "inf"] if name == "nan.npy" else []
+        c, out, err = run(["fit", str(tmp_path / name), "--out", str(model), *extra], capsys)
         assert c == 1 and one_line_error(err) and text in err and name in err, (name, err)
         assert "scikit-learn" not in err and "unexpected" not in err
     assert not model.exists()
@@ -383,7 +389,10 @@ def test_no_library_warnings_reach_the_terminal(tmp_path, capsys):
     table = np.column_stack([X, X @ [1.0, 2.0]])
     np.savetxt(big, table, delimiter=",", header="a,b,y", comments="")
     for extra in ([], ["--feature-bound", "1"], ["--solver", "dp-sgd"]):
-        c, out, err = run(["fit", str(big), *extra], capsys)
+        c, out, err = run(["fit", str(big), *extra], capsys)   # private: the value is clipped
+        assert c == 0 and "inf" not in out and "nan" not in out, (extra, out, err)
+        assert "RuntimeWarning" not in err and "overflow" not in err, (extra, err)
+        c, out, err = run(["fit", str(big), *extra, "--epsilon", "inf"], capsys)   # refused
         assert c == 1 and one_line_error(err), (extra, err)
         assert "column 'a'" in err and "rescale" in err
         assert "Warning" not in err and "inf" not in out
@@ -804,12 +813,19 @@ def test_budget_totals_of_an_existing_ledger_are_fixed(csv_file, tmp_path, capsy
     assert c == 2 and one_line_error(err) and "--budget-epsilon" in err and not new.exists(), err
 
 def test_empty_cell_is_a_missing_value(tmp_path, capsys):
-    "33.12: an empty CSV cell is reported as a missing value of its column (no row, no value)."
+    """33.12: an empty CSV cell is a missing value: a private fit maps it by the public rule (a
+    refusal would depend on that record); a non-private one names the column (no row, no value)."""
     rows = [[0.1 * i, 3 + i, 0.5 * i] for i in range(20)]
     rows[7][1] = ""   # one empty cell in total_bedrooms
     p = write_csv(tmp_path / "houses.csv", ["rooms", "total_bedrooms", "price"], rows)
     model = tmp_path / "m.json"
     c, out, err = run(["fit", str(p), "--bounds", "10", "--out", str(model)], capsys)
+    assert c == 0 and model.exists(), err
+    c, out, err = run(["predict", str(model), str(p)], capsys)   # and so does its prediction
+    assert c == 0 and len(out.split()) == 21 and "nan" not in out, (out, err)
+    model.unlink()
+    c, out, err = run(["fit", str(p), "--bounds", "10", "--out", str(model), "--epsilon", "inf"],
+                      capsys)
     assert c == 1 and one_line_error(err) and "column 'total_bedrooms'" in err, err
     assert "missing value" in err and "impute" in err and "not numeric" not in err, err
     assert "row" not in err and "0.7" not in err and not model.exists(), err
