@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, RegressorMixin, ClassifierMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data, column_or_1d
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.metaestimators import available_if
 from .utils import check_scalar, as_generator, PrivacyLeakWarning
@@ -654,8 +654,7 @@ def _prepare(self, X, y="no_validation", reset=True, **kw):
 def _private_target(y, n:int, numeric:bool) -> np.ndarray:
     """y as n labels, or n numbers for a regression (`numeric`), none of its values checked: a
     value that is not a number is missing (NaN), mapped by the public rule."""
-    y = np.asarray(y)
-    if y.ndim == 2 and y.shape[1] == 1: y = y[:, 0]
+    y = column_or_1d(np.asarray(y), warn=True)   # a column vector: DataConversionWarning
     if y.shape != (n,): raise ValueError(f"y must have shape ({n},) to match X, got {y.shape}")
     if not numeric or y.dtype.kind in "biuf": return y.astype(np.float64) if numeric else y
     import pandas as pd
@@ -820,7 +819,8 @@ class DPRegressor(RegressorMixin, _DPLinearBase):
     def __sklearn_tags__(self):
         t = super().__sklearn_tags__()
         t.input_tags.sparse = True
-        t.input_tags.allow_nan = True   # a private fit maps missing values by a public rule
+        # a private fit maps missing values by a public rule (a non-private one refuses them)
+        t.input_tags.allow_nan = bool(np.isfinite(check_epsilon(self.epsilon, allow_inf=True)))
         # check_regressors_train wants R² > 0.5 on 200 noisy records at ε = 1
         t.regressor_tags.poor_score = True
         return t
@@ -941,7 +941,8 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
     def __sklearn_tags__(self):
         t = super().__sklearn_tags__()
         t.input_tags.sparse = True
-        t.input_tags.allow_nan = True   # a private fit maps missing values by a public rule
+        # a private fit maps missing values by a public rule (a non-private one refuses them)
+        t.input_tags.allow_nan = bool(np.isfinite(check_epsilon(self.epsilon, allow_inf=True)))
         return t
 
 # %% ../nbs/06_api/01_estimators.ipynb
