@@ -304,18 +304,33 @@ def zcdp_accountant(solver:Solver, # a registered solver
     return requested or usable[0]
 
 # %% ../../nbs/03_solvers/05_tuning.ipynb
+def _private_smoothness_split(s:Solver, options:dict, rho:float, p_x:int) -> tuple:
+    """(ρ left for the optimisation, ε_M) of a run with `smoothness="private"`: a share of ρ (the
+    `smoothness_budget` option, a share of ρ here) buys the pure ε_M whose p_x Laplace releases
+    (ε_M/p_x-DP each) are ε_M²/(2 p_x)-zCDP; (ρ, 0) for any other run."""
+    if not (isinstance(options.get("smoothness"), str) and options["smoothness"] == "private"
+            and "smoothness_budget" in s.option_names):
+        return rho, 0.0
+    share = options.get("smoothness_budget", dict((o.name, o.default) for o in s.options)
+                        ["smoothness_budget"])
+    share = check_scalar(share, "smoothness_budget", 0, 1, True, True)
+    return (1 - share) * rho, math.sqrt(2 * p_x * share * rho)
+
 def zcdp_fit(solver:str, # a registered solver name
              X, y, loss, penalty, # the (training) data and the problem
              rho:float, # the run must be ρ-zCDP
              rng, # Generator (consumed)
              **options, # the solver's options (`accountant`: see `zcdp_accountant`)
             ):
-    "A run calibrated to be ρ-zCDP, checked on its own ledger before it is returned."
+    """A run calibrated to be ρ-zCDP, checked on its own ledger before it is returned; with
+    `smoothness="private"`, `smoothness_budget` is the share of ρ spent on the constants M_j."""
     rho = check_scalar(rho, "rho", low=0, low_open=True)
     s = get_solver(solver)
     currency = zcdp_accountant(s, options.pop("accountant", None))
     d_run = min(1e-6, 0.1 / X.shape[0]**2)   # calibration currency only: any δ_run gives ρ-zCDP
-    target = RUN_TARGETS[currency](rho, d_run)
+    rho_opt, eps_M = _private_smoothness_split(s, options, rho, X.shape[1])
+    target = RUN_TARGETS[currency](rho_opt, d_run) + eps_M   # the solver spends ε_M, then the rest
+    if eps_M: options["smoothness_budget"] = eps_M / target
     if "accountant" in s.option_names: options["accountant"] = currency   # else its only one
     fit = s.fit(X, y, loss, penalty, epsilon=target, delta=d_run, random_state=rng, **options)
     rho_run = event_rho(fit.ledger.event, options.get("relation", "replace_one"))
