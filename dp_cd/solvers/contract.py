@@ -17,9 +17,9 @@ from ..privacy.events import (DPEvent, ComposedEvent, check_epsilon, check_delta
 from ..privacy.report import PrivacyReport
 
 # %% auto 0
-__all__ = ['SOLVERS', 'PrivacyRequest', 'check_privacy', 'Problem', 'check_problem', 'project_records', 'check_sample_weight',
-           'LedgerEntry', 'Ledger', 'Plan', 'build_report', 'Run', 'FitResult', 'Solver', 'Option', 'register',
-           'get_solver']
+__all__ = ['MAX_PASSES', 'MAX_WORK', 'INTERCEPT_SCALING_RANGE', 'SOLVERS', 'PrivacyRequest', 'check_privacy', 'Problem',
+           'check_problem', 'project_records', 'check_sample_weight', 'LedgerEntry', 'Ledger', 'Plan', 'build_report',
+           'Run', 'FitResult', 'Solver', 'Option', 'check_limits', 'register', 'get_solver']
 
 # %% ../../nbs/03_solvers/00_contract.ipynb
 @dataclass(frozen=True)
@@ -337,9 +337,47 @@ def _run(self, problem:Problem, plan:Plan, options:dict, rng) -> Run:
 Solver.check_options, Solver.plan, Solver.run = _check_options, _plan, _run
 
 # %% ../../nbs/03_solvers/00_contract.ipynb
+MAX_PASSES = 10**6   # PUBLIC limit on the option n_passes of one fit
+MAX_WORK = 10**12    # PUBLIC limit on n_passes × n × p (record-coordinate visits) of one fit
+INTERCEPT_SCALING_RANGE = (1e-100, 1e100)   # PUBLIC range of intercept_scaling: s² stays normal
+
+
+def _number(x) -> bool:
+    "Whether x is a real number (not a bool); anything else is left to the solver's own checks."
+    real = isinstance(x, (int, float, np.integer, np.floating))
+    return real and not isinstance(x, (bool, np.bool_))
+
+
+def check_limits(options:dict, # the options of a fit, with their defaults
+                 shape, # the shape (n, p) of X (public); anything else: only the options checked
+                ) -> None:
+    "Refuse options beyond the public limits: work of `n_passes`, range of `intercept_scaling`."
+    s = options.get("intercept_scaling")
+    positive = _number(s) and np.isfinite(s) and s > 0   # (others: the solver's own message)
+    if positive and not INTERCEPT_SCALING_RANGE[0] <= s <= INTERCEPT_SCALING_RANGE[1]:
+        raise ValueError(f"intercept_scaling={s!r} is outside the public range [1e-100, 1e100] "
+                         "(INTERCEPT_SCALING_RANGE; beyond, s² overflows or underflows): scale the "
+                         "intercept's column into that range")
+    passes = options.get("n_passes")
+    if not _number(passes) or not passes > 0: return
+    if passes > MAX_PASSES:
+        raise ValueError(f"n_passes={passes:g} exceeds the public limit MAX_PASSES = 1e6 passes "
+                         "of one fit: use fewer passes")
+    shape = tuple(shape) if isinstance(shape, tuple) else ()
+    if len(shape) != 2 or not all(_number(v) and np.isfinite(v) for v in shape): return
+    coords = shape[1] + (options.get("fit_intercept") is True)
+    work = float(passes) * shape[0] * coords
+    if work > MAX_WORK:
+        raise ValueError(f"n_passes={passes:g}: n_passes × n × p = {work:.3g} exceeds the public "
+                         f"limit MAX_WORK = 1e12 record-coordinate visits of one fit; use at most "
+                         f"n_passes={MAX_WORK / (shape[0] * coords):.4g} for this shape")
+
+# %% ../../nbs/03_solvers/00_contract.ipynb
 def _fit(self, X, y, loss:Loss, penalty:Penalty|None, *, epsilon:float, delta:float|None,
          random_state=None, **options) -> FitResult:
     "The pipeline: validate → plan (public constants, calibration) → run → result and report."
+    check_limits({**{o.name: o.default for o in self.options}, **options},
+                 getattr(X, "shape", None))   # public values only: before anything is read
     if type(X).__module__.split(".")[0] == "dask":   # row-chunked: `dp_cd.solvers.chunks`
         from dp_cd.solvers.chunks import fit_chunked
         return fit_chunked(self, X, y, loss, penalty, epsilon=epsilon, delta=delta,
