@@ -17,7 +17,8 @@ from .estimators import (make_penalty, _label_set, _n_samples, _resolve_delta, _
                               _box_scores)
 from .solvers.contract import (Plan, PrivacyRequest, build_report, check_sample_weight,
                                     get_solver)
-from .solvers.tuning import default_candidates, linear_fitter, holdout_split, private_tune
+from .solvers.tuning import (default_candidates, linear_fitter, holdout_split,
+                                 private_tune, check_candidates)
 
 # %% auto 0
 __all__ = ['affine_from_bounds', 'to_unit_box', 'DPClassifierCV', 'DPRegressorCV']
@@ -70,6 +71,7 @@ class _TunedBase(BaseEstimator):
         delta = _resolve_delta(self.delta, n)
         check_scalar(self.validation_fraction, "validation_fraction", 0, 1, True, True)
         check_scalar(self.bounds_budget, "bounds_budget", 0, 1, True, True)
+        if self.candidates is not None: check_candidates(self.candidates)   # [] is no grid
         self._weights(sample_weight, n)   # bad weights, or no candidate taking them: refused here
         if budget is not None: budget.check(eps, delta)
         return eps, delta

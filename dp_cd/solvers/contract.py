@@ -5,6 +5,7 @@
 # %% ../../nbs/03_solvers/00_contract.ipynb 1
 from __future__ import annotations
 import inspect
+from collections.abc import Mapping
 import warnings
 from dataclasses import dataclass, field, replace
 import numpy as np
@@ -19,7 +20,7 @@ from ..privacy.report import PrivacyReport
 # %% auto 0
 __all__ = ['MAX_PASSES', 'MAX_WORK', 'INTERCEPT_SCALING_RANGE', 'SOLVERS', 'PrivacyRequest', 'check_privacy', 'Problem',
            'check_problem', 'project_records', 'check_sample_weight', 'LedgerEntry', 'Ledger', 'Plan', 'build_report',
-           'Run', 'FitResult', 'Solver', 'Option', 'check_limits', 'register', 'get_solver']
+           'Run', 'FitResult', 'Solver', 'Option', 'check_limits', 'register', 'get_solver', 'check_solver_options']
 
 # %% ../../nbs/03_solvers/00_contract.ipynb
 @dataclass(frozen=True)
@@ -428,3 +429,22 @@ def get_solver(name:str, # a registered name, e.g. "dp-cd"
     if name not in registry:
         raise ValueError(f"solver must be one of {sorted(registry)}, got {name!r}")
     return registry[name]
+
+# %% ../../nbs/03_solvers/00_contract.ipynb
+def check_solver_options(solver_options, # a dict of options of `solver`, or None (no options)
+                         solver:Solver, # the solver that will receive them
+                         name:str="solver_options", # the parameter named in errors
+                        ) -> dict:
+    "The options as a dict, checked: a mapping of the solver's option names (a `TypeError` if not)."
+    if solver_options is None: return {}
+    example = "{'n_passes': 20}"
+    if not isinstance(solver_options, Mapping):
+        raise TypeError(f"{name} must be a dict of {solver.name!r}'s options such as {example}, "
+                        f"or None, got {type(solver_options).__name__}")
+    bad = [k for k in solver_options if not isinstance(k, str)]
+    unknown = sorted(str(k) for k in solver_options if isinstance(k, str)
+                     and k not in solver.option_names)
+    if bad or unknown:
+        raise TypeError(f"{name}: solver {solver.name!r} has no options {unknown + bad}; its "
+                        f"options are {list(solver.option_names)}")
+    return dict(solver_options)

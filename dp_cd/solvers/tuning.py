@@ -14,7 +14,7 @@ from ..privacy.events import (DPEvent, PoissonSubsampledGaussianEvent, _leaves,
 from ..privacy.accountants import _event_rho
 from ..privacy.report import PrivacyReport
 from .contract import (Plan, Ledger, Solver, build_report, check_privacy,
-                                    get_solver)
+                                    get_solver, SOLVERS)
 from .dpcd import dp_cd
 from . import dpgcd, dpsgd   # registers DP-GCD and DP-SGD for the tuning grid
 
@@ -22,7 +22,7 @@ from . import dpgcd, dpsgd   # registers DP-GCD and DP-SGD for the tuning grid
 __all__ = ['ORDERS', 'RUN_TARGETS', 'TruncatedNegativeBinomial', 'tnb_for_mean', 'rdp_selection_bound', 'pure_selection_epsilon',
            'selection_rdp', 'selection_epsilon', 'calibrate_selection', 'RandomStoppingEvent', 'SelectionResult',
            'private_select', 'dpcd_train_and_score', 'event_rho', 'zcdp_accountant', 'zcdp_fit', 'default_candidates',
-           'linear_fitter', 'holdout_split', 'private_tune']
+           'check_candidates', 'linear_fitter', 'holdout_split', 'private_tune']
 
 # %% ../../nbs/03_solvers/05_tuning.ipynb
 @dataclass(frozen=True)
@@ -354,6 +354,35 @@ def default_candidates(n_train:int, # PUBLIC number of training records
     grid.append(dict(solver="dp-sgd", clip=0.3 * r, step=4.0, n_passes=100, batch_size=n_train))
     grid.append(dict(solver="dp-gcd", clip=0.3 * r, step=1.0, n_passes=50))
     return grid
+
+# %% ../../nbs/03_solvers/05_tuning.ipynb
+def check_candidates(candidates, # the grid: a non-empty list of dicts {"solver": name, **options}
+                     name:str="candidates", # the parameter named in errors
+                    ) -> list:
+    """The grid checked before any record is read: each candidate a dict naming a registered solver
+    that `zcdp_fit` can calibrate, with only that solver's options."""
+    example = "{'solver': 'dp-cd', 'n_passes': 20}"
+    if isinstance(candidates, (str, bytes, dict)) or not isinstance(candidates, (list, tuple)):
+        raise TypeError(f"{name} must be a list of dicts such as [{example}] (or None for the "
+                        f"default grid), got {type(candidates).__name__}")
+    if len(candidates) == 0:
+        raise ValueError(f"{name}=[] has no candidate: give at least one, such as [{example}], "
+                         f"or {name}=None for the default grid")
+    for i, c in enumerate(candidates):
+        if not isinstance(c, dict):
+            raise TypeError(f"{name}[{i}] must be a dict such as {example}, "
+                            f"got {type(c).__name__}")
+        if "solver" not in c:
+            usable = sorted(k for k, v in SOLVERS.items()
+                            if v.private and set(v.accountants) & set(RUN_TARGETS))
+            raise ValueError(f"{name}[{i}] has no 'solver': add one of {usable}, e.g. {example}")
+        s = get_solver(c["solver"])
+        zcdp_accountant(s, c.get("accountant"))   # a solver the search can calibrate, by name
+        unknown = sorted(set(c) - {"solver"} - set(s.option_names))
+        if unknown:
+            raise TypeError(f"{name}[{i}]: solver {s.name!r} has no options {unknown}; its "
+                            f"options are {list(s.option_names)}")
+    return list(candidates)
 
 # %% ../../nbs/03_solvers/05_tuning.ipynb
 def linear_fitter(X, y, loss, penalty, # the training part, scaled into the public bounds
