@@ -20,7 +20,8 @@ from ..privacy.report import PrivacyReport
 # %% auto 0
 __all__ = ['MAX_PASSES', 'MAX_WORK', 'INTERCEPT_SCALING_RANGE', 'SOLVERS', 'PrivacyRequest', 'check_privacy', 'Problem',
            'check_problem', 'project_records', 'check_sample_weight', 'LedgerEntry', 'Ledger', 'Plan', 'build_report',
-           'Run', 'FitResult', 'Solver', 'Option', 'check_limits', 'register', 'get_solver', 'check_solver_options']
+           'Run', 'FitResult', 'kernel_losses', 'Solver', 'Option', 'check_limits', 'register', 'get_solver',
+           'check_solver_options']
 
 # %% ../../nbs/03_solvers/00_contract.ipynb
 @dataclass(frozen=True)
@@ -255,12 +256,24 @@ class FitResult:
                 f"{priv}, ||coef||_2={np.linalg.norm(self.coef):.4g})")
 
 # %% ../../nbs/03_solvers/00_contract.ipynb
+def kernel_losses() -> dict:
+    """code -> class of the losses defined in `dp_cd.model.losses`, the ones the kernels compute
+    (they dispatch on `Loss.code`); a loss of another code is refused by every solver that does not
+    list its class in `losses`."""
+    out, todo = {}, list(Loss.__subclasses__())
+    while todo:
+        c = todo.pop()
+        todo.extend(c.__subclasses__())
+        if c.__module__ == Loss.__module__: out.setdefault(c.code, c)
+    return out
+
+# %% ../../nbs/03_solvers/00_contract.ipynb
 class Solver:
     "Base class of the registered solvers: capabilities, three steps, and the pipeline `fit`."
     name: str = ""  # the one spelling used everywhere, e.g. "dp-cd"
     summary: str = ""  # one line for listings
     private: bool = True  # False for non-private references
-    losses: tuple = ()  # supported Loss classes (empty: every loss)
+    losses: tuple = ()  # supported Loss classes (empty: every smooth library loss)
     penalties: tuple = ()  # supported Penalty classes (empty: every penalty)
     sparse: bool = True  # accepts scipy sparse designs
     clipping: tuple = ()  # clipping schemes, e.g. ("coordinate", "sample")
@@ -280,6 +293,12 @@ class Solver:
 
     def check_supports(self, loss, penalty):
         "Refuse a loss or penalty the solver does not support, naming the ones it does."
+        if type(loss) not in self.losses and loss.code not in kernel_losses():
+            known = {c.code: c.__name__ for c in kernel_losses().values()}
+            raise ValueError(f"solver {self.name!r} does not support {loss!r}: its code "
+                             f"{loss.code!r} is none of the library's losses {known}, the only "
+                             "ones the kernels compute; use one of them, or a solver that lists "
+                             f"{type(loss).__name__} in its `losses`")
         if self.losses and not isinstance(loss, self.losses):
             raise ValueError(f"solver {self.name!r} does not support {loss!r}: "
                              f"use one of {_names(self.losses)}")
