@@ -14,7 +14,7 @@ from ..privacy.events import (DPEvent, PoissonSubsampledGaussianEvent, _leaves,
 from ..privacy.accountants import _event_rho
 from ..privacy.report import PrivacyReport
 from .contract import (Plan, Ledger, Solver, build_report, check_privacy,
-                                    get_solver, SOLVERS)
+                                    get_solver, SOLVERS, check_limits)
 from .dpcd import dp_cd
 from . import dpgcd, dpsgd   # registers DP-GCD and DP-SGD for the tuning grid
 
@@ -360,7 +360,8 @@ def check_candidates(candidates, # the grid: a non-empty list of dicts {"solver"
                      name:str="candidates", # the parameter named in errors
                     ) -> list:
     """The grid checked before any record is read: each candidate a dict naming a registered solver
-    that `zcdp_fit` can calibrate, with only that solver's options."""
+    that `zcdp_fit` can calibrate, with only that solver's options, within the public limits
+    (`check_limits` without the shape: the work is checked again by each run)."""
     example = "{'solver': 'dp-cd', 'n_passes': 20}"
     if isinstance(candidates, (str, bytes, dict)) or not isinstance(candidates, (list, tuple)):
         raise TypeError(f"{name} must be a list of dicts such as [{example}] (or None for the "
@@ -382,6 +383,8 @@ def check_candidates(candidates, # the grid: a non-empty list of dicts {"solver"
         if unknown:
             raise TypeError(f"{name}[{i}]: solver {s.name!r} has no options {unknown}; its "
                             f"options are {list(s.option_names)}")
+        try: check_limits({**{o.name: o.default for o in s.options}, **c}, None)   # no shape:
+        except ValueError as e: raise ValueError(f"{name}[{i}]: {e}") from None   # n_passes
     return list(candidates)
 
 # %% ../../nbs/03_solvers/05_tuning.ipynb
