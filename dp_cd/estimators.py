@@ -17,7 +17,8 @@ from .utils import check_scalar, as_generator, PrivacyLeakWarning
 from .model.losses import Loss, SquaredLoss, LogisticLoss, HuberLoss
 from .model.penalties import Penalty, NoPenalty, L1, L2, ElasticNet
 from .solvers.contract import (SOLVERS, get_solver, Ledger, Plan, PrivacyRequest,
-                                     build_report, check_sample_weight)
+                                     build_report, check_sample_weight, check_solver_options,
+                                     check_limits)
 # importing the solver modules registers them in SOLVERS
 from .solvers import dpcd, dpgcd, dpsgd, dpscd, output_perturbation, growth, block_cd
 from .utils import is_chunked
@@ -457,6 +458,11 @@ class _DPLinearBase(BaseEstimator):
         loss, pen, solver, eps = self._check_params()
         delta = _resolve_delta(self.delta, _n_samples(X))
         self._bounds_setting()   # a bad `bounds` is refused before anything is read or charged
+        defaults = {o.name: o.default for o in solver.options}
+        check_limits({**defaults, **check_solver_options(self.solver_options, solver),
+                      "n_passes": self.n_passes, "fit_intercept": self.fit_intercept,
+                      "intercept_scaling": self.intercept_scaling},
+                     getattr(X, "shape", None))   # public work limits, before any read
         self._check_weights(solver, sample_weight, _n_samples(X))   # refused before any read
         budget = _resolve_budget(self, warn=False)
         if budget is not None: budget.check(eps, delta)

@@ -19,7 +19,8 @@ from .estimators import (make_penalty, _label_set, _n_samples, _resolve_delta, _
                               PREPROCESSING_LABEL)
 from .solvers.contract import (Plan, PrivacyRequest, build_report, check_sample_weight,
                                     get_solver)
-from .solvers.tuning import default_candidates, linear_fitter, holdout_split, private_tune
+from .solvers.tuning import (default_candidates, linear_fitter, holdout_split,
+                                 private_tune, check_candidates)
 
 # %% auto 0
 __all__ = ['affine_from_bounds', 'to_unit_box', 'DPClassifierCV', 'DPRegressorCV']
@@ -73,6 +74,7 @@ class _TunedBase(BaseEstimator):
         check_scalar(self.validation_fraction, "validation_fraction", 0, 1, True, True)
         check_scalar(self.bounds_budget, "bounds_budget", 0, 1, True, True)
         _centres(self, X)   # a bad `center` is refused here
+        if self.candidates is not None: check_candidates(self.candidates)   # [] is no grid
         self._weights(sample_weight, n)   # bad weights, or no candidate taking them: refused here
         if budget is not None: budget.check(eps, delta)
         return eps, delta

@@ -5,6 +5,7 @@
 # %% ../../nbs/03_solvers/00_contract.ipynb 1
 from __future__ import annotations
 import inspect
+from collections.abc import Mapping
 import warnings
 from dataclasses import dataclass, field, replace
 import numpy as np
@@ -17,9 +18,10 @@ from ..privacy.events import (DPEvent, ComposedEvent, check_epsilon, check_delta
 from ..privacy.report import PrivacyReport
 
 # %% auto 0
-__all__ = ['SOLVERS', 'PrivacyRequest', 'check_privacy', 'Problem', 'check_problem', 'project_records', 'check_sample_weight',
-           'LedgerEntry', 'Ledger', 'Plan', 'build_report', 'Run', 'FitResult', 'Solver', 'Option', 'register',
-           'get_solver']
+__all__ = ['MAX_PASSES', 'MAX_WORK', 'INTERCEPT_SCALING_RANGE', 'SOLVERS', 'PrivacyRequest', 'check_privacy', 'Problem',
+           'check_problem', 'project_records', 'check_sample_weight', 'LedgerEntry', 'Ledger', 'Plan', 'build_report',
+           'Run', 'FitResult', 'kernel_losses', 'Solver', 'Option', 'check_limits', 'register', 'get_solver',
+           'check_solver_options']
 
 # %% ../../nbs/03_solvers/00_contract.ipynb
 @dataclass(frozen=True)
@@ -254,12 +256,24 @@ class FitResult:
                 f"{priv}, ||coef||_2={np.linalg.norm(self.coef):.4g})")
 
 # %% ../../nbs/03_solvers/00_contract.ipynb
+def kernel_losses() -> dict:
+    """code -> class of the losses defined in `dp_cd.model.losses`, the ones the kernels compute
+    (they dispatch on `Loss.code`); a loss of another code is refused by every solver that does not
+    list its class in `losses`."""
+    out, todo = {}, list(Loss.__subclasses__())
+    while todo:
+        c = todo.pop()
+        todo.extend(c.__subclasses__())
+        if c.__module__ == Loss.__module__: out.setdefault(c.code, c)
+    return out
+
+# %% ../../nbs/03_solvers/00_contract.ipynb
 class Solver:
     "Base class of the registered solvers: capabilities, three steps, and the pipeline `fit`."
     name: str = ""  # the one spelling used everywhere, e.g. "dp-cd"
     summary: str = ""  # one line for listings
     private: bool = True  # False for non-private references
-    losses: tuple = ()  # supported Loss classes (empty: every loss)
+    losses: tuple = ()  # supported Loss classes (empty: every smooth library loss)
     penalties: tuple = ()  # supported Penalty classes (empty: every penalty)
     sparse: bool = True  # accepts scipy sparse designs
     clipping: tuple = ()  # clipping schemes, e.g. ("coordinate", "sample")
@@ -279,6 +293,12 @@ class Solver:
 
     def check_supports(self, loss, penalty):
         "Refuse a loss or penalty the solver does not support, naming the ones it does."
+        if type(loss) not in self.losses and loss.code not in kernel_losses():
+            known = {c.code: c.__name__ for c in kernel_losses().values()}
+            raise ValueError(f"solver {self.name!r} does not support {loss!r}: its code "
+                             f"{loss.code!r} is none of the library's losses {known}, the only "
+                             "ones the kernels compute; use one of them, or a solver that lists "
+                             f"{type(loss).__name__} in its `losses`")
         if self.losses and not isinstance(loss, self.losses):
             raise ValueError(f"solver {self.name!r} does not support {loss!r}: "
                              f"use one of {_names(self.losses)}")
@@ -337,9 +357,47 @@ def _run(self, problem:Problem, plan:Plan, options:dict, rng) -> Run:
 Solver.check_options, Solver.plan, Solver.run = _check_options, _plan, _run
 
 # %% ../../nbs/03_solvers/00_contract.ipynb
+MAX_PASSES = 10**6   # PUBLIC limit on the option n_passes of one fit
+MAX_WORK = 10**12    # PUBLIC limit on n_passes × n × p (record-coordinate visits) of one fit
+INTERCEPT_SCALING_RANGE = (1e-100, 1e100)   # PUBLIC range of intercept_scaling: s² stays normal
+
+
+def _number(x) -> bool:
+    "Whether x is a real number (not a bool); anything else is left to the solver's own checks."
+    real = isinstance(x, (int, float, np.integer, np.floating))
+    return real and not isinstance(x, (bool, np.bool_))
+
+
+def check_limits(options:dict, # the options of a fit, with their defaults
+                 shape, # the shape (n, p) of X (public); anything else: only the options checked
+                ) -> None:
+    "Refuse options beyond the public limits: work of `n_passes`, range of `intercept_scaling`."
+    s = options.get("intercept_scaling")
+    positive = _number(s) and np.isfinite(s) and s > 0   # (others: the solver's own message)
+    if positive and not INTERCEPT_SCALING_RANGE[0] <= s <= INTERCEPT_SCALING_RANGE[1]:
+        raise ValueError(f"intercept_scaling={s!r} is outside the public range [1e-100, 1e100] "
+                         "(INTERCEPT_SCALING_RANGE; beyond, s² overflows or underflows): scale the "
+                         "intercept's column into that range")
+    passes = options.get("n_passes")
+    if not _number(passes) or not passes > 0: return
+    if passes > MAX_PASSES:
+        raise ValueError(f"n_passes={passes:g} exceeds the public limit MAX_PASSES = 1e6 passes "
+                         "of one fit: use fewer passes")
+    shape = tuple(shape) if isinstance(shape, tuple) else ()
+    if len(shape) != 2 or not all(_number(v) and np.isfinite(v) for v in shape): return
+    coords = shape[1] + (options.get("fit_intercept") is True)
+    work = float(passes) * shape[0] * coords
+    if work > MAX_WORK:
+        raise ValueError(f"n_passes={passes:g}: n_passes × n × p = {work:.3g} exceeds the public "
+                         f"limit MAX_WORK = 1e12 record-coordinate visits of one fit; use at most "
+                         f"n_passes={MAX_WORK / (shape[0] * coords):.4g} for this shape")
+
+# %% ../../nbs/03_solvers/00_contract.ipynb
 def _fit(self, X, y, loss:Loss, penalty:Penalty|None, *, epsilon:float, delta:float|None,
          random_state=None, **options) -> FitResult:
     "The pipeline: validate → plan (public constants, calibration) → run → result and report."
+    check_limits({**{o.name: o.default for o in self.options}, **options},
+                 getattr(X, "shape", None))   # public values only: before anything is read
     if type(X).__module__.split(".")[0] == "dask":   # row-chunked: `dp_cd.solvers.chunks`
         from dp_cd.solvers.chunks import fit_chunked
         return fit_chunked(self, X, y, loss, penalty, epsilon=epsilon, delta=delta,
@@ -390,3 +448,22 @@ def get_solver(name:str, # a registered name, e.g. "dp-cd"
     if name not in registry:
         raise ValueError(f"solver must be one of {sorted(registry)}, got {name!r}")
     return registry[name]
+
+# %% ../../nbs/03_solvers/00_contract.ipynb
+def check_solver_options(solver_options, # a dict of options of `solver`, or None (no options)
+                         solver:Solver, # the solver that will receive them
+                         name:str="solver_options", # the parameter named in errors
+                        ) -> dict:
+    "The options as a dict, checked: a mapping of the solver's option names (a `TypeError` if not)."
+    if solver_options is None: return {}
+    example = "{'n_passes': 20}"
+    if not isinstance(solver_options, Mapping):
+        raise TypeError(f"{name} must be a dict of {solver.name!r}'s options such as {example}, "
+                        f"or None, got {type(solver_options).__name__}")
+    bad = [k for k in solver_options if not isinstance(k, str)]
+    unknown = sorted(str(k) for k in solver_options if isinstance(k, str)
+                     and k not in solver.option_names)
+    if bad or unknown:
+        raise TypeError(f"{name}: solver {solver.name!r} has no options {unknown + bad}; its "
+                        f"options are {list(solver.option_names)}")
+    return dict(solver_options)

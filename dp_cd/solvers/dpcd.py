@@ -343,7 +343,11 @@ def _smoothness(X, loss, smoothness, bound, budget, epsilon, rng, solver, stackl
         raise ValueError(f"smoothness must be 'exact', 'private' or an array, got {smoothness!r}")
     M = check_array(smoothness, "smoothness", ndim=1)
     if M.shape[0] != X.shape[1]:
-        raise ValueError(f"smoothness has {M.shape[0]} entries but X has {X.shape[1]} columns")
+        extra = (" (one more: the intercept's constant is not given, it is beta * "
+                 "intercept_scaling**2, public; drop the last entry)"
+                 if M.shape[0] == X.shape[1] + 1 else "")
+        raise ValueError(f"smoothness has {M.shape[0]} entries but X has {X.shape[1]} columns"
+                         f"{extra}: give one constant M_j per column of X")
     return M, 0.0, None, [], []
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb

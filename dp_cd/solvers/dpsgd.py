@@ -15,12 +15,13 @@ from .dpcd import row_norms, _check_intercept
 from .contract import Solver, Plan, Run, Ledger, FitResult, register, get_solver
 from ..privacy.events import PoissonSubsampledGaussianEvent, SelfComposedEvent
 from ..privacy.accountants import RDPAccountant, make_accountant
-from ..privacy.pld import calibrate_tightest
+from ..privacy.pld import calibrate_tightest, tightest_accountant
 from ..privacy.calibration import calibrate
 
 # %% auto 0
-__all__ = ['SGD_ACCOUNTANTS', 'dp_sgd', 'DPSGD', 'subsampled_gaussian_steps', 'calibrate_subsampled_gaussian',
-           'sgd_expected_smoothness', 'poisson_batches', 'sgd_steps_dense', 'sgd_steps_sparse', 'clipping_norms']
+__all__ = ['SGD_ACCOUNTANTS', 'PLD_MIN_NOISE', 'dp_sgd', 'DPSGD', 'subsampled_gaussian_steps', 'calibrate_subsampled_gaussian',
+           'sgd_accountant', 'sgd_expected_smoothness', 'poisson_batches', 'sgd_steps_dense', 'sgd_steps_sparse',
+           'clipping_norms']
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 def dp_sgd(
@@ -112,12 +113,18 @@ def subsampled_gaussian_steps(z:float, # noise multiplier (noise std / clipping 
     return SelfComposedEvent(PoissonSubsampledGaussianEvent(z, q), steps)
 
 
+PLD_MIN_NOISE = 0.5   # PLD searches z ≥ this only: below, its grid (and time) explode
+
+
 @functools.lru_cache(maxsize=512)
 def _calibrated(epsilon, delta, steps, q, relation, accountant="rdp"):
     if accountant == "pld":   # bracketed by the RDP multiplier: PLD never needs more noise
         z_rdp = _calibrated(epsilon, delta, steps, q, relation)
+        lo = max(z_rdp / 2, PLD_MIN_NOISE)   # the search never goes below the bracket
+        if lo >= z_rdp: return z_rdp         # tiny noise (huge ε): RDP's multiplier
         ledger = lambda z: subsampled_gaussian_steps(z, q, steps)
-        return calibrate_tightest(ledger, epsilon, delta, relation, lo=z_rdp / 2, hi=z_rdp)
+        if tightest_accountant(ledger(lo), relation).get_epsilon(delta) <= epsilon: return lo
+        return calibrate_tightest(ledger, epsilon, delta, relation, lo=lo, hi=z_rdp)
     make = lambda z: RDPAccountant(relation=relation).compose(PoissonSubsampledGaussianEvent(z, q),
                                                               steps)
     return calibrate(make, epsilon, delta)
@@ -128,9 +135,20 @@ def calibrate_subsampled_gaussian(epsilon:float, delta:float, # the (ε, δ) tar
                                   relation:str, # neighbouring relation
                                   accountant:str="rdp", # "pld" (tightest) or "rdp"
                                  ) -> float:
-    "Smallest z for which T Poisson-subsampled Gaussian steps are (ε, δ)-DP (cached)."
+    """Smallest z for which T Poisson-subsampled Gaussian steps are (ε, δ)-DP (cached); "pld" searches
+    [max(z_rdp/2, PLD_MIN_NOISE), z_rdp] only (`sgd_accountant`)."""
     return _calibrated(float(epsilon), float(delta), int(steps), float(q), str(relation),
                        str(accountant))
+
+
+def sgd_accountant(epsilon:float, delta:float, steps:int, q:float, relation:str,
+                   accountant:str, # the option: "pld" or "rdp"
+                  ) -> str:
+    """The accountant that calibrates and certifies the run: "rdp" instead of "pld" when RDP's
+    multiplier is already below `PLD_MIN_NOISE` (huge ε), where the PLD's grid is too costly."""
+    if accountant != "pld": return accountant
+    z_rdp = calibrate_subsampled_gaussian(epsilon, delta, steps, q, relation, "rdp")
+    return "rdp" if z_rdp <= PLD_MIN_NOISE else "pld"
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 def sgd_expected_smoothness(M:float, # smoothness of the average loss f (e.g. β‖X‖₂²/n)
@@ -178,16 +196,20 @@ def _sgd_plan(self, problem, request, options:dict, rng) -> Plan:
     if not request.private:
         return Plan(notes=["non-private run: no clipping, no noise"],
                     params={**params, "clip": np.inf})
-    z = calibrate_subsampled_gaussian(request.epsilon, request.delta, T, q, request.relation,
-                                      options["accountant"])
+    target = (request.epsilon, request.delta, T, q, request.relation)
+    used = sgd_accountant(*target, options["accountant"])
+    z = calibrate_subsampled_gaussian(*target, used)
     ledger = Ledger().add("gradient steps (Poisson-subsampled Gaussian)",
                           subsampled_gaussian_steps(z, q, T))
-    accountant = make_accountant(options["accountant"], request.relation).compose(ledger.event)
-    note = (f"{T} Poisson-subsampled Gaussian sums (rate q={q:.3g}) of gradients clipped to "
-            f"C={clip:g}")
+    accountant = make_accountant(used, request.relation).compose(ledger.event)
+    notes = [f"{T} Poisson-subsampled Gaussian sums (rate q={q:.3g}) of gradients clipped to "
+             f"C={clip:g}"]
+    if used != options["accountant"]:
+        notes.append(f"accountant='pld' asked, RDP used: its noise multiplier {z:.3g} is below "
+                     f"PLD_MIN_NOISE = {PLD_MIN_NOISE:g}, where the PLD's grid is too costly")
     return Plan(ledger=ledger, epsilon=accountant.get_epsilon(request.delta),
-                accountant=accountant.name, releases=T, noise_scales=[z * clip], notes=[note],
-                data_dependent=leaks, params={**params, "noise_multiplier": z})
+                accountant=accountant.name, releases=T, noise_scales=[z * clip], notes=notes,
+                data_dependent=leaks, params={**params, "noise_multiplier": z, "accountant": used})
 
 DPSGD.plan = _sgd_plan
 

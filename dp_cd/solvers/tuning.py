@@ -14,7 +14,7 @@ from ..privacy.events import (DPEvent, PoissonSubsampledGaussianEvent, _leaves,
 from ..privacy.accountants import _event_rho
 from ..privacy.report import PrivacyReport
 from .contract import (Plan, Ledger, Solver, build_report, check_privacy,
-                                    get_solver)
+                                    get_solver, SOLVERS, check_limits)
 from .dpcd import dp_cd
 from . import dpgcd, dpsgd   # registers DP-GCD and DP-SGD for the tuning grid
 
@@ -22,7 +22,7 @@ from . import dpgcd, dpsgd   # registers DP-GCD and DP-SGD for the tuning grid
 __all__ = ['ORDERS', 'RUN_TARGETS', 'TruncatedNegativeBinomial', 'tnb_for_mean', 'rdp_selection_bound', 'pure_selection_epsilon',
            'selection_rdp', 'selection_epsilon', 'calibrate_selection', 'RandomStoppingEvent', 'SelectionResult',
            'private_select', 'dpcd_train_and_score', 'event_rho', 'zcdp_accountant', 'zcdp_fit', 'default_candidates',
-           'linear_fitter', 'holdout_split', 'private_tune']
+           'check_candidates', 'linear_fitter', 'holdout_split', 'private_tune']
 
 # %% ../../nbs/03_solvers/05_tuning.ipynb
 @dataclass(frozen=True)
@@ -304,18 +304,33 @@ def zcdp_accountant(solver:Solver, # a registered solver
     return requested or usable[0]
 
 # %% ../../nbs/03_solvers/05_tuning.ipynb
+def _private_smoothness_split(s:Solver, options:dict, rho:float, p_x:int) -> tuple:
+    """(ρ left for the optimisation, ε_M) of a run with `smoothness="private"`: a share of ρ (the
+    `smoothness_budget` option, a share of ρ here) buys the pure ε_M whose p_x Laplace releases
+    (ε_M/p_x-DP each) are ε_M²/(2 p_x)-zCDP; (ρ, 0) for any other run."""
+    if not (isinstance(options.get("smoothness"), str) and options["smoothness"] == "private"
+            and "smoothness_budget" in s.option_names):
+        return rho, 0.0
+    share = options.get("smoothness_budget", dict((o.name, o.default) for o in s.options)
+                        ["smoothness_budget"])
+    share = check_scalar(share, "smoothness_budget", 0, 1, True, True)
+    return (1 - share) * rho, math.sqrt(2 * p_x * share * rho)
+
 def zcdp_fit(solver:str, # a registered solver name
              X, y, loss, penalty, # the (training) data and the problem
              rho:float, # the run must be ρ-zCDP
              rng, # Generator (consumed)
              **options, # the solver's options (`accountant`: see `zcdp_accountant`)
             ):
-    "A run calibrated to be ρ-zCDP, checked on its own ledger before it is returned."
+    """A run calibrated to be ρ-zCDP, checked on its own ledger before it is returned; with
+    `smoothness="private"`, `smoothness_budget` is the share of ρ spent on the constants M_j."""
     rho = check_scalar(rho, "rho", low=0, low_open=True)
     s = get_solver(solver)
     currency = zcdp_accountant(s, options.pop("accountant", None))
     d_run = min(1e-6, 0.1 / X.shape[0]**2)   # calibration currency only: any δ_run gives ρ-zCDP
-    target = RUN_TARGETS[currency](rho, d_run)
+    rho_opt, eps_M = _private_smoothness_split(s, options, rho, X.shape[1])
+    target = RUN_TARGETS[currency](rho_opt, d_run) + eps_M   # the solver spends ε_M, then the rest
+    if eps_M: options["smoothness_budget"] = eps_M / target
     if "accountant" in s.option_names: options["accountant"] = currency   # else its only one
     fit = s.fit(X, y, loss, penalty, epsilon=target, delta=d_run, random_state=rng, **options)
     rho_run = event_rho(fit.ledger.event, options.get("relation", "replace_one"))
@@ -339,6 +354,38 @@ def default_candidates(n_train:int, # PUBLIC number of training records
     grid.append(dict(solver="dp-sgd", clip=0.3 * r, step=4.0, n_passes=100, batch_size=n_train))
     grid.append(dict(solver="dp-gcd", clip=0.3 * r, step=1.0, n_passes=50))
     return grid
+
+# %% ../../nbs/03_solvers/05_tuning.ipynb
+def check_candidates(candidates, # the grid: a non-empty list of dicts {"solver": name, **options}
+                     name:str="candidates", # the parameter named in errors
+                    ) -> list:
+    """The grid checked before any record is read: each candidate a dict naming a registered solver
+    that `zcdp_fit` can calibrate, with only that solver's options, within the public limits
+    (`check_limits` without the shape: the work is checked again by each run)."""
+    example = "{'solver': 'dp-cd', 'n_passes': 20}"
+    if isinstance(candidates, (str, bytes, dict)) or not isinstance(candidates, (list, tuple)):
+        raise TypeError(f"{name} must be a list of dicts such as [{example}] (or None for the "
+                        f"default grid), got {type(candidates).__name__}")
+    if len(candidates) == 0:
+        raise ValueError(f"{name}=[] has no candidate: give at least one, such as [{example}], "
+                         f"or {name}=None for the default grid")
+    for i, c in enumerate(candidates):
+        if not isinstance(c, dict):
+            raise TypeError(f"{name}[{i}] must be a dict such as {example}, "
+                            f"got {type(c).__name__}")
+        if "solver" not in c:
+            usable = sorted(k for k, v in SOLVERS.items()
+                            if v.private and set(v.accountants) & set(RUN_TARGETS))
+            raise ValueError(f"{name}[{i}] has no 'solver': add one of {usable}, e.g. {example}")
+        s = get_solver(c["solver"])
+        zcdp_accountant(s, c.get("accountant"))   # a solver the search can calibrate, by name
+        unknown = sorted(set(c) - {"solver"} - set(s.option_names))
+        if unknown:
+            raise TypeError(f"{name}[{i}]: solver {s.name!r} has no options {unknown}; its "
+                            f"options are {list(s.option_names)}")
+        try: check_limits({**{o.name: o.default for o in s.options}, **c}, None)   # no shape:
+        except ValueError as e: raise ValueError(f"{name}[{i}]: {e}") from None   # n_passes
+    return list(candidates)
 
 # %% ../../nbs/03_solvers/05_tuning.ipynb
 def linear_fitter(X, y, loss, penalty, # the training part, scaled into the public bounds
