@@ -6,7 +6,7 @@
 from __future__ import annotations
 import math, warnings
 import numpy as np
-from scipy import fft, signal, special
+from scipy import special   # scipy.fft is imported on use: `import dp_cd` stays light
 from ..utils import check_scalar
 from .events import (GaussianEvent, LaplaceEvent, PoissonSubsampledGaussianEvent,
                                   check_relation)
@@ -73,11 +73,18 @@ def _truncate(offset, probs, inf_mass, tail):
     kept[0] += probs[:lo].sum()
     return offset + lo, kept, inf_mass + probs[hi:].sum()
 
+def _fft_convolve(a, b):
+    "Full linear convolution of two real arrays by FFT: `scipy.signal.fftconvolve` without its import."
+    from scipy import fft
+    m = a.size + b.size - 1
+    n = fft.next_fast_len(m, real=True)
+    return fft.irfft(fft.rfft(a, n) * fft.rfft(b, n), n)[:m]
+
 def pld_compose(a:PLDPmf, b:PLDPmf, tail:float=1e-15) -> PLDPmf:
     "PLD of the composition: convolution of the finite parts (FFT), ∞ if either loss is infinite."
     if a.h != b.h: raise ValueError("PLDs must share their discretisation")
     small = min(a.probs.size, b.probs.size) <= 64
-    p = np.convolve(a.probs, b.probs) if small else signal.fftconvolve(a.probs, b.probs)
+    p = np.convolve(a.probs, b.probs) if small else _fft_convolve(a.probs, b.probs)
     inf = a.inf_mass + b.inf_mass - a.inf_mass * b.inf_mass + _roundoff_allowance(p)
     return PLDPmf(a.h, *_truncate(a.offset + b.offset, np.clip(p, 0.0, None), inf, tail))
 
@@ -105,6 +112,7 @@ def _chernoff_window(pmf, count, tail):
 def pld_self_compose(pmf:PLDPmf, count:int, tail:float=1e-15) -> PLDPmf:
     """PLD of `count` compositions of `pmf`: one FFT power on a window given by a Chernoff bound,
     in extended precision beyond 1000 steps (the power multiplies the round-off by `count`)."""
+    from scipy import fft
     lo, hi = _chernoff_window(pmf, count, tail)
     i0, i1 = math.floor(lo / pmf.h + 1e-9), math.ceil(hi / pmf.h - 1e-9)
     n = fft.next_fast_len(max(i1 - i0 + 1, pmf.probs.size))
