@@ -15,7 +15,7 @@ from .dpcd import row_norms, _check_intercept
 from .contract import Solver, Plan, Run, Ledger, FitResult, register, get_solver
 from ..privacy.events import PoissonSubsampledGaussianEvent, SelfComposedEvent
 from ..privacy.accountants import RDPAccountant, make_accountant
-from ..privacy.pld import calibrate_tightest
+from ..privacy.pld import calibrate_tightest, tightest_accountant
 from ..privacy.calibration import calibrate
 
 # %% auto 0
@@ -182,7 +182,9 @@ def _sgd_plan(self, problem, request, options:dict, rng) -> Plan:
                                       options["accountant"])
     ledger = Ledger().add("gradient steps (Poisson-subsampled Gaussian)",
                           subsampled_gaussian_steps(z, q, T))
-    accountant = make_accountant(options["accountant"], request.relation).compose(ledger.event)
+    accountant = (tightest_accountant(ledger.event, request.relation).best(request.delta)
+                  if options["accountant"] == "pld" else   # the member certifying the least ε
+                  make_accountant(options["accountant"], request.relation).compose(ledger.event))
     note = (f"{T} Poisson-subsampled Gaussian sums (rate q={q:.3g}) of gradients clipped to "
             f"C={clip:g}")
     return Plan(ledger=ledger, epsilon=accountant.get_epsilon(request.delta),
