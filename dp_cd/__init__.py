@@ -92,8 +92,27 @@ from .solvers.dpscd import dp_scd
 from .solvers.output_perturbation import output_perturbation
 from .solvers.growth import growth_adaptive
 from .solvers.block_cd import dp_bcd
-from .estimators import DPClassifier, DPRegressor, BudgetAccountant, BudgetExceededError
-from .tuned import DPClassifierCV, DPRegressorCV
+
+# imported on first use (PEP 562): scikit-learn, and pandas with it, cost more than the rest together
+_LAZY = {'DPClassifier': 'estimators', 'DPRegressor': 'estimators', 'BudgetAccountant': 'estimators',
+         'BudgetExceededError': 'estimators', 'DPClassifierCV': 'tuned', 'DPRegressorCV': 'tuned'}
+_SUBMODULES = ('model', 'privacy', 'solvers', 'theory', 'utils', 'datasets', 'estimators', 'tuned',
+               'cli', 'experiments')
+
+def __getattr__(name):
+    "A public name of `_LAZY`, or a subpackage, imported when first asked for."
+    import importlib
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f'dp_cd.{_LAZY[name]}'), name)
+    elif name in _SUBMODULES:
+        value = importlib.import_module(f'dp_cd.{name}')
+    else:
+        raise AttributeError(f"module 'dp_cd' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
 
 # %% ../nbs/06_api/03_api.ipynb
 __all__ = [

@@ -6,7 +6,6 @@
 from __future__ import annotations
 import math
 import numpy as np
-from scipy import optimize
 from ..utils import check_scalar
 from .events import (PoissonSubsampledGaussianEvent, check_delta, check_epsilon,
                                   check_relation, check_noise_multiplier, check_steps)
@@ -87,6 +86,7 @@ def calibrate(
         hi, lo = lo, max(lo / f, 1e-12)
         f *= f
     if hi / lo <= 1 + rtol: return hi
+    from scipy import optimize   # imported on use: `import dp_cd` stays light
     # decreasing in t = log x
     g = lambda t: min(make_accountant(math.exp(t)).get_epsilon(d) - e_t, 1e300)
     t = optimize.brentq(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 import numpy as np
-from scipy import optimize, special
+from scipy import special   # scipy.optimize is imported where used: `import dp_cd` stays light
 from ..utils import check_scalar
 from .events import check_delta, check_epsilon, check_relation, check_steps
 
@@ -112,6 +112,7 @@ def optimal_composition_epsilon(eps0:float, # ε0 of each mechanism
 def _root_decreasing(f, lo, hi, margin=1e-12):
     """Root of a decreasing f on [lo, hi] (f(lo) > 0 ≥ f(hi)), returned from above: f(result) ≤
     -margin unless result = hi."""
+    from scipy import optimize
     x = optimize.brentq(f, lo, hi, xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=1000)
     step = max(abs(x), 1e-300) * 4e-16
     while f(x) > -margin and x < hi:
@@ -253,6 +254,7 @@ def _min_over_alpha(g):
     ts = np.linspace(-15, 30, 451)
     vals = np.array([g(1 + math.exp(t)) for t in ts])
     i = int(np.nanargmin(vals))
+    from scipy import optimize
     lo, hi = ts[max(i - 1, 0)], ts[min(i + 1, len(ts) - 1)]
     r = optimize.minimize_scalar(
         lambda t: g(1 + math.exp(t)), bounds=(lo, hi), method="bounded", options={"xatol": 1e-10}

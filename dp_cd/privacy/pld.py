@@ -4,13 +4,14 @@
 
 # %% ../../nbs/02_privacy/10_pld.ipynb 1
 from __future__ import annotations
-import math, warnings
+import functools, math, warnings
 import numpy as np
-from scipy import fft, signal, special
+from scipy import special   # scipy.fft is imported on use: `import dp_cd` stays light
 from ..utils import check_scalar
 from .events import (GaussianEvent, LaplaceEvent, PoissonSubsampledGaussianEvent,
-                                  check_relation)
-from .accountants import Accountant, GDPAccountant, make_accountant
+                                  check_delta, check_epsilon, check_relation)
+from .accountants import (Accountant, BestOfAccountant, GDPAccountant, RDPAccountant,
+                                       make_accountant)
 from .calibration import calibrate
 
 # %% auto 0
@@ -73,11 +74,18 @@ def _truncate(offset, probs, inf_mass, tail):
     kept[0] += probs[:lo].sum()
     return offset + lo, kept, inf_mass + probs[hi:].sum()
 
+def _fft_convolve(a, b):
+    "Full linear convolution of two real arrays by FFT: `scipy.signal.fftconvolve` without its import."
+    from scipy import fft
+    m = a.size + b.size - 1
+    n = fft.next_fast_len(m, real=True)
+    return fft.irfft(fft.rfft(a, n) * fft.rfft(b, n), n)[:m]
+
 def pld_compose(a:PLDPmf, b:PLDPmf, tail:float=1e-15) -> PLDPmf:
     "PLD of the composition: convolution of the finite parts (FFT), ∞ if either loss is infinite."
     if a.h != b.h: raise ValueError("PLDs must share their discretisation")
     small = min(a.probs.size, b.probs.size) <= 64
-    p = np.convolve(a.probs, b.probs) if small else signal.fftconvolve(a.probs, b.probs)
+    p = np.convolve(a.probs, b.probs) if small else _fft_convolve(a.probs, b.probs)
     inf = a.inf_mass + b.inf_mass - a.inf_mass * b.inf_mass + _roundoff_allowance(p)
     return PLDPmf(a.h, *_truncate(a.offset + b.offset, np.clip(p, 0.0, None), inf, tail))
 
@@ -105,6 +113,7 @@ def _chernoff_window(pmf, count, tail):
 def pld_self_compose(pmf:PLDPmf, count:int, tail:float=1e-15) -> PLDPmf:
     """PLD of `count` compositions of `pmf`: one FFT power on a window given by a Chernoff bound,
     in extended precision beyond 1000 steps (the power multiplies the round-off by `count`)."""
+    from scipy import fft
     lo, hi = _chernoff_window(pmf, count, tail)
     i0, i1 = math.floor(lo / pmf.h + 1e-9), math.ceil(hi / pmf.h - 1e-9)
     n = fft.next_fast_len(max(i1 - i0 + 1, pmf.probs.size))
@@ -308,21 +317,68 @@ PLDAccountant._epsilon, PLDAccountant._delta = _pld_epsilon, _pld_delta
 def tightest_accountant(event, # the ledger of a run (a `DPEvent`)
                         relation:str="add_remove", # neighbouring relation of the guarantee
                        ) -> Accountant:
-    "The tightest proven accountant for `event` under `relation`, with `event` composed."
+    """The tightest proven accountant for `event` under `relation`, with `event` composed: GDP
+    (exact), else the best of PLD and RDP, else `make_accountant("best")`."""
     check_relation(relation)
     gdp = GDPAccountant()
     if gdp.supports(event): return gdp.compose(event)
     pld = PLDAccountant(relation=relation)
-    if pld.supports(event): return pld.compose(event)
+    if pld.supports(event):
+        return BestOfAccountant([pld, RDPAccountant(relation=relation)]).compose(event)
     return make_accountant("best", relation).compose(event)
+
+# %% ../../nbs/02_privacy/10_pld.ipynb
+def _pld_bracket(pld_rdp, rdp_calibrate, e_t, x_hi, tries=4):
+    """(lo, hi) around the answer: `hi` certified, `lo` not (None: not found). From `x_hi`, RDP's
+    calibration; (x_hi, x_hi) if the PLD is above the target there, hence everywhere below."""
+    p, r = pld_rdp(x_hi)
+    if p > e_t: return x_hi, x_hi
+    x = min(rdp_calibrate(e_t * r / p), x_hi)   # first guess: the ratio PLD/RDP held constant
+    for _ in range(tries):
+        x *= 1 - 1e-3
+        if min(pld_rdp(x)) > e_t: return x, x_hi
+        (x_prev, p_prev), x_hi, p = (x_hi, p), x, pld_rdp(x)[0]
+        slope = math.log(p / p_prev) / math.log(x_hi / x_prev)   # secant of log ε in log x:
+        x = x_hi * math.exp(math.log(e_t / p) / slope)           # at or below the root (convex)
+    return None, x_hi
+
+# %% ../../nbs/02_privacy/10_pld.ipynb
+def _refine(pld_rdp, seen, e_t, x_lo, x_hi, rtol):
+    """Brent's method on log ε against log x (nearly linear: few steps) in [x_lo, x_hi]; the
+    smallest certified noise seen if within `rtol` of the root."""
+    from scipy import optimize
+    f = lambda x: math.log(min(min(pld_rdp(x)), 1e300) / e_t)
+    ends = {math.log(x_lo): x_lo, math.log(x_hi): x_hi}   # the ends exactly: seen already
+    t = optimize.brentq(lambda t: f(ends.get(t, math.exp(t))), math.log(x_lo), math.log(x_hi),
+                        xtol=rtol / 4, rtol=4 * np.finfo(float).eps)
+    x = math.exp(t)
+    best = min(y for y, v in seen.items() if min(v) <= e_t)   # certified, hence ≥ the root
+    if best <= x * (1 + rtol): return best                       # no further PLD needed
+    step = rtol / 8
+    while f(x) > 0 and x < best:   # from above: the result is certified
+        x, step = min(best, x * (1 + step)), step * 2
+    return x
 
 # %% ../../nbs/02_privacy/10_pld.ipynb
 def calibrate_tightest(make_event, # noise parameter x > 0 ↦ the ledger (ε must decrease in x)
                        epsilon:float, delta:float, # the (ε, δ) target
                        relation:str="add_remove", # neighbouring relation of the guarantee
-                       lo:float=0.1, hi:float=10.0, # initial bracket (expanded if needed)
+                       lo:float=0.1, hi:float=10.0, # initial bracket of RDP's calibration (expanded)
                        rtol:float=1e-6, # relative precision of the result
                       ) -> float:
     "Smallest noise parameter whose ledger `tightest_accountant` certifies (ε, δ)-DP for."
+    e_t, d = check_epsilon(epsilon), check_delta(delta)
     make = lambda x: tightest_accountant(make_event(x), relation)
-    return calibrate(make, epsilon, delta, lo=lo, hi=hi, rtol=rtol)
+    ev = make_event(hi)
+    if GDPAccountant().supports(ev) or not PLDAccountant(relation=relation).supports(ev):
+        return calibrate(make, e_t, d, lo=lo, hi=hi, rtol=rtol)   # exact GDP, or "best"
+    rdp = lambda x: RDPAccountant(relation=relation).compose(make_event(x))
+    rdp_calibrate = lambda e: calibrate(rdp, e, d, lo=lo, hi=hi, rtol=rtol / 8)
+    seen = {}   # noise ↦ (PLD ε, RDP ε): one PLD evaluation per noise
+    def pld_rdp(x):
+        if x not in seen: seen[x] = tuple(a.get_epsilon(d) for a in make(x).accountants)
+        return seen[x]
+    x_lo, x_hi = _pld_bracket(pld_rdp, rdp_calibrate, e_t, rdp_calibrate(e_t))
+    if x_lo == x_hi: return x_hi
+    if x_lo is None: return calibrate(make, e_t, d, lo=x_hi / 2, hi=x_hi, rtol=rtol)
+    return _refine(pld_rdp, seen, e_t, x_lo, x_hi, rtol)

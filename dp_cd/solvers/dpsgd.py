@@ -201,7 +201,9 @@ def _sgd_plan(self, problem, request, options:dict, rng) -> Plan:
     z = calibrate_subsampled_gaussian(*target, used)
     ledger = Ledger().add("gradient steps (Poisson-subsampled Gaussian)",
                           subsampled_gaussian_steps(z, q, T))
-    accountant = make_accountant(used, request.relation).compose(ledger.event)
+    accountant = (tightest_accountant(ledger.event, request.relation).best(request.delta)
+                  if used == "pld" else   # the member certifying the least ε
+                  make_accountant(used, request.relation).compose(ledger.event))
     notes = [f"{T} Poisson-subsampled Gaussian sums (rate q={q:.3g}) of gradients clipped to "
              f"C={clip:g}"]
     if used != options["accountant"]:
