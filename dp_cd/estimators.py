@@ -31,7 +31,7 @@ from .privacy.events import ComposedEvent
 
 # %% auto 0
 __all__ = ['LOSSES', 'BOUNDS_LABEL', 'CENTER_LABEL', 'PREPROCESSING_LABEL', 'make_loss', 'make_penalty', 'BudgetExceededError',
-           'BudgetAccountant', 'BoundsFallbackWarning', 'DPRegressor', 'DPClassifier']
+           'BudgetAccountant', 'public_box', 'BoundsFallbackWarning', 'DPRegressor', 'DPClassifier']
 
 # %% ../nbs/06_api/01_estimators.ipynb
 LOSSES = {"squared": SquaredLoss, "logistic": LogisticLoss, "huber": HuberLoss}
@@ -162,8 +162,9 @@ class _DataBounds:
         self.entries, self.note, self.leaks = list(entries), note, list(leaks)
         self.fell_back = list(fell_back)   # bounds set to the public default (nothing located)
         self.noise_multiplier = noise_multiplier   # z of the bounds' release (None: no release)
-        # centres in units of the bounds (the solver sees clip(x/B - m, -1, 1)); None: not centred
-        self.center, self.target_center = None, None
+        # the box of feature j is [c_j - B_j, c_j + B_j], c = offset + m B: `offset` public (None:
+        # 0), m released (in units of the bounds; None: not centred); the solver sees (x - c)/B
+        self.offset, self.center, self.target_center = None, None, None
 
     @property
     def event(self):
@@ -173,8 +174,9 @@ class _DataBounds:
 
     @property
     def raw_center(self):
-        "The centre c = m B in the units of X (None: not centred)."
-        return None if self.center is None else self.center * self.B
+        "The centre c = offset + m B in the units of X (None: 0, not centred)."
+        if self.center is None: return self.offset
+        return self.center * self.B + (0.0 if self.offset is None else self.offset)
 
     def transform(self, X, y=None, scale:bool=True):
         """Records mapped into the box: x ↦ clip(x - c, -B, B) (c = 0 if not centred), y ↦
@@ -205,7 +207,7 @@ class _DataBounds:
         """(coef_, intercept_) in the units of X and y of the solver's (w, b) on the mapped records:
         for a record inside the box, x coef_ + intercept_ = y_scale (x̃ w + b) + c_y."""
         coef, icpt = y_scale * self.unscale(w, scale), y_scale * np.asarray(b, dtype=float)
-        if self.center is not None: icpt = icpt - coef @ self.raw_center
+        if self.raw_center is not None: icpt = icpt - coef @ self.raw_center
         if self.target_center is not None: icpt = icpt + self.target * self.target_center
         return coef, icpt
 
@@ -218,6 +220,31 @@ class _DataBounds:
 BOUNDS_LABEL = "data bounds (Gaussian histogram)"
 CENTER_LABEL = "feature means (Gaussian)"
 PREPROCESSING_LABEL = "preprocessing: data bounds (Gaussian histogram) and feature means (Gaussian)"
+
+def public_box(bounds, # PUBLIC: B (|x_j| ≤ B_j; scalar or (p,)) or a tuple (lower, upper)
+               p:int, # number of columns
+               name:str="bounds", # parameter named in errors
+              ) -> tuple:
+    """(c, h): the box [c - h, c + h] of public bounds: c = 0 when it contains 0 (so that zeros,
+    such as a sparse design's, stay zeros), its middle otherwise; h > 0 (1 for a constant)."""
+    try:
+        if isinstance(bounds, tuple) and len(bounds) == 2:
+            lo, hi = (np.broadcast_to(np.asarray(b, dtype=float), (p,)) for b in bounds)
+        else:
+            hi = np.broadcast_to(np.asarray(bounds, dtype=float), (p,))
+            lo = -hi
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"{name} must be a positive number, {p} of them, or a tuple (lower, "
+            f"upper) of such arrays, got {bounds!r}"
+        ) from None
+    if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi)) and np.all(lo <= hi)):
+        raise ValueError(f"{name} must be finite, with lower <= upper (public bounds of the data)")
+    straddle = (lo <= 0) & (hi >= 0)
+    c = np.where(straddle, 0.0, (lo + hi) / 2)
+    h = np.where(straddle, np.maximum(-lo, hi), (hi - lo) / 2)
+    return c, np.where(h > 0, h, 1.0)
+
 
 def _check_public_bounds(bounds, p):
     "Public B_j (p,): positive and finite, one error naming `bounds` otherwise."
@@ -535,11 +562,25 @@ def _resolve_bounds(self, X, y, eps, delta, rng) -> _DataBounds:
         b = _private_data_bounds(X, y_est, eps, delta, self.bounds_budget, rng,
                                  releases=1 + private_center, known=_one_hot_mask(self, X.shape[1]))
     elif isinstance(value, str): b = _leaky_data_bounds(X, y_est)
+    elif isinstance(value, tuple): b = _public_box_bounds(value, X)
     else: b = _DataBounds(_check_public_bounds(value, X.shape[1]))
     if self.target_bound is not None:
         b.target = check_scalar(self.target_bound, "target_bound", low=0, low_open=True)
-    if private_center: return _add_private_center(b, X, y, eps, delta, self.bounds_budget, rng)
-    if center is not None: b.center = np.clip(center / b.B, -1, 1)   # public, in units of B
+    if private_center:
+        return _add_private_center(b, X, y, eps, delta, self.bounds_budget, rng, b.offset)
+    if center is not None: b.offset = center   # a public centre: the box is [c - B, c + B]
+    return b
+
+
+def _public_box_bounds(value:tuple, X) -> _DataBounds:
+    "Public bounds (lower, upper): half-widths B and the public offset of the box's middle."
+    c, h = public_box(value, X.shape[1])
+    b = _DataBounds(h)
+    if np.any(c != 0):
+        if sp.issparse(X):
+            raise ValueError("bounds=(lower, upper) whose box does not contain 0 needs a dense X "
+                             "(centring a sparse design would make it dense): give bounds=B")
+        b.offset = c
     return b
 
 _DPLinearBase._bounds_setting, _DPLinearBase._resolve_bounds = _bounds_setting, _resolve_bounds

@@ -16,7 +16,7 @@ import warnings
 from .estimators import (make_penalty, _label_set, _n_samples, _resolve_delta, _resolve_budget,
                               _private_data_bounds, _DataBounds, BOUNDS_LABEL, _box_rows,
                               _box_scores, _add_private_center, _private_target,
-                              PREPROCESSING_LABEL)
+                              PREPROCESSING_LABEL, public_box)
 from .solvers.contract import (Plan, PrivacyRequest, build_report, check_sample_weight,
                                     get_solver)
 from .solvers.tuning import (default_candidates, linear_fitter, holdout_split,
@@ -31,23 +31,7 @@ def affine_from_bounds(bounds, # PUBLIC: B (|x_j| ≤ B_j; scalar or (p,)) or a 
                        name:str="bounds", # parameter named in errors
                       ) -> tuple:
     "(c, h): x ↦ (x - c)/h maps the public box into [-1, 1] (c = 0 when the box contains 0)."
-    try:
-        if isinstance(bounds, tuple) and len(bounds) == 2:
-            lo, hi = (np.broadcast_to(np.asarray(b, dtype=float), (p,)) for b in bounds)
-        else:
-            hi = np.broadcast_to(np.asarray(bounds, dtype=float), (p,))
-            lo = -hi
-    except (TypeError, ValueError):
-        raise ValueError(
-            f"{name} must be a positive number, {p} of them, or a tuple (lower, "
-            f"upper) of such arrays, got {bounds!r}"
-        ) from None
-    if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi)) and np.all(lo <= hi)):
-        raise ValueError(f"{name} must be finite, with lower <= upper (public bounds of the data)")
-    straddle = (lo <= 0) & (hi >= 0)
-    c = np.where(straddle, 0.0, (lo + hi) / 2)
-    h = np.where(straddle, np.maximum(-lo, hi), (hi - lo) / 2)
-    return c, np.where(h > 0, h, 1.0)
+    return public_box(bounds, p, name)   # the plain estimators' reading of public bounds
 
 # %% ../nbs/06_api/01b_tuned.ipynb
 def to_unit_box(X, c, h) -> np.ndarray:
