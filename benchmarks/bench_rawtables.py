@@ -109,7 +109,7 @@ def fitters(task, track, box, ybox, eps):
     half = np.maximum(np.abs(lo), np.abs(hi))
     out = {}
     if task == "classification":
-        pub = {} if track == "private" else dict(bounds=np.where(half > 0, half, 1.0))
+        pub = {} if track == "private" else dict(bounds=box)   # the public box (lower, upper)
         pub_cv = {} if track == "private" else dict(bounds=box)
         out["dp_cd DPClassifier"] = lambda s: DPClassifier(epsilon=eps, classes=[-1.0, 1.0],
                                                            random_state=s, **pub)
@@ -117,7 +117,7 @@ def fitters(task, track, box, ybox, eps):
                                                                random_state=s, **pub_cv)
     else:
         T = max(abs(ybox[0]), abs(ybox[1]))
-        pub = {} if track == "private" else dict(bounds=np.where(half > 0, half, 1.0), target_bound=T)
+        pub = {} if track == "private" else dict(bounds=box, target_bound=T)
         pub_cv = {} if track == "private" else dict(bounds=box, target_bound=ybox)
         out["dp_cd DPRegressor"] = lambda s: DPRegressor(epsilon=eps, random_state=s, **pub)
         out["dp_cd DPRegressorCV"] = lambda s: DPRegressorCV(epsilon=eps, random_state=s, **pub_cv)

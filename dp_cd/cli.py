@@ -80,19 +80,20 @@ def _write_error(e:OSError, option:str, path) -> CLIError:
     return CLIError(f"{option} {path}: cannot write the file ({e.strerror or type(e).__name__})")
 
 # %% ../nbs/06_api/02_cli.ipynb
-def _progress_line(label:str, done:int=0, total:int|None=None, seconds:float=0.0,
+def _progress_line(label:str, done:int=0, total:int|None=None, seconds:float|None=0.0,
                    width:int=24) -> str:
-    "One line of the progress bar: a bar and a count when `total` is known, else the time elapsed."
-    elapsed = f"{seconds:.0f}s"
-    if not total: return f"{label} ... {elapsed}"
+    """One line of the progress bar: a bar and a count when `total` is known, else the time elapsed
+    (none when `seconds` is None: a private search's time reveals its number of runs)."""
+    elapsed = "" if seconds is None else f" {seconds:.0f}s"
+    if not total: return f"{label} ...{elapsed}"
     filled = round(width * min(max(done / total, 0.0), 1.0))
-    return f"{label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total} {elapsed}"
+    return f"{label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}{elapsed}"
 
 # %% ../nbs/06_api/02_cli.ipynb
 class _Progress:
     "A progress bar on stderr, drawn by a thread after `delay` seconds, only on a terminal."
-    def __init__(self, label, total=None, stream=None, delay=2.0, interval=0.25):
-        self.label, self.total, self.done = label, total, 0
+    def __init__(self, label, total=None, stream=None, delay=2.0, interval=0.25, timed=True):
+        self.label, self.total, self.done, self.timed = label, total, 0, timed
         self.stream = stream if stream is not None else sys.stderr
         self.delay, self.interval, self.width = delay, interval, 0
         self.enabled = bool(getattr(self.stream, "isatty", lambda: False)())
@@ -111,7 +112,8 @@ class _Progress:
         t0 = time.monotonic()
         if self._stop.wait(self.delay): return
         while not self._stop.is_set():
-            self._draw(_progress_line(self.label, self.done, self.total, time.monotonic() - t0))
+            seconds = time.monotonic() - t0 if self.timed else None
+            self._draw(_progress_line(self.label, self.done, self.total, seconds))
             self._stop.wait(self.interval)
         self._draw("")
         self.stream.write("\r")
@@ -133,10 +135,15 @@ def _is_number_text(text:str) -> bool:
     except ValueError: return False
     return True
 
-def _read_csv_table(path:Path):
-    "Header and non-blank (row number, row) pairs of a UTF-8 CSV file (a byte-order mark dropped)."
+def _read_csv_table(path:Path, missing:bool=False):
+    """Header and non-blank (row number, row) pairs of a UTF-8 CSV file (a byte-order mark
+    dropped); with `missing` (a private fit), a row of another length than the header is mapped by
+    a public rule (missing fields are empty cells, extra fields are dropped), never refused."""
     try:
         with open(path, newline="", encoding="utf-8-sig") as f: rows = list(csv.reader(f))
+    except UnicodeDecodeError:   # its message names a byte and its offset: a record's content
+        raise CLIError(f"{path}: the file is not UTF-8 text (a byte of another encoding); save it "
+                       f"as UTF-8 ({_NOT_SHOWN})") from None
     except (OSError, ValueError) as e:
         raise CLIError(f"{path}: cannot read the file ({e})") from None
     if not rows: raise CLIError(f"{path}: the file is empty; it needs a header row and data rows")
@@ -150,10 +157,12 @@ def _read_csv_table(path:Path):
                        "(the first row is read as the header row: if the file has none, add one)")
     body = [(i + 2, r) for i, r in enumerate(rows[1:]) if any(c.strip() for c in r)]
     if not body: raise CLIError(f"{path}: no data rows after the header")
-    for line, r in body:
-        if len(r) != len(header):
-            raise CLIError(f"{path}: row {line} has {len(r)} fields but the header has "
-                           f"{len(header)}")
+    if missing:
+        return header, [(line, (r + [""] * len(header))[:len(header)]) for line, r in body]
+    if any(len(r) != len(header) for _, r in body):
+        raise CLIError(f"{path}: a row does not have the header's {len(header)} fields; fix the "
+                       f"file, or fit privately (a private fit maps such rows by a public rule) "
+                       f"({_NOT_SHOWN})")
     return header, body
 
 # %% ../nbs/06_api/02_cli.ipynb
@@ -199,7 +208,7 @@ def _csv_columns(path:Path, header, body, names, missing:bool=False):
 def _read_csv(path:Path, target, missing:bool=False):
     """Features, target, feature names and target name of a CSV file (target: default last
     column); `missing`: see `_csv_columns`."""
-    header, body = _read_csv_table(path)
+    header, body = _read_csv_table(path, missing)
     if target is None: target = header[-1]
     elif target not in header:
         raise CLIError(f"{path}: unknown target column {target!r}; columns are {header}")
@@ -952,7 +961,7 @@ def _fit_with_progress(est, X, y, label, columns=None):
     a `BoundsFallbackWarning` with the command line's advice, naming `columns` (names, target))."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        with _Progress(label):
+        with _Progress(label, timed=not hasattr(est, "candidates")):   # a search: no time
             t0 = time.perf_counter()
             est.fit(X, y)
             elapsed = time.perf_counter() - t0
@@ -1667,7 +1676,7 @@ def _datasets_cmd(args):
 # %% ../nbs/06_api/02_cli.ipynb
 def _predict_features(est, path:Path):
     "The model's feature columns of a CSV file, matched by name (any order, other columns ignored)."
-    header, body = _read_csv_table(path)
+    header, body = _read_csv_table(path, _maps_missing(est))
     names = [str(n) for n in getattr(est, "feature_names_in_", [])]
     if not names:   # a model saved before feature names were recorded
         if len(header) != est.n_features_in_:

@@ -1,6 +1,6 @@
 """The `dp-cd` command line: each command, the installed console script, and every bad-input case of
 the issue (one clear line on stderr, non-zero exit, nothing written)."""
-import json, os, subprocess, sys, warnings
+import io, json, os, subprocess, sys, time, warnings
 from pathlib import Path
 import numpy as np
 import pytest
@@ -124,17 +124,17 @@ def test_bad_data_files(tmp_path, capsys):
         (write_csv(tmp_path / "text.csv", ["a", "city", "y"], [[1, "Lille", 2], [2, "Paris", 3]]), "column 'city' is not numeric"),
         (write_csv(tmp_path / "nan.csv", ["a", "y"], [[1, 2], ["nan", 3], [2, 1]]), "NaN"),
         (write_csv(tmp_path / "inf.csv", ["a", "y"], [[1, 2], ["inf", 3], [2, 1]]), "infinity"),
-        (write_csv(tmp_path / "ragged.csv", ["a", "b", "y"], [[1, 2, 3], [1, 2]]), "has 2 fields"),
+        (write_csv(tmp_path / "ragged.csv", ["a", "b", "y"], [[1, 2, 3], [1, 2]]), "header's 3 fields"),
         (tmp_path / "unknown.xyz", "unknown file type"),
     ]
     (tmp_path / "unknown.xyz").write_text("1,2\n")
     (tmp_path / "empty.csv").write_text("")
     cases.append((tmp_path / "empty.csv", "empty"))
     for path, text in cases:   # NaN and infinity: refused by a non-private fit (--epsilon inf)
-        extra = ["--epsilon", "inf"] if path.stem in ("nan", "inf") else []
+        extra = ["--epsilon", "inf"] if path.stem in ("nan", "inf", "ragged") else []
         c, out, err = run(["fit", str(path), "--out", str(out_file), *extra], capsys)
         assert c == 1 and text.lower() in err.lower() and one_line_error(err), (path, err)
-    for name in ("nan", "inf"):   # a private fit maps them by the estimators' public rule
+    for name in ("nan", "inf", "ragged"):   # a private fit maps them by a public rule
         c, out, err = run(["fit", str(tmp_path / f"{name}.csv"), "--out", str(out_file)], capsys)
         assert c == 0 and out_file.exists(), err
         out_file.unlink()
@@ -877,3 +877,38 @@ def test_demo_without_matplotlib(tmp_path, capsys, monkeypatch):
     assert c == 0 and calls == [1] and "test accuracy" in out, err
     assert len(err.splitlines()) == 1 and "matplotlib" in err and "unexpected" not in err, err
     assert not list(tmp_path.iterdir())   # no figure, no partial file
+
+
+def test_undecodable_bytes_and_ragged_rows_name_no_record(tmp_path, capsys):
+    """33.8, 33.9: a byte that is not UTF-8 is reported without its value or offset; a row of
+    another length than the header is refused without its number when nothing is private, and
+    mapped (missing fields empty, extra ones dropped) by a private fit."""
+    bad = tmp_path / "latin.csv"
+    bad.write_bytes(b"a,b,y\n1,2,3\n" + "caf\u00e9".encode("latin-1") + b",1,2\n4,5,6\n")
+    c, out, err = run(["fit", str(bad), "--epsilon", "inf"], capsys)
+    assert c == 1 and one_line_error(err) and "not UTF-8" in err, err
+    assert "0xe9" not in err and "position" not in err and "caf" not in err, err
+    rows = [[0.1 * i, 0.2 * i, 0.3 * i] for i in range(30)]
+    ragged = tmp_path / "ragged.csv"
+    ragged.write_text("a,b,y\n" + "\n".join(",".join(map(str, r)) for r in rows)
+                      + "\n1.5,2.5\n1,2,3,4\n")
+    c, out, err = run(["fit", str(ragged), "--epsilon", "inf"], capsys)
+    assert c == 1 and one_line_error(err) and "header's 3 fields" in err and "32" not in err, err
+    c, out, err = run(["fit", str(ragged), "--bounds", "5", "--target-bound", "10"], capsys)
+    assert c == 0 and "32 records" in out, (out, err)
+
+def test_tuned_progress_shows_no_time():
+    "33.11: the progress line of a private search shows no elapsed time (it reveals K)."
+    import dp_cd.cli as cli
+    from dp_cd.tuned import DPClassifierCV
+
+    class Tty(io.StringIO):
+        def isatty(self): return True
+    for timed, want in ((True, "s"), (False, "")):
+        stream = Tty()
+        with cli._Progress("dp-cd fit --tune (private search)", stream=stream, delay=0,
+                           interval=0.01, timed=timed):
+            time.sleep(0.1)
+        lines = [l.strip() for l in stream.getvalue().split("\r") if l.strip()]
+        assert lines and all(l.endswith("...") == (not timed) for l in lines), lines
+    assert hasattr(DPClassifierCV(), "candidates")   # what _fit_with_progress reads
