@@ -115,6 +115,8 @@ class PrivacyReport:
         }
     def __str__(self):
         head = f"({self.epsilon:.4g}, {self.delta:.3g})-DP under the {self.relation.replace('_', '-')} relation"
+        if not np.isfinite(self.epsilon):   # (a delta would read as a guarantee: there is none)
+            head = "NOT differentially private: epsilon = inf, no privacy guarantee"
         if self.data_dependent:
             head = (
                 f"NOT differentially private: {', '.join(self.data_dependent)} computed from the data without privacy "
@@ -130,7 +132,7 @@ class PrivacyReport:
                 f"  noise scales: {len(s)} values in [{min(s):.4g}, {max(s):.4g}], median "
                 f"{float(np.median(s)):.4g}"
             )
-        if self.budget_split:
+        if self.budget_split and np.isfinite(self.epsilon):   # (shares of inf say nothing)
             lines.append(
                 "  budget split: " + ", ".join(f"{k} {v:.3g}" for k, v in self.budget_split.items())
             )
