@@ -15,7 +15,7 @@ Libraries: dp_cd's plain `DPClassifier` / `DPRegressor` and tuned `DPClassifierC
 non-private scikit-learn model (standardised; missing values imputed by the training mean). Every
 dp_cd fit pays for everything inside its ε (δ = 1/n²). Metrics: test accuracy and ROC AUC, or R²,
 per seeded 80/20 split; the summary gives mean, standard deviation and the WORST split."""
-import json, time, warnings
+import time, warnings
 import numpy as np
 
 DATASETS = ("credit_sim", "mixed_sim", "adult", "california", "electricity", "phishing")
@@ -99,10 +99,6 @@ class _Scaled(_Imputed):
 
 def fitters(task, track, box, ybox, eps):
     "library -> make(seed) of an unfitted model, for this track and ε."
-    from sklearn.linear_model import LogisticRegression, LinearRegression
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
-    from sklearn.impute import SimpleImputer
     from dp_cd import DPClassifier, DPRegressor
     from dp_cd.tuned import DPClassifierCV, DPRegressorCV
     lo, hi = box
