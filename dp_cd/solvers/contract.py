@@ -155,10 +155,15 @@ def check_sample_weight(
     bound: float,  # PUBLIC bound W > 0: weights are projected onto [0, W]
     n: int,  # number of records
 ) -> np.ndarray:
-    "The weights projected onto [0, W] (a copy; empty for None: unit weights); W checked."
+    """The weights projected onto [0, W] (a copy; empty for None: unit weights), ±inf clipped too
+    and a missing (NaN) weight set to min(1, W); W checked. Never refused for a value."""
     W = check_scalar(bound, "sample_weight_bound", low=0, low_open=True)
     if sample_weight is None: return np.empty(0)
-    w = check_array(sample_weight, "sample_weight", ndim=1)
+    try: w = np.array(sample_weight, dtype=np.float64)
+    except (TypeError, ValueError):   # (numpy's message would show the value)
+        raise TypeError("sample_weight must contain only numbers") from None
+    w = check_array(np.nan_to_num(w, nan=min(1.0, W), posinf=W, neginf=0.0), "sample_weight",
+                    ndim=1)
     if w.shape[0] != n:
         raise ValueError(f"sample_weight has {w.shape[0]} entries but X has {n} rows")
     return np.clip(w, 0.0, W)
