@@ -155,7 +155,9 @@ def _read_csv_table(path:Path, missing:bool=False):
     if dupes:
         raise CLIError(f"{path}: duplicate column names {dupes}; give every column its own name "
                        "(the first row is read as the header row: if the file has none, add one)")
-    body = [(i + 2, r) for i, r in enumerate(rows[1:]) if any(c.strip() for c in r)]
+    # a record is a non-blank line (as `_count_records` counts them): a row of empty fields (",,")
+    # is a record whose values are all missing, never dropped (n would depend on that record)
+    body = [(i + 2, r) for i, r in enumerate(rows[1:]) if len(r) > 1 or (r and r[0].strip())]
     if not body: raise CLIError(f"{path}: no data rows after the header")
     if missing:
         return header, [(line, (r + [""] * len(header))[:len(header)]) for line, r in body]
@@ -181,8 +183,9 @@ def _value_problem(v:float):
 # %% ../nbs/06_api/02_cli.ipynb
 def _csv_columns(path:Path, header, body, names, missing:bool=False):
     """The columns `names` of a CSV table as a float array, checked value by value; with `missing`
-    (a private fit, or a private model's records), an empty cell is NaN, and NaN, infinite and huge
-    values are kept for the estimator's public rule (a refusal would depend on one record)."""
+    (a private fit, or a private model's records), an empty cell or one that is not a number is
+    NaN, and NaN, infinite and huge values are kept for the estimator's public rule (a refusal
+    would depend on one record)."""
     data = np.empty((len(body), len(names)))
     for k, name in enumerate(names):
         j = header.index(name)
@@ -196,6 +199,9 @@ def _csv_columns(path:Path, header, body, names, missing:bool=False):
                                f"private fit maps them by a public rule) ({_NOT_SHOWN})")
             try: data[i, k] = float(r[j])
             except ValueError:
+                if missing:   # a cell that is not a number is missing (the public rule)
+                    data[i, k] = np.nan
+                    continue
                 raise CLIError(f"{path}: column {name!r} is not numeric; encode it as numbers "
                                f"first ({_NOT_SHOWN})") from None
             problem = None if missing else _value_problem(data[i, k])

@@ -692,16 +692,37 @@ def _prepare(self, X, y="no_validation", reset=True, **kw):
     private = (np.isfinite(check_epsilon(self.epsilon, allow_inf=True)) if reset
                else getattr(self, "bounds_", None) is not None)
     opts = dict(accept_sparse=["csr", "csc"], dtype=np.float64, ensure_all_finite=not private)
+    if private: X = _numbers_or_refuse(X)
     if isinstance(y, str) and y == "no_validation": return validate_data(self, X, reset=reset, **opts)
     if not private: return validate_data(self, X, y, **opts, **kw)
     X = validate_data(self, X, reset=reset, **opts)
     return X, _private_target(y, X.shape[0], kw.get("y_numeric", False))
 
 
+def _numbers_or_refuse(X):
+    """X as it is when its type is numeric; else one error naming no value (numpy's message, and
+    scikit-learn's for complex data, show values)."""
+    if sp.issparse(X) or hasattr(X, "columns") or is_chunked(X): return X
+    kind = np.asarray(X).dtype.kind
+    if kind == "c":
+        raise ValueError("Complex data not supported: X must hold real numbers")
+    if kind not in "OSU": return X
+    try: np.asarray(X, dtype=np.float64)
+    except TypeError:   # an entry neither a number nor text (scikit-learn's message, no value)
+        raise TypeError("X must contain only numbers: float() argument must be a string or a real "
+                        "number") from None
+    except ValueError:
+        raise ValueError("X must contain only numbers: encode text columns first (a pandas column "
+                         "with declared categories is one-hot encoded)") from None
+    return X
+
+
 def _private_target(y, n:int, numeric:bool) -> np.ndarray:
     """y as n labels, or n numbers for a regression (`numeric`), none of its values checked: a
     value that is not a number is missing (NaN), mapped by the public rule."""
-    y = column_or_1d(np.asarray(y), warn=True)   # a column vector: DataConversionWarning
+    y = np.asarray(y)
+    if y.dtype.kind == "c": y = np.where(y.imag == 0, y.real, np.nan)   # not a real number: missing
+    y = column_or_1d(y, warn=True)   # a column vector: DataConversionWarning
     if y.shape != (n,): raise ValueError(f"y must have shape ({n},) to match X, got {y.shape}")
     if not numeric or y.dtype.kind in "biuf": return y.astype(np.float64) if numeric else y
     import pandas as pd
@@ -754,9 +775,10 @@ def _box_rows(X, rows, lo, hi, center=None, scale=None, ones:bool=False, order:s
     elif isinstance(rows, slice): np.copyto(box, X[rows])
     else:   # column by column: no temporary of the block's size ("clip": rows are valid)
         for j in range(p): np.take(X[:, j], rows, out=box[:, j], mode="clip")
-    if center is not None: np.subtract(box, center, out=box)
-    if scale is not None: np.divide(box, scale, out=box)
-    np.clip(box, lo, hi, out=box)
+    with np.errstate(over="ignore", invalid="ignore"):   # (huge / h: inf, then clipped)
+        if center is not None: np.subtract(box, center, out=box)
+        if scale is not None: np.divide(box, scale, out=box)
+        np.clip(box, lo, hi, out=box)
     missing = np.isnan(box)
     if missing.any():   # a missing value: the box's middle (the centre), as in training
         np.copyto(box, np.broadcast_to((np.asarray(lo) + hi) / 2.0, box.shape), where=missing)

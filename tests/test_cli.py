@@ -131,7 +131,7 @@ def test_bad_data_files(tmp_path, capsys):
     (tmp_path / "empty.csv").write_text("")
     cases.append((tmp_path / "empty.csv", "empty"))
     for path, text in cases:   # NaN and infinity: refused by a non-private fit (--epsilon inf)
-        extra = ["--epsilon", "inf"] if path.stem in ("nan", "inf", "ragged") else []
+        extra = ["--epsilon", "inf"] if path.stem in ("nan", "inf", "ragged", "text") else []
         c, out, err = run(["fit", str(path), "--out", str(out_file), *extra], capsys)
         assert c == 1 and text.lower() in err.lower() and one_line_error(err), (path, err)
     for name in ("nan", "inf", "ragged"):   # a private fit maps them by a public rule
@@ -913,3 +913,20 @@ def test_tuned_progress_shows_no_time():
         lines = [l.strip() for l in stream.getvalue().split("\r") if l.strip()]
         assert lines and all(l.endswith("...") == (not timed) for l in lines), lines
     assert hasattr(DPClassifierCV(), "candidates")   # what _fit_with_progress reads
+
+
+def test_an_all_empty_row_is_a_record_and_text_cells_are_missing(tmp_path, capsys):
+    """From a privacy review: a row of empty fields was dropped (n, and the default delta = 1/n^2,
+    depended on that record); text in a numeric cell refused a private fit. Both are records
+    mapped by the public rule in a private fit."""
+    rows = [[0.01 * i, 0.02 * i, 0.5 + 0.01 * i] for i in range(200)]
+    base = write_csv(tmp_path / "base.csv", ["a", "b", "y"], rows)
+    blank = tmp_path / "blank.csv"
+    blank.write_text(base.read_text().replace("\n0.0,0.0,0.5\n", "\n,,\n", 1))
+    text = tmp_path / "text.csv"
+    text.write_text(base.read_text().replace("\n0.0,0.0,0.5\n", "\nabc,0.0,0.5\n", 1))
+    for path in (base, blank, text):
+        c, out, err = run(["fit", str(path), "--bounds", "1", "--target-bound", "4"], capsys)
+        assert c == 0 and "on 200 records" in out, (path.name, out, err)
+    c, out, err = run(["fit", str(text), "--epsilon", "inf"], capsys)   # not private: refused
+    assert c == 1 and "not numeric" in err and "abc" not in err, err

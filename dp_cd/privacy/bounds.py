@@ -168,6 +168,7 @@ def clip_records(X, # design (n, p), dense or sparse (not modified)
     if is_chunked(X): return np.minimum(np.maximum(X.astype(float), -B), B)   # lazy, per chunk
     if sp.issparse(X):
         A = sp.csc_matrix(X, dtype=float, copy=True)
+        A.sum_duplicates()   # a record's entry is the sum of its stored duplicates: clip that
         A.data = np.clip(A.data, -np.repeat(B, np.diff(A.indptr)), np.repeat(B, np.diff(A.indptr)))
         return A
     return np.clip(np.asarray(X, dtype=float), -B, B)
@@ -192,14 +193,17 @@ def unit_box_mean(X, # design (n, p), dense, scipy sparse or row-chunked (dask)
         m = np.asarray(da.nan_to_num(da.clip(X.astype(float) / B, -1, 1)).mean(axis=0).compute())
     elif sp.issparse(X):
         A = sp.csc_matrix(X, dtype=float, copy=True)
-        A.data = np.nan_to_num(np.clip(A.data / np.repeat(B, np.diff(A.indptr)), -1, 1))
+        A.sum_duplicates()   # a record's entry is the sum of its stored duplicates: clip that
+        with np.errstate(over="ignore", invalid="ignore"):   # (huge / B: inf, then clipped)
+            A.data = np.nan_to_num(np.clip(A.data / np.repeat(B, np.diff(A.indptr)), -1, 1))
         m = np.asarray(A.sum(axis=0)).ravel() / n
     else:
         X, m = np.asarray(X, dtype=float), np.empty(p)
         width = max(1, block // max(n, 1))
         for j in range(0, p, width):
-            part = X[:, j:j + width] if c is None else X[:, j:j + width] - c[j:j + width]
-            u = np.clip(part / B[j:j + width], -1, 1)
+            with np.errstate(over="ignore", invalid="ignore"):   # (huge / B: inf, then clipped)
+                part = X[:, j:j + width] if c is None else X[:, j:j + width] - c[j:j + width]
+                u = np.clip(part / B[j:j + width], -1, 1)
             m[j:j + width] = np.nan_to_num(u, copy=False).mean(axis=0)
     if y is None: return m
     return np.append(m, np.nan_to_num(np.clip(np.asarray(y, dtype=float) / T, -1, 1)).mean())
