@@ -16,7 +16,7 @@ import warnings
 from .estimators import (make_penalty, _label_set, _n_samples, _resolve_delta, _resolve_budget,
                               _private_data_bounds, _DataBounds, BOUNDS_LABEL, _box_rows,
                               _box_scores, _add_private_center, _private_target,
-                              PREPROCESSING_LABEL, public_box)
+                              PREPROCESSING_LABEL, public_box, _numbers_or_refuse)
 from .solvers.contract import (Plan, PrivacyRequest, build_report, check_sample_weight,
                                     get_solver)
 from .solvers.tuning import (default_candidates, linear_fitter, holdout_split,
@@ -227,7 +227,7 @@ class DPClassifierCV(ClassifierMixin, _TunedBase):
         """Search privately, fit the selected candidate; `privacy_` reports the whole search. With
         `sample_weight`, only candidates whose solver accepts weights (DP-CD) are searched."""
         eps, delta = self._begin(X, sample_weight)
-        X = validate_data(self, X, **_READ)   # missing values: the box's middle (the centre)
+        X = validate_data(self, _numbers_or_refuse(X), **_READ)   # NaN: the box's middle
         y = _private_target(y, X.shape[0], False)
         # y is not checked (classes are PUBLIC): a label outside them counts as negative
         self.classes_ = _label_set(self.classes, y, eps)
@@ -303,7 +303,7 @@ class DPRegressorCV(RegressorMixin, _TunedBase):
         if target is None and not isinstance(self.bounds, str):
             raise ValueError("target_bound=None with public bounds: pass PUBLIC bounds of the "
                              "target too (target_bound=b with |y| <= b, or (lower, upper))")
-        X = validate_data(self, X, **_READ)   # missing values: the box's middle (the centre)
+        X = validate_data(self, _numbers_or_refuse(X), **_READ)   # NaN: the box's middle
         y = _private_target(y, X.shape[0], True)   # a missing target: its centre
         rng, estimate_target = as_generator(self.random_state), target is None
         released = self._box(X, y if estimate_target else None, eps, delta, rng)
