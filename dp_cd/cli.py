@@ -5,7 +5,7 @@
 # %% ../nbs/06_api/02_cli.ipynb 1
 from __future__ import annotations
 import argparse, contextlib, csv, dataclasses, fcntl, io, json, math, os, re, signal, sys, tempfile
-import copy, hashlib, threading, time, warnings
+import copy, hashlib, operator, threading, time, warnings
 from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
@@ -135,12 +135,31 @@ def _is_number_text(text:str) -> bool:
     except ValueError: return False
     return True
 
+def _csv_rows(path:Path) -> list:
+    "The rows of a UTF-8 CSV file as `csv` reads the whole file (a quoted field may span lines)."
+    with open(path, newline="", encoding="utf-8-sig") as f: return list(csv.reader(f))
+
+def _private_rows(path:Path) -> list:
+    """The rows of a CSV file in a private fit, where a record is a non-blank line (as
+    `_count_records` counts them) read on its own: a byte that is not UTF-8 is read as U+FFFD, a
+    stray quote or a NUL stays in its line, a field of any length is read. Each is then a cell that
+    is not a number (a missing value), never a refusal or a change of n, which would depend on
+    that record."""
+    with open(path, encoding="utf-8-sig", errors="replace") as f:   # universal newlines
+        lines = [line.rstrip("\r\n").replace("\0", "") for line in f if line.strip()]
+    limit = csv.field_size_limit()
+    csv.field_size_limit(2**31 - 1)
+    try:   # a line without a quote is its fields split at commas, as `csv` reads it
+        return [line.split(",") if '"' not in line else next(csv.reader([line]), [])
+                for line in lines]
+    finally: csv.field_size_limit(limit)
+
 def _read_csv_table(path:Path, missing:bool=False):
     """Header and non-blank (row number, row) pairs of a UTF-8 CSV file (a byte-order mark
-    dropped); with `missing` (a private fit), a row of another length than the header is mapped by
-    a public rule (missing fields are empty cells, extra fields are dropped), never refused."""
-    try:
-        with open(path, newline="", encoding="utf-8-sig") as f: rows = list(csv.reader(f))
+    dropped); with `missing` (a private fit), rows are read by `_private_rows`, and a row of another
+    length than the header is mapped by a public rule (missing fields are empty cells, extra fields
+    are dropped), never refused."""
+    try: rows = _private_rows(path) if missing else _csv_rows(path)
     except UnicodeDecodeError:   # its message names a byte and its offset: a record's content
         raise CLIError(f"{path}: the file is not UTF-8 text (a byte of another encoding); save it "
                        f"as UTF-8 ({_NOT_SHOWN})") from None
@@ -160,7 +179,8 @@ def _read_csv_table(path:Path, missing:bool=False):
     body = [(i + 2, r) for i, r in enumerate(rows[1:]) if len(r) > 1 or (r and r[0].strip())]
     if not body: raise CLIError(f"{path}: no data rows after the header")
     if missing:
-        return header, [(line, (r + [""] * len(header))[:len(header)]) for line, r in body]
+        k = len(header)
+        return header, [(line, r if len(r) == k else (r + [""] * k)[:k]) for line, r in body]
     if any(len(r) != len(header) for _, r in body):
         raise CLIError(f"{path}: a row does not have the header's {len(header)} fields; fix the "
                        f"file, or fit privately (a private fit maps such rows by a public rule) "
@@ -186,41 +206,60 @@ def _csv_columns(path:Path, header, body, names, missing:bool=False):
     (a private fit, or a private model's records), an empty cell or one that is not a number is
     NaN, and NaN, infinite and huge values are kept for the estimator's public rule (a refusal
     would depend on one record)."""
-    data = np.empty((len(body), len(names)))
+    data, rows = np.empty((len(body), len(names))), [r for _, r in body]
     for k, name in enumerate(names):
-        j = header.index(name)
-        for i, (_, r) in enumerate(body):
-            if not r[j].strip():
-                if missing:
-                    data[i, k] = np.nan
-                    continue
-                raise CLIError(f"{path}: column {name!r} has a missing value (an empty cell); "
-                               f"remove or impute missing values first, or fit privately (a "
-                               f"private fit maps them by a public rule) ({_NOT_SHOWN})")
-            try: data[i, k] = float(r[j])
-            except ValueError:
-                if missing:   # a cell that is not a number is missing (the public rule)
-                    data[i, k] = np.nan
-                    continue
-                raise CLIError(f"{path}: column {name!r} is not numeric; encode it as numbers "
-                               f"first ({_NOT_SHOWN})") from None
-            problem = None if missing else _value_problem(data[i, k])
-            if problem:
-                raise CLIError(f"{path}: column {name!r} contains {problem[0]}; {problem[1]} "
-                               f"({_NOT_SHOWN})")
+        cells = list(map(operator.itemgetter(header.index(name)), rows))
+        try: data[:, k] = np.fromiter(map(float, cells), float, len(cells))   # as fast as C reads
+        except ValueError: data[:, k] = _csv_cells(path, name, cells, missing)
+        bad = None if missing else ~(np.abs(data[:, k]) <= MAX_ABS_VALUE)   # NaN included
+        if bad is not None and bad.any():
+            what, fix = _value_problem(data[np.argmax(bad), k])
+            raise CLIError(f"{path}: column {name!r} contains {what}; {fix} ({_NOT_SHOWN})")
     return data
 
+def _csv_cells(path:Path, name, cells, missing:bool):
+    """A column with a cell that is not a number, cell by cell: with `missing`, such a cell (an
+    empty one included) is NaN; else the first one is refused, naming what it is."""
+    col = np.empty(len(cells))
+    for i, cell in enumerate(cells):
+        try: col[i] = float(cell)
+        except ValueError:
+            if missing:   # a cell that is not a number is missing (the public rule)
+                col[i] = np.nan
+            elif not cell.strip():
+                raise CLIError(f"{path}: column {name!r} has a missing value (an empty cell); "
+                               f"remove or impute missing values first, or fit privately (a "
+                               f"private fit maps them by a public rule) ({_NOT_SHOWN})") from None
+            else:
+                raise CLIError(f"{path}: column {name!r} is not numeric; encode it as numbers "
+                               f"first ({_NOT_SHOWN})") from None
+    return col
+
 # %% ../nbs/06_api/02_cli.ipynb
-def _read_csv(path:Path, target, missing:bool=False):
+def _read_csv(path:Path, target, missing:bool=False, labels:dict|None=None):
     """Features, target, feature names and target name of a CSV file (target: default last
-    column); `missing`: see `_csv_columns`."""
+    column); `missing`: see `_csv_columns`; `labels`: see `_csv_labels`."""
     header, body = _read_csv_table(path, missing)
     if target is None: target = header[-1]
     elif target not in header:
         raise CLIError(f"{path}: unknown target column {target!r}; columns are {header}")
     names = [h for h in header if h != target]
+    if labels:
+        y = _csv_labels(path, header, body, target, labels, missing)
+        return _csv_columns(path, header, body, names, missing), y, names, target
     data = _csv_columns(path, header, body, names + [target], missing)
     return data[:, :-1], data[:, -1], names, target
+
+def _csv_labels(path:Path, header, body, target, labels:dict, missing:bool=False):
+    """The target column of text class labels as their codes (`labels`: {text: code}). A cell that
+    is none of them is NaN with `missing` (a private fit: the classifier's rule for a label outside
+    its classes applies), else refused, naming no record."""
+    j = header.index(target)
+    y = np.array([labels.get(r[j].strip(), np.nan) for _, r in body])
+    if not missing and np.isnan(y).any():
+        raise CLIError(f"{path}: column {target!r} holds a label that is not one of --classes "
+                       f"{', '.join(labels)}; fix the file or the label set ({_NOT_SHOWN})")
+    return y
 
 # %% ../nbs/06_api/02_cli.ipynb
 def _first_bad(A):
@@ -266,21 +305,25 @@ def read_data(source:str, # a file path, or a dataset name known to `dp_cd.datas
     "Features, target, feature names and target name from a file or a named dataset, checked."
     return _read(source, target, data_dir)[:4]
 
-def _read(source, target=None, data_dir=None, missing:bool=False):
+def _read(source, target=None, data_dir=None, missing:bool=False, labels:dict|None=None):
     """`read_data`'s four values and the task of a named dataset (None for a file); `missing`: a
-    private fit, which takes missing, infinite and huge values (its public rule maps them)."""
-    X, y, names, tname, task = _read_source(source, target, data_dir, missing)
+    private fit, which takes missing, infinite and huge values (its public rule maps them);
+    `labels`: {text: code} of text class labels (`_text_labels`), read from a CSV target."""
+    X, y, names, tname, task = _read_source(source, target, data_dir, missing, labels)
     _check_data(X, y, names, tname, source, missing)
     return X, y, names, tname, task
 
 # %% ../nbs/06_api/02_cli.ipynb
-def _read_source(source, target, data_dir, missing:bool=False):
+def _read_source(source, target, data_dir, missing:bool=False, labels:dict|None=None):
     "Unchecked (X, y, feature names, target name, task): a file (task None) or a named dataset."
     path = Path(source)
+    suffix = path.suffix.lower() if path.exists() else ""
+    if labels and suffix != ".csv":
+        raise CLIError(f"--classes of text labels names the values of a CSV file's target column; "
+                       f"{source} holds numeric labels: give them as numbers", 2)
     if not path.exists(): return _read_named(source, data_dir)
-    suffix = path.suffix.lower()
     try:
-        if suffix == ".csv": return (*_read_csv(path, target, missing), None)
+        if suffix == ".csv": return (*_read_csv(path, target, missing, labels), None)
         if suffix == ".arff":
             X, y, names = _read_arff(path)
             return X, y, names, "class", None
@@ -800,7 +843,7 @@ def _count_records(source, data_dir):
     if not path.exists(): return read_data(source, None, data_dir)[0].shape[0]
     suf = path.suffix.lower()
     if suf == ".csv":
-        with open(path, encoding="utf-8-sig") as f:
+        with open(path, encoding="utf-8-sig", errors="replace") as f:   # as `_private_rows`
             return max(0, sum(1 for line in f if line.strip()) - 1)
     if suf in (".svm", ".libsvm", ".svmlight"):
         with open(path) as f:
@@ -812,7 +855,8 @@ def _fit(args, acc):
     "Read, fit, save (model and ledger together) and report."
     client = None if args.tune else _dask_client(args)   # --dask: reached before the data is read
     private = bool(args.tune) or math.isfinite(args.epsilon)   # then values are mapped, not refused
-    X, y, names, tname, known_task = _read(args.data, args.target, args.data_dir, private)
+    X, y, names, tname, known_task = _read(args.data, args.target, args.data_dir, private,
+                                           _text_labels(args))
     test = _read_test(args, X.shape[1])
     task, Est, loss = _task(args, y, tname, known_task)
     est = _tuned_estimator(args, task, acc) if args.tune else _estimator(args, Est, loss, acc)
@@ -885,18 +929,28 @@ def _classes(args, y, tname, known=None) -> _Labels:
 
 # %% ../nbs/06_api/02_cli.ipynb
 def _parse_classes(text:str) -> tuple:
-    """(sorted distinct labels, their texts as given) of a comma-separated --classes (numbers, as
-    the targets read from files)."""
+    """(sorted distinct labels, their texts as given) of a comma-separated --classes. Numbers are
+    compared as the targets read from files; text labels (any label that is not a number, e.g.
+    `no,yes`) get the codes 0, 1, ... in the order given, and a CSV target is read through them
+    (`_text_labels`)."""
     given = [c.strip() for c in text.split(",") if c.strip()]
-    try: values = [float(c) for c in given or ["no label"]]
-    except ValueError:
-        raise CLIError(
-            f"--classes {text!r}: give numeric labels separated by commas, e.g. 0,1", 2
-        ) from None
+    if not given:
+        raise CLIError(f"--classes {text!r}: give the labels separated by commas, e.g. 0,1", 2)
+    if not all(_is_number_text(c) for c in given):
+        texts = list(dict.fromkeys(given))
+        return np.arange(len(texts), dtype=float), texts
+    values = [float(c) for c in given]
     first = {}
     for v, t in zip(values, given): first.setdefault(v, t)   # "1" and "1.0": the first one given
     values = sorted(first)
     return np.array(values), [first[v] for v in values]
+
+def _text_labels(args) -> dict|None:
+    "{label: code} when --classes gives text labels (read from a CSV target column), else None."
+    if getattr(args, "classes", None) is None: return None
+    values, texts = _parse_classes(args.classes)
+    if all(_is_number_text(t) for t in texts): return None
+    return dict(zip(texts, values))
 
 def _label_text(v) -> str:
     "A numeric label as text: an integer without '.0', another number in full."
@@ -1042,7 +1096,7 @@ def _format_score(score:float) -> str:
 def _read_test(args, n_features:int):
     "The held-out --test-file, read and checked BEFORE anything is fitted or charged (or None)."
     if not args.test_file: return None
-    Xt, yt, _, _ = read_data(args.test_file, args.target, args.data_dir)
+    Xt, yt = _read(args.test_file, args.target, args.data_dir, labels=_text_labels(args))[:2]
     if Xt.shape[1] != n_features:
         raise CLIError(f"--test-file has {Xt.shape[1]} features, the training data {n_features}")
     return Xt, yt
@@ -1441,7 +1495,8 @@ def _parser():
     f.add_argument(
         "--classes",
         default=None,
-        help="classification: the PUBLIC label set, comma-separated (e.g. 0,1 or -1,1); implies "
+        help="classification: the PUBLIC label set, comma-separated (e.g. 0,1 or -1,1, or the text "
+             "labels of a CSV target such as no,yes, coded 0, 1, ... in the order given); implies "
              "--task "
              "classification; required unless --epsilon inf or a named classification dataset. "
              "Labels outside the set are NOT checked (a check would reveal a rare label): they "

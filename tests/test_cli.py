@@ -930,3 +930,85 @@ def test_an_all_empty_row_is_a_record_and_text_cells_are_missing(tmp_path, capsy
         assert c == 0 and "on 200 records" in out, (path.name, out, err)
     c, out, err = run(["fit", str(text), "--epsilon", "inf"], capsys)   # not private: refused
     assert c == 1 and "not numeric" in err and "abc" not in err, err
+
+
+def _coef(path):
+    return np.asarray(json.loads(Path(path).read_text())["coef"], dtype=float)
+
+def test_a_private_fit_reads_each_line_as_a_record(tmp_path, capsys):
+    """33.8 and the privacy review's leftovers: in a private fit a byte that is not UTF-8, a stray
+    quote, a NUL and a field over csv's 131,072-character limit each stay in their line, whose
+    cells that are not numbers are missing values: the fit runs on the same n and gives the model of
+    the file with those cells empty (the former reader refused the first, third and fourth, and a
+    stray quote merged the rest of the file into one record, so n depended on that record)."""
+    rows = [[round(0.01 * i, 2), round(0.02 * i - 1, 2), round(0.5 + 0.01 * i, 2)] for i in range(300)]
+    text = write_csv(tmp_path / "base.csv", ["a", "b", "y"], rows).read_text()
+    target = "\n1.0,1.0,1.5\n"   # row 100
+    assert target in text
+    variants = {"empty": b"\n1.0,,1.5\n", "latin": b"\n1.0,caf\xe9,1.5\n",
+                "quote": b'\n1.0,"1.0,1.5\n', "nul": b"\n1.0,1.\x00x,1.5\n",
+                "huge": b"\n1.0," + b"9" * 200_000 + b"x,1.5\n"}
+    models = {}
+    for name, line in variants.items():
+        p = tmp_path / f"{name}.csv"
+        p.write_bytes(text.encode().replace(target.encode(), line, 1))
+        m = tmp_path / f"{name}.json"
+        c, out, err = run(["fit", str(p), "--bounds", "2", "--target-bound", "4", "--seed", "3",
+                           "--out", str(m)], capsys)
+        assert c == 0 and "on 300 records" in out, (name, err)
+        assert "0xe9" not in err and "position" not in err, err
+        models[name] = _coef(m)
+    quote = models.pop("quote")   # '1.0,"1.0,1.5': the cell '1.0,1.5' is missing, and so is y
+    p = tmp_path / "quote_ref.csv"
+    p.write_text(text.replace(target, "\n1.0,,\n", 1))
+    c, out, err = run(["fit", str(p), "--bounds", "2", "--target-bound", "4", "--seed", "3",
+                       "--out", str(tmp_path / "quote_ref.json")], capsys)
+    assert c == 0 and np.array_equal(quote, _coef(tmp_path / "quote_ref.json"))
+    for name, coef in models.items(): assert np.array_equal(coef, models["empty"]), name
+
+def test_text_class_labels_from_a_csv(tmp_path, capsys):
+    """33.12: `--classes no,yes` reads a CSV target of text labels (coded 0, 1 in the order given):
+    the model equals the one fitted on the 0/1 file, a label outside the set counts as the negative
+    class in a private fit, predictions print the texts, and a non-private fit refuses an unknown
+    label without showing it (the former parser refused every text label)."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(300, 2)); y = (X[:, 0] - 0.5 * X[:, 1] > 0).astype(int)
+    num = [[f"{a:.3f}", f"{b:.3f}", int(t)] for (a, b), t in zip(X, y)]
+    txt = [[a, b, ["no", "yes"][t]] for a, b, t in num]
+    num[4][2], txt[4][2] = 7, "maybe"   # outside the label set: negative in both
+    fn, ft = write_csv(tmp_path / "num.csv", ["a", "b", "label"], num), write_csv(
+        tmp_path / "txt.csv", ["a", "b", "label"], txt)
+    common = ["--target", "label", "--bounds", "3", "--seed", "2"]
+    c, out, err = run(["fit", str(fn), "--classes", "0,1", "--out", str(tmp_path / "n.json"), *common], capsys)
+    assert c == 0, err
+    held = write_csv(tmp_path / "held.csv", ["a", "b", "label"], txt[:4] + txt[5:])
+    c, out, err = run(["fit", str(ft), "--classes", "no,yes", "--out", str(tmp_path / "t.json"),
+                       "--test-file", str(held), *common], capsys)
+    assert c == 0 and "labels {no, yes}" in out and "accuracy on" in out, (out, err)
+    assert np.array_equal(_coef(tmp_path / "n.json"), _coef(tmp_path / "t.json"))
+    c, out, err = run(["predict", str(tmp_path / "t.json"), str(ft)], capsys)
+    assert c == 0 and set(out.split()[1:]) <= {"no", "yes"} and len(out.split()) == 301
+    c, out, err = run(["fit", str(ft), "--classes", "no,yes", "--epsilon", "inf", *common], capsys)
+    assert c == 1 and one_line_error(err) and "maybe" not in err and "--classes" in err, err
+    c, out, err = run(["fit", "california", "--classes", "no,yes", *common], capsys)
+    assert c == 2 and "CSV" in err, err
+
+def test_the_fast_csv_reader_reads_cells_as_float_does(tmp_path):
+    "33.16: the column reader (one C loop per column) gives float's value for every cell kind."
+    from dp_cd.cli import _csv_columns, CLIError
+    rng = np.random.default_rng(0)
+    kinds = [" 1.5 ", "1e5", "+3", "-0", "nan", "inf", "-inf", "1_000", "", "abc", "2e400", "7"]
+    for missing in (False, True):
+        for trial in range(30):
+            cells = list(rng.choice(kinds, size=6))
+            body = [(i + 2, [c]) for i, c in enumerate(cells)]
+            try: got = _csv_columns(tmp_path, ["x"], body, ["x"], missing)[:, 0]
+            except CLIError as e:
+                assert not missing and "(the record and its value are not shown" in str(e)
+                continue
+            want = []
+            for c in cells:
+                try: want.append(float(c))
+                except ValueError: want.append(np.nan)
+            assert np.array_equal(got, np.array(want), equal_nan=True), cells
+            assert missing or np.all(np.abs(got) <= 1e150), cells
