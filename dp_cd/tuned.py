@@ -159,7 +159,7 @@ def _search(self, X, targets, loss, score_losses, score_bound, eps, delta, rng, 
     pen = make_penalty(self.penalty, self.alpha)
     dim = X_train.shape[1]
     fitters = [linear_fitter(X_train, t[train], loss, pen, np.ones(dim)) for t in targets]
-    cands = self.candidates or default_candidates(len(train), dim)
+    cands = self.candidates or default_candidates(len(train), dim, loss.curvature)
     extra = {}   # (kept out of the candidates: `best_params_` never holds the weights)
     if weights is not None:
         cands = _weighted(cands)

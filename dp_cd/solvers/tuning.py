@@ -341,6 +341,7 @@ def zcdp_fit(solver:str, # a registered solver name
 # %% ../../nbs/03_solvers/05_tuning.ipynb
 def default_candidates(n_train:int, # PUBLIC number of training records
                        p:int, # PUBLIC number of features (with the intercept column)
+                       curvature:float=0.25, # the loss' sup φ'' (β): 1/4 logistic, 2 squared
                       ) -> list:
     """A small grid of (solver, clip, step, passes) for features scaled into [-1, 1]; public inputs
     only."""
@@ -351,7 +352,9 @@ def default_candidates(n_train:int, # PUBLIC number of training records
             for c, P in ((0.3, 5), (0.3, 20), (1.0, 5), (1.0, 20), (1.0, 50))]
     grid += [dict(cd, clipping="sample", clip=c * r, n_passes=P)
              for c, P in ((0.1, 20), (0.3, 5), (0.3, 20))]
-    grid.append(dict(solver="dp-sgd", clip=0.3 * r, step=4.0, n_passes=100, batch_size=n_train))
+    beta = check_scalar(curvature, "curvature", low=0, low_open=True, allow_inf=True)
+    step = 1.0 / beta if math.isfinite(beta) else 1.0   # γβ = 1: 4 for the logistic loss
+    grid.append(dict(solver="dp-sgd", clip=0.3 * r, step=step, n_passes=100, batch_size=n_train))
     grid.append(dict(solver="dp-gcd", clip=0.3 * r, step=1.0, n_passes=50))
     return grid
 
