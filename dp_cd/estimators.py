@@ -271,11 +271,13 @@ def _bounds_from_data(X, y):
 class BoundsFallbackWarning(UserWarning):
     "bounds='private' located no bound for some columns: they got the public default (not a leak)."
 
-def _fallback(release, p:int, has_target:bool, columns=None) -> list:
+def _fallback(release, p:int, has_target:bool, columns=None, names=None) -> list:
     """Names of the bounds that fell back to the default: no noisy bin cleared the threshold (the
-    released columns are the features `columns`, all of them if None)."""
+    released columns are the features `columns`, all of them if None; `names`: the public feature
+    names, `x_j` if None)."""
     columns = np.arange(p) if columns is None else np.asarray(columns)
-    names = [f"|x_{columns[j]}|" for j in np.flatnonzero(~np.isfinite(release.bounds[:p]))]
+    name = (lambda j: f"x_{j}") if names is None else (lambda j: str(names[j]))
+    names = [f"|{name(columns[j])}|" for j in np.flatnonzero(~np.isfinite(release.bounds[:p]))]
     return names + (["|y|"] if has_target and not np.isfinite(release.bounds[p]) else [])
 
 def _fallback_note(names:list, n:int, threshold:float, default:float=1.0) -> str:
@@ -292,11 +294,12 @@ def _fallback_note(names:list, n:int, threshold:float, default:float=1.0) -> str
             f"threshold tau = {tau}; {why}")
 
 # %% ../nbs/06_api/01_estimators.ipynb
-def _private_data_bounds(X, y, eps, delta, share, rng, releases:int=1, known=None):
+def _private_data_bounds(X, y, eps, delta, share, rng, releases:int=1, known=None, names=None):
     """Bounds estimated privately with the share `share` of (ε, δ) (`data_bounds`); with
     `releases=2` that share also pays for the centre's release (`_add_private_center`). The
     columns `known` (a mask: one-hot columns of declared categories) are bounded by 1, publicly:
-    they are left out of the release, whose noise then grows with the other columns only."""
+    they are left out of the release, whose noise then grows with the other columns only. `names`:
+    the public feature names (a DataFrame's columns), which the fallback warning names."""
     share = check_scalar(share, "bounds_budget", 0, 1, True, True)
     p = X.shape[1]
     cols = np.arange(p) if known is None else np.flatnonzero(~np.asarray(known))
@@ -311,7 +314,7 @@ def _private_data_bounds(X, y, eps, delta, share, rng, releases:int=1, known=Non
     if len(cols) < p:
         note += (f"; the {p - len(cols)} one-hot columns of declared categories are bounded by 1 "
                  "(public: their values are 0 or 1)")
-    fell_back = _fallback(rel, len(cols), y is not None, cols)
+    fell_back = _fallback(rel, len(cols), y is not None, cols, names)
     if fell_back:
         why = _fallback_note(fell_back, X.shape[0], rel.threshold)
         note += "; " + why
@@ -560,7 +563,8 @@ def _resolve_bounds(self, X, y, eps, delta, rng) -> _DataBounds:
     y_est = y if self.target_bound is None else None
     if isinstance(value, str) and value == "private":
         b = _private_data_bounds(X, y_est, eps, delta, self.bounds_budget, rng,
-                                 releases=1 + private_center, known=_one_hot_mask(self, X.shape[1]))
+                                 releases=1 + private_center, known=_one_hot_mask(self, X.shape[1]),
+                                 names=getattr(self, "feature_names_in_", None))
     elif isinstance(value, str): b = _leaky_data_bounds(X, y_est)
     elif isinstance(value, tuple): b = _public_box_bounds(value, X)
     else: b = _DataBounds(_check_public_bounds(value, X.shape[1]))

@@ -95,8 +95,8 @@ def _do_eval(cell):
 _nbdev_do_eval, P._do_eval = P._do_eval, _do_eval
 
 # the parts of the book: one per notebook folder (folders and chapters numbered by dependency)
-PARTS = {'00_core': 'Foundations', '01_model': 'Linear models', '02_privacy': 'Privacy',
-         '03_solvers': 'Algorithms', '04_theory': 'Theory', '05_experiments': 'Reproductions',
+PARTS = {'00_start': 'Getting started', '00_core': 'Foundations', '01_model': 'Linear models',
+         '02_privacy': 'Privacy', '03_solvers': 'Algorithms', '04_theory': 'Theory', '05_experiments': 'Reproductions',
          '06_api': 'Using dp_cd', '07_evidence': 'Evidence'}
 
 
@@ -105,7 +105,13 @@ def notebooks():
     chapters = [p for p in NBS.rglob('*.ipynb')
                 if p != NBS / 'index.ipynb' and not p.name.startswith('_')
                 and '.ipynb_checkpoints' not in p.parts]
-    return [NBS / 'index.ipynb'] + sorted(chapters, key=lambda p: p.relative_to(NBS).parts)
+    return [NBS / 'index.ipynb'] + sorted(chapters, key=_order)
+
+
+def _order(path: Path) -> tuple:
+    "A chapter's place: the getting-started part first, then folders and files by number."
+    parts = path.relative_to(NBS).parts
+    return (parts[0] != '00_start', *parts)
 
 
 def page_of(path: Path) -> str:
@@ -116,7 +122,8 @@ def page_of(path: Path) -> str:
 def table_of_contents(paths) -> str:
     "jupyter-book's _toc.yml: the index, then one part per folder."
     toc = 'format: jb-book\nroot: index\nparts:\n'
-    for folder in sorted({p.relative_to(NBS).parts[0] for p in paths[1:]}):
+    for folder in sorted({p.relative_to(NBS).parts[0] for p in paths[1:]},
+                         key=lambda f: (f != '00_start', f)):
         toc += f'- caption: {PARTS.get(folder, folder)}\n  chapters:\n'
         toc += ''.join(f'  - file: {page_of(p)}\n' for p in paths[1:]
                        if p.relative_to(NBS).parts[0] == folder)
@@ -294,7 +301,8 @@ def chapter_list(paths) -> str:
     "Markdown for the front page: every chapter, with its summary, grouped by the book's parts."
     out = '## Chapters\n\nThe chapters by part, in dependency order (see also the '
     out += '[index](genindex) and the [search page](search)).\n'
-    for folder in sorted({p.relative_to(NBS).parts[0] for p in paths[1:]}):
+    for folder in sorted({p.relative_to(NBS).parts[0] for p in paths[1:]},
+                         key=lambda f: (f != '00_start', f)):
         out += f'\n**{PARTS.get(folder, folder)}**\n\n'
         for p in (p for p in paths[1:] if p.relative_to(NBS).parts[0] == folder):
             nb = json.loads(p.read_text(encoding='utf-8'))
