@@ -1,0 +1,142 @@
+"""DP-CD, the default solver, on row chunks: the latency of a round on a LocalCluster of 2 one-thread
+worker processes (127.0.0.1), and the fit time on chunks against the in-memory fit, same process.
+
+    python benchmarks/bench_dpcd_dask.py [--out benchmarks/results] [--quick]
+
+1. Round latency (milliseconds): a round that returns one number per chunk (4 chunks of a
+   40,000 × 12 design), (a) as DP-CD runs it, one call of each worker's actor holding its chunks
+   (`hold_chunks` / `HeldChunks.apply`), (b) as one task per chunk submitted and gathered
+   (`open_chunks` / `map_chunks`, the pattern of the other chunked solvers); and (c) DP-CD's own
+   cost of an update, (time of a fit of 25 passes - time of 5 passes) / (extra updates).
+2. Fit time at 40,000 × 12, 5 passes (best of k): `dp_cd` with public constants, and the default
+   estimators `DPClassifier(epsilon=1, bounds=1.0)` (public bounds) and `DPClassifier(epsilon=1)`
+   (private bounds and centres), on the cluster and in process, against the in-memory fit; the
+   largest difference of the coefficients from the in-memory ones is checked (same seed).
+
+The load average (`os.getloadavg()`) is printed before and after and written with the results
+(`dpcd_dask.csv`): the machine is shared, so the latencies are those of the load it ran under.
+"""
+import argparse, csv, os, time, warnings
+from pathlib import Path
+import numpy as np
+from dp_cd import DPClassifier
+from dp_cd.model.losses import LogisticLoss
+from dp_cd.model.penalties import L2
+from dp_cd.solvers.dpcd import dp_cd
+from dp_cd.solvers.chunks import executor, hold_chunks, map_chunks, open_chunks
+from dp_cd.solvers.contract import Problem
+
+N, P, PASSES = 40_000, 12, 5
+
+
+def best_of(fit, k):
+    "(seconds, result) of the fastest of k calls."
+    out = None
+    for _ in range(k):
+        t = time.perf_counter()
+        r = fit()
+        s = time.perf_counter() - t
+        if out is None or s < out[0]: out = (s, r)
+    return out
+
+
+def _state(Xc, yc): return None
+
+
+def _held_sum(Xc, yc, state, j): return float(Xc[:, j].sum())
+
+
+def _task_sum(Xc, yc, z, k, j): return None, float(Xc[:, j].sum())
+
+
+def round_latency(Xd, y, rounds):
+    "(actor calls, submitted tasks): milliseconds per round of one number per chunk."
+    ex = executor()
+    prob = Problem(Xd, y, LogisticLoss(), L2(0.0), False)
+    held = hold_chunks(ex, prob, _state)
+    held.apply(_held_sum, 0)
+    t = time.perf_counter()
+    for r in range(rounds): sum(held.apply(_held_sum, r % P))
+    actor = (time.perf_counter() - t) / rounds
+    handles = open_chunks(ex, prob)
+    map_chunks(ex, handles, _task_sum, [None] * len(handles), 0)
+    t, few = time.perf_counter(), max(5, rounds // 10)
+    for r in range(few): sum(map_chunks(ex, handles, _task_sum, [None] * len(handles), r % P)[1])
+    return 1e3 * actor, 1e3 * (time.perf_counter() - t) / few
+
+
+def fits(X, y):
+    "name -> fit(design): the runs timed."
+    kw = dict(epsilon=1.0, delta=1.0 / N**2, n_passes=PASSES, random_state=0,
+              smoothness=0.25 * (X**2).mean(0))
+    return {"dp_cd (public M_j)": lambda Z: dp_cd(Z, y, LogisticLoss(), L2(1e-3), **kw),
+            "DPClassifier(bounds=1.0)": lambda Z: DPClassifier(
+                epsilon=1.0, bounds=1.0, classes=[-1, 1], random_state=0).fit(Z, y),
+            "DPClassifier() private bounds": lambda Z: DPClassifier(
+                epsilon=1.0, classes=[-1, 1], random_state=0).fit(Z, y)}
+
+
+def _coef(r): return np.ravel(r.coef if hasattr(r, "coef") else r.coef_)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default="benchmarks/results")
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    import dask.array as da
+    from distributed import Client, LocalCluster
+    warnings.simplefilter("ignore")
+    k, rounds = (1, 100) if args.quick else (3, 500)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(N, P)) / np.sqrt(P)
+    y = np.where(X @ rng.normal(size=P) + 0.3 * rng.normal(size=N) > 0, 1.0, -1.0)
+    Xd = da.from_array(X, chunks=(N // 4, P))
+    load0, rows = os.getloadavg(), []
+    print(f"load average before: {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f} (2 cores)")
+    for fit in fits(X, y).values(): fit(X), fit(Xd)   # compile, in process
+    with LocalCluster(host="127.0.0.1", dashboard_address=None, n_workers=2,
+                      threads_per_worker=1, processes=True) as cluster, Client(cluster):
+        actor, task = round_latency(Xd, y, rounds)
+        print(f"round latency, 2 workers: {actor:.2f} ms (actor calls), {task:.2f} ms "
+              "(one task per chunk)")
+        rows += [dict(what="round latency: actor calls", setting="2 workers", ms=actor),
+                 dict(what="round latency: one task per chunk", setting="2 workers", ms=task)]
+        per = [best_of(lambda m=m: dp_cd(Xd, y, LogisticLoss(), L2(1e-3), epsilon=1.0,
+                                         delta=1.0 / N**2, n_passes=m, random_state=0,
+                                         smoothness=0.25 * (X**2).mean(0)), k)[0]
+               for m in (PASSES, 5 * PASSES)]
+        update = 1e3 * (per[1] - per[0]) / (4 * PASSES * P)
+        print(f"dp_cd on chunks, 2 workers: {update:.2f} ms per coordinate update")
+        rows.append(dict(what="dp_cd update", setting="2 workers", ms=update))
+        rows += _fit_rows(X, Xd, y, k, "2 workers")
+    rows += _fit_rows(X, Xd, y, k, "in process")
+    load1 = os.getloadavg()
+    print(f"load average after: {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}")
+    for r in rows: r.update(load_before=load0[0], load_after=load1[0])
+    Path(args.out).mkdir(parents=True, exist_ok=True)
+    names = ["what", "setting", "ms", "seconds", "in_memory_seconds", "vs_in_memory",
+             "max_coef_diff", "load_before", "load_after"]
+    with open(Path(args.out) / "dpcd_dask.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=names)
+        w.writeheader()
+        w.writerows(rows)
+
+
+def _fit_rows(X, Xd, y, k, setting):
+    "The fits of `fits` on the chunks against in memory (same process, best of k each)."
+    rows = []
+    for name, fit in fits(X, y).items():
+        base, ref = best_of(lambda: fit(X), k)
+        s, r = best_of(lambda: fit(Xd), k)
+        diff = float(np.abs(_coef(r) - _coef(ref)).max())
+        assert diff < 1e-9 * max(1.0, float(np.abs(_coef(ref)).max())), diff
+        rows.append(dict(what=f"fit {name}", setting=setting, seconds=s, in_memory_seconds=base,
+                         vs_in_memory=s / base, max_coef_diff=diff))
+        print(f"{setting:10s} {name:30s}: {s:.3f} s on chunks, {base:.3f} s in memory, "
+              f"x{s / base:5.1f}, max |coef diff| {diff:.1e}")
+    return rows
+
+
+if __name__ == "__main__":
+    main()
