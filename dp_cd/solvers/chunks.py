@@ -140,10 +140,9 @@ def check_finite(Xc:np.ndarray, # a chunk's rows (C or Fortran contiguous)
                  k:int, # chunk index
                  start:int, # index of its first row
                 ):
-    "One clear error if the chunk holds a NaN or an infinite value."
+    "One clear error if the chunk holds a NaN or an infinite value (naming no chunk, row or value)."
     if not all_finite(Xc.ravel(order="K")):
-        raise ValueError(f"X contains NaN or infinite values in chunk {k} (rows {start} to "
-                         f"{start + Xc.shape[0] - 1}); no model is returned")
+        raise ValueError("X contains NaN or infinite values; no model is returned")
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 def load_chunk(block, # the chunk's rows (array-like)

@@ -5,6 +5,7 @@
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb 1
 from __future__ import annotations
 import math
+from functools import partial
 import warnings
 import numpy as np
 from numba import njit
@@ -24,7 +25,7 @@ from dp_cd.privacy.events import (
 from ..privacy.calibration import calibrate_noise_multiplier, epsilon_gaussian
 from .contract import (FitResult, Ledger, Plan, Run, Solver, register, get_solver,
                                     check_sample_weight)
-from .chunks import Progress, hold_chunks
+from .chunks import Progress, check_chunks, hold_chunks, load_chunk
 
 # %% auto 0
 __all__ = ['ACCOUNTANTS', 'dpcd_inner_dense', 'dpcd_inner_sparse', 'clip_thresholds', 'dpcd_noise_multiplier', 'dpcd_events',
@@ -278,6 +279,13 @@ def _clipped_column_means(X, beta:float, b) -> np.ndarray:
     return est / n
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
+def _chunk_clipped_sums(block, beta:float, b, block_info=None) -> np.ndarray:
+    "Σ_i min(β X_ij², b_j) over a chunk's rows, (1, p); the chunk read and checked by `load_chunk`."
+    (a, e), (_, p) = block_info[0]["array-location"]
+    Xc, _ = load_chunk(block, None, block_info[0]["chunk-location"][0], a, (e - a, p))
+    return np.minimum(beta * Xc * Xc, b).sum(axis=0)[None, :]
+
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def private_smoothness(X, # design (n, p), dense or sparse
                        loss:Loss, # the datafit (gives beta = sup phi'')
                        epsilon:float, # pure-DP budget epsilon' of the estimate
@@ -290,8 +298,10 @@ def private_smoothness(X, # design (n, p), dense or sparse
     n, p = Xd.shape
     epsilon = check_epsilon(epsilon)
     b = _check_bound(bound, p)
-    if chunked:   # the same clipped sums, computed chunk by chunk
-        est = np.asarray(np.minimum(loss.curvature * Xd * Xd, b).sum(axis=0).compute()) / n
+    if chunked:   # the same clipped sums, chunk by chunk (each checked as it is read)
+        sums = Xd.map_blocks(partial(_chunk_clipped_sums, beta=loss.curvature, b=b), dtype=float,
+                             chunks=((1,) * len(check_chunks(Xd)), (p,)))
+        est = np.asarray(sums.sum(axis=0).compute()) / n
     elif sparse:
         per = Xd.multiply(Xd) * loss.curvature
         per.data = np.minimum(per.data, np.repeat(b, np.diff(per.indptr)))
