@@ -18,8 +18,8 @@ from .contract import (FitResult, Problem, Solver, build_report, check_privacy)
 __all__ = ['NPY_SOURCES', 'CHUNKED_RUNS', 'CHUNKED_INTERCEPT', 'check_chunks', 'check_chunked_labels', 'check_chunked_problem',
            'run_seed', 'chunk_generator', 'InProcess', 'executor', 'connect', 'all_finite', 'check_finite',
            'load_chunk', 'ChunkBuffer', 'LazyChunk', 'open_chunks', 'chunk_row_norms', 'map_chunks', 'reduce_chunks',
-           'ChunkHolder', 'HeldChunks', 'hold_chunks', 'Progress', 'register_chunked', 'chunked_solvers', 'fit_chunked',
-           'NpyRows', 'npy_chunks']
+           'ChunkHolder', 'HeldChunks', 'hold_chunks', 'Progress', 'register_chunked', 'chunked_solvers',
+           'chunked_intercept', 'fit_chunked', 'NpyRows', 'npy_chunks']
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 def check_chunks(X, # a dask.array (n, p) chunked by rows only
@@ -388,6 +388,13 @@ def _chunked_run(solver:Solver) -> tuple:
                          f"use one of {chunked_solvers()} or an in-memory design")
     run, public = CHUNKED_RUNS[solver.name]
     return run, public, solver.name in CHUNKED_INTERCEPT
+
+
+def chunked_intercept(solver:Solver) -> bool:
+    """Whether `solver`'s run on row chunks takes `fit_intercept` (the implicit column); True for a
+    solver without one (an in-memory design only: nothing to match)."""
+    try: return _chunked_run(solver)[2]
+    except ValueError: return True
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 def _check_public(options:dict, public:tuple, intercept:bool=False):
