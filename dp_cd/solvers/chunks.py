@@ -402,9 +402,11 @@ def _check_public(options:dict, public:tuple, intercept:bool=False):
     for name in public:
         if options.get(name) is None or (isinstance(options.get(name), str)
                                          and options.get(name) == "exact"):
-            raise ValueError(f"a row-chunked design needs {name} as a public value, got "
+            hint = (" (or smoothness='private' with a public smoothness_bound: estimated "
+                    "privately, inside epsilon)" if name == "smoothness" else "")
+            raise ValueError(f"a row-chunked design needs {name} as a public value{hint}, got "
                              f"{name}={options.get(name)!r}: the chunked path reads no constant "
-                             "off the data")
+                             "off the data without privacy")
     if options.get("fit_intercept") and not intercept:
         raise ValueError("fit_intercept is not available on a row-chunked design: add a column "
                          "of ones to X")
