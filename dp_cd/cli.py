@@ -962,10 +962,9 @@ def _dask_client(args):
     "A client of the scheduler of --dask (or $DP_CD_DASK), or None; one error if unreachable."
     address = args.dask or os.environ.get("DP_CD_DASK")
     if not address: return None
-    from dp_cd.solvers import distributed   # registers the solvers that run on row chunks
-    from dp_cd.solvers.chunks import CHUNKED_RUNS, connect
-    if args.solver not in CHUNKED_RUNS:
-        raise CLIError(f"--dask runs the solvers {sorted(CHUNKED_RUNS)}, got --solver "
+    from dp_cd.solvers.chunks import chunked_solvers, connect
+    if args.solver not in chunked_solvers():
+        raise CLIError(f"--dask runs the solvers {chunked_solvers()}, got --solver "
                        f"{args.solver}", 2)
     try: return connect(address)
     except (ConnectionError, ImportError) as e: raise CLIError(str(e)) from None
@@ -1583,8 +1582,8 @@ def _parser():
                    "--clipping, --smoothness(-bound), --loss and --dask; fits in memory")
     f.add_argument("--seed", type=int, default=None, help="random seed")
     f.add_argument("--dask", default=None, metavar="SCHEDULER_ADDRESS", help="fit on the Dask "
-                   "cluster of this scheduler (default $DP_CD_DASK; dp-bcd, dp-gcd, dp-sgd, "
-                   "output-perturbation; needs dp_cd[dask])")
+                   "cluster of this scheduler (default $DP_CD_DASK; dp-cd, dp-bcd, dp-gcd, dp-sgd, "
+                   "dp-scd, output-perturbation; needs dp_cd[dask])")
     f.add_argument(
         "--data-dir", default=None, help="data directory for named datasets (default $DP_CD_DATA)"
     )

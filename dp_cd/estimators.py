@@ -22,7 +22,7 @@ from .solvers.contract import (SOLVERS, get_solver, Ledger, Plan, PrivacyRequest
 # importing the solver modules registers them in SOLVERS
 from .solvers import dpcd, dpgcd, dpsgd, dpscd, output_perturbation, growth, block_cd
 from .utils import is_chunked
-from .solvers.chunks import CHUNKED_RUNS, CHUNKED_INTERCEPT
+from .solvers.chunks import chunked_intercept
 from .solvers import distributed   # registers the solvers' runs on row chunks
 from .privacy.events import check_delta, check_epsilon
 from .privacy.bounds import data_bounds, clip_records, private_center
@@ -604,7 +604,7 @@ def _implicit_intercept(self, solver) -> bool:
     solver whose run on row chunks needs the column appended (a model must not depend on where the
     data lives)."""
     options = {"fit_intercept", "intercept_scaling", "penalize_intercept"}
-    chunks_too = solver.name not in CHUNKED_RUNS or solver.name in CHUNKED_INTERCEPT
+    chunks_too = chunked_intercept(solver)
     return bool(self.fit_intercept and solver.intercept and options <= set(solver.option_names)
                 and chunks_too)
 

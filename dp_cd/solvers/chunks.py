@@ -13,13 +13,13 @@ from ..utils import as_generator, is_chunked
 from ..model.losses import Loss
 from ..model.penalties import Penalty, NoPenalty
 from .contract import (FitResult, Problem, Solver, build_report, check_privacy)
-from .dpcd import row_norms
 
 # %% auto 0
 __all__ = ['NPY_SOURCES', 'CHUNKED_RUNS', 'CHUNKED_INTERCEPT', 'check_chunks', 'check_chunked_labels', 'check_chunked_problem',
            'run_seed', 'chunk_generator', 'InProcess', 'executor', 'connect', 'all_finite', 'check_finite',
            'load_chunk', 'ChunkBuffer', 'LazyChunk', 'open_chunks', 'chunk_row_norms', 'map_chunks', 'reduce_chunks',
-           'Progress', 'register_chunked', 'fit_chunked', 'NpyRows', 'npy_chunks']
+           'ChunkHolder', 'HeldChunks', 'hold_chunks', 'Progress', 'register_chunked', 'chunked_solvers',
+           'chunked_intercept', 'fit_chunked', 'NpyRows', 'npy_chunks']
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 def check_chunks(X, # a dask.array (n, p) chunked by rows only
@@ -140,10 +140,9 @@ def check_finite(Xc:np.ndarray, # a chunk's rows (C or Fortran contiguous)
                  k:int, # chunk index
                  start:int, # index of its first row
                 ):
-    "One clear error if the chunk holds a NaN or an infinite value."
+    "One clear error if the chunk holds a NaN or an infinite value (naming no chunk, row or value)."
     if not all_finite(Xc.ravel(order="K")):
-        raise ValueError(f"X contains NaN or infinite values in chunk {k} (rows {start} to "
-                         f"{start + Xc.shape[0] - 1}); no model is returned")
+        raise ValueError("X contains NaN or infinite values; no model is returned")
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 def load_chunk(block, # the chunk's rows (array-like)
@@ -218,6 +217,7 @@ def open_chunks(ex, # `executor()`
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 def _largest_row_norm(block, block_info=None) -> np.ndarray:
     "The chunk's largest row norm, as a (1, 1) array (read and checked by `load_chunk`)."
+    from dp_cd.solvers.dpcd import row_norms   # (not at the top: dp-cd runs on chunks too)
     where = block_info[0]
     (a, b), (_, p) = where["array-location"]
     Xc, _ = load_chunk(block, None, where["chunk-location"][0], a, (b - a, p))
@@ -271,6 +271,73 @@ def reduce_chunks(parts:list):
     return total
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
+class ChunkHolder:
+    "Chunks kept where they were read, each with a state (a Dask actor on a worker, or in process)."
+    def __init__(self, blocks:list, # the chunks' rows, as read (arrays)
+                 ys:list, # their labels
+                 spans:list, # (chunk index k, first row, (rows, p) declared by the design) each
+                 init, # init(Xc, yc, *args) -> the chunk's state (mutable)
+                 args:tuple=(), # public arguments of `init`
+                ):
+        self.chunks = []
+        for block, yc, (k, start, shape) in zip(blocks, ys, spans):
+            Xc, yc = load_chunk(block, yc, k, start, shape, "F")   # checked, one copy kept
+            self.chunks.append((Xc, yc, init(Xc, yc, *args)))
+
+    def apply(self, fn, *args) -> list:
+        "`fn(Xc, yc, state, *args)` on each held chunk, in order (states changed in place)."
+        return [fn(Xc, yc, state, *args) for Xc, yc, state in self.chunks]
+
+# %% ../../nbs/03_solvers/02_chunks.ipynb
+@dataclass
+class HeldChunks:
+    "The holders of a run's chunks: `ChunkHolder`s in process, or Dask actors (one per worker)."
+    holders: list
+    keys: list  # the chunk indices held by each holder, in its order
+
+    def apply(self, fn, *args) -> list:
+        "The results of `fn(Xc, yc, state, *args)` on every chunk, in chunk order."
+        calls = [h.apply(fn, *args) for h in self.holders]   # all started before any is awaited
+        out = [None] * sum(len(k) for k in self.keys)
+        for keys, call in zip(self.keys, calls):
+            for k, r in zip(keys, call if isinstance(call, list) else call.result()): out[k] = r
+        return out
+
+# %% ../../nbs/03_solvers/02_chunks.ipynb
+def _spans(problem:Problem) -> list:
+    "(k, first row, (rows, p)) of each chunk, and its labels' slice bounds (a, b)."
+    rows, p = check_chunks(problem.X), problem.X.shape[1]
+    starts = np.concatenate([[0], np.cumsum(rows)]).astype(np.int64)
+    return [(k, int(a), int(b), (int(b - a), p)) for k, (a, b) in
+            enumerate(zip(starts[:-1], starts[1:]))]
+
+
+def hold_chunks(ex, # `executor()`
+                problem:Problem, # a validated chunked problem
+                init, # init(Xc, yc, *args) -> a chunk's state (runs where the chunk is held)
+                *args, # public arguments of `init`
+               ) -> HeldChunks:
+    "Read every chunk once and keep it with its state: on the workers (actors) or in process."
+    spans, parts = _spans(problem), list(problem.X.to_delayed().ravel())
+    y = problem.y
+    if isinstance(ex, InProcess):   # one chunk read at a time (its copy kept, the read dropped)
+        h = ChunkHolder([], [], [], init, args)
+        for d, (k, a, b, shape) in zip(parts, spans):
+            h.chunks += ChunkHolder([d.compute()], [y[a:b]], [(k, a, shape)], init, args).chunks
+        return HeldChunks([h], [[k for k, *_ in spans]])
+    from distributed import wait
+    parts = ex.compute(parts)   # read by the workers; the design never reaches the driver
+    wait(parts)
+    where = ex.who_has(parts)
+    mine = {}
+    for f, span in zip(parts, spans): mine.setdefault(where[f.key][0], []).append((f, span))
+    futures = [ex.submit(ChunkHolder, [f for f, _ in fs], [y[a:b] for _, (k, a, b, s) in fs],
+                         [(k, a, s) for _, (k, a, b, s) in fs], init, args, actor=True,
+                         workers=[w], allow_other_workers=False) for w, fs in mine.items()]
+    holders = [f.result() for f in futures]   # raises a chunk's error (no model)
+    return HeldChunks(holders, [[span[0] for _, span in fs] for fs in mine.values()])
+
+# %% ../../nbs/03_solvers/02_chunks.ipynb
 class Progress:
     "A text progress bar of `total` rounds on stderr, drawn at most twice a second (if enabled)."
     def __init__(self, total:int, label:str="rounds", enabled:bool|None=None):
@@ -303,14 +370,31 @@ def register_chunked(name:str, # a registered solver's name
     if intercept: CHUNKED_INTERCEPT.add(name)
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
-def _chunked_run(solver:Solver):
-    "The chunked run of `solver` (its module loaded on demand); one error listing the others."
+def chunked_solvers() -> list:
+    "The names of the solvers that run on row-chunked designs (`row_chunks`, or registered here)."
+    import dp_cd.solvers.distributed   # registers the chunked runs of the other solvers
+    from dp_cd.solvers.contract import SOLVERS
+    return sorted(set(CHUNKED_RUNS) | {name for name, s in SOLVERS.items() if s.row_chunks})
+
+
+def _chunked_run(solver:Solver) -> tuple:
+    """(run, public options, takes `fit_intercept`) of `solver` on chunks: its own (`row_chunks`),
+    else the one registered here (its module loaded on demand); one error listing the others."""
+    if solver.row_chunks: return solver.run_chunks, tuple(solver.chunks_public), solver.intercept
     if solver.name not in CHUNKED_RUNS:
         import dp_cd.solvers.distributed   # registers the chunked runs
     if solver.name not in CHUNKED_RUNS:
         raise ValueError(f"solver {solver.name!r} does not accept a row-chunked (dask) design; "
-                         f"use one of {sorted(CHUNKED_RUNS)} or an in-memory design")
-    return CHUNKED_RUNS[solver.name]
+                         f"use one of {chunked_solvers()} or an in-memory design")
+    run, public = CHUNKED_RUNS[solver.name]
+    return run, public, solver.name in CHUNKED_INTERCEPT
+
+
+def chunked_intercept(solver:Solver) -> bool:
+    """Whether `solver`'s run on row chunks takes `fit_intercept` (the implicit column); True for a
+    solver without one (an in-memory design only: nothing to match)."""
+    try: return _chunked_run(solver)[2]
+    except ValueError: return True
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 def _check_public(options:dict, public:tuple, intercept:bool=False):
@@ -318,9 +402,11 @@ def _check_public(options:dict, public:tuple, intercept:bool=False):
     for name in public:
         if options.get(name) is None or (isinstance(options.get(name), str)
                                          and options.get(name) == "exact"):
-            raise ValueError(f"a row-chunked design needs {name} as a public value, got "
+            hint = (" (or smoothness='private' with a public smoothness_bound: estimated "
+                    "privately, inside epsilon)" if name == "smoothness" else "")
+            raise ValueError(f"a row-chunked design needs {name} as a public value{hint}, got "
                              f"{name}={options.get(name)!r}: the chunked path reads no constant "
-                             "off the data")
+                             "off the data without privacy")
     if options.get("fit_intercept") and not intercept:
         raise ValueError("fit_intercept is not available on a row-chunked design: add a column "
                          "of ones to X")
@@ -329,11 +415,11 @@ def _check_public(options:dict, public:tuple, intercept:bool=False):
 def fit_chunked(solver:Solver, X, y, loss:Loss, penalty:Penalty|None, *, epsilon:float,
                 delta:float|None, random_state=None, **options) -> FitResult:
     "`Solver.fit` on a row-chunked design: validate → plan (the solver's own) → chunked run."
-    run_chunked, public = _chunked_run(solver)
+    run_chunked, public, intercept = _chunked_run(solver)
     unknown = sorted(set(options) - set(solver.option_names))
     if unknown: raise TypeError(f"solver {solver.name!r} got unknown options {unknown}")
     options = {**{o.name: o.default for o in solver.options}, **options}
-    _check_public(options, public, solver.name in CHUNKED_INTERCEPT)
+    _check_public(options, public, intercept)
     problem = check_chunked_problem(X, y, loss, penalty, solver)
     request = check_privacy(epsilon, delta, problem.n, options.get("relation", "replace_one"),
                             pure=solver.pure_dp, stacklevel=5)

@@ -287,6 +287,8 @@ class Solver:
     pure_dp: bool = False  # offers pure ε-DP (accepts δ = 0)
     intercept: bool = False  # option `fit_intercept`: an implicit constant column, X not copied
     sample_weight: bool = False  # options sample_weight, sample_weight_bound (weights in [0, W])
+    row_chunks: bool = False  # runs on a row-chunked (dask) design: its `run_chunks`
+    chunks_public: tuple = ()  # options that must be public values on row chunks
     function = None  # the public function; its keyword-only parameters are the options
 
     def options_from_bounds(self, loss:Loss, # the datafit
@@ -359,7 +361,12 @@ def _run(self, problem:Problem, plan:Plan, options:dict, rng) -> Run:
     "Run the kernels (override)."
     raise NotImplementedError(f"{type(self).__name__} must implement run()")
 
+def _run_chunks(self, problem:Problem, plan:Plan, options:dict, rng, ex) -> Run:
+    "Run on a row-chunked design through the engine `ex` (override, with `row_chunks = True`)."
+    raise NotImplementedError(f"{type(self).__name__} does not run on row-chunked designs")
+
 Solver.check_options, Solver.plan, Solver.run = _check_options, _plan, _run
+Solver.run_chunks = _run_chunks
 
 # %% ../../nbs/03_solvers/00_contract.ipynb
 MAX_PASSES = 10**6   # PUBLIC limit on the option n_passes of one fit

@@ -5,6 +5,7 @@
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb 1
 from __future__ import annotations
 import math
+from functools import partial
 import warnings
 import numpy as np
 from numba import njit
@@ -24,6 +25,7 @@ from dp_cd.privacy.events import (
 from ..privacy.calibration import calibrate_noise_multiplier, epsilon_gaussian
 from .contract import (FitResult, Ledger, Plan, Run, Solver, register, get_solver,
                                     check_sample_weight)
+from .chunks import Progress, check_chunks, hold_chunks, load_chunk
 
 # %% auto 0
 __all__ = ['ACCOUNTANTS', 'dpcd_inner_dense', 'dpcd_inner_sparse', 'clip_thresholds', 'dpcd_noise_multiplier', 'dpcd_events',
@@ -277,6 +279,13 @@ def _clipped_column_means(X, beta:float, b) -> np.ndarray:
     return est / n
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
+def _chunk_clipped_sums(block, beta:float, b, block_info=None) -> np.ndarray:
+    "Σ_i min(β X_ij², b_j) over a chunk's rows, (1, p); the chunk read and checked by `load_chunk`."
+    (a, e), (_, p) = block_info[0]["array-location"]
+    Xc, _ = load_chunk(block, None, block_info[0]["chunk-location"][0], a, (e - a, p))
+    return np.minimum(beta * Xc * Xc, b).sum(axis=0)[None, :]
+
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def private_smoothness(X, # design (n, p), dense or sparse
                        loss:Loss, # the datafit (gives beta = sup phi'')
                        epsilon:float, # pure-DP budget epsilon' of the estimate
@@ -289,8 +298,10 @@ def private_smoothness(X, # design (n, p), dense or sparse
     n, p = Xd.shape
     epsilon = check_epsilon(epsilon)
     b = _check_bound(bound, p)
-    if chunked:   # the same clipped sums, computed chunk by chunk
-        est = np.asarray(np.minimum(loss.curvature * Xd * Xd, b).sum(axis=0).compute()) / n
+    if chunked:   # the same clipped sums, chunk by chunk (each checked as it is read)
+        sums = Xd.map_blocks(partial(_chunk_clipped_sums, beta=loss.curvature, b=b), dtype=float,
+                             chunks=((1,) * len(check_chunks(Xd)), (p,)))
+        est = np.asarray(sums.sum(axis=0).compute()) / n
     elif sparse:
         per = Xd.multiply(Xd) * loss.curvature
         per.data = np.minimum(per.data, np.repeat(b, np.diff(per.indptr)))
@@ -637,6 +648,67 @@ def _run(self, problem, plan, options, rng):
                intercept=float(s * w[px]) if s else 0.0)
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
+def _chunk_state(Xc, yc, w, s:float, by_sample) -> list:
+    """A held chunk's state: margins z_c = X_c w (+ s w_p), its column of s ((n_c, 1); empty without
+    intercept), per-sample thresholds (`by_sample` = (C, coordinates); None: empty)."""
+    z = _margins(Xc, w, Xc.shape[1], s)
+    ones = np.full((Xc.shape[0], 1), s) if s else np.empty((0, 1))
+    per = (np.empty(0) if by_sample is None
+           else sample_clip_thresholds(row_norms(Xc, s), by_sample[0], by_sample[1]))
+    return [z, ones, per]
+
+
+def _chunk_sum(Xc, yc, state, loss, j:int, C:float, pending:tuple) -> float:
+    """The chunk's clipped sum of coordinate j (p: the intercept's column), after the driver's last
+    change `pending` = (j', Δ) is applied to its margins (fused with the sum, as in memory)."""
+    (z, ones, per), (jp, change), p = state, pending, Xc.shape[1]
+    records = (yc, per, np.empty(0))
+    if jp == p:   # the intercept's change: its column, then nothing pending
+        if change != 0.0: update_pred_dense(ones, z, 0, change)
+        jp, change = 0, 0.0
+    if j < p: return update_clipped_sum_dense(loss, Xc, records, z, j, C, jp, change)
+    if change != 0.0: update_pred_dense(Xc, z, jp, change)
+    return update_clipped_sum_dense(loss, ones, records, z, 0, C, 0, 0.0)
+
+
+def _chunk_reset(Xc, yc, state, w, s:float):
+    "The margins recomputed from w (after averaging), in the state."
+    state[0] = _margins(Xc, w, Xc.shape[1], s)
+
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
+def _run_chunks(self, problem, plan, options, rng, ex):
+    """`_run` on row chunks: the in-memory draws (`noise_blocks`); per update, one call per holder
+    of chunks (their clipped sums) and the noisy step here."""
+    P, o, px = plan.params, options, problem.p
+    T, K, p, by_sample = P["T"], P["K"], P["smoothness"].shape[0], P["clipping"] == "sample"
+    loss, penalty = (problem.loss.code, problem.loss.param), (problem.penalty.code,
+                                                              problem.penalty.params)
+    s = o["intercept_scaling"] if o["fit_intercept"] else 0.0
+    pens = (penalty, penalty if o["penalize_intercept"] else (0, penalty[1]))   # (X's, the column's)
+    w = np.append(o["w0"], 0.0) if s else o["w0"].copy()
+    held = hold_chunks(ex, problem, _chunk_state, w, s, (float(o["clip"]), p) if by_sample else None)
+    avg, pending = (np.zeros(p) if o["averaging"] else None), (0, 0.0)
+    trace, bar = [(0.0, w[:px].copy())] if o["record_every"] else [], Progress(T * K, "dp-cd updates")
+    for t, (coords, noise) in enumerate(noise_blocks(rng, P["noise_scales"], T, K,
+                                                     "permutation" if by_sample else "uniform")):
+        last = np.ones(p, dtype=np.int64)
+        if avg is not None: avg[:] = 0.0
+        for k, j in enumerate(coords):
+            g = sum(held.apply(_chunk_sum, loss, int(j), float(P["clip_thresholds"][j]), pending))
+            pending = (int(j), _step(pens[int(j == px)], w, j, g / problem.n, noise[k], P["steps"][j],
+                                     k, avg, last))
+        bar.tick(K)
+        if avg is not None:
+            _finish_average(avg, last, w, K)
+            w, pending = avg.copy(), (0, 0.0)
+            held.apply(_chunk_reset, w, s)
+        if o["record_every"] and _record_due(t, T, K, p, o["record_every"]):
+            trace.append(((t + 1) * K / p, w[:px].copy()))
+    return Run(coef=w[:px].copy(), n_iter=T * K, passes=T * K / p, trace=trace,
+               intercept=float(s * w[px]) if s else 0.0,
+               params=dict(data_path="chunks", n_chunks=len(sum(held.keys, []))))
+
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
 @register
 class DPCD(Solver):
     "DP-CD on the solver contract: options, constants, noise calibration, ledger, kernels."
@@ -648,7 +720,8 @@ class DPCD(Solver):
     intercept = True   # fit_intercept: an implicit constant column, X not copied
     sample_weight = True   # weights in [0, sample_weight_bound], applied after clipping
     accountants = ACCOUNTANTS
-    check_options, plan, run = _check_options, _plan, _run
+    row_chunks, chunks_public = True, ("smoothness",)   # a dask.array: `_run_chunks`
+    check_options, plan, run, run_chunks = _check_options, _plan, _run, _run_chunks
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def smoothness_from_bounds(self, loss:Loss, bounds:np.ndarray, target_bound=None) -> dict:

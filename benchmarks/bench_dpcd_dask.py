@@ -1,0 +1,154 @@
+"""DP-CD, the default solver, on row chunks: the latency of a round on a LocalCluster of 2
+one-thread worker processes (127.0.0.1), and the fit time on chunks against the in-memory fit,
+in the same process.
+
+    python benchmarks/bench_dpcd_dask.py [--out benchmarks/results] [--quick]
+
+1. Round latency (milliseconds) of one coordinate's clipped sums over 4 chunks of a 40,000 × 12
+   design: (a) as DP-CD runs it, one call of each worker's actor holding its chunks and margins
+   (`hold_chunks` / `HeldChunks.apply` of DP-CD's `_chunk_sum`), (b) as one task per chunk
+   submitted and gathered (`open_chunks` / `map_chunks` of block DP-CD's `_bcd_chunk` with a block
+   of one coordinate, the pattern of the other chunked solvers); and (c) DP-CD's own cost of an
+   update, (time of a fit of 25 passes - time of 5 passes) / (extra updates).
+2. Fit time at n × 12, 5 passes (`n_passes=5` everywhere), n = 40,000 and 400,000 (best of k):
+   `dp_cd` with public constants, and the default estimators `DPClassifier(epsilon=1,
+   bounds=1.0)` (public bounds) and `DPClassifier(epsilon=1)` (private bounds and centres, every
+   other option at its default), on the cluster and in process,
+   against the in-memory fit; the largest difference of the coefficients from the in-memory ones
+   is checked (same seed). On the cluster the dask array is persisted on the workers before the
+   clock starts (the data lives on the cluster, as in `bench_dask.py`), so a fit does not ship
+   the rows from the driver.
+
+The load average (`os.getloadavg()`) is printed before and after and written with the results
+(`dpcd_dask.csv`): the machine is shared, so the latencies are those of the load it ran under.
+"""
+import argparse, csv, os, time, warnings
+from pathlib import Path
+import numpy as np
+from dp_cd import DPClassifier
+from dp_cd.model.losses import LogisticLoss
+from dp_cd.model.penalties import L2
+from dp_cd.solvers.dpcd import dp_cd, _chunk_state, _chunk_sum
+from dp_cd.solvers.distributed import _bcd_chunk
+from dp_cd.solvers.chunks import executor, hold_chunks, map_chunks, open_chunks
+from dp_cd.solvers.contract import Problem
+
+N, P, PASSES = 40_000, 12, 5
+
+
+def best_of(fit, k):
+    "(seconds, result) of the fastest of k calls."
+    out = None
+    for _ in range(k):
+        t = time.perf_counter()
+        r = fit()
+        s = time.perf_counter() - t
+        if out is None or s < out[0]: out = (s, r)
+    return out
+
+
+def round_latency(Xd, y, rounds):
+    "(actor calls, submitted tasks): milliseconds per round of one coordinate's clipped sums."
+    ex, loss, w = executor(), (LogisticLoss().code, LogisticLoss().param), np.zeros(P)
+    prob = Problem(Xd, y, LogisticLoss(), L2(0.0), False)
+    held = hold_chunks(ex, prob, _chunk_state, w, 0.0, None)
+    held.apply(_chunk_sum, loss, 0, 1.0, (0, 0.0))
+    t = time.perf_counter()
+    for r in range(rounds): sum(held.apply(_chunk_sum, loss, r % P, 1.0, (0, 0.0)))
+    actor = (time.perf_counter() - t) / rounds
+    handles, clips = open_chunks(ex, prob), np.ones(P)
+    zs, _ = map_chunks(ex, handles, _bcd_chunk, [None] * len(handles), w, None,
+                       np.array([0]), clips, loss, True)
+    t, few = time.perf_counter(), max(5, rounds // 10)
+    for r in range(few):
+        zs, parts = map_chunks(ex, handles, _bcd_chunk, zs, w, None, np.array([r % P]), clips,
+                               loss, True)
+        sum(parts)
+    return 1e3 * actor, 1e3 * (time.perf_counter() - t) / few
+
+
+def fits(X, y):
+    "name -> fit(design): the runs timed."
+    kw = dict(epsilon=1.0, delta=1.0 / len(y)**2, n_passes=PASSES, random_state=0,
+              smoothness=0.25 * (X**2).mean(0))
+    return {"dp_cd (public M_j)": lambda Z: dp_cd(Z, y, LogisticLoss(), L2(1e-3), **kw),
+            "DPClassifier(bounds=1.0)": lambda Z: DPClassifier(
+                epsilon=1.0, bounds=1.0, classes=[-1, 1], n_passes=PASSES, random_state=0
+            ).fit(Z, y),
+            "DPClassifier() private bounds": lambda Z: DPClassifier(
+                epsilon=1.0, classes=[-1, 1], n_passes=PASSES, random_state=0).fit(Z, y)}
+
+
+def _coef(r): return np.ravel(r.coef if hasattr(r, "coef") else r.coef_)
+
+
+def problem(n:int):
+    "A logistic problem n × 12 and its 4 row chunks."
+    import dask.array as da
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, P)) / np.sqrt(P)
+    y = np.where(X @ rng.normal(size=P) + 0.3 * rng.normal(size=n) > 0, 1.0, -1.0)
+    return X, da.from_array(X, chunks=(n // 4, P)), y
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default="benchmarks/results")
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    from distributed import Client, LocalCluster
+    warnings.simplefilter("ignore")
+    k, rounds = (1, 100) if args.quick else (3, 500)
+    sizes = (N,) if args.quick else (N, 10 * N)
+    load0, rows = os.getloadavg(), []
+    print(f"load average before: {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f} (2 cores)")
+    X, Xd, y = problem(N)
+    for fit in fits(X, y).values(): fit(X), fit(Xd)   # compile, in process
+    with LocalCluster(host="127.0.0.1", dashboard_address=None, n_workers=2,
+                      threads_per_worker=1, processes=True) as cluster, Client(cluster):
+        actor, task = round_latency(Xd, y, rounds)
+        print(f"round latency, 2 workers: {actor:.2f} ms (actor calls), {task:.2f} ms "
+              "(one task per chunk)")
+        rows += [dict(what="round latency: actor calls", setting="2 workers", n=N, ms=actor),
+                 dict(what="round latency: one task per chunk", setting="2 workers", n=N, ms=task)]
+        M = 0.25 * (X**2).mean(0)
+        per = [best_of(lambda m=m: dp_cd(Xd, y, LogisticLoss(), L2(1e-3), epsilon=1.0,
+                                         delta=1.0 / N**2, n_passes=m, random_state=0,
+                                         smoothness=M), k)[0] for m in (PASSES, 5 * PASSES)]
+        update = 1e3 * (per[1] - per[0]) / (4 * PASSES * P)
+        print(f"dp_cd on chunks, 2 workers: {update:.2f} ms per coordinate update")
+        rows.append(dict(what="dp_cd update", setting="2 workers", n=N, ms=update))
+        for n in sizes:   # the chunks persisted on the workers first (the data lives there)
+            Xn, Xdn, yn = problem(n)
+            rows += _fit_rows(Xn, Xdn.persist(), yn, k, "2 workers")
+    for n in sizes: rows += _fit_rows(*problem(n), k, "in process")
+    load1 = os.getloadavg()
+    print(f"load average after: {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}")
+    for r in rows: r.update(load_before=load0[0], load_after=load1[0])
+    Path(args.out).mkdir(parents=True, exist_ok=True)
+    names = ["what", "setting", "n", "ms", "seconds", "in_memory_seconds", "vs_in_memory",
+             "max_coef_diff", "load_before", "load_after"]
+    with open(Path(args.out) / "dpcd_dask.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=names)
+        w.writeheader()
+        w.writerows(rows)
+
+
+def _fit_rows(X, Xd, y, k, setting):
+    "The fits of `fits` on the chunks against in memory (same process, best of k each)."
+    rows = []
+    for name, fit in fits(X, y).items():
+        base, ref = best_of(lambda: fit(X), k)
+        s, r = best_of(lambda: fit(Xd), k)
+        diff = float(np.abs(_coef(r) - _coef(ref)).max())
+        assert diff < 1e-9 * max(1.0, float(np.abs(_coef(ref)).max())), diff
+        rows.append(dict(what=f"fit {name}", setting=setting, n=len(y), seconds=s,
+                         in_memory_seconds=base, vs_in_memory=s / base, max_coef_diff=diff))
+        print(f"{setting:10s} n={len(y):7d} {name:30s}: {s:.3f} s on chunks, "
+              f"{base:.3f} s in memory, "
+              f"x{s / base:5.1f}, max |coef diff| {diff:.1e}")
+    return rows
+
+
+if __name__ == "__main__":
+    main()
