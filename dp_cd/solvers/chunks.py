@@ -294,6 +294,12 @@ class HeldChunks:
     "The holders of a run's chunks: `ChunkHolder`s in process, or Dask actors (one per worker)."
     holders: list
     keys: list  # the chunk indices held by each holder, in its order
+    futures: tuple = ()  # the actors' futures (on a cluster): `release` lets the workers drop them
+
+    def release(self):
+        "Drop the held chunks: on a cluster the actors' keys are released (the workers delete them)."
+        for f in self.futures: f.cancel()
+        self.holders, self.futures = [], ()
 
     def apply(self, fn, *args) -> list:
         "The results of `fn(Xc, yc, state, *args)` on every chunk, in chunk order."
@@ -334,8 +340,12 @@ def hold_chunks(ex, # `executor()`
     futures = [ex.submit(ChunkHolder, [f for f, _ in fs], [y[a:b] for _, (k, a, b, s) in fs],
                          [(k, a, s) for _, (k, a, b, s) in fs], init, args, actor=True,
                          workers=[w], allow_other_workers=False) for w, fs in mine.items()]
-    holders = [f.result() for f in futures]   # raises a chunk's error (no model)
-    return HeldChunks(holders, [[span[0] for _, span in fs] for fs in mine.values()])
+    try: holders = [f.result() for f in futures]   # raises a chunk's error (no model)
+    except Exception as e:   # no chunk stays held on a worker after a refusal
+        ex.cancel(futures + list(parts))
+        del futures, parts, where, mine   # (the traceback keeps this frame: drop its references)
+        raise e.with_traceback(None) from None
+    return HeldChunks(holders, [[span[0] for _, span in fs] for fs in mine.values()], tuple(futures))
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 class Progress:

@@ -687,23 +687,27 @@ def _run_chunks(self, problem, plan, options, rng, ex):
     pens = (penalty, penalty if o["penalize_intercept"] else (0, penalty[1]))   # (X's, the column's)
     w = np.append(o["w0"], 0.0) if s else o["w0"].copy()
     held = hold_chunks(ex, problem, _chunk_state, w, s, (float(o["clip"]), p) if by_sample else None)
-    avg, pending = (np.zeros(p) if o["averaging"] else None), (0, 0.0)
-    trace, bar = [(0.0, w[:px].copy())] if o["record_every"] else [], Progress(T * K, "dp-cd updates")
-    for t, (coords, noise) in enumerate(noise_blocks(rng, P["noise_scales"], T, K,
-                                                     "permutation" if by_sample else "uniform")):
-        last = np.ones(p, dtype=np.int64)
-        if avg is not None: avg[:] = 0.0
-        for k, j in enumerate(coords):
-            g = sum(held.apply(_chunk_sum, loss, int(j), float(P["clip_thresholds"][j]), pending))
-            pending = (int(j), _step(pens[int(j == px)], w, j, g / problem.n, noise[k], P["steps"][j],
-                                     k, avg, last))
-        bar.tick(K)
-        if avg is not None:
-            _finish_average(avg, last, w, K)
-            w, pending = avg.copy(), (0, 0.0)
-            held.apply(_chunk_reset, w, s)
-        if o["record_every"] and _record_due(t, T, K, p, o["record_every"]):
-            trace.append(((t + 1) * K / p, w[:px].copy()))
+    try:   # the held chunks are released on every exit (a lost worker included)
+        avg, pending = (np.zeros(p) if o["averaging"] else None), (0, 0.0)
+        trace = [(0.0, w[:px].copy())] if o["record_every"] else []
+        bar = Progress(T * K, "dp-cd updates")
+        for t, (coords, noise) in enumerate(noise_blocks(rng, P["noise_scales"], T, K,
+                                                         "permutation" if by_sample else "uniform")):
+            last = np.ones(p, dtype=np.int64)
+            if avg is not None: avg[:] = 0.0
+            for k, j in enumerate(coords):
+                g = sum(held.apply(_chunk_sum, loss, int(j), float(P["clip_thresholds"][j]),
+                                   pending))
+                pending = (int(j), _step(pens[int(j == px)], w, j, g / problem.n, noise[k],
+                                         P["steps"][j], k, avg, last))
+            bar.tick(K)
+            if avg is not None:
+                _finish_average(avg, last, w, K)
+                w, pending = avg.copy(), (0, 0.0)
+                held.apply(_chunk_reset, w, s)
+            if o["record_every"] and _record_due(t, T, K, p, o["record_every"]):
+                trace.append(((t + 1) * K / p, w[:px].copy()))
+    finally: held.release()
     return Run(coef=w[:px].copy(), n_iter=T * K, passes=T * K / p, trace=trace,
                intercept=float(s * w[px]) if s else 0.0,
                params=dict(data_path="chunks", n_chunks=len(sum(held.keys, []))))
