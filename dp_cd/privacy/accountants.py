@@ -13,7 +13,7 @@ from .events import (DPEvent, GaussianEvent, LaplaceEvent, PureDPEvent,
 from .formulas import (rr_delta, rr_epsilon, optimal_composition_delta,
                                     optimal_composition_epsilon, _azuma_delta, _azuma_epsilon,
                                     rdp_pure, rdp_gaussian, rdp_laplace, rdp_bounded_range,
-                                    rdp_poisson_subsampled_gaussian, rdp_to_epsilon, rdp_to_delta,
+                                    rdp_poisson_subsampled_gaussian, _rdp_to_epsilon, _rdp_to_delta,
                                     zcdp_epsilon, zcdp_delta, gdp_epsilon, gdp_delta, _half_inv_sq,
                                     _conv)
 
@@ -195,11 +195,11 @@ class RDPAccountant(Accountant):
 
     def _epsilon(self, d):
         return (
-            rdp_to_epsilon(self.orders, self.rdp, d, self.conversion)[0] if self.rdp.any() else 0.0
+            _rdp_to_epsilon(self.orders, self.rdp, d, self.conversion)[0] if self.rdp.any() else 0.0
         )
 
     def _delta(self, e):
-        return rdp_to_delta(self.orders, self.rdp, e, self.conversion)[0] if self.rdp.any() else 0.0
+        return _rdp_to_delta(self.orders, self.rdp, e, self.conversion)[0] if self.rdp.any() else 0.0
 
 # %% ../../nbs/02_privacy/03_accountants.ipynb
 def _half_sq(x): return x * x / 2

@@ -237,10 +237,13 @@ def rdp_to_epsilon(
     conversion: str = "cks",  # "cks" (Canonne–Kamath–Steinke) or "mironov" (the papers' Prop. 3)
 ) -> tuple:
     "(ε, optimal order) from an RDP curve."
-    a, r = check_orders(orders), np.asarray(rdp, dtype=float)
+    a, r = np.atleast_1d(check_orders(orders)), np.asarray(rdp, dtype=float)
     _check_rdp(r, a)
-    d = check_delta(delta)
-    if _conv(conversion) == "mironov": eps = r + math.log(1 / d) / (a - 1)
+    return _rdp_to_epsilon(a, r, check_delta(delta), _conv(conversion))
+
+def _rdp_to_epsilon(a, r, d, conversion):
+    "`rdp_to_epsilon` of checked arguments (the RDP accountant's, whose orders are checked once)."
+    if conversion == "mironov": eps = r + math.log(1 / d) / (a - 1)
     else: eps = r + np.log1p(-1 / a) - (math.log(d) + np.log(a)) / (a - 1)
     i = int(np.nanargmin(eps))
     return max(0.0, float(eps[i])), float(a[i])
@@ -252,10 +255,13 @@ def rdp_to_delta(orders, # Rényi orders α > 1
                  conversion:str="cks", # "cks" or "mironov"
                 ) -> tuple:
     "(δ, optimal order) from an RDP curve."
-    a, r = check_orders(orders), np.asarray(rdp, dtype=float)
+    a, r = np.atleast_1d(check_orders(orders)), np.asarray(rdp, dtype=float)
     _check_rdp(r, a)
-    e = check_epsilon(epsilon)
-    if _conv(conversion) == "mironov": logd = (a - 1) * (r - e)
+    return _rdp_to_delta(a, r, check_epsilon(epsilon), _conv(conversion))
+
+def _rdp_to_delta(a, r, e, conversion):
+    "`rdp_to_delta` of checked arguments."
+    if conversion == "mironov": logd = (a - 1) * (r - e)
     else: logd = (a - 1) * (r - e + np.log1p(-1 / a)) - np.log(a)
     i = int(np.nanargmin(logd))
     return min(1.0, math.exp(float(logd[i]))), float(a[i])

@@ -35,17 +35,17 @@ def make_accountant(
     "A new, empty accountant named in the solvers' vocabulary (`ACCOUNTANTS`)."
     check_relation(relation)
     if not isinstance(name, str) or name not in ACCOUNTANT_FACTORIES:
-        raise ValueError(f"accountant must be one of {ACCOUNTANTS}, got {name!r}")
+        raise ValueError(f"accountant must be one of {tuple(ACCOUNTANT_FACTORIES)}, got {name!r}")
     return ACCOUNTANT_FACTORIES[name](relation)
 
 # %% ../../nbs/02_privacy/12_registry.ipynb
 def supporting(event:DPEvent, # a ledger, e.g. one of the kind a solver emits
                relation:str="add_remove", # neighbouring relation of the guarantee
               ) -> tuple:
-    "The names of the accountants (in `ACCOUNTANTS` order) with a valid bound for all of `event`."
+    "The names of the accountants (in the table's order) with a valid bound for all of `event`."
     if not isinstance(event, DPEvent):
         raise TypeError(f"event must be a DPEvent, got {type(event).__name__}")
-    return tuple(n for n in ACCOUNTANTS if make_accountant(n, relation).supports(event))
+    return tuple(n for n in ACCOUNTANT_FACTORIES if make_accountant(n, relation).supports(event))
 
 def check_accountant(name, # the `accountant=` option given
                      accepted:tuple, # the names the caller accepts, e.g. `Solver.accountants`
