@@ -13,11 +13,18 @@ import pytest
 from numba.core.registry import CPUDispatcher
 
 import dp_cd.model, dp_cd.privacy, dp_cd.solvers
+from dp_cd.model.losses import SquaredLoss
+from dp_cd.model.penalties import L2
+from dp_cd.privacy.accountants import GDPAccountant
+from dp_cd.privacy.events import GaussianEvent
+from dp_cd.privacy.pld import gaussian_pld
+from dp_cd.solvers.growth import PowerLoss
+from dp_cd.solvers.tuning import tnb_for_mean
 
 nan, inf = math.nan, math.inf
 POSITIVE = [-1.0, 0.0, nan, inf, "1"]     # a noise scale, a sensitivity, a grid step: finite > 0
-NON_NEGATIVE = [-1.0, nan, inf, "1"]      # e.g. μ, ρ, an ε₀ of a composed mechanism
-SENSITIVITY = [-1.0, nan, inf, "1"]      # a sensitivity (0: a constant query, no noise needed)
+NON_NEGATIVE = [-1.0, nan, inf, "1"]      # e.g. the ε₀ of a composed mechanism, a sensitivity
+SENSITIVITY = NON_NEGATIVE                # (0: a constant query, no noise needed)
 EPSILON = [-1.0, nan, "1"]                # ε > 0 (+inf may mean "no privacy")
 PROBABILITY = [-0.5, 1.5, nan, "0.5"]     # δ, a sampling rate q
 COUNT = [-1, 2.5, nan, "3"]               # a number of steps, records, repetitions
@@ -38,18 +45,11 @@ INVALID = {
 
 
 def _gdp_ledger(x):
-    from dp_cd.privacy.accountants import GDPAccountant
-    from dp_cd.privacy.events import GaussianEvent
     return GDPAccountant().compose(GaussianEvent(x), 3)
 
 
 def _valid(qn=None):
-    from dp_cd.solvers.growth import PowerLoss
-    from dp_cd.solvers.tuning import tnb_for_mean
-    from dp_cd.privacy.events import GaussianEvent
-    from dp_cd.privacy.pld import gaussian_pld
-    from dp_cd.model.losses import SquaredLoss
-    from dp_cd.model.penalties import L2
+    "A valid value of every parameter name (those of `VALID_FOR` for the function `qn`)."
     rng = np.random.default_rng(0)
     values = {
         "noise_multiplier": 1.0, "z": 1.0, "sigma": 1.0, "noise_scale": 1.0, "b": 1.0,
