@@ -15,7 +15,7 @@ dp-accounting is a development dependency (`pip install "dp_cd[dev]"`).
 import argparse, logging, math, time, warnings
 from pathlib import Path
 
-from dp_cd.privacy.accountants import make_accountant
+from dp_cd.privacy.registry import make_accountant
 from dp_cd.privacy.events import PoissonSubsampledGaussianEvent
 from dp_cd.solvers.dpsgd import calibrate_subsampled_gaussian
 

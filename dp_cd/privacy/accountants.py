@@ -13,29 +13,35 @@ from .events import (DPEvent, GaussianEvent, LaplaceEvent, PureDPEvent,
 from .formulas import (rr_delta, rr_epsilon, optimal_composition_delta,
                                     optimal_composition_epsilon, _azuma_delta, _azuma_epsilon,
                                     rdp_pure, rdp_gaussian, rdp_laplace, rdp_bounded_range,
-                                    rdp_poisson_subsampled_gaussian, rdp_to_epsilon, rdp_to_delta,
+                                    rdp_poisson_subsampled_gaussian, _rdp_to_epsilon, _rdp_to_delta,
                                     zcdp_epsilon, zcdp_delta, gdp_epsilon, gdp_delta, _half_inv_sq,
                                     _conv)
 
 # %% auto 0
-__all__ = ['DEFAULT_ORDERS', 'ACCOUNTANTS', 'Accountant', 'PureDPAccountant', 'AdvancedCompositionAccountant', 'RDPAccountant',
-           'ZCDPAccountant', 'GDPAccountant', 'BestOfAccountant', 'make_accountant']
+__all__ = ['PURE_EPSILON', 'DEFAULT_ORDERS', 'RDP_CURVES', 'ZCDP_RHO', 'Accountant', 'PureDPAccountant',
+           'AdvancedCompositionAccountant', 'RDPAccountant', 'ZCDPAccountant', 'GDPAccountant', 'BestOfAccountant']
 
 # %% ../../nbs/02_privacy/03_accountants.ipynb
-def _pure_eps(e):
-    if isinstance(e, PureDPEvent): return e.epsilon
-    if isinstance(e, LaplaceEvent): return 1.0 / e.noise_multiplier
-    if isinstance(e, BoundedRangeEvent): return e.epsilon
-    return None
+def _declared(table:dict, e):
+    "What `table` declares for the class of event `e` (or its nearest parent class), else None."
+    return next((table[c] for c in type(e).__mro__ if c in table), None)
+
+PURE_EPSILON = {   # the ε of each ε-DP event: how the pure-DP accountants read it
+    PureDPEvent: lambda acc, e: e.epsilon,
+    LaplaceEvent: lambda acc, e: 1.0 / e.noise_multiplier,
+    BoundedRangeEvent: lambda acc, e: e.epsilon,
+}
 
 # %% ../../nbs/02_privacy/03_accountants.ipynb
 class Accountant:
     "Base class: a ledger of privacy events and the (ε, δ) guarantee of their adaptive composition."
     name = "accountant"
+    events: dict = {}   # event class ↦ (accountant, event) ↦ what one such event adds to the ledger
     def __init__(self): self._ledger = []
     @property
     def ledger(self) -> tuple: return tuple(self._ledger)
-    def _supports_leaf(self, e) -> bool: raise NotImplementedError
+    def _supports_leaf(self, e) -> bool: return _declared(self.events, e) is not None
+    def _value(self, e): return _declared(self.events, e)(self, e)
     def _add(self, e, count): raise NotImplementedError
     def supports(self, event:DPEvent) -> bool:
         "Whether every elementary event inside `event` has a valid bound in this accountant."
@@ -74,8 +80,8 @@ class PureDPAccountant(Accountant):
         super().__init__()
         self.epsilon0 = 0.0
 
-    def _supports_leaf(self, e): return _pure_eps(e) is not None
-    def _add(self, e, c): self.epsilon0 += c * _pure_eps(e)
+    events = PURE_EPSILON
+    def _add(self, e, c): self.epsilon0 += c * self._value(e)
     def _epsilon(self, d): return rr_epsilon(self.epsilon0, d) if self.epsilon0 > 0 else 0.0
     def _delta(self, e): return rr_delta(self.epsilon0, e)
 
@@ -91,9 +97,9 @@ class AdvancedCompositionAccountant(Accountant):
         self.method = method
         self.name = f"advanced composition ({method})"
         self._eps = {}
-    def _supports_leaf(self, e): return _pure_eps(e) is not None
+    events = PURE_EPSILON
     def _add(self, e, c):
-        x = _pure_eps(e)
+        x = self._value(e)
         if x > 0: self._eps[x] = self._eps.get(x, 0) + c
     def _sums(self):
         E = sum(k * x for x, k in self._eps.items())
@@ -157,15 +163,15 @@ DEFAULT_ORDERS = tuple(
 )
 
 # %% ../../nbs/02_privacy/03_accountants.ipynb
-def _event_rdp(e, orders, relation):
-    if isinstance(e, GaussianEvent): return rdp_gaussian(e.noise_multiplier, orders)
-    if isinstance(e, LaplaceEvent): return rdp_laplace(e.noise_multiplier, orders)
-    if isinstance(e, PureDPEvent): return rdp_pure(e.epsilon, orders)
-    if isinstance(e, BoundedRangeEvent): return rdp_bounded_range(e.epsilon, orders)
-    if isinstance(e, ZCDPEvent): return e.rho * np.asarray(orders, dtype=float)
-    if isinstance(e, PoissonSubsampledGaussianEvent):
-        return rdp_poisson_subsampled_gaussian(e.noise_multiplier, e.sample_rate, orders, relation)
-    raise TypeError(f"no RDP curve for {e!r}")
+RDP_CURVES = {   # the RDP curve of each event on the accountant's orders
+    GaussianEvent: lambda acc, e: rdp_gaussian(e.noise_multiplier, acc.orders),
+    LaplaceEvent: lambda acc, e: rdp_laplace(e.noise_multiplier, acc.orders),
+    PureDPEvent: lambda acc, e: rdp_pure(e.epsilon, acc.orders),
+    BoundedRangeEvent: lambda acc, e: rdp_bounded_range(e.epsilon, acc.orders),
+    ZCDPEvent: lambda acc, e: e.rho * np.asarray(acc.orders, dtype=float),
+    PoissonSubsampledGaussianEvent: lambda acc, e: rdp_poisson_subsampled_gaussian(
+        e.noise_multiplier, e.sample_rate, acc.orders, acc.relation),
+}
 
 # %% ../../nbs/02_privacy/03_accountants.ipynb
 class RDPAccountant(Accountant):
@@ -184,36 +190,27 @@ class RDPAccountant(Accountant):
         self.relation = check_relation(relation)
         self.rdp = np.zeros_like(o)
         self.name = f"RDP ({conversion} conversion)"
-    def _supports_leaf(self, e):
-        return isinstance(
-            e,
-            (
-                GaussianEvent,
-                LaplaceEvent,
-                PureDPEvent,
-                BoundedRangeEvent,
-                ZCDPEvent,
-                PoissonSubsampledGaussianEvent,
-            ),
-        )
-
-    def _add(self, e, c): self.rdp = self.rdp + c * _event_rdp(e, self.orders, self.relation)
+    events = RDP_CURVES
+    def _add(self, e, c): self.rdp = self.rdp + c * self._value(e)
 
     def _epsilon(self, d):
         return (
-            rdp_to_epsilon(self.orders, self.rdp, d, self.conversion)[0] if self.rdp.any() else 0.0
+            _rdp_to_epsilon(self.orders, self.rdp, d, self.conversion)[0] if self.rdp.any() else 0.0
         )
 
     def _delta(self, e):
-        return rdp_to_delta(self.orders, self.rdp, e, self.conversion)[0] if self.rdp.any() else 0.0
+        return _rdp_to_delta(self.orders, self.rdp, e, self.conversion)[0] if self.rdp.any() else 0.0
 
 # %% ../../nbs/02_privacy/03_accountants.ipynb
-def _event_rho(e):
-    if isinstance(e, GaussianEvent): return _half_inv_sq(e.noise_multiplier)
-    if isinstance(e, ZCDPEvent): return e.rho
-    if isinstance(e, BoundedRangeEvent): return e.epsilon**2 / 8
-    x = _pure_eps(e)
-    return None if x is None else x * x / 2
+def _half_sq(x): return x * x / 2
+
+ZCDP_RHO = {   # the ρ of each event: ρ-zCDP (Gaussian 1/(2z²), ε-BR ε²/8, ε-DP ε²/2)
+    GaussianEvent: lambda acc, e: _half_inv_sq(e.noise_multiplier),
+    ZCDPEvent: lambda acc, e: e.rho,
+    BoundedRangeEvent: lambda acc, e: e.epsilon**2 / 8,
+    **{cls: lambda acc, e, pure=pure: _half_sq(pure(acc, e))
+       for cls, pure in PURE_EPSILON.items() if cls is not BoundedRangeEvent},
+}
 
 # %% ../../nbs/02_privacy/03_accountants.ipynb
 class ZCDPAccountant(Accountant):
@@ -225,8 +222,8 @@ class ZCDPAccountant(Accountant):
         self.conversion = _conv(conversion)
         self.rho = 0.0
         self.name = f"zCDP ({conversion} conversion)"
-    def _supports_leaf(self, e): return _event_rho(e) is not None
-    def _add(self, e, c): self.rho += c * _event_rho(e)
+    events = ZCDP_RHO
+    def _add(self, e, c): self.rho += c * self._value(e)
     def _epsilon(self, d): return zcdp_epsilon(self.rho, d, self.conversion)
     def _delta(self, e): return zcdp_delta(self.rho, e, self.conversion)
 
@@ -241,8 +238,8 @@ class GDPAccountant(Accountant):
 
     @property
     def mu(self) -> float: return math.sqrt(self.mu2)
-    def _supports_leaf(self, e): return isinstance(e, GaussianEvent)
-    def _add(self, e, c): self.mu2 += 2 * c * _half_inv_sq(e.noise_multiplier)
+    events = {GaussianEvent: lambda acc, e: _half_inv_sq(e.noise_multiplier)}   # μ²/2 = 1/(2z²)
+    def _add(self, e, c): self.mu2 += 2 * c * self._value(e)
     def _epsilon(self, d): return gdp_epsilon(self.mu, d)
     def _delta(self, e): return gdp_delta(self.mu, e)
 
@@ -280,31 +277,3 @@ class BestOfAccountant(Accountant):
     def get_delta(self, epsilon:float) -> float:
         "Smallest δ any member certifies at `epsilon`."
         return min(a.get_delta(epsilon) for a in self.accountants)
-
-ACCOUNTANTS = ("gdp", "rdp", "rdp_mironov", "zcdp", "advanced", "advanced_drv", "pld", "best")
-
-# %% ../../nbs/02_privacy/03_accountants.ipynb
-def make_accountant(
-    name: str,  # one of `ACCOUNTANTS`
-    relation: str = "add_remove",  # relation of the RDP and PLD accountants' subsampled events
-) -> Accountant:
-    "A new, empty accountant named in the solvers' vocabulary (`ACCOUNTANTS`)."
-    check_relation(relation)
-    from dp_cd.privacy.pld import PLDAccountant   # chapter 10 builds on this one: imported on use
-    if name == "pld": return PLDAccountant(relation=relation)
-    if name == "gdp": return GDPAccountant()
-    if name == "rdp": return RDPAccountant(relation=relation)
-    if name == "rdp_mironov": return RDPAccountant(relation=relation, conversion="mironov")
-    if name == "zcdp": return ZCDPAccountant()
-    if name == "advanced": return AdvancedCompositionAccountant("best")
-    if name == "advanced_drv": return AdvancedCompositionAccountant("drv")
-    if name == "best":
-        members = [
-            RDPAccountant(relation=relation),
-            ZCDPAccountant(),
-            AdvancedCompositionAccountant("best"),
-            GDPAccountant(),
-            PLDAccountant(relation=relation),
-        ]
-        return BestOfAccountant(members)
-    raise ValueError(f"accountant must be one of {ACCOUNTANTS}, got {name!r}")

@@ -7,7 +7,8 @@ from __future__ import annotations
 import math
 import numpy as np
 from ..utils import check_scalar
-from .events import check_delta, check_epsilon, check_noise_multiplier, check_steps
+from .events import (check_delta, check_epsilon, check_noise_multiplier, check_steps,
+                                  check_orders)
 from .formulas import advanced_composition, optimal_composition_epsilon
 
 # %% auto 0
@@ -128,7 +129,7 @@ def theorem_3_1_8_rdp(noise_multiplier:float, # σ (per unit sensitivity), > sqr
     checked."""
     s = check_scalar(noise_multiplier, "noise_multiplier", low=math.sqrt(5), low_open=True)
     q = check_scalar(sample_rate, "sample_rate", 0, 0.1, low_open=True)
-    a = np.asarray(orders, dtype=float)
+    a = check_orders(orders)
     if np.any(a <= 1) or np.any(a > 0.5 * s * s * math.log(1 / q)):
         raise ValueError("orders must lie in (1, σ² log(1/q)/2]")
     return 6 * q * q * a / s**2

@@ -5,11 +5,12 @@
 # %% ../../nbs/02_privacy/01_events.ipynb 1
 from __future__ import annotations
 from dataclasses import dataclass
+import numpy as np
 from ..utils import check_scalar
 
 # %% auto 0
-__all__ = ['RELATIONS', 'check_relation', 'check_epsilon', 'check_delta', 'check_noise_multiplier', 'check_steps', 'sensitivity',
-           'DPEvent', 'GaussianEvent', 'LaplaceEvent', 'PureDPEvent', 'BoundedRangeEvent',
+__all__ = ['RELATIONS', 'check_relation', 'check_epsilon', 'check_delta', 'check_noise_multiplier', 'check_steps', 'check_orders',
+           'sensitivity', 'DPEvent', 'GaussianEvent', 'LaplaceEvent', 'PureDPEvent', 'BoundedRangeEvent',
            'PoissonSubsampledGaussianEvent', 'ZCDPEvent', 'SelfComposedEvent', 'ComposedEvent']
 
 # %% ../../nbs/02_privacy/01_events.ipynb
@@ -51,6 +52,20 @@ def check_steps(steps:int, # number of releases
                ) -> int:
     "`steps` as an int, checked to be an integer ≥ 1."
     return check_scalar(steps, name, low=1, integer=True)
+
+# %% ../../nbs/02_privacy/01_events.ipynb
+def check_orders(orders, # Rényi orders α > 1: a number or a 1-d array-like
+                 name:str="orders", # argument name used in the error message
+                ) -> np.ndarray:
+    "`orders` as a float array of its shape (0-d or 1-d, non-empty), checked: finite, all > 1."
+    try: a = np.asarray(orders, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be numbers (Rényi orders > 1)") from None
+    if a.ndim > 1 or a.size == 0:
+        raise ValueError(f"{name} must be a number or a non-empty 1-d sequence, got shape {a.shape}")
+    if not np.all(np.isfinite(a)) or not np.all(a > 1):
+        raise ValueError(f"{name} must be finite Rényi orders > 1")
+    return a
 
 # %% ../../nbs/02_privacy/01_events.ipynb
 def sensitivity(clip_norm:float, # bound C on each record's contribution (norm of a clipped vector)

@@ -9,7 +9,8 @@ from functools import lru_cache
 import numpy as np
 from scipy import special   # scipy.optimize is imported where used: `import dp_cd` stays light
 from ..utils import check_scalar
-from .events import check_delta, check_epsilon, check_relation, check_steps
+from .events import (check_delta, check_epsilon, check_relation, check_steps,
+                                  check_noise_multiplier, check_orders)
 
 # %% auto 0
 __all__ = ['CONVERSIONS', 'rr_delta', 'rr_epsilon', 'rdp_pure', 'advanced_composition', 'optimal_composition_delta',
@@ -22,6 +23,8 @@ def rr_delta(epsilon:float, # the pure-DP parameter ε of the mechanism
              epsilon_prime:float, # the ε' at which δ is evaluated
             ) -> float:
     "Tight δ(ε') of an ε-DP mechanism (hockey-stick divergence of randomized response)."
+    epsilon = check_epsilon(epsilon, allow_zero=True)
+    epsilon_prime = check_epsilon(epsilon_prime, "epsilon_prime", allow_zero=True)
     if epsilon_prime >= epsilon: return 0.0
     return float(-math.expm1(epsilon_prime - epsilon) / (1 + math.exp(-epsilon)))
 
@@ -29,6 +32,7 @@ def rr_epsilon(epsilon:float, # the pure-DP parameter ε of the mechanism
                delta:float, # target δ in (0, 1)
               ) -> float:
     "Smallest ε' such that an ε-DP mechanism is (ε', δ)-DP (inverse of `rr_delta`)."
+    epsilon, delta = check_epsilon(epsilon, allow_zero=True), check_delta(delta)
     y = delta * (1 + math.exp(-epsilon))     # e^{ε'-ε} = 1 - δ(1+e^{-ε})
     return max(0.0, epsilon + math.log1p(-y)) if y < 1 else 0.0
 
@@ -38,8 +42,7 @@ def rdp_pure(epsilon:float, # pure-DP parameter ε
             ) -> np.ndarray:
     """RDP curve of an ε-DP mechanism: Rényi divergence of randomized response, capped by ε and
     αε²/2."""
-    a = np.asarray(orders, dtype=float)
-    e = float(epsilon)
+    a, e = check_orders(orders), check_epsilon(epsilon, allow_zero=True)
     if e == 0: return np.zeros_like(a)
     rr = (np.logaddexp(a * e, (1 - a) * e) - np.logaddexp(0.0, e)) / (a - 1)
     return np.minimum(np.minimum(rr, e), a * e * e / 2)
@@ -130,15 +133,15 @@ def rdp_gaussian(noise_multiplier:float, # z = σ/Δ
                  orders, # Rényi orders α > 1
                 ) -> np.ndarray:
     "RDP of the Gaussian mechanism: α/(2z²) (+inf when it overflows)."
-    return np.asarray(orders, dtype=float) * _half_inv_sq(noise_multiplier)
+    return check_orders(orders) * _half_inv_sq(check_noise_multiplier(noise_multiplier))
 
 # %% ../../nbs/02_privacy/02_formulas.ipynb
 def rdp_laplace(noise_multiplier:float, # λ = b/Δ (scalar query)
                 orders, # Rényi orders α > 1
                ) -> np.ndarray:
     "Exact RDP of the Laplace mechanism (Mironov 2017, Prop. 6)."
-    a = np.asarray(orders, dtype=float)
-    e = 1.0 / noise_multiplier
+    a = check_orders(orders)
+    e = 1.0 / check_noise_multiplier(noise_multiplier)
     v = np.logaddexp(
         np.log(a / (2 * a - 1)) + (a - 1) * e, np.log((a - 1) / (2 * a - 1)) - a * e
     ) / (a - 1)
@@ -149,8 +152,8 @@ def rdp_bounded_range(epsilon:float, # ε of the ε-bounded-range mechanism
                       orders, # Rényi orders α > 1
                      ) -> np.ndarray:
     "RDP of an ε-BR mechanism: min(αε²/8, RDP of ε-DP)."
-    a = np.asarray(orders, dtype=float)
-    return np.minimum(a * epsilon**2 / 8, rdp_pure(epsilon, a))
+    a, e = check_orders(orders), check_epsilon(epsilon, allow_zero=True)
+    return np.minimum(a * e**2 / 8, rdp_pure(e, a))
 
 def _log_a_int(z, q, alpha):
     k = np.arange(alpha + 1, dtype=float)
@@ -200,8 +203,9 @@ def rdp_poisson_subsampled_gaussian(
 ) -> np.ndarray:
     """RDP of the Poisson-subsampled Gaussian mechanism (MTZ 2019 for add/remove; proven bound for
     replace-one)."""
-    z, q = float(noise_multiplier), float(sample_rate)
-    a = np.atleast_1d(np.asarray(orders, dtype=float))
+    z = check_noise_multiplier(noise_multiplier)
+    q = check_scalar(sample_rate, "sample_rate", 0, 1)
+    a = np.atleast_1d(check_orders(orders))
     if check_relation(relation) == "add_remove":
         return np.array([_rdp_sgm(z, q, float(x)) for x in a])
     tri = np.array(
@@ -211,6 +215,14 @@ def rdp_poisson_subsampled_gaussian(
 
 # %% ../../nbs/02_privacy/02_formulas.ipynb
 CONVERSIONS = ("cks", "mironov")
+
+def _check_rdp(r, a):
+    "A `ValueError` unless the RDP curve `r` has one value per order of `a` (or broadcasts to it)."
+    try: ok = r.ndim <= 1 and np.broadcast_shapes(r.shape, a.shape) == a.shape
+    except ValueError: ok = False
+    if not ok:
+        raise ValueError(f"rdp must give one value per order (orders: shape {a.shape}), "
+                         f"got shape {r.shape}")
 
 def _conv(conversion):
     if conversion not in CONVERSIONS:
@@ -225,10 +237,13 @@ def rdp_to_epsilon(
     conversion: str = "cks",  # "cks" (Canonne–Kamath–Steinke) or "mironov" (the papers' Prop. 3)
 ) -> tuple:
     "(ε, optimal order) from an RDP curve."
-    a = np.asarray(orders, dtype=float)
-    r = np.asarray(rdp, dtype=float)
-    d = check_delta(delta)
-    if _conv(conversion) == "mironov": eps = r + math.log(1 / d) / (a - 1)
+    a, r = np.atleast_1d(check_orders(orders)), np.asarray(rdp, dtype=float)
+    _check_rdp(r, a)
+    return _rdp_to_epsilon(a, r, check_delta(delta), _conv(conversion))
+
+def _rdp_to_epsilon(a, r, d, conversion):
+    "`rdp_to_epsilon` of checked arguments (the RDP accountant's, whose orders are checked once)."
+    if conversion == "mironov": eps = r + math.log(1 / d) / (a - 1)
     else: eps = r + np.log1p(-1 / a) - (math.log(d) + np.log(a)) / (a - 1)
     i = int(np.nanargmin(eps))
     return max(0.0, float(eps[i])), float(a[i])
@@ -240,10 +255,13 @@ def rdp_to_delta(orders, # Rényi orders α > 1
                  conversion:str="cks", # "cks" or "mironov"
                 ) -> tuple:
     "(δ, optimal order) from an RDP curve."
-    a = np.asarray(orders, dtype=float)
-    r = np.asarray(rdp, dtype=float)
-    e = check_epsilon(epsilon)
-    if _conv(conversion) == "mironov": logd = (a - 1) * (r - e)
+    a, r = np.atleast_1d(check_orders(orders)), np.asarray(rdp, dtype=float)
+    _check_rdp(r, a)
+    return _rdp_to_delta(a, r, check_epsilon(epsilon), _conv(conversion))
+
+def _rdp_to_delta(a, r, e, conversion):
+    "`rdp_to_delta` of checked arguments."
+    if conversion == "mironov": logd = (a - 1) * (r - e)
     else: logd = (a - 1) * (r - e + np.log1p(-1 / a)) - np.log(a)
     i = int(np.nanargmin(logd))
     return min(1.0, math.exp(float(logd[i]))), float(a[i])
@@ -303,6 +321,10 @@ def gdp_log_delta(mu:float, # μ of a μ-GDP mechanism
                   epsilon:float, # ε ≥ 0
                  ) -> float:
     "log δ(ε) of μ-Gaussian DP, computed stably in log space."
+    mu = check_scalar(mu, "mu", low=0, allow_inf=True)
+    return _gdp_log_delta(mu, check_epsilon(epsilon, allow_zero=True))
+
+def _gdp_log_delta(mu, epsilon):
     if mu == 0: return -math.inf
     if math.isinf(mu): return 0.0
     a, b = -epsilon / mu + mu / 2, -epsilon / mu - mu / 2
@@ -316,7 +338,7 @@ def gdp_delta(mu:float, # μ ≥ 0
              ) -> float:
     "δ(ε) of μ-Gaussian DP (exact)."
     mu = check_scalar(mu, "mu", low=0, allow_inf=True)
-    return math.exp(gdp_log_delta(mu, check_epsilon(epsilon, allow_zero=True)))
+    return math.exp(_gdp_log_delta(mu, check_epsilon(epsilon, allow_zero=True)))
 
 # %% ../../nbs/02_privacy/02_formulas.ipynb
 def gdp_epsilon(mu:float, # μ ≥ 0
@@ -325,8 +347,8 @@ def gdp_epsilon(mu:float, # μ ≥ 0
     "Smallest ε with δ(ε) ≤ δ for μ-Gaussian DP (exact, root finding in log δ)."
     mu = check_scalar(mu, "mu", low=0, allow_inf=True)
     ld = math.log(check_delta(delta))
-    if mu == 0 or gdp_log_delta(mu, 0.0) <= ld: return 0.0
-    f = lambda e: max(gdp_log_delta(mu, e), -1e6) - ld
+    if mu == 0 or _gdp_log_delta(mu, 0.0) <= ld: return 0.0
+    f = lambda e: max(_gdp_log_delta(mu, e), -1e6) - ld
     hi = 1.0
     while f(hi) > 0:
         hi *= 2

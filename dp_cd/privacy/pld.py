@@ -9,9 +9,10 @@ import numpy as np
 from scipy import special   # scipy.fft is imported on use: `import dp_cd` stays light
 from ..utils import check_scalar
 from .events import (GaussianEvent, LaplaceEvent, PoissonSubsampledGaussianEvent,
-                                  check_delta, check_epsilon, check_relation)
-from .accountants import (Accountant, BestOfAccountant, GDPAccountant, RDPAccountant,
-                                       make_accountant)
+                                  check_delta, check_epsilon, check_relation,
+                                  check_noise_multiplier, check_steps)
+from .accountants import (Accountant, AdvancedCompositionAccountant, BestOfAccountant,
+                                       GDPAccountant, RDPAccountant, ZCDPAccountant)
 from .calibration import calibrate
 
 # %% auto 0
@@ -22,7 +23,9 @@ __all__ = ['L_MAX', 'PLDPmf', 'pld_delta', 'pld_epsilon', 'pld_compose', 'pld_se
 class PLDPmf:
     "Discrete PLD: mass `probs[i]` at the loss (offset + i)·h, and `inf_mass` at +∞."
     def __init__(self, h:float, offset:int, probs, inf_mass:float=0.0):
-        self.h, self.offset, self.inf_mass = float(h), int(offset), float(inf_mass)
+        self.h = check_scalar(h, "h", low=0, low_open=True)
+        self.offset = check_scalar(offset, "offset", integer=True)
+        self.inf_mass = check_scalar(inf_mass, "inf_mass", low=0)
         self.probs = np.clip(np.asarray(probs, dtype=float), 0.0, None)   # FFT round-off: ≥ 0
     @property
     def losses(self) -> np.ndarray: return (self.offset + np.arange(self.probs.size)) * self.h
@@ -32,6 +35,7 @@ class PLDPmf:
 # %% ../../nbs/02_privacy/10_pld.ipynb
 def pld_delta(pmf:PLDPmf, epsilon:float) -> float:
     "Hockey-stick divergence δ(ε) = P(L = ∞) + E[(1 − e^{ε−L})₊] of a discrete PLD."
+    epsilon = check_scalar(epsilon, "epsilon")   # any real ε: the curve is defined below 0 too
     l = pmf.losses
     keep = l > epsilon
     return min(1.0, pmf.inf_mass + float(np.sum(pmf.probs[keep] * -np.expm1(epsilon - l[keep]))))
@@ -46,6 +50,7 @@ def _log_tail_sums(p, L):
 
 def pld_epsilon(pmf:PLDPmf, delta:float) -> float:
     "Smallest ε ≥ 0 with δ(ε) ≤ δ: δ = S₁ − e^ε S₂ between two losses, solved in closed form."
+    delta = check_delta(delta, allow_zero=True)
     if pmf.inf_mass >= delta: return math.inf
     l = pmf.losses
     keep = l > 0
@@ -74,6 +79,11 @@ def _truncate(offset, probs, inf_mass, tail):
     kept[0] += probs[:lo].sum()
     return offset + lo, kept, inf_mass + probs[hi:].sum()
 
+def _check_pmf(pmf, name):
+    if not isinstance(pmf, PLDPmf): raise TypeError(f"{name} must be a PLDPmf, got {type(pmf).__name__}")
+
+def _check_tail(tail, name="tail"): return check_scalar(tail, name, 0, 1e-3, low_open=True)
+
 def _fft_convolve(a, b):
     "Full linear convolution of two real arrays by FFT: `scipy.signal.fftconvolve` without its import."
     from scipy import fft
@@ -83,7 +93,9 @@ def _fft_convolve(a, b):
 
 def pld_compose(a:PLDPmf, b:PLDPmf, tail:float=1e-15) -> PLDPmf:
     "PLD of the composition: convolution of the finite parts (FFT), ∞ if either loss is infinite."
-    if a.h != b.h: raise ValueError("PLDs must share their discretisation")
+    _check_pmf(a, "a"), _check_pmf(b, "b")
+    tail = _check_tail(tail)
+    if a.h != b.h: raise ValueError("a and b must share their discretisation h")
     small = min(a.probs.size, b.probs.size) <= 64
     p = np.convolve(a.probs, b.probs) if small else _fft_convolve(a.probs, b.probs)
     inf = a.inf_mass + b.inf_mass - a.inf_mass * b.inf_mass + _roundoff_allowance(p)
@@ -114,6 +126,8 @@ def pld_self_compose(pmf:PLDPmf, count:int, tail:float=1e-15) -> PLDPmf:
     """PLD of `count` compositions of `pmf`: one FFT power on a window given by a Chernoff bound,
     in extended precision beyond 1000 steps (the power multiplies the round-off by `count`)."""
     from scipy import fft
+    _check_pmf(pmf, "pmf")
+    count, tail = check_steps(count, "count"), _check_tail(tail)
     lo, hi = _chernoff_window(pmf, count, tail)
     i0, i1 = math.floor(lo / pmf.h + 1e-9), math.ceil(hi / pmf.h - 1e-9)
     n = fft.next_fast_len(max(i1 - i0 + 1, pmf.probs.size))
@@ -131,6 +145,8 @@ L_MAX = 64.0   # the grid never leaves [−L_MAX, L_MAX] nats (losses above: mas
 
 def connect_the_dots(delta_fn, l_lo:float, l_hi:float, h:float) -> PLDPmf:
     "Pessimistic PLD on hℤ ∩ [l_lo, l_hi] ∩ [−L_MAX, L_MAX]; δ(ε) interpolates `delta_fn` in e^ε."
+    h = check_scalar(h, "h", low=0, low_open=True)
+    l_lo, l_hi = check_scalar(l_lo, "l_lo"), check_scalar(l_hi, "l_hi", low=l_lo)
     l_lo, l_hi = min(max(l_lo, -L_MAX), L_MAX), min(max(l_hi, -L_MAX), L_MAX)
     k0, k1 = math.floor(l_lo / h), max(math.ceil(l_hi / h), math.floor(l_lo / h) + 1)
     d = np.clip(delta_fn(np.arange(k0, k1 + 1) * h), 0.0, 1.0)
@@ -160,6 +176,7 @@ def _gaussian_delta(mu):
 
 def gaussian_pld(mu:float, h:float) -> PLDPmf:
     "Connect-the-dots PLD of μ-GDP (a Gaussian of noise multiplier 1/μ); the loss is N(μ²/2, μ²)."
+    mu = check_scalar(mu, "mu", low=0, low_open=True)
     return connect_the_dots(_gaussian_delta(mu), mu * mu / 2 - _T * mu, mu * mu / 2 + _T * mu, h)
 
 def _laplace_delta(b):
@@ -170,6 +187,7 @@ def _laplace_delta(b):
 # %% ../../nbs/02_privacy/10_pld.ipynb
 def laplace_pld(b:float, h:float) -> PLDPmf:
     "Connect-the-dots PLD of the Laplace mechanism with b/Δ = b."
+    b = check_noise_multiplier(b, "b")
     return connect_the_dots(_laplace_delta(b), -1.0 / b, 1.0 / b, h)
 
 # %% ../../nbs/02_privacy/10_pld.ipynb
@@ -241,6 +259,8 @@ def _sg_loss_add(x, z, q):
 
 def subsampled_gaussian_pld(z:float, q:float, h:float, direction:str) -> PLDPmf:
     "Connect-the-dots PLD of the Poisson-subsampled Gaussian; direction: add, remove or replace."
+    z = check_noise_multiplier(z, "z")
+    q = check_scalar(q, "q", 0, 1, low_open=True, high_open=True)   # 0 and 1: no PLD needed
     lo, hi = -_T * z, 1 + _T * z                        # covers P's mass but 2e-20
     add = lambda x: _sg_loss_add(x, z, q)
     if direction == "add": f, l_lo, l_hi = _sg_add_delta(z, q), add(lo), add(hi)
@@ -318,14 +338,15 @@ def tightest_accountant(event, # the ledger of a run (a `DPEvent`)
                         relation:str="add_remove", # neighbouring relation of the guarantee
                        ) -> Accountant:
     """The tightest proven accountant for `event` under `relation`, with `event` composed: GDP
-    (exact), else the best of PLD and RDP, else `make_accountant("best")`."""
+    (exact), else the best of PLD and RDP, else the best of RDP, zCDP and advanced composition."""
     check_relation(relation)
     gdp = GDPAccountant()
     if gdp.supports(event): return gdp.compose(event)
     pld = PLDAccountant(relation=relation)
     if pld.supports(event):
         return BestOfAccountant([pld, RDPAccountant(relation=relation)]).compose(event)
-    return make_accountant("best", relation).compose(event)
+    others = [RDPAccountant(relation=relation), ZCDPAccountant(), AdvancedCompositionAccountant()]
+    return BestOfAccountant(others).compose(event)   # = make_accountant("best"): GDP, PLD dropped
 
 # %% ../../nbs/02_privacy/10_pld.ipynb
 def _pld_bracket(pld_rdp, rdp_calibrate, e_t, x_hi, tries=4):

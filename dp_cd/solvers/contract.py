@@ -20,8 +20,8 @@ from ..privacy.report import PrivacyReport
 # %% auto 0
 __all__ = ['MAX_PASSES', 'MAX_WORK', 'INTERCEPT_SCALING_RANGE', 'SOLVERS', 'PrivacyRequest', 'check_privacy', 'Problem',
            'check_problem', 'project_records', 'check_sample_weight', 'LedgerEntry', 'Ledger', 'Plan', 'build_report',
-           'Run', 'FitResult', 'kernel_losses', 'Solver', 'Option', 'check_limits', 'register', 'get_solver',
-           'check_solver_options']
+           'Run', 'FitResult', 'kernel_losses', 'kernel_penalties', 'Solver', 'Option', 'check_limits', 'register',
+           'get_solver', 'check_solver_options']
 
 # %% ../../nbs/03_solvers/00_contract.ipynb
 @dataclass(frozen=True)
@@ -265,11 +265,18 @@ def kernel_losses() -> dict:
     """code -> class of the losses defined in `dp_cd.model.losses`, the ones the kernels compute
     (they dispatch on `Loss.code`); a loss of another code is refused by every solver that does not
     list its class in `losses`."""
-    out, todo = {}, list(Loss.__subclasses__())
+    return _library_classes(Loss)
+
+def kernel_penalties() -> dict:
+    "code -> class of the penalties defined in `dp_cd.model.penalties`, as `kernel_losses`."
+    return _library_classes(Penalty)
+
+def _library_classes(base) -> dict:
+    out, todo = {}, list(base.__subclasses__())
     while todo:
         c = todo.pop()
         todo.extend(c.__subclasses__())
-        if c.__module__ == Loss.__module__: out.setdefault(c.code, c)
+        if c.__module__ == base.__module__: out.setdefault(c.code, c)
     return out
 
 # %% ../../nbs/03_solvers/00_contract.ipynb
@@ -312,6 +319,10 @@ class Solver:
         if not self.losses and not np.isfinite(loss.curvature):   # e.g. the hinge loss
             raise ValueError(f"solver {self.name!r} needs a smooth loss, got {loss!r}: "
                              "use a solver that lists it (e.g. 'dp-scd')")
+        if type(penalty) not in self.penalties and penalty.code not in kernel_penalties():
+            known = {c.code: c.__name__ for c in kernel_penalties().values()}
+            raise ValueError(f"solver {self.name!r} does not support {penalty!r}: its code "
+                             f"{penalty.code!r} is none of the library's penalties {known}")
         if self.penalties and not isinstance(penalty, self.penalties):
             raise ValueError(f"solver {self.name!r} does not support {penalty!r}: "
                              f"use one of {_names(self.penalties)}")

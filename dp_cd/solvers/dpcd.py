@@ -21,8 +21,10 @@ from dp_cd.privacy.events import (
     SelfComposedEvent,
     check_delta,
     check_epsilon,
+    check_steps,
 )
-from ..privacy.calibration import calibrate_noise_multiplier, epsilon_gaussian
+from ..privacy.calibration import GAUSSIAN_METHODS, calibrate_noise_multiplier, epsilon_gaussian
+from ..privacy.registry import check_accountant
 from .contract import (FitResult, Ledger, Plan, Run, Solver, register, get_solver,
                                     check_sample_weight)
 from .chunks import Progress, check_chunks, hold_chunks, load_chunk
@@ -150,7 +152,7 @@ def clip_thresholds(M, # coordinate-wise smoothness constants M_j (p,), positive
     return np.sqrt(M / M.sum()) * C
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
-ACCOUNTANTS = ("gdp", "rdp", "rdp_mironov", "closed_form")   # names of `make_accountant`
+ACCOUNTANTS = GAUSSIAN_METHODS + ("closed_form",)   # the Gaussian calibrations, and Thm 4.3.1
 _METHOD = {"gdp": "gdp", "rdp": "rdp", "rdp_mironov": "rdp_mironov", "closed_form": "rdp_mironov"}
 _CERTIFIED_BY = {"gdp": "Gaussian DP (exact composition)",
                  "rdp": "RDP (cks conversion)",
@@ -191,7 +193,7 @@ def dpcd_events(noise_multiplier:float, # z = σ_j/Δ_j
                 n_updates:int, # T*K
                ):
     "The ledger of DP-CD's optimisation: `n_updates` Gaussian releases with noise multiplier z."
-    return SelfComposedEvent(GaussianEvent(noise_multiplier), int(n_updates))
+    return SelfComposedEvent(GaussianEvent(noise_multiplier), check_steps(n_updates, "n_updates"))
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 @njit(cache=True)
@@ -482,8 +484,7 @@ def _check_options(self, problem, request, options):
     K = o["n_inner"]
     o["K"] = p if K is None else check_scalar(K, "n_inner", low=1, integer=True)
     o["T"] = max(1, int(round(o["n_passes"] * p / o["K"])))
-    if o["accountant"] not in ACCOUNTANTS:
-        raise ValueError(f"accountant must be one of {ACCOUNTANTS}, got {o['accountant']!r}")
+    check_accountant(o["accountant"], ACCOUNTANTS, f"solver {self.name!r}")
     if o["clipping"] not in ("coordinate", "sample"):
         raise ValueError(f"clipping must be 'coordinate' or 'sample', got {o['clipping']!r}")
     if o["clipping"] == "sample": _check_sample_clipping(o, p)

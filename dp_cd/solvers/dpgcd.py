@@ -33,7 +33,8 @@ from dp_cd.privacy.events import (
     check_delta,
     check_epsilon,
 )
-from ..privacy.accountants import BestOfAccountant, make_accountant
+from ..privacy.accountants import BestOfAccountant
+from ..privacy.registry import ACCOUNTANTS, check_accountant, make_accountant, supporting
 from ..privacy.calibration import calibrate
 from ..privacy.closed_forms import per_step_epsilon
 from ..privacy.mechanisms import selection_scale, noisy_argmax_abs
@@ -365,7 +366,12 @@ def _dpgcd_block(
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 SELECTIONS = ("exponential", "as_published")
 RELEASES = ("gaussian", "laplace")
-DPGCD_ACCOUNTANTS = ("best", "rdp", "zcdp", "advanced", "advanced_drv")
+def _ledger(release): # one iteration's events: an exponential-mechanism selection, then a release
+    rel = GaussianEvent(1.0) if release == "gaussian" else LaplaceEvent(1.0)
+    return ComposedEvent((selection_scale(1.0, 1.0, "exponential").event, rel))
+
+_ACCOUNTANTS_OF = {r: supporting(_ledger(r)) for r in RELEASES}   # the registry's query
+DPGCD_ACCOUNTANTS = tuple(n for n in ACCOUNTANTS if any(n in a for a in _ACCOUNTANTS_OF.values()))
 
 @dataclass(frozen=True)
 class DPGCDCalibration:
@@ -400,13 +406,12 @@ def dpgcd_calibration(
     guarantee."""
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta)
-    T = check_scalar(n_iter, "n_passes", low=1, integer=True)
+    T = check_scalar(n_iter, "n_iter", low=1, integer=True)
     if selection not in SELECTIONS:
         raise ValueError(f"selection must be one of {SELECTIONS}, got {selection!r}")
     if release not in RELEASES:
         raise ValueError(f"release must be one of {RELEASES}, got {release!r}")
-    if accountant not in DPGCD_ACCOUNTANTS:
-        raise ValueError(f"accountant must be one of {DPGCD_ACCOUNTANTS}, got {accountant!r}")
+    check_accountant(accountant, DPGCD_ACCOUNTANTS, "DP-GCD")
     share = check_scalar(selection_share, "selection_share", 0, 1, True, True)
     notes = []
     if selection == "as_published":
@@ -442,11 +447,7 @@ def dpgcd_calibration(
             {"selection (RNM, claimed eps')": e1, "release (Laplace eps')": e1},
             tuple(notes),
         )
-    if release == "gaussian" and accountant in ("advanced", "advanced_drv"):
-        raise ValueError(
-            f"accountant={accountant!r} composes pure-DP events only; use 'rdp' or 'zcdp' with "
-            f"release='gaussian'"
-        )
+    check_accountant(accountant, _ACCOUNTANTS_OF[release], f"DP-GCD with release={release!r}")
     r = share / (1 - share)
     def events(x):
         # eps_s^2/8 = r/(2x^2)
@@ -593,7 +594,7 @@ def _dpgcd_check_options(self, problem, request, options) -> dict:
     o = {opt.name: opt.default for opt in self.options} | options
     _check_choice("selection", o["selection"], SELECTIONS)
     _check_choice("release", o["release"], RELEASES)
-    _check_choice("accountant", o["accountant"], DPGCD_ACCOUNTANTS)
+    check_accountant(o["accountant"], DPGCD_ACCOUNTANTS, f"solver {self.name!r}")
     o["rule_index"] = _resolve_rule(o["rule"], problem.penalty, o["selection"])
     o["w0"] = _check_start(o["w0"], problem)
     _check_intercept(o, problem)   # DP-CD's: the two flags, s > 0, a penalty for p + 1 coordinates

@@ -9,12 +9,14 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 from ..utils import check_scalar, check_array, is_chunked, PrivacyLeakWarning
-from ..model.losses import Loss, kernel_deriv, kernel_deriv_range
-from ..model.penalties import Penalty, prox_1d
+from ..model.losses import (Loss, SquaredLoss, LogisticLoss, HuberLoss, kernel_deriv,
+                                kernel_deriv_range)
+from ..model.penalties import Penalty, NoPenalty, L1, L2, ElasticNet, Box, prox_1d
 from .dpcd import row_norms, _check_intercept
 from .contract import Solver, Plan, Run, Ledger, FitResult, register, get_solver
-from ..privacy.events import PoissonSubsampledGaussianEvent, SelfComposedEvent
-from ..privacy.accountants import RDPAccountant, make_accountant
+from ..privacy.events import (PoissonSubsampledGaussianEvent, SelfComposedEvent, check_delta,
+                                  check_epsilon, check_noise_multiplier, check_relation, check_steps)
+from ..privacy.registry import check_accountant, make_accountant, supporting
 from ..privacy.pld import calibrate_tightest, tightest_accountant
 from ..privacy.calibration import calibrate
 
@@ -59,13 +61,17 @@ def dp_sgd(
                                     record_every=record_every)
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
-SGD_ACCOUNTANTS = ("pld", "rdp")   # names of `make_accountant`
+# the accountants of a Poisson-subsampled Gaussian ledger (the registry's query) but "best": it would
+# run the PLD at any noise, below PLD_MIN_NOISE too, where "pld" is already the best of PLD and RDP
+SGD_ACCOUNTANTS = tuple(n for n in supporting(PoissonSubsampledGaussianEvent(1.0, 0.5)) if n != "best")
 
 @register
 class DPSGD(Solver):
     "Proximal DP-SGD: clipped per-sample gradients of Poisson batches, plus Gaussian noise."
     name, function = "dp-sgd", dp_sgd
     summary = "proximal DP-SGD (per-sample clipping, Poisson subsampling, PLD accountant)"
+    losses = (SquaredLoss, LogisticLoss, HuberLoss)   # the smooth losses its kernels compute
+    penalties = (NoPenalty, L1, L2, ElasticNet, Box)   # every prox of `prox_1d`
     clipping, intercept = ("sample",), True
     relations = ("replace_one", "add_remove")
     accountants = SGD_ACCOUNTANTS
@@ -87,8 +93,7 @@ def _sgd_check_options(self, problem, request, options:dict) -> dict:
                                       low_open=True)
     opts["clip"] = check_scalar(opts["clip"], "clip", low=0, low_open=True,   # inf: no clipping,
                                 allow_inf=not request.private)               # when not private
-    if opts["accountant"] not in SGD_ACCOUNTANTS:
-        raise ValueError(f"accountant must be one of {SGD_ACCOUNTANTS}, got {opts['accountant']!r}")
+    check_accountant(opts["accountant"], SGD_ACCOUNTANTS, f"solver {self.name!r}")
     if opts["step"] is not None: opts["step"] = _positive(opts["step"], "step")
     if opts["smoothness"] is not None:
         opts["smoothness"] = _positive(opts["smoothness"], "smoothness")
@@ -110,7 +115,11 @@ def subsampled_gaussian_steps(z:float, # noise multiplier (noise std / clipping 
                               steps:int, # number of releases T
                              ) -> SelfComposedEvent:
     "The event of T Poisson-subsampled Gaussian sums."
+    z, q, steps = check_noise_multiplier(z, "z"), _check_q(q), check_steps(steps)
     return SelfComposedEvent(PoissonSubsampledGaussianEvent(z, q), steps)
+
+
+def _check_q(q): return check_scalar(q, "q", 0, 1)
 
 
 PLD_MIN_NOISE = 0.5   # PLD searches z ≥ this only: below, its grid (and time) explode
@@ -125,8 +134,8 @@ def _calibrated(epsilon, delta, steps, q, relation, accountant="rdp"):
         ledger = lambda z: subsampled_gaussian_steps(z, q, steps)
         if tightest_accountant(ledger(lo), relation).get_epsilon(delta) <= epsilon: return lo
         return calibrate_tightest(ledger, epsilon, delta, relation, lo=lo, hi=z_rdp)
-    make = lambda z: RDPAccountant(relation=relation).compose(PoissonSubsampledGaussianEvent(z, q),
-                                                              steps)
+    make = lambda z: make_accountant(accountant, relation).compose(
+        PoissonSubsampledGaussianEvent(z, q), steps)
     return calibrate(make, epsilon, delta)
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
@@ -137,8 +146,8 @@ def calibrate_subsampled_gaussian(epsilon:float, delta:float, # the (ε, δ) tar
                                  ) -> float:
     """Smallest z for which T Poisson-subsampled Gaussian steps are (ε, δ)-DP (cached); "pld" searches
     [max(z_rdp/2, PLD_MIN_NOISE), z_rdp] only (`sgd_accountant`)."""
-    return _calibrated(float(epsilon), float(delta), int(steps), float(q), str(relation),
-                       str(accountant))
+    epsilon, delta, steps = check_epsilon(epsilon), check_delta(delta), check_steps(steps)
+    return _calibrated(epsilon, delta, steps, _check_q(q), check_relation(relation), str(accountant))
 
 
 def sgd_accountant(epsilon:float, delta:float, steps:int, q:float, relation:str,
@@ -146,7 +155,8 @@ def sgd_accountant(epsilon:float, delta:float, steps:int, q:float, relation:str,
                   ) -> str:
     """The accountant that calibrates and certifies the run: "rdp" instead of "pld" when RDP's
     multiplier is already below `PLD_MIN_NOISE` (huge ε), where the PLD's grid is too costly."""
-    if accountant != "pld": return accountant
+    check_epsilon(epsilon), check_delta(delta), check_steps(steps), _check_q(q)
+    if check_relation(relation) and accountant != "pld": return accountant
     z_rdp = calibrate_subsampled_gaussian(epsilon, delta, steps, q, relation, "rdp")
     return "rdp" if z_rdp <= PLD_MIN_NOISE else "pld"
 
@@ -276,6 +286,7 @@ def poisson_batches(rng:np.random.Generator, # random generator (consumed)
                     steps:int, # number of batches T
                    ) -> tuple[np.ndarray, np.ndarray]:
     "Batches where record i joins batch t independently with probability q: `(ptr, idx)` (int64)."
+    n, q, steps = check_scalar(n, "n", low=1, integer=True), _check_q(q), check_steps(steps)
     N = n * steps
     if q <= 0: return np.zeros(steps + 1, dtype=np.int64), np.zeros(0, dtype=np.int64)
     inv_rate = -1.0 / math.log1p(-q) if q < 1 else 0.0   # 1/λ, λ = -log(1 - q); q = 1: gaps of 1

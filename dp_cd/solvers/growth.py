@@ -670,7 +670,12 @@ def growth_step_size(
 ) -> float:
     "Initial step η_0 of Algorithm 2."
     n0 = check_scalar(n0, "n0", low=2, integer=True)
-    nn = n0 if n is None else n
+    d = check_scalar(d, "d", low=1, integer=True)
+    diameter = check_scalar(diameter, "diameter", low=0, low_open=True)
+    L = check_scalar(L, "L", low=0, low_open=True)
+    epsilon = check_epsilon(epsilon, allow_inf=True)   # +inf: a non-private run's step
+    delta = check_delta(delta, allow_zero=True)
+    nn = n0 if n is None else check_scalar(n, "n", low=n0, integer=True)
     beta = 1.0 / (nn + d) if beta is None else check_scalar(beta, "beta", 0, 1, True, True)
     lb = math.log(1 / beta)
     priv = epsilon / (d * lb) if delta == 0 else epsilon / (math.sqrt(d * math.log(1 / delta)) * lb)

@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from ..utils import check_scalar, as_generator, PrivacyLeakWarning
 from ..privacy.formulas import rdp_to_epsilon, gdp_epsilon, zcdp_epsilon
-from ..privacy.events import (DPEvent, PoissonSubsampledGaussianEvent, _leaves,
+from ..privacy.events import (DPEvent, PoissonSubsampledGaussianEvent, _leaves, check_delta,
+                                  check_epsilon, check_orders,
                                   check_relation)
-from ..privacy.accountants import _event_rho
+from ..privacy.accountants import ZCDPAccountant
 from ..privacy.report import PrivacyReport
 from .contract import (Plan, Ledger, Solver, build_report, check_privacy,
                                     get_solver, SOLVERS, check_limits)
@@ -130,7 +131,7 @@ def selection_rdp(rho:float, # each run is ρ-zCDP
                  ) -> np.ndarray:
     "RDP curve ε_A(λ) of best-of-K for a ρ-zCDP base mechanism (λ̂ optimised in closed form)."
     rho = check_scalar(rho, "rho", low=0, low_open=True)
-    a = np.asarray(orders, dtype=float)
+    a = check_orders(orders)
     L = math.log(1 / dist.gamma)
     lh = max(1.0, math.sqrt(L / rho))
     return rho * a + (1 + dist.eta) * (rho * (lh - 1) + L / lh) + math.log(dist.mean) / (a - 1)
@@ -152,7 +153,7 @@ def calibrate_selection(epsilon:float, # target ε of the whole selection
                        ) -> float:
     """Largest per-run ρ (zCDP) such that best-of-K is (ε, δ)-DP (bisection on log ρ; never
     overshoots; cached)."""
-    return _calibrate_selection(float(epsilon), float(delta), dist)
+    return _calibrate_selection(check_epsilon(epsilon), check_delta(delta), dist)
 
 # %% ../../nbs/03_solvers/05_tuning.ipynb
 # pure in its (hashable) arguments; repeated selections then skip the bisection
@@ -176,6 +177,7 @@ class RandomStoppingEvent(DPEvent):
     rho: float # each run is ρ-zCDP
     eta: float # shape η of the distribution of K
     gamma: float # its parameter γ
+    def __post_init__(self): object.__setattr__(self, "rho", check_scalar(self.rho, "rho", low=0))
 
 # %% ../../nbs/03_solvers/05_tuning.ipynb
 @dataclass
@@ -277,8 +279,8 @@ def event_rho(event:DPEvent, # a privacy event (possibly composed)
     for leaf, count in _leaves(event):
         if isinstance(leaf, PoissonSubsampledGaussianEvent):   # un-amplified bound, every q
             rho = 0.5 / leaf.noise_multiplier**2 * (4.0 if relation == "replace_one" else 1.0)
-        else: rho = _event_rho(leaf)
-        if rho is None: raise ValueError(f"no zCDP bound for {leaf!r}")
+        elif ZCDPAccountant().supports(leaf): rho = ZCDPAccountant().compose(leaf).rho
+        else: raise ValueError(f"no zCDP bound for {leaf!r}")
         total += count * rho
     return total
 
