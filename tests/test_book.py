@@ -204,3 +204,62 @@ def test_pages_in_a_browser(html_dir):
     summary = next(l for l in r.stdout.splitlines() if l.startswith(pages))
     assert '0 JavaScript errors, 0 raw LaTeX, 0 MathJax errors, 0 markdown escapes' in summary
     assert '0 elements scrolling' in summary
+
+
+def test_commands_of_the_text_are_found_and_checked():
+    "Commands in spans and blocks are found; a missing file, option or reproduction is named."
+    nb = _nb([_md('Run `python tools/execute_nbs.py --flags slow nbs/11a_old.ipynb`, or\n'
+                  '```\nDP_CD_DATA=/path/to/data dp-cd reproduce table-d1 --quick\n```\n'
+                  'with `--quick` (not a command) and `dp-cd fit --dask ADDRESS`.'),
+              _code('python tools/nothing.py')])
+    assert [c for _, c in bb.shell_commands(nb)] == [
+        'DP_CD_DATA=/path/to/data dp-cd reproduce table-d1 --quick',
+        'python tools/execute_nbs.py --flags slow nbs/11a_old.ipynb', 'dp-cd fit --dask ADDRESS']
+    assert bb.command_problems('python tools/execute_nbs.py nbs/11a_old.ipynb') == \
+        ['no file nbs/11a_old.ipynb']
+    for ok in ['python tools/execute_nbs.py --flags slow nbs/CHAPTER.ipynb', 'dp-cd reproduce NAME',
+               'dp-cd fit --dask ADDRESS', 'dp-cd fit data.csv --target price --out m.json | head -3',
+               'python3 -m venv .venv && .venv/bin/dp-cd demo']:
+        assert bb.command_problems(ok) == [], ok
+    for bad, why in [('dp-cd reproduce table-d9', 'unknown reproduction'),
+                     ('dp-cd fit data.csv --epsilonn 1', 'unrecognized arguments'),
+                     ('dp-cd frobnicate', 'invalid choice'), ('.venv/bin/dp-cd demo --runz 2', 'unrec')]:
+        assert why in ' '.join(bb.command_problems(bad)), bad
+
+
+@pytest.mark.parametrize('path', bb.notebooks(), ids=bb.page_of)
+def test_commands_of_the_book_run_as_written(path):
+    "Every command the text shows names files that exist and arguments `dp-cd` accepts."
+    nb = json.loads(path.read_text())
+    assert [(i, c, bb.command_problems(c)) for i, c in bb.shell_commands(nb)
+            if bb.command_problems(c)] == []
+
+
+def test_api_entries_name_public_classes_and_mark_kernels():
+    "A class of the notebook is named by its module, not `__main__`; kernels are `api-internal`."
+    from dp_cd.privacy.pld import PLDPmf, pld_delta
+    from dp_cd.model.losses import loss_value_mean
+    Local = type('PLDPmf', (), {'__module__': '__main__'})
+    def local_delta(pmf: Local, epsilon: float) -> float: "δ(ε) of a discrete PLD."
+    old = bb.BookDocRenderer.module
+    try:
+        bb.BookDocRenderer.module = 'dp_cd.privacy.pld'
+        out = bb.BookDocRenderer(local_delta)._repr_html_()
+    finally:
+        bb.BookDocRenderer.module = old
+    assert '__main__' not in out and 'pmf:dp_cd.privacy.pld.PLDPmf' in out, out
+    assert 'api-internal' not in bb.BookDocRenderer(pld_delta)._repr_html_()
+    assert 'api-internal' in bb.BookDocRenderer(loss_value_mean)._repr_html_()
+    assert bb.default_exp(bb.nbformat.from_dict(_nb([_code('#| default_exp privacy.pld')]))) \
+        == 'dp_cd.privacy.pld'
+
+
+def test_warnings_of_a_cell_lose_the_ipython_prefix():
+    "A warning a cell raised shows without `<ipython-input-…>:N:` and the echoed source line."
+    text = ('<ipython-input-1-2885505abd09>:4: UserWarning: delta=1e-05 >= 1/n\n'
+            '  report = build_report(check_privacy(1.5, 1e-5, 10**6), plan)\nafter\n')
+    cell = bb.nbformat.from_dict(_code('x', [{'output_type': 'stream', 'name': 'stderr',
+                                              'text': text}]))
+    assert bb._book_cell(cell, False).outputs[0]['text'] == 'UserWarning: delta=1e-05 >= 1/n\nafter\n'
+    shown = bb.nbformat.from_dict(_code('#| warning: shown\nx'))
+    assert 'warning-shown' in bb._tags(shown, False)
