@@ -192,7 +192,8 @@ def test_wide_figures_get_the_full_width():
 
 def test_pages_in_a_browser(html_dir):
     """Every page in headless Chromium: no JavaScript error, no raw LaTeX, no markdown escape in an
-    API table (`2\\^lo`), search finds a word."""
+    API table (`2\\^lo`), search finds a word; a figure in every core chapter, no `__main__.` name,
+    no pseudo-TeX as plain text, no stored warning (issue 31)."""
     if cb.find_browser() is None:
         pytest.skip('no Chromium on this machine (apt-get install chromium, or set CHROMIUM)')
     if not (html_dir / 'mathjax' / 'tex-chtml.js').exists():
@@ -204,6 +205,43 @@ def test_pages_in_a_browser(html_dir):
     summary = next(l for l in r.stdout.splitlines() if l.startswith(pages))
     assert '0 JavaScript errors, 0 raw LaTeX, 0 MathJax errors, 0 markdown escapes' in summary
     assert '0 elements scrolling' in summary
+    reader = next(l for l in r.stdout.splitlines() if l.startswith('reader: '))
+    for goal in ('0 core chapters without a figure', '0 __main__ names', '0 pseudo-TeX spans',
+                 '0 stored warnings'):
+        assert re.search(rf'(?<!\d){goal}', reader), reader
+
+
+_PAGE = '''<html><body><main>
+<p>The scaled norm ‖w‖_{M,q} as text, <b>e^ε</b> too; code is not counted: <code>2^lo</code>.</p>
+<p>Constants M_j and the variable max_iter.</p>
+<div class="cell"><div class="cell_output"><div class="output stderr"><pre>UserWarning: delta</pre></div>
+<div class="output text_html"><div class="api-entry api-internal"><h3>f</h3>
+<pre class="api-signature"><code>f (pmf:__main__.PLDPmf)</code></pre><p>About PrivacyLeakWarning.</p>
+</div></div></div></div>
+<div class="cell tag_warning-shown"><div class="cell_output"><div class="output stderr">
+<pre>BoundsFallbackWarning: said in the text</pre></div></div></div>
+<div class="api-entry api-internal"><h3>kernel</h3></div>
+<div style="height: 5000px"></div><div class="api-entry"><h3>public</h3></div>
+</main></body></html>'''
+
+
+def test_the_reader_measures_count_what_they_say(tmp_path):
+    "On a page made for it: one pseudo-TeX span per kind, `__main__`, a warning, a late API entry."
+    if cb.find_browser() is None:
+        pytest.skip('no Chromium on this machine (apt-get install chromium, or set CHROMIUM)')
+    (tmp_path / 'index.html').write_text('<html><body><main>front</main></body></html>')
+    (tmp_path / '03_solvers').mkdir()
+    (tmp_path / '03_solvers' / '01_dp_cd.html').write_text(_PAGE)
+    r = subprocess.run([sys.executable, 'tools/check_book.py', '--html', str(tmp_path), '-v'],
+                       cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1, r.stdout + r.stderr   # the page misses the goals
+    reader = next(l for l in r.stdout.splitlines() if l.startswith('reader: '))
+    for count in ('1 core chapters without a figure', '1 __main__ names', '2 pseudo-TeX spans',
+                  '1 plain-text subscripts', '1 stored warnings',
+                  '1 chapters with their first API entry after 5 screens'):
+        assert re.search(rf'(?<!\d){count}', reader), reader
+    row = [l for l in r.stdout.splitlines() if l.startswith('03_solvers/01_dp_cd.html')][-1]
+    assert row.rstrip().endswith('public'), row   # the kernel is not the first public entry
 
 
 def test_commands_of_the_text_are_found_and_checked():

@@ -471,7 +471,10 @@ span.math { overflow: visible; }
 .api-entry h3 a.headerlink, .api-entry h4 a.headerlink { visibility: hidden; }
 .api-entry h3:hover a.headerlink, .api-entry h4:hover a.headerlink { visibility: visible; }
 .api-entry table { display: block; max-width: 100%; overflow-x: auto; }
-.api-entry td, .api-entry th { overflow-wrap: anywhere; }
+/* whole words in parameter tables ("Default", "NoneType" were cut anywhere); a long type or
+   value still breaks rather than widening the table */
+.api-entry td, .api-entry th { overflow-wrap: break-word; }
+.api-entry th, .api-entry td:first-child { white-space: nowrap; }
 /* figures: as wide as their (full-width) cell allows, a click opens them at full size */
 div.cell_output img { max-width: 100%; height: auto !important; }
 a.image-reference img { cursor: zoom-in; }

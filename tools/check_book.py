@@ -14,8 +14,16 @@ that scroll sideways or cut off their content (scrollWidth > clientWidth), leavi
 that are tables or preformatted data, which may keep scrolling. The search page is also asked
 for a word of the book.
 
-Exits 1 on any JavaScript error, raw LaTeX, MathJax error or markdown escape, or a search without
-results; 2 when no Chromium is found (set CHROMIUM to its path) or the book is not built.
+What a reader meets, per chapter: its figures (each of the core chapters `CORE` must show one),
+class names printed as `__main__.X`, pseudo-TeX left as plain text in the text and the API docs
+(`‖w‖_{M,q}`, `e^ε`, `2^lo`; single-letter subscripts such as `M_j` are counted apart and only
+reported), warnings stored in outputs (unless the cell is tagged `warning-shown`: `#| warning:
+shown`), the page's length and the screens before its first API entry that is not a kernel or
+private (goal: at most `API_SCREENS`; reported).
+
+Exits 1 on any JavaScript error, raw LaTeX, MathJax error, markdown escape, `__main__.` name,
+pseudo-TeX span, stored warning or core chapter without a figure, or a search without results;
+2 when no Chromium is found (set CHROMIUM to its path) or the book is not built.
 """
 import argparse
 import base64
@@ -41,7 +49,9 @@ WIDTH, HEIGHT = 1280, 900
 
 # What the page reports once MathJax is done: run inside the page, returns a JSON-able object.
 MEASURE_JS = r"""(() => {
-  const SKIP = 'mjx-container, script, style, pre, code, textarea, mjx-assistive-mml';
+  // search excerpts are the pages' text as typed (Sphinx cuts them from the page source, where
+  // MathJax has not run): neither raw LaTeX nor pseudo-TeX there is what a reader of a page meets
+  const SKIP = 'mjx-container, script, style, pre, code, textarea, mjx-assistive-mml, #search-results';
   const RAW = new RegExp([String.raw`\\[()\[\]]`, String.raw`\$\$`,
     String.raw`\\(frac|sum|sup|inf|sqrt|mathbb|mathcal|mathrm|operatorname|approx|leq?|geq?)\b`,
     String.raw`\\(varepsilon|epsilon|alpha|beta|lambda|phi|infty|cdot|left|right|begin|top)\b`,
@@ -91,8 +101,8 @@ MEASURE_JS = r"""(() => {
   const mainNames = article.textContent.match(/__main__\.\w+/g) || [];
   // pseudo-TeX shown as plain text outside MathJax, code and data outputs (API docs included):
   // braces or a caret (`‖w‖_{M,q}`, `e^{ε−L}`, `2^lo`); single-letter subscripts (`M_j`) apart
-  const PSEUDO = new RegExp([String.raw`[_^]\{`, String.raw`[\w)\]‖|]\^[-−+(\w]`,
-                             String.raw`‖[^‖\s][^‖]*‖_`].join('|'));
+  const PSEUDO = new RegExp([String.raw`[_^]\{`, String.raw`[\p{L}\p{N}_)\]‖|]\^[-−+(\p{L}\p{N}]`,
+                             String.raw`‖[^‖\s][^‖]*‖_`].join('|'), 'u');
   const SUBSCRIPT = /(?<![\w.])[A-Za-z]_[A-Za-z0-9]{1,2}(?![\w(])/;
   const pseudo = [], subscripts = [];
   const texts = document.createTreeWalker(article, NodeFilter.SHOW_TEXT);
@@ -382,7 +392,9 @@ def report(results, verbose):
         print(f'search.html?q={SEARCH_WORD}: {search["searchHits"]} results')
     searching = search is None or search['searchHits'] > 0
     failures = total['errors'] or total['raw'] or total['mathErrors'] or total['escaped']
-    return searching and not failures
+    reader_failures = counts['__main__ names'] or counts['pseudo-TeX spans'] \
+        or counts['stored warnings'] or counts['core chapters without a figure']
+    return searching and not failures and not reader_failures
 
 
 def main(argv=None):
