@@ -301,3 +301,16 @@ def test_warnings_of_a_cell_lose_the_ipython_prefix():
     assert bb._book_cell(cell, False).outputs[0]['text'] == 'UserWarning: delta=1e-05 >= 1/n\nafter\n'
     shown = bb.nbformat.from_dict(_code('#| warning: shown\nx'))
     assert 'warning-shown' in bb._tags(shown, False)
+
+
+HISTORY = re.compile(r'(?i)\bissue \d+|\bformer path\b|\bold leaks\b|\*\*Decision\b')
+# the solver contract's notes still name issue 33 (three cells being edited elsewhere: to remove)
+HISTORY_LEFT = {('03_solvers/00_contract', 'issue 33')}
+
+
+def test_the_text_holds_no_development_history():
+    "No issue numbers, 'former path', 'old leaks' or dependency decisions in the book's text."
+    found = [(bb.page_of(p), i, m.group()) for p in bb.notebooks()
+             for i, c in enumerate(json.loads(p.read_text())['cells']) if c['cell_type'] == 'markdown'
+             for m in HISTORY.finditer(''.join(c['source']))]
+    assert [f for f in found if (f[0], f[2]) not in HISTORY_LEFT] == [], found
