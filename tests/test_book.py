@@ -218,6 +218,8 @@ _PAGE = '''<html><body><main>
 <div class="output text_html"><div class="api-entry api-internal"><h3>f</h3>
 <pre class="api-signature"><code>f (pmf:__main__.PLDPmf)</code></pre><p>About PrivacyLeakWarning.</p>
 </div></div></div></div>
+<div class="cell"><div class="cell_output"><div class="output stream"><pre>''' + 'x' * 300 + '''</pre>
+</div></div></div>
 <div class="cell tag_warning-shown"><div class="cell_output"><div class="output stderr">
 <pre>BoundsFallbackWarning: said in the text</pre></div></div></div>
 <div class="api-entry api-internal"><h3>kernel</h3></div>
@@ -226,7 +228,8 @@ _PAGE = '''<html><body><main>
 
 
 def test_the_reader_measures_count_what_they_say(tmp_path):
-    "On a page made for it: one pseudo-TeX span per kind, `__main__`, a warning, a late API entry."
+    """On a page made for it (without the book's style sheet): pseudo-TeX of two kinds, `__main__`,
+    a warning, a late API entry, a printed output that scrolls."""
     if cb.find_browser() is None:
         pytest.skip('no Chromium on this machine (apt-get install chromium, or set CHROMIUM)')
     (tmp_path / 'index.html').write_text('<html><body><main>front</main></body></html>')
@@ -235,6 +238,7 @@ def test_the_reader_measures_count_what_they_say(tmp_path):
     r = subprocess.run([sys.executable, 'tools/check_book.py', '--html', str(tmp_path), '-v'],
                        cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert r.returncode == 1, r.stdout + r.stderr   # the page misses the goals
+    assert '1 elements scrolling sideways' in r.stdout   # a printed output that does not wrap
     reader = next(l for l in r.stdout.splitlines() if l.startswith('reader: '))
     for count in ('1 core chapters without a figure', '1 __main__ names', '2 pseudo-TeX spans',
                   '1 plain-text subscripts', '1 stored warnings',

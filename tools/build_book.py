@@ -459,6 +459,13 @@ CSS = """\
   white-space: pre-wrap;
   overflow-wrap: anywhere;
 }
+/* printed outputs (privacy reports, logs, warnings) wrap at the column's width instead of
+   scrolling sideways; HTML tables keep their own layout */
+div.cell_output div.output.stream pre, div.cell_output div.output.stderr pre,
+div.cell_output div.output.text_plain pre {
+  white-space: pre-wrap;
+  overflow-wrap: anywhere;
+}
 /* inline math is not clipped by the few pixels its glyphs overhang */
 span.math { overflow: visible; }
 .api-entry { border-top: 1px solid var(--pst-color-border); }
