@@ -122,6 +122,12 @@ MEASURE_JS = r"""(() => {
                  && WARN.test(o.textContent))
     .map(o => o.textContent.match(WARN)[0] + ': ' +
          o.textContent.trim().split('\n').find(l => WARN.test(l)).trim().slice(0, 90));
+  // rows of API parameter tables without a description (their last cell empty)
+  const bare = [...document.querySelectorAll('.api-entry table tbody tr')]
+    .filter(tr => tr.lastElementChild && !tr.lastElementChild.textContent.trim())
+    .map(tr => tr.closest('.api-entry').querySelector('h2, h3, h4, h5').textContent.replace('#', '')
+         + ': ' + tr.firstElementChild.textContent.trim());
+  const rows = document.querySelectorAll('.api-entry table tbody tr').length;
   // how far down a reader scrolls (in screens) before the first API entry that is not internal
   const api = document.querySelector('.api-entry:not(.api-internal)');
   const apiScreens = api ? (api.getBoundingClientRect().top + window.scrollY) / window.innerHeight
@@ -129,7 +135,7 @@ MEASURE_JS = r"""(() => {
   const apiName = api ? (api.querySelector('h2, h3, h4, h5') || api).textContent.replace('#', '')
                          .trim() : null;
   return {raw, mathErrors, escaped, mathjax: mjx.length, overflow: over, allowedOverflow: allowed,
-          wideMath: math, mainNames, pseudo, subscripts, warnings, apiScreens, apiName,
+          wideMath: math, mainNames, pseudo, subscripts, warnings, bare, rows, apiScreens, apiName,
           screens: document.scrollingElement.scrollHeight / window.innerHeight,
           mathjaxBytes: mjx.reduce((s, e) => s + (e.encodedBodySize || 0), 0), imgs,
           searchHits: document.querySelectorAll('#search-results li').length};
@@ -352,6 +358,8 @@ def reader_summary(results):
             'pseudo-TeX spans': sum(len(r['pseudo']) for r in results),
             'plain-text subscripts': sum(len(r['subscripts']) for r in results),
             'stored warnings': sum(len(r['warnings']) for r in results),
+            'API table rows without a description': sum(len(r['bare']) for r in results),
+            'API table rows': sum(r['rows'] for r in results),
             f'chapters with their first API entry after {API_SCREENS} screens': len(late)}
 
 
@@ -362,7 +370,7 @@ def print_details(results, verbose):
              ('pseudo', 'pseudo-TeX'), ('warnings', 'stored warning')]
     if verbose:
         kinds += [('overflow', 'overflow'), ('wideMath', 'wide equation'),
-                  ('subscripts', 'subscript as text')]
+                  ('subscripts', 'subscript as text'), ('bare', 'undescribed parameter')]
     for r in results:
         for key, kind in kinds:
             for item in r[key][:None if verbose else 5]:
