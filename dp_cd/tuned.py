@@ -205,7 +205,7 @@ class DPClassifierCV(ClassifierMixin, _TunedBase):
                  fit_intercept=True, # learn an intercept (a constant column)
                  candidates=None, # the grid (None: `default_candidates`, public)
                  validation_fraction=0.2, # share of the records held out for the scores
-                 mean_runs=8.0, eta=1.0, # E[K] and η of the number of runs K ~ D_{η,γ}
+                 mean_runs=8.0, eta=1.0, # E[K] and η of the number of runs $K ∼ D_{η,γ}$
                  random_state=None, # seed or Generator
                  budget=None, # optional BudgetAccountant charged by the fit
                  bounds_budget=0.1, # share of ε and δ spent on bounds="private"

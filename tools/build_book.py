@@ -15,7 +15,7 @@ control character (a lost backslash), stores an error output, or whose exported 
 fail to execute, and on any Sphinx warning. `tools/check_book.py` then checks the pages in a
 browser.
 """
-import argparse, base64, html, inspect, json, re, shutil, subprocess, sys
+import argparse, base64, configparser, html, inspect, json, re, shutil, subprocess, sys
 from functools import partial
 from pathlib import Path
 
@@ -33,6 +33,10 @@ SRC = BOOK / '_src'
 
 class BookError(Exception): pass
 
+_settings = configparser.ConfigParser()
+_settings.read(ROOT / 'settings.ini')
+LIB = _settings['DEFAULT']['lib_name']   # the package (`dp_cd`)
+
 def _inline(text: str) -> str:
     "Docstring text as safe HTML: escaped, `code` spans, $math$ for MathJax."
     t = html.escape(text, quote=False)
@@ -46,14 +50,31 @@ def _plain(value) -> str:
     if hasattr(value, '__name__'): return value.__name__
     return ' '.join(str(value).split('\n')).strip()
 
+def _public_names(text: str, module: str) -> str:
+    """`text` with the classes of the notebook being documented named by the module they are
+    exported to: its code runs in `__main__`, so `PLDPmf` would read `__main__.PLDPmf`."""
+    return re.sub(r'\b__main__\.', f'{module}.', text) if module else text
+
+def _is_internal(fn) -> bool:
+    "A numba kernel or a private name: not what a reader of the chapter calls."
+    return hasattr(fn, 'py_func') or getattr(fn, '__name__', '').startswith('_')
+
 class BookDocRenderer(BasicHtmlRenderer):
     """API docs as HTML for the book: escaped (a `<` no longer truncates a docstring), no links to a
-    documentation host, an anchor per entry and the class MathJax needs to typeset an output."""
+    documentation host, an anchor per entry and the class MathJax needs to typeset an output.
+    Kernels and private names are marked `api-internal`; `module` (the notebook's `default_exp`
+    module, set while its API docs run) replaces `__main__` in signatures and tables."""
+    module = ''
+    def __init__(self, sym, *args, **kwargs):
+        self.internal = _is_internal(sym)   # before fastcore unwraps a kernel to its Python code
+        super().__init__(sym, *args, **kwargs)
+
     def _repr_html_(self):
         nm, lvl = html.escape(self.nm), self.title_level
         anchor = 'api-' + re.sub(r'[^A-Za-z0-9_.-]+', '-', self.nm)
-        sig = html.escape(_fmt_sig(self.sig)) if self.sig else ''
-        out = (f'<div class="api-entry mathjax_process">\n<h{lvl} id="{anchor}">{nm}'
+        sig = html.escape(_public_names(_fmt_sig(self.sig), self.module)) if self.sig else ''
+        kind = ' api-internal' if self.internal else ''
+        out = (f'<div class="api-entry{kind} mathjax_process">\n<h{lvl} id="{anchor}">{nm}'
                f'<a class="headerlink" href="#{anchor}" title="Link to this entry">#</a></h{lvl}>\n'
                f'<pre class="api-signature"><code>{nm} {sig}</code></pre>')
         if self.docs: out += f'<p>{_inline(self.docs)}</p>'
@@ -67,6 +88,7 @@ class BookDocRenderer(BasicHtmlRenderer):
         rows = [[_plain(v) for v in row] for row in dm._row_list]
         if dm.has_return:
             rows.append(['Returns', *(_plain(dm.dm['return'][c]) for c in dm._columns)])
+        rows = [[_public_names(c, self.module) for c in r] for r in rows]
         if not rows: return ''
         head = ''.join(f'<th>{html.escape(c)}</th>' for c in ['', *dm._columns.values()])
         body = ''.join('<tr>' + ''.join(f'<td>{_inline(c)}</td>' for c in r) + '</tr>'
@@ -78,10 +100,19 @@ class exec_show_docs_html(P.exec_show_docs):
     `---` breaks docutils)."""
     def begin(self):
         super().begin()
+        BookDocRenderer.module = default_exp(self.nb)
         if hasattr(self, 'k'):
             self.k.user_ns['_BookDocRenderer'] = BookDocRenderer
             self.k.run_cell('from functools import partial as _p\n'
                             'show_doc = _p(show_doc, renderer=_BookDocRenderer)')
+
+def default_exp(nb) -> str:
+    "The module a notebook exports to (`dp_cd.` and its `#| default_exp`), '' if none."
+    for c in nb.cells:
+        if c.cell_type == 'code':
+            m = re.search(r'^#\|\s*default_exp\s+(\S+)', c.source, re.M)
+            if m: return f'{LIB}.{m.group(1)}'
+    return ''
 
 def _do_eval(cell):
     """Like nbdev's rule for which cells run to build API docs, but skip cells mixing imports with
@@ -168,6 +199,61 @@ def machine_paths(nb):
                       if MACHINE_PATH.search(line)]
     return found
 
+# a command a reader may type: in a code span or block of the text, it starts (after variables
+# such as DP_CD_DATA=...) with python, a venv's python or the `dp-cd` console script
+COMMAND = re.compile(r'^(?:\w+=\S+\s+)*(?:(?:\.venv/bin/)?python3?\s|dp-cd(?:\s|$))')
+REPO_PATH = re.compile(r'^(?:nbs|tools|tests|benchmarks|dp_cd)/\S+\.(?:py|ipynb|md)$')
+
+def shell_commands(nb) -> list:
+    "(cell number, command) of the commands the markdown of a notebook shows (spans and blocks)."
+    found = []
+    for i, c in enumerate(nb['cells']):
+        if c['cell_type'] != 'markdown': continue
+        src = ''.join(c['source'])
+        blocks = re.findall(r'^```[^\n]*\n(.*?)^```', src, re.M | re.S)
+        spans = re.findall(r'(?<!`)`([^`\n]+)`(?!`)', re.sub(r'^```.*?^```', '', src, flags=re.M | re.S))
+        lines = [l.strip() for b in blocks for l in b.splitlines()] + [s.strip() for s in spans]
+        found += [(i, l) for l in lines if COMMAND.match(l)]
+    return found
+
+def _placeholder(token: str) -> bool:
+    "A word the reader replaces (`NAME`, `nbs/CHAPTER.ipynb`, `/path/to/data`)."
+    return bool(re.search(r'(?:^|/)[A-Z][A-Z_]+(?:\.\w+)?$', token)) or token.startswith('/path/')
+
+def command_problems(command: str) -> list:
+    """What would stop `command` from running as written: a file of the repository it names that
+    does not exist; for `dp-cd`, arguments its parser refuses or a reproduction it does not know."""
+    import shlex
+    problems = []
+    for part in re.split(r'&&|\|\||[|;]', command):   # each command of a pipe or a chain
+        words = shlex.split(part)
+        problems += [f'no file {w}' for w in words
+                     if REPO_PATH.match(w) and not _placeholder(w) and not (ROOT / w).exists()]
+        while words and re.match(r'^\w+=', words[0]): words = words[1:]
+        if words and re.match(r'^(?:\.venv/bin/)?dp-cd$', words[0]):
+            problems += _cli_problems(words[1:])
+    return problems
+
+def _cli_problems(args) -> list:
+    """Problems of `dp-cd ARGS`: an option, sub-command or value its parser refuses, or a
+    reproduction it does not know. The text may name a command without its arguments (`dp-cd fit
+    --tune`, `dp-cd fit --dask ADDRESS`): a missing argument is not a problem, placeholders are
+    replaced by a value."""
+    import contextlib, io
+    from dp_cd import cli
+    words = ['x' if _placeholder(w) else w for w in args]
+    try:
+        with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+            a = cli._parser().parse_args(words or ['--help'])
+    except SystemExit as e: error = '' if e.code == 0 else str(e)   # --help; argparse's own exit
+    except cli.CLIError as e: error = str(e)
+    else:
+        unknown = a.command == 'reproduce' and not _placeholder(args[args.index('reproduce') + 1]) \
+            and a.name not in cli.REPRODUCTIONS
+        error = f'unknown reproduction {a.name!r}' if unknown else ''
+    incomplete = re.search(r'arguments are required|expected one argument', error)
+    return [f'dp-cd {" ".join(args)}: {error}'] if error and not incomplete else []
+
 def check(path: Path):
     "Refuse notebooks that cannot be part of the book."
     try:
@@ -208,9 +294,13 @@ def _tags(cell, execute):
     if d.get('output:', [''])[0].lower() == 'false': tags.append('remove-output')
     if execute and ({'slow'} & d.keys() or d.get('eval:', [''])[0].lower() == 'false'):
         tags.append('skip-execution')
+    if d.get('warning:', [''])[0].lower() == 'shown': tags.append('warning-shown')
     if max(map(_png_width, cell.get('outputs', [])), default=0) > FULL_WIDTH:
         tags.append('full-width')
     return tags
+
+# a warning raised by a cell's own code: `<ipython-input-1-ab12>:4: UserWarning: ...` and the line
+IPYTHON_WARNING = re.compile(r'<ipython-input-[\w-]+>:\d+: (\w+: [^\n]*\n)(?:  [^\n]*\n)?')
 
 def _book_cell(c, execute):
     "The cell as the book shows it (None to drop it): directives as tags, no machine paths."
@@ -223,6 +313,7 @@ def _book_cell(c, execute):
     for o in c.get('outputs', []):   # no machine-specific paths in the book
         if o.get('output_type') == 'stream':
             txt = ''.join(o['text']) if isinstance(o['text'], list) else o['text']
+            txt = IPYTHON_WARNING.sub(r'\1', txt)
             o['text'] = txt.replace(str(ROOT) + '/', '').replace(str(ROOT), '.')
     for k in ('idx_', 'directives_'): c.pop(k, None)
     return c
@@ -376,6 +467,13 @@ CSS = """\
   white-space: pre-wrap;
   overflow-wrap: anywhere;
 }
+/* printed outputs (privacy reports, logs, warnings) wrap at the column's width instead of
+   scrolling sideways; HTML tables keep their own layout */
+div.cell_output div.output.stream pre, div.cell_output div.output.stderr pre,
+div.cell_output div.output.text_plain pre {
+  white-space: pre-wrap;
+  overflow-wrap: anywhere;
+}
 /* inline math is not clipped by the few pixels its glyphs overhang */
 span.math { overflow: visible; }
 .api-entry { border-top: 1px solid var(--pst-color-border); }
@@ -388,7 +486,10 @@ span.math { overflow: visible; }
 .api-entry h3 a.headerlink, .api-entry h4 a.headerlink { visibility: hidden; }
 .api-entry h3:hover a.headerlink, .api-entry h4:hover a.headerlink { visibility: visible; }
 .api-entry table { display: block; max-width: 100%; overflow-x: auto; }
-.api-entry td, .api-entry th { overflow-wrap: anywhere; }
+/* whole words in parameter tables ("Default", "NoneType" were cut anywhere); a long type or
+   value still breaks rather than widening the table */
+.api-entry td, .api-entry th { overflow-wrap: break-word; }
+.api-entry th, .api-entry td:first-child { white-space: nowrap; }
 /* figures: as wide as their (full-width) cell allows, a click opens them at full size */
 div.cell_output img { max-width: 100%; height: auto !important; }
 a.image-reference img { cursor: zoom-in; }

@@ -11,11 +11,19 @@ code and preformatted blocks that still holds `\\(`, `$$`, `\\frac`, ... ) and M
 error boxes, markdown escapes shown as text in the tables of API entries (a backslash before
 punctuation, as in `2\\^lo`, or a literal `<br>`), the MathJax scripts loaded, and elements
 that scroll sideways or cut off their content (scrollWidth > clientWidth), leaving out outputs
-that are tables or preformatted data, which may keep scrolling. The search page is also asked
+that are HTML tables, which may keep scrolling (printed outputs wrap). The search page is also asked
 for a word of the book.
 
-Exits 1 on any JavaScript error, raw LaTeX, MathJax error or markdown escape, or a search without
-results; 2 when no Chromium is found (set CHROMIUM to its path) or the book is not built.
+What a reader meets, per chapter: its figures (each of the core chapters `CORE` must show one),
+class names printed as `__main__.X`, pseudo-TeX left as plain text in the text and the API docs
+(`‖w‖_{M,q}`, `e^ε`, `2^lo`; single-letter subscripts such as `M_j` are counted apart and only
+reported), warnings stored in outputs (unless the cell is tagged `warning-shown`: `#| warning:
+shown`), the page's length and the screens before its first API entry that is not a kernel or
+private (goal: at most `API_SCREENS`; reported).
+
+Exits 1 on any JavaScript error, raw LaTeX, MathJax error, markdown escape, `__main__.` name,
+pseudo-TeX span, stored warning or core chapter without a figure, or a search without results;
+2 when no Chromium is found (set CHROMIUM to its path) or the book is not built.
 """
 import argparse
 import base64
@@ -41,7 +49,9 @@ WIDTH, HEIGHT = 1280, 900
 
 # What the page reports once MathJax is done: run inside the page, returns a JSON-able object.
 MEASURE_JS = r"""(() => {
-  const SKIP = 'mjx-container, script, style, pre, code, textarea, mjx-assistive-mml';
+  // search excerpts are the pages' text as typed (Sphinx cuts them from the page source, where
+  // MathJax has not run): neither raw LaTeX nor pseudo-TeX there is what a reader of a page meets
+  const SKIP = 'mjx-container, script, style, pre, code, textarea, mjx-assistive-mml, #search-results';
   const RAW = new RegExp([String.raw`\\[()\[\]]`, String.raw`\$\$`,
     String.raw`\\(frac|sum|sup|inf|sqrt|mathbb|mathcal|mathrm|operatorname|approx|leq?|geq?)\b`,
     String.raw`\\(varepsilon|epsilon|alpha|beta|lambda|phi|infty|cdot|left|right|begin|top)\b`,
@@ -77,8 +87,8 @@ MEASURE_JS = r"""(() => {
     if (el.parentElement.closest('mjx-container')) continue;   // MathJax's own clipped parts
     const what = `${el.tagName.toLowerCase()}.${[...el.classList].join('.')}`.slice(0, 60);
     const table = el.matches('table') || el.closest('table') || el.querySelector('table');
-    const data = table || (el.closest('.cell_output') && el.matches('pre'));
-    const kind = data ? allowed : el.matches('div.math, mjx-container') ? math : over;
+    // HTML tables may scroll; printed outputs wrap (the book's style sheet), so a wide one counts
+    const kind = table ? allowed : el.matches('div.math, mjx-container') ? math : over;
     kind.push(`${what} (${el.scrollWidth}>${el.clientWidth})`);
   }
   hide.remove();
@@ -86,8 +96,47 @@ MEASURE_JS = r"""(() => {
   if (page) over.push(`page (${document.scrollingElement.scrollWidth}>${window.innerWidth})`);
   const imgs = [...document.querySelectorAll('main img')].filter(i => i.naturalWidth > 0)
     .map(i => [i.naturalWidth, i.clientWidth]);
+  // a class named by the module it was defined in while the notebook ran (`__main__.PLDPmf`)
+  const article = document.querySelector('main') || document.body;
+  const mainNames = article.textContent.match(/__main__\.\w+/g) || [];
+  // pseudo-TeX shown as plain text outside MathJax, code and data outputs (API docs included):
+  // braces or a caret (`‖w‖_{M,q}`, `e^{ε−L}`, `2^lo`); single-letter subscripts (`M_j`) apart
+  const PSEUDO = new RegExp([String.raw`[_^]\{`, String.raw`[\p{L}\p{N}_)\]‖|]\^[-−+(\p{L}\p{N}]`,
+                             String.raw`‖[^‖\s][^‖]*‖_`].join('|'), 'u');
+  const SUBSCRIPT = /(?<![\w.])[A-Za-z]_[A-Za-z0-9]{1,2}(?![\w(])/;
+  const pseudo = [], subscripts = [];
+  const texts = document.createTreeWalker(article, NodeFilter.SHOW_TEXT);
+  const context = (text, m) => text.slice(Math.max(0, m.index - 30), m.index + 40).trim();
+  while (texts.nextNode()) {
+    const node = texts.currentNode, parent = node.parentElement;
+    if (!parent || parent.closest(SKIP)) continue;
+    if (parent.closest('.cell_output') && !parent.closest('.api-entry')) continue;   // data
+    const m = node.nodeValue.match(PSEUDO), sub = node.nodeValue.match(SUBSCRIPT);
+    if (m) pseudo.push(context(node.nodeValue, m));
+    else if (sub) subscripts.push(context(node.nodeValue, sub));
+  }
+  // warnings stored in outputs (not in a cell tagged `warning-shown`, whose text is about it)
+  const WARN = /\w*Warning\b|<ipython-input-|warnings\.warn\(/;
+  const warnings = [...document.querySelectorAll('.cell_output > .output')]
+    .filter(o => !o.closest('.tag_warning-shown') && !o.querySelector('.api-entry')
+                 && WARN.test(o.textContent))
+    .map(o => o.textContent.match(WARN)[0] + ': ' +
+         o.textContent.trim().split('\n').find(l => WARN.test(l)).trim().slice(0, 90));
+  // rows of API parameter tables without a description (their last cell empty)
+  const bare = [...document.querySelectorAll('.api-entry table tbody tr')]
+    .filter(tr => tr.lastElementChild && !tr.lastElementChild.textContent.trim())
+    .map(tr => tr.closest('.api-entry').querySelector('h2, h3, h4, h5').textContent.replace('#', '')
+         + ': ' + tr.firstElementChild.textContent.trim());
+  const rows = document.querySelectorAll('.api-entry table tbody tr').length;
+  // how far down a reader scrolls (in screens) before the first API entry that is not internal
+  const api = document.querySelector('.api-entry:not(.api-internal)');
+  const apiScreens = api ? (api.getBoundingClientRect().top + window.scrollY) / window.innerHeight
+                         : null;
+  const apiName = api ? (api.querySelector('h2, h3, h4, h5') || api).textContent.replace('#', '')
+                         .trim() : null;
   return {raw, mathErrors, escaped, mathjax: mjx.length, overflow: over, allowedOverflow: allowed,
-          wideMath: math,
+          wideMath: math, mainNames, pseudo, subscripts, warnings, bare, rows, apiScreens, apiName,
+          screens: document.scrollingElement.scrollHeight / window.innerHeight,
           mathjaxBytes: mjx.reduce((s, e) => s + (e.encodedBodySize || 0), 0), imgs,
           searchHits: document.querySelectorAll('#search-results li').length};
 })()"""
@@ -268,12 +317,60 @@ def print_table(results):
     print('-' * len(head))
 
 
+# the chapters where a reader would rather look at a figure (issue 31): each must show one
+CORE = ('03_solvers/01_dp_cd.html', '02_privacy/03_accountants.html', '02_privacy/10_pld.html',
+        '03_solvers/03_dp_gcd.html', '04_theory/02_fairness.html', '03_solvers/04_growth.html',
+        '06_api/01_estimators.html')
+API_SCREENS = 5   # goal: a chapter's first public function within this many screens
+READER = (('mainNames', '__main__'), ('pseudo', 'pseudoTeX'), ('subscripts', 'x_j text'),
+          ('warnings', 'warnings'))
+
+
+def is_chapter(page):
+    "A chapter of the book (not the front page, the index or the search page)."
+    return '/' in page
+
+
+def print_reader_table(results):
+    """One row per chapter: its figures, what a reader should not meet (`__main__.` names,
+    pseudo-TeX as plain text, stored warnings), its length and the screens before its first public
+    API entry."""
+    head = (f'{"page":40} {"figures":>7} ' + ' '.join(f'{t:>9}' for _, t in READER)
+            + f' {"screens":>7} {"to API":>6}  first API entry')
+    print(head + '\n' + '-' * len(head))
+    for r in filter(lambda r: is_chapter(r['page']), results):
+        counts = ' '.join(f'{len(r[key]):9}' for key, _ in READER)
+        to_api = '' if r['apiScreens'] is None else f'{r["apiScreens"]:6.1f}'
+        mark = '*' if r['page'] in CORE and not r['imgs'] else ' '
+        print(f'{r["page"][:40]:40} {len(r["imgs"]):6}{mark} {counts} {r["screens"]:7.1f} '
+              f'{to_api:>6}  {r["apiName"] or ""}'[:len(head) + 30])
+    print('-' * len(head))
+
+
+def reader_summary(results):
+    "The counts of the reader's measures (a dict), printed as one line by `report`."
+    chapters = [r for r in results if is_chapter(r['page'])]
+    late = [r for r in chapters if r['apiScreens'] is not None and r['apiScreens'] > API_SCREENS]
+    return {'chapters without a figure': sum(not r['imgs'] for r in chapters),
+            'core chapters without a figure': sum(not r['imgs'] for r in chapters
+                                                  if r['page'] in CORE),
+            '__main__ names': sum(len(r['mainNames']) for r in results),
+            'pseudo-TeX spans': sum(len(r['pseudo']) for r in results),
+            'plain-text subscripts': sum(len(r['subscripts']) for r in results),
+            'stored warnings': sum(len(r['warnings']) for r in results),
+            'API table rows without a description': sum(len(r['bare']) for r in results),
+            'API table rows': sum(r['rows'] for r in results),
+            f'chapters with their first API entry after {API_SCREENS} screens': len(late)}
+
+
 def print_details(results, verbose):
     "What each problem is (at most 5 per kind and page unless verbose; overflows when verbose)."
     kinds = [('errors', 'JS error'), ('raw', 'raw LaTeX'), ('mathErrors', 'MathJax error'),
-             ('escaped', 'markdown escape in an API table')]
+             ('escaped', 'markdown escape in an API table'), ('mainNames', '__main__ name'),
+             ('pseudo', 'pseudo-TeX'), ('warnings', 'stored warning')]
     if verbose:
-        kinds += [('overflow', 'overflow'), ('wideMath', 'wide equation')]
+        kinds += [('overflow', 'overflow'), ('wideMath', 'wide equation'),
+                  ('subscripts', 'subscript as text'), ('bare', 'undescribed parameter')]
     for r in results:
         for key, kind in kinds:
             for item in r[key][:None if verbose else 5]:
@@ -289,16 +386,23 @@ def report(results, verbose):
           f'{total["escaped"]} markdown escapes in API tables, '
           f'{total["overflow"]} elements scrolling sideways or cut off '
           f'(+{total["wideMath"]} wide display equations, '
-          f'+{total["allowedOverflow"]} wide tables and data outputs, which may scroll); '
+          f'+{total["allowedOverflow"]} wide tables, which may scroll); '
           f'MathJax scripts per page: at most {max(r["mathjax"] for r in results)} '
           f'({max(r["mathjaxBytes"] for r in results) / 1e6:.1f} MB)')
+    print_reader_table(results)
+    counts = reader_summary(results)
+    print('reader: ' + ', '.join(f'{v} {k}' for k, v in counts.items())
+          + '; core chapters without a figure: '
+          + (', '.join(r['page'] for r in results if r['page'] in CORE and not r['imgs']) or 'none'))
     print_details(results, verbose)
     search = next((r for r in results if r['page'] == 'search.html'), None)
     if search is not None:
         print(f'search.html?q={SEARCH_WORD}: {search["searchHits"]} results')
     searching = search is None or search['searchHits'] > 0
     failures = total['errors'] or total['raw'] or total['mathErrors'] or total['escaped']
-    return searching and not failures
+    reader_failures = counts['__main__ names'] or counts['pseudo-TeX spans'] \
+        or counts['stored warnings'] or counts['core chapters without a figure']
+    return searching and not failures and not reader_failures
 
 
 def main(argv=None):

@@ -174,7 +174,7 @@ def evaluate_point_as_published(
     yte,
     ste,  # data, already preprocessed (`published_rows`)
     epsilon: float = 1.0,
-    delta: float | None = None,  # budget (delta default 1/n^2)
+    delta: float | None = None,  # budget (delta default $1/n^2$)
     *,
     zeta: float = 0.01,  # failure probability
     n_models: int = 100,
@@ -343,8 +343,8 @@ def curves(
     ste,
     Lam,  # data and row-norm bound
     *,
-    ns=None,  # training-set sizes (first n of a fixed random permutation), epsilon = 1, delta = 1/n^2
-    epsilons=None,  # privacy budgets on the full training set, delta = 1/n^2
+    ns=None,  # training-set sizes (first n of a fixed random permutation), epsilon = 1, delta = $1/n^2$
+    epsilons=None,  # privacy budgets on the full training set, delta = $1/n^2$
     n_models: int = 100,
     zeta: float = 0.01,
     seed: int = 0,

@@ -19,10 +19,10 @@ __all__ = ['magnitude_bins', 'magnitude_histogram', 'noisy_magnitude_histogram',
 
 # %% ../../nbs/02_privacy/11_bounds.ipynb
 def magnitude_bins(values, # values (any shape); ±inf: the top bin, NaN: none
-                   lo:int=-30, # the grid starts at 2^lo (public)
-                   hi:int=30, # and ends at 2^hi (public)
+                   lo:int=-30, # the grid starts at $2^{\mathrm{lo}}$ (public)
+                   hi:int=30, # and ends at $2^{\mathrm{hi}}$ (public)
                   ) -> np.ndarray:
-    "Index k - lo of the smallest 2^k >= |v| (k clamped to [lo, hi]); -1 for v = 0 or NaN."
+    "Index k - lo of the smallest $2^k ≥ |v|$ (k clamped to [lo, hi]); -1 for v = 0 or NaN."
     v = np.abs(np.asarray(values, dtype=float))
     m, e = np.frexp(v)
     k = np.where(m == 0.5, e - 1, e)   # ceil(log2 |v|), exactly
@@ -32,8 +32,8 @@ def magnitude_bins(values, # values (any shape); ±inf: the top bin, NaN: none
 # %% ../../nbs/02_privacy/11_bounds.ipynb
 def magnitude_histogram(C, # (n, q) per-record statistics, dense or scipy sparse, finite; or a
                                   # tuple of such column blocks, side by side (nothing is copied)
-                        lo:int=-30, # grid start 2^lo
-                        hi:int=30, # grid end 2^hi
+                        lo:int=-30, # grid start $2^{\mathrm{lo}}$
+                        hi:int=30, # grid end $2^{\mathrm{hi}}$
                        ) -> np.ndarray:
     "H[j, k]: the number of records whose non-zero |c_ij| is in bin k, shape (q, hi - lo + 1)."
     if isinstance(C, tuple): return np.vstack([magnitude_histogram(b, lo, hi) for b in C])
@@ -65,8 +65,8 @@ def _dense_histogram(A:np.ndarray, lo:int, hi:int, block:int=2**16) -> np.ndarra
 def noisy_magnitude_histogram(C, # (n, q) per-record statistics (features, target, row maxima)
                               noise_multiplier:float, # z: the noise is σ = z √(2q) per count
                               random_state=None, # seed or Generator
-                              lo:int=-30, # grid start 2^lo
-                              hi:int=30, # grid end 2^hi
+                              lo:int=-30, # grid start $2^{\mathrm{lo}}$
+                              hi:int=30, # grid end $2^{\mathrm{hi}}$
                              ) -> np.ndarray:
     "The released histogram H + N(0, σ²), σ = z √(2q): 1/z-GDP for replace-one neighbours."
     z = check_scalar(noise_multiplier, "noise_multiplier", low=0, low_open=True)
@@ -104,12 +104,12 @@ def private_bounds(C, # (n, q) per-record statistics, dense or sparse, finite
                    epsilon:float, # ε of the release (> 0)
                    delta:float, # δ of the release, in (0, 1)
                    random_state=None, # seed or Generator
-                   lo:int=-30, # grid start 2^lo (public)
-                   hi:int=30, # grid end 2^hi (public)
+                   lo:int=-30, # grid start $2^{\mathrm{lo}}$ (public)
+                   hi:int=30, # grid end $2^{\mathrm{hi}}$ (public)
                    false_positive:float=1e-3, # φ: probability that noise inflates a column's bound
                    releases:int=1, # Gaussian releases of noise multiplier z that (ε, δ) pays for
                   ) -> BoundsRelease:
-    """Private per-column bounds 2^k on |c_ij| (the top bin clearing τ), (ε, δ)-DP by exact GDP
+    """Private per-column bounds $2^k$ on $|c_{ij}|$ (the top bin clearing τ), (ε, δ)-DP by exact GDP
     (with `releases` > 1, z is that of `releases` such releases composing to (ε, δ))."""
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     phi = check_scalar(false_positive, "false_positive", 0, 1, True, True)

@@ -113,7 +113,7 @@ def amplification_by_subsampling(epsilon:float, # ε of the mechanism run on the
                                  delta:float, # δ of the mechanism run on the sample
                                  sample_rate:float, # q
                                 ) -> tuple:
-    """(log(1 + q(e^ε − 1)), qδ): privacy of an (ε, δ)-DP mechanism run on a q-subsample (Theorem
+    """(log(1 + q($e^ε$ − 1)), qδ): privacy of an (ε, δ)-DP mechanism run on a q-subsample (Theorem
     3.1.7)."""
     e = check_epsilon(epsilon, allow_zero=True)
     d = check_delta(delta, allow_zero=True, allow_one=True)

@@ -52,7 +52,7 @@ def advanced_composition(eps0:float, # ε0 of each of the k pure-DP mechanisms
                          k:int, # number of compositions
                          delta:float, # δ' in (0, 1)
                         ) -> float:
-    """ε' of thesis Eq. 3.1.11 (Dwork–Rothblum–Vadhan): sqrt(2k log(1/δ'))ε0 + kε0(e^ε0 − 1); +inf
+    """ε' of thesis Eq. 3.1.11 (Dwork–Rothblum–Vadhan): sqrt(2k log(1/δ'))ε0 + kε0($e^{ε_0}$ − 1); +inf
     when it overflows."""
     eps0 = check_epsilon(eps0, "eps0", allow_zero=True)
     k = check_steps(k, "k")

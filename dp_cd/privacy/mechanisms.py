@@ -24,7 +24,7 @@ def _check_sens(s, name="sensitivity"): return check_scalar(s, name, low=0, low_
 # %% ../../nbs/02_privacy/07_mechanisms.ipynb
 @dataclass(frozen=True)
 class RandomizedResponse:
-    "Randomised response on bits: keep each bit with probability e^ε/(1+e^ε). ε-DP per bit."
+    "Randomised response on bits: keep each bit with probability $e^ε/(1+e^ε)$. ε-DP per bit."
     epsilon: float # privacy parameter ε > 0
     def __post_init__(self): object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
     @property

@@ -34,7 +34,7 @@ class PLDPmf:
 
 # %% ../../nbs/02_privacy/10_pld.ipynb
 def pld_delta(pmf:PLDPmf, epsilon:float) -> float:
-    "Hockey-stick divergence δ(ε) = P(L = ∞) + E[(1 − e^{ε−L})₊] of a discrete PLD."
+    "Hockey-stick divergence $δ(ε) = P(L = ∞) + E[(1 − e^{ε−L})_+]$ of a discrete PLD."
     epsilon = check_scalar(epsilon, "epsilon")   # any real ε: the curve is defined below 0 too
     l = pmf.losses
     keep = l > epsilon
@@ -49,7 +49,7 @@ def _log_tail_sums(p, L):
     return np.append(np.logaddexp.accumulate(terms[::-1])[::-1], -np.inf)
 
 def pld_epsilon(pmf:PLDPmf, delta:float) -> float:
-    "Smallest ε ≥ 0 with δ(ε) ≤ δ: δ = S₁ − e^ε S₂ between two losses, solved in closed form."
+    "Smallest ε ≥ 0 with δ(ε) ≤ δ: $δ = S_1 − e^ε S_2$ between two losses, solved in closed form."
     delta = check_delta(delta, allow_zero=True)
     if pmf.inf_mass >= delta: return math.inf
     l = pmf.losses
@@ -144,7 +144,7 @@ def pld_self_compose(pmf:PLDPmf, count:int, tail:float=1e-15) -> PLDPmf:
 L_MAX = 64.0   # the grid never leaves [−L_MAX, L_MAX] nats (losses above: mass at +∞)
 
 def connect_the_dots(delta_fn, l_lo:float, l_hi:float, h:float) -> PLDPmf:
-    "Pessimistic PLD on hℤ ∩ [l_lo, l_hi] ∩ [−L_MAX, L_MAX]; δ(ε) interpolates `delta_fn` in e^ε."
+    "Pessimistic PLD on hℤ ∩ [l_lo, l_hi] ∩ [−L_MAX, L_MAX]; δ(ε) interpolates `delta_fn` in $e^ε$."
     h = check_scalar(h, "h", low=0, low_open=True)
     l_lo, l_hi = check_scalar(l_lo, "l_lo"), check_scalar(l_hi, "l_hi", low=l_lo)
     l_lo, l_hi = min(max(l_lo, -L_MAX), L_MAX), min(max(l_hi, -L_MAX), L_MAX)

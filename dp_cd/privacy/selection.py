@@ -94,7 +94,7 @@ def worst_case_privacy_loss(
     noise_scale: float,  # Laplace scale b (papers: 1/ε')
     weights=None,  # scale ratios c_k (default all 1)
     absolute: bool = True,  # DP-GCD's rule (True) or plain RNM on scores (False)
-    box: float | None = None,  # search u in [-box, box]^p (default 30 b)
+    box: float | None = None,  # search u in $[-\mathrm{box}, \mathrm{box}]^p$ (default 30 b)
     n_starts: int = 6,  # random restarts
     seed: int = 0,  # seed of the restarts
     index: int | None = None,  # only this selected index (default: all)

@@ -35,7 +35,7 @@ def eso_factor(block_size:int, # B, coordinates per round (1 <= B <= p)
 # %% ../../nbs/03_solvers/09_block_cd.ipynb
 @njit(cache=True)
 def block_sums_dense(loss, X, y, z, coords, clips, out):
-    "out[b] = Σ_i clip(X_{i j_b} φ'(z_i, y_i), ±C_{j_b}) for the block's coordinates j_b."
+    "out[b] = $Σ_i$ clip($X_{i j_b} φ'(z_i, y_i), ±C_{j_b}$) for the block's coordinates j_b."
     for b in range(coords.shape[0]):
         j = coords[b]
         out[b] = clipped_coord_sum_dense(loss[0], loss[1], X, y, z, j, clips[j])

@@ -43,7 +43,7 @@ def _codes(problem) -> tuple:
 # %% ../../nbs/03_solvers/10_distributed.ipynb
 @njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
 def row_clipped_sums(loss, X, y, w, coords, clips, out):
-    "out[b] = Σ_i clip(X_{i j_b} φ'(x_iᵀw, y_i), ±C_{j_b}), the margins computed row by row."
+    "out[b] = $Σ_i$ clip($X_{i j_b} φ'(x_i^T w, y_i), ±C_{j_b}$), the margins computed row by row."
     n, d = X.shape[0], np.empty(256)
     out[:] = 0.0
     for a in range(0, n, 256):   # 256 rows at a time: their derivatives, then each column's sum

@@ -91,7 +91,7 @@ def dpcd_inner_dense(
     w,  # predictions z = Xw (+ b) (n,) and iterate (p,; p + 1 with the intercept), in place
     block,  # (coordinates j_k (int64, K), noise η_k (K,)): a `noise_blocks` item
     scales,  # (step sizes γ_j (p,), clipping thresholds C_j (p,; inf: none))
-    avg=None,  # (p,) array receiving the mean of θ^1..θ^K; None: last iterate
+    avg=None,  # (p,) array receiving the mean of $θ^1, …, θ^K$; None: last iterate
     records=None,  # (C/‖x_i‖ (n,): per-sample ℓ2 clipping, w_i ∈ [0, W] (n,): weights after
                    # clipping), an empty array for either: none (None: neither)
     intercept=None,  # (column (n, 1) of s, penalty of the intercept): coordinate p
@@ -321,7 +321,7 @@ def noise_blocks(rng:np.random.Generator, # the run's generator
                  K:int, # inner iterations
                  order:str="uniform", # "uniform": i.i.d. j_k; "permutation": one per p updates
                 ):
-    "Per outer iteration: coordinates j_k (int64, K) and fresh noise η_k ~ N(0, σ_{j_k}²) (K,)."
+    "Per outer iteration: coordinates j_k (int64, K) and fresh noise $η_k ∼ N(0, σ_{j_k}^2)$ (K,)."
     p = sigma.shape[0]
     if order not in ("uniform", "permutation"):
         raise ValueError(f"order must be 'uniform' or 'permutation', got {order!r}")
@@ -446,7 +446,7 @@ def dp_cd(
     clipping: str = "coordinate",  # "coordinate" (§4.5.1, the papers) or "sample" (per-sample ℓ2 clipping at C, permutation order)
     n_inner: int
     | None = None,  # K, updates per outer iteration (default p; a multiple of p for clipping="sample")
-    averaging: bool = False,  # True: w^{t+1} = mean of the K inner iterates (Algorithm 4.3.1); False: last iterate
+    averaging: bool = False,  # True: $w^{t+1}$ = mean of the K inner iterates (Algorithm 4.3.1); False: last iterate
     smoothness="exact",  # "exact" (non-private, warns), "private" (§4.5.2), or public constants M_j (p,)
     smoothness_bound=None,  # public bound b_j on the per-sample constants (required for "private")
     smoothness_budget: float = 0.1,  # fraction of epsilon spent on the private constants

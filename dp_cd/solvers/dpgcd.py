@@ -795,10 +795,10 @@ def quadratic_constants(
     X,  # design (n, p), dense
     lam: float = 0.0,  # ℓ2 regularisation λ ≥ 0 of f (0: plain least squares)
     M=None,  # coordinate-wise constants (default: those of the Hessian's diagonal)
-    w0=None,  # starting point for R_{M,1} (default 0)
-    y=None,  # labels, needed for R_{M,1}
+    w0=None,  # starting point for $R_{M,1}$ (default 0)
+    y=None,  # labels, needed for $R_{M,1}$
 ) -> dict:
-    """μ_{M,2}, μ_{M,1} (p ≤ 20) and R_{M,1} (p ≤ 20, given y) of f(w) = ‖Xw − y‖²/n + (λ/2)‖w‖²,
+    """$μ_{M,2}$, $μ_{M,1}$ (p ≤ 20) and $R_{M,1}$ (p ≤ 20, given y) of $f(w) = ‖Xw − y‖^2/n + (λ/2)‖w‖^2$,
     exactly."""
     X = check_array(X, "X", ndim=2)
     lam = check_scalar(lam, "lam", low=0)
@@ -840,7 +840,7 @@ def noise_beta(lam_max:float, # largest Laplace scale λ_max of the noise
     return 2 * lam_max**2 / M_min * math.log(8 * T * p / zeta) ** 2
 
 def strongly_convex_bound_T(T:int, gap0:float, mu_M1:float, beta:float) -> float:
-    "(B.2.51)–(B.2.52): (1 − μ_{M,1}/4)^T (f(w⁰) − f*) + 4β/μ_{M,1}."
+    "(B.2.51)–(B.2.52): $(1 − μ_{M,1}/4)^T (f(w^0) − f^*) + 4β/μ_{M,1}$."
     return (1 - mu_M1 / 4) ** T * gap0 + 4 * beta / mu_M1
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
@@ -848,7 +848,7 @@ def quasi_sparse_bound_T(T:int, gap0:float, mu_M2:float,
                          s:int, # sparsity of the iterates
                          tau:int, alpha:float, # the solution is (α, τ)-quasi-sparse
                          p:int, beta:float) -> float:
-    """(B.2.55): (1 − μ_{M,2}/(4(min(s,T)+τ)))^T gap0 + 4(min(s,T)+τ)β/μ_{M,2} +
-    (min(s,T)+τ)(p−τ)α²/8."""
+    """(B.2.55): $(1 − μ_{M,2}/(4k))^T g_0 + 4kβ/μ_{M,2} + k(p−τ)α^2/8$ with $g_0$ = `gap0` and
+    $k$ = min(s, T) + τ."""
     k = min(s, T) + tau
     return (1 - mu_M2 / (4 * k)) ** T * gap0 + 4 * k * beta / mu_M2 + k * (p - tau) * alpha**2 / 8

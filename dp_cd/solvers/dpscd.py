@@ -227,7 +227,7 @@ def scd_steps_dense(
     Xr,  # design (N, p), dense, read by rows
     y,  # labels (N,)
     alpha,
-    v,  # dual iterate α (N,) and v = X^T α (p,), updated in place
+    v,  # dual iterate α (N,) and $v = X^T α$ (p,), updated in place
     loss,  # (code, param) of the loss: (`Loss.code`, `Loss.param`)
     scales,  # (λ, batch size L, move bound C, noise std σ; 0: no noise)
     batches,  # (ptr, idx): batch t is `idx[ptr[t]:ptr[t+1]]`

@@ -345,7 +345,7 @@ def _phase_iterations(L:float, beta_F:float, coef:float, diam:float, tau:float) 
 # %% ../../nbs/03_solvers/04_growth.ipynb
 def solve_phase(S, # records of the chunk, shape (n0, record dim)
                 loss:GrowthLoss, # a smooth GrowthLoss
-                xc, # regularisation centre x_{i-1} (in the domain)
+                xc, # regularisation centre $x_{i-1}$ (in the domain)
                 eta:float, # step η_i
                 domain:tuple, # (c1, r1, c2, r2): B(c1, r1) ∩ B(c2, r2)
                 tol:float, # certified accuracy τ

@@ -28,7 +28,7 @@ __all__ = ['ORDERS', 'RUN_TARGETS', 'TruncatedNegativeBinomial', 'tnb_for_mean',
 # %% ../../nbs/03_solvers/05_tuning.ipynb
 @dataclass(frozen=True)
 class TruncatedNegativeBinomial:
-    """The number of repetitions K ~ D_{η,γ} of Papernot & Steinke (2022): η > -1, γ ∈ (0, 1); η = 1
+    """The number of repetitions $K ∼ D_{η,γ}$ of Papernot & Steinke (2022): η > -1, γ ∈ (0, 1); η = 1
     geometric, η = 0 logarithmic."""
 
     eta: float # shape η > -1
@@ -84,7 +84,7 @@ class TruncatedNegativeBinomial:
 def tnb_for_mean(mean_runs:float, # desired E[K] > 1
                  eta:float=1.0, # shape η
                 ) -> TruncatedNegativeBinomial:
-    "The D_{η,γ} with E[K] = `mean_runs` (γ by bisection; η = 1: γ = 1/mean; cached)."
+    "The $D_{η,γ}$ with E[K] = `mean_runs` (γ by bisection; η = 1: γ = 1/mean; cached)."
     m = check_scalar(mean_runs, "mean_runs", low=1, low_open=True)
     return _tnb_for_mean(float(m), float(check_scalar(eta, "eta", low=-1, low_open=True)))
 
@@ -106,7 +106,7 @@ def rdp_selection_bound(eps_lam:float, # D_λ(Q(D)||Q(D')) bound ε at order λ
                         lam_hat:float, # order λ̂ ≥ 1
                         dist:TruncatedNegativeBinomial, # distribution of the number of runs
                        ) -> float:
-    "Papernot–Steinke Theorem 2: RDP of order λ of best-of-K, K ~ D_{η,γ}."
+    "Papernot–Steinke Theorem 2: RDP of order λ of best-of-K, $K ∼ D_{η,γ}$."
     e = dist.eta
     return (
         eps_lam
@@ -117,9 +117,9 @@ def rdp_selection_bound(eps_lam:float, # D_λ(Q(D)||Q(D')) bound ε at order λ
 
 # %% ../../nbs/03_solvers/05_tuning.ipynb
 def pure_selection_epsilon(epsilon:float, # ε of the ε-DP base mechanism
-                           eta:float=1.0, # shape η of D_{η,γ}
+                           eta:float=1.0, # shape η of $D_{η,γ}$
                           ) -> float:
-    "Best-of-K with K ~ D_{η,γ} of an ε-DP mechanism is (2+η)ε-DP (η = 1: Liu & Talwar's 3ε)."
+    "Best-of-K with $K ∼ D_{η,γ}$ of an ε-DP mechanism is (2+η)ε-DP (η = 1: Liu & Talwar's 3ε)."
     return (2 + check_scalar(eta, "eta", low=-1, low_open=True)) * check_scalar(
         epsilon, "epsilon", low=0
     )
@@ -173,7 +173,7 @@ def _calibrate_selection(epsilon, delta, dist):
 # %% ../../nbs/03_solvers/05_tuning.ipynb
 @dataclass(frozen=True)
 class RandomStoppingEvent(DPEvent):
-    "Best of K ~ D_{η,γ} runs of a ρ-zCDP mechanism: certified by `selection_epsilon` only."
+    "Best of $K ∼ D_{η,γ}$ runs of a ρ-zCDP mechanism: certified by `selection_epsilon` only."
     rho: float # each run is ρ-zCDP
     eta: float # shape η of the distribution of K
     gamma: float # its parameter γ
@@ -193,7 +193,7 @@ class SelectionResult:
 
 # %% ../../nbs/03_solvers/05_tuning.ipynb
 def _selection_plan(rho, dist, delta, n_candidates, notes=()):
-    "What the selection certifies: the best of K ~ D_{η,γ} ρ-zCDP runs, one release."
+    "What the selection certifies: the best of $K ∼ D_{η,γ}$ ρ-zCDP runs, one release."
     accountant = (f"RDP of best-of-K (Papernot & Steinke 2022, Thm. 2), "
                   f"K ~ TNB(eta={dist.eta:g}, gamma={dist.gamma:.4g}), CKS conversion")
     notes = [f"{n_candidates} candidates drawn uniformly; E[K] = {dist.mean:.3g}",
@@ -218,7 +218,7 @@ def private_select(candidates, # list of hyperparameter settings (any objects)
                    epsilon:float, # total budget ε of the selection (all runs and the choice)
                    delta:float, # δ of the guarantee
                    mean_runs:float=10.0, # E[K]
-                   eta:float=1.0, # shape of D_{η,γ} (1: geometric, Liu & Talwar; 0: logarithmic)
+                   eta:float=1.0, # shape of $D_{η,γ}$ (1: geometric, Liu & Talwar; 0: logarithmic)
                    random_state=None, # seed or Generator
                    n_records:int|None=None, # number of private records if known: warns if δ ≥ 1/n
                    notes:list=(), # what a run is, for the report
@@ -432,7 +432,7 @@ def private_tune(
     epsilon: float,
     delta: float,  # the budget of the whole search
     mean_runs: float = 6.0,
-    eta: float = 0.0,  # E[K] and shape of D_{η,γ}
+    eta: float = 0.0,  # E[K] and shape of $D_{η,γ}$
     random_state=None,
     n_records: int | None = None,
 ) -> SelectionResult:

@@ -23,7 +23,7 @@ def lemma2_rate(mu:float, # the losses are 1/mu-smooth
 # %% ../../nbs/04_theory/03_dp_scd.ipynb
 def lemma3_increase(
     batch_size: int,  # L
-    noise_var: float,  # variance s^2 of the noise on each batch coordinate
+    noise_var: float,  # variance $s^2$ of the noise on each batch coordinate
     lam: float,  # l2 regularisation
     n: int,  # N
     strong_convexity: float | None = None,  # gamma of the loss (None: the paper's constant)

@@ -409,7 +409,7 @@ def _chernoff_min(Rk, d, n):
     return best
 
 # %% ../../nbs/04_theory/02_fairness.ipynb
-def tail_bound(R, # ratios |rho(h, x, y)| / L_{x,y} of the examples of one event (may contain inf)
+def tail_bound(R, # ratios $|ρ(h, x, y)| / L_{x,y}$ of the examples of one event (may contain inf)
                d:float, # distance ||h - h'||
                method:str="chernoff_refined", # one of `BOUND_METHODS`
               ) -> float:
@@ -583,7 +583,7 @@ def output_perturbation_distance(
     p: int,  # number of perturbed parameters
     sigma: float,  # noise standard deviation per parameter
     zeta: float,  # failure probability
-    method: str = "lemma",  # "lemma" (C.4.1: sqrt(4 p sigma^2 log(2/zeta))) or "chi2" (exact quantile)
+    method: str = "lemma",  # "lemma" (C.4.1: $\sqrt{4 p σ^2 \log(2/ζ)}$) or "chi2" (exact quantile)
 ) -> float:
     """$r$ such that $\\|h^{\\rm priv} - h^*\\| \\le r$ with probability at least $1-\\zeta$ under
     output perturbation."""
@@ -730,9 +730,9 @@ def dpsgd_distance(p:int, # number of parameters
                    steps:int, # T
                    mu:float, # strong convexity of f
                    beta:float, # smoothness of each loss l_i
-                   initial_distance:float, # ||h^0 - h*|| (or an upper bound)
+                   initial_distance:float, # $\|h^0 - h^*\|$ (or an upper bound)
                    zeta:float, # failure probability
-                   sigma_star:float=0.0, # sqrt(mean_i ||grad l_i(h*)||^2) (or an upper bound)
+                   sigma_star:float=0.0, # $\sqrt{\mathrm{mean}_i \|∇ l_i(h^*)\|^2}$ (or an upper bound)
                   ) -> float:
     """$r$ such that $\\|h^T - h^*\\| \\le r$ with probability $\\ge 1-\\zeta$ for DP-SGD (Lemma
     6.5.2, re-derived constants)."""

@@ -181,7 +181,7 @@ def coordinate_lower_bound(
 
 # %% ../../nbs/04_theory/01_rates.ipynb
 def dpgcd_convex_bound(n:int, epsilon:float, delta:float, L, M,
-                       R_M1:float, # radius of the level set in ||.||_{M,1}
+                       R_M1:float, # radius of the level set in $\|\cdot\|_{M,1}$
                        zeta:float=0.05, # failure probability
                       ) -> float:
     "DP-GCD convex rate (Theorem 5.3.2, constant 1)."
