@@ -308,8 +308,7 @@ def test_warnings_of_a_cell_lose_the_ipython_prefix():
 
 
 HISTORY = re.compile(r'(?i)\bissue \d+|\bformer path\b|\bold leaks\b|\*\*Decision\b')
-# the solver contract's notes still name issue 33 (three cells being edited elsewhere: to remove)
-HISTORY_LEFT = {('03_solvers/00_contract', 'issue 33')}
+HISTORY_LEFT = set()   # (page, phrase) pairs the text may keep: none
 
 
 def test_the_text_holds_no_development_history():

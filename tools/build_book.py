@@ -226,7 +226,7 @@ def command_problems(command: str) -> list:
     import shlex
     problems = []
     for part in re.split(r'&&|\|\||[|;]', command):   # each command of a pipe or a chain
-        words = shlex.split(part)
+        words = shlex.split(part, comments=True)   # a shell comment (`# ...`) is not an argument
         problems += [f'no file {w}' for w in words
                      if REPO_PATH.match(w) and not _placeholder(w) and not (ROOT / w).exists()]
         while words and re.match(r'^\w+=', words[0]): words = words[1:]

@@ -151,11 +151,12 @@ def calibrate_subsampled_gaussian(epsilon:float, delta:float, # the (ε, δ) tar
 
 
 def sgd_accountant(epsilon:float, delta:float, steps:int, q:float, relation:str,
-                   accountant:str, # the option: "pld" or "rdp"
+                   accountant:str, # the option: one of `SGD_ACCOUNTANTS`
                   ) -> str:
     """The accountant that calibrates and certifies the run: "rdp" instead of "pld" when RDP's
     multiplier is already below `PLD_MIN_NOISE` (huge ε), where the PLD's grid is too costly."""
     check_epsilon(epsilon), check_delta(delta), check_steps(steps), _check_q(q)
+    check_accountant(accountant, SGD_ACCOUNTANTS, "sgd_accountant")
     if check_relation(relation) and accountant != "pld": return accountant
     z_rdp = calibrate_subsampled_gaussian(epsilon, delta, steps, q, relation, "rdp")
     return "rdp" if z_rdp <= PLD_MIN_NOISE else "pld"
