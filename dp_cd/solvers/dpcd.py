@@ -60,15 +60,18 @@ def _dpcd_dense(loss, penalty, data, z, w, block, scales, avg, intercept):
     (ones, ones_penalty), records = intercept, (y, per_sample, weights)
     last, p = np.ones(w.shape[0], dtype=np.int64), X.shape[1]
     if avg is not None: avg[:] = 0.0
-    jp, change = 0, 0.0   # the previous update, applied to z in the next gradient's pass
+    # the previous update, applied to z in the next gradient's pass; np.int64(0), not 0: a literal
+    # 0 would compile the callees once more for its own type (numba types a constant as Literal[int])
+    zero = np.int64(0)
+    jp, change = zero, 0.0
     for k in range(coords.shape[0]):
         j = coords[k]
         if j == p:   # the intercept: flush the pending update, then its own column
             if change != 0.0: update_pred_dense(X, z, jp, change)
-            s = update_clipped_sum_dense(loss, ones, records, z, 0, clips[j], 0, 0.0)
+            s = update_clipped_sum_dense(loss, ones, records, z, zero, clips[j], zero, 0.0)
             change = _step(ones_penalty, w, j, s / X.shape[0], noise[k], steps[j], k, avg, last)
-            if change != 0.0: update_pred_dense(ones, z, 0, change)
-            jp, change = 0, 0.0
+            if change != 0.0: update_pred_dense(ones, z, zero, change)
+            jp, change = zero, 0.0
             continue
         s = update_clipped_sum_dense(loss, X, records, z, j, clips[j], jp, change)
         change = _step(penalty, w, j, s / X.shape[0], noise[k], steps[j], k, avg, last)
@@ -90,11 +93,12 @@ def dpcd_inner_dense(
     avg=None,  # (p,) array receiving the mean of θ^1..θ^K; None: last iterate
     records=None,  # (C/‖x_i‖ (n,): per-sample ℓ2 clipping, w_i ∈ [0, W] (n,): weights after
                    # clipping), an empty array for either: none (None: neither)
-    intercept=None,  # (column (n, 1) of s, penalty of the intercept): coordinate p
+    intercept=None,  # (column of s (column 0 of an (n, k) array), penalty of the intercept): coordinate p
 ):
     "K noisy proximal coordinate updates of DP-CD on a dense design (Algorithm 4.3.1, inner loop)."
     per_sample, unit = (np.empty(0), np.empty(0)) if records is None else records
-    column = (np.empty((0, 1)), penalty) if intercept is None else intercept
+    # none: an empty Fortran array (typed as X: the ternary's type unifies its two branches)
+    column = (np.empty((2, 0)).T, penalty) if intercept is None else intercept
     _dpcd_dense(loss, penalty, (X, y, per_sample, unit), z, w, block, scales, avg, column)
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
@@ -595,8 +599,12 @@ def _intercept_column(problem, penalty, penalised:bool, s:float) -> tuple:
     """The kernels' `intercept`: the column of s ((n, 1), or CSC arrays), and the intercept's
     penalty."""
     n = problem.n
+    # dense: column 0 of a read-only Fortran (n, 2) array, typed as X is (an (n, 1) array is typed
+    # C-ordered): the kernels compile their callees once for both
+    dense = np.full((n, 2), s, order="F")
+    dense.flags.writeable = False
     column = ((np.full(n, s), np.arange(n, dtype=np.int64), np.array([0, n], dtype=np.int64))
-              if problem.sparse else np.full((n, 1), s))
+              if problem.sparse else dense)
     return column, (penalty if penalised else (0, penalty[1]))   # code 0: no penalty
 
 
