@@ -123,7 +123,8 @@ def _dpcd_sparse(loss, penalty, data, z, w, block, scales, avg, intercept):
     for k in range(coords.shape[0]):
         j = coords[k]
         update = (j, k, noise[k], steps[j], clips[j])
-        if j == p: _sparse_update(loss, ones_penalty, (ones, 0), records, z, w, update, avg, last)
+        if j == p:   # (np.int64: a literal 0 would compile `_sparse_update` once more)
+            _sparse_update(loss, ones_penalty, (ones, np.int64(0)), records, z, w, update, avg, last)
         else: _sparse_update(loss, penalty, (X, j), records, z, w, update, avg, last)
     _finish_average(avg, last, w, coords.shape[0])
 
@@ -600,11 +601,10 @@ def _intercept_column(problem, penalty, penalised:bool, s:float) -> tuple:
     penalty."""
     n = problem.n
     # dense: column 0 of a read-only Fortran (n, 2) array, typed as X is (an (n, 1) array is typed
-    # C-ordered): the kernels compile their callees once for both
-    dense = np.full((n, 2), s, order="F")
-    dense.flags.writeable = False
+    # C-ordered); sparse: read-only CSC arrays. The kernels compile their callees once for both
     column = ((np.full(n, s), np.arange(n, dtype=np.int64), np.array([0, n], dtype=np.int64))
-              if problem.sparse else dense)
+              if problem.sparse else np.full((n, 2), s, order="F"))
+    for a in column if problem.sparse else (column,): a.flags.writeable = False   # as X: one type
     return column, (penalty if penalised else (0, penalty[1]))   # code 0: no penalty
 
 
