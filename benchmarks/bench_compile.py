@@ -26,6 +26,9 @@ class L(ev.Listener):
 ev.register("numba:compile", L())
 import numpy as np, scipy.sparse as sp
 from dp_cd import DPClassifier
+from dp_cd.solvers.dpcd import dp_cd
+from dp_cd.model.losses import LogisticLoss
+from dp_cd.model.penalties import L2
 warnings.simplefilter("ignore")
 rng = np.random.default_rng(0)
 X = rng.normal(size=(2000, 10)); y = (X[:, 0] + 0.3 * rng.normal(size=2000) > 0).astype(int)
@@ -36,11 +39,15 @@ def layout(kind):
     S = sp.csc_matrix(np.where(np.abs(X) > 1.0, X, 0.0))
     if kind == "sparse int64": S.indices, S.indptr = S.indices.astype(np.int64), S.indptr.astype(np.int64)
     return S
+fits = {"DPClassifier": lambda A: DPClassifier(epsilon=1.0, classes=[0, 1], random_state=0).fit(A, y),
+        "dp_cd": lambda A: dp_cd(A, 2.0 * y - 1, LogisticLoss(), L2(1e-3), epsilon=1.0, delta=1e-6,
+                                 n_passes=2, random_state=0)}
 out = []
-for kind in sys.argv[1:]:
+for item in sys.argv[1:]:
+    how, kind = item.split(":")
     n0, t = len(compiled), time.perf_counter()
-    DPClassifier(epsilon=1.0, classes=[0, 1], random_state=0).fit(layout(kind), y)
-    out.append(dict(layout=kind, seconds=time.perf_counter() - t, compiled=len(compiled) - n0))
+    fits[how](layout(kind))
+    out.append(dict(layout=item, seconds=time.perf_counter() - t, compiled=len(compiled) - n0))
 print(json.dumps(out))
 """
 
@@ -90,26 +97,30 @@ def import_times(env, k=3):
 
 
 def first_fits(env):
-    "First fit per layout, each in a fresh process with its own empty cache; then cached processes."
+    """The first default `DPClassifier` fit per layout, each in a fresh process with its own empty
+    cache; then, with the C fit cached, the kernels compiled by each next layout (and by the plain
+    solver `dp_cd`), in one process; then `python -m dp_cd.warmup` from an empty cache."""
     rows = []
     for kind in ("C", "F", "float32", "sparse int32"):
         with tempfile.TemporaryDirectory() as cache:
             e = {**env, "NUMBA_CACHE_DIR": cache}
-            (r,) = _run(FIT, [kind], e)
+            (r,) = _run(FIT, [f"DPClassifier:{kind}"], e)
             rows.append(dict(part="first fit, empty cache", what=kind, seconds=r["seconds"], compiled=r["compiled"], load=_load()))
-            if kind == "C":
-                (r,) = _run(FIT, [kind], e)
-                rows.append(dict(part="first fit, cache filled", what=kind, seconds=r["seconds"], compiled=r["compiled"], load=_load()))
-                for r in _run(FIT, ["F", "float32", "sparse int32", "sparse int64"], e):   # sparse: its own path
-                    rows.append(dict(part="recompiles after the C fit", what=r["layout"], seconds=r["seconds"],
-                                     compiled=r["compiled"], load=_load()))
+            if kind != "C": continue
+            (r,) = _run(FIT, ["DPClassifier:C"], e)
+            rows.append(dict(part="first fit, cache filled", what=kind, seconds=r["seconds"], compiled=r["compiled"], load=_load()))
+            seq = ["DPClassifier:F", "DPClassifier:float32", "dp_cd:C", "dp_cd:F", "DPClassifier:sparse int32",
+                   "DPClassifier:sparse int64", "dp_cd:sparse int32", "dp_cd:sparse int64"]
+            for r in _run(FIT, seq, e):   # after the C fit; "DPClassifier:sparse int32": the sparse path's first
+                rows.append(dict(part="compiled after the C fit", what=r["layout"], seconds=r["seconds"],
+                                 compiled=r["compiled"], load=_load()))
     with tempfile.TemporaryDirectory() as cache:
         e = {**env, "NUMBA_CACHE_DIR": cache}
         t = time.perf_counter()
         w = subprocess.run([sys.executable, "-m", "dp_cd.warmup"], env=e, capture_output=True, text=True, timeout=3600)
         if w.returncode == 0:
             rows.append(dict(part="warmup, empty cache", what="python -m dp_cd.warmup", seconds=time.perf_counter() - t, load=_load()))
-            (r,) = _run(FIT, ["C"], e)
+            (r,) = _run(FIT, ["DPClassifier:C"], e)
             rows.append(dict(part="first fit after warmup", what="C", seconds=r["seconds"], compiled=r["compiled"], load=_load()))
         else: print("  dp_cd.warmup not available:", w.stderr.strip().splitlines()[-1:])
     return rows

@@ -97,8 +97,9 @@ def dpcd_inner_dense(
 ):
     "K noisy proximal coordinate updates of DP-CD on a dense design (Algorithm 4.3.1, inner loop)."
     per_sample, unit = (np.empty(0), np.empty(0)) if records is None else records
-    # none: an empty Fortran array (typed as X: the ternary's type unifies its two branches)
-    column = (np.empty((2, 0)).T, penalty) if intercept is None else intercept
+    # none: X itself stands in for the column, never read (coordinate p is never drawn), so that
+    # the callees see one array type with or without an intercept and compile once
+    column = (X, penalty) if intercept is None else intercept
     _dpcd_dense(loss, penalty, (X, y, per_sample, unit), z, w, block, scales, avg, column)
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
@@ -138,8 +139,7 @@ def dpcd_inner_sparse(loss, penalty,
                      ):
     "Same as `dpcd_inner_dense` for a CSC design: an update costs O(nnz of the column)."
     per_sample, unit = (np.empty(0), np.empty(0)) if records is None else records
-    no_column = (np.empty(0), np.empty(0, dtype=np.int64), np.zeros(2, dtype=np.int64))
-    column = (no_column, penalty) if intercept is None else intercept
+    column = (X, penalty) if intercept is None else intercept   # (X: a stand-in, never read)
     _dpcd_sparse(loss, penalty, (X, y, per_sample, unit), z, w, block, scales, avg, column)
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
