@@ -109,19 +109,21 @@ def as_design(X, # dense array-like or scipy sparse matrix, shape (n, p)
     indices shares its values and copies only its index arrays). Returns `(X, is_sparse)`."""
     if sp.issparse(X):
         if X.ndim != 2: raise ValueError(f"{name} must be 2-dimensional")
-        if (
+        canonical = (
             X.format == "csc"
             and X.dtype == np.float64
             and X.indices.dtype in (np.int32, np.int64)
             and X.indptr.dtype == X.indices.dtype
-            # checked, not scipy's cached flag
             and X.data.shape[0] == X.indices.shape[0]
-            and _csc_canonical(X.indices, X.indptr, X.shape[0])
-        ):
+        )
+        if canonical:   # checked, not scipy's cached flag, on the int64 arrays the kernels will use
+            idx = [_read_only(a, np.int64) for a in (X.indices, X.indptr)]
+            canonical = _csc_canonical(*idx, X.shape[0])
+        if canonical:
             # already the kernels' layout (sorted, no duplicates): no copy, read-only views of the caller's arrays
             if min(X.shape) == 0: raise ValueError(f"{name} is empty (shape {X.shape})")
             if not _all_finite(X.data): raise ValueError(f"{name} contains NaN or infinite values")
-            ro = [_read_only(X.data)] + [_read_only(a, np.int64) for a in (X.indices, X.indptr)]
+            ro = [_read_only(X.data)] + idx
             V = sp.csc_matrix(X.shape, dtype=np.float64)
             V.data, V.indices, V.indptr = ro
             V.has_sorted_indices = True
