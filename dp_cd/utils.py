@@ -175,8 +175,9 @@ def as_generator(random_state=None # None, an int seed, a SeedSequence or a Gene
 import os, sys
 from numba.core import event as _numba_event
 
-# seconds to compile each top-level kernel on a quiet 2-core machine (benchmarks/run.py --only compile)
-COMPILE_SECONDS = {"dpcd_inner_dense": 25, "dpcd_inner_sparse": 20}
+# seconds of a first fit that compiles each top-level kernel, measured on a shared 2-core machine
+# (load average 4-5; benchmarks/run.py --only compile); other kernels: 10 s
+COMPILE_SECONDS = {"dpcd_inner_dense": 25, "dpcd_inner_sparse": 10, "_dpgcd_block": 20}
 
 
 class _CompileNotice(_numba_event.Listener):
