@@ -78,9 +78,10 @@ def bench(X, y, name, pen, repeat, T=20):
     design, lossp, penp = _design(Xd, y, sparse), (loss.code, loss.param), (pen.code, pen.params)
     consts = _coordinate_constants(pen, 1, M, P["steps"], P["clip_thresholds"], sens, rel)
     selection, buffers, ch1 = (1, 0, mult, P["score_sensitivity"]), (u, g, sc, work), ch[:1]
+    par = [False]   # the threaded gradient pass (dp_gcd's n_jobs != 1), off unless timing the threads
     def run():   # one iteration: its noise draw (one row of exponentials, one normal) and the kernel on a block of 1
         sel = rng.standard_exponential((1, p)); eta = rng.standard_normal(1)
-        _dpgcd_block(design, lossp, penp, consts, selection, (sel, eta), z, w, buffers, ch1)
+        _dpgcd_block(design, lossp, penp, consts, selection, (sel, eta), z, w, buffers, ch1, par[0])
     for _ in range(T): run()   # compile, and move away from w = 0
     r = rng.normal(size=n)
     t_xtr, t_it = np.inf, np.inf
@@ -88,12 +89,12 @@ def bench(X, y, name, pen, repeat, T=20):
     numba.set_num_threads(1)
     for _ in range(repeat):   # interleaved, best of k of each (the machine is shared)
         t_xtr = min(t_xtr, _best(lambda: Xd.T @ r, 20)); t_it = min(t_it, _best(run, 20))
-    grad_k = lambda: _clipped_gradient(design, lossp, z, consts[6], u, g)   # row 6: the thresholds C_j
+    grad_k = lambda: _clipped_gradient(design, lossp, z, consts[6], u, g, par[0])   # row 6: the thresholds C_j
     t_g1, t_gk, t_i1, t_ik = np.inf, np.inf, np.inf, np.inf
     for _ in range(repeat):   # 1 thread vs all, interleaved
-        numba.set_num_threads(1); t_g1 = min(t_g1, _best(grad_k, 20)); t_i1 = min(t_i1, _best(run, 20))
-        numba.set_num_threads(threads); t_gk = min(t_gk, _best(grad_k, 20)); t_ik = min(t_ik, _best(run, 20))
-    numba.set_num_threads(1)
+        numba.set_num_threads(1); par[0] = False; t_g1 = min(t_g1, _best(grad_k, 20)); t_i1 = min(t_i1, _best(run, 20))
+        numba.set_num_threads(threads); par[0] = True; t_gk = min(t_gk, _best(grad_k, 20)); t_ik = min(t_ik, _best(run, 20))
+    numba.set_num_threads(1); par[0] = False
     # the parts, on the same data
     z = rng.normal(size=n) * 0.1; w = np.zeros(p); clips = P["clip_thresholds"]
     def grad():

@@ -1,6 +1,8 @@
 """The single benchmark command of dp_cd: speed, compile/cache, memory, utility against peers, scaling.
 
     python benchmarks/run.py [--quick] [--out benchmarks/results] [--only speed,compile,memory,utility,scale,accounting,rawtables]
+    python benchmarks/run.py --only compile,speed   (also: import time, first fit per layout, recompiles, threads under load;
+                                                     --only threads: the threads alone)
     python benchmarks/run.py --only dask,ooc,block_utility   (the Dask path: benchmarks/bench_dask.py)
                              [--data-dir /work/shared/data]
 
@@ -493,6 +495,16 @@ def main(argv=None):
     if "compile" in sections:
         print("== compile: first call in a process with an empty numba cache, then a fresh process with the cache")
         write_csv(bench_compile(args), out / "compile.csv")
+        sys.path.insert(0, str(Path(__file__).parent))
+        import bench_compile
+        print("== import, first fit per layout (fresh processes, empty caches), per-layout recompiles, warmup")
+        rows = bench_compile.import_times(dict(os.environ)) + bench_compile.first_fits(dict(os.environ))
+        bench_compile.report(rows); write_csv(rows, out / "first_fit.csv")
+    if ("speed" in sections and not args.quick) or "threads" in sections:   # (fresh processes: minutes)
+        sys.path.insert(0, str(Path(__file__).parent))
+        import bench_compile
+        print("== threads: DP-GCD per iteration, one thread vs default vs threaded, quiet and with a busy-loop process")
+        rows = bench_compile.threads(dict(os.environ)); bench_compile.report(rows); write_csv(rows, out / "threads.csv")
     if "memory" in sections:
         print("== memory beyond X (subprocess per run)"); write_csv(bench_memory(args), out / "memory.csv")
     if "utility" in sections:

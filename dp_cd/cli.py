@@ -1655,7 +1655,22 @@ def _parser():
     rp.add_argument("--data-dir", default=None, help="data directory (default $DP_CD_DATA)")
     rp.add_argument("--out", default=None, help="output directory (default dp_cd_NAME)")
     rp.set_defaults(func=_reproduce_cmd)
+
+    wu = sub.add_parser(
+        "warmup",
+        formatter_class=_formatter,
+        help="compile the kernels of the default paths now (once: numba caches them)",
+        description="Compile the kernels of the estimators' default fits (dense and sparse X) into numba's "
+        "cache,\nso that the first fit does not wait for the compiler. Run once after installing.",
+        epilog="example:\n  dp-cd warmup",
+    )
+    wu.set_defaults(func=_warmup_cmd)
     return ap
+
+# %% ../nbs/06_api/02_cli.ipynb
+def _warmup_cmd(args):
+    from dp_cd.warmup import main as warmup_main
+    return warmup_main([])
 
 # %% ../nbs/06_api/02_cli.ipynb
 def main(argv=None # arguments (default: sys.argv[1:])

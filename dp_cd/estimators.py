@@ -188,11 +188,14 @@ class _DataBounds:
             if scale: y /= self.target   # in [-1, 1] (T / T = 1 exactly)
         if y is not None: y = np.nan_to_num(y, nan=0.0)
         c = self.raw_center
-        if c is None: Xc = clip_records(X, self.B)
+        if c is None and (sp.issparse(X) or is_chunked(X)): Xc = clip_records(X, self.B)
         elif is_chunked(X): Xc = clip_records(X.astype(float) - c, self.B)   # lazy
-        else:   # one copy, in X's layout
+        elif sp.issparse(X):
             Xc = np.subtract(X, c)
             np.clip(Xc, -self.B, self.B, out=Xc)
+        else:   # one copy, in the kernels' layout (Fortran), which the solver then uses in place
+            Xc = np.empty(X.shape, order="F")
+            np.clip(np.subtract(X, 0.0 if c is None else c, out=Xc), -self.B, self.B, out=Xc)
         Xc = _missing_to_zero(Xc)
         if not scale: return Xc, y
         if sp.issparse(Xc): return (Xc @ sp.diags(1 / self.B)).tocsc(), y
@@ -614,10 +617,10 @@ def _add_intercept_column(self, X):
     if not self.fit_intercept: return X
     s = check_scalar(self.intercept_scaling, "intercept_scaling", low=0, low_open=True)
     if is_chunked(X): return _chunked_with_ones(X, s)
-    col = np.full((X.shape[0], 1), s)
-    return (
-        sp.hstack([X, sp.csc_matrix(col)], format="csc") if sp.issparse(X) else np.hstack([X, col])
-    )
+    if sp.issparse(X): return sp.hstack([X, sp.csc_matrix(np.full((X.shape[0], 1), s))], format="csc")
+    out = np.empty((X.shape[0], X.shape[1] + 1), order="F")   # the kernels' layout: no second copy
+    out[:, :-1], out[:, -1] = X, s
+    return out
 
 
 def _chunked_with_ones(X, s:float):

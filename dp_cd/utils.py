@@ -11,7 +11,7 @@ import scipy.sparse as sp
 from numba import njit
 
 # %% auto 0
-__all__ = ['PrivacyLeakWarning', 'check_scalar', 'check_array', 'as_design', 'is_chunked', 'as_generator']
+__all__ = ['COMPILE_SECONDS', 'PrivacyLeakWarning', 'check_scalar', 'check_array', 'as_design', 'is_chunked', 'as_generator']
 
 # %% ../nbs/00_core/00_utils.ipynb
 class PrivacyLeakWarning(UserWarning):
@@ -91,27 +91,39 @@ def _csc_canonical(indices, indptr, n):
     return True
 
 # %% ../nbs/00_core/00_utils.ipynb
+def _read_only(a:np.ndarray, dtype=None) -> np.ndarray:
+    """A read-only view of `a` (a read-only copy if `dtype` differs). numba compiles a kernel once
+    per argument type, and an array's type includes its layout, dtype *and* writeability: every
+    design the kernels see is read-only, float64, F-ordered or CSC with int64 indices, so that one
+    compiled kernel serves C/F order, float32/float64 X and int32/int64 indices."""
+    v = a.view() if dtype is None or a.dtype == dtype else a.astype(dtype)
+    v.flags.writeable = False
+    return v
+
+# %% ../nbs/00_core/00_utils.ipynb
 def as_design(X, # dense array-like or scipy sparse matrix, shape (n, p)
               name:str="X", # argument name used in error messages
              ):
-    """A validated float64 `X`: Fortran-ordered if dense, CSC with sorted indices if sparse (used in
-    place, read-only, when already so). Returns `(X, is_sparse)`."""
+    """A validated, read-only float64 `X` in the kernels' one layout: Fortran-ordered if dense, CSC
+    with sorted int64 indices if sparse (used in place when already so; a canonical CSC with int32
+    indices shares its values and copies only its index arrays). Returns `(X, is_sparse)`."""
     if sp.issparse(X):
         if X.ndim != 2: raise ValueError(f"{name} must be 2-dimensional")
-        if (
+        canonical = (
             X.format == "csc"
             and X.dtype == np.float64
             and X.indices.dtype in (np.int32, np.int64)
             and X.indptr.dtype == X.indices.dtype
-            # checked, not scipy's cached flag
             and X.data.shape[0] == X.indices.shape[0]
-            and _csc_canonical(X.indices, X.indptr, X.shape[0])
-        ):
+        )
+        if canonical:   # checked, not scipy's cached flag, on the int64 arrays the kernels will use
+            idx = [_read_only(a, np.int64) for a in (X.indices, X.indptr)]
+            canonical = _csc_canonical(*idx, X.shape[0])
+        if canonical:
             # already the kernels' layout (sorted, no duplicates): no copy, read-only views of the caller's arrays
             if min(X.shape) == 0: raise ValueError(f"{name} is empty (shape {X.shape})")
             if not _all_finite(X.data): raise ValueError(f"{name} contains NaN or infinite values")
-            ro = [a.view() for a in (X.data, X.indices, X.indptr)]
-            for a in ro: a.flags.writeable = False
+            ro = [_read_only(X.data)] + idx
             V = sp.csc_matrix(X.shape, dtype=np.float64)
             V.data, V.indices, V.indptr = ro
             V.has_sorted_indices = True
@@ -126,18 +138,16 @@ def as_design(X, # dense array-like or scipy sparse matrix, shape (n, p)
         if min(Xc.shape) == 0: raise ValueError(f"{name} is empty (shape {Xc.shape})")
         if not np.all(np.isfinite(Xc.data)):
             raise ValueError(f"{name} contains NaN or infinite values")
-        Xc.indices = Xc.indices.astype(np.int64)
-        Xc.indptr = Xc.indptr.astype(np.int64)
+        Xc.data, Xc.indices, Xc.indptr = (_read_only(a, t) for a, t in
+                                           zip((Xc.data, Xc.indices, Xc.indptr), (None, np.int64, np.int64)))
         return Xc, True
     if type(X) is np.ndarray and X.dtype == np.float64 and X.ndim == 2 and X.flags.f_contiguous:
         # already in the kernels' layout: no copy (O(n + p) extra memory), but a read-only view, so that
         # nothing in the library can write into the caller's array (a write raises instead)
         if X.size == 0: raise ValueError(f"{name} is empty (shape {X.shape})")
         if not _all_finite(X): raise ValueError(f"{name} contains NaN or infinite values")
-        V = X.view()
-        V.flags.writeable = False
-        return V, False
-    return check_array(X, name, ndim=2, order='F'), False
+        return _read_only(X), False
+    return _read_only(check_array(X, name, ndim=2, order='F')), False
 
 # %% ../nbs/00_core/00_utils.ipynb
 def is_chunked(X) -> bool:
@@ -160,3 +170,33 @@ def as_generator(random_state=None # None, an int seed, a SeedSequence or a Gene
         f"random_state must be None, an int, a SeedSequence or a Generator, got "
         f"{type(random_state).__name__}"
     )
+
+# %% ../nbs/00_core/00_utils.ipynb
+import os, sys
+from numba.core import event as _numba_event
+
+# seconds of a first fit that compiles each top-level kernel, measured on a shared 2-core machine
+# (load average 4-5; benchmarks/run.py --only compile); other kernels: 10 s
+COMPILE_SECONDS = {"dpcd_inner_dense": 25, "dpcd_inner_sparse": 10, "_dpgcd_block": 20}
+
+
+class _CompileNotice(_numba_event.Listener):
+    "One line on stderr when a `dp_cd` kernel starts compiling (numba's cache missed): once per process."
+    shown = False
+
+    def wanted(self) -> bool:
+        flag = os.environ.get("DP_CD_COMPILE_NOTICE", "")
+        if flag in ("0", "1"): return flag == "1"
+        return sys.stderr is not None and sys.stderr.isatty()
+
+    def on_start(self, event):
+        f = event.data["dispatcher"].py_func
+        if self.shown or not f.__module__.startswith("dp_cd.") or not self.wanted(): return
+        self.shown = True
+        seconds = COMPILE_SECONDS.get(f.__name__, 10)
+        print(f"dp_cd: compiling kernels (once, about {seconds} s) ...", file=sys.stderr, flush=True)
+
+    def on_end(self, event): pass
+
+
+_numba_event.register("numba:compile", _CompileNotice())

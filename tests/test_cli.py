@@ -31,11 +31,17 @@ def write_csv(path, header, rows):
 def test_console_script_help_and_version():
     r = subprocess.run([BIN / "dp-cd", "--help"], capture_output=True, text=True)
     assert r.returncode == 0 and "examples:" in r.stdout and "demo" in r.stdout
-    for cmd in ("demo", "fit", "predict", "datasets", "reproduce"):
+    for cmd in ("demo", "fit", "predict", "datasets", "reproduce", "warmup"):
         r = subprocess.run([BIN / "dp-cd", cmd, "--help"], capture_output=True, text=True)
         assert r.returncode == 0 and "example" in r.stdout, cmd
     r = subprocess.run([BIN / "dp-cd", "--version"], capture_output=True, text=True)
     assert r.returncode == 0 and "dp_cd" in r.stdout
+
+def test_warmup_runs_the_default_fit_of_every_path(capsys):
+    from dp_cd.warmup import PATHS
+    code, out, err = run(["warmup"], capsys)
+    assert code == 0 and err == "" and out.strip().splitlines()[-1].startswith("done in ")
+    assert [line.split(":")[0].strip() for line in out.splitlines()[1:-1]] == list(PATHS)
 
 def test_fit_predict_roundtrip(csv_file, tmp_path, capsys):
     model = tmp_path / "m.json"

@@ -22,6 +22,7 @@ def runner():
     "tools/run_tests.py as a module."
     spec = importlib.util.spec_from_file_location('run_tests', RUNNER)
     module = importlib.util.module_from_spec(spec)
+    sys.modules['run_tests'] = module   # its worker function is pickled by name
     spec.loader.exec_module(module)
     return module
 
@@ -46,3 +47,37 @@ def test_each_run_of_the_notebooks_has_its_own_kernel_cache(tmp_path):
             homes.append(env['XDG_CACHE_HOME'])
             assert outer_in_notebook(value, env) == value
     assert homes[0] != homes[1] and not any(map(os.path.exists, homes))
+
+
+def notebook(path, *cells):
+    "A minimal notebook of code `cells` at `path`."
+    nb = {'cells': [{'cell_type': 'code', 'execution_count': None, 'id': f'c{i}', 'metadata': {},
+                     'outputs': [], 'source': c} for i, c in enumerate(cells)],
+          'metadata': {'kernelspec': {'display_name': 'Python 3', 'language': 'python', 'name': 'python3'}},
+          'nbformat': 4, 'nbformat_minor': 5}
+    path.write_text(json.dumps(nb))
+    return path
+
+
+def test_the_notebooks_report_progress_times_and_failures(tmp_path, capsys):
+    paths = [notebook(tmp_path / 'a_pass.ipynb', 'import time\ntime.sleep(1.5)', '#| slow\nassert False'),
+             notebook(tmp_path / 'b_fail.ipynb', 'assert 1 == 2'),
+             notebook(tmp_path / 'c_pass.ipynb', 'x = 1')]
+    results = runner().run_notebooks(paths, 2, [], dict(os.environ))
+    out = capsys.readouterr().out
+    assert [ok for ok, _ in (results[p] for p in paths)] == [True, False, True]   # slow cell skipped
+    assert results[paths[0]][1] >= 1.5
+    for k, p in enumerate(paths, 1):
+        assert f'[{k}/3] {p} ...' in out and f'{p}: ' in out
+    assert f'{paths[1]}: ' in out and 'FAILED' in out.split(f'{paths[1]}: ')[1].splitlines()[0]
+    top = runner().slowest({'a': 1.0, 'b': 3.0, 'c': 2.0}, k=2)
+    assert [line.split()[-1] for line in top] == ['b', 'c']
+
+
+def test_pytest_durations_are_read_from_its_report():
+    report = ('============ slowest durations ============\n'
+              '12.31s call     tests/test_a.py::test_x\n'
+              '0.52s setup    tests/test_a.py::test_x\n'
+              '3.00s call     tests/test_b.py::test_y[1]\n')
+    times = runner().pytest_durations(report)
+    assert times == {'tests/test_a.py::test_x': 12.83, 'tests/test_b.py::test_y[1]': 3.0}

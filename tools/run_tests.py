@@ -16,35 +16,46 @@ afterwards): a kernel defined in a notebook cell is cached by IPython's numba lo
 user-wide ~/.cache/ipython/numba_cache, keyed by that cell's source alone, so an entry compiled
 against another version of a kernel it calls (another branch, an earlier edit) would be loaded
 and could crash or give wrong results.
+The notebooks run as nbdev_test runs them (its `test_nb`, two at a time), with a line when each
+starts and its time when it ends (flushed, so CI logs show progress too); the 10 slowest notebooks
+and tests are listed at the end.
 Exits non-zero if any notebook or test fails.
 """
 import argparse
 import contextlib
 import json
+import multiprocessing
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 
 
-def run(cmd, env):
-    "Run `cmd` in the checkout and return its exit code, printing the command and its time."
+def run_pytest(cmd, env):
+    """`run` for pytest, its output shown line by line as it comes and also returned (for the
+    durations report)."""
     print('$', ' '.join(map(str, cmd)), flush=True)
-    start = time.time()
-    result = subprocess.run(cmd, cwd=ROOT, env=env)
-    print(f'  ({time.time() - start:.0f}s, exit {result.returncode})', flush=True)
-    return result.returncode
+    start, lines = time.time(), []
+    with subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True) as proc:
+        for line in proc.stdout:
+            print(line, end='', flush=True)
+            lines.append(line)
+    print(f'  ({time.time() - start:.0f}s, exit {proc.returncode})', flush=True)
+    return proc.returncode, ''.join(lines)
 
 
 def notebooks():
-    "Every notebook of the book, in sub-folders too."
-    return sorted(p for p in (ROOT / 'nbs').rglob('*.ipynb') if '.ipynb_checkpoints' not in p.parts)
+    "Every notebook of the book, in sub-folders too (as nbdev_test finds them)."
+    return sorted(p for p in (ROOT / 'nbs').rglob('*.ipynb') if '.ipynb_checkpoints' not in p.parts
+                  and not any(part[0] in '_.' for part in p.relative_to(ROOT / 'nbs').parts))
 
 
 def count_slow_cells(paths):
@@ -56,6 +67,70 @@ def count_slow_cells(paths):
             directives = [l.replace(' ', '') for l in lines if l.startswith('#|')]
             count += cell['cell_type'] == 'code' and '#|slow' in directives
     return count
+
+
+def _test_notebook(path, skip_flags, force_flags):
+    "One notebook as nbdev_test runs it (in a worker process): (passed, seconds)."
+    from nbdev.config import get_config
+    from nbdev.test import test_nb
+    cfg = get_config()
+    os.chdir(cfg.nbs_path)
+    start = time.time()
+    passed, _ = test_nb(Path(path), skip_flags=skip_flags, force_flags=force_flags,
+                        basepath=cfg.config_path)
+    return passed, time.time() - start
+
+
+def run_notebooks(paths, workers, force_flags, env):
+    """Test the notebooks `paths` in `workers` processes with the environment `env`, printing each
+    start and each time; returns {path: (passed, seconds)}."""
+    from nbdev.config import get_config
+    skip_flags, pending, running, out = get_config().tst_flags.split(), list(paths), {}, {}
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update({**env, 'IN_TEST': '1'})   # the workers inherit it when they fork
+    print(f'$ notebooks ({len(paths)}, {workers} at a time, like nbdev_test)', flush=True)
+    try:
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context('fork')) as ex:
+            while pending or running:
+                while pending and len(running) < workers:
+                    path = pending.pop(0)
+                    print(f'  [{len(paths) - len(pending)}/{len(paths)}] {_rel(path)} ...',
+                          flush=True)
+                    running[ex.submit(_test_notebook, path, skip_flags, force_flags)] = path
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in done:
+                    path = running.pop(future)
+                    try: out[path] = future.result()
+                    except Exception as e:   # a crashed worker
+                        print(f'      {_rel(path)}: {type(e).__name__}: {e}', flush=True)
+                        out[path] = (False, float('nan'))
+                    passed, seconds = out[path]
+                    print(f'      {_rel(path)}: {seconds:.0f} s'
+                          + ('' if passed else '  FAILED'), flush=True)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    return out
+
+
+def _rel(path):
+    "`path` relative to the checkout when inside it."
+    return path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+
+
+def slowest(times, k=10):
+    "Lines of the `k` largest of {name: seconds}."
+    top = sorted(times.items(), key=lambda kv: -kv[1])[:k]
+    return [f'  {s:7.1f} s  {name}' for name, s in top]
+
+
+def pytest_durations(output):
+    "{test: seconds} from pytest's --durations report."
+    found = re.findall(r'^\s*([\d.]+)s (?:call|setup|teardown)\s+(\S+)', output, re.M)
+    times = {}
+    for s, name in found: times[name] = times.get(name, 0.0) + float(s)
+    return times
 
 
 def hypothesis_env(explore):
@@ -91,12 +166,19 @@ def main():
     env = hypothesis_env(args.explore)
     nbs = notebooks()
     workers = str(min(2, os.cpu_count() or 1))
-    flags = ['--flags', 'slow'] if args.slow else []
+    start = time.time()
     with notebook_env(env) as nb_env:
-        nb_rc = run([BIN / 'nbdev_test', '--n_workers', workers, '--timing', *flags], nb_env)
+        results = run_notebooks(nbs, int(workers), ['slow'] if args.slow else [], nb_env)
+    nb_rc = int(not all(passed for passed, _ in results.values()))
+    print(f'  (notebooks: {time.time() - start:.0f}s, exit {nb_rc})', flush=True)
     marker = [] if args.slow else ['-m', 'not slow']
-    py_rc = run([sys.executable, '-m', 'pytest', 'tests', '-q', '-rs', *marker], env)
-    print(f'notebooks ({len(nbs)}): ' + ('all passed' if nb_rc == 0 else 'FAILED (see above)'))
+    py_rc, py_out = run_pytest([sys.executable, '-m', 'pytest', 'tests', '-q', '-rs', '--durations=0',
+                                '--durations-min=0.5', *marker], env)
+    print('the 10 slowest notebooks:', *slowest({str(_rel(p)): s for p, (_, s) in results.items()}),
+          sep='\n')
+    print('the 10 slowest tests (call, set-up and tear-down):', *slowest(pytest_durations(py_out)), sep='\n')
+    failed = [str(_rel(p)) for p, (ok, _) in results.items() if not ok]
+    print(f'notebooks ({len(nbs)}): ' + ('all passed' if nb_rc == 0 else 'FAILED: ' + ', '.join(failed)))
     if not args.slow:
         print(f'skipped {count_slow_cells(nbs)} `#| slow` notebook cells and the slow pytest tests: '
               'run them with `python tools/run_tests.py --slow`')

@@ -64,15 +64,18 @@ def _dpcd_dense(loss, penalty, data, z, w, block, scales, avg, intercept):
     (ones, ones_penalty), records = intercept, (y, per_sample, weights)
     last, p = np.ones(w.shape[0], dtype=np.int64), X.shape[1]
     if avg is not None: avg[:] = 0.0
-    jp, change = 0, 0.0   # the previous update, applied to z in the next gradient's pass
+    # the previous update, applied to z in the next gradient's pass; np.int64(0), not 0: a literal
+    # 0 would compile the callees once more for its own type (numba types a constant as Literal[int])
+    zero = np.int64(0)
+    jp, change = zero, 0.0
     for k in range(coords.shape[0]):
         j = coords[k]
         if j == p:   # the intercept: flush the pending update, then its own column
             if change != 0.0: update_pred_dense(X, z, jp, change)
-            s = update_clipped_sum_dense(loss, ones, records, z, 0, clips[j], 0, 0.0)
+            s = update_clipped_sum_dense(loss, ones, records, z, zero, clips[j], zero, 0.0)
             change = _step(ones_penalty, w, j, s / X.shape[0], noise[k], steps[j], k, avg, last)
-            if change != 0.0: update_pred_dense(ones, z, 0, change)
-            jp, change = 0, 0.0
+            if change != 0.0: update_pred_dense(ones, z, zero, change)
+            jp, change = zero, 0.0
             continue
         s = update_clipped_sum_dense(loss, X, records, z, j, clips[j], jp, change)
         change = _step(penalty, w, j, s / X.shape[0], noise[k], steps[j], k, avg, last)
@@ -94,11 +97,13 @@ def dpcd_inner_dense(
     avg=None,  # (p,) array receiving the mean of $θ^1, …, θ^K$; None: last iterate
     records=None,  # (C/‖x_i‖ (n,): per-sample ℓ2 clipping, w_i ∈ [0, W] (n,): weights after
                    # clipping), an empty array for either: none (None: neither)
-    intercept=None,  # (column (n, 1) of s, penalty of the intercept): coordinate p
+    intercept=None,  # (column of s (column 0 of an (n, k) array), penalty of the intercept): coordinate p
 ):
     "K noisy proximal coordinate updates of DP-CD on a dense design (Algorithm 4.3.1, inner loop)."
     per_sample, unit = (np.empty(0), np.empty(0)) if records is None else records
-    column = (np.empty((0, 1)), penalty) if intercept is None else intercept
+    # none: X itself stands in for the column, never read (coordinate p is never drawn), so that
+    # the callees see one array type with or without an intercept and compile once
+    column = (X, penalty) if intercept is None else intercept
     _dpcd_dense(loss, penalty, (X, y, per_sample, unit), z, w, block, scales, avg, column)
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
@@ -123,7 +128,8 @@ def _dpcd_sparse(loss, penalty, data, z, w, block, scales, avg, intercept):
     for k in range(coords.shape[0]):
         j = coords[k]
         update = (j, k, noise[k], steps[j], clips[j])
-        if j == p: _sparse_update(loss, ones_penalty, (ones, 0), records, z, w, update, avg, last)
+        if j == p:   # (np.int64: a literal 0 would compile `_sparse_update` once more)
+            _sparse_update(loss, ones_penalty, (ones, np.int64(0)), records, z, w, update, avg, last)
         else: _sparse_update(loss, penalty, (X, j), records, z, w, update, avg, last)
     _finish_average(avg, last, w, coords.shape[0])
 
@@ -137,8 +143,7 @@ def dpcd_inner_sparse(loss, penalty,
                      ):
     "Same as `dpcd_inner_dense` for a CSC design: an update costs O(nnz of the column)."
     per_sample, unit = (np.empty(0), np.empty(0)) if records is None else records
-    no_column = (np.empty(0), np.empty(0, dtype=np.int64), np.zeros(2, dtype=np.int64))
-    column = (no_column, penalty) if intercept is None else intercept
+    column = (X, penalty) if intercept is None else intercept   # (X: a stand-in, never read)
     _dpcd_sparse(loss, penalty, (X, y, per_sample, unit), z, w, block, scales, avg, column)
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
@@ -607,8 +612,11 @@ def _intercept_column(problem, penalty, penalised:bool, s:float) -> tuple:
     """The kernels' `intercept`: the column of s ((n, 1), or CSC arrays), and the intercept's
     penalty."""
     n = problem.n
+    # dense: column 0 of a read-only Fortran (n, 2) array, typed as X is (an (n, 1) array is typed
+    # C-ordered); sparse: read-only CSC arrays. The kernels compile their callees once for both
     column = ((np.full(n, s), np.arange(n, dtype=np.int64), np.array([0, n], dtype=np.int64))
-              if problem.sparse else np.full((n, 1), s))
+              if problem.sparse else np.full((n, 2), s, order="F"))
+    for a in column if problem.sparse else (column,): a.flags.writeable = False   # as X: one type
     return column, (penalty if penalised else (0, penalty[1]))   # code 0: no penalty
 
 

@@ -271,11 +271,12 @@ def _clipped_constant(u, scaling:float, C:float) -> float:
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 @njit(cache=True)
-def _clipped_gradient(design, loss, z, clips, u, g):
-    "The clipped averaged gradient at the predictions `z` into `g` (`u`: the loss derivatives)."
+def _clipped_gradient(design, loss, z, clips, u, g, threads:bool=False):
+    """The clipped averaged gradient at the predictions `z` into `g` (`u`: the loss derivatives);
+    on numba's threads if `threads` and X is large enough."""
     sparse, X, data, indices, indptr, y, s, penalised = design
     n = y.shape[0]
-    if (data.shape[0] if sparse else X.size) >= _PARALLEL_MIN:   # the threads, when they pay
+    if threads and (data.shape[0] if sparse else X.size) >= _PARALLEL_MIN:   # when they may pay
         _derivatives_parallel(loss[0], loss[1], z, y, u)
         _clipped_gradient_parallel(sparse, X, data, indices, indptr, n, u, clips, g)
     else:
@@ -348,6 +349,7 @@ def _dpgcd_block(
     w,  # predictions Xw and iterate, updated in place
     buffers,  # work arrays (u (n,), g (p,), scores (p,), noise (p,))
     chosen,  # out: the B selected coordinates
+    threads=False,  # the gradient pass on numba's threads (`n_jobs`)
 ):
     "B DP-GCD iterations: clipped gradient, private selection, noisy proximal step."
     sel_noise, rel_noise = noise
@@ -355,7 +357,7 @@ def _dpgcd_block(
     # penalised coordinates (an unpenalised intercept is last)
     px = w.shape[0] - 1 if design[6] != 0.0 and not design[7] else w.shape[0]
     for t in range(chosen.shape[0]):
-        _clipped_gradient(design, loss, z, consts[_CLIP], u, g)
+        _clipped_gradient(design, loss, z, consts[_CLIP], u, g, threads)
         if selection[1] == 0:
             j = _select_exponential(selection, penalty, consts, w, g, sel_noise[t], sc, px)
         else:
@@ -549,6 +551,7 @@ def dp_gcd(
     penalize_intercept: bool = False,  # apply the penalty to the column's coefficient too (liblinear)
     random_state=None,  # seed or Generator
     record_every: int | None = None,  # record (passes, coef) every this many iterations
+    n_jobs: int = 1,  # threads of the gradient pass: 1 (serial), k, or -1 (numba's pool); see below
 ) -> FitResult:
     "Differentially private (proximal) greedy coordinate descent (thesis Algorithms 5.3.1–5.3.2)."
     return get_solver("dp-gcd").fit(
@@ -558,7 +561,7 @@ def dp_gcd(
         smoothness=smoothness, smoothness_bound=smoothness_bound,
         smoothness_budget=smoothness_budget, w0=w0, fit_intercept=fit_intercept,
         intercept_scaling=intercept_scaling, penalize_intercept=penalize_intercept,
-        record_every=record_every)
+        record_every=record_every, n_jobs=n_jobs)
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 @register
@@ -602,6 +605,7 @@ def _dpgcd_check_options(self, problem, request, options) -> dict:
     o["step"] = check_scalar(o["step"], "step", low=0, low_open=True)
     if o["record_every"] is not None:
         o["record_every"] = check_scalar(o["record_every"], "record_every", low=1, integer=True)
+    if o["n_jobs"] != -1: o["n_jobs"] = check_scalar(o["n_jobs"], "n_jobs", low=1, integer=True)
     return o
 
 DPGCD.check_options = _dpgcd_check_options
@@ -758,17 +762,40 @@ def _dpgcd_run(self, problem, plan, options, rng) -> Run:
     z = np.asarray(problem.X @ w, dtype=float).ravel()
     if options["fit_intercept"]: w = np.append(w, 0.0)
     kernel, chosen = _kernel_inputs(problem, plan, options), np.empty(T, dtype=np.int64)
+    threads = _gradient_threads(options["n_jobs"])
     buffers = (np.empty(problem.n), np.empty(w.size), np.empty(w.size), np.empty(w.size))
     trace = [(0.0, w[:p].copy())] if every else []
     for start, stop in _blocks(T, w.size, every):
         noise = _block_noise(stop - start, w.size, options, private, rng)
-        _dpgcd_block(*kernel, noise, z, w, buffers, chosen[start:stop])
+        with _numba_threads(threads): _dpgcd_block(*kernel, noise, z, w, buffers, chosen[start:stop], threads > 1)
         if every and (stop % every == 0 or stop == T): trace.append((float(stop), w[:p].copy()))
     return Run(coef=w[:p].copy(), n_iter=T, passes=float(T), trace=trace,
                params=dict(coordinates=chosen),
                intercept=float(options["intercept_scaling"] * w[p]) if w.size > p else 0.0)
 
 DPGCD.run = _dpgcd_run
+
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
+def _gradient_threads(n_jobs) -> int:
+    "Threads of the gradient pass for the option `n_jobs`: 1, k (at most numba's pool), or the pool."
+    import numba
+    pool = numba.config.NUMBA_NUM_THREADS
+    return pool if n_jobs == -1 else min(int(n_jobs), pool)
+
+
+class _numba_threads:
+    "Context: numba's parallel regions use `k` threads (nothing is changed for k = 1)."
+    def __init__(self, k:int): self.k = k
+
+    def __enter__(self):
+        import numba
+        if self.k == 1: return   # (asking numba for its thread count would start the pool)
+        self.saved = numba.get_num_threads()
+        numba.set_num_threads(self.k)
+
+    def __exit__(self, *exc):
+        import numba
+        if self.k > 1: numba.set_num_threads(self.saved)
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 def quasi_sparsity(w, # vector (p,)

@@ -1,0 +1,167 @@
+"""Compile, import and threads (issue 29), for `benchmarks/run.py --only compile,speed`.
+
+Every measurement runs in fresh subprocesses (a process has one numba cache and one thread pool):
+- import time of `dp_cd` and of the estimators (best of 3 fresh interpreters);
+- the first default `DPClassifier` fit in a fresh process with an empty numba cache, for a C- and an
+  F-ordered float64 X, a float32 X and a CSC X (each its own empty cache), then a fresh process with
+  the cache filled (a second process), and `dp-cd warmup`'s time from an empty cache;
+- per-layout recompiles: with the C-ordered fit cached, the number of kernels numba compiles for the
+  other layouts (numba's "numba:compile" events; goal 0);
+- DP-GCD per iteration on Electricity's shape (45,312 x 8, synthetic) through the estimator's
+  solver: one thread (`NUMBA_NUM_THREADS=1`), the default (`n_jobs=1`) and the threaded pass
+  (`n_jobs=-1`), on the machine as it is and with one competing busy-loop process started here.
+The load average is recorded next to every row: the machine is shared.
+"""
+import json, os, subprocess, sys, tempfile, time
+import numpy as np
+
+FIT = r"""
+import json, sys, time, warnings
+from numba.core import event as ev
+compiled = []
+class L(ev.Listener):
+    def on_start(self, e): pass
+    def on_end(self, e):
+        f = e.data["dispatcher"].py_func
+        if f.__module__.startswith("dp_cd"): compiled.append(f.__name__)
+ev.register("numba:compile", L())
+import numpy as np, scipy.sparse as sp
+from dp_cd import DPClassifier
+from dp_cd.solvers.dpcd import dp_cd
+from dp_cd.model.losses import LogisticLoss
+from dp_cd.model.penalties import L2
+warnings.simplefilter("ignore")
+rng = np.random.default_rng(0)
+X = rng.normal(size=(2000, 10)); y = (X[:, 0] + 0.3 * rng.normal(size=2000) > 0).astype(int)
+def layout(kind):
+    if kind == "C": return X
+    if kind == "F": return np.asfortranarray(X)
+    if kind == "float32": return X.astype(np.float32)
+    S = sp.csc_matrix(np.where(np.abs(X) > 1.0, X, 0.0))
+    if kind == "sparse int64": S.indices, S.indptr = S.indices.astype(np.int64), S.indptr.astype(np.int64)
+    return S
+fits = {"DPClassifier": lambda A: DPClassifier(epsilon=1.0, classes=[0, 1], random_state=0).fit(A, y),
+        "dp_cd": lambda A: dp_cd(A, 2.0 * y - 1, LogisticLoss(), L2(1e-3), epsilon=1.0, delta=1e-6,
+                                 n_passes=2, random_state=0)}
+out = []
+for item in sys.argv[1:]:
+    how, kind = item.split(":")
+    n0, t = len(compiled), time.perf_counter()
+    fits[how](layout(kind))
+    out.append(dict(layout=item, seconds=time.perf_counter() - t, compiled=len(compiled) - n0))
+print(json.dumps(out))
+"""
+
+GCD = r"""
+import json, sys, time, warnings
+import numpy as np
+from dp_cd.solvers.dpgcd import dp_gcd
+from dp_cd.model.losses import LogisticLoss
+from dp_cd.model.penalties import L2
+warnings.simplefilter("ignore")
+n_jobs, n, p = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+rng = np.random.default_rng(0)
+X = np.asfortranarray(rng.normal(size=(n, p))); y = np.sign(X @ rng.normal(size=p) + 0.1)
+kw = dict(epsilon=1.0, delta=1.0 / n**2, smoothness=np.ones(p), random_state=0)
+try: dp_gcd(X, y, LogisticLoss(), L2(1e-3), n_passes=2, n_jobs=n_jobs, **kw); jobs = dict(n_jobs=n_jobs)
+except TypeError: jobs = {}   # a version without n_jobs
+run = lambda T: dp_gcd(X, y, LogisticLoss(), L2(1e-3), n_passes=T, **jobs, **kw)
+run(2)
+def timed(T):
+    ts = []
+    for _ in range(5):
+        t0 = time.perf_counter(); run(T); ts.append(time.perf_counter() - t0)
+    return min(ts)
+a, b = 5, 405
+print(json.dumps(dict(per_iteration=(timed(b) - timed(a)) / (b - a))))
+"""
+
+
+def _load():
+    return os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+
+
+def _run(code, args, env, timeout=1800):
+    r = subprocess.run([sys.executable, "-c", code, *map(str, args)], env=env, capture_output=True,
+                       text=True, timeout=timeout)
+    if r.returncode: raise RuntimeError(r.stderr[-2000:])
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def import_times(env, k=3):
+    rows = []
+    for what, stmt in (("import dp_cd", "import dp_cd"), ("from dp_cd import DPClassifier", "from dp_cd import DPClassifier")):
+        code = f"import time, json; t = time.perf_counter(); {stmt}; print(json.dumps(time.perf_counter() - t))"
+        s = min(_run(code, [], env) for _ in range(k))
+        rows.append(dict(part="import", what=what, seconds=s, load=_load()))
+    return rows
+
+
+def first_fits(env):
+    """The first default `DPClassifier` fit per layout, each in a fresh process with its own empty
+    cache; then, with the C fit cached, the kernels compiled by each next layout (and by the plain
+    solver `dp_cd`), in one process; then `python -m dp_cd.warmup` from an empty cache."""
+    rows = []
+    for kind in ("C", "F", "float32", "sparse int32"):
+        with tempfile.TemporaryDirectory() as cache:
+            e = {**env, "NUMBA_CACHE_DIR": cache}
+            (r,) = _run(FIT, [f"DPClassifier:{kind}"], e)
+            rows.append(dict(part="first fit, empty cache", what=kind, seconds=r["seconds"], compiled=r["compiled"], load=_load()))
+            if kind != "C": continue
+            (r,) = _run(FIT, ["DPClassifier:C"], e)
+            rows.append(dict(part="first fit, cache filled", what=kind, seconds=r["seconds"], compiled=r["compiled"], load=_load()))
+            seq = ["DPClassifier:F", "DPClassifier:float32", "dp_cd:C", "dp_cd:F", "DPClassifier:sparse int32",
+                   "DPClassifier:sparse int64", "dp_cd:sparse int32", "dp_cd:sparse int64"]
+            for r in _run(FIT, seq, e):   # after the C fit; "DPClassifier:sparse int32": the sparse path's first
+                rows.append(dict(part="compiled after the C fit", what=r["layout"], seconds=r["seconds"],
+                                 compiled=r["compiled"], load=_load()))
+    with tempfile.TemporaryDirectory() as cache:
+        e = {**env, "NUMBA_CACHE_DIR": cache}
+        t = time.perf_counter()
+        w = subprocess.run([sys.executable, "-m", "dp_cd.warmup"], env=e, capture_output=True, text=True, timeout=3600)
+        if w.returncode == 0:
+            rows.append(dict(part="warmup, empty cache", what="python -m dp_cd.warmup", seconds=time.perf_counter() - t, load=_load()))
+            (r,) = _run(FIT, ["DPClassifier:C"], e)
+            rows.append(dict(part="first fit after warmup", what="C", seconds=r["seconds"], compiled=r["compiled"], load=_load()))
+        else: print("  dp_cd.warmup not available:", w.stderr.strip().splitlines()[-1:])
+    return rows
+
+
+def busy_loop():
+    "A competing process that keeps one core busy (killed by the caller)."
+    return subprocess.Popen([sys.executable, "-c", "while True: pass"])
+
+
+def threads(env, n=45312, p=8, rounds=3):
+    """DP-GCD per iteration with one thread, the default and the threaded pass, each in its own
+    process, the three modes interleaved over `rounds` rounds (best of each: the machine is shared),
+    on the machine as it is, then with one busy-loop process."""
+    modes = (("NUMBA_NUM_THREADS=1", 1, {"NUMBA_NUM_THREADS": "1"}), ("default (n_jobs=1)", 1, {}),
+             ("threaded (n_jobs=-1)", -1, {}))
+    rows = []
+    for busy in (False, True):
+        proc = busy_loop() if busy else None
+        try:
+            time.sleep(1.0 if busy else 0.0)
+            best, loads = {}, []
+            for _ in range(rounds):
+                for label, n_jobs, extra in modes:
+                    e = {k: v for k, v in env.items() if k != "NUMBA_NUM_THREADS"} | extra
+                    s = _run(GCD, [n_jobs, n, p], e)["per_iteration"]
+                    best[label] = min(best.get(label, np.inf), s)
+                    loads.append(_load())
+            for label, _, _ in modes:
+                rows.append(dict(part="DP-GCD iteration, Electricity's shape" + (", one busy core" if busy else ""),
+                                 what=label, seconds=best[label], vs_one_thread=best[label] / best[modes[0][0]],
+                                 load=float(np.mean(loads))))
+        finally:
+            if proc is not None: proc.kill(); proc.wait()
+    return rows
+
+
+def report(rows):
+    for r in rows:
+        extra = "".join(f", {k} {r[k]:.2f}" if isinstance(r[k], float) else f", {k} {r[k]}"
+                        for k in ("compiled", "vs_one_thread") if r.get(k) is not None)
+        unit = f"{r['seconds'] * 1e3:9.3f} ms" if r["seconds"] < 0.1 else f"{r['seconds']:9.2f} s "
+        print(f"  {r['part']:44s} {r['what']:30s} {unit}{extra} (load {r['load']:.1f})")
