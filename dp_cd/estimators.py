@@ -170,7 +170,8 @@ class _DataBounds:
     def event(self):
         "The privacy event of the releases (None: nothing released)."
         events = [e for _, e in self.entries]
-        return None if not events else events[0] if len(events) == 1 else ComposedEvent(tuple(events))
+        if not events: return None
+        return events[0] if len(events) == 1 else ComposedEvent(tuple(events))
 
     @property
     def raw_center(self):
@@ -344,7 +345,8 @@ def _add_private_center(b:_DataBounds, X, y, eps, delta, share, rng, offset=None
     pays for the centre alone. The box of each feature is [offset - B, offset + B] (offset 0: None)."""
     share = check_scalar(share, "bounds_budget", 0, 1, True, True)
     released = b.noise_multiplier is not None
-    z = b.noise_multiplier if released else calibrate_noise_multiplier(share * eps, share * delta, 1)
+    z = (b.noise_multiplier if released
+         else calibrate_noise_multiplier(share * eps, share * delta, 1))
     y = y if y is not None and b.target is not None else None
     rel = private_center(X, b.B, z, rng, y, b.target, center=offset)
     b.center, b.target_center = rel.center, rel.target_center
@@ -617,7 +619,8 @@ def _add_intercept_column(self, X):
     if not self.fit_intercept: return X
     s = check_scalar(self.intercept_scaling, "intercept_scaling", low=0, low_open=True)
     if is_chunked(X): return _chunked_with_ones(X, s)
-    if sp.issparse(X): return sp.hstack([X, sp.csc_matrix(np.full((X.shape[0], 1), s))], format="csc")
+    if sp.issparse(X):
+        return sp.hstack([X, sp.csc_matrix(np.full((X.shape[0], 1), s))], format="csc")
     out = np.empty((X.shape[0], X.shape[1] + 1), order="F")   # the kernels' layout: no second copy
     out[:, :-1], out[:, -1] = X, s
     return out
@@ -700,7 +703,8 @@ def _prepare(self, X, y="no_validation", reset=True, **kw):
                else getattr(self, "bounds_", None) is not None)
     opts = dict(accept_sparse=["csr", "csc"], dtype=np.float64, ensure_all_finite=not private)
     if private: X = _numbers_or_refuse(X)
-    if isinstance(y, str) and y == "no_validation": return validate_data(self, X, reset=reset, **opts)
+    if isinstance(y, str) and y == "no_validation":
+        return validate_data(self, X, reset=reset, **opts)
     if not private: return validate_data(self, X, y, **opts, **kw)
     X = validate_data(self, X, reset=reset, **opts)
     return X, _private_target(y, X.shape[0], kw.get("y_numeric", False))
@@ -814,7 +818,8 @@ def _decision(self, X):
     check_is_fitted(self)
     X, B = self._prepare(X, reset=False), getattr(self, "bounds_", None)
     if B is None:
-        return (X @ self.coef_.T if is_chunked(X) else np.asarray(X @ self.coef_.T)) + self.intercept_
+        scores = X @ self.coef_.T if is_chunked(X) else np.asarray(X @ self.coef_.T)
+        return scores + self.intercept_
     c = getattr(self, "center_", None)
     lo, hi = (-B, B) if c is None else (c - B, c + B)
     if is_chunked(X):   # lazy (a missing value: the box's middle, as in training)

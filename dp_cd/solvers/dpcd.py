@@ -693,15 +693,17 @@ def _run_chunks(self, problem, plan, options, rng, ex):
     loss, penalty = (problem.loss.code, problem.loss.param), (problem.penalty.code,
                                                               problem.penalty.params)
     s = o["intercept_scaling"] if o["fit_intercept"] else 0.0
-    pens = (penalty, penalty if o["penalize_intercept"] else (0, penalty[1]))   # (X's, the column's)
+    # the penalties of X's coordinates and of the intercept's column
+    pens = (penalty, penalty if o["penalize_intercept"] else (0, penalty[1]))
     w = np.append(o["w0"], 0.0) if s else o["w0"].copy()
-    held = hold_chunks(ex, problem, _chunk_state, w, s, (float(o["clip"]), p) if by_sample else None)
+    per_sample = (float(o["clip"]), p) if by_sample else None
+    held = hold_chunks(ex, problem, _chunk_state, w, s, per_sample)
     try:   # the held chunks are released on every exit (a lost worker included)
         avg, pending = (np.zeros(p) if o["averaging"] else None), (0, 0.0)
         trace = [(0.0, w[:px].copy())] if o["record_every"] else []
         bar = Progress(T * K, "dp-cd updates")
-        for t, (coords, noise) in enumerate(noise_blocks(rng, P["noise_scales"], T, K,
-                                                         "permutation" if by_sample else "uniform")):
+        order = "permutation" if by_sample else "uniform"
+        for t, (coords, noise) in enumerate(noise_blocks(rng, P["noise_scales"], T, K, order)):
             last = np.ones(p, dtype=np.int64)
             if avg is not None: avg[:] = 0.0
             for k, j in enumerate(coords):
