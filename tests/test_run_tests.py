@@ -81,3 +81,18 @@ def test_pytest_durations_are_read_from_its_report():
               '3.00s call     tests/test_b.py::test_y[1]\n')
     times = runner().pytest_durations(report)
     assert times == {'tests/test_a.py::test_x': 12.83, 'tests/test_b.py::test_y[1]': 3.0}
+
+
+def test_one_worker_runs_notebook_after_notebook_as_the_script(tmp_path):
+    """Run as a script, the worker function lives in `__main__`, which a notebook's IPython shell
+    replaces in the worker: the next notebook sent to that worker could not be unpickled, and the
+    whole pool broke (every notebook FAILED in the first CI run of the new runner)."""
+    paths = [str(notebook(tmp_path / f'{k}.ipynb', f'x = {k}')) for k in range(3)]
+    source = RUNNER.read_text().replace("if __name__ == '__main__':\n    main()", '')
+    code = (f'import os\n__file__ = {str(RUNNER)!r}\nexec(compile({source!r}, {str(RUNNER)!r}, "exec"))\n'
+            f'from pathlib import Path\n'
+            f'r = run_notebooks([Path(p) for p in {paths!r}], 1, [], dict(os.environ))\n'
+            f'print("RESULT", [ok for ok, _ in r.values()])\n')
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=600,
+                         cwd=ROOT)
+    assert 'RESULT [True, True, True]' in out.stdout, (out.stdout[-2000:], out.stderr[-2000:])

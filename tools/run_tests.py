@@ -75,9 +75,12 @@ def _test_notebook(path, skip_flags, force_flags):
     from nbdev.test import test_nb
     cfg = get_config()
     os.chdir(cfg.nbs_path)
-    start = time.time()
-    passed, _ = test_nb(Path(path), skip_flags=skip_flags, force_flags=force_flags,
-                        basepath=cfg.config_path)
+    start, main = time.time(), sys.modules['__main__']
+    try:
+        passed, _ = test_nb(Path(path), skip_flags=skip_flags, force_flags=force_flags,
+                            basepath=cfg.config_path)
+    finally:   # IPython's shell replaces __main__, where the next task's function is looked up
+        sys.modules['__main__'] = main
     return passed, time.time() - start
 
 
