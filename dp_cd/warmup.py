@@ -38,14 +38,17 @@ PATHS = {f"{name}{'' if dense else ', sparse X'}": (name, dense)
 
 # %% ../nbs/06_api/01c_warmup.ipynb
 def kernel_signatures() -> dict:
-    "{kernel: number of compiled signatures} of every numba kernel of the loaded `dp_cd` modules."
+    """{kernel: number of compiled signatures} of every numba kernel of the loaded `dp_cd` modules
+    (summed over the distinct kernels of one name: a process that imported `dp_cd` twice, as a test
+    runner's worker may, holds two)."""
     from numba.core.dispatcher import Dispatcher
     found = {}
     for name, module in list(sys.modules.items()):
         if name.split(".")[0] != "dp_cd": continue
         for obj in list(vars(module).values()):
-            if isinstance(obj, Dispatcher): found[f"{obj.py_func.__module__}.{obj.__name__}"] = obj
-    return {k: len(d.signatures) for k, d in found.items()}
+            if isinstance(obj, Dispatcher):
+                found.setdefault(f"{obj.py_func.__module__}.{obj.__name__}", {})[id(obj)] = obj
+    return {k: sum(len(d.signatures) for d in ds.values()) for k, ds in found.items()}
 
 # %% ../nbs/06_api/01c_warmup.ipynb
 def warmup(paths=None, # names of `PATHS` (None: all)
