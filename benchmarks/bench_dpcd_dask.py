@@ -32,19 +32,9 @@ from dp_cd.solvers.dpcd import dp_cd, _chunk_state, _chunk_sum
 from dp_cd.solvers.distributed import _bcd_chunk
 from dp_cd.solvers.chunks import executor, hold_chunks, map_chunks, open_chunks
 from dp_cd.solvers.contract import Problem
+from bench_dpscd_dask import best_of   # (seconds, result) of the fastest of k calls
 
 N, P, PASSES = 40_000, 12, 5
-
-
-def best_of(fit, k):
-    "(seconds, result) of the fastest of k calls."
-    out = None
-    for _ in range(k):
-        t = time.perf_counter()
-        r = fit()
-        s = time.perf_counter() - t
-        if out is None or s < out[0]: out = (s, r)
-    return out
 
 
 def round_latency(Xd, y, rounds):
