@@ -151,8 +151,9 @@ def _non_private(task):
 
 
 def bench_rawtables(data_dir, datasets=DATASETS, epsilons=EPSILONS, splits=10,
-                    tracks=("private", "public")):
-    "Rows of the CSV: one per dataset, track, epsilon, library and split."
+                    tracks=("private", "public"), libraries=None):
+    """Rows of the CSV: one per dataset, track, epsilon, library and split (`libraries`: the names
+    to run, None: all, the non-private model included)."""
     warnings.filterwarnings("ignore")
     rows = []
     for name in datasets:
@@ -163,14 +164,16 @@ def bench_rawtables(data_dir, datasets=DATASETS, epsilons=EPSILONS, splits=10,
             te, tr = perm[:len(y) // 5], perm[len(y) // 5:]
             row = lambda **kw: dict(dataset=name, task=task, n_train=len(tr), p=X.shape[1],
                                     split=split, **kw)
-            t0 = time.perf_counter()
-            m = _non_private(task).fit(X[tr], y[tr])
-            metric, auc = _scores(task, m, X[te], y[te])
-            rows.append(row(track="any", epsilon=np.inf, library="non-private", metric=metric,
-                            auc=auc, seconds=time.perf_counter() - t0, epsilon_reported=""))
+            if libraries is None or "non-private" in libraries:
+                t0 = time.perf_counter()
+                m = _non_private(task).fit(X[tr], y[tr])
+                metric, auc = _scores(task, m, X[te], y[te])
+                rows.append(row(track="any", epsilon=np.inf, library="non-private", metric=metric,
+                                auc=auc, seconds=time.perf_counter() - t0, epsilon_reported=""))
             for track in tracks:
                 for eps in epsilons:
                     for lib, make in fitters(task, track, box, ybox, eps).items():
+                        if libraries is not None and lib not in libraries: continue
                         t0 = time.perf_counter()
                         m = make(1000 * split + int(10 * eps)).fit(X[tr], y[tr])
                         seconds = time.perf_counter() - t0
@@ -205,9 +208,24 @@ if __name__ == "__main__":
     ap.add_argument("--datasets", default=",".join(DATASETS))
     ap.add_argument("--splits", type=int, default=10)
     ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "rawtables.csv"))
+    ap.add_argument("--libraries", default=None,
+                    help="comma-separated library names to run again; their rows (for the datasets "
+                         "run) replace those of the existing --out file, the other rows are kept")
     args = ap.parse_args()
     import csv
-    rows = bench_rawtables(args.data_dir, args.datasets.split(","), splits=args.splits)
+    libs = None if args.libraries is None else args.libraries.split(",")
+    datasets = args.datasets.split(",")
+    rows = bench_rawtables(args.data_dir, datasets, splits=args.splits, libraries=libs)
+    if libs is not None and Path(args.out).exists():   # keep the rows not run again, in order
+        with open(args.out, newline="") as f:
+            old = list(csv.DictReader(f))
+        new = {(r["dataset"], r["track"], str(float(r["epsilon"])), r["library"], str(r["split"])): r
+               for r in rows}
+        key = lambda r: (r["dataset"], r["track"], str(float(r["epsilon"])), r["library"],
+                         str(r["split"]))
+        rerun = lambda r: r["dataset"] in datasets and r["library"] in libs
+        missing = [k for k in new if k not in {key(r) for r in old}]
+        rows = [new.get(key(r), r) if rerun(r) else r for r in old] + [new[k] for k in missing]
     with open(args.out, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()

@@ -25,13 +25,15 @@ from .utils import is_chunked
 from .solvers.chunks import chunked_intercept
 from .solvers import distributed   # registers the solvers' runs on row chunks
 from .privacy.events import check_delta, check_epsilon
-from .privacy.bounds import data_bounds, clip_records, private_center
+from .privacy.bounds import (data_bounds, clip_records, private_center, private_scale,
+                                   SCALE_FLOOR, unit_box_second_moment)
 from .privacy.calibration import calibrate_noise_multiplier, epsilon_gaussian
 from .privacy.events import ComposedEvent
 
 # %% auto 0
-__all__ = ['LOSSES', 'BOUNDS_LABEL', 'CENTER_LABEL', 'PREPROCESSING_LABEL', 'make_loss', 'make_penalty', 'BudgetExceededError',
-           'BudgetAccountant', 'public_box', 'BoundsFallbackWarning', 'DPRegressor', 'DPClassifier']
+__all__ = ['LOSSES', 'BOUNDS_LABEL', 'CENTER_LABEL', 'SCALE_LABEL', 'PREPROCESSING_LABEL', 'make_loss', 'make_penalty',
+           'BudgetExceededError', 'BudgetAccountant', 'preprocessing_label', 'public_box', 'BoundsFallbackWarning',
+           'DPRegressor', 'DPClassifier']
 
 # %% ../nbs/06_api/01_estimators.ipynb
 LOSSES = {"squared": SquaredLoss, "logistic": LogisticLoss, "huber": HuberLoss}
@@ -161,10 +163,14 @@ class _DataBounds:
         self.B, self.target, self.epsilon, self.delta = B, target, epsilon, delta
         self.entries, self.note, self.leaks = list(entries), note, list(leaks)
         self.fell_back = list(fell_back)   # bounds set to the public default (nothing located)
-        self.noise_multiplier = noise_multiplier   # z of the bounds' release (None: no release)
+        self.noise_multiplier = noise_multiplier   # z of the Gaussian releases (None: none yet)
+        self.gaussian = int(noise_multiplier is not None)   # how many releases of noise z so far
         # the box of feature j is [c_j - B_j, c_j + B_j], c = offset + m B: `offset` public (None:
         # 0), m released (in units of the bounds; None: not centred); the solver sees (x - c)/B
         self.offset, self.center, self.target_center = None, None, None
+        # standardisation: the solver's column j is that of the box divided by s_j (None: not
+        # divided), and `moments` the released mean squares of those columns (`private_scale`)
+        self.scale, self.moments = None, None
 
     @property
     def event(self):
@@ -203,9 +209,22 @@ class _DataBounds:
         if is_chunked(Xc): return Xc / self.B, y
         return np.divide(Xc, self.B, out=Xc), y   # the map's own copy, scaled in place
 
+    def standardize(self, Xc):
+        "The records `transform` gave, divided column-wise by the scales s_j (in place when dense)."
+        if self.scale is None: return Xc
+        if sp.issparse(Xc): return (Xc @ sp.diags(1 / self.scale)).tocsc()
+        if is_chunked(Xc): return Xc / self.scale
+        return np.divide(Xc, self.scale, out=Xc)
+
+    @property
+    def solver_bounds(self):
+        "Bounds of the solver's columns after scaling: 1, or 1/s_j when standardised."
+        return np.ones_like(self.B) if self.scale is None else 1 / self.scale
+
     def unscale(self, w, scale:bool=True):
-        "Weights of the original features from those of the scaled ones (w_j / B_j)."
-        return w if self.B is None or not scale else w / self.B
+        "Weights of the original features from those of the scaled ones (w_j / (B_j s_j))."
+        if self.B is None or not scale: return w
+        return w / self.B if self.scale is None else w / (self.B * self.scale)
 
     def model(self, w, b, scale:bool=True, y_scale:float=1.0):
         """(coef_, intercept_) in the units of X and y of the solver's (w, b) on the mapped records:
@@ -223,7 +242,15 @@ class _DataBounds:
 # %% ../nbs/06_api/01_estimators.ipynb
 BOUNDS_LABEL = "data bounds (Gaussian histogram)"
 CENTER_LABEL = "feature means (Gaussian)"
-PREPROCESSING_LABEL = "preprocessing: data bounds (Gaussian histogram) and feature means (Gaussian)"
+SCALE_LABEL = "feature scales (Gaussian)"
+
+def preprocessing_label(labels) -> str:
+    "The budget split's one line for the preprocessing releases `labels` (one label: itself)."
+    labels = tuple(labels)
+    if len(labels) == 1: return labels[0]
+    return "preprocessing: " + ", ".join(labels[:-1]) + " and " + labels[-1]
+
+PREPROCESSING_LABEL = preprocessing_label((BOUNDS_LABEL, CENTER_LABEL, SCALE_LABEL))
 
 def public_box(bounds, # PUBLIC: B (|x_j| ≤ B_j; scalar or (p,)) or a tuple (lower, upper)
                p:int, # number of columns
@@ -339,19 +366,22 @@ def _leaky_data_bounds(X, y):
     return _DataBounds(B, target, leaks=["the data bounds B_j (bounds='data')"])
 
 # %% ../nbs/06_api/01_estimators.ipynb
-def _add_private_center(b:_DataBounds, X, y, eps, delta, share, rng, offset=None) -> _DataBounds:
+def _add_private_center(b:_DataBounds, X, y, eps, delta, share, rng, offset=None,
+                        releases:int=1) -> _DataBounds:
     """`b` with the centres released (`private_center`) with the noise multiplier of its bounds'
     release, both paid by the share `share` of (ε, δ) (exact GDP); with public bounds, that share
-    pays for the centre alone. The box of each feature is [offset - B, offset + B] (offset 0: None)."""
+    pays for the centre alone, or for the `releases` Gaussian releases of the same noise it starts
+    (2: the scales' too). The box of each feature is [offset - B, offset + B] (offset 0: None)."""
     share = check_scalar(share, "bounds_budget", 0, 1, True, True)
     released = b.noise_multiplier is not None
     z = (b.noise_multiplier if released
-         else calibrate_noise_multiplier(share * eps, share * delta, 1))
+         else calibrate_noise_multiplier(share * eps, share * delta, releases))
     y = y if y is not None and b.target is not None else None
     rel = private_center(X, b.B, z, rng, y, b.target, center=offset)
     b.center, b.target_center = rel.center, rel.target_center
     b.entries.append((CENTER_LABEL, rel.event))
-    b.epsilon, b.delta = epsilon_gaussian(z, 1 + released, share * delta), share * delta
+    b.noise_multiplier, b.gaussian = z, b.gaussian + 1
+    b.epsilon, b.delta = epsilon_gaussian(z, b.gaussian, share * delta), share * delta
     what = "features" + ("" if y is None else " and the target")
     text = (f"{what} centred at privately released means: Gaussian, sigma = {rel.sigma:.4g} in "
             f"units of the bounds (exact GDP{' with the bounds' if released else ''}, epsilon = "
@@ -360,17 +390,38 @@ def _add_private_center(b:_DataBounds, X, y, eps, delta, share, rng, offset=None
     return b
 
 # %% ../nbs/06_api/01_estimators.ipynb
+def _add_private_scale(b:_DataBounds, Xc, eps, delta, share, rng) -> _DataBounds:
+    """`b` with the scales of its records in the unit box (`Xc`, what `transform` gave) released
+    (`private_scale`) with the noise multiplier of its earlier releases, all paid by the share
+    `share` of (ε, δ) (exact GDP); with nothing released before, that share pays for the
+    scales."""
+    share = check_scalar(share, "bounds_budget", 0, 1, True, True)
+    z = b.noise_multiplier or calibrate_noise_multiplier(share * eps, share * delta, 1)
+    rel = private_scale(Xc, z, rng)
+    b.scale, b.moments = rel.scale, rel.smoothness
+    b.entries.append((SCALE_LABEL, rel.event))
+    b.noise_multiplier, b.gaussian = z, b.gaussian + 1
+    b.epsilon, b.delta = epsilon_gaussian(z, b.gaussian, share * delta), share * delta
+    text = (f"features divided by privately released root mean squares: Gaussian, sigma = "
+            f"{rel.sigma:.4g} on the mean squares in the unit box (exact GDP with the other "
+            f"releases, epsilon = {b.epsilon:.4g}; scales floored at {SCALE_FLOOR:g}); alpha is "
+            f"in these standardised units")
+    b.note = text if b.note is None else f"{b.note}; {text}"
+    return b
+
+# %% ../nbs/06_api/01_estimators.ipynb
 def _compose_reports(eps, delta, bounds, parts):
-    """(report, ledger) of a whole fit: the preprocessing's releases (bounds, centre) then each
+    """(report, ledger) of a whole fit: the preprocessing's releases (bounds, centre, scales), then each
     solver run, basic composition."""
     ledger, split, notes, leaks = Ledger(), {}, [], list(bounds.leaks)
     e_sum, d_sum, releases, scales, names = bounds.epsilon, bounds.delta, 0, [], []
     if bounds.entries:
         ledger = reduce(lambda l, x: l.add(*x), bounds.entries, ledger)
         releases, labels = len(bounds.entries), [label for label, _ in bounds.entries]
-        label = labels[0] if len(labels) == 1 else PREPROCESSING_LABEL
+        label = preprocessing_label(labels)
         split[label], names = bounds.epsilon, [f"{label}: exact GDP"]
         notes.append(bounds.note)
+    elif bounds.note: notes.append(bounds.note)   # a map without release (ε = ∞: exact)
     for prefix, res in parts:
         e, d = _replace_one(res.privacy)
         e_sum, d_sum, releases = e_sum + e, d_sum + d, releases + res.privacy.releases
@@ -462,6 +513,7 @@ _PARAMS = (
     "sample_weight_bound",
     "center",
     "clipping",
+    "standardize",
 )
 
 _SOLVER_PARAMS = ("step", "clip", "clipping")   # passed to the solver when given (not None)
@@ -484,6 +536,7 @@ class _DPLinearBase(BaseEstimator):
         solver = get_solver(self.solver)
         _check_solver_takes(solver, {k: getattr(self, k) for k in _SOLVER_PARAMS})
         eps = check_epsilon(self.epsilon, allow_inf=True)
+        self._standardizes()   # a bad `standardize` is refused before anything is read
         _resolve_budget(self, stacklevel=5)   # a wrong type is refused; the old name warns
         return loss, pen, solver, eps
 
@@ -562,13 +615,16 @@ def _resolve_bounds(self, X, y, eps, delta, rng) -> _DataBounds:
     """The bounds of this fit (y: a regression's target, None for a classifier), its centre, and
     their cost."""
     value = self._bounds_setting(warn=False)
-    if not np.isfinite(eps): return _DataBounds()
+    if not np.isfinite(eps):   # not private: the same map with exact statistics, or none
+        exact = self._standardizes() and not is_chunked(X)
+        return _exact_box(self, X, y) if exact else _DataBounds()
     center = self._center_setting(X)
-    private_center = isinstance(center, str)
+    private_center, scales = isinstance(center, str), self._standardizes()
     y_est = y if self.target_bound is None else None
     if isinstance(value, str) and value == "private":
         b = _private_data_bounds(X, y_est, eps, delta, self.bounds_budget, rng,
-                                 releases=1 + private_center, known=_one_hot_mask(self, X.shape[1]),
+                                 releases=1 + private_center + scales,
+                                 known=_one_hot_mask(self, X.shape[1]),
                                  names=getattr(self, "feature_names_in_", None))
     elif isinstance(value, str): b = _leaky_data_bounds(X, y_est)
     elif isinstance(value, tuple): b = _public_box_bounds(value, X)
@@ -576,9 +632,60 @@ def _resolve_bounds(self, X, y, eps, delta, rng) -> _DataBounds:
     if self.target_bound is not None:
         b.target = check_scalar(self.target_bound, "target_bound", low=0, low_open=True)
     if private_center:
-        return _add_private_center(b, X, y, eps, delta, self.bounds_budget, rng, b.offset)
+        return _add_private_center(b, X, y, eps, delta, self.bounds_budget, rng, b.offset,
+                                   releases=1 + scales)
     if center is not None: b.offset = center   # a public centre: the box is [c - B, c + B]
     return b
+
+
+def _exact_box(self, X, y) -> _DataBounds:
+    """ε = ∞ (not private): the box of a private fit from exact statistics, so that the problem
+    solved is the same one: centred at the means (a dense X with an intercept), the box of the data
+    around them (nothing clipped in training), the target likewise; `_map_records` then divides by
+    the exact root mean squares."""
+    center = self._center_setting(X)
+    c = None if center is None else (np.asarray(X.mean(axis=0)).ravel() if isinstance(center, str)
+                                     else center)
+    if c is None: B, _ = _bounds_from_data(X, None)
+    else:   # max |x_ij - c_j| without a copy of X
+        B = np.maximum(np.asarray(X.max(axis=0)) - c, c - np.asarray(X.min(axis=0)))
+        B = np.where(B > 0, B, 1.0)
+    b = _DataBounds(B)
+    b.offset = c
+    if y is not None:
+        c_y = float(np.mean(y)) if c is not None else 0.0
+        b.target = float(np.max(np.abs(y - c_y))) or 1.0
+        b.target_center = c_y / b.target
+    centred = "" if c is None else " centred at their means,"
+    b.note = (f"epsilon = inf, not private: features{centred} divided by their largest magnitude "
+              "and their root mean squares (exact)")
+    return b
+
+
+def _exact_scale(b:_DataBounds, Xc) -> _DataBounds:
+    "`b` with the exact root mean squares of the records `Xc` as scales (ε = ∞, not private)."
+    v = unit_box_second_moment(Xc)
+    s2 = np.maximum(v, SCALE_FLOOR ** 2)
+    b.scale, b.moments = np.sqrt(s2), v / s2
+    return b
+
+
+def _standardizes(self) -> bool:
+    "Whether a private fit divides the features by released scales (`standardize`)."
+    if not isinstance(self.standardize, (bool, np.bool_)):
+        raise ValueError(f"standardize must be True or False, got {self.standardize!r}")
+    return bool(self.standardize and self.scale_by_bounds)
+
+
+def _map_records(self, bounds:_DataBounds, X, y, eps, delta, rng):
+    """The records the solver sees: clipped into the box, centred, divided by the bounds, and, when
+    `standardize`, by the released scales (their release charged to `bounds`)."""
+    Xc, yc = bounds.transform(X, y, self.scale_by_bounds)
+    if bounds.B is not None and self._standardizes():
+        if not np.isfinite(eps): bounds = _exact_scale(bounds, Xc)
+        else: bounds = _add_private_scale(bounds, Xc, eps, delta, self.bounds_budget, rng)
+        Xc = bounds.standardize(Xc)
+    return Xc, yc
 
 
 def _public_box_bounds(value:tuple, X) -> _DataBounds:
@@ -594,6 +701,7 @@ def _public_box_bounds(value:tuple, X) -> _DataBounds:
 
 _DPLinearBase._bounds_setting, _DPLinearBase._resolve_bounds = _bounds_setting, _resolve_bounds
 _DPLinearBase._center_setting = _center_setting
+_DPLinearBase._standardizes, _DPLinearBase._map_records = _standardizes, _map_records
 
 
 def _one_hot_mask(self, p:int):
@@ -652,10 +760,12 @@ def _solver_options(self, solver, loss, bounds:_DataBounds, eps, y_scale:float=1
     kw, implicit = {}, self._implicit_intercept(solver)
     if bounds.B is not None:
         # of the solver's features
-        B = np.ones_like(bounds.B) if self.scale_by_bounds else bounds.B
-        B = np.append(B, self.intercept_scaling) if self.fit_intercept and not implicit else B
+        B = bounds.solver_bounds if self.scale_by_bounds else bounds.B
+        column = self.fit_intercept and not implicit   # the intercept's column appended to X
+        B = np.append(B, self.intercept_scaling) if column else B
         T = None if bounds.target is None else bounds.target / y_scale   # 1 when y is scaled
         kw = solver.options_from_bounds(loss, B, T)   # no name branches here
+    moments = None if bounds.B is None else bounds.moments   # of the standardised columns
     if implicit:   # the solver's implicit column, penalised as the appended one would be
         kw.update(fit_intercept=True, penalize_intercept=True,
                   intercept_scaling=check_scalar(self.intercept_scaling, "intercept_scaling",
@@ -663,6 +773,12 @@ def _solver_options(self, solver, loss, bounds:_DataBounds, eps, y_scale:float=1
     kw.update(self.solver_options or {})
     kw.update({k: getattr(self, k) for k in _SOLVER_PARAMS if getattr(self, k) is not None})
     if self.clip is None and not np.isfinite(eps): kw["clip"] = np.inf   # non-private: no clipping
+    if moments is not None:   # released mean squares of the solver's columns, and their scales
+        s = bounds.scale
+        if self.fit_intercept and not implicit:   # the appended column: s² and not divided
+            moments, s = np.append(moments, self.intercept_scaling ** 2), np.append(s, 1.0)
+        derived = solver.options_from_moments(loss, moments, s, kw)
+        kw.update({k: v for k, v in derived.items() if k not in (self.solver_options or {})})
     kw["n_passes"] = self.n_passes
     if kw.get("relation", "replace_one") != "replace_one":
         raise ValueError("the estimators state guarantees for the replace-one relation only")
@@ -699,8 +815,8 @@ def _prepare(self, X, y="no_validation", reset=True, **kw):
     if is_chunked(X): return _prepare_chunked(self, X, y, reset)
     if reset: self.categories_ = _categorical_columns(X)
     if getattr(self, "categories_", None): X = _one_hot(X, self.categories_)
-    private = (np.isfinite(check_epsilon(self.epsilon, allow_inf=True)) if reset
-               else getattr(self, "bounds_", None) is not None)
+    private = np.isfinite(check_epsilon(self.epsilon, allow_inf=True)) and (
+        reset or getattr(self, "bounds_", None) is not None)   # (ε = ∞ has bounds_ too: exact)
     opts = dict(accept_sparse=["csr", "csc"], dtype=np.float64, ensure_all_finite=not private)
     if private: X = _numbers_or_refuse(X)
     if isinstance(y, str) and y == "no_validation":
@@ -851,7 +967,7 @@ class DPRegressor(RegressorMixin, _DPLinearBase):
         clip=None,  # clipping hyper-parameter (solver default if None)
         bounds="private",  # "private" (estimated inside ε), PUBLIC B_j >= |x_ij| (scalar or (p,)), or "data" (NOT private)
         target_bound=None,  # PUBLIC bound on |y_i| (default: estimated with the bounds)
-        bounds_budget=0.1,  # share of ε and δ spent on bounds="private"
+        bounds_budget=0.2,  # share of ε and δ spent on the preprocessing (bounds, centre, scales)
         scale_by_bounds=True,  # divide each feature by its bound, y by T, before the solver runs
         fit_intercept=True,  # learn an intercept (as an extra coordinate)
         intercept_scaling=1.0,  # value of the constant column
@@ -863,6 +979,7 @@ class DPRegressor(RegressorMixin, _DPLinearBase):
         sample_weight_bound=1.0,  # PUBLIC bound W: fit's sample_weight is projected onto [0, W]
         center="private",  # "private" (means released inside ε), PUBLIC centres (p,), or None
         clipping=None,  # DP-CD's clipping: "coordinate" (solver default) or "sample" (per-sample ℓ2)
+        standardize=True,  # features divided by released scales: alpha in standardised units
     ):
         self._set(locals())
 
@@ -877,7 +994,7 @@ class DPRegressor(RegressorMixin, _DPLinearBase):
         X, y = self._prepare(X, y, y_numeric=True)
         rng = as_generator(self.random_state)
         bounds = self._resolve_bounds(X, y, eps, delta, rng)
-        Xc, yc = bounds.transform(X, y.astype(np.float64), self.scale_by_bounds)
+        Xc, yc = self._map_records(bounds, X, y.astype(np.float64), eps, delta, rng)
         T = bounds.y_scale(y, self.scale_by_bounds)   # the solver fits y / T (T = 1: not scaled)
         options = self._weight_options(solver, self._solver_options(solver, loss, bounds, eps, T),
                                        sample_weight, X.shape[0])
@@ -890,7 +1007,7 @@ class DPRegressor(RegressorMixin, _DPLinearBase):
         self.coef_, self.intercept_ = coef, float(icpt)
         self.n_iter_, self.privacy_, self.fit_result_ = res.n_iter, report, res
         self.bounds_, self.target_bound_, self.ledger_ = bounds.B, bounds.target, ledger
-        self.center_ = bounds.raw_center
+        self.center_, self.scale_ = bounds.raw_center, bounds.scale
         return self
 
     def predict(self, X):
@@ -942,7 +1059,7 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
         clip=None,
         bounds="private",  # "private" (estimated inside ε), PUBLIC B_j >= |x_ij|, or "data" (NOT private)
         target_bound=None,
-        bounds_budget=0.1,
+        bounds_budget=0.2,
         scale_by_bounds=True,
         fit_intercept=True,
         intercept_scaling=1.0,
@@ -955,6 +1072,7 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
         sample_weight_bound=1.0,  # PUBLIC bound W: fit's sample_weight is projected onto [0, W]
         center="private",  # "private" (means released inside ε), PUBLIC centres (p,), or None
         clipping=None,  # DP-CD's clipping: "coordinate" (solver default) or "sample" (per-sample ℓ2)
+        standardize=True,  # features divided by released scales: alpha in standardised units
     ):
         self._set(locals())
         self.classes = classes
@@ -970,7 +1088,7 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
         self.classes_ = _label_set(self.classes, y, eps)
         rng = as_generator(self.random_state)
         bounds = self._resolve_bounds(X, None, eps, delta, rng)
-        Xc, _ = bounds.transform(X, None, self.scale_by_bounds)
+        Xc, _ = self._map_records(bounds, X, None, eps, delta, rng)
         results = self._one_vs_rest(
             Xc,
             y,
@@ -989,7 +1107,7 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
         coefs, icpts = zip(*(self._split_intercept(r) for _, r in results))
         self.coef_, self.intercept_ = bounds.model(np.array(coefs), np.array(icpts),
                                                    self.scale_by_bounds)
-        self.center_ = bounds.raw_center
+        self.center_, self.scale_ = bounds.raw_center, bounds.scale
         self.n_iter_, self.privacy_ = sum(r.n_iter for _, r in results), report
         self.fit_results_, self.bounds_, self.ledger_ = [r for _, r in results], bounds.B, ledger
         return self

@@ -16,7 +16,7 @@ import warnings
 from .estimators import (make_penalty, _label_set, _n_samples, _resolve_delta, _resolve_budget,
                               _private_data_bounds, _DataBounds, BOUNDS_LABEL, _box_rows,
                               _box_scores, _add_private_center, _private_target,
-                              PREPROCESSING_LABEL, public_box, _numbers_or_refuse)
+                              preprocessing_label, public_box, _numbers_or_refuse)
 from .solvers.contract import (Plan, PrivacyRequest, build_report, check_sample_weight,
                                     get_solver)
 from .solvers.tuning import (default_candidates, linear_fitter, holdout_split,
@@ -113,7 +113,7 @@ def _whole_report(released:_DataBounds, search, eps, delta):
     "The report of the fit: the preprocessing's releases (if any), then the search (basic composition)."
     if released.event is None: return search
     labels = [label for label, _ in released.entries]
-    label = labels[0] if len(labels) == 1 else PREPROCESSING_LABEL
+    label = preprocessing_label(labels)
     plan = Plan(epsilon=released.epsilon + search.epsilon, delta=released.delta + search.delta,
                 accountant=(f"basic composition (Theorem 3.1.5) of: {label}: exact GDP; "
                             f"search: {search.accountant}"),

@@ -90,12 +90,13 @@ def test_classification_and_named_dataset(tmp_path, capsys):
     assert code == 0 and json.loads(out)["estimator"] == "DPClassifier"
 
 def test_fit_per_sample_clipping(csv_file, capsys):
-    "--clipping sample: per-sample l2 clipping, one Gaussian release per pass (+ p Laplace releases of the private constants)."
+    "--clipping sample: per-sample l2 clipping, one Gaussian release per pass (the M_j follow from the released scales)."
     code, out, err = run(["fit", str(csv_file), "--target", "price", "--feature-bound", "1", "--clipping", "sample", "--clip", "2",
                           "--passes", "4", "--seed", "0", "--json"], capsys)
     assert code == 0, err
     rep = json.loads(out)["privacy"][0]
-    assert rep["epsilon"] <= 1 + 1e-9 and rep["releases"] == 1 + 4 + 3   # the centre; 4 passes; M_j of the 3 features estimated privately (the intercept's β s² is public)
+    # the centre and the scales (public bounds); 4 passes; the M_j follow from the scales
+    assert rep["epsilon"] <= 1 + 1e-9 and rep["releases"] == 2 + 4
     assert any("passes" in n and "l2" in n for n in rep["notes"])
 
 def test_datasets_command(capsys):
@@ -577,7 +578,7 @@ def test_fractional_passes_for_the_step_solvers(csv_file, capsys):
                            "--json"], capsys)
         assert c == 0, err
         steps.append(json.loads(out)["privacy"][0]["releases"])
-    assert 2 * (steps[0] - 1) == steps[1] - 1   # (1: the release of the centre, public bounds)
+    assert 2 * (steps[0] - 2) == steps[1] - 2   # (2: the centre's and scales' releases, public bounds)
 
 @pytest.mark.parametrize("extra,text,python_name", [
     (["--epsilon", "0"], "--epsilon must be > 0", "epsilon must"),

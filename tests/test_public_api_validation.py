@@ -65,6 +65,7 @@ def _valid(qn=None):
         "name": "rdp", "accountant": "rdp", "n": 100, "alpha": 0.05, "gamma": 1.0,
         "s_D": rng.normal(size=50), "s_Dp": rng.normal(size=50) + 1, "C": np.abs(rng.normal(size=(20, 2))),
         "B": np.ones(3), "rdp": np.array([0.5, 1.0]), "make_accountant": _gdp_ledger,
+        "U": np.clip(rng.normal(size=(20, 3)), -1, 1), "floor": 1e-2,
         "values": np.array([0.1, 0.5, 0.2]), "sensitivities": np.ones(3), "u": np.array([0.1, 0.5]),
         "u_prime": np.array([0.6, 0.0]), "p": 3, "offset": 0, "probs": np.array([0.5, 0.5]),
         "rng": rng, "T": 2, "K": 3, "R": 2, "dist": tnb_for_mean(5.0), "eta": 1.0, "kappa": 2.0,
@@ -106,6 +107,7 @@ RECORD = "a result record the library builds from checked values, not an entry p
 SKIP = {
     **{f"dp_cd.{q}": RECORD for q in (
         "privacy.audit.AuditResult", "privacy.bounds.BoundsRelease", "privacy.bounds.CenterRelease",
+        "privacy.bounds.ScaleRelease",
         "privacy.mechanisms.SelectionCalibration", "solvers.contract.Run", "solvers.contract.FitResult",
         "solvers.dpgcd.DPGCDCalibration", "solvers.growth.GrowthResult", "solvers.reference.SolverResult",
         "solvers.tuning.SelectionResult")},

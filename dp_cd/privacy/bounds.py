@@ -14,8 +14,9 @@ from .events import GaussianEvent, check_delta, check_epsilon
 from .calibration import calibrate_noise_multiplier, epsilon_gaussian
 
 # %% auto 0
-__all__ = ['magnitude_bins', 'magnitude_histogram', 'noisy_magnitude_histogram', 'top_trusted_bins', 'BoundsRelease',
-           'private_bounds', 'data_bounds', 'clip_records', 'unit_box_mean', 'CenterRelease', 'private_center']
+__all__ = ['SCALE_FLOOR', 'magnitude_bins', 'magnitude_histogram', 'noisy_magnitude_histogram', 'top_trusted_bins',
+           'BoundsRelease', 'private_bounds', 'data_bounds', 'clip_records', 'unit_box_mean', 'CenterRelease',
+           'private_center', 'unit_box_second_moment', 'ScaleRelease', 'private_scale']
 
 # %% ../../nbs/02_privacy/11_bounds.ipynb
 def magnitude_bins(values, # values (any shape); ±inf: the top bin, NaN: none
@@ -239,6 +240,64 @@ def private_center(X, # design (n, p), dense, sparse or row-chunked, finite
     noisy = np.clip(m + as_generator(random_state).standard_normal(len(m)) * sigma, -1.0, 1.0)
     p = X.shape[1]
     return CenterRelease(noisy[:p], None if y is None else float(noisy[p]), z, sigma)
+
+# %% ../../nbs/02_privacy/11_bounds.ipynb
+def unit_box_second_moment(U, # records in the unit box (n, q): dense, scipy sparse or row-chunked
+                           block:int=2**16, # a dense U is read about `block` values at a time
+                          ) -> np.ndarray:
+    """(1/n) Σ_i min(u_ij², 1): the statistics `private_scale` releases (a missing value, NaN,
+    counts as 0; a value beyond the box counts as 1)."""
+    n, q = U.shape
+    if is_chunked(U):
+        import dask.array as da
+        return np.asarray(da.nan_to_num(da.minimum(U.astype(float) ** 2, 1.0)).mean(axis=0)
+                          .compute())
+    if sp.issparse(U):
+        A = sp.csc_matrix(U, dtype=float, copy=True)
+        A.sum_duplicates()   # a record's entry is the sum of its stored duplicates
+        with np.errstate(over="ignore", invalid="ignore"):
+            A.data = np.nan_to_num(np.minimum(A.data ** 2, 1.0))
+        return np.asarray(A.sum(axis=0)).ravel() / n
+    U, v = np.asarray(U, dtype=float), np.empty(q)
+    width = max(1, block // max(n, 1))
+    for j in range(0, q, width):
+        with np.errstate(over="ignore", invalid="ignore"):
+            part = np.minimum(np.square(U[:, j:j + width]), 1.0)
+        v[j:j + width] = np.nan_to_num(part, copy=False).mean(axis=0)
+    return v
+
+# %% ../../nbs/02_privacy/11_bounds.ipynb
+SCALE_FLOOR = 1e-2   # s_min: the scaled records stay within [-1/s_min, 1/s_min]
+
+@dataclass(frozen=True)
+class ScaleRelease:
+    "The outcome of `private_scale`: released second moments, and the scales and smoothness derived."
+    second_moment: np.ndarray # released (1/n) Σ_i u_ij², clipped to [0, 1] (q,)
+    scale: np.ndarray # s_j = sqrt(max(ṽ_j, 2σ, s_min²)): the divisor of column j (q,)
+    smoothness: np.ndarray # min(ṽ_j + 2σ, 1) / s_j²: upper estimate of the mean square of u_j / s_j
+    noise_multiplier: float # z (σ = z · √q / n)
+    sigma: float # noise standard deviation of each second moment
+
+    @property
+    def event(self) -> GaussianEvent:
+        "The privacy event of the release (one Gaussian release, noise multiplier z)."
+        return GaussianEvent(self.noise_multiplier)
+
+def private_scale(U, # records in the unit box (n, q), dense, sparse or row-chunked
+                  noise_multiplier:float, # z: the release is 1/z-GDP
+                  random_state=None, # seed or Generator
+                  floor:float=SCALE_FLOOR, # s_min, PUBLIC
+                 ) -> ScaleRelease:
+    """The second moments of the unit-box records plus N(0, σ²), σ = z√q/n, clipped to [0, 1]
+    (1/z-GDP), and the scales and smoothness constants derived from them (post-processing)."""
+    z = check_scalar(noise_multiplier, "noise_multiplier", low=0, low_open=True)
+    floor = check_scalar(floor, "floor", low=0, low_open=True, high=1)
+    n, q = U.shape
+    v = unit_box_second_moment(U)
+    sigma = z * math.sqrt(q) / n
+    noisy = np.clip(v + as_generator(random_state).standard_normal(q) * sigma, 0.0, 1.0)
+    s2 = np.maximum(np.maximum(noisy, 2 * sigma), floor ** 2)
+    return ScaleRelease(noisy, np.sqrt(s2), np.minimum(noisy + 2 * sigma, 1.0) / s2, z, sigma)
 
 # %% ../../nbs/02_privacy/11_bounds.ipynb
 def _chunked_statistics(X, y):

@@ -17,6 +17,7 @@ from ..privacy.calibration import calibrate_noise_multiplier, epsilon_gaussian
 from .contract import (FitResult, Ledger, Plan, Problem, Run, Solver, build_report,
                                    check_privacy, get_solver, register)
 from .dpcd import (coordinate_setup, _record_due, smoothness_from_bounds,
+                                smoothness_from_moments,
                                 intercept_setup, _check_intercept, _intercept_column, _margins)
 
 # %% auto 0
@@ -353,3 +354,4 @@ class DPBCD(Solver):
 
 # %% ../../nbs/03_solvers/09_block_cd.ipynb
 DPBCD.options_from_bounds = smoothness_from_bounds   # as DP-CD: private M_j with bounds β B_j²
+DPBCD.options_from_moments = smoothness_from_moments

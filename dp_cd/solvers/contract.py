@@ -305,6 +305,16 @@ class Solver:
         "Options derived from public data bounds, so that no constant is read from the data."
         return {}
 
+    def options_from_moments(self, loss:Loss, # the datafit
+                             moments:np.ndarray, # PUBLIC or released (1/n) Σ_i x_ij² (p,)
+                             scales:np.ndarray, # PUBLIC or released s_j the columns were divided by
+                             options:dict, # the options so far (documented defaults for the others)
+                            ) -> dict:
+        """Options derived from public (or already released) mean squares of the columns, the
+        scales they were divided by, and the options so far (e.g. clipping thresholds kept those of
+        the unscaled columns)."""
+        return {}
+
     def check_supports(self, loss, penalty):
         "Refuse a loss or penalty the solver does not support, naming the ones it does."
         if type(loss) not in self.losses and loss.code not in kernel_losses():

@@ -32,7 +32,7 @@ from .chunks import Progress, check_chunks, hold_chunks, load_chunk
 # %% auto 0
 __all__ = ['ACCOUNTANTS', 'dpcd_inner_dense', 'dpcd_inner_sparse', 'clip_thresholds', 'dpcd_noise_multiplier', 'dpcd_events',
            'row_norms', 'sample_clip_thresholds', 'private_smoothness', 'noise_blocks', 'coordinate_setup',
-           'intercept_setup', 'dp_cd', 'DPCD', 'smoothness_from_bounds']
+           'intercept_setup', 'dp_cd', 'DPCD', 'smoothness_from_bounds', 'smoothness_from_moments']
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 @njit(cache=True)
@@ -744,3 +744,25 @@ def smoothness_from_bounds(self, loss:Loss, bounds:np.ndarray, target_bound=None
     return dict(smoothness="private", smoothness_bound=loss.curvature * np.asarray(bounds) ** 2)
 
 DPCD.options_from_bounds = smoothness_from_bounds
+
+
+def smoothness_from_moments(self, loss:Loss, moments:np.ndarray, scales:np.ndarray,
+                            options:dict) -> dict:
+    """Public M_j = β (1/n) Σ_i x_ij² from released (or public) mean squares: post-processing, so
+    that no share of ε goes to estimating them. With one coordinate-wise threshold C, the
+    thresholds
+    become explicit: those §4.5.1 gives the unscaled columns (constants M_j s_j²), divided by s_j,
+    so that dividing the columns changes the penalty's units only, not what is clipped."""
+    M = loss.curvature * np.asarray(moments, dtype=float)
+    out = dict(smoothness=M, smoothness_bound=None)
+    o = {**{opt.name: opt.default for opt in self.options}, **options}
+    if o.get("clipping", "coordinate") != "coordinate" or np.ndim(o["clip"]) != 0: return out
+    if not np.isfinite(o["clip"]): return out   # no clipping (ε = ∞): nothing to convert
+    M_raw, s = M * np.asarray(scales, dtype=float) ** 2, np.asarray(scales, dtype=float)
+    if o.get("fit_intercept"):   # the implicit column's constant β s², neither divided nor moved
+        M_b = loss.curvature * o["intercept_scaling"] ** 2
+        M_raw, s = np.append(M_raw, M_b), np.append(s, 1.0)
+    out["clip"] = clip_thresholds(M_raw, o["clip"]) / s
+    return out
+
+DPCD.options_from_moments = smoothness_from_moments

@@ -38,7 +38,8 @@ from ..privacy.registry import ACCOUNTANTS, check_accountant, make_accountant, s
 from ..privacy.calibration import calibrate
 from ..privacy.closed_forms import per_step_epsilon
 from ..privacy.mechanisms import selection_scale, noisy_argmax_abs
-from .dpcd import coordinate_setup, smoothness_from_bounds, clip_thresholds
+from .dpcd import (coordinate_setup, smoothness_from_bounds, clip_thresholds,
+                                smoothness_from_moments)
 from .dpcd import intercept_setup, _check_intercept
 from .contract import Solver, Plan, Run, Ledger, FitResult, register, get_solver
 from ..model.norms import quadratic_strong_convexity
@@ -578,6 +579,7 @@ class DPGCD(Solver):
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 DPGCD.options_from_bounds = smoothness_from_bounds   # as DP-CD: private M_j with bounds β B_j²
+DPGCD.options_from_moments = smoothness_from_moments
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 def _check_choice(name:str, value, choices:tuple):
