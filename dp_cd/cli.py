@@ -585,7 +585,7 @@ def _add_fit(sub):
     f.add_argument("--test-file", default=None, help="held-out data file: the accuracy / R^2 "
                    "printed is computed on it (no metric is printed on the training data)")
     _add_model_options(f)
-    _add_privacy_options(f)
+    _add_bounds_options(f)
     f.add_argument("--seed", type=int, default=None, help="random seed")
     f.add_argument("--dask", default=None, metavar="SCHEDULER_ADDRESS", help="fit on the Dask "
                    "cluster of this scheduler (default $DP_CD_DASK; dp-cd, dp-bcd, dp-gcd, dp-sgd, "
@@ -603,7 +603,7 @@ def _takers(option:str) -> str:
     return "/".join(s for s in sorted(SOLVERS) if _takes(s, option))
 
 def _add_model_options(f):
-    "The options of the model and its solver."
+    "The model, its solver, the privacy budget and the solver's hyper-parameters."
     whole = ", ".join(s for s in sorted(SOLVERS) if _takes(s, "passes") and _whole_passes(s))
     f.add_argument("--loss", choices=sorted(LOSSES),
                    help="default: squared (regression) or logistic (classification)")
@@ -612,12 +612,26 @@ def _add_model_options(f):
     f.add_argument("--alpha", type=float, default=None, help="regularisation strength (default "
                    "1e-3; with --tune, the tuned estimators' 1e-4)")
     f.add_argument("--solver", default=None, choices=sorted(SOLVERS), help="solver (default dp-cd)")
+    f.add_argument("--epsilon", type=float, default=1.0,
+                   help="privacy budget epsilon (default 1; 'inf' for non-private)")
+    f.add_argument("--delta", type=float, default=None, help="delta (default 1/n^2)")
     f.add_argument("--passes", type=float, default=None, help=f"passes over the data (default 10, "
                    f"at most {MAX_PASSES}); an integer for {whole}")
     f.add_argument("--step", type=float, default=None,
                    help="step-size hyper-parameter (solver default)")
     f.add_argument("--clip", type=float, default=None,
                    help="clipping hyper-parameter (solver default)")
+
+# %% ../nbs/06_api/02_cli.ipynb
+def _add_bounds_options(f):
+    "The public bounds of the data, the smoothness constants, the clipping scheme, --tune."
+    f.add_argument("--bounds", default="private", help="'private' (default: estimated privately "
+                   "inside epsilon), a PUBLIC bound B >= |x_ij|, or 'data' (read from the data: "
+                   "NOT private)")
+    f.add_argument("--feature-bound", type=float, default=None,
+                   help="deprecated: same as --bounds B")
+    f.add_argument("--target-bound", type=float, default=None,
+                   help="PUBLIC bound on |y| (default: estimated with --bounds)")
     f.add_argument("--smoothness", choices=["exact", "private"], default=None,
                    help=f"{_takers('smoothness')}: M_j 'private' with --smoothness-bound, or "
                    "'exact' (read from the data: NOT private, warns); default: privately from the "
@@ -633,20 +647,6 @@ def _add_model_options(f):
                    "solver and its hyper-parameters chosen privately inside --epsilon (the report "
                    "covers the whole search); refuses --solver, --passes, --step, --clip, "
                    "--clipping, --smoothness(-bound), --loss and --dask; fits in memory")
-
-# %% ../nbs/06_api/02_cli.ipynb
-def _add_privacy_options(f):
-    "The privacy budget of the fit and the public bounds of the data."
-    f.add_argument("--epsilon", type=float, default=1.0,
-                   help="privacy budget epsilon (default 1; 'inf' for non-private)")
-    f.add_argument("--delta", type=float, default=None, help="delta (default 1/n^2)")
-    f.add_argument("--bounds", default="private", help="'private' (default: estimated privately "
-                   "inside epsilon), a PUBLIC bound B >= |x_ij|, or 'data' (read from the data: "
-                   "NOT private)")
-    f.add_argument("--feature-bound", type=float, default=None,
-                   help="deprecated: same as --bounds B")
-    f.add_argument("--target-bound", type=float, default=None,
-                   help="PUBLIC bound on |y| (default: estimated with --bounds)")
 
 def _add_budget_options(f):
     "The budget ledger charged by the fit."
