@@ -4,746 +4,65 @@
 
 # %% ../nbs/06_api/02_cli.ipynb 1
 from __future__ import annotations
-import argparse, contextlib, csv, dataclasses, fcntl, io, json, math, os, re, signal, sys, tempfile
-import copy, hashlib, operator, threading, time, warnings
+import argparse, contextlib, dataclasses, inspect, json, math, os, re, signal, sys, time, warnings
 from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
-from scipy.integrate import IntegrationWarning
 import dp_cd
-from .utils import PrivacyLeakWarning, as_generator
-from .estimators import (DPRegressor, DPClassifier, BudgetExceededError, LOSSES, make_loss,
-                               make_penalty, BoundsFallbackWarning)
+from .utils import PrivacyLeakWarning
+from .datasets import DatasetError, available, format_available
+from .estimators import (DPRegressor, DPClassifier, BudgetExceededError, LOSSES,
+                               BoundsFallbackWarning)
+from .tuned import DPClassifierCV, DPRegressorCV
 from .solvers.contract import SOLVERS, get_solver
+from .io import (InputError, MAX_ABS_VALUE, check_output, count_records, csv_columns,
+                      label_codes, label_text, one_line, parse_labels, read_features,
+                      read_table, write_atomic, write_error)
+from .model_files import (budget_lock, jsonable, load_model, maps_missing, model_to_dict,
+                               open_ledger, prediction_texts, save_fit)
+from .progress import Progress, progress_line
+from .demo import DEMO_BOUND, DEMO_PROBLEMS, plot_demo, run_demo, selected_text
 
 # %% auto 0
-__all__ = ['MAX_ABS_VALUE', 'MODEL_FORMAT', 'MODEL_VERSION', 'BUDGET_DELTA', 'MAX_PASSES', 'WHOLE_PASSES', 'FIT_DEFAULTS',
-           'TUNE_CHOOSES', 'SOLVER_OPTIONS', 'SMOOTHNESS_SOLVERS', 'DATASET_LABELS', 'REPORT_PARAMETERS',
-           'DEMO_PROBLEMS', 'DEMO_EPSILONS', 'DEMO_SHAPE', 'DEMO_BOUND', 'DEMO_PLOT', 'REPRODUCTIONS', 'CLI_FLAGS',
-           'LIST_OPTIONS', 'CLIError', 'read_data', 'model_to_dict', 'load_model', 'run_demo', 'main']
+__all__ = ['CLIError', 'MAX_PASSES', 'SOLVER_OPTIONS', 'FIT_DEFAULTS', 'TUNE_CHOOSES', 'DATASET_LABELS', 'REPORT_PARAMETERS',
+           'DEMO_PLOT', 'REPRODUCTIONS', 'CLI_FLAGS', 'LIST_OPTIONS', 'main']
 
 # %% ../nbs/06_api/02_cli.ipynb
-class CLIError(Exception):
-    "An error reported to the user as one line, with exit code `code` (1: failure, 2: usage)."
-    def __init__(self, msg, code=1):
-        super().__init__(msg)
-        self.code = code
-
-# %% ../nbs/06_api/02_cli.ipynb
-def _file_mode(path:Path) -> int:
-    "Permissions of a normal write: those of the existing file, else 0666 minus the umask."
-    if path.exists(): return path.stat().st_mode & 0o777
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
-
-# %% ../nbs/06_api/02_cli.ipynb
-def _stage(path:Path, write, binary=False) -> Path:
-    "Call `write(f)` on a temporary file next to `path`, with normal permissions; returns its path."
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb" if binary else "w") as f:
-            os.fchmod(f.fileno(), _file_mode(path))   # mkstemp creates 0600 files
-            write(f)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return Path(tmp)
-
-# %% ../nbs/06_api/02_cli.ipynb
-def _write_atomic(path:Path, write, binary=False):
-    """Call `write(f)` on a temporary file next to `path`, then rename it to `path` (nothing is left
-    on error)."""
-    tmp = _stage(path, write, binary)
-    try: os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-# %% ../nbs/06_api/02_cli.ipynb
-def _check_output(path, option:str):
-    """Refuse at once, before any work or charge, an output path that cannot become a file: a
-    directory, or a path under a file or in a folder this user cannot write to."""
-    if not path: return
-    path = Path(path)
-    if path.is_dir(): raise CLIError(f"{option} {path}: is a directory; give a file name", 2)
-    folder = next(p for p in path.absolute().parents if p.exists())   # the first one that exists
-    if not folder.is_dir():
-        raise CLIError(f"{option} {path}: {folder} is a file, not a folder; give another path", 2)
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise CLIError(f"{option} {path}: no permission to write in {folder}", 2)
-
-def _write_error(e:OSError, option:str, path) -> CLIError:
-    "An error writing an output, naming the option and the path given (never a temporary file)."
-    return CLIError(f"{option} {path}: cannot write the file ({e.strerror or type(e).__name__})")
-
-# %% ../nbs/06_api/02_cli.ipynb
-def _progress_line(label:str, done:int=0, total:int|None=None, seconds:float|None=0.0,
-                   width:int=24) -> str:
-    """One line of the progress bar: a bar and a count when `total` is known, else the time elapsed
-    (none when `seconds` is None: a private search's time reveals its number of runs)."""
-    elapsed = "" if seconds is None else f" {seconds:.0f}s"
-    if not total: return f"{label} ...{elapsed}"
-    filled = round(width * min(max(done / total, 0.0), 1.0))
-    return f"{label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}{elapsed}"
-
-# %% ../nbs/06_api/02_cli.ipynb
-class _Progress:
-    "A progress bar on stderr, drawn by a thread after `delay` seconds, only on a terminal."
-    def __init__(self, label, total=None, stream=None, delay=2.0, interval=0.25, timed=True):
-        self.label, self.total, self.done, self.timed = label, total, 0, timed
-        self.stream = stream if stream is not None else sys.stderr
-        self.delay, self.interval, self.width = delay, interval, 0
-        self.enabled = bool(getattr(self.stream, "isatty", lambda: False)())
-        self._stop, self._thread = threading.Event(), None
-
-    def update(self, done, total=None):
-        "Record `done` steps out of `total` (if given)."
-        self.done, self.total = done, total if total is not None else self.total
-
-    def _draw(self, line):
-        self.stream.write("\r" + line.ljust(self.width))
-        self.stream.flush()
-        self.width = len(line)
-
-    def _loop(self):
-        t0 = time.monotonic()
-        if self._stop.wait(self.delay): return
-        while not self._stop.is_set():
-            seconds = time.monotonic() - t0 if self.timed else None
-            self._draw(_progress_line(self.label, self.done, self.total, seconds))
-            self._stop.wait(self.interval)
-        self._draw("")
-        self.stream.write("\r")
-
-    def __enter__(self):
-        if self.enabled:
-            self._thread = threading.Thread(target=self._loop, daemon=True)
-            self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        if self._thread is not None: self._thread.join()
-
-# %% ../nbs/06_api/02_cli.ipynb
-def _is_number_text(text:str) -> bool:
-    "Whether a CSV cell reads as a number (as `float` reads it: 'nan' and 'inf' included)."
-    try: float(text)
-    except ValueError: return False
-    return True
-
-def _csv_rows(path:Path) -> list:
-    "The rows of a UTF-8 CSV file as `csv` reads the whole file (a quoted field may span lines)."
-    with open(path, newline="", encoding="utf-8-sig") as f: return list(csv.reader(f))
-
-def _private_rows(path:Path) -> list:
-    """The rows of a CSV file in a private fit, where a record is a non-blank line (as
-    `_count_records` counts them) read on its own: a byte that is not UTF-8 is read as U+FFFD, a
-    stray quote or a NUL stays in its line, a field of any length is read. Each is then a cell that
-    is not a number (a missing value), never a refusal or a change of n, which would depend on
-    that record."""
-    with open(path, encoding="utf-8-sig", errors="replace") as f:   # universal newlines
-        lines = [line.rstrip("\r\n").replace("\0", "") for line in f if line.strip()]
-    limit = csv.field_size_limit()
-    csv.field_size_limit(2**31 - 1)
-    try:   # a line without a quote is its fields split at commas, as `csv` reads it
-        return [line.split(",") if '"' not in line else next(csv.reader([line]), [])
-                for line in lines]
-    finally: csv.field_size_limit(limit)
-
-def _read_csv_table(path:Path, missing:bool=False):
-    """Header and non-blank (row number, row) pairs of a UTF-8 CSV file (a byte-order mark
-    dropped); with `missing` (a private fit), rows are read by `_private_rows`, and a row of another
-    length than the header is mapped by a public rule (missing fields are empty cells, extra fields
-    are dropped), never refused."""
-    try: rows = _private_rows(path) if missing else _csv_rows(path)
-    except UnicodeDecodeError:   # its message names a byte and its offset: a record's content
-        raise CLIError(f"{path}: the file is not UTF-8 text (a byte of another encoding); save it "
-                       f"as UTF-8 ({_NOT_SHOWN})") from None
-    except (OSError, ValueError) as e:
-        raise CLIError(f"{path}: cannot read the file ({e})") from None
-    if not rows: raise CLIError(f"{path}: the file is empty; it needs a header row and data rows")
-    header = [h.strip() for h in rows[0]]
-    if all(_is_number_text(h) for h in header):   # a record: its values are private, not shown
-        raise CLIError(f"{path}: the first row holds numbers, not column names: the file seems to "
-                       "have no header row; add one (a name for each column) as its first line")
-    dupes = sorted({h for h in header if header.count(h) > 1})
-    if dupes:
-        raise CLIError(f"{path}: duplicate column names {dupes}; give every column its own name "
-                       "(the first row is read as the header row: if the file has none, add one)")
-    # a record is a non-blank line (as `_count_records` counts them): a row of empty fields (",,")
-    # is a record whose values are all missing, never dropped (n would depend on that record)
-    body = [(i + 2, r) for i, r in enumerate(rows[1:]) if len(r) > 1 or (r and r[0].strip())]
-    if not body: raise CLIError(f"{path}: no data rows after the header")
-    if missing:
-        k = len(header)
-        return header, [(line, r if len(r) == k else (r + [""] * k)[:k]) for line, r in body]
-    if any(len(r) != len(header) for _, r in body):
-        raise CLIError(f"{path}: a row does not have the header's {len(header)} fields; fix the "
-                       f"file, or fit privately (a private fit maps such rows by a public rule) "
-                       f"({_NOT_SHOWN})")
-    return header, body
-
-# %% ../nbs/06_api/02_cli.ipynb
-MAX_ABS_VALUE = 1e150   # larger values overflow float64 once squared and summed by the solvers
-# an error is an output: it names the column (public schema), never a record's position or value
-_NOT_SHOWN = "the record and its value are not shown: they are private"
-
-def _value_problem(v:float):
-    "(what, fix) when a value cannot be used (NaN, infinite, too large to square), else None."
-    if math.isnan(v): return "NaN (a missing value)", "remove or impute missing values first"
-    if math.isinf(v): return "infinity", "remove it or rescale the data"
-    if abs(v) > MAX_ABS_VALUE:
-        return f"a value above {MAX_ABS_VALUE:g} in magnitude", "rescale the data"
-    return None
-
-# %% ../nbs/06_api/02_cli.ipynb
-def _csv_columns(path:Path, header, body, names, missing:bool=False):
-    """The columns `names` of a CSV table as a float array, checked value by value; with `missing`
-    (a private fit, or a private model's records), an empty cell or one that is not a number is
-    NaN, and NaN, infinite and huge values are kept for the estimator's public rule (a refusal
-    would depend on one record)."""
-    data, rows = np.empty((len(body), len(names))), [r for _, r in body]
-    for k, name in enumerate(names):
-        cells = list(map(operator.itemgetter(header.index(name)), rows))
-        try: data[:, k] = np.fromiter(map(float, cells), float, len(cells))   # as fast as C reads
-        except ValueError: data[:, k] = _csv_cells(path, name, cells, missing)
-        bad = None if missing else ~(np.abs(data[:, k]) <= MAX_ABS_VALUE)   # NaN included
-        if bad is not None and bad.any():
-            what, fix = _value_problem(data[np.argmax(bad), k])
-            raise CLIError(f"{path}: column {name!r} contains {what}; {fix} ({_NOT_SHOWN})")
-    return data
-
-def _csv_cells(path:Path, name, cells, missing:bool):
-    """A column with a cell that is not a number, cell by cell: with `missing`, such a cell (an
-    empty one included) is NaN; else the first one is refused, naming what it is."""
-    col = np.empty(len(cells))
-    for i, cell in enumerate(cells):
-        try: col[i] = float(cell)
-        except ValueError:
-            if missing:   # a cell that is not a number is missing (the public rule)
-                col[i] = np.nan
-            elif not cell.strip():
-                raise CLIError(f"{path}: column {name!r} has a missing value (an empty cell); "
-                               f"remove or impute missing values first, or fit privately (a "
-                               f"private fit maps them by a public rule) ({_NOT_SHOWN})") from None
-            else:
-                raise CLIError(f"{path}: column {name!r} is not numeric; encode it as numbers "
-                               f"first ({_NOT_SHOWN})") from None
-    return col
-
-# %% ../nbs/06_api/02_cli.ipynb
-def _read_csv(path:Path, target, missing:bool=False, labels:dict|None=None):
-    """Features, target, feature names and target name of a CSV file (target: default last
-    column); `missing`: see `_csv_columns`; `labels`: see `_csv_labels`."""
-    header, body = _read_csv_table(path, missing)
-    if target is None: target = header[-1]
-    elif target not in header:
-        raise CLIError(f"{path}: unknown target column {target!r}; columns are {header}")
-    names = [h for h in header if h != target]
-    if labels:
-        y = _csv_labels(path, header, body, target, labels, missing)
-        return _csv_columns(path, header, body, names, missing), y, names, target
-    data = _csv_columns(path, header, body, names + [target], missing)
-    return data[:, :-1], data[:, -1], names, target
-
-def _csv_labels(path:Path, header, body, target, labels:dict, missing:bool=False):
-    """The target column of text class labels as their codes (`labels`: {text: code}). A cell that
-    is none of them is NaN with `missing` (a private fit: the classifier's rule for a label outside
-    its classes applies), else refused, naming no record."""
-    j = header.index(target)
-    y = np.array([labels.get(r[j].strip(), np.nan) for _, r in body])
-    if not missing and np.isnan(y).any():
-        raise CLIError(f"{path}: column {target!r} holds a label that is not one of --classes "
-                       f"{', '.join(labels)}; fix the file or the label set ({_NOT_SHOWN})")
-    return y
-
-# %% ../nbs/06_api/02_cli.ipynb
-def _first_bad(A):
-    "(row, column, value) of the first NaN, infinite or too large entry of `A`, else None."
-    if sp.issparse(A):
-        coo = A.tocoo()
-        rows, cols, vals = coo.row, coo.col, coo.data
-    else:
-        vals = np.asarray(A, dtype=float).reshape(len(A), -1)
-        rows, cols = np.indices(vals.shape)
-    bad = np.flatnonzero(~(np.isfinite(vals) & (np.abs(vals) <= MAX_ABS_VALUE)))
-    if bad.size == 0: return None
-    k = np.unravel_index(bad[0], np.shape(vals))
-    return int(np.asarray(rows)[k]), int(np.asarray(cols)[k]), float(np.asarray(vals)[k])
-
-# %% ../nbs/06_api/02_cli.ipynb
-def _check_data(X, y, names, target, source, missing:bool=False):
-    """Refuse data the solvers cannot use (shape, NaN, infinity, scale) in one line; with
-    `missing`, values are not checked (a private fit maps them by a public rule)."""
-    if X.ndim != 2:
-        raise CLIError(f"{source}: the features must be a 2-d array (records x features), got "
-                       f"shape {X.shape}")
-    n, p = X.shape
-    if n < 1: raise CLIError(f"{source}: no records")
-    if p < 1: raise CLIError(f"{source}: no feature columns besides the target {target!r}")
-    if y is not None and np.shape(y) != (n,):
-        raise CLIError(f"{source}: {n} records but the target has shape {np.shape(y)}")
-    if not sp.issparse(X) and np.asarray(X).dtype.kind not in "biuf":
-        raise CLIError(f"{source}: the features are not numeric")
-    for A, label in ((X, None), (y, target)) if not missing else ():
-        bad = None if A is None else _first_bad(A)
-        if bad:
-            i, j, v = bad
-            what, fix = _value_problem(v)
-            raise CLIError(f"{source}: column {label if label is not None else names[j]!r} "
-                           f"contains {what}; {fix} ({_NOT_SHOWN})")
-
-# %% ../nbs/06_api/02_cli.ipynb
-def read_data(source:str, # a file path, or a dataset name known to `dp_cd.datasets`
-              target:str|None=None, # target column name (CSV) — default: the last column
-              data_dir:str|None=None, # data directory for named datasets
-             ):
-    "Features, target, feature names and target name from a file or a named dataset, checked."
-    return _read(source, target, data_dir)[:4]
-
-def _read(source, target=None, data_dir=None, missing:bool=False, labels:dict|None=None):
-    """`read_data`'s four values and the task of a named dataset (None for a file); `missing`: a
-    private fit, which takes missing, infinite and huge values (its public rule maps them);
-    `labels`: {text: code} of text class labels (`_text_labels`), read from a CSV target."""
-    X, y, names, tname, task = _read_source(source, target, data_dir, missing, labels)
-    _check_data(X, y, names, tname, source, missing)
-    return X, y, names, tname, task
-
-# %% ../nbs/06_api/02_cli.ipynb
-def _read_source(source, target, data_dir, missing:bool=False, labels:dict|None=None):
-    "Unchecked (X, y, feature names, target name, task): a file (task None) or a named dataset."
-    path = Path(source)
-    suffix = path.suffix.lower() if path.exists() else ""
-    if labels and suffix != ".csv":
-        raise CLIError(f"--classes of text labels names the values of a CSV file's target column; "
-                       f"{source} holds numeric labels: give them as numbers", 2)
-    if not path.exists(): return _read_named(source, data_dir)
-    try:
-        if suffix == ".csv": return (*_read_csv(path, target, missing, labels), None)
-        if suffix == ".arff":
-            X, y, names = _read_arff(path)
-            return X, y, names, "class", None
-        if suffix in (".svm", ".libsvm", ".svmlight"):
-            from sklearn.datasets import load_svmlight_file
-            X, y = load_svmlight_file(str(path))
-            return X.tocsc(), y, [f"x{j}" for j in range(X.shape[1])], "target", None
-        if suffix == ".npy":
-            a = np.load(path, allow_pickle=False)
-            if a.ndim != 2 or a.shape[1] < 2:
-                raise CLIError(
-                    f"{path}: expected a 2-d array with the target as last column, got shape "
-                    f"{a.shape}"
-                )
-            return a[:, :-1], a[:, -1], [f"x{j}" for j in range(a.shape[1] - 1)], "target", None
-        if suffix == ".npz": return (*_read_npz(path), None)
-    except (OSError, ValueError) as e:
-        if isinstance(e, CLIError): raise
-        raise CLIError(f"{path}: cannot read the file ({e})") from None
-    raise CLIError(
-        f"{path}: unknown file type {suffix!r} (use .csv, .arff, .svm/.libsvm, .npy or .npz)"
-    )
-
-# %% ../nbs/06_api/02_cli.ipynb
-def _read_named(name, data_dir):
-    "A dataset of `dp_cd.datasets` by name, with its own task (a public fact of the registry)."
-    from dp_cd import datasets
-    if name not in datasets.NAMES:
-        raise CLIError(
-            f"{name}: no such file, and not a dataset name (known: {', '.join(datasets.NAMES)})"
-        )
-    try: ds = datasets.load(name, data_dir)
-    except datasets.DatasetError as e: raise CLIError(str(e)) from None
-    names = (list(ds.feature_names) if ds.feature_names is not None
-             else [f"x{j}" for j in range(ds.p)])
-    return ds.X, ds.y, names, "target", ds.task
-
-# %% ../nbs/06_api/02_cli.ipynb
-def _read_npz(path):
-    with np.load(path, allow_pickle=False) as z:
-        if "X" not in z or "y" not in z:
-            raise CLIError(f"{path}: an .npz file must contain arrays 'X' and 'y' (has "
-                           f"{list(z.keys())})")
-        X, y = z["X"], z["y"]
-    if X.ndim != 2:
-        raise CLIError(f"{path}: array 'X' must be 2-d (records x features), got shape {X.shape}")
-    return X, y, [f"x{j}" for j in range(X.shape[1])], "y"
-
-# %% ../nbs/06_api/02_cli.ipynb
-def _read_arff(path):
-    from dp_cd.datasets import read_arff, DatasetError
-    try: attrs, rows = read_arff(path)
-    except DatasetError as e: raise CLIError(str(e)) from None
-    *feats, (tname, tvals) = attrs
-    for j, (name, vals) in enumerate(feats):
-        if vals is not None:
-            raise CLIError(f"{path}: attribute {name!r} is nominal; encode it as numbers first")
-    try:
-        X = np.array([[float(r[j]) for j in range(len(feats))] for r in rows])
-    except ValueError as e:
-        raise CLIError(f"{path}: a non-numeric value; missing values ('?') are not accepted "
-                       f"({_NOT_SHOWN})") from None
-    col = [r[-1] for r in rows]
-    if tvals is None: y = np.array(col, dtype=float)
-    # first declared level is +1
-    elif len(tvals) == 2: y = np.where(np.array(col) == tvals[0], 1.0, -1.0)
-    else:
-        raise CLIError(
-            f"{path}: class attribute {tname!r} has {len(tvals)} levels; only binary nominal "
-            f"targets are encoded automatically"
-        )
-    return X, y, [n for n, _ in feats]
-
-# %% ../nbs/06_api/02_cli.ipynb
-MODEL_FORMAT = "dp_cd-model"
-MODEL_VERSION = 2   # 2: the fitted attributes that `predict` reads (`state`), and a checksum
-
-def _jsonable(v):
-    if isinstance(v, (np.floating, np.integer)): return v.item()
-    if isinstance(v, np.ndarray): return v.tolist()
-    if isinstance(v, float) and not math.isfinite(v): return str(v)
-    if isinstance(v, dict): return {str(k): _jsonable(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)): return [_jsonable(x) for x in v]
-    if v is None or isinstance(v, (str, int, float, bool)): return v
-    return repr(v)
-
-# %% ../nbs/06_api/02_cli.ipynb
-_SAVED_APART = {"coef_": "coef", "intercept_": "intercept", "n_features_in_": "n_features_in",
-                "feature_names_in_": "feature_names", "classes_": "classes",
-                "fit_results_": "tuned"}   # fitted attributes that have an entry of their own
-
-def _predict_reads(est) -> list:
-    """The fitted attributes (instance attributes named with a trailing '_') that `est.predict`
-    reads: recorded on a copy of `est` that predicts one record of zeros."""
-    read, cls = set(), type(est)
-    def getattribute(self, name):
-        if name.endswith("_") and not name.startswith("__"): read.add(name)
-        return object.__getattribute__(self, name)
-    probe = copy.copy(est)
-    probe.__class__ = type(cls.__name__, (cls,), {"__getattribute__": getattribute})
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")   # (a plain array for a model fitted with feature names)
-        probe.predict(np.zeros((1, est.n_features_in_)))
-    return sorted(k for k in read if k in vars(est))
-
-# %% ../nbs/06_api/02_cli.ipynb
-def _is_state_value(v) -> bool:
-    "A value the model file's `state` holds: None, a number, a numeric array, a dict of JSON."
-    if v is None or isinstance(v, (int, float, np.integer, np.floating)): return True
-    if isinstance(v, np.ndarray): return v.dtype.kind in "biuf"
-    return isinstance(v, dict) and json.loads(json.dumps(_jsonable(v))) == v
-
-def _predict_state(est) -> dict:
-    """The fitted attributes that `predict` reads other than those saved apart (`_SAVED_APART`),
-    such as the bounds new records are clipped into; one that JSON cannot hold is refused."""
-    state = {}
-    for k in _predict_reads(est):
-        if k in _SAVED_APART: continue
-        v = getattr(est, k)
-        if not _is_state_value(v):
-            raise TypeError(f"the fitted attribute {k} that predict reads cannot be saved "
-                            f"({type(v).__name__})")
-        state[k] = v
-    return state
-
-def _restore_state(est, state:dict):
-    "Set the fitted attributes of a model file's `state` (lists as float arrays)."
-    for k, v in state.items():
-        if isinstance(v, list): v = np.asarray(v, dtype=float)
-        elif isinstance(v, (int, float)) and not isinstance(v, bool): v = float(v)
-        setattr(est, k, v)
-
-# %% ../nbs/06_api/02_cli.ipynb
-def model_to_dict(est, # a fitted DPRegressor or DPClassifier (or their tuned ...CV)
-                  source:str="", # description of the training data
-                  feature_names:list|None=None, # feature names (default: `est.feature_names_in_`)
-                 ) -> dict:
-    "A JSON-serialisable description of a fitted estimator."
-    params = {
-        k: v
-        for k, v in est.get_params().items()
-        if k not in ("budget", "accountant", "random_state", "solver_options")
-    }
-    rep = est.privacy_
-    reports = rep if isinstance(rep, list) else [rep]
-    if feature_names is None: feature_names = getattr(est, "feature_names_in_", [])
-    names = list(feature_names)
-    d = {
-        "format": MODEL_FORMAT,
-        "version": MODEL_VERSION,
-        "dp_cd_version": dp_cd.__version__,
-        "estimator": type(est).__name__,
-        "params": params,
-        "coef": est.coef_,
-        "intercept": est.intercept_,
-        "n_features_in": est.n_features_in_,
-        "feature_names": [str(n) for n in names],
-        "training_data": source,
-        "privacy": [r.to_dict() if hasattr(r, "to_dict") else r for r in reports],
-        "state": _predict_state(est),   # e.g. the bounds that new records are clipped into
-    }
-    if hasattr(est, "classes_"): d["classes"] = est.classes_
-    if hasattr(est, "best_params_"): d["tuned"] = _tuned_dict(est)
-    return _jsonable(d)
-
-# %% ../nbs/06_api/02_cli.ipynb
-def _tuned_dict(est) -> dict:
-    """What a privately tuned fit selected (covered by its report), and the unit-box weights, which
-    `predict` applies as in training (the map into the unit box is in the model's `state`)."""
-    return dict(selected=est.best_params_, noisy_score=est.best_score_,   # (K is not released)
-                unit_coef=[m.coef for m in est.fit_results_])
-
-def _restore_tuned(est, t:dict):
-    "The selection and unit-box weights of a tuned estimator from the model file's `tuned` entry."
-    import types
-    est.fit_results_ = [types.SimpleNamespace(coef=np.asarray(w, float)) for w in t["unit_coef"]]
-    est.best_params_ = t["selected"]
-
-# %% ../nbs/06_api/02_cli.ipynb
-_MODEL_KEYS = {"estimator": str, "params": dict, "coef": list, "intercept": (int, float, list),
-               "n_features_in": int, "feature_names": list, "privacy": list, "state": dict}
-
-def _model_problem(d:dict):
-    "What is missing or malformed in a saved model's dictionary, or None."
-    state = d.get("state")
-    if isinstance(state, dict) and not all(re.fullmatch(r"[a-z][a-z0-9_]*_", str(k))
-                                           and k not in _SAVED_APART for k in state):
-        return "state names an attribute that predict does not read"
-    missing = [k for k in _MODEL_KEYS if k not in d]
-    if missing: return f"it lacks {', '.join(missing)}"
-    wrong = [k for k, t in _MODEL_KEYS.items() if not isinstance(d[k], t) or isinstance(d[k], bool)]
-    if wrong: return f"malformed {', '.join(wrong)}"
-    n, names = d["n_features_in"], d["feature_names"]
-    if n < 1: return "n_features_in is not a positive number of features"
-    if names and (len(names) != n or not all(isinstance(s, str) for s in names)):
-        return f"feature_names is not a list of {n} names"
-    return _weights_problem(d, n) or _state_problem(d["state"], n) or _privacy_problem(d)
-
-def _finite(v, shape:tuple) -> bool:
-    "Whether `v` is an array of finite numbers (not booleans, not text) of shape `shape`."
-    def has_bool(x): return isinstance(x, bool) or isinstance(x, list) and any(map(has_bool, x))
-    try: a = np.asarray(v)
-    except ValueError: return False   # a ragged list
-    return (a.shape == shape and a.dtype.kind in "iuf" and bool(np.all(np.isfinite(a)))
-            and not has_bool(v))
-
-_TUNED = ("DPRegressorCV", "DPClassifierCV")
-
-def _weights_problem(d:dict, n:int):
-    """What is wrong with the classes, coefficients, intercept or unit-box weights: shapes from the
-    estimator (a regressor: coef (p,) and a number; a classifier of k classes: (1, p) and (1,) for
-    two, (k, p) and (k,) for more), finite numbers."""
-    est, classes = d["estimator"], d.get("classes")
-    if est.startswith("DPRegressor"): rows, coef, icpt = 1, (n,), ()
-    elif not (isinstance(classes, list) and len(classes) >= 2 and _finite(classes, (len(classes),))
-              and len(set(classes)) == len(classes)):
-        return "classes is not a list of two or more distinct numbers"
-    else:
-        rows = 1 if len(classes) == 2 else len(classes)
-        coef, icpt = (rows, n), (rows,)
-    if not _finite(d["coef"], coef):
-        return f"coef is not an array of finite numbers of shape {coef}"
-    if not _finite(d["intercept"], icpt):
-        return "intercept is not " + (f"an array of finite numbers of shape {icpt}" if icpt
-                                      else "a finite number")
-    return _tuned_problem(d, n, rows)
-
-def _tuned_problem(d:dict, n:int, rows:int):
-    "What is wrong with the `tuned` entry: present for a tuned estimator only, with its weights."
-    tuned = d.get("tuned")
-    if (d["estimator"] in _TUNED) != (tuned is not None):
-        return "the tuned entry does not match the estimator"
-    if tuned is None: return None
-    w = (n + 1 if d["params"].get("fit_intercept", True) else n,)
-    if not (isinstance(tuned, dict) and isinstance(tuned.get("selected"), dict)
-            and isinstance(tuned.get("unit_coef"), list) and len(tuned["unit_coef"]) == rows
-            and all(_finite(u, w) for u in tuned["unit_coef"])):
-        return (f"the tuned entry lacks its selection or {rows} unit-box weight vector(s) of "
-                f"{w[0]} numbers")
-    return None
-
-# %% ../nbs/06_api/02_cli.ipynb
-_POSITIVE = ("bounds_", "scale_")   # a state attribute whose name ends so divides or clips: > 0
-
-def _state_problem(state:dict, n:int):
-    """What is wrong with the `state`: each value None, a dict, or finite numbers (one, or one per
-    feature), those whose names end as in `_POSITIVE` positive."""
-    for k, v in state.items():
-        if v is None or isinstance(v, dict): continue
-        shape = np.shape(v) if isinstance(v, list) else ()
-        if not (shape in ((), (n,)) and _finite(v, shape)):
-            return f"state {k} is not a finite number or {n} finite numbers"
-        if k.endswith(_POSITIVE) and not np.all(np.asarray(v) > 0):
-            return f"state {k} is not positive"
-    return None
-
-def _privacy_problem(d:dict):
-    "What is wrong with the privacy reports: a non-empty list of reports, each with its epsilon."
-    reports = d["privacy"]
-    def ok(r): return isinstance(r, dict) and ("epsilon" in r) and ("delta" in r)
-    if not (reports and all(ok(r) for r in reports)): return "privacy is not a list of reports"
-    return None
-
-def _checksum(d:dict) -> str:
-    "sha256 of the canonical JSON of a model's content (every entry but the checksum)."
-    content = {k: v for k, v in d.items() if k != "checksum"}
-    text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      allow_nan=False)
-    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-def _sealed(d:dict) -> dict:
-    "A model's content with its checksum, as `dp-cd fit --out` writes it."
-    return {**d, "checksum": _checksum(d)}
-
-# %% ../nbs/06_api/02_cli.ipynb
-def load_model(path # path of a model written by `dp-cd fit`
-              ):
-    "A fitted `DPRegressor`/`DPClassifier` (or a tuned `...CV`) from a saved model."
-    def constant(name): raise ValueError(f"{name} is not a number of a model file")
-    try:
-        d = json.loads(Path(path).read_text(), parse_constant=constant)
-    except (OSError, ValueError) as e:
-        raise CLIError(f"{path}: cannot read the model ({_one_line(str(e))})") from None
-    if not isinstance(d, dict) or d.get("format") != MODEL_FORMAT:
-        raise CLIError(f"{path}: not a dp_cd model file")
-    version = d.get("version")
-    if version != MODEL_VERSION:
-        older = isinstance(version, int) and version < MODEL_VERSION
-        raise CLIError(f"{path}: a model file of format version {version!r}, written by "
-                       + ("an older dp_cd (it lacks what predict needs, such as the bounds that "
-                          "new records are clipped into): fit the model again" if older else
-                          f"another dp_cd (this one reads version {MODEL_VERSION}): fit the model "
-                          "again, or use the dp_cd that wrote it"))
-    problem = _model_problem(d)
-    if problem: raise CLIError(f"{path}: damaged model file ({problem}); fit the model again")
-    if d.get("checksum") != _checksum(d):
-        raise CLIError(f"{path}: the model file was changed after `dp-cd fit` wrote it (its "
-                       "checksum does not match its content); fit the model again")
-    from dp_cd.tuned import DPClassifierCV, DPRegressorCV
-    cls = {c.__name__: c for c in (DPRegressor, DPClassifier, DPRegressorCV,
-                                   DPClassifierCV)}.get(d["estimator"])
-    if cls is None: raise CLIError(f"{path}: unknown estimator {d['estimator']!r}")
-    params = {
-        k: (float(v) if isinstance(v, str) and v in ("inf", "-inf", "nan") else v)
-        for k, v in d["params"].items()
-    }
-    try:
-        est = cls(**params)
-        est.coef_ = np.asarray(d["coef"], dtype=float)
-        intercept = d["intercept"]
-        is_list = isinstance(intercept, list)
-        est.intercept_ = np.asarray(intercept, dtype=float) if is_list else float(intercept)
-        if "tuned" in d: _restore_tuned(est, d["tuned"])
-        _restore_state(est, d["state"])
-    except (TypeError, ValueError, KeyError) as e:
-        problem = _one_line(str(e))
-        raise CLIError(f"{path}: damaged model file ({problem}); fit the model again") from None
-    est.n_features_in_ = d["n_features_in"]
-    if d["feature_names"]: est.feature_names_in_ = np.asarray(d["feature_names"], dtype=object)
-    if "classes" in d: est.classes_ = np.asarray(d["classes"])
-    est.privacy_ = d["privacy"][0] if len(d["privacy"]) == 1 else d["privacy"]
-    return est
-
-# %% ../nbs/06_api/02_cli.ipynb
-@contextlib.contextmanager
-def _budget_lock(path):
-    "Hold an exclusive `fcntl.flock` on PATH.lock while the ledger is checked, charged, rewritten."
-    lock = Path(f"{path}.lock")
-    try: f = open(lock, "a")
-    except OSError as e: raise CLIError(f"{path}: cannot lock the budget file ({e})") from None
-    with f:
-        fcntl.flock(f.fileno(), fcntl.LOCK_EX)   # waits for a concurrent fit on the same ledger
-        try: yield
-        finally: fcntl.flock(f.fileno(), fcntl.LOCK_UN)
-
-def _is_number(v): return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-# %% ../nbs/06_api/02_cli.ipynb
-def _ledger_problem(d):
-    "What is wrong with the content of a budget file, or None."
-    if not isinstance(d, dict): return "not a JSON object"
-    missing = [k for k in ("epsilon", "delta", "spent") if k not in d]
-    if missing: return f"missing {', '.join(missing)}"
-    eps, delta, spent = d["epsilon"], d["delta"], d["spent"]
-    if not (_is_number(eps) and math.isfinite(eps) and eps > 0):   # (JSON's Infinity, 1e999)
-        return f"the total epsilon must be a finite number > 0, got {eps!r}"
-    if not (_is_number(delta) and 0 <= delta <= 1):
-        return f"the total delta must be in [0, 1], got {delta!r}"
-    if not isinstance(spent, list): return "'spent' must be a list of [epsilon, delta] pairs"
-    for k, s in enumerate(spent):
-        valid = lambda v: _is_number(v) and math.isfinite(v) and v >= 0
-        pair = isinstance(s, list) and len(s) == 2 and all(valid(v) for v in s)
-        if not (pair and s[1] <= 1):
-            return f"spending {k + 1} is {s!r}, not a pair of finite non-negative numbers"
-    return None
-
-# %% ../nbs/06_api/02_cli.ipynb
-def _budget(args):
-    """The BudgetAccountant of `--budget-file` (created with the totals of
-    --budget-epsilon/--budget-delta)."""
-    from dp_cd.estimators import BudgetAccountant
-    path = Path(args.budget_file)
-    _check_totals(args)
-    if not path.exists():
-        if args.budget_epsilon is None:
-            raise CLIError(
-                f"{path} does not exist: give --budget-epsilon (and --budget-delta) to create it", 2
-            )
-        delta = BUDGET_DELTA if args.budget_delta is None else args.budget_delta
-        return BudgetAccountant(args.budget_epsilon, delta)
-    try: d = json.loads(path.read_text())
-    except (OSError, ValueError) as e:
-        raise CLIError(f"{path}: cannot read the budget file ({e})") from None
-    problem = _ledger_problem(d)
-    if problem:
-        raise CLIError(f"{path}: not a valid budget file: {problem}; restore the ledger from a "
-                       "backup")
-    for option, given, total in (("--budget-epsilon", args.budget_epsilon, d["epsilon"]),
-                                 ("--budget-delta", args.budget_delta, d["delta"])):
-        if given is not None and given != total:
-            raise CLIError(f"{option} {given:g}: {path} already holds the totals epsilon = "
-                           f"{d['epsilon']:g}, delta = {d['delta']:g}, fixed when it was created; "
-                           f"drop {option}, or start a new ledger", 2)
-    acc = BudgetAccountant(float(d["epsilon"]), float(d["delta"]))
-    acc.spent = [(float(e), float(dl)) for e, dl in d["spent"]]
-    return acc
-
-BUDGET_DELTA = 1e-3   # total delta of a new ledger when --budget-delta is not given
-
-def _check_totals(args):
-    "Refuse --budget-epsilon not finite and > 0, or --budget-delta not in [0, 1)."
-    eps, delta = args.budget_epsilon, args.budget_delta
-    if eps is not None and not (math.isfinite(eps) and eps > 0):
-        raise CLIError(f"--budget-epsilon {eps:g}: a budget's total must be finite and > 0", 2)
-    if delta is not None and not 0 <= delta < 1:
-        raise CLIError(f"--budget-delta {delta:g}: a budget's total delta must be in [0, 1)", 2)
-
-# %% ../nbs/06_api/02_cli.ipynb
-def _ledger_json(acc) -> str:
-    "The content of a budget file: the totals and every spending of the accountant `acc`."
-    return json.dumps({"epsilon": acc.epsilon, "delta": acc.delta, "spent": acc.spent,
-                       "relation": "replace_one", "composition": "basic"}, indent=1)
+CLIError = InputError   # the command line's errors: one line, exit code 1 (failure) or 2 (usage)
+# the short names that the tests of the command line use
+_Progress, _progress_line, _csv_columns = Progress, progress_line, csv_columns
+_demo_plot = plot_demo
 
 # %% ../nbs/06_api/02_cli.ipynb
 MAX_PASSES = 10_000   # public upper bound on --passes (fit and demo): more is a typo, not a plan
-WHOLE_PASSES = ("dp-bcd", "dp-cd", "dp-gcd")   # solvers whose runs are whole passes
+SOLVER_OPTIONS = {"passes": "n_passes", "step": "step", "clip": "clip", "smoothness": "smoothness",
+                  "clipping": "clipping"}   # option of `dp-cd fit` -> the solver option it sets
 
+def _takes(solver:str, option:str) -> bool:
+    """Whether the registered `solver` takes `--option`: its public function has the option
+    (`--smoothness`: as a mode 'exact'/'private', the default being one; not DP-SGD's number)."""
+    defaults = {o.name: o.default for o in get_solver(solver).options}
+    name = SOLVER_OPTIONS[option]
+    return name in defaults and (option != "smoothness" or isinstance(defaults[name], str))
+
+def _whole_passes(solver:str) -> bool:
+    "Whether the registered `solver` runs whole passes: its function declares `n_passes: int`."
+    p = inspect.signature(type(get_solver(solver)).function).parameters.get("n_passes")
+    return p is not None and p.annotation in (int, "int")
+
+# %% ../nbs/06_api/02_cli.ipynb
 def _step_solvers() -> list:
-    "The solvers that take a fractional --passes: those with passes, other than `WHOLE_PASSES`."
-    return sorted(s for s, solver in SOLVERS.items()
-                  if "n_passes" in solver.option_names and s not in WHOLE_PASSES)
+    "The solvers that take a fractional --passes: those with passes, other than whole ones."
+    return sorted(s for s in SOLVERS if _takes(s, "passes") and not _whole_passes(s))
 
 def _check_passes(passes:float, solver:str):
-    "Refuse --passes not finite and > 0, above `MAX_PASSES`, or fractional for `WHOLE_PASSES`."
+    "Refuse --passes not finite and > 0, above `MAX_PASSES`, or fractional for whole passes."
     if not (passes > 0 and math.isfinite(passes)):   # (NaN fails the first test)
         raise CLIError(f"--passes {passes:g}: give a finite number of passes > 0", 2)
     if passes > MAX_PASSES:
         raise CLIError(f"--passes {passes:g} is above the limit of {MAX_PASSES}; use at most "
                        f"{MAX_PASSES} passes", 2)
-    if solver in WHOLE_PASSES and not float(passes).is_integer():
+    if _whole_passes(solver) and not float(passes).is_integer():
         raise CLIError(f"--passes {passes:g}: --solver {solver} runs whole passes, give an "
                        f"integer (fractional passes: {', '.join(_step_solvers())})", 2)
 
@@ -752,12 +71,10 @@ def _bounds_option(args):
     "--bounds as the estimators' `bounds`: 'private', 'data' or a public number (--feature-bound)."
     if args.feature_bound is not None: return args.feature_bound
     if args.bounds in ("private", "data"): return args.bounds
-    try:
-        value = float(args.bounds)
+    try: value = float(args.bounds)
     except ValueError:
-        raise CLIError(
-            f"--bounds {args.bounds!r}: give 'private', 'data' or a positive number", 2
-        ) from None
+        raise CLIError(f"--bounds {args.bounds!r}: give 'private', 'data' or a positive number",
+                       2) from None
     if not (math.isfinite(value) and value > 0):
         raise CLIError(f"--bounds {args.bounds!r}: a public bound must be positive and finite", 2)
     return value
@@ -766,14 +83,9 @@ def _bounds_option(args):
 def _check_bounds(args):
     "Refuse bad bounds, and public bounds so large that the solvers' constants overflow."
     bound = _bounds_option(args)
-    bounds = (
-        (
-            "--feature-bound" if args.feature_bound is not None else "--bounds",
-            bound if not isinstance(bound, str) else None,
-        ),
-        ("--target-bound", args.target_bound),
-    )
-    for option, bound in bounds:
+    given = "--feature-bound" if args.feature_bound is not None else "--bounds"
+    for option, bound in ((given, None if isinstance(bound, str) else bound),
+                          ("--target-bound", args.target_bound)):
         if bound is not None and abs(bound) > MAX_ABS_VALUE:
             raise CLIError(f"{option} {bound:g} is above {MAX_ABS_VALUE:g}; rescale the data and "
                            "the bound", 2)
@@ -803,59 +115,44 @@ def _fit_options(args):
                        "--bounds private (the default) or public --bounds B", 2)
 
 # %% ../nbs/06_api/02_cli.ipynb
-SOLVER_OPTIONS = {"passes": "n_passes", "step": "step", "clip": "clip"}   # option -> solver's name
-SMOOTHNESS_SOLVERS = ("dp-cd", "dp-gcd")   # the solvers that `--smoothness` is passed to
-
 def _check_solver_options(args):
-    "Refuse, in one line, options given explicitly that the chosen solver does not take."
+    """Refuse, in one line, options given explicitly that the chosen solver does not take (as the
+    registry says: `_takes`), and a --clipping scheme that it does not list."""
     solver = args.solver or FIT_DEFAULTS["solver"]
-    takes = get_solver(solver).option_names
-    given = [f"--{k}" for k, name in SOLVER_OPTIONS.items()
-             if getattr(args, k) is not None and name not in takes]
-    if args.smoothness is not None and solver not in SMOOTHNESS_SOLVERS:
-        given.append("--smoothness")
+    given = [f"--{k}" for k in ("passes", "step", "clip", "smoothness")
+             if getattr(args, k) is not None and not _takes(solver, k)]
     if given:
         raise CLIError(f"--solver {solver} does not take {', '.join(given)}: drop "
                        f"{'it' if len(given) == 1 else 'them'}", 2)
+    def clips(s): return _takes(s, "clipping") and args.clipping in get_solver(s).clipping
+    if args.clipping not in (None, "coordinate") and not clips(solver):
+        able = "/".join(filter(clips, sorted(SOLVERS)))   # (the solvers that list the scheme)
+        raise CLIError(f"--clipping {args.clipping} is a {able} option (got --solver {solver})", 2)
 
 # %% ../nbs/06_api/02_cli.ipynb
 def _fit_cmd(args):
     _fit_options(args)   # --tune: conflicting options refused; else the documented defaults
-    _check_output(args.out, "--out")
+    check_output(args.out, "--out")
     if not args.tune: _check_passes(args.passes, args.solver)
     _check_bounds(args)
     if not args.budget_file: return _fit(args, None)
-    with _budget_lock(args.budget_file):   # held from the check through the ledger's rewrite
-        acc = _budget(args)
+    with budget_lock(args.budget_file):   # held from the check through the ledger's rewrite
+        acc = open_ledger(args.budget_file, args.budget_epsilon, args.budget_delta)
         _check_budget(acc, args)
         return _fit(args, acc)
 
 def _check_budget(acc, args):
     "Refuse before reading the data: only the public n is needed for the default delta."
     if args.delta is not None: return acc.check(float(args.epsilon), args.delta)
-    n = _count_records(args.data, args.data_dir)
+    n = count_records(args.data, args.data_dir)
     if n > 0: acc.check(float(args.epsilon), 1.0 / n**2)   # n = 0: reading the data reports it
-
-# %% ../nbs/06_api/02_cli.ipynb
-def _count_records(source, data_dir):
-    "Number of records of a data source (public under replace-one), without parsing values."
-    path = Path(source)
-    if not path.exists(): return read_data(source, None, data_dir)[0].shape[0]
-    suf = path.suffix.lower()
-    if suf == ".csv":
-        with open(path, encoding="utf-8-sig", errors="replace") as f:   # as `_private_rows`
-            return max(0, sum(1 for line in f if line.strip()) - 1)
-    if suf in (".svm", ".libsvm", ".svmlight"):
-        with open(path) as f:
-            return sum(1 for line in f if line.strip() and not line.startswith("#"))
-    return read_data(source, None, data_dir)[0].shape[0]
 
 # %% ../nbs/06_api/02_cli.ipynb
 def _fit(args, acc):
     "Read, fit, save (model and ledger together) and report."
     client = None if args.tune else _dask_client(args)   # --dask: reached before the data is read
     private = bool(args.tune) or math.isfinite(args.epsilon)   # then values are mapped, not refused
-    X, y, names, tname, known_task = _read(args.data, args.target, args.data_dir, private,
+    X, y, names, tname, known_task = read_table(args.data, args.target, args.data_dir, private,
                                            _text_labels(args))
     test = _read_test(args, X.shape[1])
     task, Est, loss = _task(args, y, tname, known_task)
@@ -871,7 +168,7 @@ def _fit(args, acc):
     seconds = None if args.tune else elapsed   # a search's time grows with K, not released
     d["target"], d["fit_seconds"], d["privacy_leak_warnings"] = tname, seconds, leaks
     if labels: d["class_labels"] = labels.texts   # as the user gave them, for `predict`
-    _save_fit(args, acc, d)
+    save_fit(d, args.out, acc, args.budget_file)
     if args.json: print(json.dumps(d))
     else: _report_fit(args, est, X, task, loss, elapsed, acc, test, labels)
     return 0
@@ -907,55 +204,27 @@ class _Labels:
 
 def _classes(args, y, tname, known=None) -> _Labels:
     "The PUBLIC label set: --classes, else a named dataset's; read from y only if epsilon = inf."
-    if args.classes is not None: labels = _Labels(*_parse_classes(args.classes), "--classes")
+    if args.classes is not None: labels = _Labels(*parse_labels(args.classes), "--classes")
     elif known == "classification":
-        labels = _Labels(np.array(DATASET_LABELS), [_label_text(v) for v in DATASET_LABELS],
+        labels = _Labels(np.array(DATASET_LABELS), [label_text(v) for v in DATASET_LABELS],
                          "dataset")
     elif math.isfinite(args.epsilon):
         raise CLIError("--task classification with a finite --epsilon needs --classes, the PUBLIC "
                        "label set (e.g. --classes 0,1): reading it from the data is not private", 2)
-    else: labels = _Labels(np.unique(y), [_label_text(v) for v in np.unique(y)], "data")
+    else: labels = _Labels(np.unique(y), [label_text(v) for v in np.unique(y)], "data")
     classes = labels.values
     if len(classes) < 2:
-        raise CLIError(
-            f"the target {tname!r} has a single class ({labels.texts[0]}); a classifier needs two"
-        )
+        raise CLIError(f"the target {tname!r} has a single class ({labels.texts[0]}); a "
+                       "classifier needs two")
     if np.any(classes != np.round(classes)) or len(classes) > 100:
-        raise CLIError(
-            f"the target {tname!r} has {len(classes)} distinct values, not class labels; use "
-            f"integer labels or --task regression"
-        )
+        raise CLIError(f"the target {tname!r} has {len(classes)} distinct values, not class "
+                       "labels; use integer labels or --task regression")
     return labels
 
 # %% ../nbs/06_api/02_cli.ipynb
-def _parse_classes(text:str) -> tuple:
-    """(sorted distinct labels, their texts as given) of a comma-separated --classes. Numbers are
-    compared as the targets read from files; text labels (any label that is not a number, e.g.
-    `no,yes`) get the codes 0, 1, ... in the order given, and a CSV target is read through them
-    (`_text_labels`)."""
-    given = [c.strip() for c in text.split(",") if c.strip()]
-    if not given:
-        raise CLIError(f"--classes {text!r}: give the labels separated by commas, e.g. 0,1", 2)
-    if not all(_is_number_text(c) for c in given):
-        texts = list(dict.fromkeys(given))
-        return np.arange(len(texts), dtype=float), texts
-    values = [float(c) for c in given]
-    first = {}
-    for v, t in zip(values, given): first.setdefault(v, t)   # "1" and "1.0": the first one given
-    values = sorted(first)
-    return np.array(values), [first[v] for v in values]
-
 def _text_labels(args) -> dict|None:
     "{label: code} when --classes gives text labels (read from a CSV target column), else None."
-    if getattr(args, "classes", None) is None: return None
-    values, texts = _parse_classes(args.classes)
-    if all(_is_number_text(t) for t in texts): return None
-    return dict(zip(texts, values))
-
-def _label_text(v) -> str:
-    "A numeric label as text: an integer without '.0', another number in full."
-    v = float(v)
-    return str(int(v)) if v.is_integer() and abs(v) < 2**53 else repr(v)
+    return None if getattr(args, "classes", None) is None else label_codes(args.classes)
 
 # %% ../nbs/06_api/02_cli.ipynb
 def _dask_client(args):
@@ -979,34 +248,25 @@ def _on_cluster(X, client, rows:int=100_000):
 
 # %% ../nbs/06_api/02_cli.ipynb
 def _estimator(args, Est, loss, acc):
-    "The estimator the options of `dp-cd fit` describe."
+    "The estimator the options of `dp-cd fit` describe (its solver's options are checked)."
     opts = {}
     if args.smoothness == "private" and args.feature_bound is None:
         if args.smoothness_bound is None:
-            raise CLIError(
-                "--smoothness private needs --smoothness-bound (a public bound on the per-record "
-                "constants)",
-                2,
-            )
+            raise CLIError("--smoothness private needs --smoothness-bound (a public bound on the "
+                           "per-record constants)", 2)
         opts.update(smoothness="private", smoothness_bound=args.smoothness_bound)
     if args.smoothness == "exact": opts["smoothness"] = "exact"   # the explicit non-private opt-in
-    if args.clipping != "coordinate":
-        if args.solver != "dp-cd":
-            raise CLIError(
-                f"--clipping {args.clipping} is a dp-cd option (got --solver {args.solver})", 2
-            )
-        opts["clipping"] = args.clipping
+    if args.clipping != "coordinate": opts["clipping"] = args.clipping   # (a scheme it lists)
     return Est(loss=loss, penalty=args.penalty, alpha=args.alpha, solver=args.solver,
-               epsilon=args.epsilon, delta=args.delta,
-               n_passes=args.passes, step=args.step, clip=args.clip,
+               epsilon=args.epsilon, delta=args.delta, n_passes=args.passes, step=args.step,
+               clip=args.clip,
                bounds=_bounds_option(args), target_bound=args.target_bound,
                fit_intercept=not args.no_intercept, random_state=args.seed, budget=acc,
-               solver_options=(opts if args.solver in ("dp-cd", "dp-gcd") else None) or None)
+               solver_options=opts or None)
 
 # %% ../nbs/06_api/02_cli.ipynb
 def _tuned_estimator(args, task:str, acc):
     "The privately tuned estimator of `dp-cd fit --tune` (its classes are set by `_fit`)."
-    from dp_cd.tuned import DPClassifierCV, DPRegressorCV
     common = dict(epsilon=args.epsilon, delta=args.delta, bounds=_bounds_option(args),
                   penalty=args.penalty, fit_intercept=not args.no_intercept,
                   random_state=args.seed, budget=acc)
@@ -1020,7 +280,7 @@ def _fit_with_progress(est, X, y, label, columns=None):
     a `BoundsFallbackWarning` with the command line's advice, naming `columns` (names, target))."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        with _Progress(label, timed=not hasattr(est, "candidates")):   # a search: no time
+        with Progress(label, timed=not hasattr(est, "candidates")):   # a search: no time
             t0 = time.perf_counter()
             est.fit(X, y)
             elapsed = time.perf_counter() - t0
@@ -1054,48 +314,10 @@ def _fallback_advice(message:str, names:list, tname:str) -> str:
             "for a regression)")
 
 # %% ../nbs/06_api/02_cli.ipynb
-def _save_fit(args, acc, d):
-    """Write the model and charge the ledger, all or nothing. Both are staged first (a failure there
-    changes nothing); the ledger is renamed into place first, so that a crash between the two
-    renames leaves a charge without a model, never a model without its charge; if the model then
-    cannot be renamed, the ledger's previous content is put back."""
-    out, staged = Path(args.out) if args.out else None, {}
-    try:
-        if out:
-            try: staged["model"] = _stage(out, lambda f: json.dump(_sealed(d), f, indent=1))
-            except OSError as e: raise _write_error(e, "--out", out) from None
-        if acc is not None: _charge_ledger(Path(args.budget_file), acc, staged)
-        if out:
-            try: os.replace(staged["model"], out)
-            except OSError as e:
-                if acc is not None: _restore_ledger(Path(args.budget_file), staged)
-                raise _write_error(e, "--out", out) from None
-    finally:
-        for path in staged.values(): path.unlink(missing_ok=True)
-
-def _charge_ledger(ledger:Path, acc, staged:dict):
-    "Rewrite the ledger with the charges of `acc`, keeping its previous content staged in `staged`."
-    try:
-        if ledger.exists(): staged["old"] = _stage(ledger, lambda f: f.write(ledger.read_text()))
-        staged["ledger"] = _stage(ledger, lambda f: f.write(_ledger_json(acc)))
-        os.replace(staged["ledger"], ledger)
-    except OSError as e: raise _write_error(e, "--budget-file", ledger) from None
-
-def _restore_ledger(ledger:Path, staged:dict):
-    "Put back the ledger's content from before `_charge_ledger` (no ledger if there was none)."
-    if "old" in staged: os.replace(staged["old"], ledger)
-    else: ledger.unlink(missing_ok=True)
-
-def _format_score(score:float) -> str:
-    "A training metric for the terminal; a non-finite one is described, not printed as a number."
-    if math.isfinite(score): return f"{score:.4f}"
-    return f"not finite ({score}): numerical overflow, rescale the data"
-
-# %% ../nbs/06_api/02_cli.ipynb
 def _read_test(args, n_features:int):
     "The held-out --test-file, read and checked BEFORE anything is fitted or charged (or None)."
     if not args.test_file: return None
-    Xt, yt = _read(args.test_file, args.target, args.data_dir, labels=_text_labels(args))[:2]
+    Xt, yt = read_table(args.test_file, args.target, args.data_dir, labels=_text_labels(args))[:2]
     if Xt.shape[1] != n_features:
         raise CLIError(f"--test-file has {Xt.shape[1]} features, the training data {n_features}")
     return Xt, yt
@@ -1106,9 +328,14 @@ def _test_score(args, est, task, test):
     return f"{name} on {args.test_file} (held out): {_format_score(est.score(*test))}"
 
 # %% ../nbs/06_api/02_cli.ipynb
+def _format_score(score:float) -> str:
+    "A training metric for the terminal; a non-finite one is described, not printed as a number."
+    if math.isfinite(score): return f"{score:.4f}"
+    return f"not finite ({score}): numerical overflow, rescale the data"
+
+# %% ../nbs/06_api/02_cli.ipynb
 def _report_fit(args, est, X, task, loss, elapsed, acc, test=None, labels=None):
-    rep = est.privacy_
-    how = (f"tuned privately, selected: {_selected(est.best_params_)}" if args.tune
+    how = (f"tuned privately, selected: {selected_text(est.best_params_)}" if args.tune
            else f"{args.solver}, loss={loss}")
     took = "" if args.tune else f" in {elapsed:.2f}s"   # a search's time would reveal K
     print(f"trained {type(est).__name__} ({how}, penalty={args.penalty}, alpha={est.alpha:g}) "
@@ -1118,7 +345,7 @@ def _report_fit(args, est, X, task, loss, elapsed, acc, test=None, labels=None):
         print("the search, the selection and the model are all covered by the privacy report "
               "below (the number of runs is not released)")
     if test is not None: print(_test_score(args, est, task, test))
-    reports = rep if isinstance(rep, list) else [rep]
+    reports = est.privacy_ if isinstance(est.privacy_, list) else [est.privacy_]
     print("privacy:", *(_report_text(r) for r in reports), sep="\n")
     if args.out: print(f"model written to {args.out}")
     if acc is not None:
@@ -1152,106 +379,6 @@ def _report_text(rep) -> str:
     return str(dataclasses.replace(rep, budget_split=split, notes=(*params, *rep.notes)))
 
 # %% ../nbs/06_api/02_cli.ipynb
-DEMO_PROBLEMS = {"log1": dict(sigma=1.0), "log2": dict(sigma=2.0)}   # `make_log` generators
-DEMO_EPSILONS = (0.5, 1.0, 2.0, 5.0)
-DEMO_SHAPE, DEMO_BOUND = (10_000, 20), 4.0   # n, p; public |x_j| <= 4 (standard normal features)
-
-def run_demo(problem:str="log1", # a name in `DEMO_PROBLEMS`
-             epsilons=DEMO_EPSILONS, # privacy budgets, each for one whole tuned fit
-             runs:int=3, # repetitions per ε (fresh noise and search; min/mean/max)
-             seed:int=0, # seed of the runs (the data and its split have their own fixed seed)
-             on_step=None, # called with (fits done, fits in all), e.g. by a progress bar
-            ) -> dict:
-    """The main job: test accuracy of privately tuned models at several ε, and of the non-private
-    one."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", IntegrationWarning)   # the accountant's integral is fine
-        return _run_demo(problem, epsilons, runs, seed, on_step)
-
-# %% ../nbs/06_api/02_cli.ipynb
-def _demo_data(problem):
-    "Train and test parts of the demo problem (fixed seeds: public)."
-    from dp_cd import datasets
-    if problem not in DEMO_PROBLEMS:
-        raise CLIError(f"unknown demo problem {problem!r} (choose from {sorted(DEMO_PROBLEMS)})", 2)
-    n, p = DEMO_SHAPE
-    ds = datasets.make_log(n, p, random_signs=True, seed=0, **DEMO_PROBLEMS[problem])
-    train, test = np.split(np.random.default_rng(1).permutation(n), [int(0.8 * n)])
-    return ds.X[train], ds.y[train], ds.X[test], ds.y[test]
-
-# %% ../nbs/06_api/02_cli.ipynb
-def _run_demo(problem, epsilons, runs, seed, on_step):
-    from sklearn.linear_model import LogisticRegression
-    from dp_cd.tuned import DPClassifierCV
-    epsilons = [float(e) for e in epsilons]
-    if not epsilons or not all(0 < e < math.inf for e in epsilons):
-        raise CLIError(f"epsilons must be finite and > 0, got {epsilons}", 2)
-    if runs < 1: raise CLIError("runs must be at least 1", 2)
-    Xtr, ytr, Xte, yte = _demo_data(problem)
-    rng, rows, done = as_generator(seed), [], 0
-    for eps in epsilons:
-        accs, models = [], []
-        for _ in range(runs):
-            m = DPClassifierCV(epsilon=eps, bounds=DEMO_BOUND, classes=[-1.0, 1.0],
-                               random_state=rng).fit(Xtr, ytr)
-            accs.append(m.score(Xte, yte))
-            models.append(m)
-            done += 1
-            if on_step: on_step(done, len(epsilons) * runs)
-        rows.append(
-            dict(
-                epsilon=eps,
-                accuracy_mean=float(np.mean(accs)),
-                accuracy_min=float(min(accs)),
-                accuracy_max=float(max(accs)),
-                selected=models[-1].best_params_,
-                privacy=models[-1].privacy_,
-            )
-        )
-    ref = LogisticRegression(max_iter=1000).fit(Xtr, ytr)
-    return dict(problem=problem, n_train=len(ytr), n_test=len(yte), p=Xtr.shape[1], runs=runs,
-                rows=rows, nonprivate=float(ref.score(Xte, yte)),
-                majority=float(max(np.mean(yte == 1), np.mean(yte == -1))))
-
-# %% ../nbs/06_api/02_cli.ipynb
-def _selected(c:dict) -> str:
-    "One line for a selected candidate."
-    extra = f", {c['clipping']} clipping" if "clipping" in c else ""
-    return (
-        f"{c['solver']}{extra}, clip {c['clip']:.3g}, step {c['step']:g}, {c['n_passes']:g} passes"
-    )
-
-# %% ../nbs/06_api/02_cli.ipynb
-def _demo_plot(res, path):
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-    from dp_cd.experiments.plots import new_figure
-    fig, (ax,) = new_figure(width=6, height=4)
-    e = [r["epsilon"] for r in res["rows"]]
-    ax.fill_between(
-        e,
-        [r["accuracy_min"] for r in res["rows"]],
-        [r["accuracy_max"] for r in res["rows"]],
-        alpha=0.25,
-        label=f"min-max over {res['runs']} runs",
-    )
-    ax.plot(e, [r["accuracy_mean"] for r in res["rows"]], "o-", label="private, tuned privately")
-    ax.axhline(res["nonprivate"], color="k", ls="--", label="non-private")
-    ax.axhline(res["majority"], color="grey", ls=":", label="majority class")
-    ax.set_xscale("log")
-    ax.set_xticks(e, [f"{x:g}" for x in e])
-    ax.minorticks_off()
-    ax.set_xlabel("epsilon (delta = 1/n^2, whole fit including tuning)")
-    ax.set_ylabel("test accuracy")
-    ax.set_title(f"{res['problem']}: n = {res['n_train']} training records, p = {res['p']}")
-    ax.legend(loc="lower right")
-    fig.tight_layout()
-    _write_atomic(Path(path), lambda f: fig.savefig(f, format="png", dpi=120), binary=True)
-    plt.close(fig)
-
-# %% ../nbs/06_api/02_cli.ipynb
 def _print_demo(res):
     print(f"dp_cd {dp_cd.__version__} demo: logistic regression on the {res['problem']} generator "
           f"(p = {res['p']}; {res['n_train']} training, {res['n_test']} test records)")
@@ -1260,7 +387,7 @@ def _print_demo(res):
     print(f"{'epsilon':>7}  {'test accuracy: mean [min, max]':<32} selected in the last run")
     for r in res["rows"]:
         acc = f"{r['accuracy_mean']:.3f} [{r['accuracy_min']:.3f}, {r['accuracy_max']:.3f}]"
-        print(f"{r['epsilon']:>7g}  {acc:<32} {_selected(r['selected'])}")
+        print(f"{r['epsilon']:>7g}  {acc:<32} {selected_text(r['selected'])}")
     print(f"{'inf':>7}  {res['nonprivate']:<32.3f} non-private (scikit-learn LogisticRegression)")
     print(f"majority class: {res['majority']:.3f}")
     shown = min(res["rows"], key=lambda r: abs(r["epsilon"] - 1.0))
@@ -1269,85 +396,57 @@ def _print_demo(res):
 
 # %% ../nbs/06_api/02_cli.ipynb
 def _demo_cmd(args):
-    try:
-        epsilons = [float(e) for e in args.epsilons.split(",")]
+    try: epsilons = [float(e) for e in args.epsilons.split(",")]
     except ValueError:
         raise CLIError(f"--epsilons must be numbers separated by commas, got {args.epsilons!r}", 2)
     plot = _demo_plot_path(args.plot)   # checked before any work
-    with _Progress("dp-cd demo") as bar:
+    with Progress("dp-cd demo") as bar:
         res = run_demo(args.problem, epsilons, args.runs, args.seed, on_step=bar.update)
     if args.json:
         rows = [{**r, "privacy": r["privacy"].to_dict()} for r in res["rows"]]
-        print(json.dumps(_jsonable({**res, "rows": rows})))
+        print(json.dumps(jsonable({**res, "rows": rows})))
     else: _print_demo(res)
     if plot:
-        try: _demo_plot(res, plot)
-        except OSError as e: raise _write_error(e, "--plot", plot) from None
+        try: plot_demo(res, plot)
+        except OSError as e: raise write_error(e, "--plot", plot) from None
         if not args.json: print(f"\nfigure written to {plot}")
     return 0
 
 DEMO_PLOT = "dp_cd_demo.png"   # the figure's file when --plot is not given
-_PLOT_EXTRA = 'pip install "dp_cd[experiments]"'   # installs matplotlib
+_EXTRA = 'pip install "dp_cd[experiments]"'   # installs matplotlib
 
 def _demo_plot_path(given:str|None):
     """The figure's path, or None for no figure: --plot; else `DEMO_PLOT` if matplotlib is
     installed, else a one-line note (the figure is optional). An explicit --plot without
     matplotlib is refused at once, before any fit."""
     if given == "": return None
-    try: import matplotlib   # (the figure's only dependency outside the base install)
+    try: import matplotlib   # noqa: F401 (the figure's only dependency outside the base install)
     except ImportError:
         if given is not None:
             raise CLIError(f"--plot {given}: the figure needs matplotlib, which is not installed: "
-                           f"{_PLOT_EXTRA}, or give --plot '' for no figure") from None
-        print(f"dp-cd: note: no figure (matplotlib is not installed: {_PLOT_EXTRA} to draw it)",
+                           f"{_EXTRA}, or give --plot '' for no figure") from None
+        print(f"dp-cd: note: no figure (matplotlib is not installed: {_EXTRA} to draw it)",
               file=sys.stderr)
         return None
     path = given or DEMO_PLOT
-    _check_output(path, "--plot")
+    check_output(path, "--plot")
     return path
 
 # %% ../nbs/06_api/02_cli.ipynb
-REPRODUCTIONS = {  # name -> (module, function, description)
-    "table-d1": (
-        "dp_cd.experiments.dpcd",
-        "reproduce_chapter4",
-        "DP-CD vs DP-SGD: relative error after tuning (thesis Table D.1, Figures 4.5.1, 4.6.1)",
-    ),
-    "figure-5.4.1": (
-        "dp_cd.experiments.dpgcd",
-        "reproduce_figure_5_4_1",
-        "DP-GCD vs DP-CD vs DP-SGD against passes (thesis Figure 5.4.1)",
-    ),
-    "table-d4": (
-        "dp_cd.experiments.dpgcd",
-        "reproduce_table_d4",
-        "support recovery of DP-GCD (thesis Table D.4)",
-    ),
-    "table-6.1": (
-        "dp_cd.experiments.fairness",
-        "reproduce_table_6_1",
-        "fairness bounds of private models (thesis Table 6.1)",
-    ),
-    "figure-6.6.1": (
-        "dp_cd.experiments.fairness",
-        "reproduce_figure_6_6_1",
-        "fairness against n and epsilon (thesis Figure 6.6.1)",
-    ),
-    "dp-scd-figures": (
-        "dp_cd.experiments.dpscd",
-        "reproduce_dp_scd",
-        "DP-SCD vs seqDP-SCD vs DP-SGD (Damaskinos et al. 2021, Figures 1-3)",
-    ),
-    "table-d2": (
-        "dp_cd.experiments.dpcd",
-        "reproduce_table_d2",
-        "DP-CD/DP-SGD run time (Table D.2, Fig. D.1.1)",
-    ),
-    "figure-d.2.3": (
-        "dp_cd.experiments.dpgcd",
-        "reproduce_figure_d_2_3",
-        "DP-GCD error vs time (Fig. D.2.3)",
-    ),
+REPRODUCTIONS = {  # name -> (module of dp_cd.experiments, function, description)
+    "table-d1": ("dpcd", "reproduce_chapter4", "DP-CD vs DP-SGD: relative error after tuning "
+                 "(thesis Table D.1, Figures 4.5.1, 4.6.1)"),
+    "figure-5.4.1": ("dpgcd", "reproduce_figure_5_4_1",
+                     "DP-GCD vs DP-CD vs DP-SGD against passes (thesis Figure 5.4.1)"),
+    "table-d4": ("dpgcd", "reproduce_table_d4", "support recovery of DP-GCD (thesis Table D.4)"),
+    "table-6.1": ("fairness", "reproduce_table_6_1",
+                  "fairness bounds of private models (thesis Table 6.1)"),
+    "figure-6.6.1": ("fairness", "reproduce_figure_6_6_1",
+                     "fairness against n and epsilon (thesis Figure 6.6.1)"),
+    "dp-scd-figures": ("dpscd", "reproduce_dp_scd",
+                       "DP-SCD vs seqDP-SCD vs DP-SGD (Damaskinos et al. 2021, Figures 1-3)"),
+    "table-d2": ("dpcd", "reproduce_table_d2", "DP-CD/DP-SGD run time (Table D.2, Fig. D.1.1)"),
+    "figure-d.2.3": ("dpgcd", "reproduce_figure_d_2_3", "DP-GCD error vs time (Fig. D.2.3)"),
 }
 
 def _reproduce_fn(name):
@@ -1357,17 +456,14 @@ def _reproduce_fn(name):
     try:   # the reproductions are the optional extra dp_cd[experiments]
         from dp_cd.experiments import dpcd, dpgcd, fairness, dpscd
     except ImportError as e:
-        raise CLIError(
-            f'reproductions need the experiments extra: pip install "dp_cd[experiments]" ({e})'
-        ) from None
-    modules = {m.__name__: m for m in (dpcd, dpgcd, fairness, dpscd)}
-    return getattr(modules[mod], fn)
+        raise CLIError(f"reproductions need the experiments extra: {_EXTRA} ({e})") from None
+    return getattr({"dpcd": dpcd, "dpgcd": dpgcd, "fairness": fairness, "dpscd": dpscd}[mod], fn)
 
 # %% ../nbs/06_api/02_cli.ipynb
 def _reproduce_cmd(args):
     fn = _reproduce_fn(args.name)
     out = Path(args.out or f"dp_cd_{args.name}")
-    with _Progress(f"dp-cd reproduce {args.name}"):
+    with Progress(f"dp-cd reproduce {args.name}"):
         res = fn(data_dir=args.data_dir, quick=args.quick, out_dir=out)
     print(f"{args.name}: results written to {out}/")
     if res is not None and not isinstance(res, (dict, list)): print(res)
@@ -1396,16 +492,11 @@ def _in_cli_terms(msg:str) -> str:
     return _PARAM.sub(lambda m: flag(m).rstrip(), msg)
 
 # %% ../nbs/06_api/02_cli.ipynb
-def _one_line(msg:str) -> str:
-    "The first line of a (possibly multi-line library) message, without a dangling colon."
-    lines = [l.strip() for l in msg.strip().splitlines() if l.strip()]
-    return lines[0].rstrip(":") if lines else ""
-
 def _warning_lines(caught) -> list:
     "One line per distinct library warning caught during a command, in the command line's words."
     lines = []
     for w in caught:
-        text = _in_cli_terms(_one_line(str(w.message)))
+        text = _in_cli_terms(one_line(str(w.message)))
         line = f"dp-cd: warning: {w.category.__name__}: {text}"
         if line not in lines: lines.append(line)
     return lines
@@ -1428,244 +519,188 @@ def _formatter(prog): return argparse.RawDescriptionHelpFormatter(prog, max_help
 
 # %% ../nbs/06_api/02_cli.ipynb
 def _parser():
-    ap = _Parser(
-        prog="dp-cd",
-        formatter_class=_formatter,
-        description="Differentially private empirical risk minimisation of linear models by coordinate descent.\n"
-        "Guarantees are (epsilon, delta)-DP for the replace-one neighbouring relation.",
-        epilog="examples:\n  dp-cd demo\n  dp-cd fit data.csv --target price --penalty l1 --alpha 0.01 --epsilon 1 --out model.json\n"
-        "  dp-cd predict model.json new_data.csv\n  dp-cd datasets --data-dir ../shared/data\n  dp-cd reproduce table-d1 --quick",
-    )
+    ap = _Parser(prog="dp-cd", formatter_class=_formatter,
+                 description="Differentially private empirical risk minimisation of linear models "
+                 "by coordinate descent.\nGuarantees are (epsilon, delta)-DP for the replace-one "
+                 "neighbouring relation.",
+                 epilog="examples:\n  dp-cd demo\n  dp-cd fit data.csv --target price --penalty l1 "
+                 "--alpha 0.01 --epsilon 1 --out model.json\n  dp-cd predict model.json "
+                 "new_data.csv\n  dp-cd datasets --data-dir ../shared/data\n  dp-cd reproduce "
+                 "table-d1 --quick")
     ap.add_argument("--version", action="version", version=f"dp_cd {dp_cd.__version__}")
     ap.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for add in (_add_demo, _add_fit, _add_predict, _add_datasets, _add_reproduce, _add_warmup):
+        add(sub)
+    return ap
 
-    d = sub.add_parser(
-        "demo",
-        formatter_class=_formatter,
-        help="the main job: accuracy of privately tuned models against epsilon",
-        description="Test accuracy of privately tuned models (DPClassifierCV) at several epsilon, next to the non-private model,\n"
-        "on a problem the package generates; prints the privacy report and writes a figure.",
-        epilog="examples:\n  dp-cd demo\n  dp-cd demo --epsilons 0.25,1,4 --runs 5 --plot "
-               "demo.png\n  dp-cd demo --json",
-    )
-    d.add_argument(
-        "--problem",
-        default="log1",
-        choices=sorted(DEMO_PROBLEMS),
-        help="synthetic problem (default log1)",
-    )
-    d.add_argument(
-        "--epsilons",
-        default="0.5,1,2,5",
-        help="privacy budgets, comma-separated (default 0.5,1,2,5)",
-    )
+def _command(sub, name:str, func, **kw):
+    "A sub-command `name` run by `func(args)` (`kw`: help, description, epilog)."
+    p = sub.add_parser(name, formatter_class=_formatter, **kw)
+    p.set_defaults(func=func)
+    return p
+
+# %% ../nbs/06_api/02_cli.ipynb
+def _add_demo(sub):
+    d = _command(sub, "demo", _demo_cmd,
+                 help="the main job: accuracy of privately tuned models against epsilon",
+                 description="Test accuracy of privately tuned models (DPClassifierCV) at several "
+                 "epsilon, next to the non-private model,\non a problem the package generates; "
+                 "prints the privacy report and writes a figure.",
+                 epilog="examples:\n  dp-cd demo\n  dp-cd demo --epsilons 0.25,1,4 --runs 5 --plot "
+                        "demo.png\n  dp-cd demo --json")
+    d.add_argument("--problem", default="log1", choices=sorted(DEMO_PROBLEMS),
+                   help="synthetic problem (default log1)")
+    d.add_argument("--epsilons", default="0.5,1,2,5",
+                   help="privacy budgets, comma-separated (default 0.5,1,2,5)")
     d.add_argument("--runs", type=int, default=3, help="repetitions per epsilon (default 3)")
     d.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    d.add_argument(
-        "--plot",
-        default=None,
-        help="PNG file for the figure (default dp_cd_demo.png if matplotlib is installed, "
-             "else none, with a note; '' for none)",
-    )
+    d.add_argument("--plot", default=None, help="PNG file for the figure (default dp_cd_demo.png "
+                   "if matplotlib is installed, else none, with a note; '' for none)")
     d.add_argument("--json", action="store_true", help="machine-readable output")
-    d.set_defaults(func=_demo_cmd)
 
-    f = sub.add_parser(
-        "fit",
-        formatter_class=_formatter,
-        help="train a private model on a data file or a named dataset",
-        description="Train a private linear model. DATA is a .csv (header row), .arff, .svm/.libsvm, .npy or .npz file,\n"
-        "or a dataset name from `dp-cd datasets`.",
-        epilog="examples:\n  dp-cd fit houses.csv --target price --penalty l1 --alpha 0.1 --epsilon 1 --out model.json\n"
-        "  dp-cd fit electricity --data-dir ../shared/data --solver dp-sgd --json\n"
-        "  dp-cd fit data.csv --bounds 1 --epsilon 2   (public |x_j| <= 1: no budget spent on bounds)\n"
-        "  dp-cd fit data.csv --tune --task classification --classes 0,1   (tuned privately)",
-    )
+# %% ../nbs/06_api/02_cli.ipynb
+def _add_fit(sub):
+    f = _command(sub, "fit", _fit_cmd,
+                 help="train a private model on a data file or a named dataset",
+                 description="Train a private linear model. DATA is a .csv (header row), .arff, "
+                 ".svm/.libsvm, .npy or .npz file,\nor a dataset name from `dp-cd datasets`.",
+                 epilog="examples:\n  dp-cd fit houses.csv --target price --penalty l1 --alpha 0.1 "
+                 "--epsilon 1 --out model.json\n  dp-cd fit electricity --data-dir ../shared/data "
+                 "--solver dp-sgd --json\n  dp-cd fit data.csv --bounds 1 --epsilon 2   (public "
+                 "|x_j| <= 1: no budget spent on bounds)\n  dp-cd fit data.csv --tune --task "
+                 "classification --classes 0,1   (tuned privately)")
     f.add_argument("data", help="data file or dataset name")
     f.add_argument("--target", help="target column of a CSV file (default: the last column)")
-    f.add_argument(
-        "--task",
-        choices=["regression", "classification"],
-        default=None,
-        help="a PUBLIC choice, never inferred from the target (default: classification if "
-             "--classes is given, else a named dataset's own task, else regression)",
-    )
-    f.add_argument(
-        "--classes",
-        default=None,
-        help="classification: the PUBLIC label set, comma-separated (e.g. 0,1 or -1,1, or the text "
-             "labels of a CSV target such as no,yes, coded 0, 1, ... in the order given); implies "
-             "--task "
-             "classification; required unless --epsilon inf or a named classification dataset. "
-             "Labels outside the set are NOT checked (a check would reveal a rare label): they "
-             "count as the first (negative) class of two, as a negative of every class otherwise",
-    )
-    f.add_argument(
-        "--test-file",
-        default=None,
-        help="held-out data file: the accuracy / R^2 printed is computed on it (no metric is "
-             "printed on the training data)",
-    )
-    f.add_argument(
-        "--loss",
-        choices=sorted(LOSSES),
-        help="default: squared (regression) or logistic (classification)",
-    )
-    f.add_argument(
-        "--penalty",
-        default="l2",
-        choices=["none", "l1", "l2", "elasticnet"],
-        help="penalty (default l2)",
-    )
-    f.add_argument(
-        "--alpha", type=float, default=None,
-        help="regularisation strength (default 1e-3; with --tune, the tuned estimators' 1e-4)"
-    )
-    f.add_argument(
-        "--solver", default=None, choices=sorted(SOLVERS), help="solver (default dp-cd)"
-    )
-    f.add_argument(
-        "--epsilon",
-        type=float,
-        default=1.0,
-        help="privacy budget epsilon (default 1; 'inf' for non-private)",
-    )
+    f.add_argument("--task", choices=["regression", "classification"], default=None,
+                   help="a PUBLIC choice, never inferred from the target (default: classification "
+                   "if --classes is given, else a named dataset's own task, else regression)")
+    f.add_argument("--classes", default=None, help="classification: the PUBLIC label set, "
+                   "comma-separated (e.g. 0,1 or -1,1, or the text labels of a CSV target such as "
+                   "no,yes, coded 0, 1, ... in the order given); implies --task classification; "
+                   "required unless --epsilon inf or a named classification dataset. Labels "
+                   "outside the set are NOT checked (a check would reveal a rare label): they "
+                   "count as the first (negative) class of two, as a negative of every class "
+                   "otherwise")
+    f.add_argument("--test-file", default=None, help="held-out data file: the accuracy / R^2 "
+                   "printed is computed on it (no metric is printed on the training data)")
+    _add_model_options(f)
+    _add_bounds_options(f)
+    f.add_argument("--seed", type=int, default=None, help="random seed")
+    f.add_argument("--dask", default=None, metavar="SCHEDULER_ADDRESS", help="fit on the Dask "
+                   "cluster of this scheduler (default $DP_CD_DASK; dp-cd, dp-bcd, dp-gcd, dp-sgd, "
+                   "dp-scd, output-perturbation; needs dp_cd[dask])")
+    f.add_argument("--data-dir", default=None,
+                   help="data directory for named datasets (default $DP_CD_DATA)")
+    _add_budget_options(f)
+    f.add_argument("--out", default=None,
+                   help="write the model and its privacy report to this JSON file")
+    f.add_argument("--json", action="store_true", help="print the model as JSON")
+
+# %% ../nbs/06_api/02_cli.ipynb
+def _takers(option:str) -> str:
+    "The registered solvers that take `--option`, for its help (e.g. 'dp-bcd/dp-cd/dp-gcd')."
+    return "/".join(s for s in sorted(SOLVERS) if _takes(s, option))
+
+def _add_model_options(f):
+    "The model, its solver, the privacy budget and the solver's hyper-parameters."
+    whole = ", ".join(s for s in sorted(SOLVERS) if _takes(s, "passes") and _whole_passes(s))
+    f.add_argument("--loss", choices=sorted(LOSSES),
+                   help="default: squared (regression) or logistic (classification)")
+    f.add_argument("--penalty", default="l2", choices=["none", "l1", "l2", "elasticnet"],
+                   help="penalty (default l2)")
+    f.add_argument("--alpha", type=float, default=None, help="regularisation strength (default "
+                   "1e-3; with --tune, the tuned estimators' 1e-4)")
+    f.add_argument("--solver", default=None, choices=sorted(SOLVERS), help="solver (default dp-cd)")
+    f.add_argument("--epsilon", type=float, default=1.0,
+                   help="privacy budget epsilon (default 1; 'inf' for non-private)")
     f.add_argument("--delta", type=float, default=None, help="delta (default 1/n^2)")
     f.add_argument("--passes", type=float, default=None, help=f"passes over the data (default 10, "
-                   f"at most {MAX_PASSES}); an integer for {', '.join(WHOLE_PASSES)}")
-    f.add_argument(
-        "--step", type=float, default=None, help="step-size hyper-parameter (solver default)"
-    )
-    f.add_argument(
-        "--clip", type=float, default=None, help="clipping hyper-parameter (solver default)"
-    )
-    f.add_argument(
-        "--bounds",
-        default="private",
-        help="'private' (default: estimated privately inside epsilon), a PUBLIC bound B >= |x_ij|, "
-             "or 'data' (read from the data: NOT private)",
-    )
-    f.add_argument(
-        "--feature-bound", type=float, default=None, help="deprecated: same as --bounds B"
-    )
-    f.add_argument(
-        "--target-bound",
-        type=float,
-        default=None,
-        help="PUBLIC bound on |y| (default: estimated with --bounds)",
-    )
-    f.add_argument(
-        "--smoothness",
-        choices=["exact", "private"],
-        default=None,
-        help="dp-cd/dp-gcd: M_j 'private' with --smoothness-bound, or 'exact' (read from the data: "
-             "NOT private, warns); default: privately from the bounds",
-    )
-    f.add_argument(
-        "--clipping",
-        choices=["coordinate", "sample"],
-        default=None,
-        help="dp-cd: coordinate-wise thresholds (default, as in the papers) or per-sample l2 "
-             "clipping at --clip (one release per pass; for sparse or one-hot features)",
-    )
-    f.add_argument(
-        "--smoothness-bound",
-        type=float,
-        default=None,
-        help="public bound on per-record smoothness constants (with --smoothness private)",
-    )
+                   f"at most {MAX_PASSES}); an integer for {whole}")
+    f.add_argument("--step", type=float, default=None,
+                   help="step-size hyper-parameter (solver default)")
+    f.add_argument("--clip", type=float, default=None,
+                   help="clipping hyper-parameter (solver default)")
+
+# %% ../nbs/06_api/02_cli.ipynb
+def _add_bounds_options(f):
+    "The public bounds of the data, the smoothness constants, the clipping scheme, --tune."
+    f.add_argument("--bounds", default="private", help="'private' (default: estimated privately "
+                   "inside epsilon), a PUBLIC bound B >= |x_ij|, or 'data' (read from the data: "
+                   "NOT private)")
+    f.add_argument("--feature-bound", type=float, default=None,
+                   help="deprecated: same as --bounds B")
+    f.add_argument("--target-bound", type=float, default=None,
+                   help="PUBLIC bound on |y| (default: estimated with --bounds)")
+    f.add_argument("--smoothness", choices=["exact", "private"], default=None,
+                   help=f"{_takers('smoothness')}: M_j 'private' with --smoothness-bound, or "
+                   "'exact' (read from the data: NOT private, warns); default: privately from the "
+                   "bounds")
+    f.add_argument("--clipping", choices=["coordinate", "sample"], default=None,
+                   help=f"{_takers('clipping')}: coordinate-wise thresholds (default, as in the "
+                   "papers) or per-sample l2 clipping at --clip (one release per pass; for sparse "
+                   "or one-hot features)")
+    f.add_argument("--smoothness-bound", type=float, default=None, help="public bound on "
+                   "per-record smoothness constants (with --smoothness private)")
     f.add_argument("--no-intercept", action="store_true", help="do not fit an intercept")
     f.add_argument("--tune", action="store_true", help="fit DPClassifierCV / DPRegressorCV: the "
                    "solver and its hyper-parameters chosen privately inside --epsilon (the report "
                    "covers the whole search); refuses --solver, --passes, --step, --clip, "
                    "--clipping, --smoothness(-bound), --loss and --dask; fits in memory")
-    f.add_argument("--seed", type=int, default=None, help="random seed")
-    f.add_argument("--dask", default=None, metavar="SCHEDULER_ADDRESS", help="fit on the Dask "
-                   "cluster of this scheduler (default $DP_CD_DASK; dp-cd, dp-bcd, dp-gcd, dp-sgd, "
-                   "dp-scd, output-perturbation; needs dp_cd[dask])")
-    f.add_argument(
-        "--data-dir", default=None, help="data directory for named datasets (default $DP_CD_DATA)"
-    )
-    f.add_argument("--budget-file", default=None, help="JSON ledger of the privacy spent on this "
-                                                       "dataset; the fit is refused if it would "
-                                                       "exceed the total "
-                   "(locked during the fit: concurrent fits on one ledger wait for each other)")
-    f.add_argument(
-        "--budget-epsilon",
-        type=float,
-        default=None,
-        help="total epsilon when creating a new --budget-file (finite; an existing ledger's "
-             "total cannot be changed: a different value is refused)",
-    )
-    f.add_argument(
-        "--budget-delta",
-        type=float,
-        default=None,
-        help="total delta when creating a new --budget-file (default 1e-3; as --budget-epsilon, "
-             "refused if it differs from an existing ledger's)",
-    )
-    f.add_argument(
-        "--out", default=None, help="write the model and its privacy report to this JSON file"
-    )
-    f.add_argument("--json", action="store_true", help="print the model as JSON")
-    f.set_defaults(func=_fit_cmd)
 
-    pr = sub.add_parser(
-        "predict",
-        formatter_class=_formatter,
-        help="predict with a model saved by `dp-cd fit`",
-        description="Predict with a saved model. Features of a CSV file are "
-        "matched by column name\n"
-        "(any order; other columns, such as the target, are ignored); a .npy array has the "
-        "model's p\nfeature columns (or p + 1, the target last); a .npz file holds X (y "
-        "optional).\nOutput: a CSV column with the header 'prediction'; classes as --classes "
-        "gave them.",
-        epilog="example:\n  dp-cd predict model.json new.csv --out predictions.csv",
-    )
+def _add_budget_options(f):
+    "The budget ledger charged by the fit."
+    f.add_argument("--budget-file", default=None, help="JSON ledger of the privacy spent on this "
+                   "dataset; the fit is refused if it would exceed the total (locked during the "
+                   "fit: concurrent fits on one ledger wait for each other)")
+    f.add_argument("--budget-epsilon", type=float, default=None, help="total epsilon when "
+                   "creating a new --budget-file (finite; an existing ledger's total cannot be "
+                   "changed: a different value is refused)")
+    f.add_argument("--budget-delta", type=float, default=None, help="total delta when creating a "
+                   "new --budget-file (default 1e-3; as --budget-epsilon, refused if it differs "
+                   "from an existing ledger's)")
+
+# %% ../nbs/06_api/02_cli.ipynb
+def _add_predict(sub):
+    pr = _command(sub, "predict", _predict_cmd, help="predict with a model saved by `dp-cd fit`",
+                  description="Predict with a saved model. Features of a CSV file are matched by "
+                  "column name\n(any order; other columns, such as the target, are ignored); a "
+                  ".npy array has the model's p\nfeature columns (or p + 1, the target last); a "
+                  ".npz file holds X (y optional).\nOutput: a CSV column with the header "
+                  "'prediction'; classes as --classes gave them.",
+                  epilog="example:\n  dp-cd predict model.json new.csv --out predictions.csv")
     pr.add_argument("model", help="model JSON file")
     pr.add_argument("data", help="data file (same formats as fit)")
     pr.add_argument("--data-dir", default=None, help="data directory for named datasets")
-    pr.add_argument(
-        "--out", default=None, help="write predictions to this file (default: standard output)"
-    )
-    pr.set_defaults(func=_predict_cmd)
+    pr.add_argument("--out", default=None,
+                    help="write predictions to this file (default: standard output)")
 
-    ds = sub.add_parser(
-        "datasets",
-        formatter_class=_formatter,
-        help="list the datasets, where they were looked for, and whether present",
-        description="List the synthetic and real datasets known to dp_cd.",
-        epilog="example:\n  dp-cd datasets --data-dir ../shared/data",
-    )
+def _add_datasets(sub):
+    ds = _command(sub, "datasets", _datasets_cmd,
+                  help="list the datasets, where they were looked for, and whether present",
+                  description="List the synthetic and real datasets known to dp_cd.",
+                  epilog="example:\n  dp-cd datasets --data-dir ../shared/data")
     ds.add_argument("--data-dir", default=None, help="data directory (default $DP_CD_DATA)")
-    ds.set_defaults(func=_datasets_cmd)
 
-    rp = sub.add_parser(
-        "reproduce",
-        formatter_class=_formatter,
-        help="regenerate a table or figure of the papers (CSV + PNG)",
-        description="Regenerate a table or figure of the papers.\n\n"
-        + "\n".join(f"  {k:<13} {v[2]}" for k, v in REPRODUCTIONS.items()),
-        epilog="examples:\n  dp-cd reproduce table-d1 --quick\n  dp-cd reproduce figure-5.4.1 "
-               "--data-dir ../shared/data --out results/",
-    )
+# %% ../nbs/06_api/02_cli.ipynb
+def _add_reproduce(sub):
+    rp = _command(sub, "reproduce", _reproduce_cmd,
+                  help="regenerate a table or figure of the papers (CSV + PNG)",
+                  description="Regenerate a table or figure of the papers.\n\n"
+                  + "\n".join(f"  {k:<13} {v[2]}" for k, v in REPRODUCTIONS.items()),
+                  epilog="examples:\n  dp-cd reproduce table-d1 --quick\n  dp-cd reproduce "
+                         "figure-5.4.1 --data-dir ../shared/data --out results/")
     rp.add_argument("name", help="what to reproduce (see above)")
     rp.add_argument("--quick", action="store_true", help="reduced grid")
     rp.add_argument("--data-dir", default=None, help="data directory (default $DP_CD_DATA)")
     rp.add_argument("--out", default=None, help="output directory (default dp_cd_NAME)")
-    rp.set_defaults(func=_reproduce_cmd)
 
-    wu = sub.add_parser(
-        "warmup",
-        formatter_class=_formatter,
-        help="compile the kernels of the default paths now (once: numba caches them)",
-        description="Compile the kernels of the estimators' default fits (dense and sparse X) into numba's "
-        "cache,\nso that the first fit does not wait for the compiler. Run once after installing.",
-        epilog="example:\n  dp-cd warmup",
-    )
-    wu.set_defaults(func=_warmup_cmd)
-    return ap
+def _add_warmup(sub):
+    _command(sub, "warmup", _warmup_cmd,
+             help="compile the kernels of the default paths now (once: numba caches them)",
+             description="Compile the kernels of the estimators' default fits (dense and sparse X) "
+             "into numba's cache,\nso that the first fit does not wait for the compiler. Run once "
+             "after installing.", epilog="example:\n  dp-cd warmup")
 
 # %% ../nbs/06_api/02_cli.ipynb
 def _warmup_cmd(args):
@@ -1703,25 +738,22 @@ def _main(argv:list, debug:bool) -> int:
             ap.print_help()
             return 2
         return _run_command(args)
-    except SystemExit as e:
-        return int(e.code or 0)  # --help and --version
+    except SystemExit as e: return int(e.code or 0)  # --help and --version
     except KeyboardInterrupt:
         print("dp-cd: interrupted", file=sys.stderr)
         return 1
     except BrokenPipeError: raise   # (an OSError, but no error: see `main`)
     except Exception as e:
-        if debug:
-            raise
+        if debug: raise
         print(f"dp-cd: error: {_error_text(e)}", file=sys.stderr)
         return getattr(e, "code", 1) if isinstance(e, CLIError) else 1
 
 def _error_text(e:Exception) -> str:
     "One line for an error: the command line's own, or a library's in the command line's terms."
-    from dp_cd.datasets import DatasetError
     if isinstance(e, (CLIError, DatasetError, OSError)): msg = str(e)
     elif isinstance(e, (BudgetExceededError, ValueError, TypeError)): msg = _in_cli_terms(str(e))
     else: msg = f"unexpected {type(e).__name__}: {e} (run with --debug for the traceback)"
-    return _one_line(msg) or type(e).__name__
+    return one_line(msg) or type(e).__name__
 
 # %% ../nbs/06_api/02_cli.ipynb
 LIST_OPTIONS = ("--classes", "--epsilons")   # options whose value is a comma-separated list
@@ -1734,106 +766,31 @@ def _join_negative_values(argv:list) -> list:
         a = argv[i]
         if a == "--": return out + argv[i:]   # the rest are positional arguments
         nxt = argv[i + 1] if i + 1 < len(argv) else ""
-        if a in LIST_OPTIONS and re.match(r"-[\d.]", nxt):
-            out.append(f"{a}={nxt}")
-            i += 2
-        else:
-            out.append(a)
-            i += 1
+        joined = a in LIST_OPTIONS and re.match(r"-[\d.]", nxt)   # a list that starts with '-'
+        out.append(f"{a}={nxt}" if joined else a)
+        i += 2 if joined else 1
     return out
 
 # %% ../nbs/06_api/02_cli.ipynb
 def _datasets_cmd(args):
-    from dp_cd.datasets import available, format_available
     print(format_available(available(args.data_dir)))
     return 0
 
 # %% ../nbs/06_api/02_cli.ipynb
-def _predict_features(est, path:Path):
-    "The model's feature columns of a CSV file, matched by name (any order, other columns ignored)."
-    header, body = _read_csv_table(path, _maps_missing(est))
-    names = [str(n) for n in getattr(est, "feature_names_in_", [])]
-    if not names:   # a model saved before feature names were recorded
-        if len(header) != est.n_features_in_:
-            raise CLIError(f"{path}: the model has no feature names, so the file must have exactly "
-                           f"its {est.n_features_in_} "
-                           f"feature columns in training order (it has {len(header)}); "
-                           "fit the model again to match by name")
-        names = header
-    missing = [n for n in names if n not in header]
-    if missing:
-        raise CLIError(f"{path}: missing column(s) {', '.join(map(repr, missing))} that the model "
-                       "was trained on")
-    X = _csv_columns(path, header, body, names, _maps_missing(est))
-    return X
-
-# %% ../nbs/06_api/02_cli.ipynb
-def _predict_array(est, path:Path):
-    "Features of a .npy (p columns, or p + 1 with the target last) or .npz (array `X`) file."
-    p = est.n_features_in_
-    if path.suffix.lower() == ".npz":
-        with np.load(path, allow_pickle=False) as z:
-            if "X" not in z:
-                raise CLIError(f"{path}: an .npz file must contain an array 'X' (has "
-                               f"{list(z.keys())})")
-            X = z["X"]
-        if X.ndim != 2 or X.shape[1] != p:
-            raise CLIError(f"{path}: array 'X' has shape {X.shape}; the model expects {p} feature "
-                           "columns")
-        return X
-    a = np.load(path, allow_pickle=False)
-    if a.ndim == 2 and a.shape[1] in (p, p + 1): return a[:, :p]
-    raise CLIError(f"{path}: an array of shape {a.shape}; give the model's {p} feature columns, "
-                   f"or {p + 1} with the target last (as `dp-cd fit` reads them)")
-
-# %% ../nbs/06_api/02_cli.ipynb
-def _predict_data(est, source:str, data_dir=None):
-    "The records to predict on, checked and matched to the model (CSV by name, arrays by shape)."
-    path = Path(source)
-    suffix = path.suffix.lower() if path.exists() else ""
-    if suffix == ".csv": return _predict_features(est, path)
-    if suffix not in (".npy", ".npz", ".svm", ".libsvm", ".svmlight"):
-        return read_data(source, None, data_dir)[0]   # ARFF, a named dataset, or the error
-    try:
-        if suffix in (".npy", ".npz"): X = _predict_array(est, path)
-        else:
-            from sklearn.datasets import load_svmlight_file
-            X = load_svmlight_file(str(path), n_features=est.n_features_in_)[0].tocsc()
-    except (OSError, ValueError) as e:
-        raise CLIError(f"{path}: cannot read the file ({_one_line(str(e))})") from None
-    _check_data(X, None, [f"x{j}" for j in range(X.shape[1])], None, source, _maps_missing(est))
-    return X
-
-
-def _maps_missing(est) -> bool:
-    "Whether a model maps missing and extreme values by the public rule of private fits."
-    return getattr(est, "bounds_", None) is not None or hasattr(est, "scale_")
-
-# %% ../nbs/06_api/02_cli.ipynb
 def _predict_cmd(args):
-    _check_output(args.out, "--out")
+    check_output(args.out, "--out")
     est = load_model(args.model)
-    X = _predict_data(est, args.data, args.data_dir)
+    X = read_features(args.data, est.n_features_in_, getattr(est, "feature_names_in_", []),
+                      missing=maps_missing(est), data_dir=args.data_dir)
     if X.shape[1] != est.n_features_in_:
         raise CLIError(f"{args.data}: the data has {X.shape[1]} features but the model expects "
                        f"{est.n_features_in_}")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)   # feature names were matched by name above
         pred = est.predict(X)
-    out = "prediction\n" + "".join(f"{v}\n" for v in _prediction_texts(est, pred, args.model))
+    out = "prediction\n" + "".join(f"{v}\n" for v in prediction_texts(est, pred, args.model))
     if not args.out: sys.stdout.write(out)
     else:
-        try: _write_atomic(Path(args.out), lambda f: f.write(out))
-        except OSError as e: raise _write_error(e, "--out", args.out) from None
+        try: write_atomic(Path(args.out), lambda f: f.write(out))
+        except OSError as e: raise write_error(e, "--out", args.out) from None
     return 0
-
-def _prediction_texts(est, pred, model_path) -> list:
-    "Predictions as text: a classifier's labels as given at fit, numbers in full precision."
-    if not hasattr(est, "classes_"): return [str(v) for v in pred]
-    classes = est.classes_.tolist()
-    try: saved = json.loads(Path(model_path).read_text()).get("class_labels")
-    except (OSError, ValueError): saved = None
-    valid = isinstance(saved, list) and len(saved) == len(classes)
-    texts = saved if valid else [_label_text(c) for c in classes]
-    names = dict(zip(classes, map(str, texts)))
-    return [names[v] for v in pred.tolist()]

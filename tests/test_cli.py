@@ -1019,3 +1019,34 @@ def test_the_fast_csv_reader_reads_cells_as_float_does(tmp_path):
                 except ValueError: want.append(np.nan)
             assert np.array_equal(got, np.array(want), equal_nan=True), cells
             assert missing or np.all(np.abs(got) <= 1e150), cells
+
+
+def test_a_huge_field_in_a_non_private_fit_is_one_line(tmp_path, capsys):
+    """A field above csv's size limit was an 'unexpected Error' (csv.Error escaped the reader); it is
+    one line naming the file, not the value, and a private fit reads it as a record."""
+    rows = [[0.01 * i, 0.02 * i, 0.5 + 0.01 * i] for i in range(200)]
+    path = write_csv(tmp_path / "huge.csv", ["a", "b", "y"], rows)
+    path.write_text(path.read_text() + "9" * 200_000 + ",1,2\n")
+    c, out, err = run(["fit", str(path), "--epsilon", "inf"], capsys)
+    assert c == 1 and one_line_error(err) and "unexpected" not in err and "99999" not in err, err
+    assert "huge.csv: cannot read the file" in err
+    c, out, err = run(["fit", str(path), "--bounds", "1", "--target-bound", "4"], capsys)
+    assert c == 0 and "on 201 records" in out, (out, err)
+
+
+def test_solver_options_come_from_the_registry(csv_file, capsys, monkeypatch):
+    """The command line keeps no table of solver names: a solver registered with `n_passes: int`
+    and a `smoothness` mode option gets whole passes and --smoothness (no edit of the CLI), and
+    dp-bcd, whose function has the smoothness modes, takes --smoothness."""
+    from dp_cd.cli import _takes, _whole_passes
+    from dp_cd.solvers.contract import SOLVERS, Solver
+    def fake(X, y, loss, penalty, *, epsilon, delta, n_passes: int = 10, smoothness="exact",
+             random_state=None): ...
+    class Fake(Solver):
+        name, function = "fake-cd", staticmethod(fake)
+    monkeypatch.setitem(SOLVERS, "fake-cd", Fake())
+    assert _whole_passes("fake-cd") and _takes("fake-cd", "smoothness")
+    assert not _takes("fake-cd", "step") and not _takes("fake-cd", "clipping")
+    c, out, err = run(["fit", str(csv_file), "--solver", "dp-bcd", "--smoothness", "exact",
+                       "--passes", "2", "--epsilon", "inf"], capsys)
+    assert c == 0 and "dp-bcd" in out, (out, err)

@@ -317,7 +317,7 @@ def dp_bcd(
     epsilon: float,  # total privacy budget ε > 0 (np.inf: non-private)
     delta: float,  # δ in (0, 1) (replace-one neighbours)
     block_size: int | None = None,  # B, coordinates per round (default min(8, p))
-    n_passes: float = 10,  # passes over the data: about n_passes·p coordinate updates
+    n_passes: int = 10,  # passes over the data: about n_passes·p coordinate updates
     step: float = 1.0,  # step-size hyperparameter γ: γ_j = γ / v_j (ESO)
     clip=1.0,  # C > 0 (C_j = sqrt(M_j/tr M) C), thresholds (p,), or inf if ε = inf
     smoothness="exact",  # "exact" (non-private, warns), "private", or public M_j (p,)
