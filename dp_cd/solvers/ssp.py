@@ -39,7 +39,7 @@ def adassp(
     accountant: str = "gdp",  # accountant of the three Gaussian releases ("gdp": exact)
     random_state=None,  # seed or Generator for the noise
 ) -> FitResult:
-    "AdaSSP: XᵀX, Xᵀy and λ_min(XᵀX) released by the Gaussian mechanism, then an adaptive ridge."
+    "AdaSSP: XᵀX, Xᵀy and λ_min(XᵀX) released by Gaussian mechanisms, then an adaptive ridge."
     return get_solver("adassp").fit(
         X, y, loss, penalty, epsilon=epsilon, delta=delta, random_state=random_state,
         x_norm=x_norm, y_bound=y_bound, rho=rho, shares=shares, accountant=accountant)
@@ -59,7 +59,7 @@ class AdaSSP(Solver):
 AdaSSP.options_from_bounds = norm_bounds   # x_norm = ‖B‖₂, y_bound = the target's bound
 
 # %% ../../nbs/03_solvers/11_ssp.ipynb
-def sym_from_vector(u:np.ndarray, # a vector of p(p+1)/2 entries: the diagonal, then the upper triangle
+def sym_from_vector(u:np.ndarray, # p(p+1)/2 entries: the diagonal, then the upper triangle
                     p:int, # the size of the matrix
                    ) -> np.ndarray:
     "v⁻¹(u): the symmetric p × p matrix A with v(A) = (A_jj, √2 A_jk)_{j<k} = u."
@@ -78,7 +78,8 @@ def ssp_sensitivities(x_norm:float, # PUBLIC bound R on ‖x_i‖₂
     return x_norm ** 2, math.sqrt(2.0) * x_norm ** 2, 2.0 * x_norm * y_bound
 
 # %% ../../nbs/03_solvers/11_ssp.ipynb
-LABELS = ("smallest eigenvalue of XᵀX (Gaussian)", "XᵀX (Gaussian, symmetric)", "Xᵀy (Gaussian)")
+LABELS = ("smallest eigenvalue of XᵀX (Gaussian)", "XᵀX (Gaussian, symmetric)",
+          "Xᵀy (Gaussian)")
 
 
 def _check_shares(shares) -> tuple:
@@ -86,7 +87,8 @@ def _check_shares(shares) -> tuple:
     try: s = np.asarray(shares, dtype=float)
     except (TypeError, ValueError): s = np.array([np.nan])
     if s.shape != (3,) or not np.all(np.isfinite(s)) or np.any(s <= 0):
-        raise ValueError(f"shares must be three positive numbers (λ_min, XᵀX, Xᵀy), got {shares!r}")
+        raise ValueError(f"shares must be three positive numbers (λ_min, XᵀX, Xᵀy), "
+                         f"got {shares!r}")
     return tuple(float(v) for v in s / s.sum())
 
 
@@ -132,9 +134,10 @@ def _ssp_plan(self, problem, request, options:dict, rng) -> Plan:
     ledger = Ledger()
     for label, zk in zip(LABELS, zs): ledger = ledger.add(label, GaussianEvent(zk))
     eps = float(acc.get_epsilon(request.delta))
-    note = (f"three Gaussian releases: λ_min(XᵀX), XᵀX and Xᵀy with sensitivities R², √2R², 2RT "
-            f"= {sens[0]:.4g}, {sens[1]:.4g}, {sens[2]:.4g} (R = {options['x_norm']:.4g}, "
-            f"T = {options['y_bound']:.4g}) and noise multipliers {', '.join(f'{v:.4g}' for v in zs)}")
+    zs_text = ", ".join(f"{v:.4g}" for v in zs)
+    note = (f"three Gaussian releases: λ_min(XᵀX), XᵀX and Xᵀy with sensitivities R², √2R², "
+            f"2RT = {sens[0]:.4g}, {sens[1]:.4g}, {sens[2]:.4g} (R = {options['x_norm']:.4g}, "
+            f"T = {options['y_bound']:.4g}) and noise multipliers {zs_text}")
     return Plan(ledger=ledger, epsilon=eps, accountant=f"{acc.name} (accountant={name!r})",
                 releases=3, noise_scales=sigmas, notes=[note],
                 budget_split={"sufficient statistics (3 Gaussian releases)": eps},
