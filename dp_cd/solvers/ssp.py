@@ -147,16 +147,16 @@ def _ssp_plan(self, problem, request, options:dict, rng) -> Plan:
 AdaSSP.plan = _ssp_plan
 
 # %% ../../nbs/03_solvers/11_ssp.ipynb
-def release_statistics(G:np.ndarray, # XᵀX of the (projected) records, p × p
-                       b:np.ndarray, # Xᵀy (p,)
+def release_statistics(xtx:np.ndarray, # G = XᵀX of the (projected) records, p × p
+                       xty:np.ndarray, # b = Xᵀy (p,)
                        sigmas, # noise scales (σ₁, σ₂, σ₃) of the three releases
                        rng:np.random.Generator, # the run's generator
                       ) -> tuple:
     "(λ̃, Ĝ, b̂): λ_min(G) + σ₁g, G + v⁻¹(σ₂g) and b + σ₃g', drawn in this order."
-    p = len(b)
-    lam = float(np.linalg.eigvalsh(G)[0]) + sigmas[0] * rng.standard_normal()
+    p = len(xty)
+    lam = float(np.linalg.eigvalsh(xtx)[0]) + sigmas[0] * rng.standard_normal()
     E = sym_from_vector(sigmas[1] * rng.standard_normal(p * (p + 1) // 2), p)
-    return lam, G + E, b + sigmas[2] * rng.standard_normal(p)
+    return lam, xtx + E, xty + sigmas[2] * rng.standard_normal(p)
 
 
 def adaptive_ridge(lam_released:float, # the released λ̃
@@ -165,6 +165,7 @@ def adaptive_ridge(lam_released:float, # the released λ̃
                    rho:float, # failure probability of each bound
                   ) -> tuple:
     "(λ, λ_low): the ridge max(0, b_E - λ_low) and the lower bound λ_low on λ_min(XᵀX)."
+    rho = check_scalar(rho, "rho", 0, 1, True, True)
     low = max(0.0, lam_released - sigmas[0] * NormalDist().inv_cdf(1 - rho))
     b_E = math.sqrt(2.0) * sigmas[1] * (math.sqrt(p) + math.sqrt(math.log(2 / rho)))
     return max(0.0, b_E - low), low
