@@ -17,7 +17,7 @@ from .solvers.contract import Ledger, Plan, PrivacyRequest, build_report
 from .estimators import BudgetAccountant, public_box
 
 # %% auto 0
-__all__ = ['MOMENTS_SENSITIVITY', 'moment_sums', 'DPStandardScaler', 'transform']
+__all__ = ['MOMENTS_SENSITIVITY', 'moment_sums', 'release_moments', 'DPStandardScaler', 'transform']
 
 # %% ../nbs/06_api/04_preprocessing.ipynb
 def moment_sums(U:np.ndarray, # (n, p) records already mapped into [-1, 1]
@@ -28,6 +28,17 @@ def moment_sums(U:np.ndarray, # (n, p) records already mapped into [-1, 1]
 MOMENTS_SENSITIVITY = lambda p: 2.0 * math.sqrt(p)   # the theorem's bound, attained at u = ±1
 
 # %% ../nbs/06_api/04_preprocessing.ipynb
+def release_moments(U:np.ndarray, # (n, p) records mapped into [-1, 1]
+                    sigma:float, # noise scale of the release (z · 2√p)
+                    rng:np.random.Generator, # the fit's generator
+                   ) -> tuple:
+    "(m, v): the released mean and variance of each column of U (release 4, then post-processing)."
+    n, p = U.shape
+    S = moment_sums(U) + sigma * rng.standard_normal(2 * p)
+    m = np.clip(S[:p] / n, -1.0, 1.0)
+    return m, np.maximum(np.clip(S[p:] / n, 0.0, 1.0) - m ** 2, 4 * sigma / n)
+
+
 def _finite_or_nan(X:np.ndarray) -> np.ndarray:
     "A copy of X with every non-finite value (NaN, ±inf) set to NaN: missing (the public rule)."
     X = np.array(X, dtype=np.float64)
@@ -90,11 +101,8 @@ class DPStandardScaler(TransformerMixin, BaseEstimator):
         if private: c, B, entries = _private_box(X, eps, delta, z, rng)
         else: (c, B), entries = public_box(self.bounds, p), []
         sigma = z * MOMENTS_SENSITIVITY(p)
-        S = moment_sums(_map(X, c, B)) + sigma * rng.standard_normal(2 * p)
         entries.append(("feature mean and variance (Gaussian)", GaussianEvent(z)))
-        m = np.clip(S[:p] / n, -1.0, 1.0)
-        v = np.maximum(np.clip(S[p:] / n, 0.0, 1.0) - m ** 2, 4 * sigma / n)
-        self._set_map(c, B, m, v)
+        self._set_map(c, B, *release_moments(_map(X, c, B), sigma, rng))
         self._report(eps, delta, entries, sigma)
         if self.budget is not None: self.budget.spend(self.privacy_.epsilon, self.privacy_.delta)
         return self
