@@ -39,6 +39,15 @@ def release_moments(U:np.ndarray, # (n, p) records mapped into [-1, 1]
     return m, np.maximum(np.clip(S[p:] / n, 0.0, 1.0) - m ** 2, 4 * sigma / n)
 
 
+def _numbers(self, X, reset:bool) -> np.ndarray:
+    "X validated as numbers, one error naming no value (numpy's and scikit-learn's show one)."
+    try: X = validate_data(self, X, dtype=np.float64, ensure_all_finite=False, reset=reset)
+    except (TypeError, ValueError) as e:
+        if "features" in str(e): raise   # a shape mismatch (public): scikit-learn's message
+        raise ValueError("X must contain only numbers: encode text columns first") from None
+    return _finite_or_nan(X)
+
+
 def _finite_or_nan(X:np.ndarray) -> np.ndarray:
     "A copy of X with every non-finite value (NaN, ±inf) set to NaN: missing (the public rule)."
     X = np.array(X, dtype=np.float64)
@@ -64,7 +73,10 @@ def _private_box(X, eps, delta, z, rng) -> tuple:
     entries = [("feature bounds |x| (Gaussian histogram)", r1.event),
                ("feature centres (Gaussian)", r2.event),
                ("feature bounds |x - c| (Gaussian histogram)", r3.event)]
-    return c, B, entries
+    p = X.shape[1]   # columns whose bound no bin located: the public default 1 (from the releases)
+    fell_back = sorted(set(np.flatnonzero(~np.isfinite(r1.bounds[:p])))
+                       | set(np.flatnonzero(~np.isfinite(r3.bounds[:p]))))
+    return c, B, entries, [int(j) for j in fell_back]
 
 # %% ../nbs/06_api/04_preprocessing.ipynb
 class DPStandardScaler(TransformerMixin, BaseEstimator):
@@ -84,7 +96,7 @@ class DPStandardScaler(TransformerMixin, BaseEstimator):
     def fit(self, X, y=None):
         "Release the map's constants; `privacy_` is the report, charged to `budget`."
         eps = check_epsilon(self.epsilon, allow_inf=True)
-        X = _finite_or_nan(validate_data(self, X, dtype=np.float64, ensure_all_finite=False))
+        X = _numbers(self, X, reset=True)
         n, p = X.shape
         delta = 1.0 / n ** 2 if self.delta is None else check_delta(self.delta)
         if self.clip is not None: check_scalar(self.clip, "clip", low=0, low_open=True)
@@ -98,8 +110,8 @@ class DPStandardScaler(TransformerMixin, BaseEstimator):
         if private and self.bounds != "private":
             raise ValueError(f"bounds must be 'private' or public numbers, got {self.bounds!r}")
         z = calibrate_noise_multiplier(eps, delta, 4 if private else 1)
-        if private: c, B, entries = _private_box(X, eps, delta, z, rng)
-        else: (c, B), entries = public_box(self.bounds, p), []
+        if private: c, B, entries, self.fell_back_ = _private_box(X, eps, delta, z, rng)
+        else: (c, B), entries, self.fell_back_ = public_box(self.bounds, p), [], []
         sigma = z * MOMENTS_SENSITIVITY(p)
         entries.append(("feature mean and variance (Gaussian)", GaussianEvent(z)))
         self._set_map(c, B, *release_moments(_map(X, c, B), sigma, rng))
@@ -125,7 +137,7 @@ def _fit_exact(self, X):
     c, B = (lo + hi) / 2, np.where(hi > lo, (hi - lo) / 2, 1.0)
     U = _map(X, c, B)
     self._set_map(c, B, U.mean(axis=0), np.maximum(U.var(axis=0), 1e-300))
-    self.privacy_, self.ledger_ = None, Ledger()
+    self.privacy_, self.ledger_, self.fell_back_ = None, Ledger(), []
     return self
 
 
@@ -134,18 +146,20 @@ def _report(self, eps, delta, entries, sigma):
     ledger = Ledger()
     for label, e in entries: ledger = ledger.add(label, e)
     e = GDPAccountant().compose(ledger.event).get_epsilon(delta)
+    notes = [f"{len(entries)} Gaussian releases with one noise multiplier; the moments' "
+             f"sum has sensitivity 2 sqrt(p) and sigma = {sigma:.4g}"]
+    if self.fell_back_:
+        notes.append(f"no bin of the histogram located a bound for the columns {self.fell_back_}: "
+                     "they got the public default 1 (give public bounds, or more records or ε)")
     plan = Plan(ledger=ledger, epsilon=float(e), accountant="Gaussian DP (exact)",
-                releases=len(entries), noise_scales=[sigma],
-                notes=[f"{len(entries)} Gaussian releases with one noise multiplier; the moments' "
-                       f"sum has sensitivity 2 sqrt(p) and sigma = {sigma:.4g}"])
+                releases=len(entries), noise_scales=[sigma], notes=notes)
     self.privacy_, self.ledger_ = build_report(PrivacyRequest(eps, delta), plan), ledger
 
 
 def transform(self, X):
     "The one map: clip((x - c)/B, -1, 1), centred and scaled by the released m and √v, clipped to K."
     check_is_fitted(self, "unit_mean_")
-    X = _finite_or_nan(validate_data(self, X, dtype=np.float64, ensure_all_finite=False,
-                                     reset=False))
+    X = _numbers(self, X, reset=False)
     Z = (_map(X, self.center_, self.box_halfwidth_) - self.unit_mean_) / np.sqrt(self.unit_var_)
     return Z if self.clip is None else np.clip(Z, -self.clip, self.clip)
 
