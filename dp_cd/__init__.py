@@ -92,6 +92,7 @@ from .solvers.dpscd import dp_scd
 from .solvers.output_perturbation import output_perturbation
 from .solvers.growth import growth_adaptive
 from .solvers.block_cd import dp_bcd
+from .solvers.ssp import adassp
 
 # imported on first use (PEP 562): scikit-learn, and pandas with it, cost more than the rest together
 _LAZY = {'DPClassifier': 'estimators', 'DPRegressor': 'estimators', 'BudgetAccountant': 'estimators',
@@ -128,6 +129,7 @@ __all__ = [
     'dp_sgd',
     'dp_scd',
     'output_perturbation',
+    'adassp',
     'growth_adaptive',
     'solve',
     'Loss',

@@ -118,6 +118,8 @@ SKIP = {
         "calibrated (the solver is covered here)",
     "dp_cd.solvers.dpcd.noise_blocks": "a lazy generator of a run's draws, fed the σ its solver "
         "calibrated (the solver is covered here)",
+    **{f"dp_cd.solvers.ssp.{f}": "a step of adassp's run, fed the statistics and the σ its plan "
+       "calibrated (the solver is covered here)" for f in ("release_statistics", "adaptive_ridge")},
     "dp_cd.solvers.contract.Plan": RECORD,
     "dp_cd.solvers.contract.PrivacyRequest": "the record `check_privacy` returns, after its checks",
     "dp_cd.solvers.dpcd.coordinate_setup": "a step of `dp_cd`'s plan, called after its checks",
