@@ -671,10 +671,11 @@ def _exact_scale(b:_DataBounds, Xc) -> _DataBounds:
 
 
 def _standardizes(self) -> bool:
-    "Whether a private fit divides the features by released scales (`standardize`)."
+    """Whether the fit divides the features by released scales: `standardize`, with the features
+    scaled by their bounds, for a solver whose noise is per coordinate (`Solver.standardized`)."""
     if not isinstance(self.standardize, (bool, np.bool_)):
         raise ValueError(f"standardize must be True or False, got {self.standardize!r}")
-    return bool(self.standardize and self.scale_by_bounds)
+    return bool(self.standardize and self.scale_by_bounds and get_solver(self.solver).standardized)
 
 
 def _map_records(self, bounds:_DataBounds, X, y, eps, delta, rng):

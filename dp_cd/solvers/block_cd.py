@@ -354,4 +354,4 @@ class DPBCD(Solver):
 
 # %% ../../nbs/03_solvers/09_block_cd.ipynb
 DPBCD.options_from_bounds = smoothness_from_bounds   # as DP-CD: private M_j with bounds β B_j²
-DPBCD.options_from_moments = smoothness_from_moments
+DPBCD.options_from_moments, DPBCD.standardized = smoothness_from_moments, True

@@ -296,6 +296,9 @@ class Solver:
     sample_weight: bool = False  # options sample_weight, sample_weight_bound (weights in [0, W])
     row_chunks: bool = False  # runs on a row-chunked (dask) design: its `run_chunks`
     chunks_public: tuple = ()  # options that must be public values on row chunks
+    # takes features divided by released scales: its noise is per coordinate, so that dividing a
+    # column changes the penalty's units only (a norm-clipped solver's noise would grow)
+    standardized: bool = False
     function = None  # the public function; its keyword-only parameters are the options
 
     def options_from_bounds(self, loss:Loss, # the datafit

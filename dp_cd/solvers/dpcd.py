@@ -765,4 +765,4 @@ def smoothness_from_moments(self, loss:Loss, moments:np.ndarray, scales:np.ndarr
     out["clip"] = clip_thresholds(M_raw, o["clip"]) / s
     return out
 
-DPCD.options_from_moments = smoothness_from_moments
+DPCD.options_from_moments, DPCD.standardized = smoothness_from_moments, True

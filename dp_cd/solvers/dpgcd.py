@@ -579,7 +579,7 @@ class DPGCD(Solver):
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 DPGCD.options_from_bounds = smoothness_from_bounds   # as DP-CD: private M_j with bounds β B_j²
-DPGCD.options_from_moments = smoothness_from_moments
+DPGCD.options_from_moments, DPGCD.standardized = smoothness_from_moments, True
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 def _check_choice(name:str, value, choices:tuple):
