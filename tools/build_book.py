@@ -128,7 +128,14 @@ _nbdev_do_eval, P._do_eval = P._do_eval, _do_eval
 # the parts of the book: one per notebook folder (folders and chapters numbered by dependency)
 PARTS = {'00_start': 'Getting started', '00_core': 'Foundations', '01_model': 'Linear models',
          '02_privacy': 'Privacy', '03_solvers': 'Algorithms', '04_theory': 'Theory', '05_experiments': 'Reproductions',
-         '06_api': 'Using dp_cd', '07_evidence': 'Evidence'}
+         '06_api': 'Using dp_cd', '07_evidence': 'Evidence', '08_gallery': 'Gallery'}
+# the parts a new reader needs first, before the chapters in dependency order
+FRONT = ('00_start', '08_gallery')
+
+
+def _part_key(folder: str) -> tuple:
+    "A part's place in the book: the front parts first, then the folders by number."
+    return (FRONT.index(folder) if folder in FRONT else len(FRONT), folder)
 
 
 def notebooks():
@@ -140,9 +147,9 @@ def notebooks():
 
 
 def _order(path: Path) -> tuple:
-    "A chapter's place: the getting-started part first, then folders and files by number."
+    "A chapter's place: the front parts first (getting started, gallery), then folders and files by number."
     parts = path.relative_to(NBS).parts
-    return (parts[0] != '00_start', *parts)
+    return (*_part_key(parts[0]), *parts[1:])
 
 
 def page_of(path: Path) -> str:
@@ -154,7 +161,7 @@ def table_of_contents(paths) -> str:
     "jupyter-book's _toc.yml: the index, then one part per folder."
     toc = 'format: jb-book\nroot: index\nparts:\n'
     for folder in sorted({p.relative_to(NBS).parts[0] for p in paths[1:]},
-                         key=lambda f: (f != '00_start', f)):
+                         key=_part_key):
         toc += f'- caption: {PARTS.get(folder, folder)}\n  chapters:\n'
         toc += ''.join(f'  - file: {page_of(p)}\n' for p in paths[1:]
                        if p.relative_to(NBS).parts[0] == folder)
@@ -393,7 +400,7 @@ def chapter_list(paths) -> str:
     out = '## Chapters\n\nThe chapters by part, in dependency order (see also the '
     out += '[index](genindex) and the [search page](search)).\n'
     for folder in sorted({p.relative_to(NBS).parts[0] for p in paths[1:]},
-                         key=lambda f: (f != '00_start', f)):
+                         key=_part_key):
         out += f'\n**{PARTS.get(folder, folder)}**\n\n'
         for p in (p for p in paths[1:] if p.relative_to(NBS).parts[0] == folder):
             nb = json.loads(p.read_text(encoding='utf-8'))

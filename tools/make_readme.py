@@ -15,7 +15,8 @@ def render() -> str:
     for c in nb['cells']:
         src = ''.join(c['source']).strip()
         if c['cell_type'] == 'markdown': parts.append(src); continue
-        if c['cell_type'] != 'code' or re.search(r'^#\|\s*hide\s*$', src, re.M): continue
+        if c['cell_type'] != 'code' or re.search(r'^#\|\s*(hide|echo:\s*false)\s*$', src, re.M):
+            continue   # hidden cells, and figures whose code the book does not show
         code = '\n'.join(l for l in src.splitlines() if not l.lstrip().startswith('#|'))
         parts.append(f'```python\n{code}\n```')
         text = ''.join(''.join(o.get('text', '')) for o in c.get('outputs', []) if o.get('output_type') == 'stream').rstrip()

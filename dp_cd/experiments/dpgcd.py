@@ -293,17 +293,15 @@ def best_curves(
 def plot_curves(best:pd.DataFrame, # output of best_curves
                 algs=("dp-cd", "dp-sgd", "dp-gcd"), # algorithms to draw
                 out=None, # file to save the figure to
-                ncols:int=4):
+                ncols:int=2):
     """Figure 5.4.1-style panels: relative error (mean, min–max band over the reported runs) against
-    passes, log-log."""
+    passes, log-log; panels of 3.8 × 2.8 inches (at most two per row fit the book's column), one
+    legend below them."""
     probs = list(dict.fromkeys(best["problem"]))
+    ncols = min(ncols, len(probs))
     nrows = -(-len(probs) // ncols)
-    fig, axes = plt.subplots(
-        nrows,
-        min(ncols, len(probs)),
-        figsize=(3.6 * min(ncols, len(probs)), 2.9 * nrows),
-        squeeze=False,
-    )
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.8 * ncols, 2.8 * nrows + 0.6),
+                             squeeze=False)
     for ax, pb in zip(axes.ravel(), probs):
         for alg in algs:
             d = best[(best.problem == pb) & (best.alg == alg)].sort_values("passes")
@@ -315,13 +313,17 @@ def plot_curves(best:pd.DataFrame, # output of best_curves
                 alg,
             )
         ax.set_xscale("log")
-        ax.set_title(pb, fontsize=9)
-        ax.set_xlabel("passes", fontsize=8)
+        ax.set_title(pb, fontsize=10)
+        ax.set_xlabel("passes", fontsize=10)
         ax.set_ylabel("")
+        ax.tick_params(labelsize=9)
     for ax in axes.ravel()[len(probs):]: ax.set_visible(False)
-    axes[0][0].set_ylabel("(F(w) - F*) / F*")
-    axes[0][0].legend(fontsize=7)
-    fig.tight_layout()
+    for row in axes: row[0].set_ylabel("(F(w) - F*) / F*", fontsize=10)
+    handles = {l: h for ax in axes.ravel() for h, l in zip(*ax.get_legend_handles_labels())}
+    fig.legend(handles.values(), handles.keys(), loc="lower center", ncol=min(len(handles), 3),
+               fontsize=10, frameon=False)
+    legend_rows = -(-len(handles) // 3)
+    fig.tight_layout(rect=(0, (0.3 * legend_rows + 0.1) / fig.get_figheight(), 1, 1))
     if out is not None: fig.savefig(out, dpi=110)
     return fig
 

@@ -239,9 +239,9 @@ def _say(verbose, *a):
 # %% ../../nbs/05_experiments/03_fairness.ipynb
 def plot_table_6_1(table:pd.DataFrame):
     """Bar chart: per notion, the library's bound and observed change, the as-published bound, and
-    the thesis' Table 6.1 values."""
+    the thesis' Table 6.1 values; one legend below the panels."""
     sets = list(dict.fromkeys(table.dataset))
-    fig, axes = plt.subplots(1, len(sets), figsize=(5.2 * len(sets), 3.2), squeeze=False)
+    fig, axes = plt.subplots(1, len(sets), figsize=(3.8 * len(sets), 3.9), squeeze=False)
     for ax, ds in zip(axes[0], sets):
         d = table[table.dataset == ds]
         x = np.arange(len(NOTIONS))
@@ -253,7 +253,7 @@ def plot_table_6_1(table:pd.DataFrame):
         if pub.bound.notna().any():
             bars.append(("bound as published, this subset", pub.bound, "tab:orange"))
         ref = PUBLISHED_TABLE_6_1.iloc[0 if ds == "celeba" else 1]
-        bars.append((f"thesis Table 6.1 ({ref.name})", ref[list(NOTIONS)], "tab:gray"))
+        bars.append(("thesis Table 6.1 (its data set, in the title)", ref[list(NOTIONS)], "tab:gray"))
         w = 0.8 / len(bars)
         for k, (lab, v, c) in enumerate(bars):
             ax.bar(x + (k - (len(bars) - 1) / 2) * w, np.asarray(v, float), w, label=lab, color=c)
@@ -263,14 +263,18 @@ def plot_table_6_1(table:pd.DataFrame):
                 nt.replace("_", " ").replace("equality of", "eq. of").replace("demographic", "dem.")
                 for nt in NOTIONS
             ],
-            fontsize=7,
-            rotation=20,
+            fontsize=9,
+            rotation=30,
+            ha="right",
         )
         ax.set_yscale("log")
-        ax.set_title(f"{ds} (n={int(lib.n.iloc[0]):,})", fontsize=9)
-        ax.legend(fontsize=6)
-    axes[0, 0].set_ylabel("aggregate fairness change")
-    fig.tight_layout()
+        ax.set_title(f"{ds} (n={int(lib.n.iloc[0]):,})\nthesis: {ref.name}", fontsize=10)
+        ax.tick_params(axis="y", labelsize=9)
+    axes[0, 0].set_ylabel("aggregate fairness change", fontsize=10)
+    handles = {l: h for ax in axes[0] for h, l in zip(*ax.get_legend_handles_labels())}
+    fig.legend(handles.values(), handles.keys(), loc="lower center", ncol=2, fontsize=9,
+               frameon=False)   # below the panels: a legend inside would cover the bars
+    fig.tight_layout(rect=(0, (0.25 * -(-len(handles) // 2) + 0.1) / fig.get_figheight(), 1, 1))
     return fig
 
 # %% ../../nbs/05_experiments/03_fairness.ipynb

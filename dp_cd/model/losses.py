@@ -13,18 +13,228 @@ from llvmlite import ir
 from ..utils import check_array, check_scalar, as_design, PrivacyLeakWarning
 
 # %% auto 0
-__all__ = ['SQUARED', 'LOGISTIC', 'HUBER', 'HINGE', 'loss_value', 'loss_deriv', 'loss_curvature', 'residual_scale', 'loss_hess',
-           'loss_conj', 'coord_grad_dense', 'coord_grad_sparse', 'ref_clipped_coord_sum_dense',
-           'ref_clipped_coord_sum_sparse', 'clipped_coord_grad_dense', 'clipped_coord_grad_sparse',
-           'coord_grad_samples_dense', 'coord_grad_samples_sparse', 'update_pred_dense', 'update_pred_sparse',
-           'loss_deriv_vec', 'loss_hess_vec', 'loss_value_mean', 'loss_conj_mean', 'fast_exp', 'kernel_deriv',
-           'kernel_deriv_range', 'update_clipped_sum_dense', 'clipped_sum_sparse', 'clipped_coord_sum_dense',
-           'clipped_coord_sum_sparse', 'Loss', 'SquaredLoss', 'LogisticLoss', 'HuberLoss', 'feature_bounds',
+__all__ = ['SQUARED', 'LOGISTIC', 'HUBER', 'HINGE', 'Loss', 'SquaredLoss', 'LogisticLoss', 'HuberLoss', 'feature_bounds',
+           'loss_value', 'loss_deriv', 'loss_curvature', 'residual_scale', 'loss_hess', 'loss_conj', 'coord_grad_dense',
+           'coord_grad_sparse', 'ref_clipped_coord_sum_dense', 'ref_clipped_coord_sum_sparse',
+           'clipped_coord_grad_dense', 'clipped_coord_grad_sparse', 'coord_grad_samples_dense',
+           'coord_grad_samples_sparse', 'update_pred_dense', 'update_pred_sparse', 'loss_deriv_vec', 'loss_hess_vec',
+           'loss_value_mean', 'loss_conj_mean', 'fast_exp', 'kernel_deriv', 'kernel_deriv_range',
+           'update_clipped_sum_dense', 'clipped_sum_sparse', 'clipped_coord_sum_dense', 'clipped_coord_sum_sparse',
            'dual_conj', 'dual_project', 'dual_coord_step', 'dual_conj_mean', 'HingeLoss']
 
 # %% ../../nbs/01_model/02_losses.ipynb
-SQUARED, LOGISTIC, HUBER = 0, 1, 2
+SQUARED, LOGISTIC, HUBER = 0, 1, 2   # a loss as the kernels know it: an integer code
 
+# %% ../../nbs/01_model/02_losses.ipynb
+def _check_w(w, p, name="w"):
+    w = check_array(w, name, ndim=1)
+    if w.shape[0] != p: raise ValueError(f"{name} has {w.shape[0]} entries but X has {p} columns")
+    return w
+
+# %% ../../nbs/01_model/02_losses.ipynb
+class Loss:
+    """Base class of the datafits $f(w)=\\frac1n\\sum_i\\phi(x_i^\\top w, y_i)$; subclasses set
+    `code`, `param`, `name`."""
+
+    code: int = -1
+    param: float = 0.0
+    name: str = ""
+    sup_deriv: float = np.inf  # sup |phi'| over predictions (inf: not Lipschitz)
+
+    def __repr__(self): return f"{type(self).__name__}()"
+    def __eq__(self, other): return type(self) is type(other) and self.param == other.param
+    def __hash__(self): return hash((type(self).__name__, self.param))
+
+    @property
+    def curvature(self) -> float:
+        "$\\sup\\phi''$."
+        return float(loss_curvature(self.code, self.param))
+
+    def check_y(self, y, # labels, shape (n,)
+                n:int|None=None, # expected number of samples
+               ) -> np.ndarray:
+        "A validated float64 copy of the labels."
+        y = check_array(y, "y", ndim=1)
+        if n is not None and y.shape[0] != n:
+            raise ValueError(f"y has {y.shape[0]} entries but X has {n} rows")
+        return y
+
+    def validate(self, X, # design, dense (n, p) or sparse
+                 y, # labels (n,)
+                 w=None, # optional coefficients (p,)
+                ):
+        """Validated copies `(X, is_sparse, y, w)`: X Fortran/CSC float64, y and w float64 (w zeros
+        if None)."""
+        X, is_sparse = as_design(X, "X")
+        y = self.check_y(y, X.shape[0])
+        w = np.zeros(X.shape[1]) if w is None else _check_w(w, X.shape[1])
+        return X, is_sparse, y, w
+
+    def value(self, X, # design matrix (n, p), dense or sparse
+              y, # labels (n,)
+              w, # coefficients (p,)
+             ) -> float:
+        "$f(w) = \\frac1n\\sum_i \\phi(x_i^\\top w, y_i)$."
+        X, _, y, w = self.validate(X, y, w)
+        return float(loss_value_mean(self.code, self.param, np.asarray(X @ w, dtype=np.float64), y))
+
+    def _u(self, X, y, w):
+        z = np.asarray(X @ w, dtype=np.float64)
+        u = np.empty_like(z)
+        loss_deriv_vec(self.code, self.param, z, y, u)
+        return u
+
+    def gradient(self, X, y, w) -> np.ndarray:
+        "$\\nabla f(w) = \\frac1n X^\\top \\phi'(Xw, y)$, shape (p,)."
+        X, _, y, w = self.validate(X, y, w)
+        return np.asarray(X.T @ self._u(X, y, w)).ravel() / X.shape[0]
+
+    def coordinate_gradient(self, X, y, w, j:int) -> float:
+        "$\\nabla_j f(w)$, computed by the coordinate kernel."
+        X, is_sparse, y, w = self.validate(X, y, w)
+        j = check_scalar(j, "j", 0, X.shape[1] - 1, integer=True)
+        z = np.asarray(X @ w, dtype=np.float64)
+        if is_sparse:
+            return float(
+                coord_grad_sparse(self.code, self.param, X.data, X.indices, X.indptr, y, z, j)
+            )
+        return float(coord_grad_dense(self.code, self.param, X, y, z, j))
+
+    def per_sample_coordinate_gradients(self, X, y, w, j:int) -> np.ndarray:
+        "$(\\nabla_j \\ell(w; d_i))_{i\\le n}$, the quantities DP-CD clips, shape (n,)."
+        X, is_sparse, y, w = self.validate(X, y, w)
+        j = check_scalar(j, "j", 0, X.shape[1] - 1, integer=True)
+        z = np.asarray(X @ w, dtype=np.float64)
+        out = np.empty(X.shape[0])
+        if is_sparse:
+            coord_grad_samples_sparse(
+                self.code, self.param, X.data, X.indices, X.indptr, y, z, j, out
+            )
+        else: coord_grad_samples_dense(self.code, self.param, X, y, z, j, out)
+        return out
+
+    def per_sample_gradients(self, X, y, w) -> np.ndarray:
+        "$(\\nabla\\ell(w; d_i))_{i}$ as a dense (n, p) array (rows are per-sample gradients)."
+        X, is_sparse, y, w = self.validate(X, y, w)
+        u = self._u(X, y, w)
+        G = X.multiply(u[:, None]).toarray() if is_sparse else X * u[:, None]
+        return np.ascontiguousarray(G)
+
+    def coordinate_smoothness(self, X, # design (n, p)
+                             ) -> np.ndarray:
+        """Coordinate-wise smoothness constants $M_j = \\sup\\phi''\\cdot\\frac1n\\|X_{:,j}\\|^2$
+        (Def. 2.1.9)."""
+        X, is_sparse = as_design(X, "X")
+        sq = (
+            np.asarray(X.multiply(X).sum(axis=0)).ravel()
+            if is_sparse
+            else np.einsum('ij,ij->j', X, X)
+        )
+        return self.curvature * sq / X.shape[0]
+
+    def smoothness(self, X) -> float:
+        "Global smoothness $M = \\sup\\phi''\\cdot\\|X\\|_2^2/n$ (spectral norm)."
+        X, is_sparse = as_design(X, "X")
+        if is_sparse or min(X.shape) > 2000:
+            from scipy.sparse.linalg import svds
+
+            s = (
+                svds(sp.csc_matrix(X), k=1, return_singular_vectors=False, random_state=0)[0]
+                if min(X.shape) > 1
+                else sp.linalg.norm(X)
+            )
+        else: s = np.linalg.norm(X, 2)
+        return self.curvature * float(s) ** 2 / X.shape[0]
+
+    def deriv_bound(self, x_norm:float, # bound on ||x||_2 over the data universe
+                    y_bound:float=0.0, # bound on |y| (squared/Huber losses)
+                    w_radius:float=np.inf, # bound on ||w||_2 over the domain
+                   ) -> float:
+        "A bound on $|\\phi'(x^\\top w, y)|$ over the universe (overridden by the squared loss)."
+        return self.sup_deriv
+
+    def coordinate_lipschitz(
+        self,
+        x_bound,  # per-feature bounds B_j >= |x_j| (scalar or (p,))
+        y_bound: float = 0.0,  # bound on |y|
+        w_radius: float = np.inf,  # bound R on ||w||_2 (needed by the squared loss)
+        p: int | None = None,  # number of features when `x_bound` is a scalar
+    ) -> np.ndarray:
+        """Coordinate-wise Lipschitz constants $L_j = \\sup|\\phi'|\\cdot B_j$ (Def. 2.1.7) for data
+        with $|x_j|\\le B_j$."""
+        B = np.atleast_1d(check_array(x_bound, "x_bound"))
+        if B.ndim != 1:
+            raise ValueError(f"x_bound must be a scalar or 1-dimensional, got shape {B.shape}")
+        if np.any(B < 0): raise ValueError("x_bound must be non-negative")
+        if B.size == 1 and p is not None: B = np.full(check_scalar(p, "p", 1, integer=True), B[0])
+        y_bound = check_scalar(y_bound, "y_bound", low=0)
+        w_radius = check_scalar(w_radius, "w_radius", low=0, allow_inf=True)
+        return self.deriv_bound(float(np.linalg.norm(B)), y_bound, w_radius) * B
+
+    def lipschitz(self, x_norm:float, # bound on ||x||_2
+                  y_bound:float=0.0, # bound on |y|
+                  w_radius:float=np.inf, # bound on ||w||_2
+                 ) -> float:
+        """Lipschitz constant $\\Lambda = \\sup|\\phi'|\\cdot\\|x\\|_2$ of $\\ell(\\cdot; d)$ (Def.
+        2.1.7)."""
+        x_norm = check_scalar(x_norm, "x_norm", low=0)
+        y_bound = check_scalar(y_bound, "y_bound", low=0)
+        w_radius = check_scalar(w_radius, "w_radius", low=0, allow_inf=True)
+        return self.deriv_bound(x_norm, y_bound, w_radius) * x_norm
+
+# %% ../../nbs/01_model/02_losses.ipynb
+class SquaredLoss(Loss):
+    "Squared loss $\\ell(w;(x,y)) = (w^\\top x - y)^2$ (no factor 1/2, as in the papers)."
+    code, param, name = SQUARED, 0.0, "squared"
+    def deriv_bound(self, x_norm, y_bound=0.0, w_radius=np.inf):
+        if not np.isfinite(w_radius):
+            raise ValueError(
+                "w_radius must be finite: the squared loss is not Lipschitz on all of R^p; "
+                "pass a bound on ||w||_2 (e.g. the radius of the constraint set)"
+            )
+        return 2.0 * (w_radius * x_norm + y_bound)
+
+# %% ../../nbs/01_model/02_losses.ipynb
+class LogisticLoss(Loss):
+    """Logistic loss $\\ell(w;(x,y)) = \\log(1+\\exp(-y\\,w^\\top x))$ with labels
+    $y\\in\\{-1,+1\\}$."""
+
+    code, param, name, sup_deriv = LOGISTIC, 0.0, "logistic", 1.0
+    def check_y(self, y, n=None):
+        y = super().check_y(y, n)
+        if np.any((y != 1.0) & (y != -1.0)):   # the message shows no label: they are private
+            raise ValueError("y must contain only -1 and +1 for the logistic loss (labels {0, 1}: "
+                             "pass y = 2 * y - 1; the estimators encode any labels)")
+        return y
+
+# %% ../../nbs/01_model/02_losses.ipynb
+class HuberLoss(Loss):
+    """Huber loss of the residual $r = w^\\top x - y$: $r^2/2$ if $|r|\\le\\delta$, else
+    $\\delta(|r|-\\delta/2)$."""
+
+    code, name = HUBER, "huber"
+    def __init__(self, delta:float=1.0, # threshold between the quadratic and linear parts
+                ):
+        self.param = check_scalar(delta, "delta", low=0, low_open=True)
+        self.sup_deriv = self.param
+    @property
+    def delta(self): return self.param
+    def __repr__(self): return f"HuberLoss(delta={self.param})"
+
+# %% ../../nbs/01_model/02_losses.ipynb
+def feature_bounds(X, # design (n, p), dense or sparse
+                  ) -> np.ndarray:
+    """Exact per-feature bounds $B_j=\\max_i|X_{ij}|$ of the data (not private: warns
+    `PrivacyLeakWarning`)."""
+    X, is_sparse = as_design(X, "X")
+    warnings.warn(
+        "feature_bounds reads the data without privacy; use public bounds for private training",
+        PrivacyLeakWarning,
+        stacklevel=2,
+    )
+    return np.asarray(abs(X).max(axis=0).todense()).ravel() if is_sparse else np.abs(X).max(axis=0)
+
+# %% ../../nbs/01_model/02_losses.ipynb
 @njit(cache=True)
 def loss_value(code:int, param:float, z:float, y:float) -> float:
     """$\\phi(z, y)$: the loss of prediction `z` for label `y` (code 0 squared, 1 logistic, 2 Huber
@@ -417,215 +627,6 @@ def clipped_coord_sum_sparse(code:int, param:float, data, indices, indptr, y, z,
     "`clipped_coord_sum_dense` for a CSC design (absent entries contribute 0)."
     no = np.empty(0)
     return clipped_sum_sparse((code, param), (data, indices, indptr), (y, no, no), z, j, C)
-
-# %% ../../nbs/01_model/02_losses.ipynb
-def _check_w(w, p, name="w"):
-    w = check_array(w, name, ndim=1)
-    if w.shape[0] != p: raise ValueError(f"{name} has {w.shape[0]} entries but X has {p} columns")
-    return w
-
-# %% ../../nbs/01_model/02_losses.ipynb
-class Loss:
-    """Base class of the datafits $f(w)=\\frac1n\\sum_i\\phi(x_i^\\top w, y_i)$; subclasses set
-    `code`, `param`, `name`."""
-
-    code: int = -1
-    param: float = 0.0
-    name: str = ""
-    sup_deriv: float = np.inf  # sup |phi'| over predictions (inf: not Lipschitz)
-
-    def __repr__(self): return f"{type(self).__name__}()"
-    def __eq__(self, other): return type(self) is type(other) and self.param == other.param
-    def __hash__(self): return hash((type(self).__name__, self.param))
-
-    @property
-    def curvature(self) -> float:
-        "$\\sup\\phi''$."
-        return float(loss_curvature(self.code, self.param))
-
-    def check_y(self, y, # labels, shape (n,)
-                n:int|None=None, # expected number of samples
-               ) -> np.ndarray:
-        "A validated float64 copy of the labels."
-        y = check_array(y, "y", ndim=1)
-        if n is not None and y.shape[0] != n:
-            raise ValueError(f"y has {y.shape[0]} entries but X has {n} rows")
-        return y
-
-    def validate(self, X, # design, dense (n, p) or sparse
-                 y, # labels (n,)
-                 w=None, # optional coefficients (p,)
-                ):
-        """Validated copies `(X, is_sparse, y, w)`: X Fortran/CSC float64, y and w float64 (w zeros
-        if None)."""
-        X, is_sparse = as_design(X, "X")
-        y = self.check_y(y, X.shape[0])
-        w = np.zeros(X.shape[1]) if w is None else _check_w(w, X.shape[1])
-        return X, is_sparse, y, w
-
-    def value(self, X, # design matrix (n, p), dense or sparse
-              y, # labels (n,)
-              w, # coefficients (p,)
-             ) -> float:
-        "$f(w) = \\frac1n\\sum_i \\phi(x_i^\\top w, y_i)$."
-        X, _, y, w = self.validate(X, y, w)
-        return float(loss_value_mean(self.code, self.param, np.asarray(X @ w, dtype=np.float64), y))
-
-    def _u(self, X, y, w):
-        z = np.asarray(X @ w, dtype=np.float64)
-        u = np.empty_like(z)
-        loss_deriv_vec(self.code, self.param, z, y, u)
-        return u
-
-    def gradient(self, X, y, w) -> np.ndarray:
-        "$\\nabla f(w) = \\frac1n X^\\top \\phi'(Xw, y)$, shape (p,)."
-        X, _, y, w = self.validate(X, y, w)
-        return np.asarray(X.T @ self._u(X, y, w)).ravel() / X.shape[0]
-
-    def coordinate_gradient(self, X, y, w, j:int) -> float:
-        "$\\nabla_j f(w)$, computed by the coordinate kernel."
-        X, is_sparse, y, w = self.validate(X, y, w)
-        j = check_scalar(j, "j", 0, X.shape[1] - 1, integer=True)
-        z = np.asarray(X @ w, dtype=np.float64)
-        if is_sparse:
-            return float(
-                coord_grad_sparse(self.code, self.param, X.data, X.indices, X.indptr, y, z, j)
-            )
-        return float(coord_grad_dense(self.code, self.param, X, y, z, j))
-
-    def per_sample_coordinate_gradients(self, X, y, w, j:int) -> np.ndarray:
-        "$(\\nabla_j \\ell(w; d_i))_{i\\le n}$, the quantities DP-CD clips, shape (n,)."
-        X, is_sparse, y, w = self.validate(X, y, w)
-        j = check_scalar(j, "j", 0, X.shape[1] - 1, integer=True)
-        z = np.asarray(X @ w, dtype=np.float64)
-        out = np.empty(X.shape[0])
-        if is_sparse:
-            coord_grad_samples_sparse(
-                self.code, self.param, X.data, X.indices, X.indptr, y, z, j, out
-            )
-        else: coord_grad_samples_dense(self.code, self.param, X, y, z, j, out)
-        return out
-
-    def per_sample_gradients(self, X, y, w) -> np.ndarray:
-        "$(\\nabla\\ell(w; d_i))_{i}$ as a dense (n, p) array (rows are per-sample gradients)."
-        X, is_sparse, y, w = self.validate(X, y, w)
-        u = self._u(X, y, w)
-        G = X.multiply(u[:, None]).toarray() if is_sparse else X * u[:, None]
-        return np.ascontiguousarray(G)
-
-    def coordinate_smoothness(self, X, # design (n, p)
-                             ) -> np.ndarray:
-        """Coordinate-wise smoothness constants $M_j = \\sup\\phi''\\cdot\\frac1n\\|X_{:,j}\\|^2$
-        (Def. 2.1.9)."""
-        X, is_sparse = as_design(X, "X")
-        sq = (
-            np.asarray(X.multiply(X).sum(axis=0)).ravel()
-            if is_sparse
-            else np.einsum('ij,ij->j', X, X)
-        )
-        return self.curvature * sq / X.shape[0]
-
-    def smoothness(self, X) -> float:
-        "Global smoothness $M = \\sup\\phi''\\cdot\\|X\\|_2^2/n$ (spectral norm)."
-        X, is_sparse = as_design(X, "X")
-        if is_sparse or min(X.shape) > 2000:
-            from scipy.sparse.linalg import svds
-
-            s = (
-                svds(sp.csc_matrix(X), k=1, return_singular_vectors=False, random_state=0)[0]
-                if min(X.shape) > 1
-                else sp.linalg.norm(X)
-            )
-        else: s = np.linalg.norm(X, 2)
-        return self.curvature * float(s) ** 2 / X.shape[0]
-
-    def deriv_bound(self, x_norm:float, # bound on ||x||_2 over the data universe
-                    y_bound:float=0.0, # bound on |y| (squared/Huber losses)
-                    w_radius:float=np.inf, # bound on ||w||_2 over the domain
-                   ) -> float:
-        "A bound on $|\\phi'(x^\\top w, y)|$ over the universe (overridden by the squared loss)."
-        return self.sup_deriv
-
-    def coordinate_lipschitz(
-        self,
-        x_bound,  # per-feature bounds B_j >= |x_j| (scalar or (p,))
-        y_bound: float = 0.0,  # bound on |y|
-        w_radius: float = np.inf,  # bound R on ||w||_2 (needed by the squared loss)
-        p: int | None = None,  # number of features when `x_bound` is a scalar
-    ) -> np.ndarray:
-        """Coordinate-wise Lipschitz constants $L_j = \\sup|\\phi'|\\cdot B_j$ (Def. 2.1.7) for data
-        with $|x_j|\\le B_j$."""
-        B = np.atleast_1d(check_array(x_bound, "x_bound"))
-        if B.ndim != 1:
-            raise ValueError(f"x_bound must be a scalar or 1-dimensional, got shape {B.shape}")
-        if np.any(B < 0): raise ValueError("x_bound must be non-negative")
-        if B.size == 1 and p is not None: B = np.full(check_scalar(p, "p", 1, integer=True), B[0])
-        y_bound = check_scalar(y_bound, "y_bound", low=0)
-        w_radius = check_scalar(w_radius, "w_radius", low=0, allow_inf=True)
-        return self.deriv_bound(float(np.linalg.norm(B)), y_bound, w_radius) * B
-
-    def lipschitz(self, x_norm:float, # bound on ||x||_2
-                  y_bound:float=0.0, # bound on |y|
-                  w_radius:float=np.inf, # bound on ||w||_2
-                 ) -> float:
-        """Lipschitz constant $\\Lambda = \\sup|\\phi'|\\cdot\\|x\\|_2$ of $\\ell(\\cdot; d)$ (Def.
-        2.1.7)."""
-        x_norm = check_scalar(x_norm, "x_norm", low=0)
-        y_bound = check_scalar(y_bound, "y_bound", low=0)
-        w_radius = check_scalar(w_radius, "w_radius", low=0, allow_inf=True)
-        return self.deriv_bound(x_norm, y_bound, w_radius) * x_norm
-
-# %% ../../nbs/01_model/02_losses.ipynb
-class SquaredLoss(Loss):
-    "Squared loss $\\ell(w;(x,y)) = (w^\\top x - y)^2$ (no factor 1/2, as in the papers)."
-    code, param, name = SQUARED, 0.0, "squared"
-    def deriv_bound(self, x_norm, y_bound=0.0, w_radius=np.inf):
-        if not np.isfinite(w_radius):
-            raise ValueError(
-                "w_radius must be finite: the squared loss is not Lipschitz on all of R^p; "
-                "pass a bound on ||w||_2 (e.g. the radius of the constraint set)"
-            )
-        return 2.0 * (w_radius * x_norm + y_bound)
-
-# %% ../../nbs/01_model/02_losses.ipynb
-class LogisticLoss(Loss):
-    """Logistic loss $\\ell(w;(x,y)) = \\log(1+\\exp(-y\\,w^\\top x))$ with labels
-    $y\\in\\{-1,+1\\}$."""
-
-    code, param, name, sup_deriv = LOGISTIC, 0.0, "logistic", 1.0
-    def check_y(self, y, n=None):
-        y = super().check_y(y, n)
-        if np.any((y != 1.0) & (y != -1.0)):   # the message shows no label: they are private
-            raise ValueError("y must contain only -1 and +1 for the logistic loss (labels {0, 1}: "
-                             "pass y = 2 * y - 1; the estimators encode any labels)")
-        return y
-
-# %% ../../nbs/01_model/02_losses.ipynb
-class HuberLoss(Loss):
-    """Huber loss of the residual $r = w^\\top x - y$: $r^2/2$ if $|r|\\le\\delta$, else
-    $\\delta(|r|-\\delta/2)$."""
-
-    code, name = HUBER, "huber"
-    def __init__(self, delta:float=1.0, # threshold between the quadratic and linear parts
-                ):
-        self.param = check_scalar(delta, "delta", low=0, low_open=True)
-        self.sup_deriv = self.param
-    @property
-    def delta(self): return self.param
-    def __repr__(self): return f"HuberLoss(delta={self.param})"
-
-# %% ../../nbs/01_model/02_losses.ipynb
-def feature_bounds(X, # design (n, p), dense or sparse
-                  ) -> np.ndarray:
-    """Exact per-feature bounds $B_j=\\max_i|X_{ij}|$ of the data (not private: warns
-    `PrivacyLeakWarning`)."""
-    X, is_sparse = as_design(X, "X")
-    warnings.warn(
-        "feature_bounds reads the data without privacy; use public bounds for private training",
-        PrivacyLeakWarning,
-        stacklevel=2,
-    )
-    return np.asarray(abs(X).max(axis=0).todense()).ravel() if is_sparse else np.abs(X).max(axis=0)
 
 # %% ../../nbs/01_model/02_losses.ipynb
 HINGE = 3

@@ -30,121 +30,50 @@ from .contract import (FitResult, Ledger, Plan, Run, Solver, register, get_solve
 from .chunks import Progress, check_chunks, hold_chunks, load_chunk
 
 # %% auto 0
-__all__ = ['ACCOUNTANTS', 'dpcd_inner_dense', 'dpcd_inner_sparse', 'clip_thresholds', 'dpcd_noise_multiplier', 'dpcd_events',
-           'row_norms', 'sample_clip_thresholds', 'private_smoothness', 'noise_blocks', 'coordinate_setup',
-           'intercept_setup', 'dp_cd', 'DPCD', 'smoothness_from_bounds', 'smoothness_from_moments']
+__all__ = ['ACCOUNTANTS', 'dp_cd', 'clip_thresholds', 'dpcd_noise_multiplier', 'dpcd_events', 'row_norms',
+           'sample_clip_thresholds', 'private_smoothness', 'noise_blocks', 'coordinate_setup', 'intercept_setup',
+           'dpcd_inner_dense', 'dpcd_inner_sparse', 'DPCD', 'smoothness_from_bounds', 'smoothness_from_moments']
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
-@njit(cache=True)
-def _step(penalty, w, j, g, eta, step, k, avg, last):
-    "Noisy proximal step on coordinate j (in place); returns the change; keeps `avg` lazily."
-    new = prox_1d(penalty[0], penalty[1], j, w[j] - step * (g + eta), step)
-    change = new - w[j]
-    if change != 0.0:
-        if avg is not None:   # w[j] held its old value from step last[j] to step k
-            avg[j] += w[j] * (k + 1 - last[j])
-            last[j] = k + 1
-        w[j] = new
-    return change
-
-# %% ../../nbs/03_solvers/01_dp_cd.ipynb
-@njit(cache=True)
-def _finish_average(avg, last, w, K):
-    "The mean of the K inner iterates from the lazily kept sums (nothing for the last iterate)."
-    if avg is not None:
-        for j in range(w.shape[0]):
-            avg[j] = (avg[j] + w[j] * (K + 1 - last[j])) / K
-
-# %% ../../nbs/03_solvers/01_dp_cd.ipynb
-@njit(cache=True)
-def _dpcd_dense(loss, penalty, data, z, w, block, scales, avg, intercept):
-    """The loop of `dpcd_inner_dense` on `data` = (X, y, per-sample thresholds, weights);
-    coordinate p (if drawn) is the constant column of `intercept` = (column (n, 1), penalty)."""
-    (X, y, per_sample, weights), (coords, noise), (steps, clips) = data, block, scales
-    (ones, ones_penalty), records = intercept, (y, per_sample, weights)
-    last, p = np.ones(w.shape[0], dtype=np.int64), X.shape[1]
-    if avg is not None: avg[:] = 0.0
-    # the previous update, applied to z in the next gradient's pass; np.int64(0), not 0: a literal
-    # 0 would compile the callees once more for its own type (numba types a constant as Literal[int])
-    zero = np.int64(0)
-    jp, change = zero, 0.0
-    for k in range(coords.shape[0]):
-        j = coords[k]
-        if j == p:   # the intercept: flush the pending update, then its own column
-            if change != 0.0: update_pred_dense(X, z, jp, change)
-            s = update_clipped_sum_dense(loss, ones, records, z, zero, clips[j], zero, 0.0)
-            change = _step(ones_penalty, w, j, s / X.shape[0], noise[k], steps[j], k, avg, last)
-            if change != 0.0: update_pred_dense(ones, z, zero, change)
-            jp, change = zero, 0.0
-            continue
-        s = update_clipped_sum_dense(loss, X, records, z, j, clips[j], jp, change)
-        change = _step(penalty, w, j, s / X.shape[0], noise[k], steps[j], k, avg, last)
-        jp = j
-    if change != 0.0: update_pred_dense(X, z, jp, change)
-    _finish_average(avg, last, w, coords.shape[0])
-
-# %% ../../nbs/03_solvers/01_dp_cd.ipynb
-@njit(cache=True)
-def dpcd_inner_dense(
-    loss,  # (code, param) of the loss: (`Loss.code`, `Loss.param`)
-    penalty,  # (code, params) of the penalty: (`Penalty.code`, `Penalty.params`)
-    X,
-    y,  # Fortran design (n, p) and labels (n,)
-    z,
-    w,  # predictions z = Xw (+ b) (n,) and iterate (p,; p + 1 with the intercept), in place
-    block,  # (coordinates j_k (int64, K), noise η_k (K,)): a `noise_blocks` item
-    scales,  # (step sizes γ_j (p,), clipping thresholds C_j (p,; inf: none))
-    avg=None,  # (p,) array receiving the mean of $θ^1, …, θ^K$; None: last iterate
-    records=None,  # (C/‖x_i‖ (n,): per-sample ℓ2 clipping, w_i ∈ [0, W] (n,): weights after
-                   # clipping), an empty array for either: none (None: neither)
-    intercept=None,  # (column of s (column 0 of an (n, k) array), penalty of the intercept): coordinate p
-):
-    "K noisy proximal coordinate updates of DP-CD on a dense design (Algorithm 4.3.1, inner loop)."
-    per_sample, unit = (np.empty(0), np.empty(0)) if records is None else records
-    # none: X itself stands in for the column, never read (coordinate p is never drawn), so that
-    # the callees see one array type with or without an intercept and compile once
-    column = (X, penalty) if intercept is None else intercept
-    _dpcd_dense(loss, penalty, (X, y, per_sample, unit), z, w, block, scales, avg, column)
-
-# %% ../../nbs/03_solvers/01_dp_cd.ipynb
-@njit(cache=True)
-def _sparse_update(loss, penalty, column, records, z, w, update, avg, last):
-    """One update (coordinate j, step k, noise η, step size γ_j, threshold C_j) = `update`, whose
-    values are column c of the CSC arrays X: `column` = (X, c)."""
-    (X, c), (j, k, eta, step, clip) = column, update
-    s = clipped_sum_sparse(loss, X, records, z, c, clip)
-    change = _step(penalty, w, j, s / z.shape[0], eta, step, k, avg, last)
-    if change != 0.0: update_pred_sparse(X[0], X[1], X[2], z, c, change)
-
-# %% ../../nbs/03_solvers/01_dp_cd.ipynb
-@njit(cache=True)
-def _dpcd_sparse(loss, penalty, data, z, w, block, scales, avg, intercept):
-    """The loop of `dpcd_inner_sparse` on `data` = (CSC X, y, per-sample thresholds, weights);
-    coordinate p (if drawn) is the CSC column of `intercept` = (column, penalty)."""
-    (X, y, per_sample, weights), (coords, noise), (steps, clips) = data, block, scales
-    (ones, ones_penalty), records = intercept, (y, per_sample, weights)
-    p, last = X[2].shape[0] - 1, np.ones(w.shape[0], dtype=np.int64)
-    if avg is not None: avg[:] = 0.0
-    for k in range(coords.shape[0]):
-        j = coords[k]
-        update = (j, k, noise[k], steps[j], clips[j])
-        if j == p:   # (np.int64: a literal 0 would compile `_sparse_update` once more)
-            _sparse_update(loss, ones_penalty, (ones, np.int64(0)), records, z, w, update, avg, last)
-        else: _sparse_update(loss, penalty, (X, j), records, z, w, update, avg, last)
-    _finish_average(avg, last, w, coords.shape[0])
-
-# %% ../../nbs/03_solvers/01_dp_cd.ipynb
-@njit(cache=True)
-def dpcd_inner_sparse(loss, penalty,
-                      X, # CSC design as (data, indices, indptr), sorted int64 indices
-                      y, z, w, block, scales, avg=None,
-                      records=None, # (per-sample thresholds, weights), as `dpcd_inner_dense`
-                      intercept=None, # (CSC column of s as (data, indices, indptr), its penalty)
-                     ):
-    "Same as `dpcd_inner_dense` for a CSC design: an update costs O(nnz of the column)."
-    per_sample, unit = (np.empty(0), np.empty(0)) if records is None else records
-    column = (X, penalty) if intercept is None else intercept   # (X: a stand-in, never read)
-    _dpcd_sparse(loss, penalty, (X, y, per_sample, unit), z, w, block, scales, avg, column)
+def dp_cd(
+    X,  # design (n, p), dense or scipy sparse
+    y,  # labels (n,)
+    loss: Loss,  # datafit, e.g. SquaredLoss() or LogisticLoss()
+    penalty: Penalty | None = None,  # separable penalty: NoPenalty (None), L1, L2, ElasticNet, Box
+    *,
+    epsilon: float,  # total privacy budget ε > 0 (np.inf: non-private)
+    delta: float | None,  # δ in (0, 1) (replace-one neighbours); None only with epsilon = inf
+    n_passes: int = 10,  # passes over the data: T*K/p coordinate updates in total
+    step: float = 1.0,  # step-size hyperparameter gamma: gamma_j = gamma / M_j
+    clip=1.0,  # C > 0 (C_j = sqrt(M_j/tr M) C), explicit thresholds (p,), or np.inf (only if epsilon = inf)
+    clipping: str = "coordinate",  # "coordinate" (§4.5.1, the papers) or "sample" (per-sample ℓ2 clipping at C, permutation order)
+    n_inner: int
+    | None = None,  # K, updates per outer iteration (default p; a multiple of p for clipping="sample")
+    averaging: bool = False,  # True: $w^{t+1}$ = mean of the K inner iterates (Algorithm 4.3.1); False: last iterate
+    smoothness="exact",  # "exact" (non-private, warns), "private" (§4.5.2), or public constants M_j (p,)
+    smoothness_bound=None,  # public bound b_j on the per-sample constants (required for "private")
+    smoothness_budget: float = 0.1,  # fraction of epsilon spent on the private constants
+    accountant: str = "gdp",  # "gdp" (exact), "rdp", "rdp_mironov" (papers) or "closed_form" (Thm 4.3.1)
+    w0=None,  # initial point (default 0); it must not depend on the private data
+    fit_intercept: bool = False,  # also fit an intercept b (an implicit column of s; X is not copied)
+    intercept_scaling: float = 1.0,  # s > 0, the value of that column (PUBLIC; b = s · its coefficient)
+    penalize_intercept: bool = False,  # apply the penalty to the column's coefficient too (liblinear)
+    random_state=None,  # seed or Generator
+    record_every: float
+    | None = None,  # record (passes, coef) every this many passes (multiples of K/p)
+    sample_weight=None,  # per-record weights (n,), projected onto [0, sample_weight_bound]
+    sample_weight_bound: float = 1.0,  # PUBLIC bound W > 0 on the weights (noise, M_j scale by W)
+) -> FitResult:
+    """Differentially private proximal coordinate descent (thesis Algorithm 4.3.1 with §4.5's
+    clipping and constants)."""
+    return get_solver("dp-cd").fit(
+        X, y, loss, penalty, epsilon=epsilon, delta=delta, random_state=random_state,
+        n_passes=n_passes, step=step, clip=clip, clipping=clipping, n_inner=n_inner,
+        averaging=averaging, smoothness=smoothness, smoothness_bound=smoothness_bound,
+        smoothness_budget=smoothness_budget, accountant=accountant, w0=w0,
+        fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
+        penalize_intercept=penalize_intercept, record_every=record_every,
+        sample_weight=sample_weight, sample_weight_bound=sample_weight_bound)
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def clip_thresholds(M, # coordinate-wise smoothness constants M_j (p,), positive
@@ -437,45 +366,116 @@ def intercept_setup(setup:dict, # `coordinate_setup`'s constants of the p column
     return dict(setup, M=M, steps=step / M, clips=clips)
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
-def dp_cd(
-    X,  # design (n, p), dense or scipy sparse
-    y,  # labels (n,)
-    loss: Loss,  # datafit, e.g. SquaredLoss() or LogisticLoss()
-    penalty: Penalty | None = None,  # separable penalty: NoPenalty (None), L1, L2, ElasticNet, Box
-    *,
-    epsilon: float,  # total privacy budget ε > 0 (np.inf: non-private)
-    delta: float | None,  # δ in (0, 1) (replace-one neighbours); None only with epsilon = inf
-    n_passes: int = 10,  # passes over the data: T*K/p coordinate updates in total
-    step: float = 1.0,  # step-size hyperparameter gamma: gamma_j = gamma / M_j
-    clip=1.0,  # C > 0 (C_j = sqrt(M_j/tr M) C), explicit thresholds (p,), or np.inf (only if epsilon = inf)
-    clipping: str = "coordinate",  # "coordinate" (§4.5.1, the papers) or "sample" (per-sample ℓ2 clipping at C, permutation order)
-    n_inner: int
-    | None = None,  # K, updates per outer iteration (default p; a multiple of p for clipping="sample")
-    averaging: bool = False,  # True: $w^{t+1}$ = mean of the K inner iterates (Algorithm 4.3.1); False: last iterate
-    smoothness="exact",  # "exact" (non-private, warns), "private" (§4.5.2), or public constants M_j (p,)
-    smoothness_bound=None,  # public bound b_j on the per-sample constants (required for "private")
-    smoothness_budget: float = 0.1,  # fraction of epsilon spent on the private constants
-    accountant: str = "gdp",  # "gdp" (exact), "rdp", "rdp_mironov" (papers) or "closed_form" (Thm 4.3.1)
-    w0=None,  # initial point (default 0); it must not depend on the private data
-    fit_intercept: bool = False,  # also fit an intercept b (an implicit column of s; X is not copied)
-    intercept_scaling: float = 1.0,  # s > 0, the value of that column (PUBLIC; b = s · its coefficient)
-    penalize_intercept: bool = False,  # apply the penalty to the column's coefficient too (liblinear)
-    random_state=None,  # seed or Generator
-    record_every: float
-    | None = None,  # record (passes, coef) every this many passes (multiples of K/p)
-    sample_weight=None,  # per-record weights (n,), projected onto [0, sample_weight_bound]
-    sample_weight_bound: float = 1.0,  # PUBLIC bound W > 0 on the weights (noise, M_j scale by W)
-) -> FitResult:
-    """Differentially private proximal coordinate descent (thesis Algorithm 4.3.1 with §4.5's
-    clipping and constants)."""
-    return get_solver("dp-cd").fit(
-        X, y, loss, penalty, epsilon=epsilon, delta=delta, random_state=random_state,
-        n_passes=n_passes, step=step, clip=clip, clipping=clipping, n_inner=n_inner,
-        averaging=averaging, smoothness=smoothness, smoothness_bound=smoothness_bound,
-        smoothness_budget=smoothness_budget, accountant=accountant, w0=w0,
-        fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
-        penalize_intercept=penalize_intercept, record_every=record_every,
-        sample_weight=sample_weight, sample_weight_bound=sample_weight_bound)
+@njit(cache=True)
+def _step(penalty, w, j, g, eta, step, k, avg, last):
+    "Noisy proximal step on coordinate j (in place); returns the change; keeps `avg` lazily."
+    new = prox_1d(penalty[0], penalty[1], j, w[j] - step * (g + eta), step)
+    change = new - w[j]
+    if change != 0.0:
+        if avg is not None:   # w[j] held its old value from step last[j] to step k
+            avg[j] += w[j] * (k + 1 - last[j])
+            last[j] = k + 1
+        w[j] = new
+    return change
+
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
+@njit(cache=True)
+def _finish_average(avg, last, w, K):
+    "The mean of the K inner iterates from the lazily kept sums (nothing for the last iterate)."
+    if avg is not None:
+        for j in range(w.shape[0]):
+            avg[j] = (avg[j] + w[j] * (K + 1 - last[j])) / K
+
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
+@njit(cache=True)
+def _dpcd_dense(loss, penalty, data, z, w, block, scales, avg, intercept):
+    """The loop of `dpcd_inner_dense` on `data` = (X, y, per-sample thresholds, weights);
+    coordinate p (if drawn) is the constant column of `intercept` = (column (n, 1), penalty)."""
+    (X, y, per_sample, weights), (coords, noise), (steps, clips) = data, block, scales
+    (ones, ones_penalty), records = intercept, (y, per_sample, weights)
+    last, p = np.ones(w.shape[0], dtype=np.int64), X.shape[1]
+    if avg is not None: avg[:] = 0.0
+    # the previous update, applied to z in the next gradient's pass; np.int64(0), not 0: a literal
+    # 0 would compile the callees once more for its own type (numba types a constant as Literal[int])
+    zero = np.int64(0)
+    jp, change = zero, 0.0
+    for k in range(coords.shape[0]):
+        j = coords[k]
+        if j == p:   # the intercept: flush the pending update, then its own column
+            if change != 0.0: update_pred_dense(X, z, jp, change)
+            s = update_clipped_sum_dense(loss, ones, records, z, zero, clips[j], zero, 0.0)
+            change = _step(ones_penalty, w, j, s / X.shape[0], noise[k], steps[j], k, avg, last)
+            if change != 0.0: update_pred_dense(ones, z, zero, change)
+            jp, change = zero, 0.0
+            continue
+        s = update_clipped_sum_dense(loss, X, records, z, j, clips[j], jp, change)
+        change = _step(penalty, w, j, s / X.shape[0], noise[k], steps[j], k, avg, last)
+        jp = j
+    if change != 0.0: update_pred_dense(X, z, jp, change)
+    _finish_average(avg, last, w, coords.shape[0])
+
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
+@njit(cache=True)
+def dpcd_inner_dense(
+    loss,  # (code, param) of the loss: (`Loss.code`, `Loss.param`)
+    penalty,  # (code, params) of the penalty: (`Penalty.code`, `Penalty.params`)
+    X,
+    y,  # Fortran design (n, p) and labels (n,)
+    z,
+    w,  # predictions z = Xw (+ b) (n,) and iterate (p,; p + 1 with the intercept), in place
+    block,  # (coordinates j_k (int64, K), noise η_k (K,)): a `noise_blocks` item
+    scales,  # (step sizes γ_j (p,), clipping thresholds C_j (p,; inf: none))
+    avg=None,  # (p,) array receiving the mean of $θ^1, …, θ^K$; None: last iterate
+    records=None,  # (C/‖x_i‖ (n,): per-sample ℓ2 clipping, w_i ∈ [0, W] (n,): weights after
+                   # clipping), an empty array for either: none (None: neither)
+    intercept=None,  # (column of s (column 0 of an (n, k) array), penalty of the intercept): coordinate p
+):
+    "K noisy proximal coordinate updates of DP-CD on a dense design (Algorithm 4.3.1, inner loop)."
+    per_sample, unit = (np.empty(0), np.empty(0)) if records is None else records
+    # none: X itself stands in for the column, never read (coordinate p is never drawn), so that
+    # the callees see one array type with or without an intercept and compile once
+    column = (X, penalty) if intercept is None else intercept
+    _dpcd_dense(loss, penalty, (X, y, per_sample, unit), z, w, block, scales, avg, column)
+
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
+@njit(cache=True)
+def _sparse_update(loss, penalty, column, records, z, w, update, avg, last):
+    """One update (coordinate j, step k, noise η, step size γ_j, threshold C_j) = `update`, whose
+    values are column c of the CSC arrays X: `column` = (X, c)."""
+    (X, c), (j, k, eta, step, clip) = column, update
+    s = clipped_sum_sparse(loss, X, records, z, c, clip)
+    change = _step(penalty, w, j, s / z.shape[0], eta, step, k, avg, last)
+    if change != 0.0: update_pred_sparse(X[0], X[1], X[2], z, c, change)
+
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
+@njit(cache=True)
+def _dpcd_sparse(loss, penalty, data, z, w, block, scales, avg, intercept):
+    """The loop of `dpcd_inner_sparse` on `data` = (CSC X, y, per-sample thresholds, weights);
+    coordinate p (if drawn) is the CSC column of `intercept` = (column, penalty)."""
+    (X, y, per_sample, weights), (coords, noise), (steps, clips) = data, block, scales
+    (ones, ones_penalty), records = intercept, (y, per_sample, weights)
+    p, last = X[2].shape[0] - 1, np.ones(w.shape[0], dtype=np.int64)
+    if avg is not None: avg[:] = 0.0
+    for k in range(coords.shape[0]):
+        j = coords[k]
+        update = (j, k, noise[k], steps[j], clips[j])
+        if j == p:   # (np.int64: a literal 0 would compile `_sparse_update` once more)
+            _sparse_update(loss, ones_penalty, (ones, np.int64(0)), records, z, w, update, avg, last)
+        else: _sparse_update(loss, penalty, (X, j), records, z, w, update, avg, last)
+    _finish_average(avg, last, w, coords.shape[0])
+
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
+@njit(cache=True)
+def dpcd_inner_sparse(loss, penalty,
+                      X, # CSC design as (data, indices, indptr), sorted int64 indices
+                      y, z, w, block, scales, avg=None,
+                      records=None, # (per-sample thresholds, weights), as `dpcd_inner_dense`
+                      intercept=None, # (CSC column of s as (data, indices, indptr), its penalty)
+                     ):
+    "Same as `dpcd_inner_dense` for a CSC design: an update costs O(nnz of the column)."
+    per_sample, unit = (np.empty(0), np.empty(0)) if records is None else records
+    column = (X, penalty) if intercept is None else intercept   # (X: a stand-in, never read)
+    _dpcd_sparse(loss, penalty, (X, y, per_sample, unit), z, w, block, scales, avg, column)
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def _check_options(self, problem, request, options):

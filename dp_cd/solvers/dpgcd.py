@@ -45,10 +45,262 @@ from .contract import Solver, Plan, Run, Ledger, FitResult, register, get_solver
 from ..model.norms import quadratic_strong_convexity
 
 # %% auto 0
-__all__ = ['RULES', 'SELECTIONS', 'RELEASES', 'DPGCD_ACCOUNTANTS', 'clipped_gradient_dense', 'clipped_gradient_sparse',
-           'exponential_race', 'DPGCDCalibration', 'dpgcd_calibration', 'dp_gcd', 'DPGCD', 'quasi_sparsity',
-           'quasi_sparsity_alpha', 'quadratic_constants', 'noise_beta', 'strongly_convex_bound_T',
-           'quasi_sparse_bound_T']
+__all__ = ['SELECTIONS', 'RELEASES', 'DPGCD_ACCOUNTANTS', 'RULES', 'dp_gcd', 'DPGCDCalibration', 'dpgcd_calibration',
+           'quasi_sparsity', 'quasi_sparsity_alpha', 'quadratic_constants', 'noise_beta', 'strongly_convex_bound_T',
+           'quasi_sparse_bound_T', 'clipped_gradient_dense', 'clipped_gradient_sparse', 'exponential_race', 'DPGCD']
+
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
+def dp_gcd(
+    X,  # design (n, p), dense or scipy sparse
+    y,  # labels (n,)
+    loss: Loss,  # datafit, e.g. SquaredLoss() or LogisticLoss()
+    penalty: Penalty,  # separable penalty: NoPenalty, L1, L2, ElasticNet or Box
+    *,
+    epsilon: float,  # total privacy budget ε > 0 (np.inf: non-private)
+    delta: float,  # δ in (0, 1) (replace-one neighbours)
+    n_passes: int = 10,  # T iterations; one DP-GCD iteration is one pass over the data
+    step: float = 1.0,  # step-size hyperparameter gamma: gamma_j = gamma / M_j
+    clip=1.0,  # C > 0 (C_j = sqrt(M_j/tr M) C), explicit thresholds (p,), or np.inf (only if epsilon = inf)
+    rule: str = "gs-r",  # "gs-r", "gs-s", "gs-q" (§5.3.5) or "gsl" (Algorithm 5.3.1, no penalty)
+    selection: str = "exponential",  # "exponential" (proven, library) or "as_published" (papers' RNM + (B.1.1), labelled)
+    release: str = "gaussian",  # noise of the released coordinate: "gaussian" or "laplace" (the papers')
+    accountant: str = "best",  # "best" (min of the valid ones), "rdp", "zcdp", "advanced" or "advanced_drv" (last two: Laplace only)
+    selection_share: float = 0.5,  # share of the per-iteration budget spent on selection (zCDP ρ / pure ε)
+    smoothness="exact",  # "exact" (non-private, warns), "private" (§4.5.2), or public constants M_j (p,)
+    smoothness_bound=None,  # public bound b_j on the per-sample constants (required for "private")
+    smoothness_budget: float = 0.1,  # fraction of epsilon spent on the private constants
+    w0=None,  # initial point (default 0, Remark 5.3.1)
+    fit_intercept: bool = False,  # also fit an intercept b (an implicit column of s; X is not copied)
+    intercept_scaling: float = 1.0,  # s > 0, the value of that column (PUBLIC; b = s · its coefficient)
+    penalize_intercept: bool = False,  # apply the penalty to the column's coefficient too (liblinear)
+    random_state=None,  # seed or Generator
+    record_every: int | None = None,  # record (passes, coef) every this many iterations
+    n_jobs: int = 1,  # threads of the gradient pass: 1 (serial), k, or -1 (numba's pool); see below
+) -> FitResult:
+    "Differentially private (proximal) greedy coordinate descent (thesis Algorithms 5.3.1–5.3.2)."
+    return get_solver("dp-gcd").fit(
+        X, y, loss, penalty, epsilon=epsilon, delta=delta, random_state=random_state,
+        n_passes=n_passes, step=step, clip=clip, rule=rule, selection=selection,
+        release=release, accountant=accountant, selection_share=selection_share,
+        smoothness=smoothness, smoothness_bound=smoothness_bound,
+        smoothness_budget=smoothness_budget, w0=w0, fit_intercept=fit_intercept,
+        intercept_scaling=intercept_scaling, penalize_intercept=penalize_intercept,
+        record_every=record_every, n_jobs=n_jobs)
+
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
+SELECTIONS = ("exponential", "as_published")
+RELEASES = ("gaussian", "laplace")
+def _ledger(release): # one iteration's events: an exponential-mechanism selection, then a release
+    rel = GaussianEvent(1.0) if release == "gaussian" else LaplaceEvent(1.0)
+    return ComposedEvent((selection_scale(1.0, 1.0, "exponential").event, rel))
+
+_ACCOUNTANTS_OF = {r: supporting(_ledger(r)) for r in RELEASES}   # the registry's query
+DPGCD_ACCOUNTANTS = tuple(n for n in ACCOUNTANTS if any(n in a for a in _ACCOUNTANTS_OF.values()))
+
+@dataclass(frozen=True)
+class DPGCDCalibration:
+    "Noise of a DP-GCD run and the guarantee it actually has."
+    selection: str # "exponential" or "as_published"
+    release: str # "gaussian" or "laplace"
+    epsilon_selection: float # ε of one selection (ε_s; "as_published": the papers' ε')
+    # "exponential": Gumbel scale per unit of score sensitivity (2/ε_s); "as_published": Laplace
+    # scale per unit of Δ_j (1/ε')
+    selection_noise: float
+    release_multiplier: float # release noise per unit of Δ_j (Gaussian σ/Δ or Laplace b/Δ)
+    event: object # the ledger of the whole run (dp_cd.privacy.events event)
+    epsilon: float # ε certified for the whole run at δ
+    claimed_epsilon: float # the target ε ("as_published": the papers' claim)
+    accountant: str # accountant that certified `epsilon`
+    budget_split: dict = field(default_factory=dict)
+    notes: tuple = ()
+
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
+def dpgcd_calibration(
+    epsilon: float,  # target ε > 0 of the optimisation
+    delta: float,  # target δ in (0, 1)
+    n_iter: int,  # T, number of iterations (= passes)
+    selection: str = "exponential",  # "exponential" (library) or "as_published" (papers' RNM + B.1.1)
+    release: str = "gaussian",  # "gaussian" or "laplace" ("as_published" forces "laplace")
+    accountant: str = "best",  # "best" (min of RDP, zCDP and, for pure ledgers, advanced), "rdp", "zcdp", "advanced", "advanced_drv" (B.1.1)
+    selection_share: float = 0.5,  # share of the per-iteration budget spent on selection (zCDP ρ for Gaussian, ε for Laplace)
+    selection_ratio: float = 1.0,  # "as_published": ρ = max κ_jΔ_j / min κ_jΔ_j of the scores (1 with C_j ∝ √M_j)
+    n_choices: int | None = None,  # "as_published": number p of candidates
+) -> DPGCDCalibration:
+    """Noise parameters making $T$ DP-GCD iterations $(\\epsilon,\\delta)$-DP, and the certified
+    guarantee."""
+    eps = check_epsilon(epsilon)
+    dlt = check_delta(delta)
+    T = check_scalar(n_iter, "n_iter", low=1, integer=True)
+    if selection not in SELECTIONS:
+        raise ValueError(f"selection must be one of {SELECTIONS}, got {selection!r}")
+    if release not in RELEASES:
+        raise ValueError(f"release must be one of {RELEASES}, got {release!r}")
+    check_accountant(accountant, DPGCD_ACCOUNTANTS, "DP-GCD")
+    share = check_scalar(selection_share, "selection_share", 0, 1, True, True)
+    notes = []
+    if selection == "as_published":
+        if release != "laplace":
+            raise ValueError(
+                "selection='as_published' uses the papers' Laplace release: pass release='laplace'"
+            )
+        e1 = per_step_epsilon(eps, dlt, 2 * T, method="drv")
+        ratio = check_scalar(selection_ratio, "selection_ratio", low=1)
+        sel = selection_scale(e1, np.array([1.0, ratio]), "as_published", n_choices=n_choices)
+        ev = SelfComposedEvent(ComposedEvent((sel.event, LaplaceEvent(1 / e1))), T)
+        cands = {}
+        for name in ("advanced", "rdp"):
+            acc = make_accountant(name)
+            cands[acc.name] = acc.compose(ev).get_epsilon(dlt)
+        best = min(cands, key=cands.get)
+        notes += [
+            f"AS PUBLISHED (Theorem 5.3.1 / B.1.1): eps'={e1:.6g} per step, claimed ({eps:g}, "
+            f"{dlt:.3g})-DP by advanced composition of 2T={2 * T} eps'-DP steps",
+            f"the published selection is only {sel.epsilon / e1:.4g} eps'-DP ({sel.note}); true "
+            f"guarantee: eps={cands[best]:.6g} by {best}",
+        ]
+        return DPGCDCalibration(
+            "as_published",
+            "laplace",
+            e1,
+            1 / e1,
+            1 / e1,
+            ev,
+            cands[best],
+            eps,
+            best,
+            {"selection (RNM, claimed eps')": e1, "release (Laplace eps')": e1},
+            tuple(notes),
+        )
+    check_accountant(accountant, _ACCOUNTANTS_OF[release], f"DP-GCD with release={release!r}")
+    r = share / (1 - share)
+    def events(x):
+        # eps_s^2/8 = r/(2x^2)
+        if release == "gaussian": es, rel = 2 / x * math.sqrt(r), GaussianEvent(x)
+        else: es, rel = r / x, LaplaceEvent(x)
+        return es, SelfComposedEvent(
+            ComposedEvent((selection_scale(es, 1.0, "exponential").event, rel)), T
+        )
+
+    make = lambda x: make_accountant(accountant).compose(events(x)[1])
+    guess = math.sqrt(T) / eps
+    try: x = calibrate(make, eps, dlt, lo=guess / 16, hi=guess * 4, max_value=1e12)
+    # no bracket below max_value (or T beyond machine integers)
+    except (ValueError, TypeError, OverflowError):
+        raise ValueError(
+            f"n_passes={T}: no noise level up to 1e12 x sensitivity reaches (epsilon={eps:g}, delta={dlt:g}) with "
+            f"accountant={accountant!r}; such a run would be pure noise — use fewer passes"
+        ) from None
+    es, ev = events(x)
+    cal = selection_scale(es, 1.0, "exponential")
+    acc = make(x)
+    e_cert = acc.get_epsilon(dlt)
+    acc_name = acc.best(dlt).name if isinstance(acc, BestOfAccountant) else acc.name
+    split = {
+        "selection (exponential, eps_s-BR)": es,
+        (
+            "release (Gaussian, noise multiplier)"
+            if release == "gaussian"
+            else "release (Laplace, eps)"
+        ): (x if release == "gaussian" else 1 / x),
+    }
+    notes.append(
+        f"{T} selections by the exponential mechanism (eps_s={es:.6g}, bounded range) and {T} {release} releases "
+        f"({'sigma_j = %.6g Delta_j' % x if release == 'gaussian' else 'b_j = %.6g Delta_j' % x}); selection_share={share:g}"
+    )
+    if release == "laplace" and accountant != "advanced_drv":
+        e_drv = make_accountant("advanced_drv").compose(ev).get_epsilon(dlt)
+        notes.append(f"the papers' advanced composition (B.1.1) would certify eps={e_drv:.6g} "
+                     "for the same noise")
+    return DPGCDCalibration(
+        "exponential", release, es, cal.scale, x, ev, e_cert, eps, acc_name, split, tuple(notes)
+    )
+
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
+# a calibration costs ~0.1 s; grids repeat them
+_calibration_cached = functools.lru_cache(maxsize=1024)(dpgcd_calibration)
+
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
+def quasi_sparsity(w, # vector (p,)
+                   alpha:float=0.0, # threshold α ≥ 0
+                  ) -> int:
+    """Smallest τ such that `w` is (α, τ)-quasi-sparse (Definition 5.3.1): the number of entries
+    with |w_j| > α."""
+    w = check_array(w, "w", ndim=1)
+    alpha = check_scalar(alpha, "alpha", low=0)
+    return int(np.count_nonzero(np.abs(w) > alpha))
+
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
+def quasi_sparsity_alpha(w, # vector (p,)
+                         tau:int, # number τ ≥ 0 of entries allowed above α
+                        ) -> float:
+    "Smallest α such that `w` is (α, τ)-quasi-sparse: the (τ+1)-th largest |w_j| (0 if τ ≥ p)."
+    w = check_array(w, "w", ndim=1)
+    tau = check_scalar(tau, "tau", low=0, integer=True)
+    if tau >= w.size: return 0.0
+    return float(np.sort(np.abs(w))[::-1][tau])
+
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
+def quadratic_constants(
+    X,  # design (n, p), dense
+    lam: float = 0.0,  # ℓ2 regularisation λ ≥ 0 of f (0: plain least squares)
+    M=None,  # coordinate-wise constants (default: those of the Hessian's diagonal)
+    w0=None,  # starting point for $R_{M,1}$ (default 0)
+    y=None,  # labels, needed for $R_{M,1}$
+) -> dict:
+    """$μ_{M,2}$, $μ_{M,1}$ (p ≤ 20) and $R_{M,1}$ (p ≤ 20, given y) of $f(w) = ‖Xw − y‖^2/n + (λ/2)‖w‖^2$,
+    exactly."""
+    X = check_array(X, "X", ndim=2)
+    lam = check_scalar(lam, "lam", low=0)
+    n, p = X.shape
+    A = 2 * X.T @ X / n + lam * np.eye(p)
+    M = np.diag(A).copy() if M is None else check_array(M, "M", ndim=1)
+    out = {
+        "M": M,
+        "mu_M2": quadratic_strong_convexity(A, M, 2),
+        "mu_M1": None,
+        "R_M1": None,
+        "w_star": None,
+    }
+    if p <= 20: out["mu_M1"] = quadratic_strong_convexity(A, M, 1)
+    if y is not None:
+        y = check_array(y, "y", ndim=1)
+        w0 = np.zeros(p) if w0 is None else check_array(w0, "w0", ndim=1)
+        ws = np.linalg.solve(A, 2 * X.T @ y / n)
+        out["w_star"] = ws
+        F = lambda v: float(np.sum((X @ v - y) ** 2) / n + lam / 2 * v @ v)
+        if p <= 20:
+            D = np.sqrt(M)
+            B = D[:, None] * np.linalg.inv(A) * D[None, :]
+            S = np.array(list(itertools.product([-1.0, 1.0], repeat=p)))
+            out["R_M1"] = float(
+                np.sqrt(2 * max(F(w0) - F(ws), 0.0) * np.max(np.einsum('ij,jk,ik->i', S, B, S)))
+            )
+    return out
+
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
+def noise_beta(lam_max:float, # largest Laplace scale λ_max of the noise
+               M_min:float, # smallest M_j
+               T:int, # iterations
+               p:int, # dimension
+               zeta:float=0.05, # failure probability
+              ) -> float:
+    """β = 2λ_max²/M_min · log(8Tp/ζ)² of the proofs of Theorems 5.3.2–5.3.3 (per-step noise term,
+    with probability 1 − ζ)."""
+    return 2 * lam_max**2 / M_min * math.log(8 * T * p / zeta) ** 2
+
+def strongly_convex_bound_T(T:int, gap0:float, mu_M1:float, beta:float) -> float:
+    "(B.2.51)–(B.2.52): $(1 − μ_{M,1}/4)^T (f(w^0) − f^*) + 4β/μ_{M,1}$."
+    return (1 - mu_M1 / 4) ** T * gap0 + 4 * beta / mu_M1
+
+# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
+def quasi_sparse_bound_T(T:int, gap0:float, mu_M2:float,
+                         s:int, # sparsity of the iterates
+                         tau:int, alpha:float, # the solution is (α, τ)-quasi-sparse
+                         p:int, beta:float) -> float:
+    """(B.2.55): $(1 − μ_{M,2}/(4k))^T g_0 + 4kβ/μ_{M,2} + k(p−τ)α^2/8$ with $g_0$ = `gap0` and
+    $k$ = min(s, T) + τ."""
+    k = min(s, T) + tau
+    return (1 - mu_M2 / (4 * k)) ** T * gap0 + 4 * k * beta / mu_M2 + k * (p - tau) * alpha**2 / 8
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 _FM = {'reassoc', 'contract'}
@@ -367,138 +619,6 @@ def _dpgcd_block(
         chosen[t] = j
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
-SELECTIONS = ("exponential", "as_published")
-RELEASES = ("gaussian", "laplace")
-def _ledger(release): # one iteration's events: an exponential-mechanism selection, then a release
-    rel = GaussianEvent(1.0) if release == "gaussian" else LaplaceEvent(1.0)
-    return ComposedEvent((selection_scale(1.0, 1.0, "exponential").event, rel))
-
-_ACCOUNTANTS_OF = {r: supporting(_ledger(r)) for r in RELEASES}   # the registry's query
-DPGCD_ACCOUNTANTS = tuple(n for n in ACCOUNTANTS if any(n in a for a in _ACCOUNTANTS_OF.values()))
-
-@dataclass(frozen=True)
-class DPGCDCalibration:
-    "Noise of a DP-GCD run and the guarantee it actually has."
-    selection: str # "exponential" or "as_published"
-    release: str # "gaussian" or "laplace"
-    epsilon_selection: float # ε of one selection (ε_s; "as_published": the papers' ε')
-    # "exponential": Gumbel scale per unit of score sensitivity (2/ε_s); "as_published": Laplace
-    # scale per unit of Δ_j (1/ε')
-    selection_noise: float
-    release_multiplier: float # release noise per unit of Δ_j (Gaussian σ/Δ or Laplace b/Δ)
-    event: object # the ledger of the whole run (dp_cd.privacy.events event)
-    epsilon: float # ε certified for the whole run at δ
-    claimed_epsilon: float # the target ε ("as_published": the papers' claim)
-    accountant: str # accountant that certified `epsilon`
-    budget_split: dict = field(default_factory=dict)
-    notes: tuple = ()
-
-# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
-def dpgcd_calibration(
-    epsilon: float,  # target ε > 0 of the optimisation
-    delta: float,  # target δ in (0, 1)
-    n_iter: int,  # T, number of iterations (= passes)
-    selection: str = "exponential",  # "exponential" (library) or "as_published" (papers' RNM + B.1.1)
-    release: str = "gaussian",  # "gaussian" or "laplace" ("as_published" forces "laplace")
-    accountant: str = "best",  # "best" (min of RDP, zCDP and, for pure ledgers, advanced), "rdp", "zcdp", "advanced", "advanced_drv" (B.1.1)
-    selection_share: float = 0.5,  # share of the per-iteration budget spent on selection (zCDP ρ for Gaussian, ε for Laplace)
-    selection_ratio: float = 1.0,  # "as_published": ρ = max κ_jΔ_j / min κ_jΔ_j of the scores (1 with C_j ∝ √M_j)
-    n_choices: int | None = None,  # "as_published": number p of candidates
-) -> DPGCDCalibration:
-    """Noise parameters making $T$ DP-GCD iterations $(\\epsilon,\\delta)$-DP, and the certified
-    guarantee."""
-    eps = check_epsilon(epsilon)
-    dlt = check_delta(delta)
-    T = check_scalar(n_iter, "n_iter", low=1, integer=True)
-    if selection not in SELECTIONS:
-        raise ValueError(f"selection must be one of {SELECTIONS}, got {selection!r}")
-    if release not in RELEASES:
-        raise ValueError(f"release must be one of {RELEASES}, got {release!r}")
-    check_accountant(accountant, DPGCD_ACCOUNTANTS, "DP-GCD")
-    share = check_scalar(selection_share, "selection_share", 0, 1, True, True)
-    notes = []
-    if selection == "as_published":
-        if release != "laplace":
-            raise ValueError(
-                "selection='as_published' uses the papers' Laplace release: pass release='laplace'"
-            )
-        e1 = per_step_epsilon(eps, dlt, 2 * T, method="drv")
-        ratio = check_scalar(selection_ratio, "selection_ratio", low=1)
-        sel = selection_scale(e1, np.array([1.0, ratio]), "as_published", n_choices=n_choices)
-        ev = SelfComposedEvent(ComposedEvent((sel.event, LaplaceEvent(1 / e1))), T)
-        cands = {}
-        for name in ("advanced", "rdp"):
-            acc = make_accountant(name)
-            cands[acc.name] = acc.compose(ev).get_epsilon(dlt)
-        best = min(cands, key=cands.get)
-        notes += [
-            f"AS PUBLISHED (Theorem 5.3.1 / B.1.1): eps'={e1:.6g} per step, claimed ({eps:g}, "
-            f"{dlt:.3g})-DP by advanced composition of 2T={2 * T} eps'-DP steps",
-            f"the published selection is only {sel.epsilon / e1:.4g} eps'-DP ({sel.note}); true "
-            f"guarantee: eps={cands[best]:.6g} by {best}",
-        ]
-        return DPGCDCalibration(
-            "as_published",
-            "laplace",
-            e1,
-            1 / e1,
-            1 / e1,
-            ev,
-            cands[best],
-            eps,
-            best,
-            {"selection (RNM, claimed eps')": e1, "release (Laplace eps')": e1},
-            tuple(notes),
-        )
-    check_accountant(accountant, _ACCOUNTANTS_OF[release], f"DP-GCD with release={release!r}")
-    r = share / (1 - share)
-    def events(x):
-        # eps_s^2/8 = r/(2x^2)
-        if release == "gaussian": es, rel = 2 / x * math.sqrt(r), GaussianEvent(x)
-        else: es, rel = r / x, LaplaceEvent(x)
-        return es, SelfComposedEvent(
-            ComposedEvent((selection_scale(es, 1.0, "exponential").event, rel)), T
-        )
-
-    make = lambda x: make_accountant(accountant).compose(events(x)[1])
-    guess = math.sqrt(T) / eps
-    try: x = calibrate(make, eps, dlt, lo=guess / 16, hi=guess * 4, max_value=1e12)
-    # no bracket below max_value (or T beyond machine integers)
-    except (ValueError, TypeError, OverflowError):
-        raise ValueError(
-            f"n_passes={T}: no noise level up to 1e12 x sensitivity reaches (epsilon={eps:g}, delta={dlt:g}) with "
-            f"accountant={accountant!r}; such a run would be pure noise — use fewer passes"
-        ) from None
-    es, ev = events(x)
-    cal = selection_scale(es, 1.0, "exponential")
-    acc = make(x)
-    e_cert = acc.get_epsilon(dlt)
-    acc_name = acc.best(dlt).name if isinstance(acc, BestOfAccountant) else acc.name
-    split = {
-        "selection (exponential, eps_s-BR)": es,
-        (
-            "release (Gaussian, noise multiplier)"
-            if release == "gaussian"
-            else "release (Laplace, eps)"
-        ): (x if release == "gaussian" else 1 / x),
-    }
-    notes.append(
-        f"{T} selections by the exponential mechanism (eps_s={es:.6g}, bounded range) and {T} {release} releases "
-        f"({'sigma_j = %.6g Delta_j' % x if release == 'gaussian' else 'b_j = %.6g Delta_j' % x}); selection_share={share:g}"
-    )
-    if release == "laplace" and accountant != "advanced_drv":
-        e_drv = make_accountant("advanced_drv").compose(ev).get_epsilon(dlt)
-        notes.append(f"the papers' advanced composition (B.1.1) would certify eps={e_drv:.6g} "
-                     "for the same noise")
-    return DPGCDCalibration(
-        "exponential", release, es, cal.scale, x, ev, e_cert, eps, acc_name, split, tuple(notes)
-    )
-
-# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
-# a calibration costs ~0.1 s; grids repeat them
-_calibration_cached = functools.lru_cache(maxsize=1024)(dpgcd_calibration)
-
-# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 def _kappa(rule, penalty, M):
     "Weights κ_j of the scores κ_j|g_j + c_j| (also the Lipschitz constants of GS-s/GS-r in g_j)."
     if rule == 1: return 1 / (np.sqrt(M) * (1 + penalty.l2_strength / M))
@@ -525,44 +645,6 @@ def _resolve_rule(rule, penalty, selection):
                          f"'gs-s'/'gs-r'; got rule={rule!r} with penalty {penalty!r}. "
                          "Use selection='exponential'")
     return RULES[rule]
-
-# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
-def dp_gcd(
-    X,  # design (n, p), dense or scipy sparse
-    y,  # labels (n,)
-    loss: Loss,  # datafit, e.g. SquaredLoss() or LogisticLoss()
-    penalty: Penalty,  # separable penalty: NoPenalty, L1, L2, ElasticNet or Box
-    *,
-    epsilon: float,  # total privacy budget ε > 0 (np.inf: non-private)
-    delta: float,  # δ in (0, 1) (replace-one neighbours)
-    n_passes: int = 10,  # T iterations; one DP-GCD iteration is one pass over the data
-    step: float = 1.0,  # step-size hyperparameter gamma: gamma_j = gamma / M_j
-    clip=1.0,  # C > 0 (C_j = sqrt(M_j/tr M) C), explicit thresholds (p,), or np.inf (only if epsilon = inf)
-    rule: str = "gs-r",  # "gs-r", "gs-s", "gs-q" (§5.3.5) or "gsl" (Algorithm 5.3.1, no penalty)
-    selection: str = "exponential",  # "exponential" (proven, library) or "as_published" (papers' RNM + (B.1.1), labelled)
-    release: str = "gaussian",  # noise of the released coordinate: "gaussian" or "laplace" (the papers')
-    accountant: str = "best",  # "best" (min of the valid ones), "rdp", "zcdp", "advanced" or "advanced_drv" (last two: Laplace only)
-    selection_share: float = 0.5,  # share of the per-iteration budget spent on selection (zCDP ρ / pure ε)
-    smoothness="exact",  # "exact" (non-private, warns), "private" (§4.5.2), or public constants M_j (p,)
-    smoothness_bound=None,  # public bound b_j on the per-sample constants (required for "private")
-    smoothness_budget: float = 0.1,  # fraction of epsilon spent on the private constants
-    w0=None,  # initial point (default 0, Remark 5.3.1)
-    fit_intercept: bool = False,  # also fit an intercept b (an implicit column of s; X is not copied)
-    intercept_scaling: float = 1.0,  # s > 0, the value of that column (PUBLIC; b = s · its coefficient)
-    penalize_intercept: bool = False,  # apply the penalty to the column's coefficient too (liblinear)
-    random_state=None,  # seed or Generator
-    record_every: int | None = None,  # record (passes, coef) every this many iterations
-    n_jobs: int = 1,  # threads of the gradient pass: 1 (serial), k, or -1 (numba's pool); see below
-) -> FitResult:
-    "Differentially private (proximal) greedy coordinate descent (thesis Algorithms 5.3.1–5.3.2)."
-    return get_solver("dp-gcd").fit(
-        X, y, loss, penalty, epsilon=epsilon, delta=delta, random_state=random_state,
-        n_passes=n_passes, step=step, clip=clip, rule=rule, selection=selection,
-        release=release, accountant=accountant, selection_share=selection_share,
-        smoothness=smoothness, smoothness_bound=smoothness_bound,
-        smoothness_budget=smoothness_budget, w0=w0, fit_intercept=fit_intercept,
-        intercept_scaling=intercept_scaling, penalize_intercept=penalize_intercept,
-        record_every=record_every, n_jobs=n_jobs)
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 @register
@@ -798,86 +880,3 @@ class _numba_threads:
     def __exit__(self, *exc):
         import numba
         if self.k > 1: numba.set_num_threads(self.saved)
-
-# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
-def quasi_sparsity(w, # vector (p,)
-                   alpha:float=0.0, # threshold α ≥ 0
-                  ) -> int:
-    """Smallest τ such that `w` is (α, τ)-quasi-sparse (Definition 5.3.1): the number of entries
-    with |w_j| > α."""
-    w = check_array(w, "w", ndim=1)
-    alpha = check_scalar(alpha, "alpha", low=0)
-    return int(np.count_nonzero(np.abs(w) > alpha))
-
-# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
-def quasi_sparsity_alpha(w, # vector (p,)
-                         tau:int, # number τ ≥ 0 of entries allowed above α
-                        ) -> float:
-    "Smallest α such that `w` is (α, τ)-quasi-sparse: the (τ+1)-th largest |w_j| (0 if τ ≥ p)."
-    w = check_array(w, "w", ndim=1)
-    tau = check_scalar(tau, "tau", low=0, integer=True)
-    if tau >= w.size: return 0.0
-    return float(np.sort(np.abs(w))[::-1][tau])
-
-# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
-def quadratic_constants(
-    X,  # design (n, p), dense
-    lam: float = 0.0,  # ℓ2 regularisation λ ≥ 0 of f (0: plain least squares)
-    M=None,  # coordinate-wise constants (default: those of the Hessian's diagonal)
-    w0=None,  # starting point for $R_{M,1}$ (default 0)
-    y=None,  # labels, needed for $R_{M,1}$
-) -> dict:
-    """$μ_{M,2}$, $μ_{M,1}$ (p ≤ 20) and $R_{M,1}$ (p ≤ 20, given y) of $f(w) = ‖Xw − y‖^2/n + (λ/2)‖w‖^2$,
-    exactly."""
-    X = check_array(X, "X", ndim=2)
-    lam = check_scalar(lam, "lam", low=0)
-    n, p = X.shape
-    A = 2 * X.T @ X / n + lam * np.eye(p)
-    M = np.diag(A).copy() if M is None else check_array(M, "M", ndim=1)
-    out = {
-        "M": M,
-        "mu_M2": quadratic_strong_convexity(A, M, 2),
-        "mu_M1": None,
-        "R_M1": None,
-        "w_star": None,
-    }
-    if p <= 20: out["mu_M1"] = quadratic_strong_convexity(A, M, 1)
-    if y is not None:
-        y = check_array(y, "y", ndim=1)
-        w0 = np.zeros(p) if w0 is None else check_array(w0, "w0", ndim=1)
-        ws = np.linalg.solve(A, 2 * X.T @ y / n)
-        out["w_star"] = ws
-        F = lambda v: float(np.sum((X @ v - y) ** 2) / n + lam / 2 * v @ v)
-        if p <= 20:
-            D = np.sqrt(M)
-            B = D[:, None] * np.linalg.inv(A) * D[None, :]
-            S = np.array(list(itertools.product([-1.0, 1.0], repeat=p)))
-            out["R_M1"] = float(
-                np.sqrt(2 * max(F(w0) - F(ws), 0.0) * np.max(np.einsum('ij,jk,ik->i', S, B, S)))
-            )
-    return out
-
-# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
-def noise_beta(lam_max:float, # largest Laplace scale λ_max of the noise
-               M_min:float, # smallest M_j
-               T:int, # iterations
-               p:int, # dimension
-               zeta:float=0.05, # failure probability
-              ) -> float:
-    """β = 2λ_max²/M_min · log(8Tp/ζ)² of the proofs of Theorems 5.3.2–5.3.3 (per-step noise term,
-    with probability 1 − ζ)."""
-    return 2 * lam_max**2 / M_min * math.log(8 * T * p / zeta) ** 2
-
-def strongly_convex_bound_T(T:int, gap0:float, mu_M1:float, beta:float) -> float:
-    "(B.2.51)–(B.2.52): $(1 − μ_{M,1}/4)^T (f(w^0) − f^*) + 4β/μ_{M,1}$."
-    return (1 - mu_M1 / 4) ** T * gap0 + 4 * beta / mu_M1
-
-# %% ../../nbs/03_solvers/03_dp_gcd.ipynb
-def quasi_sparse_bound_T(T:int, gap0:float, mu_M2:float,
-                         s:int, # sparsity of the iterates
-                         tau:int, alpha:float, # the solution is (α, τ)-quasi-sparse
-                         p:int, beta:float) -> float:
-    """(B.2.55): $(1 − μ_{M,2}/(4k))^T g_0 + 4kβ/μ_{M,2} + k(p−τ)α^2/8$ with $g_0$ = `gap0` and
-    $k$ = min(s, T) + τ."""
-    k = min(s, T) + tau
-    return (1 - mu_M2 / (4 * k)) ** T * gap0 + 4 * k * beta / mu_M2 + k * (p - tau) * alpha**2 / 8
