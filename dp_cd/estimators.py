@@ -13,7 +13,7 @@ from sklearn.base import BaseEstimator, RegressorMixin, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data, column_or_1d
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.metaestimators import available_if
-from .utils import check_scalar, as_generator, PrivacyLeakWarning
+from .utils import check_scalar, as_generator, PrivacyLeakWarning, to_numbers
 from .model.losses import Loss, SquaredLoss, LogisticLoss, HuberLoss
 from .model.penalties import Penalty, NoPenalty, L1, L2, ElasticNet
 from .solvers.contract import (SOLVERS, get_solver, Ledger, Plan, PrivacyRequest,
@@ -443,13 +443,21 @@ def _numeric(column) -> bool:
     except (TypeError, ValueError): return False
     return True
 
-def _categorical_columns(X) -> dict:
-    "{column: declared categories} of a DataFrame's categorical columns; refuses text columns."
+def _text_columns(X) -> list:
+    "The columns of a DataFrame whose dtype is text or object and not categorical (its schema)."
+    if not (hasattr(X, "dtypes") and hasattr(X, "columns")): return []
+    return [col for col, dtype in zip(X.columns, X.dtypes)
+            if not hasattr(dtype, "categories") and getattr(dtype, "kind", "O") in "OSUT"]
+
+
+def _categorical_columns(X, private:bool=False) -> dict:
+    """{column: declared categories} of a DataFrame's categorical columns; a text column is refused
+    when ε = ∞, and read as numbers by a private fit (`_numbers_or_refuse`)."""
     if not (hasattr(X, "dtypes") and hasattr(X, "columns")): return {}
-    cats = {}
-    for col, dtype in zip(X.columns, X.dtypes):
-        if hasattr(dtype, "categories"): cats[col] = list(dtype.categories)
-        elif getattr(dtype, "kind", "O") in "OSUT" and not _numeric(X[col]):
+    cats = {col: list(dtype.categories) for col, dtype in zip(X.columns, X.dtypes)
+            if hasattr(dtype, "categories")}
+    for col in ([] if private else _text_columns(X)):
+        if not _numeric(X[col]):
             raise ValueError(f"column {col!r} of X holds text: declare its PUBLIC categories, e.g. "
                              f"X[{col!r}] = X[{col!r}].astype(pd.CategoricalDtype([...]))")
     return cats
@@ -814,12 +822,12 @@ def _prepare(self, X, y="no_validation", reset=True, **kw):
     A private fit, and a private model's predictions, take missing and infinite values (a refusal
     would depend on one record): the public rule of *Missing values* maps them."""
     if is_chunked(X): return _prepare_chunked(self, X, y, reset)
-    if reset: self.categories_ = _categorical_columns(X)
-    if getattr(self, "categories_", None): X = _one_hot(X, self.categories_)
     private = np.isfinite(check_epsilon(self.epsilon, allow_inf=True)) and (
         reset or getattr(self, "bounds_", None) is not None)   # (ε = ∞ has bounds_ too: exact)
+    if reset: self.categories_ = _categorical_columns(X, private)
+    if getattr(self, "categories_", None): X = _one_hot(X, self.categories_)
     opts = dict(accept_sparse=["csr", "csc"], dtype=np.float64, ensure_all_finite=not private)
-    if private: X = _numbers_or_refuse(X)
+    X = _numbers_or_refuse(X, private=private, warn=reset)   # (ε = ∞: refused, naming no value)
     if isinstance(y, str) and y == "no_validation":
         return validate_data(self, X, reset=reset, **opts)
     if not private: return validate_data(self, X, y, **opts, **kw)
@@ -827,14 +835,26 @@ def _prepare(self, X, y="no_validation", reset=True, **kw):
     return X, _private_target(y, X.shape[0], kw.get("y_numeric", False))
 
 
-def _numbers_or_refuse(X):
-    """X as it is when its type is numeric; else one error naming no value (numpy's message, and
-    scikit-learn's for complex data, show values)."""
-    if sp.issparse(X) or hasattr(X, "columns") or is_chunked(X): return X
+def _numbers_or_refuse(X, private:bool=False, warn:bool=True):
+    """X as it is when its type is numeric; else, in a private fit (and a private model's
+    predictions), each cell read as a number and a cell that is not one as missing (the public rule
+    of *Missing values*: a refusal would depend on that cell); else one error naming no value
+    (numpy's message, and scikit-learn's for complex data, show values)."""
+    if sp.issparse(X) or is_chunked(X): return X
+    if hasattr(X, "columns"):
+        text = _text_columns(X)
+        if not (private and text): return X
+        if warn: _warn_text(f"columns {[str(c) for c in text]} of X have", "declare them")
+        X = X.copy()
+        for col in text: X[col] = to_numbers(X[col].to_numpy(dtype=object))
+        return X
     kind = np.asarray(X).dtype.kind
     if kind == "c":
         raise ValueError("Complex data not supported: X must hold real numbers")
     if kind not in "OSU": return X
+    if private:
+        if warn: _warn_text("X has", "pass a DataFrame whose categorical columns declare them")
+        return to_numbers(X)
     try: np.asarray(X, dtype=np.float64)
     except TypeError:   # an entry neither a number nor text (scikit-learn's message, no value)
         raise TypeError("X must contain only numbers: float() argument must be a string or a real "
@@ -843,6 +863,14 @@ def _numbers_or_refuse(X):
         raise ValueError("X must contain only numbers: encode text columns first (a pandas column "
                          "with declared categories is one-hot encoded)") from None
     return X
+
+
+def _warn_text(what:str, fix:str):
+    "The warning of a text dtype in a private fit: said of the type (public), never of a cell."
+    warnings.warn(f"{what} a text or object dtype: a private fit reads each cell as a number, and "
+                  f"a cell that is not one as missing (refusing it would reveal it); if they hold "
+                  f"categories, {fix} (pd.CategoricalDtype([...]), PUBLIC categories)", UserWarning,
+                  stacklevel=5)
 
 
 def _private_target(y, n:int, numeric:bool) -> np.ndarray:

@@ -227,7 +227,7 @@ class DPClassifierCV(ClassifierMixin, _TunedBase):
         """Search privately, fit the selected candidate; `privacy_` reports the whole search. With
         `sample_weight`, only candidates whose solver accepts weights (DP-CD) are searched."""
         eps, delta = self._begin(X, sample_weight)
-        X = validate_data(self, _numbers_or_refuse(X), **_READ)   # NaN: the box's middle
+        X = validate_data(self, _numbers_or_refuse(X, private=True), **_READ)   # NaN: the middle
         y = _private_target(y, X.shape[0], False)
         # y is not checked (classes are PUBLIC): a label outside them counts as negative
         self.classes_ = _label_set(self.classes, y, eps)
@@ -252,7 +252,8 @@ class DPClassifierCV(ClassifierMixin, _TunedBase):
     def decision_function(self, X):
         "Scores of the records mapped into the public bounds (as in training)."
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, **_READ)
+        X = validate_data(self, _numbers_or_refuse(X, private=True, warn=False), reset=False,
+                          **_READ)
         s = self._unit_scores(X, np.array([m.coef for m in self.fit_results_]).T)
         return s[:, 0] if s.shape[1] == 1 else s
 
@@ -303,7 +304,7 @@ class DPRegressorCV(RegressorMixin, _TunedBase):
         if target is None and not isinstance(self.bounds, str):
             raise ValueError("target_bound=None with public bounds: pass PUBLIC bounds of the "
                              "target too (target_bound=b with |y| <= b, or (lower, upper))")
-        X = validate_data(self, _numbers_or_refuse(X), **_READ)   # NaN: the box's middle
+        X = validate_data(self, _numbers_or_refuse(X, private=True), **_READ)   # NaN: the middle
         y = _private_target(y, X.shape[0], True)   # a missing target: its centre
         rng, estimate_target = as_generator(self.random_state), target is None
         released = self._box(X, y if estimate_target else None, eps, delta, rng)
@@ -322,6 +323,7 @@ class DPRegressorCV(RegressorMixin, _TunedBase):
     def predict(self, X):
         "Predictions, clipped to the public target bounds."
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, **_READ)
+        X = validate_data(self, _numbers_or_refuse(X, private=True, warn=False), reset=False,
+                          **_READ)
         z = np.clip(self._unit_scores(X, self.fit_results_[0].coef[:, None])[:, 0], -1, 1)
         return self.target_center_ + self.target_scale_ * z

@@ -11,7 +11,8 @@ import scipy.sparse as sp
 from numba import njit
 
 # %% auto 0
-__all__ = ['COMPILE_SECONDS', 'PrivacyLeakWarning', 'check_scalar', 'check_array', 'as_design', 'is_chunked', 'as_generator']
+__all__ = ['COMPILE_SECONDS', 'PrivacyLeakWarning', 'check_scalar', 'check_array', 'to_numbers', 'as_design', 'is_chunked',
+           'as_generator']
 
 # %% ../nbs/00_core/00_utils.ipynb
 class PrivacyLeakWarning(UserWarning):
@@ -53,13 +54,32 @@ def check_array(a, # array-like
     if sp.issparse(a): raise TypeError(f"{name} must be a dense array, got a sparse matrix")
     try:
         arr = np.array(a, dtype=np.float64, order=order, copy=True)
-    except (TypeError, ValueError) as e:
-        raise TypeError(f"{name} must contain only numbers ({e})") from None
+    except (TypeError, ValueError) as e:   # (numpy's message would show the value)
+        if "inhomogeneous" in str(e):
+            raise ValueError(f"{name} must be a rectangular array (rows of different lengths)") from None
+        raise TypeError(f"{name} must contain only numbers: an entry is text or another non-number "
+                        "(its value is not shown)") from None
     if ndim is not None and arr.ndim != ndim:
         raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
     if arr.size == 0 and not allow_empty: raise ValueError(f"{name} is empty (shape {arr.shape})")
     if not np.all(np.isfinite(arr)): raise ValueError(f"{name} contains NaN or infinite values")
     return arr
+
+# %% ../nbs/00_core/00_utils.ipynb
+def _cell_number(v) -> float:
+    "A cell as a real number, NaN when it is not one (text, None, a complex number, an object)."
+    try: return float(v)
+    except (TypeError, ValueError): return np.nan
+
+def to_numbers(values) -> np.ndarray:
+    """`values` (any shape) as float64, each cell that is not a real number read as missing (NaN):
+    the public rule of a private fit, where a refusal that depends on one cell would reveal it."""
+    try: return np.array(values, dtype=np.float64)
+    except (TypeError, ValueError): pass
+    cells = np.asarray(values, dtype=object)
+    if any(isinstance(c, (list, tuple, np.ndarray)) for c in cells.flat):
+        raise ValueError("values must be a rectangular array (rows of different lengths)")
+    return np.frompyfunc(_cell_number, 1, 1)(cells).astype(np.float64)
 
 # %% ../nbs/00_core/00_utils.ipynb
 def _all_finite(a:np.ndarray) -> bool:

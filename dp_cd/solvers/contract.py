@@ -10,7 +10,7 @@ import warnings
 from dataclasses import dataclass, field, replace
 import numpy as np
 import scipy.sparse as sp
-from ..utils import as_design, as_generator, check_array, check_scalar
+from ..utils import as_design, as_generator, check_array, check_scalar, to_numbers
 from ..model.losses import Loss
 from ..model.penalties import Penalty
 from ..privacy.events import (DPEvent, ComposedEvent, check_epsilon, check_delta,
@@ -156,12 +156,13 @@ def check_sample_weight(
     n: int,  # number of records
 ) -> np.ndarray:
     """The weights projected onto [0, W] (a copy; empty for None: unit weights), ±inf clipped too
-    and a missing (NaN) weight set to min(1, W); W checked. Never refused for a value."""
+    and a missing weight (NaN, or a cell that is not a number) set to min(1, W); W checked. Never
+    refused for a value."""
     W = check_scalar(bound, "sample_weight_bound", low=0, low_open=True)
     if sample_weight is None: return np.empty(0)
-    try: w = np.array(sample_weight, dtype=np.float64)
-    except (TypeError, ValueError):   # (numpy's message would show the value)
-        raise TypeError("sample_weight must contain only numbers") from None
+    try: w = to_numbers(sample_weight)   # text: missing (a refusal would reveal the record)
+    except ValueError:   # rows of different lengths (numpy's message would show no value either)
+        raise ValueError("sample_weight must be a 1-dimensional array of numbers") from None
     w = check_array(np.nan_to_num(w, nan=min(1.0, W), posinf=W, neginf=0.0), "sample_weight",
                     ndim=1)
     if w.shape[0] != n:
