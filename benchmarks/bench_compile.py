@@ -11,6 +11,13 @@ Every measurement runs in fresh subprocesses (a process has one numba cache and 
   solver: one thread (`NUMBA_NUM_THREADS=1`), the default (`n_jobs=1`) and the threaded pass
   (`n_jobs=-1`), on the machine as it is and with one competing busy-loop process started here.
 The load average is recorded next to every row: the machine is shared.
+
+`python benchmarks/bench_compile.py --compare BEFORE_TREE [--out CSV]` measures the code of another
+checkout (e.g. the main branch) and this one in one run, interleaved (`compare`): the import times
+and the first default fits (DPClassifier, DPRegressor, DP-GCD's DPClassifier) in fresh processes
+with empty caches, wall-clock and CPU seconds (the compiler runs on one thread: its CPU time moves
+little with the load of a shared machine, its wall-clock time a lot), with the number of kernels
+each compiles, then `python -m dp_cd.warmup`.
 """
 import json, os, subprocess, sys, tempfile, time
 import numpy as np
@@ -90,7 +97,8 @@ def _run(code, args, env, timeout=1800):
 
 def import_times(env, k=3):
     rows = []
-    for what, stmt in (("import dp_cd", "import dp_cd"), ("from dp_cd import DPClassifier", "from dp_cd import DPClassifier")):
+    for what, stmt in (("import dp_cd", "import dp_cd"), ("from dp_cd import DPClassifier", "from dp_cd import DPClassifier"),
+                       ("floor: import numpy, scipy.sparse, numba", "import numpy, scipy.sparse, numba")):
         code = f"import time, json; t = time.perf_counter(); {stmt}; print(json.dumps(time.perf_counter() - t))"
         s = min(_run(code, [], env) for _ in range(k))
         rows.append(dict(part="import", what=what, seconds=s, load=_load()))
@@ -124,6 +132,81 @@ def first_fits(env):
             (r,) = _run(FIT, ["DPClassifier:C"], e)
             rows.append(dict(part="first fit after warmup", what="C", seconds=r["seconds"], compiled=r["compiled"], load=_load()))
         else: print("  dp_cd.warmup not available:", w.stderr.strip().splitlines()[-1:])
+    return rows
+
+
+DEFAULT_FIT = r"""
+import json, sys, time, warnings
+from numba.core import event as ev
+compiled = []
+class L(ev.Listener):
+    def on_start(self, e): pass
+    def on_end(self, e):
+        f = e.data["dispatcher"].py_func
+        if f.__module__.startswith("dp_cd"): compiled.append(f.__name__)
+ev.register("numba:compile", L())
+import numpy as np
+import dp_cd
+from dp_cd import DPClassifier, DPRegressor
+warnings.simplefilter("ignore")
+rng = np.random.default_rng(0)
+X = rng.normal(size=(2000, 10)); y = (X[:, 0] + 0.3 * rng.normal(size=2000) > 0).astype(int)
+fit = {"DPClassifier": lambda: DPClassifier(epsilon=1.0, classes=[0, 1], random_state=0).fit(X, y),
+       "DPRegressor": lambda: DPRegressor(epsilon=1.0, random_state=0).fit(X, X[:, 1]),
+       "DPClassifier(solver='dp-gcd')": lambda: DPClassifier(
+           epsilon=1.0, classes=[0, 1], random_state=0, solver="dp-gcd").fit(X, y)}[sys.argv[1]]
+t, cpu = time.perf_counter(), time.process_time()
+m = fit()
+print(json.dumps(dict(seconds=time.perf_counter() - t, cpu_seconds=time.process_time() - cpu,
+                      compiled=len(compiled), file=dp_cd.__file__,
+                      coef=np.ravel(m.coef_).tolist())))
+"""
+
+
+def _children_cpu() -> float:
+    "CPU seconds (user + system) of the finished child processes so far."
+    import resource
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def compare(before:str, now:str, env, rounds:int=2):
+    """The trees `before` and `now` (repository roots) measured in one run, interleaved: import times
+    (best of 3 per round), then per default fit a fresh process with an empty numba cache (best of
+    `rounds`), then `python -m dp_cd.warmup` from an empty cache (once each)."""
+    trees = {"before": before, "now": now}
+    os.chdir(tempfile.gettempdir())   # (a child's `-c` imports from its working directory first)
+    envs = {k: {**env, "PYTHONPATH": v, "DP_CD_COMPILE_NOTICE": "0"} for k, v in trees.items()}
+    best, rows, same = {}, [], {}
+    for _ in range(rounds):
+        for k, e in envs.items():
+            for r in import_times(e):
+                key = (k, r["part"], r["what"])
+                best[key] = min(best.get(key, (np.inf, 0, None)), (r["seconds"], 0, r["load"]))
+        for fit in ("DPClassifier", "DPRegressor", "DPClassifier(solver='dp-gcd')"):
+            coefs = {}
+            for k, e in envs.items():
+                with tempfile.TemporaryDirectory() as cache:
+                    r = _run(DEFAULT_FIT, [fit], {**e, "NUMBA_CACHE_DIR": cache})
+                assert r["file"].startswith(trees[k]), (r["file"], trees[k])
+                coefs[k] = r["coef"]
+                key = (k, "first fit, empty cache", fit)
+                best[key] = min(best.get(key, (np.inf, 0, None)), (r["seconds"], r["compiled"], _load()))
+                key = (k, "first fit, empty cache: CPU seconds", fit)   # (robust to the load)
+                best[key] = min(best.get(key, (np.inf, 0, None)), (r["cpu_seconds"], r["compiled"], _load()))
+            same[fit] = coefs["before"] == coefs["now"]
+    for k, e in envs.items():
+        with tempfile.TemporaryDirectory() as cache:
+            t, c0 = time.perf_counter(), _children_cpu()
+            w = subprocess.run([sys.executable, "-m", "dp_cd.warmup"], env={**e, "NUMBA_CACHE_DIR": cache},
+                               capture_output=True, text=True, timeout=3600, cwd=tempfile.gettempdir())
+            if w.returncode: raise RuntimeError(w.stderr[-2000:])
+            best[(k, "warmup, empty cache", "python -m dp_cd.warmup")] = (time.perf_counter() - t, 0, _load())
+            best[(k, "warmup, empty cache: CPU seconds", "python -m dp_cd.warmup")] = (
+                _children_cpu() - c0, 0, _load())
+    for (k, part, what), (s, c, load) in best.items():
+        rows.append(dict(code=k, part=part, what=what, seconds=s, compiled=c, load=load,
+                         identical=same.get(what) if k == "now" and part.startswith("first") else None))
     return rows
 
 
@@ -165,3 +248,20 @@ def report(rows):
                         for k in ("compiled", "vs_one_thread") if r.get(k) is not None)
         unit = f"{r['seconds'] * 1e3:9.3f} ms" if r["seconds"] < 0.1 else f"{r['seconds']:9.2f} s "
         print(f"  {r['part']:44s} {r['what']:30s} {unit}{extra} (load {r['load']:.1f})")
+
+
+if __name__ == "__main__":
+    import argparse, csv
+    from pathlib import Path
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--compare", required=True, help="root of the checkout measured as 'before'")
+    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "first_fit_compare.csv"))
+    ap.add_argument("--rounds", type=int, default=2)
+    a = ap.parse_args()
+    now = str(Path(__file__).resolve().parents[1])
+    print(f"load average at the start: {os.getloadavg()}", flush=True)
+    rows = compare(str(Path(a.compare).resolve()), now, dict(os.environ), a.rounds)
+    for r in rows: print(r, flush=True)
+    with open(a.out, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0])); w.writeheader(); w.writerows(rows)
+    print(f"load average at the end: {os.getloadavg()}; wrote {a.out}")

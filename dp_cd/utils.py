@@ -196,8 +196,10 @@ import os, sys
 from numba.core import event as _numba_event
 
 # seconds of a first fit that compiles each top-level kernel, measured on a shared 2-core machine
-# (load average 4-5; benchmarks/run.py --only compile); other kernels: 10 s
-COMPILE_SECONDS = {"dpcd_inner_dense": 25, "dpcd_inner_sparse": 10, "_dpgcd_block": 20}
+# (load average 4-5; benchmarks/run.py --only compile), dense DP-CD and DP-GCD scaled by the CPU
+# time they lost when the fits stopped compiling unused branches (benchmarks/bench_compile.py
+# --compare: about x 0.5 and x 0.75); other kernels: 10 s
+COMPILE_SECONDS = {"dpcd_inner_dense": 12, "dpcd_inner_sparse": 10, "_dpgcd_block": 15}
 
 
 class _CompileNotice(_numba_event.Listener):

@@ -20,21 +20,27 @@ def _problem(seed:int=0):
     return X, sp.csc_matrix(np.where(np.abs(X) > 0.5, X, 0.0)), (t > 0).astype(int), t
 
 
-def _fit(name:str, dense:bool):
-    "The default fit of the estimator `name` (dense or sparse X) on the small problem."
+def _fit(name:str, dense:bool, weighted:bool=False):
+    """The default fit of the estimator `name` (dense or sparse X) on the small problem, with
+    sample weights if `weighted`."""
     import dp_cd
     X, S, labels, t = _problem()
     est = getattr(dp_cd, name)
     model = est(epsilon=1.0, classes=[0, 1]) if "Classifier" in name else est(epsilon=1.0)
     model.set_params(random_state=0)
+    weights = np.linspace(0.5, 1.0, X.shape[0]) if weighted else None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model.fit(X if dense else S, labels if "Classifier" in name else t)
+        model.fit(X if dense else S, labels if "Classifier" in name else t, sample_weight=weights)
 
 
 PATHS = {f"{name}{'' if dense else ', sparse X'}": (name, dense)
          for name in ("DPClassifier", "DPRegressor", "DPClassifierCV", "DPRegressorCV")
          for dense in (True, False)}
+# a fit with sample weights runs weighted loops, which a fit without weights does not compile (the
+# loss is a value, not a type: one weighted path serves both estimators)
+PATHS.update({f"DPClassifier{'' if dense else ', sparse X'}, sample weights":
+              ("DPClassifier", dense, True) for dense in (True, False)})
 
 # %% ../nbs/06_api/01c_warmup.ipynb
 def kernel_signatures() -> dict:

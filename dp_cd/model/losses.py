@@ -543,10 +543,21 @@ def _weighted_sum_dense(loss, X, records, z, j, C, shift):
 
 
 @njit(cache=True, fastmath=_FM, error_model='numpy')
+def _unweighted_sum_dense(loss, X, records, z, j, C, shift):
+    "`update_clipped_sum_dense` without weights (`records[2]` is not read)."
+    code, param = loss[0], loss[1]
+    if code == SQUARED:
+        return _clipped_switch_dense(SQUARED, param, X, records, z, j, C, shift, False)
+    if code == LOGISTIC:
+        return _clipped_switch_dense(LOGISTIC, param, X, records, z, j, C, shift, False)
+    return _clipped_switch_dense(HUBER, param, X, records, z, j, C, shift, False)
+
+
+@njit(cache=True, fastmath=_FM, error_model='numpy')
 def update_clipped_sum_dense(
     loss,  # (code, param) of the loss
     X,  # Fortran design (n, p)
-    records,  # (y (n,), per-sample thresholds c_i (n,) or empty, weights w_i (n,) or empty)
+    records,  # (y (n,), per-sample thresholds c_i (n,) or empty[, weights w_i (n,) or empty])
     z,  # predictions (n,), updated in place by the shift
     j:int,  # the column whose clipped terms are summed
     C:float,  # coordinate-wise threshold (unused with per-sample thresholds)
@@ -554,13 +565,12 @@ def update_clipped_sum_dense(
     delta:float=0.0,  # (0: no update)
 ) -> float:
     "z += δ X[:, jp] (if δ ≠ 0), then Σ_i w_i · clip of record i's term on column j (one pass)."
-    code, param, shift = loss[0], loss[1], (jp, delta)
+    shift = (jp, delta)
+    if len(records) == 2:   # unweighted by its type: numba prunes the weighted branch, never compiled
+        y, clips = records   # (clips stands in for the weights, never read)
+        return _unweighted_sum_dense(loss, X, (y, clips, clips), z, j, C, shift)
     if records[2].shape[0] > 0: return _weighted_sum_dense(loss, X, records, z, j, C, shift)
-    if code == SQUARED:
-        return _clipped_switch_dense(SQUARED, param, X, records, z, j, C, shift, False)
-    if code == LOGISTIC:
-        return _clipped_switch_dense(LOGISTIC, param, X, records, z, j, C, shift, False)
-    return _clipped_switch_dense(HUBER, param, X, records, z, j, C, shift, False)
+    return _unweighted_sum_dense(loss, X, records, z, j, C, shift)
 
 # %% ../../nbs/01_model/02_losses.ipynb
 @njit(cache=True, inline='always', fastmath=_FM, error_model='numpy')
@@ -594,20 +604,29 @@ def _weighted_sum_sparse(loss, X, records, z, j, C):
 
 
 @njit(cache=True, fastmath=_FM, error_model='numpy')
+def _unweighted_sum_sparse(loss, X, records, z, j, C):
+    "`clipped_sum_sparse` without weights (`records[2]` is not read)."
+    code, param = loss[0], loss[1]
+    if code == SQUARED: return _clipped_switch_sparse(SQUARED, param, X, records, z, j, C, False)
+    if code == LOGISTIC: return _clipped_switch_sparse(LOGISTIC, param, X, records, z, j, C, False)
+    return _clipped_switch_sparse(HUBER, param, X, records, z, j, C, False)
+
+
+@njit(cache=True, fastmath=_FM, error_model='numpy')
 def clipped_sum_sparse(
     loss,  # (code, param) of the loss
     X,  # CSC design as (data, indices, indptr), sorted int64 indices
-    records,  # (y (n,), per-sample thresholds c_i (n,) or empty, weights w_i (n,) or empty)
+    records,  # (y (n,), per-sample thresholds c_i (n,) or empty[, weights w_i (n,) or empty])
     z,  # predictions (n,)
     j:int,  # the column whose clipped terms are summed
     C:float,  # coordinate-wise threshold (unused with per-sample thresholds)
 ) -> float:
     "Σ_i w_i · clipped term of column j of a CSC design (coordinate-wise, or per sample)."
-    code, param = loss[0], loss[1]
+    if len(records) == 2:   # unweighted by its type (the weighted branch is pruned, as dense)
+        y, clips = records
+        return _unweighted_sum_sparse(loss, X, (y, clips, clips), z, j, C)
     if records[2].shape[0] > 0: return _weighted_sum_sparse(loss, X, records, z, j, C)
-    if code == SQUARED: return _clipped_switch_sparse(SQUARED, param, X, records, z, j, C, False)
-    if code == LOGISTIC: return _clipped_switch_sparse(LOGISTIC, param, X, records, z, j, C, False)
-    return _clipped_switch_sparse(HUBER, param, X, records, z, j, C, False)
+    return _unweighted_sum_sparse(loss, X, records, z, j, C)
 
 # %% ../../nbs/01_model/02_losses.ipynb
 _NO_CLIPS = np.empty(0)   # `clips` of the coordinate-wise scheme: no per-sample thresholds
@@ -618,7 +637,7 @@ _NO_WEIGHTS = np.empty(0)   # `weights` of an unweighted sum: unit weights
 def clipped_coord_sum_dense(code:int, param:float, X, y, z, j:int, C:float) -> float:
     "$\\sum_i \\mathrm{clip}(X_{ij}\\phi'(z_i,y_i), C)$, clip to $[-C, C]$; a NaN (0·inf) adds 0."
     no = np.empty(0)   # (jp, delta passed: one compiled signature for every caller)
-    return update_clipped_sum_dense((code, param), X, (y, no, no), z, j, C, 0, 0.0)
+    return update_clipped_sum_dense((code, param), X, (y, no), z, j, C, 0, 0.0)
 
 
 @njit(cache=True)
@@ -626,7 +645,7 @@ def clipped_coord_sum_sparse(code:int, param:float, data, indices, indptr, y, z,
                              C:float) -> float:
     "`clipped_coord_sum_dense` for a CSC design (absent entries contribute 0)."
     no = np.empty(0)
-    return clipped_sum_sparse((code, param), (data, indices, indptr), (y, no, no), z, j, C)
+    return clipped_sum_sparse((code, param), (data, indices, indptr), (y, no), z, j, C)
 
 # %% ../../nbs/01_model/02_losses.ipynb
 HINGE = 3

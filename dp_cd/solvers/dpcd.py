@@ -389,10 +389,11 @@ def _finish_average(avg, last, w, K):
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 @njit(cache=True)
 def _dpcd_dense(loss, penalty, data, z, w, block, scales, avg, intercept):
-    """The loop of `dpcd_inner_dense` on `data` = (X, y, per-sample thresholds, weights);
-    coordinate p (if drawn) is the constant column of `intercept` = (column (n, 1), penalty)."""
-    (X, y, per_sample, weights), (coords, noise), (steps, clips) = data, block, scales
-    (ones, ones_penalty), records = intercept, (y, per_sample, weights)
+    """The loop of `dpcd_inner_dense` on `data` = (X, records), `records` = (y, per-sample
+    thresholds[, weights]); coordinate p (if drawn) is the constant column of `intercept` =
+    (column (n, 1), penalty)."""
+    (X, records), (coords, noise), (steps, clips) = data, block, scales
+    ones, ones_penalty = intercept
     last, p = np.ones(w.shape[0], dtype=np.int64), X.shape[1]
     if avg is not None: avg[:] = 0.0
     # the previous update, applied to z in the next gradient's pass; np.int64(0), not 0: a literal
@@ -426,16 +427,18 @@ def dpcd_inner_dense(
     block,  # (coordinates j_k (int64, K), noise η_k (K,)): a `noise_blocks` item
     scales,  # (step sizes γ_j (p,), clipping thresholds C_j (p,; inf: none))
     avg=None,  # (p,) array receiving the mean of $θ^1, …, θ^K$; None: last iterate
-    records=None,  # (C/‖x_i‖ (n,): per-sample ℓ2 clipping, w_i ∈ [0, W] (n,): weights after
-                   # clipping), an empty array for either: none (None: neither)
+    records=None,  # (C/‖x_i‖ (n,): per-sample ℓ2 clipping[, w_i ∈ [0, W] (n,): weights after
+                   # clipping]), an empty array for either: none (None: neither). Without
+                   # weights (a 1-tuple) the weighted loops are not compiled
     intercept=None,  # (column of s (column 0 of an (n, k) array), penalty of the intercept): coordinate p
 ):
     "K noisy proximal coordinate updates of DP-CD on a dense design (Algorithm 4.3.1, inner loop)."
-    per_sample, unit = (np.empty(0), np.empty(0)) if records is None else records
     # none: X itself stands in for the column, never read (coordinate p is never drawn), so that
     # the callees see one array type with or without an intercept and compile once
     column = (X, penalty) if intercept is None else intercept
-    _dpcd_dense(loss, penalty, (X, y, per_sample, unit), z, w, block, scales, avg, column)
+    data = (X, (y, np.empty(0)))   # (two calls: a tuple of 2 or 3 arrays is a type of its own)
+    if records is None: _dpcd_dense(loss, penalty, data, z, w, block, scales, avg, column)
+    else: _dpcd_dense(loss, penalty, (X, (y,) + records), z, w, block, scales, avg, column)
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 @njit(cache=True)
@@ -450,10 +453,10 @@ def _sparse_update(loss, penalty, column, records, z, w, update, avg, last):
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 @njit(cache=True)
 def _dpcd_sparse(loss, penalty, data, z, w, block, scales, avg, intercept):
-    """The loop of `dpcd_inner_sparse` on `data` = (CSC X, y, per-sample thresholds, weights);
+    """The loop of `dpcd_inner_sparse` on `data` = (CSC X, records), as `_dpcd_dense`;
     coordinate p (if drawn) is the CSC column of `intercept` = (column, penalty)."""
-    (X, y, per_sample, weights), (coords, noise), (steps, clips) = data, block, scales
-    (ones, ones_penalty), records = intercept, (y, per_sample, weights)
+    (X, records), (coords, noise), (steps, clips) = data, block, scales
+    ones, ones_penalty = intercept
     p, last = X[2].shape[0] - 1, np.ones(w.shape[0], dtype=np.int64)
     if avg is not None: avg[:] = 0.0
     for k in range(coords.shape[0]):
@@ -473,9 +476,10 @@ def dpcd_inner_sparse(loss, penalty,
                       intercept=None, # (CSC column of s as (data, indices, indptr), its penalty)
                      ):
     "Same as `dpcd_inner_dense` for a CSC design: an update costs O(nnz of the column)."
-    per_sample, unit = (np.empty(0), np.empty(0)) if records is None else records
     column = (X, penalty) if intercept is None else intercept   # (X: a stand-in, never read)
-    _dpcd_sparse(loss, penalty, (X, y, per_sample, unit), z, w, block, scales, avg, column)
+    data = (X, (y, np.empty(0)))   # (two calls, as `dpcd_inner_dense`)
+    if records is None: _dpcd_sparse(loss, penalty, data, z, w, block, scales, avg, column)
+    else: _dpcd_sparse(loss, penalty, (X, (y,) + records), z, w, block, scales, avg, column)
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def _check_options(self, problem, request, options):
@@ -641,8 +645,10 @@ def _run(self, problem, plan, options, rng):
                     else None)
     w, avg = np.append(o["w0"], 0.0) if s else o["w0"], (np.zeros(p) if o["averaging"] else None)
     unit = not o["weights"].size or bool(np.all(o["weights"] == 1.0))   # the unweighted problem
-    weights = np.empty(0) if unit else o["weights"]   # (weighted loops may sum in another order)
-    records = (np.empty(0) if sample_clips is None else sample_clips, weights)
+    # unweighted: a 1-tuple, so that the weighted loops (which may sum in another order) are not
+    # compiled; a default fit compiles only what it runs
+    per = np.empty(0) if sample_clips is None else sample_clips
+    records = (per,) if unit else (per, o["weights"])
     z = _margins(X, w, px, s)
     trace = [(0.0, w[:px].copy())] if o["record_every"] else []
     order = "permutation" if by_sample else "uniform"
@@ -671,7 +677,7 @@ def _chunk_sum(Xc, yc, state, loss, j:int, C:float, pending:tuple) -> float:
     """The chunk's clipped sum of coordinate j (p: the intercept's column), after the driver's last
     change `pending` = (j', Δ) is applied to its margins (fused with the sum, as in memory)."""
     (z, ones, per), (jp, change), p = state, pending, Xc.shape[1]
-    records = (yc, per, np.empty(0))
+    records = (yc, per)   # (unweighted)
     if jp == p:   # the intercept's change: its column, then nothing pending
         if change != 0.0: update_pred_dense(ones, z, 0, change)
         jp, change = 0, 0.0

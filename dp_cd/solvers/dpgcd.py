@@ -524,15 +524,17 @@ def _clipped_constant(u, scaling:float, C:float) -> float:
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 @njit(cache=True)
-def _clipped_gradient(design, loss, z, clips, u, g, threads:bool=False):
+def _clipped_gradient(design, loss, z, clips, u, g, threads=None):
     """The clipped averaged gradient at the predictions `z` into `g` (`u`: the loss derivatives);
-    on numba's threads if `threads` and X is large enough."""
+    on numba's threads if `threads` (True; None: serial) and X is large enough."""
     sparse, X, data, indices, indptr, y, s, penalised = design
-    n = y.shape[0]
-    if threads and (data.shape[0] if sparse else X.size) >= _PARALLEL_MIN:   # when they may pay
-        _derivatives_parallel(loss[0], loss[1], z, y, u)
-        _clipped_gradient_parallel(sparse, X, data, indices, indptr, n, u, clips, g)
-    else:
+    n, parallel = y.shape[0], False
+    if threads is not None:   # None: numba prunes this branch, the threaded kernels never compile
+        parallel = (data.shape[0] if sparse else X.size) >= _PARALLEL_MIN   # when they may pay
+        if parallel:
+            _derivatives_parallel(loss[0], loss[1], z, y, u)
+            _clipped_gradient_parallel(sparse, X, data, indices, indptr, n, u, clips, g)
+    if not parallel:
         kernel_deriv_range(loss[0], loss[1], z, y, u, 0, n)   # φ'(z_i, y_i) once, for all columns
         if sparse: clipped_gradient_sparse(data, indices, indptr, n, u, clips, g)
         else: clipped_gradient_dense(X, u, clips, g)
@@ -602,7 +604,7 @@ def _dpgcd_block(
     w,  # predictions Xw and iterate, updated in place
     buffers,  # work arrays (u (n,), g (p,), scores (p,), noise (p,))
     chosen,  # out: the B selected coordinates
-    threads=False,  # the gradient pass on numba's threads (`n_jobs`)
+    threads=None,  # True: the gradient pass on numba's threads (`n_jobs`); None: serial
 ):
     "B DP-GCD iterations: clipped gradient, private selection, noisy proximal step."
     sel_noise, rel_noise = noise
@@ -851,7 +853,9 @@ def _dpgcd_run(self, problem, plan, options, rng) -> Run:
     trace = [(0.0, w[:p].copy())] if every else []
     for start, stop in _blocks(T, w.size, every):
         noise = _block_noise(stop - start, w.size, options, private, rng)
-        with _numba_threads(threads): _dpgcd_block(*kernel, noise, z, w, buffers, chosen[start:stop], threads > 1)
+        with _numba_threads(threads):   # (None: serial, the threaded kernels are not compiled)
+            _dpgcd_block(*kernel, noise, z, w, buffers, chosen[start:stop],
+                         True if threads > 1 else None)
         if every and (stop % every == 0 or stop == T): trace.append((float(stop), w[:p].copy()))
     return Run(coef=w[:p].copy(), n_iter=T, passes=float(T), trace=trace,
                params=dict(coordinates=chosen),

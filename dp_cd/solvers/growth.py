@@ -10,7 +10,7 @@ import warnings
 from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
-from scipy import ndimage, special
+from scipy import special   # (scipy.ndimage: imported where used, `import dp_cd` stays light)
 from ..utils import check_array, check_scalar, as_generator, PrivacyLeakWarning
 from ..privacy.events import GaussianEvent, PureDPEvent, check_delta, check_epsilon
 from ..privacy.accountants import GDPAccountant, PureDPAccountant
@@ -815,6 +815,7 @@ def inverse_sensitivity_distribution(
     k = int(math.floor(rho / h))
     off = np.arange(-k, k + 1)
     fp = (np.add.outer(off**2, off**2) <= (rho / h)**2) if d == 2 else np.ones(2 * k + 1, bool)
+    from scipy import ndimage
     G = ndimage.minimum_filter(
         g.reshape((m,) * d), footprint=fp, mode="constant", cval=np.inf
     ).ravel()

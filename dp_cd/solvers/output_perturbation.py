@@ -9,7 +9,6 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 from ..utils import check_scalar, PrivacyLeakWarning
-from scipy.sparse.linalg import LinearOperator, cg
 from dp_cd.model.losses import (
     Loss,
     SquaredLoss,
@@ -311,6 +310,7 @@ def _newton_direction(rows:tuple, h:np.ndarray, g:np.ndarray, lam:float) -> np.n
     n, q = rows[0].shape[0], g.shape[0]
     if q <= 2000: return np.linalg.solve(_rows_gram(rows, h) / n + lam * np.eye(q), g)
     hessian = lambda v: _rows_transpose_times(rows, h * _rows_times(rows, v)) / n + lam * v
+    from scipy.sparse.linalg import LinearOperator, cg   # (here: `import dp_cd` stays light)
     return cg(LinearOperator((q, q), matvec=hessian), g, rtol=1e-14, atol=0.0, maxiter=10 * q)[0]
 
 
