@@ -678,6 +678,13 @@ def _exact_scale(b:_DataBounds, Xc) -> _DataBounds:
     return b
 
 
+def _no_box(self):
+    """ε = ∞: the box of the data clipped nothing in training, and the model is linear in the units
+    of X, so predictions clip nothing either (and refuse a NaN, as the fit did)."""
+    self.bounds_ = self.center_ = None
+    if hasattr(self, "target_bound_"): self.target_bound_ = None
+
+
 def _standardizes(self) -> bool:
     """Whether the fit divides the features by released scales: `standardize`, with the features
     scaled by their bounds, for a solver whose noise is per coordinate (`Solver.standardized`)."""
@@ -787,7 +794,8 @@ def _solver_options(self, solver, loss, bounds:_DataBounds, eps, y_scale:float=1
         if self.fit_intercept and not implicit:   # the appended column: s² and not divided
             moments, s = np.append(moments, self.intercept_scaling ** 2), np.append(s, 1.0)
         derived = solver.options_from_moments(loss, moments, s, kw)
-        kw.update({k: v for k, v in derived.items() if k not in (self.solver_options or {})})
+        mine = set(self.solver_options or {}) - {"clip"}   # (a scalar clip: converted, always)
+        kw.update({k: v for k, v in derived.items() if k not in mine})
     kw["n_passes"] = self.n_passes
     if kw.get("relation", "replace_one") != "replace_one":
         raise ValueError("the estimators state guarantees for the replace-one relation only")
@@ -1037,6 +1045,7 @@ class DPRegressor(RegressorMixin, _DPLinearBase):
         self.n_iter_, self.privacy_, self.fit_result_ = res.n_iter, report, res
         self.bounds_, self.target_bound_, self.ledger_ = bounds.B, bounds.target, ledger
         self.center_, self.scale_ = bounds.raw_center, bounds.scale
+        if not np.isfinite(eps): _no_box(self)
         return self
 
     def predict(self, X):
@@ -1139,6 +1148,7 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
         self.center_, self.scale_ = bounds.raw_center, bounds.scale
         self.n_iter_, self.privacy_ = sum(r.n_iter for _, r in results), report
         self.fit_results_, self.bounds_, self.ledger_ = [r for _, r in results], bounds.B, ledger
+        if not np.isfinite(eps): _no_box(self)
         return self
 
     def decision_function(self, X):

@@ -760,7 +760,7 @@ def smoothness_from_moments(self, loss:Loss, moments:np.ndarray, scales:np.ndarr
     become explicit: those §4.5.1 gives the unscaled columns (constants M_j s_j²), divided by s_j,
     so that dividing the columns changes the penalty's units only, not what is clipped."""
     M = loss.curvature * np.asarray(moments, dtype=float)
-    out = dict(smoothness=M, smoothness_bound=None)
+    out = dict(smoothness=M)
     o = {**{opt.name: opt.default for opt in self.options}, **options}
     if o.get("clipping", "coordinate") != "coordinate" or np.ndim(o["clip"]) != 0: return out
     if not np.isfinite(o["clip"]): return out   # no clipping (ε = ∞): nothing to convert
