@@ -23,6 +23,7 @@ from .solvers.contract import (SOLVERS, get_solver, Ledger, Plan, PrivacyRequest
 from .solvers import dpcd, dpgcd, dpsgd, dpscd, output_perturbation, growth, block_cd
 from .utils import is_chunked
 from .solvers import distributed   # registers the solvers' runs on row chunks
+from .solvers.chunks import checked_chunks
 from .privacy.events import check_delta, check_epsilon
 from .privacy.bounds import data_bounds, clip_records, private_center
 from .privacy.calibration import calibrate_noise_multiplier, epsilon_gaussian
@@ -741,6 +742,7 @@ def _prepare_chunked(self, X, y, reset:bool):
     """A row-chunked (dask) X kept lazy (the solver checks its chunks), a dask DataFrame prepared as
     a pandas one (`_chunked_frame`); y gathered as a 1-d array."""
     if hasattr(X, "to_dask_array"): X = _chunked_frame(self, X, reset)   # a dask DataFrame
+    X = checked_chunks(X)   # a chunk of another shape: one error, before any lazy transform
     if reset: self.n_features_in_ = X.shape[1]
     elif X.shape[1] != self.n_features_in_:
         raise ValueError(f"X has {X.shape[1]} features, but the model was fitted with "

@@ -14,9 +14,9 @@ from .contract import (InProcess, Problem, check_chunks, check_chunked_labels,
                                     check_chunked_problem, chunked_solvers, executor)
 
 # %% auto 0
-__all__ = ['NPY_SOURCES', 'run_seed', 'chunk_generator', 'connect', 'all_finite', 'check_finite', 'load_chunk', 'ChunkBuffer',
-           'LazyChunk', 'open_chunks', 'chunk_row_norms', 'map_chunks', 'reduce_chunks', 'ChunkHolder', 'HeldChunks',
-           'hold_chunks', 'Progress', 'NpyRows', 'npy_chunks']
+__all__ = ['SHAPE_ERROR', 'NPY_SOURCES', 'run_seed', 'chunk_generator', 'connect', 'all_finite', 'check_finite', 'load_chunk',
+           'checked_chunks', 'ChunkBuffer', 'LazyChunk', 'open_chunks', 'chunk_row_norms', 'map_chunks',
+           'reduce_chunks', 'ChunkHolder', 'HeldChunks', 'hold_chunks', 'Progress', 'NpyRows', 'npy_chunks']
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 def run_seed(rng:np.random.Generator, # the run's generator (one draw is consumed)
@@ -67,6 +67,10 @@ def check_finite(Xc:np.ndarray, # a chunk's rows (C or Fortran contiguous)
         raise ValueError("X contains NaN or infinite values; no model is returned")
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
+SHAPE_ERROR = ("X holds a chunk of another shape than the design declares (X.chunks): its chunks' "
+               "widths or lengths are inconsistent; no model is returned")   # names no chunk or row
+
+
 def load_chunk(block, # the chunk's rows (array-like)
                y:np.ndarray, # its labels
                k:int, # chunk index
@@ -74,14 +78,26 @@ def load_chunk(block, # the chunk's rows (array-like)
                shape:tuple|None=None, # the chunk's (rows, p) declared by the design
                order:str="F", # "F" on the workers (kept), "C" in process (the row kernels)
               ) -> tuple:
-    "A chunk as the kernels read it, (float64 rows in `order`, labels); one clear error if bad."
+    """A chunk as the kernels read it, (float64 rows in `order`, labels); one clear error if bad,
+    naming no chunk, row or value (`k`, `start`: the chunk's place, for the checks' callers)."""
     Xc = np.asarray(block, dtype=np.float64, order=order)
     if shape is not None and Xc.shape != tuple(shape):
-        raise ValueError(f"X's chunk {k} (rows {start} to {start + shape[0] - 1}) holds an array "
-                         f"of shape {Xc.shape}, but the design declares {tuple(shape)}: its "
-                         "chunks' widths or lengths are inconsistent; no model is returned")
+        raise ValueError(SHAPE_ERROR)
     check_finite(Xc, k, start)
     return Xc, y
+
+# %% ../../nbs/03_solvers/02_chunks.ipynb
+def _checked_block(block, block_info=None):
+    "The block as read, if its shape is the one the design declares (`SHAPE_ERROR` otherwise)."
+    (a, b), (c, d) = block_info[0]["array-location"]
+    if np.shape(block) != (b - a, d - c): raise ValueError(SHAPE_ERROR)
+    return block
+
+
+def checked_chunks(X, # a row-chunked design (dask.array)
+                  ):
+    "X whose chunks are checked against their declared shape where they are read (lazily)."
+    return X.map_blocks(_checked_block, dtype=X.dtype)
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 class ChunkBuffer:

@@ -535,15 +535,28 @@ def register(cls:type, # a Solver subclass with a unique `name`
     if known is not None and type(known).__qualname__ != cls.__qualname__:   # a redefinition
         # (notebook) is fine
         raise ValueError(f"a solver named {cls.name!r} is already registered")
-    if known is not None:   # a redefinition keeps the run on chunks attached from another module
-        for attr in _ATTACHED:
-            if attr in vars(type(known)) and attr not in vars(cls):
-                setattr(cls, attr, vars(type(known))[attr])
+    _keep_attached(cls)
     registry[cls.name] = cls()
     return cls
 
 
 _ATTACHED = ("row_chunks", "chunks_public", "run_chunks")   # may be set outside the class body
+
+
+def _keep_attached(cls:type):
+    """A redefinition of a solver class (a chapter run again, in the process that imported the
+    package) keeps what another module attached to the class it redefines: `_ATTACHED`, unless
+    its own body sets them. The former class is found among Solver's subclasses (same qualified
+    name and solver name), not in a registry: a chapter may have removed it from SOLVERS."""
+    todo, former = list(Solver.__subclasses__()), []
+    while todo:
+        c = todo.pop()
+        todo.extend(c.__subclasses__())
+        if c is not cls and c.__qualname__ == cls.__qualname__ and c.name == cls.name:
+            former.append(c)
+    for attr in _ATTACHED:
+        given = [vars(c)[attr] for c in former if attr in vars(c)]
+        if given and attr not in vars(cls): setattr(cls, attr, given[0])
 
 # %% ../../nbs/03_solvers/00_contract.ipynb
 def get_solver(name:str, # a registered name, e.g. "dp-cd"
