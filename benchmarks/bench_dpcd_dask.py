@@ -3,6 +3,7 @@ one-thread worker processes (127.0.0.1), and the fit time on chunks against the 
 in the same process.
 
     python benchmarks/bench_dpcd_dask.py [--out benchmarks/results] [--quick]
+                                         [--sizes 40000 1000000] [--best-of 1]
 
 1. Round latency (milliseconds) of one coordinate's clipped sums over 4 chunks of a 40,000 × 12
    design: (a) as DP-CD runs it, one call of each worker's actor holding its chunks and margins
@@ -85,11 +86,15 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default="benchmarks/results")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--sizes", type=int, nargs="+", default=None,
+                    help="the n of the fits (default 40,000 and 400,000; --quick: 40,000)")
+    ap.add_argument("--best-of", type=int, default=None, help="k (default 3; --quick: 1)")
     args = ap.parse_args()
     from distributed import Client, LocalCluster
     warnings.simplefilter("ignore")
     k, rounds = (1, 100) if args.quick else (3, 500)
-    sizes = (N,) if args.quick else (N, 10 * N)
+    k = args.best_of or k
+    sizes = tuple(args.sizes) if args.sizes else (N,) if args.quick else (N, 10 * N)
     load0, rows = os.getloadavg(), []
     print(f"load average before: {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f} (2 cores)")
     X, Xd, y = problem(N)

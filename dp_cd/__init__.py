@@ -93,6 +93,7 @@ from .solvers.output_perturbation import output_perturbation
 from .solvers.growth import growth_adaptive
 from .solvers.block_cd import dp_bcd
 from .solvers.ssp import adassp
+from .solvers import distributed   # attaches the solvers' runs on row chunks (run_chunks)
 
 # imported on first use (PEP 562): scikit-learn, and pandas with it, cost more than the rest together
 _LAZY = {'DPClassifier': 'estimators', 'DPRegressor': 'estimators', 'BudgetAccountant': 'estimators',

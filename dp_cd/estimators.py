@@ -22,8 +22,8 @@ from .solvers.contract import (SOLVERS, get_solver, Ledger, Plan, PrivacyRequest
 # importing the solver modules registers them in SOLVERS
 from .solvers import dpcd, dpgcd, dpsgd, dpscd, output_perturbation, growth, block_cd
 from .utils import is_chunked
-from .solvers.chunks import chunked_intercept
 from .solvers import distributed   # registers the solvers' runs on row chunks
+from .solvers.chunks import checked_chunks
 from .privacy.events import check_delta, check_epsilon
 from .privacy.bounds import (data_bounds, clip_records, private_center, private_scale,
                                    SCALE_FLOOR, unit_box_second_moment)
@@ -119,6 +119,7 @@ def _n_samples(X):
         if hasattr(X, "__len__")
         else np.asarray(X).shape
     )
+    if is_chunked(X) and hasattr(X, "columns"): shape = (len(X), len(X.columns))   # a dask DataFrame
     n = shape[0] if len(shape) > 0 else 0
     if n < 1: raise ValueError(f"X has no samples (shape {tuple(shape)}); at least one is required")
     if n < 2:
@@ -729,13 +730,10 @@ def _one_hot_mask(self, p:int):
 
 # %% ../nbs/06_api/01_estimators.ipynb
 def _implicit_intercept(self, solver) -> bool:
-    """Whether `solver` fits the intercept itself on an implicit column (X not copied); not for a
-    solver whose run on row chunks needs the column appended (a model must not depend on where the
-    data lives)."""
+    """Whether `solver` fits the intercept itself on an implicit column (X not copied), in memory
+    and on row chunks alike (the `intercept` capability holds on both layouts)."""
     options = {"fit_intercept", "intercept_scaling", "penalize_intercept"}
-    chunks_too = chunked_intercept(solver)
-    return bool(self.fit_intercept and solver.intercept and options <= set(solver.option_names)
-                and chunks_too)
+    return bool(self.fit_intercept and solver.intercept and options <= set(solver.option_names))
 
 # %% ../nbs/06_api/01_estimators.ipynb
 def _add_intercept_column(self, X):
@@ -894,8 +892,10 @@ def _private_target(y, n:int, numeric:bool) -> np.ndarray:
 
 # %% ../nbs/06_api/01_estimators.ipynb
 def _prepare_chunked(self, X, y, reset:bool):
-    "A row-chunked (dask) X kept lazy (the solver checks its chunks); y gathered as a 1-d array."
-    if hasattr(X, "to_dask_array"): X = X.to_dask_array(lengths=True)   # a dask DataFrame
+    """A row-chunked (dask) X kept lazy (the solver checks its chunks), a dask DataFrame prepared as
+    a pandas one (`_chunked_frame`); y gathered as a 1-d array."""
+    if hasattr(X, "to_dask_array"): X = _chunked_frame(self, X, reset)   # a dask DataFrame
+    X = checked_chunks(X)   # a chunk of another shape: one error, before any lazy transform
     if reset: self.n_features_in_ = X.shape[1]
     elif X.shape[1] != self.n_features_in_:
         raise ValueError(f"X has {X.shape[1]} features, but the model was fitted with "
@@ -905,6 +905,35 @@ def _prepare_chunked(self, X, y, reset:bool):
     if y.ndim != 1 or y.shape[0] != X.shape[0]:
         raise ValueError(f"y must have shape ({X.shape[0]},) to match X, got {y.shape}")
     return X, y
+
+# %% ../nbs/06_api/01_estimators.ipynb
+def _chunked_categories(X) -> dict:
+    """`_categorical_columns` of a dask DataFrame, from its dtypes only: a categorical column of
+    unknown categories or a text column is refused (reading it would gather its values)."""
+    cats = {}
+    for col, dtype in zip(X.columns, X.dtypes):
+        known = hasattr(dtype, "categories") and X[col].cat.known
+        if known: cats[col] = list(dtype.categories)
+        elif hasattr(dtype, "categories") or getattr(dtype, "kind", "O") in "OSUT":
+            raise ValueError(f"column {col!r} of X holds text or categories Dask does not know: "
+                             f"declare its PUBLIC categories, e.g. X = X.astype({{{col!r}: "
+                             "pd.CategoricalDtype([...])})")
+    return cats
+
+
+def _chunked_frame(self, X, reset:bool):
+    """A dask DataFrame as a row-chunked array: `_one_hot` on each partition with the declared
+    categories (set by `fit`), columns as a pandas fit names them."""
+    if reset: self.categories_ = _chunked_categories(X)
+    cats = getattr(self, "categories_", None) or {}
+    meta = _one_hot(X._meta, cats)   # the empty frame of the result: its columns and dtypes
+    names = list(meta.columns)
+    if reset:
+        if all(isinstance(c, str) for c in names): self.feature_names_in_ = np.asarray(names, object)
+        elif hasattr(self, "feature_names_in_"): del self.feature_names_in_
+    elif list(getattr(self, "feature_names_in_", names)) != names:
+        raise ValueError("The feature names should match those that were passed during fit")
+    return X.map_partitions(_one_hot, cats, meta=meta).to_dask_array(lengths=True)
 
 # %% ../nbs/06_api/01_estimators.ipynb
 def _block_rows(X, dense:bool, entries:int=2**18) -> int:

@@ -1,4 +1,4 @@
-"""No import loop among the modules of `dp_cd.privacy` (issue 32, item 3), read statically.
+"""No import loop among the modules of `dp_cd.privacy` and of `dp_cd.solvers`, read statically.
 
 Every import of a `dp_cd` module is read from the source with `ast` (at the top level and inside
 functions: an import on use hides a loop, it does not remove it); the modules of the package must
@@ -73,14 +73,57 @@ def test_the_reader_sees_imports_inside_functions(tmp_path):
     assert names == ["dp_cd.privacy.b", "dp_cd.privacy.c"]
 
 
-@pytest.mark.parametrize("package", ["dp_cd.privacy"])
+PACKAGES = ["dp_cd.privacy", "dp_cd.solvers"]
+
+
+@pytest.mark.parametrize("package", PACKAGES)
 def test_no_import_loop(package):
     graph = imports(package)
     assert len(graph) >= 10, graph
     assert cycles(graph) == []
 
 
-@pytest.mark.parametrize("package", ["dp_cd.privacy"])
+@pytest.mark.parametrize("package", PACKAGES)
 def test_modules_import_each_other_at_the_top_level_only(package):
     inside = {(m, t) for m, edges in imports(package).items() for t, top in edges.items() if not top}
     assert inside == set()
+
+
+def private_imports(package: str) -> set:
+    "(module, name) for each `_name` a module of `package` imports from another of its modules."
+    found = set()
+    for path in sorted((ROOT / Path(*package.split("."))).glob("*.py")):
+        module = _module_name(path)
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and _imported(node, module):
+                found |= {(module, a.name) for a in node.names
+                          if a.name.startswith("_") and not a.name.startswith("__")}
+    return found
+
+
+def test_the_seam_and_the_runs_on_chunks_import_no_private_name():
+    "The contract, the data seam and the solvers' runs on chunks use the other modules' public names."
+    mine = {f"dp_cd.solvers.{m}" for m in ("contract", "chunks", "distributed")}
+    assert {(m, n) for m, n in private_imports("dp_cd.solvers") if m in mine} == set()
+
+
+def test_private_imports_are_found(tmp_path):
+    "The reader of private imports sees `from .x import _y` (the test above can fail)."
+    tree = ast.parse("from .dpcd import row_norms, _record_due\n")
+    node = tree.body[0]
+    assert _imported(node, "dp_cd.solvers.distributed") == ["dp_cd.solvers.dpcd"]
+    assert [a.name for a in node.names if a.name.startswith("_")] == ["_record_due"]
+
+
+def test_every_chunked_run_is_attached_on_import():
+    "In a fresh interpreter, importing one solver module attaches every solver's run on chunks."
+    import subprocess, sys, os
+    code = ("import dp_cd.solvers.dpgcd\n"
+            "from dp_cd.solvers.contract import SOLVERS, chunked_solvers\n"
+            "print(' '.join(chunked_solvers()))\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         cwd=ROOT, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["dp-bcd", "dp-cd", "dp-gcd", "dp-scd", "dp-sgd",
+                                  "output-perturbation"]

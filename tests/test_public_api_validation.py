@@ -112,14 +112,15 @@ SKIP = {
         "solvers.dpgcd.DPGCDCalibration", "solvers.growth.GrowthResult", "solvers.reference.SolverResult",
         "solvers.tuning.SelectionResult")},
     **{f"dp_cd.solvers.chunks.{f}": "the Dask data seam (issue 30): its public entry points "
-       "are the solvers, covered here" for f in ("check_finite", "load_chunk", "LazyChunk",
-                                                 "fit_chunked")},
+       "are the solvers, covered here" for f in ("check_finite", "load_chunk", "LazyChunk")},
     "dp_cd.solvers.block_cd.block_draws": "a lazy generator of a run's draws, fed the σ its solver "
         "calibrated (the solver is covered here)",
     "dp_cd.solvers.dpcd.noise_blocks": "a lazy generator of a run's draws, fed the σ its solver "
         "calibrated (the solver is covered here)",
     **{f"dp_cd.solvers.ssp.{f}": "a step of adassp's run, fed the statistics and the σ its plan "
        "calibrated (the solver is covered here)" for f in ("release_statistics", "adaptive_ridge")},
+    "dp_cd.solvers.dpscd.scd_draws": "a step of a run: the draws of a block of steps, fed the "
+        "problem and plan its solver validated and calibrated (the solver is covered here)",
     "dp_cd.solvers.contract.Plan": RECORD,
     "dp_cd.solvers.contract.PrivacyRequest": "the record `check_privacy` returns, after its checks",
     "dp_cd.solvers.dpcd.coordinate_setup": "a step of `dp_cd`'s plan, called after its checks",

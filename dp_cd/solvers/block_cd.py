@@ -16,13 +16,13 @@ from ..privacy.events import GaussianEvent, SelfComposedEvent
 from ..privacy.calibration import calibrate_noise_multiplier, epsilon_gaussian
 from .contract import (FitResult, Ledger, Plan, Problem, Run, Solver, build_report,
                                    check_privacy, get_solver, register)
-from .dpcd import (coordinate_setup, _record_due, smoothness_from_bounds,
+from .dpcd import (coordinate_setup, record_due, smoothness_from_bounds,
                                 smoothness_from_moments,
                                 intercept_setup, _check_intercept, _intercept_column, _margins)
 
 # %% auto 0
 __all__ = ['eso_factor', 'block_sums_dense', 'block_sums_sparse', 'block_step', 'update_margins_dense', 'update_margins_sparse',
-           'dpbcd_inner_dense', 'dpbcd_inner_sparse', 'block_draws', 'dp_bcd', 'DPBCD']
+           'intercept_block_step', 'dpbcd_inner_dense', 'dpbcd_inner_sparse', 'block_draws', 'dp_bcd', 'DPBCD']
 
 # %% ../../nbs/03_solvers/09_block_cd.ipynb
 def eso_factor(block_size:int, # B, coordinates per round (1 <= B <= p)
@@ -82,7 +82,7 @@ def update_margins_sparse(X, z, coords, changes):
 
 # %% ../../nbs/03_solvers/09_block_cd.ipynb
 @njit(cache=True)
-def _intercept_step(penalty, ones_penalty, w, coords, grads, noise, steps, changes, p):
+def intercept_block_step(penalty, ones_penalty, w, coords, grads, noise, steps, changes, p):
     "`block_step` with coordinate p (the intercept) under `ones_penalty`."
     for b in range(coords.shape[0]):
         j = coords[b]
@@ -106,7 +106,7 @@ def _rounds_dense(loss, penalty, X, y, z, w, coords, noise, steps, clips, interc
             if j == p: grads[b] = clipped_coord_sum_dense(loss[0], loss[1], ones, y, z, 0, clips[j])
             else: grads[b] = clipped_coord_sum_dense(loss[0], loss[1], X, y, z, j, clips[j])
         grads /= n
-        _intercept_step(penalty, ones_penalty, w, S, grads, noise[r], steps, changes, p)
+        intercept_block_step(penalty, ones_penalty, w, S, grads, noise[r], steps, changes, p)
         for b in range(B):
             if changes[b] == 0.0: continue
             if S[b] == p: update_pred_dense(ones, z, 0, changes[b])
@@ -153,7 +153,7 @@ def _rounds_sparse(loss, penalty, X, y, z, w, coords, noise, steps, clips, inter
             else: grads[b] = clipped_coord_sum_sparse(loss[0], loss[1], data, indices, indptr, y,
                                                       z, j, clips[j])
         grads /= n
-        _intercept_step(penalty, ones_penalty, w, S, grads, noise[r], steps, changes, p)
+        intercept_block_step(penalty, ones_penalty, w, S, grads, noise[r], steps, changes, p)
         for b in range(B):
             if changes[b] == 0.0: continue
             if S[b] == p: update_pred_sparse(ones[0], ones[1], ones[2], z, 0, changes[b])
@@ -302,7 +302,7 @@ def _run(self, problem, plan, options, rng):
     for t, block in enumerate(block_draws(rng, P["noise_scales"], T, R, B)):
         kernel(loss, penalty, design, problem.y, z, w, block, (P["steps"], P["clip_thresholds"]),
                icpt)
-        if every and _record_due(t, T, R * B, p, every):
+        if every and record_due(t, T, R * B, p, every):
             trace.append(((t + 1) * R * B / p, w[:px].copy()))
     return Run(coef=w[:px].copy(), n_iter=T * R, passes=T * R * B / p, trace=trace,
                intercept=float(s * w[px]) if s else 0.0)

@@ -9,77 +9,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 import numpy as np
 from numba import njit
-from ..utils import as_generator, is_chunked
-from ..model.losses import Loss
-from ..model.penalties import Penalty, NoPenalty
-from .contract import (FitResult, Problem, Solver, build_report, check_privacy)
+from ..utils import is_chunked
+from .contract import (InProcess, Problem, check_chunks, check_chunked_labels,
+                                    check_chunked_problem, chunked_solvers, executor)
 
 # %% auto 0
-__all__ = ['NPY_SOURCES', 'CHUNKED_RUNS', 'CHUNKED_INTERCEPT', 'check_chunks', 'check_chunked_labels', 'check_chunked_problem',
-           'run_seed', 'chunk_generator', 'InProcess', 'executor', 'connect', 'all_finite', 'check_finite',
-           'load_chunk', 'ChunkBuffer', 'LazyChunk', 'open_chunks', 'chunk_row_norms', 'map_chunks', 'reduce_chunks',
-           'ChunkHolder', 'HeldChunks', 'hold_chunks', 'Progress', 'register_chunked', 'chunked_solvers',
-           'chunked_intercept', 'fit_chunked', 'NpyRows', 'npy_chunks']
-
-# %% ../../nbs/03_solvers/02_chunks.ipynb
-def check_chunks(X, # a dask.array (n, p) chunked by rows only
-                 name:str="X", # the argument's name, for the errors
-                ) -> tuple:
-    "The row chunk sizes of a chunked design; one clear error naming the fix otherwise."
-    if not hasattr(X, "chunks"):
-        raise TypeError(f"{name} must be a dask.array chunked by rows; convert a dask DataFrame "
-                        f"with {name}.to_dask_array(lengths=True)")
-    if X.ndim != 2: raise ValueError(f"{name} must be 2-dimensional, got {X.ndim} dimensions")
-    rows, cols = X.chunks
-    if any(math.isnan(c) for c in rows):
-        raise ValueError(f"{name} has row chunks of unknown size: call "
-                         f"{name}.compute_chunk_sizes() first")
-    if len(cols) != 1:
-        raise ValueError(f"{name} must be chunked by rows only (every chunk {X.shape[1]} columns "
-                         f"wide), got column chunks {cols}; use {name}.rechunk({{1: -1}})")
-    if min(X.shape) == 0: raise ValueError(f"{name} is empty (shape {X.shape})")
-    return tuple(int(r) for r in rows)
-
-# %% ../../nbs/03_solvers/02_chunks.ipynb
-def check_chunked_labels(y, # labels (n,): array-like or dask.array
-                         loss:Loss, # whose `check_y` validates them
-                         rows:tuple, # the design's row chunks
-                        ) -> np.ndarray:
-    "The labels in one float64 array, validated slice by slice (memory: n floats + a slice)."
-    y = y if is_chunked(y) else np.asarray(y)
-    if y.ndim != 1: raise ValueError(f"y must be 1-dimensional, got shape {y.shape}")
-    if y.shape[0] != sum(rows):
-        raise ValueError(f"y has {y.shape[0]} entries but X has {sum(rows)} rows")
-    starts = np.cumsum((0,) + rows[:-1])
-    pieces = ((b.compute() for b in y.to_delayed().ravel()) if is_chunked(y)
-              else (y[a:a + r] for a, r in zip(starts, rows)))
-    out, a = np.empty(sum(rows)), 0
-    for piece in pieces:
-        out[a:a + len(piece)] = loss.check_y(piece)
-        a += len(piece)
-    return out
-
-# %% ../../nbs/03_solvers/02_chunks.ipynb
-def check_chunked_problem(X, # dask.array (n, p), chunked by rows only
-                          y, # labels (n,): array-like or dask.array (gathered on the driver)
-                          loss:Loss, # datafit
-                          penalty:Penalty|None, # separable penalty (None: no penalty)
-                          solver:Solver, # whose capabilities are checked
-                         ) -> Problem:
-    "`check_problem` for a chunked design: chunks, dtype, labels; values are checked per chunk."
-    rows = check_chunks(X)
-    if not np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.complexfloating):
-        raise TypeError(f"X must hold real numbers, got dtype {X.dtype}")
-    if not isinstance(loss, Loss):
-        raise TypeError(f"loss must be a dp_cd.model.losses.Loss, got {type(loss).__name__}")
-    penalty = NoPenalty() if penalty is None else penalty
-    if not isinstance(penalty, Penalty):
-        raise TypeError(f"penalty must be a dp_cd.model.penalties.Penalty, "
-                        f"got {type(penalty).__name__}")
-    solver.check_supports(loss, penalty)
-    y = check_chunked_labels(y, loss, rows)
-    penalty.check_dim(X.shape[1])
-    return Problem(X, y, loss, penalty, sparse=False)
+__all__ = ['SHAPE_ERROR', 'NPY_SOURCES', 'run_seed', 'chunk_generator', 'connect', 'all_finite', 'check_finite', 'load_chunk',
+           'checked_chunks', 'ChunkBuffer', 'LazyChunk', 'open_chunks', 'chunk_row_norms', 'map_chunks',
+           'reduce_chunks', 'ChunkHolder', 'HeldChunks', 'hold_chunks', 'Progress', 'NpyRows', 'npy_chunks']
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 def run_seed(rng:np.random.Generator, # the run's generator (one draw is consumed)
@@ -93,21 +30,6 @@ def chunk_generator(seed:int, # from `run_seed`
                    ) -> np.random.Generator:
     "The generator of one chunk task: `SeedSequence([seed, *keys])`."
     return np.random.default_rng(np.random.SeedSequence([int(seed), *map(int, keys)]))
-
-# %% ../../nbs/03_solvers/02_chunks.ipynb
-class InProcess:
-    "Chunk tasks run in the driver's process, in chunk order (no dask.distributed client active)."
-    def submit(self, fn, *args, **kwargs): return fn(*args)
-    def gather(self, futures): return list(futures)
-
-
-def executor():
-    "The active dask.distributed client, or `InProcess()` if there is none."
-    try:
-        from distributed import get_client
-        return get_client()
-    except (ImportError, ValueError):
-        return InProcess()
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 def connect(address:str, # scheduler address, e.g. "tcp://127.0.0.1:8786"
@@ -145,6 +67,10 @@ def check_finite(Xc:np.ndarray, # a chunk's rows (C or Fortran contiguous)
         raise ValueError("X contains NaN or infinite values; no model is returned")
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
+SHAPE_ERROR = ("X holds a chunk of another shape than the design declares (X.chunks): its chunks' "
+               "widths or lengths are inconsistent; no model is returned")   # names no chunk or row
+
+
 def load_chunk(block, # the chunk's rows (array-like)
                y:np.ndarray, # its labels
                k:int, # chunk index
@@ -152,14 +78,26 @@ def load_chunk(block, # the chunk's rows (array-like)
                shape:tuple|None=None, # the chunk's (rows, p) declared by the design
                order:str="F", # "F" on the workers (kept), "C" in process (the row kernels)
               ) -> tuple:
-    "A chunk as the kernels read it, (float64 rows in `order`, labels); one clear error if bad."
+    """A chunk as the kernels read it, (float64 rows in `order`, labels); one clear error if bad,
+    naming no chunk, row or value (`k`, `start`: the chunk's place, for the checks' callers)."""
     Xc = np.asarray(block, dtype=np.float64, order=order)
     if shape is not None and Xc.shape != tuple(shape):
-        raise ValueError(f"X's chunk {k} (rows {start} to {start + shape[0] - 1}) holds an array "
-                         f"of shape {Xc.shape}, but the design declares {tuple(shape)}: its "
-                         "chunks' widths or lengths are inconsistent; no model is returned")
+        raise ValueError(SHAPE_ERROR)
     check_finite(Xc, k, start)
     return Xc, y
+
+# %% ../../nbs/03_solvers/02_chunks.ipynb
+def _checked_block(block, block_info=None):
+    "The block as read, if its shape is the one the design declares (`SHAPE_ERROR` otherwise)."
+    (a, b), (c, d) = block_info[0]["array-location"]
+    if np.shape(block) != (b - a, d - c): raise ValueError(SHAPE_ERROR)
+    return block
+
+
+def checked_chunks(X, # a row-chunked design (dask.array)
+                  ):
+    "X whose chunks are checked against their declared shape where they are read (lazily)."
+    return X.map_blocks(_checked_block, dtype=X.dtype)
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 class ChunkBuffer:
@@ -215,20 +153,20 @@ def open_chunks(ex, # `executor()`
             for d, (k, a, b) in zip(parts, spans)]
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
-def _largest_row_norm(block, block_info=None) -> np.ndarray:
-    "The chunk's largest row norm, as a (1, 1) array (read and checked by `load_chunk`)."
-    from dp_cd.solvers.dpcd import row_norms   # (not at the top: dp-cd runs on chunks too)
+def _largest_row_norm(block, norms, block_info=None) -> np.ndarray:
+    "The chunk's largest row norm by `norms`, as a (1, 1) array (read and checked by `load_chunk`)."
     where = block_info[0]
     (a, b), (_, p) = where["array-location"]
     Xc, _ = load_chunk(block, None, where["chunk-location"][0], a, (b - a, p))
-    return np.array([[row_norms(Xc).max()]])
+    return np.array([[norms(Xc).max()]])
 
 
 def chunk_row_norms(X, # a chunked design
+                    norms, # rows (n_c, p) -> their Euclidean norms (n_c,), e.g. DP-CD's `row_norms`
                    ) -> np.ndarray:
     "The largest row norm of each chunk (a plan reads only their maximum)."
     rows = check_chunks(X)
-    return np.asarray(X.map_blocks(_largest_row_norm, chunks=((1,) * len(rows), (1,)),
+    return np.asarray(X.map_blocks(_largest_row_norm, norms, chunks=((1,) * len(rows), (1,)),
                                    dtype=float).compute()).ravel()
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
@@ -366,83 +304,6 @@ class Progress:
             if self.done >= self.total: sys.stderr.write("\n")
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
-CHUNKED_RUNS = {}  # solver name -> (run(problem, plan, options, rng, ex) -> Run, public options)
-CHUNKED_INTERCEPT = set()  # names whose chunked run takes fit_intercept (the in-memory constants)
-
-
-def register_chunked(name:str, # a registered solver's name
-                     run, # run(problem, plan, options, rng, ex) -> Run, on a chunked problem
-                     public:tuple=(), # options that must be public values (not None, not a str)
-                     intercept:bool=False, # the run takes `fit_intercept` (its column of s)
-                    ):
-    "Declare that solver `name` runs on row-chunked designs."
-    CHUNKED_RUNS[name] = (run, tuple(public))
-    if intercept: CHUNKED_INTERCEPT.add(name)
-
-# %% ../../nbs/03_solvers/02_chunks.ipynb
-def chunked_solvers() -> list:
-    "The names of the solvers that run on row-chunked designs (`row_chunks`, or registered here)."
-    import dp_cd.solvers.distributed   # registers the chunked runs of the other solvers
-    from dp_cd.solvers.contract import SOLVERS
-    return sorted(set(CHUNKED_RUNS) | {name for name, s in SOLVERS.items() if s.row_chunks})
-
-
-def _chunked_run(solver:Solver) -> tuple:
-    """(run, public options, takes `fit_intercept`) of `solver` on chunks: its own (`row_chunks`),
-    else the one registered here (its module loaded on demand); one error listing the others."""
-    if solver.row_chunks: return solver.run_chunks, tuple(solver.chunks_public), solver.intercept
-    if solver.name not in CHUNKED_RUNS:
-        import dp_cd.solvers.distributed   # registers the chunked runs
-    if solver.name not in CHUNKED_RUNS:
-        raise ValueError(f"solver {solver.name!r} does not accept a row-chunked (dask) design; "
-                         f"use one of {chunked_solvers()} or an in-memory design")
-    run, public = CHUNKED_RUNS[solver.name]
-    return run, public, solver.name in CHUNKED_INTERCEPT
-
-
-def chunked_intercept(solver:Solver) -> bool:
-    """Whether `solver`'s run on row chunks takes `fit_intercept` (the implicit column); True for a
-    solver without one (an in-memory design only: nothing to match)."""
-    try: return _chunked_run(solver)[2]
-    except ValueError: return True
-
-# %% ../../nbs/03_solvers/02_chunks.ipynb
-def _check_public(options:dict, public:tuple, intercept:bool=False):
-    "Refuse options that would read constants off the data without privacy (None or 'exact')."
-    for name in public:
-        if options.get(name) is None or (isinstance(options.get(name), str)
-                                         and options.get(name) == "exact"):
-            hint = (" (or smoothness='private' with a public smoothness_bound: estimated "
-                    "privately, inside epsilon)" if name == "smoothness" else "")
-            raise ValueError(f"a row-chunked design needs {name} as a public value{hint}, got "
-                             f"{name}={options.get(name)!r}: the chunked path reads no constant "
-                             "off the data without privacy")
-    if options.get("fit_intercept") and not intercept:
-        raise ValueError("fit_intercept is not available on a row-chunked design: add a column "
-                         "of ones to X")
-
-# %% ../../nbs/03_solvers/02_chunks.ipynb
-def fit_chunked(solver:Solver, X, y, loss:Loss, penalty:Penalty|None, *, epsilon:float,
-                delta:float|None, random_state=None, **options) -> FitResult:
-    "`Solver.fit` on a row-chunked design: validate → plan (the solver's own) → chunked run."
-    run_chunked, public, intercept = _chunked_run(solver)
-    unknown = sorted(set(options) - set(solver.option_names))
-    if unknown: raise TypeError(f"solver {solver.name!r} got unknown options {unknown}")
-    options = {**{o.name: o.default for o in solver.options}, **options}
-    _check_public(options, public, intercept)
-    problem = check_chunked_problem(X, y, loss, penalty, solver)
-    request = check_privacy(epsilon, delta, problem.n, options.get("relation", "replace_one"),
-                            pure=solver.pure_dp, stacklevel=5)
-    options = solver.check_options(problem, request, options)
-    rng = as_generator(random_state)
-    plan = solver.plan(problem, request, options, rng)
-    run = run_chunked(problem, plan, options, rng, executor())
-    return FitResult(coef=run.coef, n_iter=run.n_iter, passes=run.passes, solver=solver.name,
-                     privacy=build_report(request, plan), trace=run.trace,
-                     params={**plan.params, **run.params}, ledger=plan.ledger,
-                     intercept=run.intercept)
-
-# %% ../../nbs/03_solvers/02_chunks.ipynb
 def _npy_layout(path) -> tuple:
     "(shape, dtype, offset of the data) of a C-ordered `.npy` file."
     with open(path, "rb") as f:
@@ -455,7 +316,6 @@ def _npy_layout(path) -> tuple:
         raise ValueError(f"{path} must hold a 2-d array in C order, got shape {shape}"
                          f"{' in Fortran order' if fortran else ''}")
     return shape, dtype, offset
-
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 def _fill_rows(path:str, start:int, # the file and the byte offset of the first row

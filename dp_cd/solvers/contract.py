@@ -4,13 +4,14 @@
 
 # %% ../../nbs/03_solvers/00_contract.ipynb 1
 from __future__ import annotations
-import inspect
+import inspect, math
 from collections.abc import Mapping
 import warnings
 from dataclasses import dataclass, field, replace
 import numpy as np
 import scipy.sparse as sp
-from ..utils import as_design, as_generator, check_array, check_scalar, to_numbers
+from ..utils import (as_design, as_generator, check_array, check_scalar, is_chunked,
+                         to_numbers)
 from ..model.losses import Loss
 from ..model.penalties import Penalty
 from ..privacy.events import (DPEvent, ComposedEvent, check_epsilon, check_delta,
@@ -20,8 +21,9 @@ from ..privacy.report import PrivacyReport
 # %% auto 0
 __all__ = ['MAX_PASSES', 'MAX_WORK', 'INTERCEPT_SCALING_RANGE', 'SOLVERS', 'PrivacyRequest', 'check_privacy', 'Problem',
            'check_problem', 'project_records', 'check_sample_weight', 'LedgerEntry', 'Ledger', 'Plan', 'build_report',
-           'Run', 'FitResult', 'kernel_losses', 'kernel_penalties', 'Solver', 'Option', 'check_limits', 'register',
-           'get_solver', 'check_solver_options']
+           'Run', 'FitResult', 'kernel_losses', 'kernel_penalties', 'Solver', 'Option', 'check_limits', 'check_chunks',
+           'check_chunked_labels', 'check_chunked_problem', 'InProcess', 'executor', 'register', 'get_solver',
+           'chunked_solvers', 'check_chunked_options', 'check_solver_options']
 
 # %% ../../nbs/03_solvers/00_contract.ipynb
 @dataclass(frozen=True)
@@ -430,27 +432,102 @@ def check_limits(options:dict, # the options of a fit, with their defaults
                          f"n_passes={MAX_WORK / (shape[0] * coords):.4g} for this shape")
 
 # %% ../../nbs/03_solvers/00_contract.ipynb
+def check_chunks(X, # a dask.array (n, p) chunked by rows only
+                 name:str="X", # the argument's name, for the errors
+                ) -> tuple:
+    "The row chunk sizes of a chunked design; one clear error naming the fix otherwise."
+    if not hasattr(X, "chunks"):
+        raise TypeError(f"{name} must be a dask.array chunked by rows; convert a dask DataFrame "
+                        f"with {name}.to_dask_array(lengths=True)")
+    if X.ndim != 2: raise ValueError(f"{name} must be 2-dimensional, got {X.ndim} dimensions")
+    rows, cols = X.chunks
+    if any(math.isnan(c) for c in rows):
+        raise ValueError(f"{name} has row chunks of unknown size: call "
+                         f"{name}.compute_chunk_sizes() first")
+    if len(cols) != 1:
+        raise ValueError(f"{name} must be chunked by rows only (every chunk {X.shape[1]} columns "
+                         f"wide), got column chunks {cols}; use {name}.rechunk({{1: -1}})")
+    if min(X.shape) == 0: raise ValueError(f"{name} is empty (shape {X.shape})")
+    return tuple(int(r) for r in rows)
+
+# %% ../../nbs/03_solvers/00_contract.ipynb
+def check_chunked_labels(y, # labels (n,): array-like or dask.array
+                         loss:Loss, # whose `check_y` validates them
+                         rows:tuple, # the design's row chunks
+                        ) -> np.ndarray:
+    "The labels in one float64 array, validated slice by slice (memory: n floats + a slice)."
+    y = y if is_chunked(y) else np.asarray(y)
+    if y.ndim != 1: raise ValueError(f"y must be 1-dimensional, got shape {y.shape}")
+    if y.shape[0] != sum(rows):
+        raise ValueError(f"y has {y.shape[0]} entries but X has {sum(rows)} rows")
+    starts = np.cumsum((0,) + rows[:-1])
+    pieces = ((b.compute() for b in y.to_delayed().ravel()) if is_chunked(y)
+              else (y[a:a + r] for a, r in zip(starts, rows)))
+    out, a = np.empty(sum(rows)), 0
+    for piece in pieces:
+        out[a:a + len(piece)] = loss.check_y(piece)
+        a += len(piece)
+    return out
+
+# %% ../../nbs/03_solvers/00_contract.ipynb
+def check_chunked_problem(X, # dask.array (n, p), chunked by rows only
+                          y, # labels (n,): array-like or dask.array (gathered on the driver)
+                          loss:Loss, # datafit
+                          penalty:Penalty|None, # separable penalty (None: no penalty)
+                          solver:Solver, # whose capabilities are checked
+                         ) -> Problem:
+    "`check_problem` for a chunked design: chunks, dtype, labels; values are checked per chunk."
+    rows = check_chunks(X)
+    if not np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.complexfloating):
+        raise TypeError(f"X must hold real numbers, got dtype {X.dtype}")
+    if not isinstance(loss, Loss):
+        raise TypeError(f"loss must be a dp_cd.model.losses.Loss, got {type(loss).__name__}")
+    penalty = NoPenalty() if penalty is None else penalty
+    if not isinstance(penalty, Penalty):
+        raise TypeError(f"penalty must be a dp_cd.model.penalties.Penalty, "
+                        f"got {type(penalty).__name__}")
+    solver.check_supports(loss, penalty)
+    y = check_chunked_labels(y, loss, rows)
+    penalty.check_dim(X.shape[1])
+    return Problem(X, y, loss, penalty, sparse=False)
+
+# %% ../../nbs/03_solvers/00_contract.ipynb
+class InProcess:
+    "Chunk tasks run in the driver's process, in chunk order (no dask.distributed client active)."
+    def submit(self, fn, *args, **kwargs): return fn(*args)
+    def gather(self, futures): return list(futures)
+
+
+def executor():
+    "The active dask.distributed client, or `InProcess()` if there is none."
+    try:
+        from distributed import get_client
+        return get_client()
+    except (ImportError, ValueError):
+        return InProcess()
+
+# %% ../../nbs/03_solvers/00_contract.ipynb
 def _fit(self, X, y, loss:Loss, penalty:Penalty|None, *, epsilon:float, delta:float|None,
          random_state=None, **options) -> FitResult:
-    "The pipeline: validate → plan (public constants, calibration) → run → result and report."
+    """The pipeline, for a design in memory or row-chunked: validate → plan (public constants,
+    calibration) → run (`run`, or `run_chunks` on the engine `executor()`) → result, report."""
     check_limits({**{o.name: o.default for o in self.options}, **options},
                  getattr(X, "shape", None))   # public values only: before anything is read
-    if type(X).__module__.split(".")[0] == "dask":   # row-chunked: `dp_cd.solvers.chunks`
-        from dp_cd.solvers.chunks import fit_chunked
-        return fit_chunked(self, X, y, loss, penalty, epsilon=epsilon, delta=delta,
-                           random_state=random_state, **options)
     unknown = sorted(set(options) - set(self.option_names))
     if unknown:
         raise TypeError(f"solver {self.name!r} got unknown options {unknown}; "
                         f"its options are {list(self.option_names)}")
     options = {**{o.name: o.default for o in self.options}, **options}   # the documented defaults
-    problem = check_problem(X, y, loss, penalty, self)
+    chunked = is_chunked(X)
+    if chunked: check_chunked_options(self, options)
+    problem = (check_chunked_problem if chunked else check_problem)(X, y, loss, penalty, self)
     request = check_privacy(epsilon, delta, problem.n, options.get("relation", "replace_one"),
                             pure=self.pure_dp, stacklevel=4)   # the line calling the solver
     options = self.check_options(problem, request, options)
     rng = as_generator(random_state)
     plan = self.plan(problem, request, options, rng)
-    run = self.run(problem, plan, options, rng)
+    run = (self.run_chunks(problem, plan, options, rng, executor()) if chunked
+           else self.run(problem, plan, options, rng))
     report = build_report(request, plan)
     return FitResult(coef=run.coef, n_iter=run.n_iter, passes=run.passes, solver=self.name,
                      privacy=report, trace=run.trace, params={**plan.params, **run.params},
@@ -473,8 +550,28 @@ def register(cls:type, # a Solver subclass with a unique `name`
     if known is not None and type(known).__qualname__ != cls.__qualname__:   # a redefinition
         # (notebook) is fine
         raise ValueError(f"a solver named {cls.name!r} is already registered")
+    _keep_attached(cls)
     registry[cls.name] = cls()
     return cls
+
+
+_ATTACHED = ("row_chunks", "chunks_public", "run_chunks")   # may be set outside the class body
+
+
+def _keep_attached(cls:type):
+    """A redefinition of a solver class (a chapter run again, in the process that imported the
+    package) keeps what another module attached to the class it redefines: `_ATTACHED`, unless
+    its own body sets them. The former class is found among Solver's subclasses (same qualified
+    name and solver name), not in a registry: a chapter may have removed it from SOLVERS."""
+    todo, former = list(Solver.__subclasses__()), []
+    while todo:
+        c = todo.pop()
+        todo.extend(c.__subclasses__())
+        if c is not cls and c.__qualname__ == cls.__qualname__ and c.name == cls.name:
+            former.append(c)
+    for attr in _ATTACHED:
+        given = [vars(c)[attr] for c in former if attr in vars(c)]
+        if given and attr not in vars(cls): setattr(cls, attr, given[0])
 
 # %% ../../nbs/03_solvers/00_contract.ipynb
 def get_solver(name:str, # a registered name, e.g. "dp-cd"
@@ -485,6 +582,30 @@ def get_solver(name:str, # a registered name, e.g. "dp-cd"
     if name not in registry:
         raise ValueError(f"solver must be one of {sorted(registry)}, got {name!r}")
     return registry[name]
+
+# %% ../../nbs/03_solvers/00_contract.ipynb
+def chunked_solvers(registry:dict|None=None, # default: SOLVERS
+                   ) -> list:
+    "The names of the registered solvers that run on row-chunked designs (`row_chunks`)."
+    return sorted(name for name, s in (SOLVERS if registry is None else registry).items()
+                  if s.row_chunks)
+
+
+def check_chunked_options(solver:Solver, # the solver asked to run on a row-chunked design
+                          options:dict, # its options, with their defaults
+                         ):
+    "Refuse a solver without `row_chunks`, and options of `chunks_public` that are not public."
+    if not solver.row_chunks:
+        raise ValueError(f"solver {solver.name!r} does not accept a row-chunked (dask) design; "
+                         f"use one of {chunked_solvers()} or an in-memory design")
+    for name in solver.chunks_public:
+        value = options.get(name)
+        if value is None or (isinstance(value, str) and value == "exact"):
+            hint = (" (or smoothness='private' with a public smoothness_bound: estimated "
+                    "privately, inside epsilon)" if name == "smoothness" else "")
+            raise ValueError(f"a row-chunked design needs {name} as a public value{hint}, got "
+                             f"{name}={value!r}: the chunked path reads no constant off the data "
+                             "without privacy")
 
 # %% ../../nbs/03_solvers/00_contract.ipynb
 def check_solver_options(solver_options, # a dict of options of `solver`, or None (no options)

@@ -11,14 +11,15 @@ from ..model.losses import (SquaredLoss, loss_deriv, loss_deriv_vec,
 from ..model.penalties import NoPenalty, prox_1d, gs_score_1d
 from .contract import Problem, Run, project_records
 import dataclasses
-from .chunks import (InProcess, Progress, chunk_generator, map_chunks, open_chunks,
-                                  reduce_chunks, register_chunked, run_seed)
-from .dpcd import row_norms, _record_due
-from .dpgcd import clipped_gradient_dense, exponential_race
-from .block_cd import block_draws, block_step, block_sums_dense, update_margins_dense
-from .chunks import check_chunks
-from .dpsgd import _MAX_BLOCK, _record_steps, clipping_norms
-from .dpscd import _scd_draws, scd_move
+from .chunks import (InProcess, Progress, check_chunks, chunk_generator, map_chunks,
+                                  open_chunks, reduce_chunks, run_seed)
+from .dpcd import record_due
+from .dpgcd import DPGCD, clipped_gradient_dense, exponential_race
+from .block_cd import (DPBCD, block_draws, block_step, block_sums_dense,
+                                    intercept_block_step, update_margins_dense)
+from .dpsgd import DPSGD, MAX_BLOCK, record_steps, clipping_norms
+from .dpscd import DPSCD, SeqDPSCD, scd_draws, scd_move
+from .output_perturbation import OutputPerturbation
 
 # %% auto 0
 __all__ = ['row_clipped_sums']
@@ -77,34 +78,44 @@ def _bcd_chunk(Xc, yc, z, k, w, pending, coords, clips, loss, keep):
     return z, out
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
-def _bcd_round(ex, handles, state, coords, noise, P, codes, n):
-    "One round: map-reduce of the block's clipped sums, then the noisy steps on the driver."
+def _bcd_round(ex, handles, state, coords, noise, P, codes, n, icpt):
+    """One round: map-reduce of the block's clipped sums, then the noisy steps on the driver;
+    `icpt` = (coordinate p of the intercept's column, its penalty), or None."""
     zs, pending, w = state
     zs, sums = map_chunks(ex, handles, _bcd_chunk, zs, w, pending, coords,
                           P["clip_thresholds"], codes[0], _keeps_margins(ex))
-    changes = np.empty(coords.shape[0])
-    block_step(codes[1], w, coords, reduce_chunks(sums) / n, noise, P["steps"], changes)
+    changes, grads = np.empty(coords.shape[0]), reduce_chunks(sums) / n
+    if icpt is None: block_step(codes[1], w, coords, grads, noise, P["steps"], changes)
+    else: intercept_block_step(codes[1], icpt[1], w, coords, grads, noise, P["steps"], changes,
+                               icpt[0])
     return zs, (coords, changes), w
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
-def _bcd_run(problem, plan, options, rng, ex) -> Run:
-    "Block DP-CD on chunks: the in-memory draws (`block_draws`), one map-reduce per round."
-    P, p, every = plan.params, problem.p, options["record_every"]
-    handles, codes = open_chunks(ex, problem), _codes(problem)
+def _bcd_run(self, problem, plan, options, rng, ex) -> Run:
+    """Block DP-CD on chunks: the in-memory draws (`block_draws`), one map-reduce per round; with
+    `fit_intercept`, on [X, s1] (`_with_column`), coordinate p under the intercept's penalty."""
+    P, px, every = plan.params, problem.p, options["record_every"]
+    s = options["intercept_scaling"] if options["fit_intercept"] else 0.0
+    codes = _codes(problem)
+    icpt = (px, codes[1] if options["penalize_intercept"] else (0, codes[1][1])) if s else None
+    handles = open_chunks(ex, _with_column(problem, s) if s else problem)
+    p = P["smoothness"].shape[0]   # coordinates (p + 1 with the intercept)
     state = ([None] * len(handles), None, np.zeros(p))
-    trace = [(0.0, state[2].copy())] if every else []
+    trace = [(0.0, state[2][:px].copy())] if every else []
     T, R, B = P["T"], P["R"], P["block_size"]
     bar = Progress(T * R, "dp-bcd rounds")
     for t, (coords, noise) in enumerate(block_draws(rng, P["noise_scales"], T, R, B)):
         for r in range(R):
-            state = _bcd_round(ex, handles, state, coords[r], noise[r], P, codes, problem.n)
+            state = _bcd_round(ex, handles, state, coords[r], noise[r], P, codes, problem.n, icpt)
             bar.tick()
-        if every and _record_due(t, T, R * B, p, every):
-            trace.append(((t + 1) * R * B / p, state[2].copy()))
-    return Run(coef=state[2], n_iter=T * R, passes=T * R * B / p, trace=trace,
-               params=dict(data_path="chunks", n_chunks=len(handles)))
+        if every and record_due(t, T, R * B, p, every):
+            trace.append(((t + 1) * R * B / p, state[2][:px].copy()))
+    w = state[2]
+    return Run(coef=w[:px].copy(), n_iter=T * R, passes=T * R * B / p, trace=trace,
+               params=dict(data_path="chunks", n_chunks=len(handles)),
+               intercept=float(s * w[px]) if s else 0.0)
 
-register_chunked("dp-bcd", _bcd_run, public=("smoothness",))
+DPBCD.row_chunks, DPBCD.chunks_public, DPBCD.run_chunks = True, ("smoothness",), _bcd_run
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
 def _gcd_chunk(Xc, yc, z, k, w, pending, clips, loss, keep):
@@ -179,7 +190,7 @@ def _gcd_start(problem, options) -> tuple:
     return _with_column(problem, s), np.append(options["w0"], 0.0), px, s
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
-def _gcd_run(problem, plan, options, rng, ex) -> Run:
+def _gcd_run(self, problem, plan, options, rng, ex) -> Run:
     "DP-GCD on chunks: one map-reduce of the clipped gradient per iteration, release on the driver."
     _gcd_supported(options)
     p, (problem, w, px, s) = problem.p, _gcd_start(problem, options)
@@ -204,7 +215,7 @@ def _gcd_run(problem, plan, options, rng, ex) -> Run:
                params=dict(coordinates=chosen, data_path="chunks", n_chunks=len(handles)),
                intercept=float(s * w[p]) if s else 0.0)
 
-register_chunked("dp-gcd", _gcd_run, public=("smoothness",), intercept=True)
+DPGCD.row_chunks, DPGCD.chunks_public, DPGCD.run_chunks = True, ("smoothness",), _gcd_run
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
 def _clip_factors(d, rn, clip:float) -> np.ndarray:
@@ -231,7 +242,7 @@ def _sgd_update(penalty, w, g, step:float, inv_b:float, px:int):
         w[j] = prox_1d(penalty[0], penalty[1], j, v, step) if j < px else v
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
-def _sgd_run(problem, plan, options, rng, ex) -> Run:
+def _sgd_run(self, problem, plan, options, rng, ex) -> Run:
     """DP-SGD on chunks: per step, the chunks' clipped sums of their samples; noise once, here;
     with `fit_intercept`, on [X, s1] (`_gcd_start`)."""
     p, (problem, w, px, s) = problem.p, _gcd_start(problem, options)
@@ -252,7 +263,7 @@ def _sgd_run(problem, plan, options, rng, ex) -> Run:
                params=dict(data_path="chunks", n_chunks=len(handles), sampling="per chunk"),
                intercept=float(s * w[p]) if s else 0.0)
 
-register_chunked("dp-sgd", _sgd_run, intercept=True)   # step or smoothness: checked by the solver
+DPSGD.row_chunks, DPSGD.run_chunks = True, _sgd_run   # step or smoothness: checked by the solver
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
 def _op_chunk(Xc, yc, z, k, w, loss, bounds, hessian:bool, s:float=0.0):
@@ -269,7 +280,6 @@ def _op_chunk(Xc, yc, z, k, w, loss, bounds, hessian:bool, s:float=0.0):
     loss_hess_vec(loss.code, loss.param, zc, yc, h)
     return None, out + (Xc.T @ (h[:, None] * Xc),)
 
-
 # %% ../../nbs/03_solvers/10_distributed.ipynb
 def _op_objective(ex, handles:list, loss, lam:float, n:int, bounds, s:float=0.0):
     "w, hessian ↦ (F(w), ∇F(w), ∇²F(w) or None), each one map-reduce over the chunks."
@@ -280,7 +290,6 @@ def _op_objective(ex, handles:list, loss, lam:float, n:int, bounds, s:float=0.0)
         F, g = total[0][0] / n + 0.5 * lam * w @ w, total[1] / n + lam * w
         return F, g, (total[2] / n + lam * np.eye(w.shape[0]) if hessian else None)
     return fun
-
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
 def _op_newton(fun, p:int, gtol:float, max_iter:int=100) -> tuple:
@@ -299,7 +308,7 @@ def _op_newton(fun, p:int, gtol:float, max_iter:int=100) -> tuple:
     return w, float(np.linalg.norm(g))
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
-def _op_run(problem, plan, options, rng, ex) -> Run:
+def _op_run(self, problem, plan, options, rng, ex) -> Run:
     "The minimiser to τ by map-reduced Newton steps, plus the planned noise (private runs)."
     P, private, p = plan.params, len(plan.ledger) > 0, problem.p
     y_bound = P["y_bound"] if isinstance(problem.loss, SquaredLoss) else None
@@ -315,8 +324,7 @@ def _op_run(problem, plan, options, rng, ex) -> Run:
     return Run(coef=w[:p], n_iter=1, passes=0.0, intercept=float(s * w[p]) if s else 0.0,
                params=dict(data_path="chunks", n_chunks=problem.X.numblocks[0]))
 
-register_chunked("output-perturbation", _op_run, intercept=True)   # the column on each chunk
-
+OutputPerturbation.row_chunks, OutputPerturbation.run_chunks = True, _op_run   # column per chunk
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
 @njit(cache=True)
@@ -370,7 +378,7 @@ def _scd_step(ex, handles, alphas, v, batch, alpha_noise, v_noise, fixed):
     return alphas
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
-def _scd_chunked_run(problem, plan, options, rng, ex) -> Run:
+def _scd_chunked_run(self, problem, plan, options, rng, ex) -> Run:
     """DP-SCD (Algorithm 1) on chunks: the in-memory draws, one map-reduce per step; with
     `fit_intercept` v has p + 1 entries, the last the implicit column's."""
     _scd_supported(options)
@@ -380,11 +388,11 @@ def _scd_chunked_run(problem, plan, options, rng, ex) -> Run:
     starts = np.concatenate([[0], np.cumsum(check_chunks(problem.X))]).astype(np.int64)
     fixed = (problem.loss, lam, float(N), float(L), P["clip"], sigma, starts, s)
     handles, alphas, v = open_chunks(ex, problem), [None] * (len(starts) - 1), np.zeros(p + bool(s))
-    T, every = P["steps"], _record_steps(options["record_every"], N, L)
+    T, every = P["steps"], record_steps(options["record_every"], N, L)
     trace, bar = ([(0.0, v[:p] / (lam * N))] if every else []), Progress(T, "dp-scd steps")
-    per_block = max(1, min(max(1, int(round(N / L))), _MAX_BLOCK // (N + v.size)))   # as in memory
+    per_block = max(1, min(max(1, int(round(N / L))), MAX_BLOCK // (N + v.size)))   # (in memory)
     for t0 in range(0, T, per_block):
-        ptr, idx, noise_a, noise_v = _scd_draws(rng, problem, plan, min(T, t0 + per_block) - t0)
+        ptr, idx, noise_a, noise_v = scd_draws(rng, problem, plan, min(T, t0 + per_block) - t0)
         for t in range(ptr.shape[0] - 1):
             alphas = _scd_step(ex, handles, alphas, v, idx[ptr[t]:ptr[t + 1]],
                                noise_a[t] if sigma > 0 else None,
@@ -397,4 +405,5 @@ def _scd_chunked_run(problem, plan, options, rng, ex) -> Run:
                params=dict(dual=np.concatenate(ex.gather(alphas)), data_path="chunks",
                            n_chunks=len(handles)), intercept=float(s * theta[p]) if s else 0.0)
 
-register_chunked("dp-scd", _scd_chunked_run, intercept=True)
+DPSCD.row_chunks, DPSCD.run_chunks = True, _scd_chunked_run
+SeqDPSCD.row_chunks = False   # (a subclass) its sequential draws do not run on chunks

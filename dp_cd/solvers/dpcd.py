@@ -32,7 +32,8 @@ from .chunks import Progress, check_chunks, hold_chunks, load_chunk
 # %% auto 0
 __all__ = ['ACCOUNTANTS', 'dp_cd', 'clip_thresholds', 'dpcd_noise_multiplier', 'dpcd_events', 'row_norms',
            'sample_clip_thresholds', 'private_smoothness', 'noise_blocks', 'coordinate_setup', 'intercept_setup',
-           'dpcd_inner_dense', 'dpcd_inner_sparse', 'DPCD', 'smoothness_from_bounds', 'smoothness_from_moments']
+           'dpcd_inner_dense', 'dpcd_inner_sparse', 'record_due', 'DPCD', 'smoothness_from_bounds',
+           'smoothness_from_moments']
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def dp_cd(
@@ -624,7 +625,7 @@ def _intercept_column(problem, penalty, penalised:bool, s:float) -> tuple:
     return column, (penalty if penalised else (0, penalty[1]))   # code 0: no penalty
 
 
-def _record_due(t, T, K, p, every):
+def record_due(t, T, K, p, every):
     "Whether outer iteration t (0-based) ends a recording period of `every` passes (or the run)."
     done, before = (t + 1) * K / p, t * K / p
     return math.floor(done / every + 1e-9) > math.floor(before / every + 1e-9) or t == T - 1
@@ -657,7 +658,7 @@ def _run(self, problem, plan, options, rng):
         if avg is not None:
             w = avg.copy()
             z = _margins(X, w, px, s)
-        if o["record_every"] and _record_due(t, T, K, p, o["record_every"]):
+        if o["record_every"] and record_due(t, T, K, p, o["record_every"]):
             trace.append(((t + 1) * K / p, w[:px].copy()))
     return Run(coef=w[:px].copy(), n_iter=T * K, passes=T * K / p, trace=trace,
                intercept=float(s * w[px]) if s else 0.0)
@@ -722,7 +723,7 @@ def _run_chunks(self, problem, plan, options, rng, ex):
                 _finish_average(avg, last, w, K)
                 w, pending = avg.copy(), (0, 0.0)
                 held.apply(_chunk_reset, w, s)
-            if o["record_every"] and _record_due(t, T, K, p, o["record_every"]):
+            if o["record_every"] and record_due(t, T, K, p, o["record_every"]):
                 trace.append(((t + 1) * K / p, w[:px].copy()))
     finally: held.release()
     return Run(coef=w[:px].copy(), n_iter=T * K, passes=T * K / p, trace=trace,

@@ -18,8 +18,8 @@ from .contract import (Solver, Plan, Run, Ledger, FitResult, register, get_solve
                                     project_records, _row_scale)
 from .dpcd import _check_intercept
 from .dpsgd import (poisson_batches, subsampled_gaussian_steps,
-                                 calibrate_subsampled_gaussian, _MAX_BLOCK, _row_design,
-                                 _record_steps, _cuts, _with_defaults, _positive)
+                                 calibrate_subsampled_gaussian, MAX_BLOCK, _row_design,
+                                 record_steps, _cuts, _with_defaults, _positive)
 from ..privacy.events import GaussianEvent, SelfComposedEvent
 from ..privacy.formulas import rdp_to_epsilon
 from ..privacy.accountants import RDPAccountant
@@ -27,8 +27,8 @@ from ..privacy.calibration import calibrate
 from ..privacy.pld import PLDAccountant
 
 # %% auto 0
-__all__ = ['dp_scd', 'DPSCD', 'scd_move', 'scd_steps_dense', 'scd_steps_sparse', 'seq_dp_scd', 'SeqDPSCD', 'primal_dp_scd',
-           'PrimalDPSCD', 'primal_steps_dense', 'primal_steps_sparse', 'scd_steps_dense_parallel']
+__all__ = ['dp_scd', 'DPSCD', 'scd_move', 'scd_steps_dense', 'scd_steps_sparse', 'scd_draws', 'seq_dp_scd', 'SeqDPSCD',
+           'primal_dp_scd', 'PrimalDPSCD', 'primal_steps_dense', 'primal_steps_sparse', 'scd_steps_dense_parallel']
 
 # %% ../../nbs/03_solvers/07_dp_scd.ipynb
 def dp_scd(
@@ -180,12 +180,12 @@ def _scd_run(self, problem, plan:Plan, options:dict, rng) -> Run:
     L, T, q = P["batch_size"], P["steps"], p + bool(s)
     alpha, v = np.zeros(N), np.zeros(q)
     kernel = _scd_kernel(problem, plan, alpha, v, self.sequential, s)
-    per_block = max(1, min(max(1, int(round(N / L))), _MAX_BLOCK // (N + q)))
-    every = _record_steps(options["record_every"], N, L)
+    per_block = max(1, min(max(1, int(round(N / L))), MAX_BLOCK // (N + q)))
+    every = record_steps(options["record_every"], N, L)
     trace = [(0.0, v[:p] / (lam * N))] if every else []
     for t0 in range(0, T, per_block):
         t1 = min(T, t0 + per_block)
-        ptr, idx, noise_a, noise_v = _scd_draws(rng, problem, plan, t1 - t0, self.sequential)
+        ptr, idx, noise_a, noise_v = scd_draws(rng, problem, plan, t1 - t0, self.sequential)
         for a, b in _cuts(t0, t1, every):
             kernel(ptr[a - t0:b - t0 + 1], idx, noise_a[a - t0:b - t0], noise_v[a - t0:b - t0])
             if every and b % every == 0: trace.append((b * L / N, v[:p] / (lam * N)))
@@ -356,7 +356,7 @@ def _intercept_rows(problem, design, s:float, private:bool) -> tuple:
     return _row_scale(X, 1.0, s), float(s)
 
 # %% ../../nbs/03_solvers/07_dp_scd.ipynb
-def _scd_draws(rng, problem, plan:Plan, steps:int, sequential:bool=False) -> tuple:
+def scd_draws(rng, problem, plan:Plan, steps:int, sequential:bool=False) -> tuple:
     "A block's batches (Poisson, or L records without replacement as published), then its noise."
     P, N = plan.params, problem.n
     p = problem.p + bool(P.get("fit_intercept"))   # the implicit column's entry of v
@@ -629,8 +629,8 @@ def _primal_run(self, problem, plan:Plan, options:dict, rng) -> Run:
     scales = (problem.penalty.lam, loss.curvature, float(L), P["clip"],
               plan.noise_scales[0] if private else 0.0)
     fixed = (design, problem.y, theta, v, (loss.code, loss.param), scales, colsq)
-    per_block = max(1, min(max(1, int(round(q / L))), _MAX_BLOCK // (N + L)))
-    every = _record_steps(options["record_every"], q, L)
+    per_block = max(1, min(max(1, int(round(q / L))), MAX_BLOCK // (N + L)))
+    every = record_steps(options["record_every"], q, L)
     trace = [(0.0, theta[:p].copy())] if every else []
     for t0 in range(0, T, per_block):
         t1 = min(T, t0 + per_block)

@@ -21,9 +21,9 @@ from ..privacy.pld import calibrate_tightest, tightest_accountant
 from ..privacy.calibration import calibrate
 
 # %% auto 0
-__all__ = ['SGD_ACCOUNTANTS', 'PLD_MIN_NOISE', 'dp_sgd', 'DPSGD', 'subsampled_gaussian_steps', 'calibrate_subsampled_gaussian',
-           'sgd_accountant', 'sgd_expected_smoothness', 'poisson_batches', 'sgd_steps_dense', 'sgd_steps_sparse',
-           'clipping_norms']
+__all__ = ['SGD_ACCOUNTANTS', 'PLD_MIN_NOISE', 'MAX_BLOCK', 'dp_sgd', 'DPSGD', 'subsampled_gaussian_steps',
+           'calibrate_subsampled_gaussian', 'sgd_accountant', 'sgd_expected_smoothness', 'poisson_batches',
+           'sgd_steps_dense', 'sgd_steps_sparse', 'clipping_norms', 'record_steps']
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 def dp_sgd(
@@ -236,8 +236,8 @@ def _sgd_run(self, problem, plan:Plan, options:dict, rng) -> Run:
     n, B, T = problem.n, P["batch_size"], P["steps"]
     s = options["intercept_scaling"] if options["fit_intercept"] else 0.0   # 0: no intercept
     kernel = _sgd_kernel(problem, plan, w, s, options["penalize_intercept"])
-    per_block = max(1, min(max(1, int(round(n / B))), _MAX_BLOCK // w.size))
-    every = _record_steps(options["record_every"], n, B)
+    per_block = max(1, min(max(1, int(round(n / B))), MAX_BLOCK // w.size))
+    every = record_steps(options["record_every"], n, B)
     trace, empty = ([(0.0, w[:p].copy())] if every else []), np.zeros((0, w.size))
     for t0 in range(0, T, per_block):
         t1 = min(T, t0 + per_block)
@@ -456,7 +456,7 @@ def sgd_steps_sparse(X, # CSR design as (data, indices, indptr)
                        q - 1 if intercept != 0.0 and not penalize_intercept else q)
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
-_MAX_BLOCK = 1 << 18   # noise numbers drawn per block (2 MiB): memory O(n + p) beyond X, not O(np)
+MAX_BLOCK = 1 << 18   # noise numbers drawn per block (2 MiB): memory O(n + p) beyond X, not O(np)
 
 
 def _row_design(problem):
@@ -490,7 +490,7 @@ def _sgd_kernel(problem, plan:Plan, w:np.ndarray, ones:float=0.0, penalised:bool
                              penalize_intercept=bool(penalised))
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
-def _record_steps(record_every, n, batch_size) -> int:
+def record_steps(record_every, n, batch_size) -> int:
     "Steps between two snapshots (0: no trace)."
     return max(1, int(round(record_every * n / batch_size))) if record_every else 0
 

@@ -91,7 +91,7 @@ OutputPerturbation.check_options = _op_check_options
 # %% ../../nbs/03_solvers/08_output_perturbation.ipynb
 def _op_plan(self, problem, request, options:dict, rng) -> Plan:
     "Public bounds → Λ, τ and Δ (of the rows (x_i, s) with the intercept); then the one release."
-    rn = chunk_row_norms(problem.X) if is_chunked(problem.X) else row_norms(problem.X)
+    rn = chunk_row_norms(problem.X, row_norms) if is_chunked(problem.X) else row_norms(problem.X)
     x_norm, y_bound, radius, leaks = _op_bounds(problem, request, options, rn)
     s = options["intercept_scaling"] if options["fit_intercept"] else 0.0   # 0: no intercept
     row_bound = math.hypot(x_norm, s) if s else x_norm   # ‖(x_i, s)‖₂ ≤ √(x_norm² + s²)
