@@ -28,6 +28,27 @@ __all__ = ['CLIError', 'MAX_PASSES', 'SOLVER_OPTIONS', 'FIT_DEFAULTS', 'TUNE_CHO
            'DEMO_PLOT', 'REPRODUCTIONS', 'CLI_FLAGS', 'LIST_OPTIONS', 'main']
 
 # %% ../nbs/06_api/02_cli.ipynb
+def main(argv=None # arguments (default: sys.argv[1:])
+        ) -> int:
+    "Entry point of the `dp-cd` console script; returns the exit code."
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        code = _main(argv, debug="--debug" in argv)
+        sys.stdout.flush()   # a closed pipe shows here, not in the interpreter's last flush
+        return code
+    except BrokenPipeError:   # the reader went away (`dp-cd ... | head`): stop quietly
+        _quiet_stdout()
+        return 128 + signal.SIGPIPE
+
+def _quiet_stdout():
+    "Point standard output at /dev/null, so that nothing more is written to the closed pipe."
+    try: fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError): return   # not a file (tests, notebooks)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
+
+# %% ../nbs/06_api/02_cli.ipynb
 CLIError = InputError   # the command line's errors: one line, exit code 1 (failure) or 2 (usage)
 # the short names that the tests of the command line use
 _Progress, _progress_line, _csv_columns = Progress, progress_line, csv_columns
@@ -706,27 +727,6 @@ def _add_warmup(sub):
 def _warmup_cmd(args):
     from dp_cd.warmup import main as warmup_main
     return warmup_main([])
-
-# %% ../nbs/06_api/02_cli.ipynb
-def main(argv=None # arguments (default: sys.argv[1:])
-        ) -> int:
-    "Entry point of the `dp-cd` console script; returns the exit code."
-    argv = sys.argv[1:] if argv is None else list(argv)
-    try:
-        code = _main(argv, debug="--debug" in argv)
-        sys.stdout.flush()   # a closed pipe shows here, not in the interpreter's last flush
-        return code
-    except BrokenPipeError:   # the reader went away (`dp-cd ... | head`): stop quietly
-        _quiet_stdout()
-        return 128 + signal.SIGPIPE
-
-def _quiet_stdout():
-    "Point standard output at /dev/null, so that nothing more is written to the closed pipe."
-    try: fd = sys.stdout.fileno()
-    except (AttributeError, OSError, ValueError): return   # not a file (tests, notebooks)
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, fd)
-    os.close(devnull)
 
 # %% ../nbs/06_api/02_cli.ipynb
 def _main(argv:list, debug:bool) -> int:

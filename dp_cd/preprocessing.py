@@ -22,7 +22,7 @@ __all__ = ['MOMENTS_SENSITIVITY', 'moment_sums', 'release_moments', 'DPStandardS
 # %% ../nbs/06_api/04_preprocessing.ipynb
 def moment_sums(U:np.ndarray, # (n, p) records already mapped into [-1, 1]
                ) -> np.ndarray:
-    "S = Σ_i (u_i, u_i²) ∈ R^{2p}: the statistic of release 4 (replace-one sensitivity 2√p)."
+    "S = Σ_i (u_i, u_i²), 2p numbers: the statistic of release 4 (replace-one sensitivity 2√p)."
     return np.concatenate([U.sum(axis=0), np.square(U).sum(axis=0)])
 
 MOMENTS_SENSITIVITY = lambda p: 2.0 * math.sqrt(p)   # the theorem's bound, attained at u = ±1

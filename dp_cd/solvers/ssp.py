@@ -62,7 +62,7 @@ AdaSSP.options_from_bounds = norm_bounds   # x_norm = ‖B‖₂, y_bound = the 
 def sym_from_vector(u:np.ndarray, # p(p+1)/2 entries: the diagonal, then the upper triangle
                     p:int, # the size of the matrix
                    ) -> np.ndarray:
-    "v⁻¹(u): the symmetric p × p matrix A with v(A) = (A_jj, √2 A_jk)_{j<k} = u."
+    "v⁻¹(u): the symmetric p × p matrix A with v(A) = u, v(A) = (A_jj, √2 A_jk for j < k)."
     A = np.zeros((p, p))
     iu = np.triu_indices(p, 1)
     A[iu] = u[p:] / math.sqrt(2.0)
