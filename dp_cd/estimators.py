@@ -625,8 +625,7 @@ def _resolve_bounds(self, X, y, eps, delta, rng) -> _DataBounds:
     their cost."""
     value = self._bounds_setting(warn=False)
     if not np.isfinite(eps):   # not private: the same map with exact statistics, or none
-        exact = self._standardizes() and not is_chunked(X)
-        return _exact_box(self, X, y) if exact else _DataBounds()
+        return _exact_box(self, X, y) if self._standardizes() else _DataBounds()
     center = self._center_setting(X)
     private_center, scales = isinstance(center, str), self._standardizes()
     y_est = y if self.target_bound is None else None
