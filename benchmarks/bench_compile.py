@@ -22,7 +22,8 @@ each compiles, then `python -m dp_cd.warmup`.
 import json, os, subprocess, sys, tempfile, time
 import numpy as np
 
-FIT = r"""
+# the preamble of each measured process: the names of the dp_cd kernels numba compiles
+LISTEN = r"""
 import json, sys, time, warnings
 from numba.core import event as ev
 compiled = []
@@ -32,6 +33,9 @@ class L(ev.Listener):
         f = e.data["dispatcher"].py_func
         if f.__module__.startswith("dp_cd"): compiled.append(f.__name__)
 ev.register("numba:compile", L())
+"""
+
+FIT = LISTEN + r"""
 import numpy as np, scipy.sparse as sp
 from dp_cd import DPClassifier
 from dp_cd.solvers.dpcd import dp_cd
@@ -135,16 +139,7 @@ def first_fits(env):
     return rows
 
 
-DEFAULT_FIT = r"""
-import json, sys, time, warnings
-from numba.core import event as ev
-compiled = []
-class L(ev.Listener):
-    def on_start(self, e): pass
-    def on_end(self, e):
-        f = e.data["dispatcher"].py_func
-        if f.__module__.startswith("dp_cd"): compiled.append(f.__name__)
-ev.register("numba:compile", L())
+DEFAULT_FIT = LISTEN + r"""
 import numpy as np
 import dp_cd
 from dp_cd import DPClassifier, DPRegressor
