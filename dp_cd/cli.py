@@ -112,7 +112,7 @@ def _check_bounds(args):
                            "the bound", 2)
 
 # %% ../nbs/06_api/02_cli.ipynb
-FIT_DEFAULTS = dict(solver="dp-cd", passes=10.0, clipping="coordinate", alpha=1e-3)
+FIT_DEFAULTS = dict(solver="dp-cd", passes=10.0, alpha=1e-3)   # --clipping: the estimators' default
 TUNE_CHOOSES = ("solver", "passes", "step", "clip", "clipping", "smoothness", "smoothness_bound",
                 "loss", "dask")   # options of a plain fit that --tune refuses
 
@@ -277,7 +277,8 @@ def _estimator(args, Est, loss, acc):
                            "per-record constants)", 2)
         opts.update(smoothness="private", smoothness_bound=args.smoothness_bound)
     if args.smoothness == "exact": opts["smoothness"] = "exact"   # the explicit non-private opt-in
-    if args.clipping != "coordinate": opts["clipping"] = args.clipping   # (a scheme it lists)
+    if args.clipping is not None and _takes(args.solver, "clipping"):   # (a scheme it lists)
+        opts["clipping"] = args.clipping
     return Est(loss=loss, penalty=args.penalty, alpha=args.alpha, solver=args.solver,
                epsilon=args.epsilon, delta=args.delta, n_passes=args.passes, step=args.step,
                clip=args.clip,
@@ -658,9 +659,9 @@ def _add_bounds_options(f):
                    "'exact' (read from the data: NOT private, warns); default: privately from the "
                    "bounds")
     f.add_argument("--clipping", choices=["coordinate", "sample"], default=None,
-                   help=f"{_takers('clipping')}: coordinate-wise thresholds (default, as in the "
-                   "papers) or per-sample l2 clipping at --clip (one release per pass; for sparse "
-                   "or one-hot features)")
+                   help=f"{_takers('clipping')}: per-sample l2 clipping at --clip (the default of a "
+                   "private fit with whole passes, at --clip 2 on the standardised features; one "
+                   "release per pass) or coordinate-wise thresholds (as in the papers)")
     f.add_argument("--smoothness-bound", type=float, default=None, help="public bound on "
                    "per-record smoothness constants (with --smoothness private)")
     f.add_argument("--no-intercept", action="store_true", help="do not fit an intercept")

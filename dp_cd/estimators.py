@@ -31,9 +31,9 @@ from .privacy.calibration import calibrate_noise_multiplier, epsilon_gaussian
 from .privacy.events import ComposedEvent
 
 # %% auto 0
-__all__ = ['LOSSES', 'BOUNDS_LABEL', 'CENTER_LABEL', 'SCALE_LABEL', 'PREPROCESSING_LABEL', 'make_loss', 'make_penalty',
-           'BudgetExceededError', 'BudgetAccountant', 'preprocessing_label', 'public_box', 'BoundsFallbackWarning',
-           'DPRegressor', 'DPClassifier']
+__all__ = ['LOSSES', 'BOUNDS_LABEL', 'CENTER_LABEL', 'SCALE_LABEL', 'PREPROCESSING_LABEL', 'SAMPLE_CLIP', 'make_loss',
+           'make_penalty', 'BudgetExceededError', 'BudgetAccountant', 'preprocessing_label', 'public_box',
+           'BoundsFallbackWarning', 'DPRegressor', 'DPClassifier']
 
 # %% ../nbs/06_api/01_estimators.ipynb
 LOSSES = {"squared": SquaredLoss, "logistic": LogisticLoss, "huber": HuberLoss}
@@ -767,6 +767,18 @@ _DPLinearBase._add_intercept_column, _DPLinearBase._split_intercept = (
 )
 
 # %% ../nbs/06_api/01_estimators.ipynb
+SAMPLE_CLIP = 2.0   # the default ℓ2 threshold of per-sample clipping, in standardised units
+
+
+def _per_sample_default(self, solver, eps) -> bool:
+    """Whether a private fit clips per sample by default: `clipping` not given, a solver that offers
+    it (DP-CD), whole passes (each pass is then one release). All public."""
+    given = self.clipping is not None or "clipping" in (self.solver_options or {})
+    whole = float(self.n_passes).is_integer()
+    offers = "clipping" in solver.option_names and "sample" in solver.clipping   # a choice (DP-CD)
+    return bool(np.isfinite(eps) and not given and offers and whole)
+
+
 def _solver_options(self, solver, loss, bounds:_DataBounds, eps, y_scale:float=1.0) -> dict:
     """The solver's options: from the bounds of the data it runs on (each solver's
     `options_from_bounds`; the target's is T / `y_scale`), then the user's."""
@@ -786,6 +798,9 @@ def _solver_options(self, solver, loss, bounds:_DataBounds, eps, y_scale:float=1
     kw.update(self.solver_options or {})
     kw.update({k: getattr(self, k) for k in _SOLVER_PARAMS if getattr(self, k) is not None})
     if self.clip is None and not np.isfinite(eps): kw["clip"] = np.inf   # non-private: no clipping
+    if _per_sample_default(self, solver, eps):   # per-sample clipping where the solver offers it
+        kw["clipping"] = "sample"
+        if self.clip is None and "clip" not in (self.solver_options or {}): kw["clip"] = SAMPLE_CLIP
     if moments is not None:   # released mean squares of the solver's columns, and their scales
         s = bounds.scale
         if self.fit_intercept and not implicit:   # the appended column: s² and not divided
@@ -1043,7 +1058,7 @@ class DPRegressor(RegressorMixin, _DPLinearBase):
         budget=None,  # optional BudgetAccountant charged by every fit
         sample_weight_bound=1.0,  # PUBLIC bound W: fit's sample_weight is projected onto [0, W]
         center="private",  # "private" (means released inside ε), PUBLIC centres (p,), or None
-        clipping=None,  # DP-CD's clipping: "coordinate" (solver default) or "sample" (per-sample ℓ2)
+        clipping=None,  # DP-CD's clipping: "coordinate" or "sample" (None: "sample" at clip=2 if private)
         standardize=True,  # features divided by released scales: alpha in standardised units
     ):
         self._set(locals())
@@ -1137,7 +1152,7 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
         budget=None,  # optional BudgetAccountant charged by every fit (`accountant`: old name)
         sample_weight_bound=1.0,  # PUBLIC bound W: fit's sample_weight is projected onto [0, W]
         center="private",  # "private" (means released inside ε), PUBLIC centres (p,), or None
-        clipping=None,  # DP-CD's clipping: "coordinate" (solver default) or "sample" (per-sample ℓ2)
+        clipping=None,  # DP-CD's clipping: "coordinate" or "sample" (None: "sample" at clip=2 if private)
         standardize=True,  # features divided by released scales: alpha in standardised units
     ):
         self._set(locals())
