@@ -902,7 +902,8 @@ def test_undecodable_bytes_and_ragged_rows_name_no_record(tmp_path, capsys):
     ragged.write_text("a,b,y\n" + "\n".join(",".join(map(str, r)) for r in rows)
                       + "\n1.5,2.5\n1,2,3,4\n")
     c, out, err = run(["fit", str(ragged), "--epsilon", "inf"], capsys)
-    assert c == 1 and one_line_error(err) and "header's 3 fields" in err and "32" not in err, err
+    said = err.replace(str(ragged), "")   # (the file's own path may hold any digits: pytest-132)
+    assert c == 1 and one_line_error(err) and "header's 3 fields" in err and "32" not in said, err
     c, out, err = run(["fit", str(ragged), "--bounds", "5", "--target-bound", "10"], capsys)
     assert c == 0 and "32 records" in out, (out, err)
 
