@@ -26,13 +26,14 @@ from .solvers import distributed   # registers the solvers' runs on row chunks
 from .solvers.chunks import checked_chunks
 from .privacy.events import check_delta, check_epsilon
 from .privacy.bounds import (data_bounds, clip_records, private_center, private_scale,
-                                   SCALE_FLOOR, unit_box_second_moment)
+                                   SCALE_FLOOR, unit_box_second_moment,
+                                   private_two_sided_bounds)
 from .privacy.calibration import calibrate_noise_multiplier, epsilon_gaussian
 from .privacy.events import ComposedEvent
 
 # %% auto 0
-__all__ = ['LOSSES', 'BOUNDS_LABEL', 'CENTER_LABEL', 'SCALE_LABEL', 'PREPROCESSING_LABEL', 'SAMPLE_CLIP', 'make_loss',
-           'make_penalty', 'BudgetExceededError', 'BudgetAccountant', 'preprocessing_label', 'public_box',
+__all__ = ['LOSSES', 'BOUNDS_LABEL', 'CENTER_LABEL', 'SCALE_LABEL', 'SPREAD_LABEL', 'PREPROCESSING_LABEL', 'SAMPLE_CLIP',
+           'make_loss', 'make_penalty', 'BudgetExceededError', 'BudgetAccountant', 'preprocessing_label', 'public_box',
            'BoundsFallbackWarning', 'DPRegressor', 'DPClassifier']
 
 # %% ../nbs/06_api/01_estimators.ipynb
@@ -244,6 +245,7 @@ class _DataBounds:
 BOUNDS_LABEL = "data bounds (Gaussian histogram)"
 CENTER_LABEL = "feature means (Gaussian)"
 SCALE_LABEL = "feature scales (Gaussian)"
+SPREAD_LABEL = "data bounds around the means (Gaussian histogram)"
 
 def preprocessing_label(labels) -> str:
     "The budget split's one line for the preprocessing releases `labels` (one label: itself)."
@@ -251,7 +253,7 @@ def preprocessing_label(labels) -> str:
     if len(labels) == 1: return labels[0]
     return "preprocessing: " + ", ".join(labels[:-1]) + " and " + labels[-1]
 
-PREPROCESSING_LABEL = preprocessing_label((BOUNDS_LABEL, CENTER_LABEL, SCALE_LABEL))
+PREPROCESSING_LABEL = preprocessing_label((BOUNDS_LABEL, CENTER_LABEL, SPREAD_LABEL, SCALE_LABEL))
 
 def public_box(bounds, # PUBLIC: B (|x_j| ≤ B_j; scalar or (p,)) or a tuple (lower, upper)
                p:int, # number of columns
@@ -358,6 +360,41 @@ def _private_data_bounds(X, y, eps, delta, share, rng, releases:int=1, known=Non
                        fell_back=fell_back, noise_multiplier=rel.noise_multiplier)
 
 # %% ../nbs/06_api/01_estimators.ipynb
+def _refined_public_bounds(pub:_DataBounds, X, eps, delta, share, rng, releases:int=1, known=None,
+                           anchor=None) -> _DataBounds:
+    """PUBLIC bounds `pub` tightened by a private release (`refine_bounds`): the histogram of
+    `data_bounds` on |x_ij - a_j|, a = `anchor` (PUBLIC, (p,)), by default the point of each public box
+    nearest 0 (for a box then centred privately): a released bound below the public half-width
+    gives the box [a - B̃, a + B̃], otherwise (or where no bin cleared τ) the public box is kept.
+    Paid, like `_private_data_bounds`, by the share `share` of (ε, δ); the columns `known` (one-hot,
+    declared) keep their public bounds."""
+    share = check_scalar(share, "bounds_budget", 0, 1, True, True)
+    p = X.shape[1]
+    c = np.zeros(p) if pub.offset is None else pub.offset
+    a = np.clip(0.0, c - pub.B, c + pub.B) if anchor is None else np.broadcast_to(anchor, (p,))
+    cols = np.arange(p) if known is None else np.flatnonzero(~np.asarray(known))
+    if len(cols) == 0: return pub
+    shifted = X if not np.any(a) else X - a   # a != 0 only for a dense or row-chunked X
+    Xs = shifted if len(cols) == p else shifted[:, cols]
+    B_s, _, rel = data_bounds(Xs, None, share * eps, share * delta, rng, releases=releases,
+                              default=np.inf)
+    released = np.full(p, np.inf)
+    released[cols] = B_s
+    tighter = released < pub.B   # else the public box [c - B, c + B] is kept
+    B, offset = np.where(tighter, released, pub.B), np.where(tighter, a, c)
+    kept = int(np.sum(~tighter[cols]))
+    where = "nearest 0" if anchor is None else "at its centre"
+    note = (f"PUBLIC bounds tightened privately (refine_bounds): bounds on |x_j - a_j| (a_j: the "
+            f"point of the public box {where}) from a Gaussian histogram of magnitudes, sigma = "
+            f"{rel.sigma:.4g}, threshold {rel.threshold:.4g} (exact GDP, epsilon = "
+            f"{rel.epsilon:.4g}); the public box kept where no bound below its half-width was "
+            f"located ({kept} of {len(cols)}); records clipped into them")
+    b = _DataBounds(B, pub.target, rel.epsilon, share * delta, [(BOUNDS_LABEL, rel.event)], note,
+                    noise_multiplier=rel.noise_multiplier)
+    b.offset = None if not np.any(offset) else offset
+    return b
+
+# %% ../nbs/06_api/01_estimators.ipynb
 def _leaky_data_bounds(X, y):
     "bounds='data': the explicit, non-private opt-in; warns and marks the report."
     warnings.warn("bounds='data' reads the feature bounds from the data WITHOUT privacy; use "
@@ -387,6 +424,39 @@ def _add_private_center(b:_DataBounds, X, y, eps, delta, share, rng, offset=None
     text = (f"{what} centred at privately released means: Gaussian, sigma = {rel.sigma:.4g} in "
             f"units of the bounds (exact GDP{' with the bounds' if released else ''}, epsilon = "
             f"{b.epsilon:.4g}); the solver sees clip(x/B - m, -1, 1)")
+    b.note = text if b.note is None else f"{b.note}; {text}"
+    return b
+
+# %% ../nbs/06_api/01_estimators.ipynb
+def _add_private_spread(b:_DataBounds, X, eps, delta, share, rng, releases:int, known=None
+                       ) -> _DataBounds:
+    """`b` (its bounds released, then its centre c) with each box narrowed around c: the signed
+    histogram of the deviations x_ij - c_j (c is public once released; `private_two_sided_bounds`),
+    with the noise multiplier of the earlier releases (`releases`: how many the share `share` of
+    (ε, δ) pays for in all). Where both sides are located and 2 max(B⁻_j, B⁺_j) < B_j, the box
+    becomes [c_j - 2 max, c_j + 2 max] (one bin of slack); otherwise it is kept. The columns `known` (one-hot, declared)
+    keep theirs."""
+    p, c = X.shape[1], b.raw_center
+    cols = np.arange(p) if known is None else np.flatnonzero(~np.asarray(known))
+    if c is None or len(cols) == 0 or sp.issparse(X): return b
+    rel = private_two_sided_bounds(X if len(cols) == p else X[:, cols], np.asarray(c)[cols],
+                                   share * eps, share * delta, rng, releases=releases)
+    if not math.isclose(rel.noise_multiplier, b.noise_multiplier, rel_tol=1e-9):
+        raise RuntimeError("the spread's release must share the noise multiplier of the others")
+    released = np.full(p, np.inf)
+    both = np.isfinite(rel.lower) & np.isfinite(rel.upper)   # one side unlocated: keep the box
+    # one bin of slack: the next bin out may hold almost τ records (a few % at a small ε)
+    released[cols] = np.where(both, 2 * np.fmax(rel.lower, rel.upper), np.inf)
+    tighter = released < b.B
+    b.B, b.offset, b.center = np.where(tighter, released, b.B), np.asarray(c, float), np.zeros(p)
+    b.entries.append((SPREAD_LABEL, rel.event))
+    b.gaussian += 1
+    b.epsilon = epsilon_gaussian(b.noise_multiplier, b.gaussian, share * delta)
+    text = (f"boxes narrowed around the released means: a Gaussian histogram of the deviations "
+            f"x_j - c_j on each side (sigma = {rel.sigma:.4g}, threshold {rel.threshold:.4g}; exact "
+            f"GDP with the other releases, epsilon = {b.epsilon:.4g}); "
+            f"{int(np.sum(tighter[cols]))} of {len(cols)} boxes narrowed, where both sides were "
+            f"located")
     b.note = text if b.note is None else f"{b.note}; {text}"
     return b
 
@@ -523,6 +593,7 @@ _PARAMS = (
     "center",
     "clipping",
     "standardize",
+    "refine_bounds",
 )
 
 _SOLVER_PARAMS = ("step", "clip", "clipping")   # passed to the solver when given (not None)
@@ -629,21 +700,44 @@ def _resolve_bounds(self, X, y, eps, delta, rng) -> _DataBounds:
     center = self._center_setting(X)
     private_center, scales = isinstance(center, str), self._standardizes()
     y_est = y if self.target_bound is None else None
+    spread = private_center and (isinstance(value, str) and value == "private"
+                                 or not isinstance(value, str) and self._refines(True))
+    releases = 1 + private_center + spread + scales   # the preprocessing's Gaussian releases
     if isinstance(value, str) and value == "private":
         b = _private_data_bounds(X, y_est, eps, delta, self.bounds_budget, rng,
-                                 releases=1 + private_center + scales,
+                                 releases=releases,
                                  known=_one_hot_mask(self, X.shape[1]),
                                  names=getattr(self, "feature_names_in_", None))
     elif isinstance(value, str): b = _leaky_data_bounds(X, y_est)
-    elif isinstance(value, tuple): b = _public_box_bounds(value, X)
-    else: b = _DataBounds(_check_public_bounds(value, X.shape[1]))
+    else:
+        b = (_public_box_bounds(value, X) if isinstance(value, tuple)
+             else _DataBounds(_check_public_bounds(value, X.shape[1])))
+        if self._refines(private_center or scales):   # tighter bounds inside the public ones
+            b = _refined_public_bounds(b, X, eps, delta, self.bounds_budget, rng,
+                                       releases=releases,
+                                       known=_one_hot_mask(self, X.shape[1]),
+                                       anchor=None if private_center else
+                                       center if center is not None else b.offset)
     if self.target_bound is not None:
         b.target = check_scalar(self.target_bound, "target_bound", low=0, low_open=True)
     if private_center:
-        return _add_private_center(b, X, y, eps, delta, self.bounds_budget, rng, b.offset,
-                                   releases=1 + scales)
+        b = _add_private_center(b, X, y, eps, delta, self.bounds_budget, rng, b.offset,
+                                releases=1 + scales)
+        if spread:
+            b = _add_private_spread(b, X, eps, delta, self.bounds_budget, rng, releases,
+                                    known=_one_hot_mask(self, X.shape[1]))
+        return b
     if center is not None: b.offset = center   # a public centre: the box is [c - B, c + B]
     return b
+
+
+def _refines(self, releasing:bool) -> bool:
+    """Whether public bounds are tightened privately: `refine_bounds`, when the preprocessing
+    releases something anyway (a centre or scales), so that its share of ε pays for one release
+    more and nothing new is split off."""
+    if not isinstance(self.refine_bounds, (bool, np.bool_)):
+        raise ValueError(f"refine_bounds must be True or False, got {self.refine_bounds!r}")
+    return bool(self.refine_bounds and releasing)
 
 
 def _exact_box(self, X, y) -> _DataBounds:
@@ -716,7 +810,7 @@ def _public_box_bounds(value:tuple, X) -> _DataBounds:
     return b
 
 _DPLinearBase._bounds_setting, _DPLinearBase._resolve_bounds = _bounds_setting, _resolve_bounds
-_DPLinearBase._center_setting = _center_setting
+_DPLinearBase._center_setting, _DPLinearBase._refines = _center_setting, _refines
 _DPLinearBase._standardizes, _DPLinearBase._map_records = _standardizes, _map_records
 
 
@@ -1060,6 +1154,7 @@ class DPRegressor(RegressorMixin, _DPLinearBase):
         center="private",  # "private" (means released inside ε), PUBLIC centres (p,), or None
         clipping=None,  # DP-CD's clipping: "coordinate" or "sample" (None: "sample" at clip=2 if private)
         standardize=True,  # features divided by released scales: alpha in standardised units
+        refine_bounds=True,  # PUBLIC bounds tightened by a private release inside them (with centre or scales)
     ):
         self._set(locals())
 
@@ -1154,6 +1249,7 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
         center="private",  # "private" (means released inside ε), PUBLIC centres (p,), or None
         clipping=None,  # DP-CD's clipping: "coordinate" or "sample" (None: "sample" at clip=2 if private)
         standardize=True,  # features divided by released scales: alpha in standardised units
+        refine_bounds=True,  # PUBLIC bounds tightened by a private release inside them (with centre or scales)
     ):
         self._set(locals())
         self.classes = classes

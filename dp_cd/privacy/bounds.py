@@ -16,7 +16,8 @@ from .calibration import calibrate_noise_multiplier, epsilon_gaussian
 # %% auto 0
 __all__ = ['SCALE_FLOOR', 'magnitude_bins', 'magnitude_histogram', 'noisy_magnitude_histogram', 'top_trusted_bins',
            'BoundsRelease', 'private_bounds', 'data_bounds', 'clip_records', 'unit_box_mean', 'CenterRelease',
-           'private_center', 'unit_box_second_moment', 'ScaleRelease', 'private_scale']
+           'private_center', 'unit_box_second_moment', 'ScaleRelease', 'private_scale', 'signed_histogram',
+           'noisy_signed_histogram', 'TwoSidedRelease', 'private_two_sided_bounds']
 
 # %% ../../nbs/02_privacy/11_bounds.ipynb
 def magnitude_bins(values, # values (any shape); ±inf: the top bin, NaN: none
@@ -298,6 +299,89 @@ def private_scale(U, # records in the unit box (n, q), dense, sparse or row-chun
     noisy = np.clip(v + as_generator(random_state).standard_normal(q) * sigma, 0.0, 1.0)
     s2 = np.maximum(np.maximum(noisy, 2 * sigma), floor ** 2)
     return ScaleRelease(noisy, np.sqrt(s2), np.minimum(noisy + 2 * sigma, 1.0) / s2, z, sigma)
+
+# %% ../../nbs/02_privacy/11_bounds.ipynb
+def signed_histogram(X, # (n, q) records, dense or row-chunked (a sparse design is not centred)
+                     center, # PUBLIC centre c (q,): the histogram is that of d_ij = x_ij - c_j
+                     lo:int=-30, # grid start $2^{\mathrm{lo}}$
+                     hi:int=30, # grid end $2^{\mathrm{hi}}$
+                     block:int=2**16, # a dense X is read about `block` values at a time
+                    ) -> np.ndarray:
+    """H[j, :K] the histogram of magnitudes of the positive d_ij, H[j, K:] of the negative ones
+    (q, 2K); a zero or missing d_ij is in no bin. X is never copied whole."""
+    c = np.asarray(center, dtype=float)
+    if is_chunked(X):
+        import dask
+        blocks = X.rechunk({1: -1}).to_delayed().ravel()
+        return np.sum(dask.compute(*[dask.delayed(signed_histogram)(b, c, lo, hi, block)
+                                     for b in blocks]), axis=0)
+    if sp.issparse(X): raise ValueError("signed_histogram takes a dense or row-chunked X")
+    n, q = X.shape
+    width, out = max(1, block // max(n, 1)), []
+    for j0 in range(0, q, width):
+        j1 = min(j0 + width, q)
+        d = (np.asarray(X[:, j0:j1], dtype=float) - c[j0:j1]).ravel(order="F")
+        cols = np.repeat(np.arange(j1 - j0), n)
+        out.append(np.hstack([_bin_counts(cols, np.where(d > 0, d, 0.0), j1 - j0, lo, hi),
+                              _bin_counts(cols, np.where(d < 0, -d, 0.0), j1 - j0, lo, hi)]))
+    return np.vstack([np.zeros((0, 2 * (hi - lo + 1)))] + out)
+
+
+def noisy_signed_histogram(X, # (n, q) records, dense or row-chunked
+                           center, # PUBLIC centre c (q,)
+                           noise_multiplier:float, # z: the noise is σ = z √(2q) per count
+                           random_state=None, # seed or Generator
+                           lo:int=-30, # grid start $2^{\mathrm{lo}}$
+                           hi:int=30, # grid end $2^{\mathrm{hi}}$
+                          ) -> np.ndarray:
+    "The released signed histogram H + N(0, σ²), σ = z √(2q): 1/z-GDP for replace-one neighbours."
+    z = check_scalar(noise_multiplier, "noise_multiplier", low=0, low_open=True)
+    H = signed_histogram(X, center, lo, hi)
+    return H + as_generator(random_state).standard_normal(H.shape) * (z * math.sqrt(2 * H.shape[0]))
+
+
+@dataclass(frozen=True)
+class TwoSidedRelease:
+    "The outcome of `private_two_sided_bounds`: how far the records reach below and above 0."
+    lower: np.ndarray # B⁻_j (q,): 2^k of the top trusted bin of the negative side, NaN if none
+    upper: np.ndarray # B⁺_j (q,): the same for the positive side
+    noise_multiplier: float # z (σ = z √(2q))
+    sigma: float # noise standard deviation of each count
+    threshold: float # τ
+    epsilon: float # ε of the release at `delta` (exact GDP)
+    delta: float # δ of the release
+
+    @property
+    def event(self) -> GaussianEvent:
+        "The privacy event of the release (one Gaussian release, noise multiplier z)."
+        return GaussianEvent(self.noise_multiplier)
+
+
+def private_two_sided_bounds(X, # (n, q) records, dense or row-chunked
+                             center, # PUBLIC centre c (q,): the deviations are x_ij - c_j
+                             epsilon:float, # ε of the release (> 0)
+                             delta:float, # δ of the release, in (0, 1)
+                             random_state=None, # seed or Generator
+                             lo:int=-30, # grid start $2^{\mathrm{lo}}$ (public)
+                             hi:int=30, # grid end $2^{\mathrm{hi}}$ (public)
+                             false_positive:float=1e-3, # φ: probability that noise inflates a side
+                             releases:int=1, # Gaussian releases of noise multiplier z that (ε, δ) pays for
+                            ) -> TwoSidedRelease:
+    """Private bounds $B^-_j, B^+_j$ on how far the deviations reach below and above 0: the signed
+    histogram plus Gaussian noise, (ε, δ)-DP by exact GDP (one of `releases` releases of one z)."""
+    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
+    phi = check_scalar(false_positive, "false_positive", 0, 1, True, True)
+    k = check_scalar(releases, "releases", low=1)
+    if k != int(k): raise ValueError(f"releases must be a whole number >= 1, got {releases!r}")
+    z = calibrate_noise_multiplier(epsilon, delta, int(k), method="gdp")
+    noisy = noisy_signed_histogram(X, center, z, random_state, lo, hi)
+    q, K = noisy.shape[0], noisy.shape[1] // 2
+    sigma = z * math.sqrt(2 * q)
+    tau = sigma * stats.norm.isf(phi / (2 * K))
+    bound = lambda top: np.where(top >= 0, np.ldexp(1.0, np.maximum(top, 0) + lo), np.nan)
+    return TwoSidedRelease(bound(top_trusted_bins(noisy[:, K:], tau)),
+                           bound(top_trusted_bins(noisy[:, :K], tau)), z, sigma, float(tau),
+                           epsilon_gaussian(z, 1, delta), delta)
 
 # %% ../../nbs/02_privacy/11_bounds.ipynb
 def _chunked_statistics(X, y):
