@@ -9,6 +9,7 @@ from functools import reduce
 from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
+from scipy import stats
 from sklearn.base import BaseEstimator, RegressorMixin, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data, column_or_1d
 from sklearn.utils.multiclass import check_classification_targets
@@ -32,9 +33,9 @@ from .privacy.calibration import calibrate_noise_multiplier, epsilon_gaussian
 from .privacy.events import ComposedEvent
 
 # %% auto 0
-__all__ = ['LOSSES', 'BOUNDS_LABEL', 'CENTER_LABEL', 'SCALE_LABEL', 'SPREAD_LABEL', 'PREPROCESSING_LABEL', 'SAMPLE_CLIP',
-           'make_loss', 'make_penalty', 'BudgetExceededError', 'BudgetAccountant', 'preprocessing_label', 'public_box',
-           'BoundsFallbackWarning', 'DPRegressor', 'DPClassifier']
+__all__ = ['LOSSES', 'BOUNDS_LABEL', 'CENTER_LABEL', 'SCALE_LABEL', 'SPREAD_LABEL', 'PREPROCESSING_LABEL', 'HISTOGRAM_MAX_TAU',
+           'SAMPLE_CLIP', 'make_loss', 'make_penalty', 'BudgetExceededError', 'BudgetAccountant', 'preprocessing_label',
+           'public_box', 'BoundsFallbackWarning', 'DPRegressor', 'DPClassifier']
 
 # %% ../nbs/06_api/01_estimators.ipynb
 LOSSES = {"squared": SquaredLoss, "logistic": LogisticLoss, "huber": HuberLoss}
@@ -428,6 +429,18 @@ def _add_private_center(b:_DataBounds, X, y, eps, delta, share, rng, offset=None
     return b
 
 # %% ../nbs/06_api/01_estimators.ipynb
+HISTOGRAM_MAX_TAU = 1 / 8   # an optional histogram is released only when τ <= n/8 (public)
+
+def _histogram_pays(n:int, q:int, eps, delta, releases:int) -> bool:
+    """Whether an optional histogram (public bounds tightened, the bounds around the centre) is
+    released: only when its threshold τ (public: from n, the q columns, the share (ε, δ) and the
+    number of releases) is at most `HISTOGRAM_MAX_TAU` n, so that a bin holding an eighth of the
+    records is located. With fewer records an extra release costs the other releases (they share
+    one noise multiplier) more than it can gain."""
+    z = calibrate_noise_multiplier(eps, delta, releases)
+    K = 2 * (30 - (-30) + 1)   # the signed histogram's bins per column (the default grid)
+    return z * math.sqrt(2 * q) * stats.norm.isf(1e-3 / K) <= HISTOGRAM_MAX_TAU * n
+
 def _add_private_spread(b:_DataBounds, X, eps, delta, share, rng, releases:int, known=None
                        ) -> _DataBounds:
     """`b` (its bounds released, then its centre c) with each box narrowed around c: the signed
@@ -700,9 +713,14 @@ def _resolve_bounds(self, X, y, eps, delta, rng) -> _DataBounds:
     center = self._center_setting(X)
     private_center, scales = isinstance(center, str), self._standardizes()
     y_est = y if self.target_bound is None else None
-    spread = private_center and (isinstance(value, str) and value == "private"
-                                 or not isinstance(value, str) and self._refines(True))
-    releases = 1 + private_center + spread + scales   # the preprocessing's Gaussian releases
+    known = _one_hot_mask(self, X.shape[1])
+    q = X.shape[1] if known is None else int(np.sum(~known))
+    share = check_scalar(self.bounds_budget, "bounds_budget", 0, 1, True, True)
+    pays = lambda k: _histogram_pays(X.shape[0], q, share * eps, share * delta, k)
+    base, private = private_center + scales, isinstance(value, str) and value == "private"
+    refine = not isinstance(value, str) and self._refines(base > 0) and pays(base + 1)
+    spread = private_center and (private or refine) and pays(base + 2)
+    releases = base + (private or refine) + spread   # the preprocessing's Gaussian releases
     if isinstance(value, str) and value == "private":
         b = _private_data_bounds(X, y_est, eps, delta, self.bounds_budget, rng,
                                  releases=releases,
@@ -712,7 +730,7 @@ def _resolve_bounds(self, X, y, eps, delta, rng) -> _DataBounds:
     else:
         b = (_public_box_bounds(value, X) if isinstance(value, tuple)
              else _DataBounds(_check_public_bounds(value, X.shape[1])))
-        if self._refines(private_center or scales):   # tighter bounds inside the public ones
+        if refine:   # tighter bounds inside the public ones
             b = _refined_public_bounds(b, X, eps, delta, self.bounds_budget, rng,
                                        releases=releases,
                                        known=_one_hot_mask(self, X.shape[1]),

@@ -16,6 +16,7 @@ import warnings
 from .estimators import (make_penalty, _label_set, _n_samples, _resolve_delta, _resolve_budget,
                               _private_data_bounds, _DataBounds, BOUNDS_LABEL, _box_rows,
                               _box_scores, _add_private_center, _private_target,
+                              _refined_public_bounds, _add_private_spread, _histogram_pays,
                               preprocessing_label, public_box, _numbers_or_refuse)
 from .solvers.contract import (Plan, PrivacyRequest, build_report, check_sample_weight,
                                     get_solver)
@@ -85,19 +86,30 @@ _TunedBase._weights = _weights
 # %% ../nbs/06_api/01b_tuned.ipynb
 def _box(self, X, y, eps, delta, rng) -> _DataBounds:
     """`center_`, `scale_`: from public bounds, or from bounds released with `bounds_budget`; with an
-    intercept and a dense X, the box is then centred at the released means (the same share pays)."""
-    centre = _centres(self, X)
+    intercept and a dense X, the box is then centred at the released means and narrowed around
+    them, and public bounds are first tightened privately inside them, as the plain estimators'
+    defaults do, where that pays (`_histogram_pays`; the same share pays for all)."""
+    centre, (n, p), share = _centres(self, X), X.shape, self.bounds_budget
+    pays = lambda k: _histogram_pays(n, p, share * eps, share * delta, k)
+    refine = centre and not isinstance(self.bounds, str) and pays(2)
+    spread = centre and (isinstance(self.bounds, str) or refine) and pays(3)
     if isinstance(self.bounds, str):   # "private": y is a regression's target, or None
-        released = _private_data_bounds(X, y, eps, delta, self.bounds_budget, rng,
-                                        releases=1 + centre)
-        c0, h = np.zeros(X.shape[1]), released.B
+        released = _private_data_bounds(X, y, eps, delta, share, rng,
+                                        releases=1 + centre + spread)
+        c0 = np.zeros(p)
     else:
-        (c0, h), released = affine_from_bounds(self.bounds, X.shape[1]), _DataBounds()
-        released.B = h
+        c0, h = affine_from_bounds(self.bounds, p)
+        released = _DataBounds(h)
+        released.offset = c0 if np.any(c0) else None   # the box [c0 - h, c0 + h]
+        if refine:   # a release follows anyway: the public bounds tightened inside them
+            released = _refined_public_bounds(released, X, eps, delta, share, rng,
+                                              releases=2 + spread)
+            c0 = np.zeros(p) if released.offset is None else released.offset
     if centre:
-        released = _add_private_center(released, X, y, eps, delta, self.bounds_budget, rng, c0)
-        c0 = c0 + released.center * h
-    self.center_, self.scale_ = c0, h
+        released = _add_private_center(released, X, y, eps, delta, share, rng, c0)
+        if spread: released = _add_private_spread(released, X, eps, delta, share, rng, 3)
+        c0 = released.raw_center
+    self.center_, self.scale_ = c0, released.B
     return released
 
 
