@@ -51,6 +51,7 @@ def dp_cd(
     clip_quantile: float | None = None,  # "adaptive": target fraction γ ∈ (0, 1) of unclipped per-sample gradients (None: 0.5)
     clip_lr: float | None = None,  # "adaptive": η > 0 of the update C ← C exp(−η(b̃ − γ)) before each pass (None: 0.5)
     quantile_budget: float | None = None,  # "adaptive": share ρ ∈ (0, 1) of the Gaussian part's μ² spent on the counts (None: 0.01)
+    quantile_warmup: int | None = None,  # "adaptive": counts of a bisection for C at w0, before the first pass (None: 8)
     n_inner: int
     | None = None,  # K, updates per outer iteration (default p; a multiple of p for clipping="sample")
     averaging: bool = False,  # True: $w^{t+1}$ = mean of the K inner iterates (Algorithm 4.3.1); False: last iterate
@@ -73,7 +74,8 @@ def dp_cd(
     return get_solver("dp-cd").fit(
         X, y, loss, penalty, epsilon=epsilon, delta=delta, random_state=random_state,
         n_passes=n_passes, step=step, clip=clip, clipping=clipping, clip_quantile=clip_quantile,
-        clip_lr=clip_lr, quantile_budget=quantile_budget, n_inner=n_inner,
+        clip_lr=clip_lr, quantile_budget=quantile_budget,
+        quantile_warmup=quantile_warmup, n_inner=n_inner,
         averaging=averaging, smoothness=smoothness, smoothness_bound=smoothness_bound,
         smoothness_budget=smoothness_budget, accountant=accountant, w0=w0,
         fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
@@ -538,12 +540,13 @@ def _check_sample_clipping(o, p):
                          f"use 'gdp' or 'rdp' with clipping={o['clipping']!r}")
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
-_ADAPTIVE = dict(clip_quantile=0.5, clip_lr=0.5, quantile_budget=0.01)   # the documented defaults
+# the documented defaults
+_ADAPTIVE = dict(clip_quantile=0.9, clip_lr=0.5, quantile_budget=0.01, quantile_warmup=8)
 
 
 def _check_adaptive(o, problem):
-    """Adaptive clipping's options: γ ∈ (0, 1), η > 0, ρ ∈ (0, 1), a finite first threshold, in
-    memory; refused (naming the option) with another clipping scheme."""
+    """Adaptive clipping's options: γ ∈ (0, 1), η > 0, ρ ∈ (0, 1), warm-up counts in [0, 64], a
+    finite first threshold, in memory; refused (naming the option) with another clipping scheme."""
     if o["clipping"] != "adaptive":
         given = [k for k in _ADAPTIVE if o[k] is not None]
         if given:
@@ -558,6 +561,8 @@ def _check_adaptive(o, problem):
     for k in ("clip_quantile", "quantile_budget"):
         o[k] = check_scalar(o[k], k, low=0, high=1, low_open=True, high_open=True)
     o["clip_lr"] = check_scalar(o["clip_lr"], "clip_lr", low=0, low_open=True)
+    o["quantile_warmup"] = check_scalar(o["quantile_warmup"], "quantile_warmup", low=0, high=64,
+                                        integer=True)
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def _check_weights(o, problem):
@@ -620,7 +625,7 @@ def _private_plan(setup, params, request, n, p, p_x):
     params.update(noise_multiplier=z, noise_scales=z * 2 * W * params["clip_thresholds"] / n)
     return Plan(ledger=ledger, epsilon=float(epsilon),
                 accountant=_CERTIFIED_BY[params["accountant"]],
-                releases=n_rel * (1 + (params["clipping"] == "adaptive"))
+                releases=n_rel + params.get("n_counts", 0)
                 + (p_x if setup["event"] is not None else 0),
                 noise_scales=params["noise_scales"], budget_split=split,
                 notes=setup["notes"] + [_release_note(by_sample, n_rel, z, W)]
@@ -666,18 +671,33 @@ def geometric_clip_update(clip:float, # the current threshold C > 0
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 class _Adaptive:
-    "A run's adaptive threshold: a noisy count and a geometric update before each pass."
+    "A run's adaptive threshold: the warm-up bisection, then a count and an update before each pass."
     def __init__(self, P, loss, y, norms):
         self.P, self.loss, self.y, self.norms = P, loss, y, norms
         self.C, self.path, self.fractions = float(P["clip"]), [], []
 
-    def next_pass(self, z, block, records, rng):
-        "(block, records) of the next pass: thresholds at the new C, noise scaled by C/C_0."
+    def _fraction(self, z, rng) -> float:
+        "One release: the noisy fraction of records whose per-sample gradient norm is <= C."
         count = unclipped_count(self.loss, z, self.y, self.norms, self.C)
         b = (count + self.P["count_noise"] * rng.standard_normal()) / z.shape[0]
+        self.fractions.append(b)
+        return b
+
+    def _warmup(self, z, rng):
+        "Bisection of log2 C over [log2 C_0 - 8, log2 C_0 + 8] at w0, one count per step."
+        lo, hi = math.log2(self.C) - 8, math.log2(self.C) + 8
+        for _ in range(self.P["quantile_warmup"]):
+            self.C = 2.0 ** ((lo + hi) / 2)
+            if self._fraction(z, rng) < self.P["clip_quantile"]: lo = (lo + hi) / 2
+            else: hi = (lo + hi) / 2
+        if self.P["quantile_warmup"]: self.C = 2.0 ** ((lo + hi) / 2)
+
+    def next_pass(self, z, block, records, rng):
+        "(block, records) of the next pass: thresholds at the new C, noise scaled by C/C_0."
+        if not self.path: self._warmup(z, rng)
+        b = self._fraction(z, rng)
         self.C = geometric_clip_update(self.C, b, self.P["clip_quantile"], self.P["clip_lr"])
         self.path.append(self.C)
-        self.fractions.append(b)
         per = sample_clip_thresholds(self.norms, self.C, self.P["smoothness"].shape[0])
         return (block[0], block[1] * (self.C / self.P["clip"])), (per,) + tuple(records[1:])
 
@@ -687,13 +707,14 @@ class _Adaptive:
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def _adaptive_ledger(ledger, z_eff:float, n_rel:int, params:dict, split:dict):
-    """(ledger with the counts, z of the passes): z_eff split by ρ into σ_b = z_eff/√ρ (counts,
-    sensitivity 1) and z = z_eff/√(1 − ρ), so that T/σ_b² + T/z² = T/z_eff²."""
-    rho = params["quantile_budget"]
-    z, sigma_b = z_eff / math.sqrt(1 - rho), z_eff / math.sqrt(rho)
-    params.update(noise_multiplier_joint=z_eff, count_noise=sigma_b)
+    """(ledger with the counts, z of the passes): the T passes' z_eff split by ρ into
+    z = z_eff/√(1 − ρ) and, for the m = T + warm-up counts (sensitivity 1),
+    σ_b = z_eff √(m/(ρT)), so that m/σ_b² + T/z² = T/z_eff²."""
+    rho, m = params["quantile_budget"], n_rel + params["quantile_warmup"]
+    z, sigma_b = z_eff / math.sqrt(1 - rho), z_eff * math.sqrt(m / (rho * n_rel))
+    params.update(noise_multiplier_joint=z_eff, count_noise=sigma_b, n_counts=m)
     split["clipping quantile (share of the Gaussian mu^2)"] = rho
-    event = SelfComposedEvent(GaussianEvent(sigma_b), n_rel)
+    event = SelfComposedEvent(GaussianEvent(sigma_b), m)
     return ledger.add("clipping quantile (Gaussian counts)", event), z
 
 
@@ -701,14 +722,14 @@ def _adaptive_notes(params) -> list:
     "How the quantile releases are accounted (none without adaptive clipping)."
     if params["clipping"] != "adaptive": return []
     P = params
-    return [f"adaptive clipping: before each of the {P['T'] * P['K'] // P['smoothness'].shape[0]} "
-            "passes, the number of records whose per-sample gradient norm is at most C_t, plus "
-            f"Gaussian noise of sd {P['count_noise']:.6g} (sensitivity 1 under replace-one); "
-            f"C_(t+1) = C_t exp(-{P['clip_lr']:g} (b - {P['clip_quantile']:g})), b the released "
-            "fraction clipped to [0, 1], C_0 = clip; the pass's noise is z 2W C_(t+1)/n, so each "
-            f"pass is 1/z-GDP whatever C_(t+1); counts and passes compose exactly, "
+    return [f"adaptive clipping: {P['n_counts']} counts ({P['quantile_warmup']} of a bisection "
+            "at w0, then one before each pass) of the records whose per-sample gradient norm is "
+            f"at most C_t, plus Gaussian noise of sd {P['count_noise']:.6g} (sensitivity 1 under "
+            f"replace-one); C_(t+1) = C_t exp(-{P['clip_lr']:g} (b - {P['clip_quantile']:g})), "
+            "b the released fraction clipped to [0, 1]; the pass's noise is z 2W C_(t+1)/n, so "
+            "each pass is 1/z-GDP whatever C_(t+1); counts and passes compose exactly, "
             f"{P['quantile_budget']:g} of the Gaussian part's mu^2 on the counts (joint noise "
-            f"multiplier {P['noise_multiplier_joint']:.6g})"]
+            f"multiplier {P['noise_multiplier_joint']:.6g} for the passes)"]
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def _margins(X, w, p:int, s:float) -> np.ndarray:
