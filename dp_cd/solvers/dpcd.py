@@ -729,7 +729,8 @@ def _adaptive_notes(params) -> list:
             "b the released fraction clipped to [0, 1]; the pass's noise is z 2W C_(t+1)/n, so "
             "each pass is 1/z-GDP whatever C_(t+1); counts and passes compose exactly, "
             f"{P['quantile_budget']:g} of the Gaussian part's mu^2 on the counts (joint noise "
-            f"multiplier {P['noise_multiplier_joint']:.6g} for the passes)"]
+            f"multiplier {P['noise_multiplier_joint']:.6g} for the passes); the noise scales "
+            "shown are those of C_0, pass t's are scaled by C_t/C_0 (params['clip_path'])"]
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def _margins(X, w, p:int, s:float) -> np.ndarray:
