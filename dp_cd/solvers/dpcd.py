@@ -649,16 +649,21 @@ def _release_note(by_sample, n_rel, z, W=1.0):
 from ..model.losses import loss_deriv_vec
 
 
-def unclipped_count(loss, # (code, param) of the loss
-                    z, # margins $x_i^\top\theta$ (+ intercept) (n,)
+def unclipped_count(loss:Loss, # the loss, e.g. LogisticLoss()
+                    margins, # $x_i^\top\theta$ (+ the intercept) (n,)
                     y, # labels (n,)
-                    norms, # row norms ‖x_i‖ (n,), with the intercept's column
-                    clip:float, # the current threshold C
+                    norms, # row norms ‖x_i‖ (n,), with the intercept's column (`row_norms`)
+                    clip:float, # the threshold C > 0 (inf: every record)
                    ) -> int:
-    "Records whose per-sample gradient norm $|\\phi'(z_i, y_i)|\\,\\|x_i\\|$ is at most C."
+    "Records whose per-sample gradient norm $|\\phi'(x_i^\\top\\theta, y_i)|\\,\\|x_i\\|$ is at most C."
+    if not isinstance(loss, Loss): raise TypeError(f"loss must be a Loss, got {type(loss).__name__}")
+    C = check_scalar(clip, "clip", low=0, low_open=True, allow_inf=True)
+    z, y, norms = (np.asarray(a, dtype=float) for a in (margins, y, norms))
+    if not (z.ndim == 1 and z.shape == y.shape == norms.shape):
+        raise ValueError("margins, y and norms must be 1-d arrays of the same length")
     u = np.empty(z.shape[0])
-    loss_deriv_vec(loss[0], loss[1], np.asarray(z, dtype=float), np.asarray(y, dtype=float), u)
-    return int(np.count_nonzero(np.abs(u) * norms <= clip))
+    loss_deriv_vec(loss.code, loss.param, z, y, u)
+    return int(np.count_nonzero(np.abs(u) * norms <= C))
 
 
 def geometric_clip_update(clip:float, # the current threshold C > 0
@@ -667,6 +672,10 @@ def geometric_clip_update(clip:float, # the current threshold C > 0
                           lr:float, # the learning rate η > 0
                          ) -> float:
     "Andrew et al. (2021): $C\\,e^{-\\eta(b - \\gamma)}$ with b̃ clipped into [0, 1] ($b$)."
+    clip = check_scalar(clip, "clip", low=0, low_open=True)
+    fraction = check_scalar(fraction, "fraction")
+    quantile = check_scalar(quantile, "quantile", low=0, high=1, low_open=True, high_open=True)
+    lr = check_scalar(lr, "lr", low=0, low_open=True)
     return float(clip * math.exp(-lr * (min(max(fraction, 0.0), 1.0) - quantile)))
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
@@ -779,7 +788,7 @@ def _run(self, problem, plan, options, rng):
     z = _margins(X, w, px, s)
     trace = [(0.0, w[:px].copy())] if o["record_every"] else []
     order = "permutation" if by_sample else "uniform"
-    adapt = _Adaptive(P, loss, problem.y, row_norms(X, s)) if P["clipping"] == "adaptive" else None
+    adapt = _Adaptive(P, problem.loss, problem.y, row_norms(X, s)) if P["clipping"] == "adaptive" else None
     for t, block in enumerate(noise_blocks(rng, P["noise_scales"], T, K, order)):
         if adapt is not None: block, records = adapt.next_pass(z, block, records, rng)
         kernel(loss, penalty, design, problem.y, z, w, block, scales, avg, records, icpt)
