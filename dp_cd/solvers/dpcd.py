@@ -32,8 +32,8 @@ from .chunks import Progress, check_chunks, hold_chunks, load_chunk
 # %% auto 0
 __all__ = ['ACCOUNTANTS', 'dp_cd', 'clip_thresholds', 'dpcd_noise_multiplier', 'dpcd_events', 'row_norms',
            'sample_clip_thresholds', 'private_smoothness', 'noise_blocks', 'coordinate_setup', 'intercept_setup',
-           'dpcd_inner_dense', 'dpcd_inner_sparse', 'record_due', 'DPCD', 'smoothness_from_bounds',
-           'smoothness_from_moments']
+           'dpcd_inner_dense', 'dpcd_inner_sparse', 'unclipped_count', 'geometric_clip_update', 'record_due', 'DPCD',
+           'smoothness_from_bounds', 'smoothness_from_moments']
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def dp_cd(
@@ -47,7 +47,11 @@ def dp_cd(
     n_passes: int = 10,  # passes over the data: T*K/p coordinate updates in total
     step: float = 1.0,  # step-size hyperparameter gamma: gamma_j = gamma / M_j
     clip=1.0,  # C > 0 (C_j = sqrt(M_j/tr M) C), explicit thresholds (p,), or np.inf (only if epsilon = inf)
-    clipping: str = "coordinate",  # "coordinate" (§4.5.1, the papers) or "sample" (per-sample ℓ2 clipping at C, permutation order)
+    clipping: str = "coordinate",  # "coordinate" (§4.5.1, the papers), "sample" (per-sample ℓ2 clipping at C, permutation order) or "adaptive" (per-sample, C follows a private quantile)
+    clip_quantile: float | None = None,  # "adaptive": target fraction γ ∈ (0, 1) of unclipped per-sample gradients (None: 0.5)
+    clip_lr: float | None = None,  # "adaptive": η > 0 of the update C ← C exp(−η(b̃ − γ)) before each pass (None: 0.5)
+    quantile_budget: float | None = None,  # "adaptive": share ρ ∈ (0, 1) of the Gaussian part's μ² spent on the counts (None: 0.01)
+    quantile_warmup: int | None = None,  # "adaptive": counts of a bisection for C at w0, before the first pass (None: 8)
     n_inner: int
     | None = None,  # K, updates per outer iteration (default p; a multiple of p for clipping="sample")
     averaging: bool = False,  # True: $w^{t+1}$ = mean of the K inner iterates (Algorithm 4.3.1); False: last iterate
@@ -69,7 +73,9 @@ def dp_cd(
     clipping and constants)."""
     return get_solver("dp-cd").fit(
         X, y, loss, penalty, epsilon=epsilon, delta=delta, random_state=random_state,
-        n_passes=n_passes, step=step, clip=clip, clipping=clipping, n_inner=n_inner,
+        n_passes=n_passes, step=step, clip=clip, clipping=clipping, clip_quantile=clip_quantile,
+        clip_lr=clip_lr, quantile_budget=quantile_budget,
+        quantile_warmup=quantile_warmup, n_inner=n_inner,
         averaging=averaging, smoothness=smoothness, smoothness_bound=smoothness_bound,
         smoothness_budget=smoothness_budget, accountant=accountant, w0=w0,
         fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
@@ -495,9 +501,10 @@ def _check_options(self, problem, request, options):
     o["K"] = p if K is None else check_scalar(K, "n_inner", low=1, integer=True)
     o["T"] = max(1, int(round(o["n_passes"] * p / o["K"])))
     check_accountant(o["accountant"], ACCOUNTANTS, f"solver {self.name!r}")
-    if o["clipping"] not in ("coordinate", "sample"):
-        raise ValueError(f"clipping must be 'coordinate' or 'sample', got {o['clipping']!r}")
-    if o["clipping"] == "sample": _check_sample_clipping(o, p)
+    if o["clipping"] not in DPCD.clipping:
+        raise ValueError(f"clipping must be one of {DPCD.clipping}, got {o['clipping']!r}")
+    if o["clipping"] != "coordinate": _check_sample_clipping(o, p)
+    _check_adaptive(o, problem)
     if o["record_every"] is not None:
         o["record_every"] = check_scalar(o["record_every"], "record_every", low=0, low_open=True)
     _check_weights(o, problem)
@@ -523,13 +530,39 @@ def _check_intercept(o, problem) -> int:
 def _check_sample_clipping(o, p):
     "What per-sample clipping needs: one threshold, whole passes, an accountant valid for it."
     if np.ndim(o["clip"]) != 0:
-        raise ValueError("clipping='sample' takes one threshold: clip must be a scalar C > 0")
+        raise ValueError(f"clipping={o['clipping']!r} takes one threshold: clip must be a scalar "
+                         "C > 0")
     if o["K"] % p:
-        raise ValueError(f"clipping='sample' needs n_inner to be a multiple of p = {p} "
+        raise ValueError(f"clipping={o['clipping']!r} needs n_inner to be a multiple of p = {p} "
                          f"(whole passes), got {o['K']}")
     if o["accountant"] == "closed_form":
         raise ValueError("accountant='closed_form' is Theorem 4.3.1 for coordinate-wise clipping; "
-                         "use 'gdp' or 'rdp' with clipping='sample'")
+                         f"use 'gdp' or 'rdp' with clipping={o['clipping']!r}")
+
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
+# the documented defaults
+_ADAPTIVE = dict(clip_quantile=0.9, clip_lr=0.5, quantile_budget=0.01, quantile_warmup=8)
+
+
+def _check_adaptive(o, problem):
+    """Adaptive clipping's options: γ ∈ (0, 1), η > 0, ρ ∈ (0, 1), warm-up counts in [0, 64], a
+    finite first threshold, in memory; refused (naming the option) with another clipping scheme."""
+    if o["clipping"] != "adaptive":
+        given = [k for k in _ADAPTIVE if o[k] is not None]
+        if given:
+            raise ValueError(f"{given[0]} is an option of clipping='adaptive', got "
+                             f"clipping={o['clipping']!r}")
+        return
+    if is_chunked(problem.X):
+        raise ValueError("clipping='adaptive' is not available on a row-chunked (dask) design: "
+                         "use clipping='sample', or an in-memory design")
+    o["clip"] = check_scalar(o["clip"], "clip", low=0, low_open=True)   # C_0: finite
+    o.update({k: v if o[k] is None else o[k] for k, v in _ADAPTIVE.items()})
+    for k in ("clip_quantile", "quantile_budget"):
+        o[k] = check_scalar(o[k], k, low=0, high=1, low_open=True, high_open=True)
+    o["clip_lr"] = check_scalar(o["clip_lr"], "clip_lr", low=0, low_open=True)
+    o["quantile_warmup"] = check_scalar(o["quantile_warmup"], "quantile_warmup", low=0, high=64,
+                                        integer=True)
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def _check_weights(o, problem):
@@ -555,15 +588,16 @@ def _plan(self, problem, request, options, rng):
     W = o["sample_weight_bound"]   # the weighted objective is W M_j-smooth: steps γ/(W M_j)
     setup = dict(setup, M=W * setup["M"], steps=o["step"] / (W * setup["M"]))
     p = setup["M"].shape[0]   # coordinates (p + 1 with the intercept)
-    by_sample = o["clipping"] == "sample"
+    by_sample = o["clipping"] != "coordinate"   # "sample" or "adaptive" (C: the first threshold)
     clips = np.full(p, float(o["clip"])) if by_sample else setup["clips"]   # |release| <= C_j
     params = dict(n_passes=o["T"] * o["K"] / p, T=o["T"], K=o["K"], step=o["step"], clip=o["clip"],
                   clipping=o["clipping"], averaging=o["averaging"], accountant=o["accountant"],
                   smoothness=setup["M"], steps=setup["steps"], clip_thresholds=clips,
                   fit_intercept=o["fit_intercept"], sample_weight_bound=W,
-                  sample_weight=bool(o["weights"].size))
+                  sample_weight=bool(o["weights"].size),
+                  **{k: o[k] for k in _ADAPTIVE if o["clipping"] == "adaptive"})
     if not request.private:
-        params.update(noise_multiplier=0.0, noise_scales=np.zeros(p))
+        params.update(noise_multiplier=0.0, noise_scales=np.zeros(p), count_noise=0.0)
         notes = ["epsilon = inf: no noise, no privacy guarantee"] + setup["notes"]
         return Plan(noise_scales=params["noise_scales"], notes=notes, params=params)
     return _private_plan(setup, params, request, n, p, problem.p)
@@ -572,7 +606,7 @@ def _plan(self, problem, request, options, rng):
 def _private_plan(setup, params, request, n, p, p_x):
     """Ledger (private constants, Gaussian releases), noise scales σ_j = z·2WC_j/n, certified ε;
     p coordinates (p + 1 with the intercept), p_x of them columns of X (private constants)."""
-    by_sample, T, K = params["clipping"] == "sample", params["T"], params["K"]
+    by_sample, T, K = params["clipping"] != "coordinate", params["T"], params["K"]
     n_rel = T * K // p if by_sample else T * K   # passes (joint sensitivity 2C/n), or updates
     ledger, split, eps_opt = Ledger(), {}, request.epsilon
     if setup["event"] is not None:
@@ -580,17 +614,22 @@ def _private_plan(setup, params, request, n, p, p_x):
         split["smoothness (Laplace, pure DP)"] = setup["eps_M"]
         eps_opt = request.epsilon - setup["eps_M"]
     z = dpcd_noise_multiplier(eps_opt, request.delta, n_rel, params["accountant"])
+    if params["clipping"] == "adaptive":   # the counts first, then the passes: z_eff split by ρ
+        ledger, z = _adaptive_ledger(ledger, z, n_rel, params, split)
     ledger = ledger.add("optimisation (Gaussian)", dpcd_events(z, n_rel))
     split["optimisation (Gaussian)"] = eps_opt
     method = _METHOD[params["accountant"]]
-    epsilon = epsilon_gaussian(z, n_rel, request.delta, method) + setup["eps_M"]
+    z_eff = params.get("noise_multiplier_joint", z)   # one multiplier for the Gaussian part
+    epsilon = epsilon_gaussian(z_eff, n_rel, request.delta, method) + setup["eps_M"]
     W = params["sample_weight_bound"]   # sensitivity 2 W C_j / n (weights in [0, W])
     params.update(noise_multiplier=z, noise_scales=z * 2 * W * params["clip_thresholds"] / n)
     return Plan(ledger=ledger, epsilon=float(epsilon),
                 accountant=_CERTIFIED_BY[params["accountant"]],
-                releases=n_rel + (p_x if setup["event"] is not None else 0),
+                releases=n_rel + params.get("n_counts", 0)
+                + (p_x if setup["event"] is not None else 0),
                 noise_scales=params["noise_scales"], budget_split=split,
-                notes=setup["notes"] + [_release_note(by_sample, n_rel, z, W)],
+                notes=setup["notes"] + [_release_note(by_sample, n_rel, z, W)]
+                + _adaptive_notes(params),
                 data_dependent=setup["leaks"], params=params)
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
@@ -605,6 +644,102 @@ def _release_note(by_sample, n_rel, z, W=1.0):
     return (f"{n_rel} Gaussian releases of clipped coordinate gradients (sensitivity "
             f"{scale}2C_j/n), noise multiplier z = {z:.6g}; no amplification by the random "
             "choice of coordinates is claimed")
+
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
+from ..model.losses import loss_deriv_vec
+
+
+def unclipped_count(loss:Loss, # the loss, e.g. LogisticLoss()
+                    margins, # $x_i^\top\theta$ (+ the intercept) (n,)
+                    y, # labels (n,)
+                    norms, # row norms ‖x_i‖ (n,), with the intercept's column (`row_norms`)
+                    clip:float, # the threshold C > 0 (inf: every record)
+                   ) -> int:
+    "Records whose per-sample gradient norm $|\\phi'(x_i^\\top\\theta, y_i)|\\,\\|x_i\\|$ is at most C."
+    if not isinstance(loss, Loss): raise TypeError(f"loss must be a Loss, got {type(loss).__name__}")
+    C = check_scalar(clip, "clip", low=0, low_open=True, allow_inf=True)
+    z, y, norms = (np.asarray(a, dtype=float) for a in (margins, y, norms))
+    if not (z.ndim == 1 and z.shape == y.shape == norms.shape):
+        raise ValueError("margins, y and norms must be 1-d arrays of the same length")
+    u = np.empty(z.shape[0])
+    loss_deriv_vec(loss.code, loss.param, z, y, u)
+    return int(np.count_nonzero(np.abs(u) * norms <= C))
+
+
+def geometric_clip_update(clip:float, # the current threshold C > 0
+                          fraction:float, # the released fraction b̃ of unclipped records
+                          quantile:float, # the target γ ∈ (0, 1)
+                          lr:float, # the learning rate η > 0
+                         ) -> float:
+    "Andrew et al. (2021): $C\\,e^{-\\eta(b - \\gamma)}$ with b̃ clipped into [0, 1] ($b$)."
+    clip = check_scalar(clip, "clip", low=0, low_open=True)
+    fraction = check_scalar(fraction, "fraction")
+    quantile = check_scalar(quantile, "quantile", low=0, high=1, low_open=True, high_open=True)
+    lr = check_scalar(lr, "lr", low=0, low_open=True)
+    return float(clip * math.exp(-lr * (min(max(fraction, 0.0), 1.0) - quantile)))
+
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
+class _Adaptive:
+    "A run's adaptive threshold: the warm-up bisection, then a count and an update before each pass."
+    def __init__(self, P, loss, y, norms):
+        self.P, self.loss, self.y, self.norms = P, loss, y, norms
+        self.C, self.path, self.fractions = float(P["clip"]), [], []
+
+    def _fraction(self, z, rng) -> float:
+        "One release: the noisy fraction of records whose per-sample gradient norm is <= C."
+        count = unclipped_count(self.loss, z, self.y, self.norms, self.C)
+        b = (count + self.P["count_noise"] * rng.standard_normal()) / z.shape[0]
+        self.fractions.append(b)
+        return b
+
+    def _warmup(self, z, rng):
+        "Bisection of log2 C over [log2 C_0 - 8, log2 C_0 + 8] at w0, one count per step."
+        lo, hi = math.log2(self.C) - 8, math.log2(self.C) + 8
+        for _ in range(self.P["quantile_warmup"]):
+            self.C = 2.0 ** ((lo + hi) / 2)
+            if self._fraction(z, rng) < self.P["clip_quantile"]: lo = (lo + hi) / 2
+            else: hi = (lo + hi) / 2
+        if self.P["quantile_warmup"]: self.C = 2.0 ** ((lo + hi) / 2)
+
+    def next_pass(self, z, block, records, rng):
+        "(block, records) of the next pass: thresholds at the new C, noise scaled by C/C_0."
+        if not self.path: self._warmup(z, rng)
+        b = self._fraction(z, rng)
+        self.C = geometric_clip_update(self.C, b, self.P["clip_quantile"], self.P["clip_lr"])
+        self.path.append(self.C)
+        per = sample_clip_thresholds(self.norms, self.C, self.P["smoothness"].shape[0])
+        return (block[0], block[1] * (self.C / self.P["clip"])), (per,) + tuple(records[1:])
+
+    def report(self) -> dict:
+        "The thresholds used and the released fractions (post-processing of the counts)."
+        return dict(clip_path=np.array(self.path), unclipped_fractions=np.array(self.fractions))
+
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
+def _adaptive_ledger(ledger, z_eff:float, n_rel:int, params:dict, split:dict):
+    """(ledger with the counts, z of the passes): the T passes' z_eff split by ρ into
+    z = z_eff/√(1 − ρ) and, for the m = T + warm-up counts (sensitivity 1),
+    σ_b = z_eff √(m/(ρT)), so that m/σ_b² + T/z² = T/z_eff²."""
+    rho, m = params["quantile_budget"], n_rel + params["quantile_warmup"]
+    z, sigma_b = z_eff / math.sqrt(1 - rho), z_eff * math.sqrt(m / (rho * n_rel))
+    params.update(noise_multiplier_joint=z_eff, count_noise=sigma_b, n_counts=m)
+    split["clipping quantile (share of the Gaussian mu^2)"] = rho
+    event = SelfComposedEvent(GaussianEvent(sigma_b), m)
+    return ledger.add("clipping quantile (Gaussian counts)", event), z
+
+
+def _adaptive_notes(params) -> list:
+    "How the quantile releases are accounted (none without adaptive clipping)."
+    if params["clipping"] != "adaptive": return []
+    P = params
+    return [f"adaptive clipping: {P['n_counts']} counts ({P['quantile_warmup']} of a bisection "
+            "at w0, then one before each pass) of the records whose per-sample gradient norm is "
+            f"at most C_t, plus Gaussian noise of sd {P['count_noise']:.6g} (sensitivity 1 under "
+            f"replace-one); C_(t+1) = C_t exp(-{P['clip_lr']:g} (b - {P['clip_quantile']:g})), "
+            "b the released fraction clipped to [0, 1]; the pass's noise is z 2W C_(t+1)/n, so "
+            "each pass is 1/z-GDP whatever C_(t+1); counts and passes compose exactly, "
+            f"{P['quantile_budget']:g} of the Gaussian part's mu^2 on the counts (joint noise "
+            f"multiplier {P['noise_multiplier_joint']:.6g} for the passes); the noise scales "
+            "shown are those of C_0, pass t's are scaled by C_t/C_0 (params['clip_path'])"]
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def _margins(X, w, p:int, s:float) -> np.ndarray:
@@ -634,7 +769,7 @@ def record_due(t, T, K, p, every):
 def _run(self, problem, plan, options, rng):
     "One kernel call per outer iteration, on the blocks of `noise_blocks`."
     X, P, o, px = problem.X, plan.params, options, problem.p
-    T, K, p, by_sample = P["T"], P["K"], P["smoothness"].shape[0], P["clipping"] == "sample"
+    T, K, p, by_sample = P["T"], P["K"], P["smoothness"].shape[0], P["clipping"] != "coordinate"
     kernel, design = ((dpcd_inner_sparse, (X.data, X.indices, X.indptr)) if problem.sparse
                       else (dpcd_inner_dense, X))
     loss = (problem.loss.code, problem.loss.param)
@@ -653,7 +788,9 @@ def _run(self, problem, plan, options, rng):
     z = _margins(X, w, px, s)
     trace = [(0.0, w[:px].copy())] if o["record_every"] else []
     order = "permutation" if by_sample else "uniform"
+    adapt = _Adaptive(P, problem.loss, problem.y, row_norms(X, s)) if P["clipping"] == "adaptive" else None
     for t, block in enumerate(noise_blocks(rng, P["noise_scales"], T, K, order)):
+        if adapt is not None: block, records = adapt.next_pass(z, block, records, rng)
         kernel(loss, penalty, design, problem.y, z, w, block, scales, avg, records, icpt)
         if avg is not None:
             w = avg.copy()
@@ -661,7 +798,8 @@ def _run(self, problem, plan, options, rng):
         if o["record_every"] and record_due(t, T, K, p, o["record_every"]):
             trace.append(((t + 1) * K / p, w[:px].copy()))
     return Run(coef=w[:px].copy(), n_iter=T * K, passes=T * K / p, trace=trace,
-               intercept=float(s * w[px]) if s else 0.0)
+               intercept=float(s * w[px]) if s else 0.0,
+               params={} if adapt is None else adapt.report())
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def _chunk_state(Xc, yc, w, s:float, by_sample) -> list:
@@ -738,7 +876,7 @@ class DPCD(Solver):
     summary = "private proximal coordinate descent (Algorithm 4.3.1, §4.5)"
     losses = (SquaredLoss, LogisticLoss, HuberLoss)   # the losses the kernels implement
     penalties = (NoPenalty, L1, L2, ElasticNet, Box)
-    clipping = ("coordinate", "sample")
+    clipping = ("coordinate", "sample", "adaptive")
     intercept = True   # fit_intercept: an implicit constant column, X not copied
     sample_weight = True   # weights in [0, sample_weight_bound], applied after clipping
     accountants = ACCOUNTANTS
