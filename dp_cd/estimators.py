@@ -1170,7 +1170,7 @@ class DPRegressor(RegressorMixin, _DPLinearBase):
         budget=None,  # optional BudgetAccountant charged by every fit
         sample_weight_bound=1.0,  # PUBLIC bound W: fit's sample_weight is projected onto [0, W]
         center="private",  # "private" (means released inside ε), PUBLIC centres (p,), or None
-        clipping=None,  # DP-CD's clipping: "coordinate" or "sample" (None: "sample" at clip=2 if private)
+        clipping=None,  # DP-CD's clipping: "coordinate", "sample" or "adaptive" (None: "sample" at clip=2 if private)
         standardize=True,  # features divided by released scales: alpha in standardised units
         refine_bounds=True,  # PUBLIC bounds tightened by a private release inside them (with centre or scales)
     ):
@@ -1265,7 +1265,7 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
         budget=None,  # optional BudgetAccountant charged by every fit (`accountant`: old name)
         sample_weight_bound=1.0,  # PUBLIC bound W: fit's sample_weight is projected onto [0, W]
         center="private",  # "private" (means released inside ε), PUBLIC centres (p,), or None
-        clipping=None,  # DP-CD's clipping: "coordinate" or "sample" (None: "sample" at clip=2 if private)
+        clipping=None,  # DP-CD's clipping: "coordinate", "sample" or "adaptive" (None: "sample" at clip=2 if private)
         standardize=True,  # features divided by released scales: alpha in standardised units
         refine_bounds=True,  # PUBLIC bounds tightened by a private release inside them (with centre or scales)
     ):
