@@ -65,7 +65,7 @@ def dp_cd(
     | None = None,  # record (passes, coef) every this many passes (multiples of K/p)
     sample_weight=None,  # per-record weights (n,), projected onto [0, sample_weight_bound]
     sample_weight_bound: float = 1.0,  # PUBLIC bound W > 0 on the weights (noise, M_j scale by W)
-    selection: str = "uniform",  # coordinates: "uniform" (or permutation with clipping="sample") or "importance" (P(j) ∝ M_j^α)
+    selection: str = "uniform",  # coordinates: "uniform" (or permutation with clipping="sample") or "importance" ($q_j ∝ M_j^α$)
     selection_power: float = 1.0,  # α ≥ 0 of selection="importance" (0: uniform)
     step_rule: str = "constant",  # "constant" (γ_j = γ/M_j) or "dog" (distance over gradients, dense in-memory X)
 ) -> FitResult:
