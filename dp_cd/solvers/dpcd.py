@@ -31,9 +31,10 @@ from .chunks import Progress, check_chunks, hold_chunks, load_chunk
 
 # %% auto 0
 __all__ = ['ACCOUNTANTS', 'dp_cd', 'clip_thresholds', 'dpcd_noise_multiplier', 'dpcd_events', 'row_norms',
-           'sample_clip_thresholds', 'private_smoothness', 'noise_blocks', 'coordinate_setup', 'intercept_setup',
-           'dpcd_inner_dense', 'dpcd_inner_sparse', 'unclipped_count', 'geometric_clip_update', 'record_due', 'DPCD',
-           'smoothness_from_bounds', 'smoothness_from_moments']
+           'sample_clip_thresholds', 'private_smoothness', 'noise_blocks', 'importance_probabilities',
+           'coordinate_blocks', 'coordinate_setup', 'intercept_setup', 'dpcd_inner_dense', 'dpcd_inner_sparse',
+           'dpcd_dog_dense', 'dog_state', 'check_selection', 'selection_params', 'unclipped_count',
+           'geometric_clip_update', 'record_due', 'DPCD', 'smoothness_from_bounds', 'smoothness_from_moments']
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def dp_cd(
@@ -68,6 +69,9 @@ def dp_cd(
     | None = None,  # record (passes, coef) every this many passes (multiples of K/p)
     sample_weight=None,  # per-record weights (n,), projected onto [0, sample_weight_bound]
     sample_weight_bound: float = 1.0,  # PUBLIC bound W > 0 on the weights (noise, M_j scale by W)
+    selection: str = "uniform",  # coordinates: "uniform" (or permutation with clipping="sample") or "importance" ($q_j ∝ M_j^α$)
+    selection_power: float = 1.0,  # α ≥ 0 of selection="importance" (0: uniform)
+    step_rule: str = "constant",  # "constant" (γ_j = γ/M_j) or "dog" (distance over gradients, dense in-memory X)
 ) -> FitResult:
     """Differentially private proximal coordinate descent (thesis Algorithm 4.3.1 with §4.5's
     clipping and constants)."""
@@ -80,7 +84,8 @@ def dp_cd(
         smoothness_budget=smoothness_budget, accountant=accountant, w0=w0,
         fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
         penalize_intercept=penalize_intercept, record_every=record_every,
-        sample_weight=sample_weight, sample_weight_bound=sample_weight_bound)
+        sample_weight=sample_weight, sample_weight_bound=sample_weight_bound,
+        selection=selection, selection_power=selection_power, step_rule=step_rule)
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def clip_thresholds(M, # coordinate-wise smoothness constants M_j (p,), positive
@@ -271,6 +276,36 @@ def noise_blocks(rng:np.random.Generator, # the run's generator
     for _ in range(T):
         if order == "uniform": coords = rng.integers(0, p, size=K, dtype=np.int64)
         else: coords = np.concatenate([rng.permutation(p) for _ in range(K // p)]).astype(np.int64)
+        yield coords, rng.standard_normal(K) * sigma[coords]
+
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
+def importance_probabilities(M, # coordinate-wise constants M_j (p,), positive and finite
+                             power:float=1.0, # α ≥ 0: $q_j ∝ M_j^α$ (0: uniform)
+                            ) -> np.ndarray:
+    "Sampling probabilities $q_j = M_j^α / \\sum_k M_k^α$ of importance sampling (Nesterov 2012)."
+    M = check_array(M, "M", ndim=1)
+    if np.any(M <= 0): raise ValueError("M must be positive")
+    a = check_scalar(power, "selection_power", low=0)
+    logq = a * (np.log(M) - np.log(M).max())   # (no overflow for large α or M_j)
+    q = np.exp(logq)
+    return q / q.sum()
+
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
+def coordinate_blocks(rng:np.random.Generator, # the run's generator
+                      params:dict, # the plan's params: noise_scales, selection[, selection_probs]
+                      T:int, # outer iterations
+                      K:int, # inner iterations
+                      order:str="uniform", # the order of `noise_blocks` for selection="uniform"
+                     ):
+    """`noise_blocks`, or with selection="importance" per outer iteration i.i.d. coordinates
+    $j_k ∼ q$ (int64, K) and fresh noise $η_k ∼ N(0, σ_{j_k}^2)$ (K,)."""
+    sigma = params["noise_scales"]
+    if params.get("selection", "uniform") == "uniform":
+        yield from noise_blocks(rng, sigma, T, K, order)
+        return
+    q = params["selection_probs"]
+    for _ in range(T):
+        coords = rng.choice(q.shape[0], size=K, p=q).astype(np.int64)
         yield coords, rng.standard_normal(K) * sigma[coords]
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
@@ -489,6 +524,63 @@ def dpcd_inner_sparse(loss, penalty,
     else: _dpcd_sparse(loss, penalty, (X, (y,) + records), z, w, block, scales, avg, column)
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
+@njit(cache=True)
+def _dog_step(penalty, w, j, g, state):
+    """One DoG step on coordinate j with the released gradient g (in place); `state` = (θ⁰, M,
+    acc = [r̄, G, ‖θ − θ⁰‖²_M, count], released values (or empty)); returns the change."""
+    ref, M, acc, released = state
+    if acc[3] == 0.0: acc[0] = max(acc[0], abs(g) / math.sqrt(M[j]))   # first step: γ_0 = 1
+    acc[1] += g * g / M[j]
+    step = acc[0] / math.sqrt(acc[1]) / M[j] if acc[1] > 0.0 else 0.0
+    if released.shape[0]: released[int(acc[3])] = g
+    acc[3] += 1.0
+    new = prox_1d(penalty[0], penalty[1], j, w[j] - step * g, step)
+    change = new - w[j]
+    if change != 0.0:
+        acc[2] = max(acc[2] + M[j] * ((new - ref[j]) ** 2 - (w[j] - ref[j]) ** 2), 0.0)
+        acc[0] = max(acc[0], math.sqrt(acc[2]))
+        w[j] = new
+    return change
+
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
+@njit(cache=True)
+def dpcd_dog_dense(loss, penalty, X, records, z, w, block,
+                   clips, # coordinate-wise thresholds C_j (p,; unused with per-sample ones)
+                   state, # `dog_state`: (θ⁰, M, accumulators, released values), updated in place
+                   intercept, # (column of s, its penalty), or (X, penalty) without intercept
+                  ):
+    """K updates of DP-CD with DoG steps on a dense design; `records` = (y, per-sample
+    thresholds or empty[, weights]), as `dpcd_inner_dense`'s; coordinate p is the intercept."""
+    coords, noise = block
+    ones, ones_penalty = intercept
+    p, n, zero = X.shape[1], X.shape[0], np.int64(0)
+    jp, change = zero, 0.0
+    for k in range(coords.shape[0]):
+        j = coords[k]
+        if j == p:   # the intercept: flush the pending update, then its own column
+            if change != 0.0: update_pred_dense(X, z, jp, change)
+            s = update_clipped_sum_dense(loss, ones, records, z, zero, clips[j], zero, 0.0)
+            change = _dog_step(ones_penalty, w, j, s / n + noise[k], state)
+            if change != 0.0: update_pred_dense(ones, z, zero, change)
+            jp, change = zero, 0.0
+            continue
+        s = update_clipped_sum_dense(loss, X, records, z, j, clips[j], jp, change)
+        change = _dog_step(penalty, w, j, s / n + noise[k], state)
+        jp = j
+    if change != 0.0: update_pred_dense(X, z, jp, change)
+
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
+def dog_state(params:dict, # the plan's params (smoothness M_j, T, K)
+              w0:np.ndarray, # the initial point θ⁰ (p,; p + 1 with the intercept)
+              record:bool=False, # keep the released values ĝ_k (T K,) in the state's last array
+             ) -> tuple:
+    "DoG's state: (θ⁰, M, [r̄ = r_ε, G = 0, ‖θ − θ⁰‖²_M = 0, count = 0], released values)."
+    M = np.asarray(params["smoothness"], dtype=float)
+    r_eps = 1e-6 * (1.0 + math.sqrt(float(np.sum(M * w0 ** 2))))
+    released = np.zeros(params["T"] * params["K"]) if record else np.empty(0)
+    return w0.astype(float).copy(), M, np.array([r_eps, 0.0, 0.0, 0.0]), released
+
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def _check_options(self, problem, request, options):
     "dp_cd's options checked, with the initial point `w0`, `K` (= n_inner) and `T` resolved."
     o, loss = dict(options), problem.loss
@@ -508,6 +600,7 @@ def _check_options(self, problem, request, options):
     if o["record_every"] is not None:
         o["record_every"] = check_scalar(o["record_every"], "record_every", low=0, low_open=True)
     _check_weights(o, problem)
+    check_selection(o, problem)
     return o
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
@@ -538,6 +631,44 @@ def _check_sample_clipping(o, p):
     if o["accountant"] == "closed_form":
         raise ValueError("accountant='closed_form' is Theorem 4.3.1 for coordinate-wise clipping; "
                          f"use 'gdp' or 'rdp' with clipping={o['clipping']!r}")
+
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
+def check_selection(o:dict, # dp_cd's options (selection, selection_power, step_rule, ...)
+                    problem, # the validated problem (its X: dense, sparse or row-chunked)
+                   ):
+    """The coordinate selection and the step rule checked: each combination that the accounting or
+    the kernels do not cover is refused, naming the fix."""
+    if o["selection"] not in ("uniform", "importance"):
+        raise ValueError(f"selection must be 'uniform' or 'importance', got {o['selection']!r}")
+    o["selection_power"] = check_scalar(o["selection_power"], "selection_power", low=0)
+    if o["step_rule"] not in ("constant", "dog"):
+        raise ValueError(f"step_rule must be 'constant' or 'dog', got {o['step_rule']!r}")
+    chunked = is_chunked(problem.X)
+    if o["selection"] == "importance":
+        if o["clipping"] != "coordinate":   # "sample" or "adaptive"
+            raise ValueError("selection='importance' needs clipping='coordinate': per-sample "
+                             "clipping's one release per pass needs each coordinate once per pass")
+        if chunked: raise ValueError("selection='importance' runs on an in-memory X only")
+    if o["step_rule"] == "dog":
+        if problem.sparse or chunked:
+            raise ValueError("step_rule='dog' runs on a dense in-memory X only")
+        if o["averaging"]: raise ValueError("step_rule='dog' takes the last iterate: averaging=False")
+        if o["clipping"] == "adaptive":
+            raise ValueError("step_rule='dog' runs with clipping='coordinate' or 'sample', not "
+                             "'adaptive' (a threshold that moves between passes)")
+        if o["step"] != 1.0:
+            raise ValueError("step_rule='dog' sets the steps itself: leave step at 1.0")
+
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
+def selection_params(o:dict, # the checked options
+                     M:np.ndarray, # the plan's constants M_j (p,; p + 1 with the intercept)
+                    ) -> dict:
+    "The plan's params of the selection: its name, α and (importance) the probabilities q_j."
+    out = dict(selection=o["selection"], selection_power=o["selection_power"],
+               step_rule=o["step_rule"])
+    if o["selection"] == "importance":
+        out["selection_probs"] = importance_probabilities(M, o["selection_power"])
+    return out
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 # the documented defaults
@@ -596,6 +727,7 @@ def _plan(self, problem, request, options, rng):
                   fit_intercept=o["fit_intercept"], sample_weight_bound=W,
                   sample_weight=bool(o["weights"].size),
                   **{k: o[k] for k in _ADAPTIVE if o["clipping"] == "adaptive"})
+    params.update(selection_params(o, setup["M"]))   # P(j) from the public M_j: post-processing
     if not request.private:
         params.update(noise_multiplier=0.0, noise_scales=np.zeros(p), count_noise=0.0)
         notes = ["epsilon = inf: no noise, no privacy guarantee"] + setup["notes"]
@@ -789,9 +921,13 @@ def _run(self, problem, plan, options, rng):
     trace = [(0.0, w[:px].copy())] if o["record_every"] else []
     order = "permutation" if by_sample else "uniform"
     adapt = _Adaptive(P, problem.loss, problem.y, row_norms(X, s)) if P["clipping"] == "adaptive" else None
-    for t, block in enumerate(noise_blocks(rng, P["noise_scales"], T, K, order)):
+    dog = dog_state(P, w) if P.get("step_rule") == "dog" else None
+    for t, block in enumerate(coordinate_blocks(rng, P, T, K, order)):
         if adapt is not None: block, records = adapt.next_pass(z, block, records, rng)
-        kernel(loss, penalty, design, problem.y, z, w, block, scales, avg, records, icpt)
+        if dog is None:
+            kernel(loss, penalty, design, problem.y, z, w, block, scales, avg, records, icpt)
+        else: dpcd_dog_dense(loss, penalty, design, (problem.y,) + records, z, w, block,
+                             scales[1], dog, icpt or (X, penalty))
         if avg is not None:
             w = avg.copy()
             z = _margins(X, w, px, s)
