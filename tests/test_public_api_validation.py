@@ -107,7 +107,7 @@ RECORD = "a result record the library builds from checked values, not an entry p
 SKIP = {
     **{f"dp_cd.{q}": RECORD for q in (
         "privacy.audit.AuditResult", "privacy.bounds.BoundsRelease", "privacy.bounds.CenterRelease",
-        "privacy.bounds.ScaleRelease",
+        "privacy.bounds.ScaleRelease", "privacy.bounds.TwoSidedRelease",
         "privacy.mechanisms.SelectionCalibration", "solvers.contract.Run", "solvers.contract.FitResult",
         "solvers.dpgcd.DPGCDCalibration", "solvers.growth.GrowthResult", "solvers.reference.SolverResult",
         "solvers.tuning.SelectionResult")},
