@@ -447,8 +447,8 @@ def _add_private_spread(b:_DataBounds, X, eps, delta, share, rng, releases:int, 
     histogram of the deviations x_ij - c_j (c is public once released; `private_two_sided_bounds`),
     with the noise multiplier of the earlier releases (`releases`: how many the share `share` of
     (ε, δ) pays for in all). Where both sides are located and 2 max(B⁻_j, B⁺_j) < B_j, the box
-    becomes [c_j - 2 max, c_j + 2 max] (one bin of slack); otherwise it is kept. The columns `known` (one-hot, declared)
-    keep theirs."""
+    becomes [c_j - 2 max, c_j + 2 max] (one bin of slack); otherwise it is kept. The columns
+    `known` (one-hot, declared) keep theirs."""
     p, c = X.shape[1], b.raw_center
     cols = np.arange(p) if known is None else np.flatnonzero(~np.asarray(known))
     if c is None or len(cols) == 0 or sp.issparse(X): return b
@@ -1170,9 +1170,9 @@ class DPRegressor(RegressorMixin, _DPLinearBase):
         budget=None,  # optional BudgetAccountant charged by every fit
         sample_weight_bound=1.0,  # PUBLIC bound W: fit's sample_weight is projected onto [0, W]
         center="private",  # "private" (means released inside ε), PUBLIC centres (p,), or None
-        clipping=None,  # DP-CD's clipping: "coordinate", "sample" or "adaptive" (None: "sample" at clip=2 if private)
+        clipping=None,  # DP-CD's: "coordinate", "sample", "adaptive" (None: "sample", clip=2, if private)
         standardize=True,  # features divided by released scales: alpha in standardised units
-        refine_bounds=True,  # PUBLIC bounds tightened by a private release inside them (with centre or scales)
+        refine_bounds=True,  # PUBLIC bounds tightened privately inside them (with a centre or scales)
     ):
         self._set(locals())
 
@@ -1265,9 +1265,9 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
         budget=None,  # optional BudgetAccountant charged by every fit (`accountant`: old name)
         sample_weight_bound=1.0,  # PUBLIC bound W: fit's sample_weight is projected onto [0, W]
         center="private",  # "private" (means released inside ε), PUBLIC centres (p,), or None
-        clipping=None,  # DP-CD's clipping: "coordinate", "sample" or "adaptive" (None: "sample" at clip=2 if private)
+        clipping=None,  # DP-CD's: "coordinate", "sample", "adaptive" (None: "sample", clip=2, if private)
         standardize=True,  # features divided by released scales: alpha in standardised units
-        refine_bounds=True,  # PUBLIC bounds tightened by a private release inside them (with centre or scales)
+        refine_bounds=True,  # PUBLIC bounds tightened privately inside them (with a centre or scales)
     ):
         self._set(locals())
         self.classes = classes

@@ -48,11 +48,11 @@ def dp_cd(
     n_passes: int = 10,  # passes over the data: T*K/p coordinate updates in total
     step: float = 1.0,  # step-size hyperparameter gamma: gamma_j = gamma / M_j
     clip=1.0,  # C > 0 (C_j = sqrt(M_j/tr M) C), explicit thresholds (p,), or np.inf (only if epsilon = inf)
-    clipping: str = "coordinate",  # "coordinate" (§4.5.1, the papers), "sample" (per-sample ℓ2 clipping at C, permutation order) or "adaptive" (per-sample, C follows a private quantile)
-    clip_quantile: float | None = None,  # "adaptive": target fraction γ ∈ (0, 1) of unclipped per-sample gradients (None: 0.5)
-    clip_lr: float | None = None,  # "adaptive": η > 0 of the update C ← C exp(−η(b̃ − γ)) before each pass (None: 0.5)
-    quantile_budget: float | None = None,  # "adaptive": share ρ ∈ (0, 1) of the Gaussian part's μ² spent on the counts (None: 0.01)
-    quantile_warmup: int | None = None,  # "adaptive": counts of a bisection for C at w0, before the first pass (None: 8)
+    clipping: str = "coordinate",  # "coordinate" (§4.5.1), "sample" (per-sample ℓ2 at C) or "adaptive"
+    clip_quantile: float | None = None,  # "adaptive": target unclipped fraction γ ∈ (0, 1) (None: 0.9)
+    clip_lr: float | None = None,  # "adaptive": η > 0 of C ← C exp(−η(b̃ − γ)) (None: 0.5)
+    quantile_budget: float | None = None,  # "adaptive": share ρ ∈ (0, 1) of μ² for the counts (None: 0.01)
+    quantile_warmup: int | None = None,  # "adaptive": counts bisecting C at w0 before pass 1 (None: 8)
     n_inner: int
     | None = None,  # K, updates per outer iteration (default p; a multiple of p for clipping="sample")
     averaging: bool = False,  # True: $w^{t+1}$ = mean of the K inner iterates (Algorithm 4.3.1); False: last iterate
@@ -69,9 +69,9 @@ def dp_cd(
     | None = None,  # record (passes, coef) every this many passes (multiples of K/p)
     sample_weight=None,  # per-record weights (n,), projected onto [0, sample_weight_bound]
     sample_weight_bound: float = 1.0,  # PUBLIC bound W > 0 on the weights (noise, M_j scale by W)
-    selection: str = "uniform",  # coordinates: "uniform" (or permutation with clipping="sample") or "importance" ($q_j ∝ M_j^α$)
+    selection: str = "uniform",  # "uniform" (a permutation per pass if per-sample) or "importance" ($q_j ∝ M_j^α$)
     selection_power: float = 1.0,  # α ≥ 0 of selection="importance" (0: uniform)
-    step_rule: str = "constant",  # "constant" (γ_j = γ/M_j) or "dog" (distance over gradients, dense in-memory X)
+    step_rule: str = "constant",  # "constant" ($γ_j = γ/M_j$) or "dog" (distance over gradients, dense X)
 ) -> FitResult:
     """Differentially private proximal coordinate descent (thesis Algorithm 4.3.1 with §4.5's
     clipping and constants)."""
@@ -652,7 +652,8 @@ def check_selection(o:dict, # dp_cd's options (selection, selection_power, step_
     if o["step_rule"] == "dog":
         if problem.sparse or chunked:
             raise ValueError("step_rule='dog' runs on a dense in-memory X only")
-        if o["averaging"]: raise ValueError("step_rule='dog' takes the last iterate: averaging=False")
+        if o["averaging"]:
+            raise ValueError("step_rule='dog' takes the last iterate: averaging=False")
         if o["clipping"] == "adaptive":
             raise ValueError("step_rule='dog' runs with clipping='coordinate' or 'sample', not "
                              "'adaptive' (a threshold that moves between passes)")
@@ -788,7 +789,8 @@ def unclipped_count(loss:Loss, # the loss, e.g. LogisticLoss()
                     clip:float, # the threshold C > 0 (inf: every record)
                    ) -> int:
     "Records whose per-sample gradient norm $|\\phi'(x_i^\\top\\theta, y_i)|\\,\\|x_i\\|$ is at most C."
-    if not isinstance(loss, Loss): raise TypeError(f"loss must be a Loss, got {type(loss).__name__}")
+    if not isinstance(loss, Loss):
+        raise TypeError(f"loss must be a Loss, got {type(loss).__name__}")
     C = check_scalar(clip, "clip", low=0, low_open=True, allow_inf=True)
     z, y, norms = (np.asarray(a, dtype=float) for a in (margins, y, norms))
     if not (z.ndim == 1 and z.shape == y.shape == norms.shape):
