@@ -18,8 +18,8 @@ from .contract import (InProcess, Problem, check_chunks, check_chunked_labels,
 # %% auto 0
 __all__ = ['SHAPE_ERROR', 'NPY_SOURCES', 'TABLE_SUFFIXES', 'run_seed', 'chunk_generator', 'connect', 'dask_client', 'all_finite',
            'check_finite', 'load_chunk', 'checked_chunks', 'ChunkBuffer', 'LazyChunk', 'open_chunks', 'chunk_row_norms',
-           'map_chunks', 'reduce_chunks', 'ChunkHolder', 'HeldChunks', 'hold_chunks', 'Progress', 'table_rows',
-           'chunked_table', 'NpyRows', 'npy_chunks']
+           'map_chunks', 'reduce_chunks', 'ChunkHolder', 'HeldChunks', 'hold_chunks', 'table_rows', 'chunked_table',
+           'NpyRows', 'npy_chunks']
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 def run_seed(rng:np.random.Generator, # the run's generator (one draw is consumed)
@@ -305,24 +305,6 @@ def hold_chunks(ex, # `executor()`
         del futures, parts, where, mine   # (the traceback keeps this frame: drop its references)
         raise e.with_traceback(None) from None
     return HeldChunks(holders, [[span[0] for _, span in fs] for fs in mine.values()], tuple(futures))
-
-# %% ../../nbs/03_solvers/02_chunks.ipynb
-class Progress:
-    "A text progress bar of `total` rounds on stderr, drawn at most twice a second (if enabled)."
-    def __init__(self, total:int, label:str="rounds", enabled:bool|None=None):
-        self.total, self.label, self.done, self.t0, self.shown = total, label, 0, time.time(), 0.0
-        self.enabled = os.environ.get("DP_CD_PROGRESS", "") == "1" if enabled is None else enabled
-
-    def tick(self, count:int=1):
-        "Count `count` rounds done; redraw the bar if enabled and due."
-        self.done += count
-        now = time.time()
-        if self.enabled and (now - self.shown > 0.5 or self.done >= self.total):
-            self.shown, frac = now, self.done / max(self.total, 1)
-            bar = "#" * int(30 * frac)
-            sys.stderr.write(f"\r{self.label}: [{bar:<30}] {self.done}/{self.total} "
-                             f"{now - self.t0:.1f} s")
-            if self.done >= self.total: sys.stderr.write("\n")
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 def _header(path:Path) -> tuple:
