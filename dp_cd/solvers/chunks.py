@@ -65,7 +65,9 @@ def dask_client(address:str|None=None, # a scheduler's address; None: start a lo
     except ImportError as e:
         raise ImportError('a Dask cluster needs dp_cd[dask]: pip install "dp_cd[dask]"') from e
     with LocalCluster(host="127.0.0.1", protocol="tcp://", dashboard_address=None,
-                      n_workers=n_workers, processes=processes, silence_logs=50) as cluster:   # 50: CRITICAL
+                      n_workers=n_workers, processes=processes, silence_logs=50,   # 50: CRITICAL
+                      scheduler_kwargs={"dashboard_address": "127.0.0.1:0"}) as cluster:   # (its HTTP
+        # server: on a free loopback port, not 8787, which may be taken)
         with Client(cluster, set_as_default=True) as client: yield client
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
