@@ -7,14 +7,14 @@ from __future__ import annotations
 import argparse, contextlib, dataclasses, inspect, json, math, os, re, signal, sys, time, warnings
 from pathlib import Path
 import numpy as np
-import scipy.sparse as sp
 import dp_cd
 from .utils import PrivacyLeakWarning
 from .datasets import DatasetError, available, format_available
 from .estimators import (DPRegressor, DPClassifier, BudgetExceededError, LOSSES,
                                BoundsFallbackWarning)
 from .tuned import DPClassifierCV, DPRegressorCV
-from .solvers.contract import SOLVERS, get_solver
+from .solvers.contract import SOLVERS, chunked_solvers, get_solver
+from .solvers.chunks import TABLE_SUFFIXES, chunked_table, dask_client, table_rows
 from .io import (InputError, MAX_ABS_VALUE, check_output, count_records, csv_columns,
                       label_codes, label_text, one_line, parse_labels, read_features,
                       read_table, write_atomic, write_error)
@@ -114,7 +114,7 @@ def _check_bounds(args):
 # %% ../nbs/06_api/02_cli.ipynb
 FIT_DEFAULTS = dict(solver="dp-cd", passes=10.0, alpha=1e-3)   # --clipping: the estimators' default
 TUNE_CHOOSES = ("solver", "passes", "step", "clip", "clipping", "smoothness", "smoothness_bound",
-                "loss", "dask")   # options of a plain fit that --tune refuses
+                "loss", "dask", "scheduler")   # options of a plain fit that --tune refuses
 
 def _fit_options(args):
     "With --tune, one line naming the options it refuses; without, the documented defaults."
@@ -165,25 +165,24 @@ def _fit_cmd(args):
 def _check_budget(acc, args):
     "Refuse before reading the data: only the public n is needed for the default delta."
     if args.delta is not None: return acc.check(float(args.epsilon), args.delta)
-    n = count_records(args.data, args.data_dir)
+    parquet = Path(args.data).suffix.lower() in TABLE_SUFFIXES[1:]   # (n from its metadata)
+    n = table_rows(args.data) if parquet else count_records(args.data, args.data_dir)
     if n > 0: acc.check(float(args.epsilon), 1.0 / n**2)   # n = 0: reading the data reports it
 
 # %% ../nbs/06_api/02_cli.ipynb
 def _fit(args, acc):
     "Read, fit, save (model and ledger together) and report."
-    client = None if args.tune else _dask_client(args)   # --dask: reached before the data is read
-    private = bool(args.tune) or math.isfinite(args.epsilon)   # then values are mapped, not refused
-    X, y, names, tname, known_task = read_table(args.data, args.target, args.data_dir, private,
-                                           _text_labels(args))
-    test = _read_test(args, X.shape[1])
-    task, Est, loss = _task(args, y, tname, known_task)
-    est = _tuned_estimator(args, task, acc) if args.tune else _estimator(args, Est, loss, acc)
-    labels = _classes(args, y, tname, known_task) if task == "classification" else None
-    if labels: est.set_params(classes=labels.values)
-    label = ("dp-cd fit --tune (private search)" if args.tune
-             else f"dp-cd fit ({args.solver}, {args.passes:g} passes)")
-    with client or contextlib.nullcontext():
-        elapsed, leaks = _fit_with_progress(est, _on_cluster(X, client), y, label, (names, tname))
+    with contextlib.ExitStack() as stack:   # --dask: the cluster, reached before the data is read
+        client = _dask_client(args, stack)
+        X, y, names, tname, known_task = _read_train(args, client)
+        test = _read_test(args, X.shape[1])
+        task, Est, loss = _task(args, y, tname, known_task)
+        est = _tuned_estimator(args, task, acc) if args.tune else _estimator(args, Est, loss, acc)
+        labels = _classes(args, y, tname, known_task) if task == "classification" else None
+        if labels: est.set_params(classes=labels.values)
+        label = ("dp-cd fit --tune (private search)" if args.tune
+                 else f"dp-cd fit ({args.solver}, {args.passes:g} passes)")
+        elapsed, leaks = _fit_with_progress(est, X, y, label, (names, tname))
     for m in leaks: print(f"dp-cd: PrivacyLeakWarning: {_in_cli_terms(m)}", file=sys.stderr)
     d = model_to_dict(est, source=str(args.data), feature_names=names)
     seconds = None if args.tune else elapsed   # a search's time grows with K, not released
@@ -191,7 +190,7 @@ def _fit(args, acc):
     if labels: d["class_labels"] = labels.texts   # as the user gave them, for `predict`
     save_fit(d, args.out, acc, args.budget_file)
     if args.json: print(json.dumps(d))
-    else: _report_fit(args, est, X, task, loss, elapsed, acc, test, labels)
+    else: _report_fit(args, est, (len(y), X.shape[1]), task, loss, elapsed, acc, test, labels)
     return 0
 
 # %% ../nbs/06_api/02_cli.ipynb
@@ -248,24 +247,25 @@ def _text_labels(args) -> dict|None:
     return None if getattr(args, "classes", None) is None else label_codes(args.classes)
 
 # %% ../nbs/06_api/02_cli.ipynb
-def _dask_client(args):
-    "A client of the scheduler of --dask (or $DP_CD_DASK), or None; one error if unreachable."
-    address = args.dask or os.environ.get("DP_CD_DASK")
-    if not address: return None
-    from dp_cd.solvers.chunks import chunked_solvers, connect
+def _dask_client(args, stack):
+    "--dask's client (a local cluster; --scheduler, $DP_CD_DASK) closed with `stack`, else None."
+    address = args.scheduler or os.environ.get("DP_CD_DASK")
+    if args.tune or not (args.dask or address): return None
     if args.solver not in chunked_solvers():
         raise CLIError(f"--dask runs the solvers {chunked_solvers()}, got --solver "
                        f"{args.solver}", 2)
-    try: return connect(address)
+    try: return stack.enter_context(dask_client(address))
     except (ConnectionError, ImportError) as e: raise CLIError(str(e)) from None
 
-# %% ../nbs/06_api/02_cli.ipynb
-def _on_cluster(X, client, rows:int=100_000):
-    "X as a row-chunked dask array when a client is given (dense only), else X."
-    if client is None: return X
-    if sp.issparse(X): raise CLIError("--dask needs dense data (the chunked path is dense)", 2)
-    import dask.array as da
-    return da.from_array(np.asarray(X, dtype=np.float64), chunks=(rows, -1))
+def _read_train(args, client):
+    """The training table: in memory, or with a client read lazily on its cluster (CSV, Parquet:
+    `chunked_table`); a private fit maps a value that is not a number to a missing one."""
+    private = bool(args.tune) or math.isfinite(args.epsilon)
+    if client is None: return read_table(args.data, args.target, args.data_dir, private,
+                                         _text_labels(args))
+    try: X, y, names, tname = chunked_table(args.data, args.target, _text_labels(args), persist=True)
+    except ValueError as e: raise CLIError(str(e)) from None
+    return X.to_dask_array(lengths=True), np.asarray(y), names, tname, None   # (as in memory)
 
 # %% ../nbs/06_api/02_cli.ipynb
 def _estimator(args, Est, loss, acc):
@@ -356,12 +356,12 @@ def _format_score(score:float) -> str:
     return f"not finite ({score}): numerical overflow, rescale the data"
 
 # %% ../nbs/06_api/02_cli.ipynb
-def _report_fit(args, est, X, task, loss, elapsed, acc, test=None, labels=None):
+def _report_fit(args, est, shape, task, loss, elapsed, acc, test=None, labels=None):
     how = (f"tuned privately, selected: {selected_text(est.best_params_)}" if args.tune
            else f"{args.solver}, loss={loss}")
     took = "" if args.tune else f" in {elapsed:.2f}s"   # a search's time would reveal K
     print(f"trained {type(est).__name__} ({how}, penalty={args.penalty}, alpha={est.alpha:g}) "
-          f"on {X.shape[0]} records x {X.shape[1]} features{took}")
+          f"on {shape[0]} records x {shape[1]} features{took}")
     if labels is not None: print(_labels_line(labels, args.data))
     if args.tune:
         print("the search, the selection and the model are all covered by the privacy report "
@@ -609,9 +609,11 @@ def _add_fit(sub):
     _add_model_options(f)
     _add_bounds_options(f)
     f.add_argument("--seed", type=int, default=None, help="random seed")
-    f.add_argument("--dask", default=None, metavar="SCHEDULER_ADDRESS", help="fit on the Dask "
-                   "cluster of this scheduler (default $DP_CD_DASK; dp-cd, dp-bcd, dp-gcd, dp-sgd, "
-                   "dp-scd, output-perturbation; needs dp_cd[dask])")
+    f.add_argument("--dask", action="store_true", default=None, help="read a .csv or .parquet table lazily and fit "
+                   "on a Dask cluster: a local one on 127.0.0.1 (or --scheduler); the solvers "
+                   f"{'/'.join(chunked_solvers())}; needs dp_cd[dask]")
+    f.add_argument("--scheduler", default=None, metavar="ADDRESS", help="--dask on the cluster of "
+                   "this scheduler (default $DP_CD_DASK)")
     f.add_argument("--data-dir", default=None,
                    help="data directory for named datasets (default $DP_CD_DATA)")
     _add_budget_options(f)

@@ -4,10 +4,10 @@
 
 # %% ../nbs/00_core/02_progress.ipynb 1
 from __future__ import annotations
-import sys, threading, time
+import os, sys, threading, time
 
 # %% auto 0
-__all__ = ['progress_line', 'Progress']
+__all__ = ['ACTIVE', 'progress_line', 'Progress', 'rounds']
 
 # %% ../nbs/00_core/02_progress.ipynb
 def progress_line(label:str, # what runs, e.g. "dp-cd demo"
@@ -24,6 +24,9 @@ def progress_line(label:str, # what runs, e.g. "dp-cd demo"
     return f"{label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}{elapsed}"
 
 # %% ../nbs/00_core/02_progress.ipynb
+ACTIVE = []   # the bars entered and not yet left, the innermost last
+
+
 class Progress:
     "A progress bar on stderr, drawn by a thread after `delay` seconds, only on a terminal."
     def __init__(self, label:str, # what runs
@@ -38,14 +41,24 @@ class Progress:
         self.delay, self.interval, self.width = delay, interval, 0
         self.enabled = bool(getattr(self.stream, "isatty", lambda: False)())
         self._stop, self._thread = threading.Event(), None
+        self.eager, self._t0, self._shown = False, time.monotonic(), 0.0   # (see `rounds`)
 
     def update(self, done, total=None):
         "Record `done` steps out of `total` (if given)."
         self.done, self.total = done, total if total is not None else self.total
 
     def tick(self, count:int=1):
-        "Count `count` more steps done."
+        "Count `count` more steps done (an `eager` bar draws its line now, if due)."
         self.done += count
+        if self.eager: self._draw_due()
+
+    def _draw_due(self):
+        "The line, drawn at most every `interval` seconds and at the last step (then a newline)."
+        now, last = time.monotonic(), bool(self.total) and self.done >= self.total
+        if now - self._shown < self.interval and not last: return
+        self._shown = now
+        self._draw(progress_line(self.label, self.done, self.total, now - self._t0))
+        if last: self.stream.write("\n")
 
     def _draw(self, line):
         self.stream.write("\r" + line.ljust(self.width))
@@ -63,11 +76,26 @@ class Progress:
         self.stream.write("\r")
 
     def __enter__(self):
+        ACTIVE.append(self)   # the bar drawn now: a solver's rounds count on it (`rounds`)
         if self.enabled:
             self._thread = threading.Thread(target=self._loop, daemon=True)
             self._thread.start()
         return self
 
     def __exit__(self, *exc):
+        if self in ACTIVE: ACTIVE.remove(self)
         self._stop.set()
         if self._thread is not None: self._thread.join()
+
+# %% ../nbs/00_core/02_progress.ipynb
+def rounds(total:int, # rounds the solver will run
+           label:str, # what runs, e.g. "dp-cd updates"
+          ) -> Progress:
+    """The bar of a solver's `total` rounds, ticked once per round: the innermost bar entered (the
+    command line's) counts them; else a bar of its own, drawn on `tick` if `DP_CD_PROGRESS=1`."""
+    if ACTIVE:
+        ACTIVE[-1].update(0, total)
+        return ACTIVE[-1]
+    bar = Progress(label, total)
+    bar.enabled = bar.eager = os.environ.get("DP_CD_PROGRESS", "") == "1"
+    return bar

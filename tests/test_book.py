@@ -252,15 +252,15 @@ def test_commands_of_the_text_are_found_and_checked():
     "Commands in spans and blocks are found; a missing file, option or reproduction is named."
     nb = _nb([_md('Run `python tools/execute_nbs.py --flags slow nbs/11a_old.ipynb`, or\n'
                   '```\nDP_CD_DATA=/path/to/data dp-cd reproduce table-d1 --quick\n```\n'
-                  'with `--quick` (not a command) and `dp-cd fit --dask ADDRESS`.'),
+                  'with `--quick` (not a command) and `dp-cd fit --scheduler ADDRESS`.'),
               _code('python tools/nothing.py')])
     assert [c for _, c in bb.shell_commands(nb)] == [
         'DP_CD_DATA=/path/to/data dp-cd reproduce table-d1 --quick',
-        'python tools/execute_nbs.py --flags slow nbs/11a_old.ipynb', 'dp-cd fit --dask ADDRESS']
+        'python tools/execute_nbs.py --flags slow nbs/11a_old.ipynb', 'dp-cd fit --scheduler ADDRESS']
     assert bb.command_problems('python tools/execute_nbs.py nbs/11a_old.ipynb') == \
         ['no file nbs/11a_old.ipynb']
     for ok in ['python tools/execute_nbs.py --flags slow nbs/CHAPTER.ipynb', 'dp-cd reproduce NAME',
-               'dp-cd fit --dask ADDRESS', 'dp-cd fit data.csv --target price --out m.json | head -3',
+               'dp-cd fit --scheduler ADDRESS', 'dp-cd fit data.csv --target price --out m.json | head -3',
                'python3 -m venv .venv && .venv/bin/dp-cd demo']:
         assert bb.command_problems(ok) == [], ok
     for bad, why in [('dp-cd reproduce table-d9', 'unknown reproduction'),

@@ -244,7 +244,7 @@ def command_problems(command: str) -> list:
 def _cli_problems(args) -> list:
     """Problems of `dp-cd ARGS`: an option, sub-command or value its parser refuses, or a
     reproduction it does not know. The text may name a command without its arguments (`dp-cd fit
-    --tune`, `dp-cd fit --dask ADDRESS`): a missing argument is not a problem, placeholders are
+    --tune`, `dp-cd fit --scheduler ADDRESS`): a missing argument is not a problem, placeholders are
     replaced by a value."""
     import contextlib, io
     from dp_cd import cli

@@ -13,9 +13,9 @@ from llvmlite import ir
 from ..utils import check_array, check_scalar, as_design, PrivacyLeakWarning
 
 # %% auto 0
-__all__ = ['SQUARED', 'LOGISTIC', 'HUBER', 'HINGE', 'Loss', 'SquaredLoss', 'LogisticLoss', 'HuberLoss', 'feature_bounds',
-           'loss_value', 'loss_deriv', 'loss_curvature', 'residual_scale', 'loss_hess', 'loss_conj', 'coord_grad_dense',
-           'coord_grad_sparse', 'ref_clipped_coord_sum_dense', 'ref_clipped_coord_sum_sparse',
+__all__ = ['SQUARED', 'LOGISTIC', 'HUBER', 'HINGE', 'check_w', 'Loss', 'SquaredLoss', 'LogisticLoss', 'HuberLoss',
+           'feature_bounds', 'loss_value', 'loss_deriv', 'loss_curvature', 'residual_scale', 'loss_hess', 'loss_conj',
+           'coord_grad_dense', 'coord_grad_sparse', 'ref_clipped_coord_sum_dense', 'ref_clipped_coord_sum_sparse',
            'clipped_coord_grad_dense', 'clipped_coord_grad_sparse', 'coord_grad_samples_dense',
            'coord_grad_samples_sparse', 'update_pred_dense', 'update_pred_sparse', 'loss_deriv_vec', 'loss_hess_vec',
            'loss_value_mean', 'loss_conj_mean', 'fast_exp', 'kernel_deriv', 'kernel_deriv_range',
@@ -26,7 +26,7 @@ __all__ = ['SQUARED', 'LOGISTIC', 'HUBER', 'HINGE', 'Loss', 'SquaredLoss', 'Logi
 SQUARED, LOGISTIC, HUBER = 0, 1, 2   # a loss as the kernels know it: an integer code
 
 # %% ../../nbs/01_model/02_losses.ipynb
-def _check_w(w, p, name="w"):
+def check_w(w, p, name="w"):
     w = check_array(w, name, ndim=1)
     if w.shape[0] != p: raise ValueError(f"{name} has {w.shape[0]} entries but X has {p} columns")
     return w
@@ -67,7 +67,7 @@ class Loss:
         if None)."""
         X, is_sparse = as_design(X, "X")
         y = self.check_y(y, X.shape[0])
-        w = np.zeros(X.shape[1]) if w is None else _check_w(w, X.shape[1])
+        w = np.zeros(X.shape[1]) if w is None else check_w(w, X.shape[1])
         return X, is_sparse, y, w
 
     def value(self, X, # design matrix (n, p), dense or sparse

@@ -9,13 +9,13 @@ import numpy as np
 from ..utils import check_scalar
 from .events import (DPEvent, GaussianEvent, LaplaceEvent, PureDPEvent,
                                   BoundedRangeEvent, ZCDPEvent, PoissonSubsampledGaussianEvent,
-                                  _leaves, check_delta, check_epsilon, check_relation)
+                                  leaves, check_delta, check_epsilon, check_relation)
 from .formulas import (rr_delta, rr_epsilon, optimal_composition_delta,
-                                    optimal_composition_epsilon, _azuma_delta, _azuma_epsilon,
+                                    optimal_composition_epsilon, azuma_delta, azuma_epsilon,
                                     rdp_pure, rdp_gaussian, rdp_laplace, rdp_bounded_range,
-                                    rdp_poisson_subsampled_gaussian, _rdp_to_epsilon, _rdp_to_delta,
-                                    zcdp_epsilon, zcdp_delta, gdp_epsilon, gdp_delta, _half_inv_sq,
-                                    _conv)
+                                    rdp_poisson_subsampled_gaussian, rdp_to_epsilon_checked, rdp_to_delta_checked,
+                                    zcdp_epsilon, zcdp_delta, gdp_epsilon, gdp_delta, half_inv_sq,
+                                    check_conversion)
 
 # %% auto 0
 __all__ = ['PURE_EPSILON', 'DEFAULT_ORDERS', 'RDP_CURVES', 'ZCDP_RHO', 'Accountant', 'PureDPAccountant',
@@ -45,7 +45,7 @@ class Accountant:
     def _add(self, e, count): raise NotImplementedError
     def supports(self, event:DPEvent) -> bool:
         "Whether every elementary event inside `event` has a valid bound in this accountant."
-        try: return all(self._supports_leaf(e) for e, _ in _leaves(event))
+        try: return all(self._supports_leaf(e) for e, _ in leaves(event))
         except TypeError: return False
     def compose(self, event:DPEvent, count:int=1):
         "Add `count` adaptive repetitions of `event` to the ledger; returns self."
@@ -54,7 +54,7 @@ class Accountant:
         count = check_scalar(count, "count", low=1, integer=True)
         if not self.supports(event):
             raise ValueError(f"event {event!r} is not supported by {self.name}")
-        for e, c in _leaves(event, count): self._add(e, c)
+        for e, c in leaves(event, count): self._add(e, c)
         self._ledger.append((event, count))
         return self
     def get_epsilon(self, delta:float) -> float:
@@ -110,8 +110,8 @@ class AdvancedCompositionAccountant(Accountant):
     def _epsilon(self, d):
         if not self._eps: return 0.0
         E, V, drv, th = self._sums()
-        if self.method == "drv": return _azuma_epsilon(drv, V, d)
-        cands = [rr_epsilon(E, d), _azuma_epsilon(th, V, d)]
+        if self.method == "drv": return azuma_epsilon(drv, V, d)
+        cands = [rr_epsilon(E, d), azuma_epsilon(th, V, d)]
         if len(self._eps) == 1:
             ((x, k),) = self._eps.items()
             cands.append(optimal_composition_epsilon(x, k, d))
@@ -119,8 +119,8 @@ class AdvancedCompositionAccountant(Accountant):
     def _delta(self, e):
         if not self._eps: return 0.0
         E, V, drv, th = self._sums()
-        if self.method == "drv": return _azuma_delta(drv, V, e)
-        cands = [rr_delta(E, e), _azuma_delta(th, V, e)]
+        if self.method == "drv": return azuma_delta(drv, V, e)
+        cands = [rr_delta(E, e), azuma_delta(th, V, e)]
         if len(self._eps) == 1:
             ((x, k),) = self._eps.items()
             cands.append(optimal_composition_delta(x, k, e))
@@ -186,7 +186,7 @@ class RDPAccountant(Accountant):
         o = np.array(DEFAULT_ORDERS if orders is None else orders, dtype=float)
         if o.ndim != 1 or o.size == 0 or not np.all(o > 1) or not np.all(np.isfinite(o)):
             raise ValueError("orders must be a non-empty 1-d sequence of finite numbers > 1")
-        self.orders, self.conversion = o, _conv(conversion)
+        self.orders, self.conversion = o, check_conversion(conversion)
         self.relation = check_relation(relation)
         self.rdp = np.zeros_like(o)
         self.name = f"RDP ({conversion} conversion)"
@@ -195,17 +195,17 @@ class RDPAccountant(Accountant):
 
     def _epsilon(self, d):
         return (
-            _rdp_to_epsilon(self.orders, self.rdp, d, self.conversion)[0] if self.rdp.any() else 0.0
+            rdp_to_epsilon_checked(self.orders, self.rdp, d, self.conversion)[0] if self.rdp.any() else 0.0
         )
 
     def _delta(self, e):
-        return _rdp_to_delta(self.orders, self.rdp, e, self.conversion)[0] if self.rdp.any() else 0.0
+        return rdp_to_delta_checked(self.orders, self.rdp, e, self.conversion)[0] if self.rdp.any() else 0.0
 
 # %% ../../nbs/02_privacy/03_accountants.ipynb
 def _half_sq(x): return x * x / 2
 
 ZCDP_RHO = {   # the ρ of each event: ρ-zCDP (Gaussian 1/(2z²), ε-BR ε²/8, ε-DP ε²/2)
-    GaussianEvent: lambda acc, e: _half_inv_sq(e.noise_multiplier),
+    GaussianEvent: lambda acc, e: half_inv_sq(e.noise_multiplier),
     ZCDPEvent: lambda acc, e: e.rho,
     BoundedRangeEvent: lambda acc, e: e.epsilon**2 / 8,
     **{cls: lambda acc, e, pure=pure: _half_sq(pure(acc, e))
@@ -219,7 +219,7 @@ class ZCDPAccountant(Accountant):
 
     def __init__(self, conversion:str="cks"): # "cks" or "mironov"
         super().__init__()
-        self.conversion = _conv(conversion)
+        self.conversion = check_conversion(conversion)
         self.rho = 0.0
         self.name = f"zCDP ({conversion} conversion)"
     events = ZCDP_RHO
@@ -238,7 +238,7 @@ class GDPAccountant(Accountant):
 
     @property
     def mu(self) -> float: return math.sqrt(self.mu2)
-    events = {GaussianEvent: lambda acc, e: _half_inv_sq(e.noise_multiplier)}   # μ²/2 = 1/(2z²)
+    events = {GaussianEvent: lambda acc, e: half_inv_sq(e.noise_multiplier)}   # μ²/2 = 1/(2z²)
     def _add(self, e, c): self.mu2 += 2 * c * self._value(e)
     def _epsilon(self, d): return gdp_epsilon(self.mu, d)
     def _delta(self, e): return gdp_delta(self.mu, e)

@@ -9,7 +9,7 @@ import numpy as np
 from ..utils import check_scalar
 from .events import (PoissonSubsampledGaussianEvent, check_delta, check_epsilon,
                                   check_relation, check_noise_multiplier, check_steps)
-from .formulas import gdp_epsilon, zcdp_epsilon, _half_inv_sq
+from .formulas import gdp_epsilon, zcdp_epsilon, half_inv_sq
 from .accountants import RDPAccountant
 
 # %% auto 0
@@ -27,8 +27,8 @@ def epsilon_gaussian(
     "ε of `steps` adaptive Gaussian releases with noise multiplier `noise_multiplier`."
     z, k, d = check_noise_multiplier(noise_multiplier), check_steps(steps), check_delta(delta)
     if method == "gdp": return gdp_epsilon(math.sqrt(k) / z, d)
-    if method == "rdp": return zcdp_epsilon(k * _half_inv_sq(z), d, "cks")
-    if method == "rdp_mironov": return zcdp_epsilon(k * _half_inv_sq(z), d, "mironov")
+    if method == "rdp": return zcdp_epsilon(k * half_inv_sq(z), d, "cks")
+    if method == "rdp_mironov": return zcdp_epsilon(k * half_inv_sq(z), d, "mironov")
     raise ValueError(f"method must be one of {GAUSSIAN_METHODS}, got {method!r}")
 
 # %% ../../nbs/02_privacy/04_calibration.ipynb

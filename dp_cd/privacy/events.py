@@ -164,10 +164,10 @@ class ComposedEvent(DPEvent):
         object.__setattr__(self, "events", evs)
 
 # %% ../../nbs/02_privacy/01_events.ipynb
-def _leaves(event, count=1):
+def leaves(event, count=1):
     "Yield (elementary event, multiplicity) pairs of a possibly nested event."
-    if isinstance(event, SelfComposedEvent): yield from _leaves(event.event, count * event.count)
+    if isinstance(event, SelfComposedEvent): yield from leaves(event.event, count * event.count)
     elif isinstance(event, ComposedEvent):
-        for e in event.events: yield from _leaves(e, count)
+        for e in event.events: yield from leaves(e, count)
     elif isinstance(event, DPEvent): yield event, count
     else: raise TypeError(f"event must be a DPEvent, got {type(event).__name__}")

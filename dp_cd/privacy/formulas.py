@@ -64,13 +64,14 @@ def advanced_composition(eps0:float, # ε0 of each of the k pure-DP mechanisms
         )
 
 # %% ../../nbs/02_privacy/02_formulas.ipynb
-def _azuma_epsilon(mean, var, delta):
-    "ε' = mean + sqrt(2 log(1/δ) var) (Azuma bound on the privacy loss)."
-    return mean + math.sqrt(2 * math.log(1 / delta) * var)
-
-def _azuma_delta(mean, var, epsilon):
+def azuma_delta(mean, var, epsilon):
     if epsilon <= mean: return 1.0
     return math.exp(-(epsilon - mean) ** 2 / (2 * var)) if var > 0 else 0.0
+
+# %% ../../nbs/02_privacy/02_formulas.ipynb
+def azuma_epsilon(mean, var, delta):
+    "ε' = mean + sqrt(2 log(1/δ) var) (Azuma bound on the privacy loss)."
+    return mean + math.sqrt(2 * math.log(1 / delta) * var)
 
 # %% ../../nbs/02_privacy/02_formulas.ipynb
 def _log_optimal_delta(eps0, k, epsilon):
@@ -124,16 +125,17 @@ def _root_decreasing(f, lo, hi, margin=1e-12):
     return x
 
 # %% ../../nbs/02_privacy/02_formulas.ipynb
-def _half_inv_sq(z:float) -> float:
-    """1/(2z²) computed as 0.5/z/z: +inf (never ZeroDivisionError) when z² underflows or the ratio
-    overflows."""
-    return 0.5 / z / z
-
 def rdp_gaussian(noise_multiplier:float, # z = σ/Δ
                  orders, # Rényi orders α > 1
                 ) -> np.ndarray:
     "RDP of the Gaussian mechanism: α/(2z²) (+inf when it overflows)."
-    return check_orders(orders) * _half_inv_sq(check_noise_multiplier(noise_multiplier))
+    return check_orders(orders) * half_inv_sq(check_noise_multiplier(noise_multiplier))
+
+# %% ../../nbs/02_privacy/02_formulas.ipynb
+def half_inv_sq(z:float) -> float:
+    """1/(2z²) computed as 0.5/z/z: +inf (never ZeroDivisionError) when z² underflows or the ratio
+    overflows."""
+    return 0.5 / z / z
 
 # %% ../../nbs/02_privacy/02_formulas.ipynb
 def rdp_laplace(noise_multiplier:float, # λ = b/Δ (scalar query)
@@ -160,7 +162,7 @@ def _log_a_int(z, q, alpha):
     logc = special.gammaln(alpha + 1) - special.gammaln(k + 1) - special.gammaln(alpha - k + 1)
     return float(
         special.logsumexp(
-            logc + (alpha - k) * math.log1p(-q) + k * math.log(q) + (k * k - k) * _half_inv_sq(z)
+            logc + (alpha - k) * math.log1p(-q) + k * math.log(q) + (k * k - k) * half_inv_sq(z)
         )
     )
 
@@ -187,7 +189,7 @@ def _log_a_frac(z, q, alpha, tol=1e-12, max_terms=1 << 17):
 @lru_cache(maxsize=100_000)
 def _rdp_sgm(z, q, alpha):
     if q == 0: return 0.0
-    h = _half_inv_sq(z)
+    h = half_inv_sq(z)
     # z so small that the privacy loss exceeds every float: no finite guarantee
     if math.isinf(h): return math.inf
     if q == 1: return alpha * h
@@ -211,7 +213,7 @@ def rdp_poisson_subsampled_gaussian(
     tri = np.array(
         [(x - 0.5) / (x - 1) * _rdp_sgm(z, q, 2 * x) + _rdp_sgm(z, q, 2 * x - 1) for x in a]
     )
-    return np.minimum(tri, 4 * a * _half_inv_sq(z))
+    return np.minimum(tri, 4 * a * half_inv_sq(z))
 
 # %% ../../nbs/02_privacy/02_formulas.ipynb
 CONVERSIONS = ("cks", "mironov")
@@ -224,7 +226,8 @@ def _check_rdp(r, a):
         raise ValueError(f"rdp must give one value per order (orders: shape {a.shape}), "
                          f"got shape {r.shape}")
 
-def _conv(conversion):
+# %% ../../nbs/02_privacy/02_formulas.ipynb
+def check_conversion(conversion):
     if conversion not in CONVERSIONS:
         raise ValueError(f"conversion must be one of {CONVERSIONS}, got {conversion!r}")
     return conversion
@@ -239,9 +242,10 @@ def rdp_to_epsilon(
     "(ε, optimal order) from an RDP curve."
     a, r = np.atleast_1d(check_orders(orders)), np.asarray(rdp, dtype=float)
     _check_rdp(r, a)
-    return _rdp_to_epsilon(a, r, check_delta(delta), _conv(conversion))
+    return rdp_to_epsilon_checked(a, r, check_delta(delta), check_conversion(conversion))
 
-def _rdp_to_epsilon(a, r, d, conversion):
+# %% ../../nbs/02_privacy/02_formulas.ipynb
+def rdp_to_epsilon_checked(a, r, d, conversion):
     "`rdp_to_epsilon` of checked arguments (the RDP accountant's, whose orders are checked once)."
     if conversion == "mironov": eps = r + math.log(1 / d) / (a - 1)
     else: eps = r + np.log1p(-1 / a) - (math.log(d) + np.log(a)) / (a - 1)
@@ -257,9 +261,10 @@ def rdp_to_delta(orders, # Rényi orders α > 1
     "(δ, optimal order) from an RDP curve."
     a, r = np.atleast_1d(check_orders(orders)), np.asarray(rdp, dtype=float)
     _check_rdp(r, a)
-    return _rdp_to_delta(a, r, check_epsilon(epsilon), _conv(conversion))
+    return rdp_to_delta_checked(a, r, check_epsilon(epsilon), check_conversion(conversion))
 
-def _rdp_to_delta(a, r, e, conversion):
+# %% ../../nbs/02_privacy/02_formulas.ipynb
+def rdp_to_delta_checked(a, r, e, conversion):
     "`rdp_to_delta` of checked arguments."
     if conversion == "mironov": logd = (a - 1) * (r - e)
     else: logd = (a - 1) * (r - e + np.log1p(-1 / a)) - np.log(a)
@@ -289,7 +294,7 @@ def zcdp_epsilon(rho:float, # ρ of a ρ-zCDP mechanism ((α, ρα)-RDP for all 
     d = check_delta(delta)
     if rho == 0: return 0.0
     if math.isinf(rho): return math.inf
-    if _conv(conversion) == "mironov": return rho + 2 * math.sqrt(rho * math.log(1 / d))
+    if check_conversion(conversion) == "mironov": return rho + 2 * math.sqrt(rho * math.log(1 / d))
     return max(
         0.0,
         _min_over_alpha(
@@ -307,7 +312,7 @@ def zcdp_delta(rho:float, # ρ of a ρ-zCDP mechanism
     e = check_epsilon(epsilon)
     if rho == 0: return 0.0
     if math.isinf(rho): return 1.0
-    if _conv(conversion) == "mironov":
+    if check_conversion(conversion) == "mironov":
         return 1.0 if e <= rho else math.exp(-((e - rho) ** 2) / (4 * rho))
     return min(
         1.0,

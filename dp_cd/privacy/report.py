@@ -8,7 +8,7 @@ import dataclasses
 from dataclasses import dataclass, field
 import numpy as np
 from ..utils import check_scalar
-from .events import (PoissonSubsampledGaussianEvent, _leaves, check_delta,
+from .events import (PoissonSubsampledGaussianEvent, leaves, check_delta,
                                   check_epsilon, check_relation)
 from .accountants import Accountant
 
@@ -82,11 +82,11 @@ class PrivacyReport:
             if any(
                 isinstance(e, PoissonSubsampledGaussianEvent)
                 for ev, _ in accountant.ledger
-                for e, _ in _leaves(ev)
+                for e, _ in leaves(ev)
             )
             else relation
         )
-        releases = sum(c for ev, k in accountant.ledger for _, c in _leaves(ev, k))
+        releases = sum(c for ev, k in accountant.ledger for _, c in leaves(ev, k))
         return cls(
             accountant.get_epsilon(delta),
             delta,

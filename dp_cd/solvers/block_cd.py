@@ -15,10 +15,11 @@ from ..model.penalties import Penalty, NoPenalty, L1, L2, ElasticNet, Box, prox_
 from ..privacy.events import GaussianEvent, SelfComposedEvent
 from ..privacy.calibration import calibrate_noise_multiplier, epsilon_gaussian
 from .contract import (FitResult, Ledger, Plan, Problem, Run, Solver, build_report,
-                                   check_privacy, get_solver, register)
+                                   check_privacy, get_solver, register, check_intercept,
+                                   intercept_column, linear_margins)
 from .dpcd import (coordinate_setup, record_due, smoothness_from_bounds,
                                 smoothness_from_moments,
-                                intercept_setup, _check_intercept, _intercept_column, _margins)
+                                intercept_setup)
 
 # %% auto 0
 __all__ = ['eso_factor', 'block_sums_dense', 'block_sums_sparse', 'block_step', 'update_margins_dense', 'update_margins_sparse',
@@ -205,7 +206,7 @@ def block_draws(rng:np.random.Generator, # the run's generator
 def _check_options(self, problem, request, options):
     "dp_bcd's options checked: B, ω, the epochs T and rounds per epoch R resolved."
     o = dict(options)
-    p = _check_intercept(o, problem)   # coordinates: p + 1 with the intercept
+    p = check_intercept(o, problem)   # coordinates: p + 1 with the intercept
     B = min(8, p) if o["block_size"] is None else o["block_size"]
     o["B"] = check_scalar(B, "block_size", 1, p, integer=True)
     o["n_passes"] = check_scalar(o["n_passes"], "n_passes", low=0, low_open=True)
@@ -293,10 +294,10 @@ def _run(self, problem, plan, options, rng):
     loss = (problem.loss.code, problem.loss.param)
     penalty = (problem.penalty.code, problem.penalty.params)
     s = o["intercept_scaling"] if o["fit_intercept"] else 0.0   # 0: no intercept
-    icpt = _intercept_column(problem, penalty, o["penalize_intercept"], s) if s else None
+    icpt = intercept_column(problem, penalty, o["penalize_intercept"], s) if s else None
     p = P["smoothness"].shape[0]   # coordinates (p + 1 with the intercept)
     w = np.zeros(p)
-    z = _margins(problem.X, w, px, s)
+    z = linear_margins(problem.X, w, px, s)
     trace = [(0.0, w[:px].copy())] if every else []
     T, R, B = P["T"], P["R"], P["block_size"]
     for t, block in enumerate(block_draws(rng, P["noise_scales"], T, R, B)):

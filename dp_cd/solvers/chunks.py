@@ -4,19 +4,22 @@
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb 1
 from __future__ import annotations
-import math, operator, os, sys, time
+import contextlib, csv, io, math, operator, os, sys, time
+from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 import numpy as np
 from numba import njit
 from ..utils import is_chunked
+from ..io import count_records, csv_columns
 from .contract import (InProcess, Problem, check_chunks, check_chunked_labels,
                                     check_chunked_problem, chunked_solvers, executor)
 
 # %% auto 0
-__all__ = ['SHAPE_ERROR', 'NPY_SOURCES', 'run_seed', 'chunk_generator', 'connect', 'all_finite', 'check_finite', 'load_chunk',
-           'checked_chunks', 'ChunkBuffer', 'LazyChunk', 'open_chunks', 'chunk_row_norms', 'map_chunks',
-           'reduce_chunks', 'ChunkHolder', 'HeldChunks', 'hold_chunks', 'Progress', 'NpyRows', 'npy_chunks']
+__all__ = ['SHAPE_ERROR', 'NPY_SOURCES', 'TABLE_SUFFIXES', 'run_seed', 'chunk_generator', 'connect', 'dask_client', 'all_finite',
+           'check_finite', 'load_chunk', 'checked_chunks', 'ChunkBuffer', 'LazyChunk', 'open_chunks', 'chunk_row_norms',
+           'map_chunks', 'reduce_chunks', 'ChunkHolder', 'HeldChunks', 'hold_chunks', 'table_rows', 'chunked_table',
+           'NpyRows', 'npy_chunks']
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 def run_seed(rng:np.random.Generator, # the run's generator (one draw is consumed)
@@ -46,6 +49,26 @@ def connect(address:str, # scheduler address, e.g. "tcp://127.0.0.1:8786"
         raise ConnectionError(f"could not reach the Dask scheduler at {address!r} within "
                               f"{timeout:g} s ({type(e).__name__}: {e}); start one (`dask "
                               "scheduler`) or check the address") from None
+
+# %% ../../nbs/03_solvers/02_chunks.ipynb
+@contextlib.contextmanager
+def dask_client(address:str|None=None, # a scheduler's address; None: start a local cluster
+                n_workers:int|None=None, # workers of the local cluster (None: Dask's choice)
+                processes:bool=True, # the local cluster's workers are processes (else threads)
+               ):
+    """A `distributed.Client` of the scheduler at `address` (`connect`), or of a `LocalCluster`
+    started here on 127.0.0.1 without a dashboard; closed, with the cluster, on exit."""
+    if address:
+        with connect(address) as client: yield client
+        return
+    try: from distributed import Client, LocalCluster
+    except ImportError as e:
+        raise ImportError('a Dask cluster needs dp_cd[dask]: pip install "dp_cd[dask]"') from e
+    with LocalCluster(host="127.0.0.1", protocol="tcp://", dashboard_address=None,
+                      n_workers=n_workers, processes=processes, silence_logs=50,   # 50: CRITICAL
+                      scheduler_kwargs={"dashboard_address": "127.0.0.1:0"}) as cluster:   # (its HTTP
+        # server: on a free loopback port, not 8787, which may be taken)
+        with Client(cluster, set_as_default=True) as client: yield client
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 @njit(cache=True, nogil=True, fastmath={"reassoc"})
@@ -286,22 +309,111 @@ def hold_chunks(ex, # `executor()`
     return HeldChunks(holders, [[span[0] for _, span in fs] for fs in mine.values()], tuple(futures))
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
-class Progress:
-    "A text progress bar of `total` rounds on stderr, drawn at most twice a second (if enabled)."
-    def __init__(self, total:int, label:str="rounds", enabled:bool|None=None):
-        self.total, self.label, self.done, self.t0, self.shown = total, label, 0, time.time(), 0.0
-        self.enabled = os.environ.get("DP_CD_PROGRESS", "") == "1" if enabled is None else enabled
+def _header(path:Path) -> tuple:
+    "(the CSV header's names, byte offset just after its line): the first non-blank line."
+    with open(path, "rb") as f:
+        for raw in f:
+            text = raw.decode("utf-8-sig" if f.tell() == len(raw) else "utf-8", "replace")
+            line = next((l for l in io.StringIO(text, newline=None) if l.strip()), None)
+            if line is not None:
+                line = line.rstrip("\r\n").replace("\0", "")
+                row = line.split(",") if '"' not in line else next(csv.reader([line]), [])
+                return [h.strip() for h in row], f.tell()
+    raise ValueError(f"{path}: the file is empty; it needs a header row and data rows")
 
-    def tick(self, count:int=1):
-        "Count `count` rounds done; redraw the bar if enabled and due."
-        self.done += count
-        now = time.time()
-        if self.enabled and (now - self.shown > 0.5 or self.done >= self.total):
-            self.shown, frac = now, self.done / max(self.total, 1)
-            bar = "#" * int(30 * frac)
-            sys.stderr.write(f"\r{self.label}: [{bar:<30}] {self.done}/{self.total} "
-                             f"{now - self.t0:.1f} s")
-            if self.done >= self.total: sys.stderr.write("\n")
+
+def _line_ranges(path:Path, start:int, size:int) -> list:
+    "Byte ranges [a, b) of about `size` bytes from `start` on, each cut just after a line end."
+    end, cuts = path.stat().st_size, [start]
+    with open(path, "rb") as f:
+        while cuts[-1] + size < end:
+            f.seek(cuts[-1] + size)
+            f.readline()   # to the next line end
+            if f.tell() >= end: break
+            cuts.append(f.tell())
+    return list(zip(cuts, cuts[1:] + [end]))
+
+# %% ../../nbs/03_solvers/02_chunks.ipynb
+def _csv_part(path:str, a:int, b:int, header:list, columns:list, labels:dict|None):
+    """Rows in bytes [a, b) of the CSV file as a float DataFrame of `columns` (the target last),
+    read line by line as `dp_cd.io.private_rows` reads them, cells by `csv_columns` (missing)."""
+    import pandas as pd
+    with open(path, "rb") as f:
+        f.seek(a)
+        text = f.read(b - a).decode("utf-8-sig" if a == 0 else "utf-8", "replace")
+    lines = [l.rstrip("\r\n").replace("\0", "") for l in io.StringIO(text, newline=None)
+             if l.strip()][1 if a == 0 else 0:]   # (the first range: after its header line)
+    limit, k = csv.field_size_limit(), len(header)
+    csv.field_size_limit(2**31 - 1)
+    try: rows = [l.split(",") if '"' not in l else next(csv.reader([l]), []) for l in lines]
+    finally: csv.field_size_limit(limit)
+    body = [(0, r if len(r) == k else (r + [""] * k)[:k]) for r in rows]
+    body = [(i, r) for i, r in body if len(r) > 1 or (r and r[0].strip())]
+    names = columns[:-1] if labels else columns
+    frame = pd.DataFrame(csv_columns(Path(path), header, body, names, missing=True)
+                         .reshape(len(body), len(names)), columns=names)
+    if labels:
+        j = header.index(columns[-1])
+        frame[columns[-1]] = np.array([labels.get(r[j].strip(), np.nan) for _, r in body],
+                                      dtype=float)
+    return frame
+
+# %% ../../nbs/03_solvers/02_chunks.ipynb
+def _numeric_part(frame, columns:list, labels:dict|None):
+    "A Parquet partition's `columns` as floats: a value that is not a number is missing (NaN)."
+    import pandas as pd
+    out = {}
+    for c in columns:
+        s = frame[c]
+        if labels and c == columns[-1]:   # text labels: their codes (another value: missing)
+            s = s.astype(object).map(lambda v: labels.get(str(v).strip(), np.nan))
+        numeric = s.dtype.kind in "biuf"
+        out[c] = (s if numeric else pd.to_numeric(s.astype(object), errors="coerce")).astype(float)
+    return pd.DataFrame(out, index=frame.index)
+
+# %% ../../nbs/03_solvers/02_chunks.ipynb
+TABLE_SUFFIXES = (".csv", ".parquet", ".pq")   # the files `chunked_table` reads lazily
+
+
+def table_rows(path) -> int:
+    "The records of a table: a CSV file's non-blank lines after the header, a Parquet's metadata."
+    if Path(path).suffix.lower() == ".csv": return count_records(path, None)
+    import pyarrow.dataset as pads
+    return int(pads.dataset(str(path), format="parquet").count_rows())
+
+
+def chunked_table(path, # a CSV file with a header row, or a Parquet file or folder
+                  target:str|None=None, # the target column (default: the last one)
+                  labels:dict|None=None, # {text: code} of text class labels; else numbers
+                  blocksize:int=64 * 2**20, # bytes of a CSV partition
+                  persist:bool=False, # read once and keep it on the cluster's workers
+                 ) -> tuple:
+    """(X, y, feature names, target name) of a table read lazily: X a Dask DataFrame of float
+    columns, y a dask array. A cell that is not a number is missing (NaN), as in a private fit in
+    memory; no value is read to choose a column's type."""
+    import dask.dataframe as dd, pandas as pd
+    path = Path(path).resolve()   # (the workers' working directory may differ)
+    if path.suffix.lower() not in TABLE_SUFFIXES:
+        raise ValueError(f"{path}: --dask reads a .csv or .parquet table lazily; got "
+                         f"{path.suffix or 'no suffix'!r}")
+    if path.suffix.lower() == ".csv": header, start = _header(path)
+    else: header, start = list(dd.read_parquet(path).columns), None
+    target = header[-1] if target is None else target
+    if target not in header:
+        raise ValueError(f"{path}: unknown target column {target!r}; columns are {header}")
+    names = [h for h in header if h != target]
+    columns = names + [target]
+    meta = pd.DataFrame({c: pd.Series(dtype=float) for c in columns})
+    if start is None:
+        frame = dd.read_parquet(path, columns=columns).map_partitions(
+            _numeric_part, columns, labels, meta=meta)
+    else:
+        ranges = [(0, b) if k == 0 else (a, b)   # the first range holds the header
+                  for k, (a, b) in enumerate(_line_ranges(path, start, blocksize))]
+        frame = dd.from_map(_csv_part, [str(path)] * len(ranges), *zip(*ranges),
+                            header=header, columns=columns, labels=labels, meta=meta)
+    if persist: frame = frame.persist()
+    return frame[names], frame[target].to_dask_array(), names, target
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 def _npy_layout(path) -> tuple:

@@ -20,10 +20,10 @@ from ..privacy.report import PrivacyReport
 
 # %% auto 0
 __all__ = ['MAX_PASSES', 'MAX_WORK', 'INTERCEPT_SCALING_RANGE', 'SOLVERS', 'PrivacyRequest', 'check_privacy', 'Problem',
-           'check_problem', 'project_records', 'check_sample_weight', 'LedgerEntry', 'Ledger', 'Plan', 'build_report',
-           'Run', 'FitResult', 'kernel_losses', 'kernel_penalties', 'Solver', 'Option', 'check_limits', 'check_chunks',
-           'check_chunked_labels', 'check_chunked_problem', 'InProcess', 'executor', 'register', 'get_solver',
-           'chunked_solvers', 'check_chunked_options', 'check_solver_options']
+           'check_problem', 'row_scale', 'project_records', 'check_sample_weight', 'LedgerEntry', 'Ledger', 'Plan',
+           'build_report', 'Run', 'FitResult', 'kernel_losses', 'kernel_penalties', 'Solver', 'Option', 'check_limits',
+           'check_chunks', 'check_chunked_labels', 'check_chunked_problem', 'InProcess', 'executor', 'register',
+           'get_solver', 'chunked_solvers', 'check_chunked_options', 'check_solver_options']
 
 # %% ../../nbs/03_solvers/00_contract.ipynb
 @dataclass(frozen=True)
@@ -119,7 +119,7 @@ def _block_row_scale(A, x_norm:float) -> np.ndarray:
     return np.where(m > 0, np.minimum(1.0, ratio), 1.0)
 
 
-def _row_scale(
+def row_scale(
     X,  # design (n, p), dense or scipy sparse
     x_norm: float,  # PUBLIC bound R on the rows
     s: float = 0.0,  # value of an implicit last column (the intercept's; 0: none)
@@ -146,7 +146,7 @@ def project_records(
     y_bound: float | None = None,  # PUBLIC bound b: labels clipped to [-b, b] (None: kept)
 ) -> Problem:
     "The records mapped one by one into the public universe (a copy; records inside unchanged)."
-    s = _row_scale(problem.X, x_norm)
+    s = row_scale(problem.X, x_norm)
     X = sp.diags(s) @ problem.X.tocsr() if problem.sparse else problem.X * s[:, None]
     y = problem.y if y_bound is None else np.clip(problem.y, -y_bound, y_bound)
     return replace(problem, X=as_design(X, "X")[0], y=y)
@@ -625,3 +625,62 @@ def check_solver_options(solver_options, # a dict of options of `solver`, or Non
         raise TypeError(f"{name}: solver {solver.name!r} has no options {unknown + bad}; its "
                         f"options are {list(solver.option_names)}")
     return dict(solver_options)
+
+# %% ../../nbs/03_solvers/00_contract.ipynb
+def check_intercept(o, problem) -> int:
+    "The intercept's options checked; returns the number of coordinates (p, or p + 1)."
+    for name in ("fit_intercept", "penalize_intercept"):
+        if not isinstance(o[name], (bool, np.bool_)):
+            raise TypeError(f"{name} must be True or False, got {o[name]!r}")
+    o["intercept_scaling"] = check_scalar(o["intercept_scaling"], "intercept_scaling", low=0,
+                                          low_open=True)
+    if not o["fit_intercept"]: return problem.p
+    if o["penalize_intercept"]:
+        try: problem.penalty.check_dim(problem.p + 1)
+        except ValueError as e:
+            raise ValueError(f"penalize_intercept=True applies the penalty to p + 1 = "
+                             f"{problem.p + 1} coordinates: {e}") from None
+    return problem.p + 1
+
+
+def intercept_column(problem, penalty, penalised:bool, s:float) -> tuple:
+    """The kernels' `intercept`: the column of s ((n, 1), or CSC arrays), and the intercept's
+    penalty."""
+    n = problem.n
+    # dense: column 0 of a read-only Fortran (n, 2) array, typed as X is (an (n, 1) array is typed
+    # C-ordered); sparse: read-only CSC arrays. The kernels compile their callees once for both
+    column = ((np.full(n, s), np.arange(n, dtype=np.int64), np.array([0, n], dtype=np.int64))
+              if problem.sparse else np.full((n, 2), s, order="F"))
+    for a in column if problem.sparse else (column,): a.flags.writeable = False   # as X: one type
+    return column, (penalty if penalised else (0, penalty[1]))   # code 0: no penalty
+
+
+def linear_margins(X, w, p:int, s:float) -> np.ndarray:
+    "z = X w[:p] (+ s w[p], the intercept's column): the predictions, without copying X."
+    z = np.asarray(X @ w[:p], dtype=float)
+    return z + s * w[p] if s else z
+
+# %% ../../nbs/03_solvers/00_contract.ipynb
+def row_design(problem):
+    "The design as the kernels read it: `X` (Fortran, no copy) or CSR `(data, indices, indptr)`."
+    if not problem.sparse: return problem.X
+    Xr = sp.csr_matrix(problem.X)
+    Xr.sort_indices()
+    return Xr.data, Xr.indices, Xr.indptr
+
+
+def step_ranges(t0:int, t1:int, every:int) -> list:
+    "The `(a, b)` ranges covering the steps [t0, t1), cut at the multiples of `every` (0: none)."
+    inner = list(range((t0 // every + 1) * every, t1, every)) if every else []
+    bounds = [t0] + inner + [t1]
+    return list(zip(bounds[:-1], bounds[1:]))
+
+
+def with_defaults(solver, options:dict) -> dict:
+    "The options of `solver` with the defaults of its public function filled in."
+    return {**{o.name: o.default for o in solver.options}, **options}
+
+
+def check_positive(value, name:str) -> float:
+    "`value` checked to be a real number > 0."
+    return check_scalar(value, name, low=0, low_open=True)

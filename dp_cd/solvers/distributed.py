@@ -11,7 +11,8 @@ from ..model.losses import (SquaredLoss, loss_deriv, loss_deriv_vec,
 from ..model.penalties import NoPenalty, prox_1d, gs_score_1d
 from .contract import Problem, Run, project_records
 import dataclasses
-from .chunks import (InProcess, Progress, check_chunks, chunk_generator, map_chunks,
+from ..progress import rounds
+from .chunks import (InProcess, check_chunks, chunk_generator, map_chunks,
                                   open_chunks, reduce_chunks, run_seed)
 from .dpcd import record_due
 from .dpgcd import DPGCD, clipped_gradient_dense, exponential_race
@@ -103,7 +104,7 @@ def _bcd_run(self, problem, plan, options, rng, ex) -> Run:
     state = ([None] * len(handles), None, np.zeros(p))
     trace = [(0.0, state[2][:px].copy())] if every else []
     T, R, B = P["T"], P["R"], P["block_size"]
-    bar = Progress(T * R, "dp-bcd rounds")
+    bar = rounds(T * R, "dp-bcd rounds")
     for t, (coords, noise) in enumerate(block_draws(rng, P["noise_scales"], T, R, B)):
         for r in range(R):
             state = _bcd_round(ex, handles, state, coords[r], noise[r], P, codes, problem.n, icpt)
@@ -199,7 +200,7 @@ def _gcd_run(self, problem, plan, options, rng, ex) -> Run:
     scale = 0.0 if cal is None else cal.selection_noise * P["score_sensitivity"]
     handles, chosen = open_chunks(ex, problem), np.empty(T, dtype=np.int64)
     zs, pending, scores = [None] * len(handles), None, np.empty(w.size)
-    trace, bar = [(0.0, w[:p].copy())] if every else [], Progress(T, "dp-gcd iterations")
+    trace, bar = [(0.0, w[:p].copy())] if every else [], rounds(T, "dp-gcd iterations")
     noise = _gcd_noise(rng, T, w.size, every, options["release"], cal is not None)
     for t, (expo, draw) in enumerate(noise):
         zs, sums = map_chunks(ex, handles, _gcd_chunk, zs, w, pending, P["clip_thresholds"],
@@ -250,7 +251,7 @@ def _sgd_run(self, problem, plan, options, rng, ex) -> Run:
     n, B, T, codes = problem.n, P["batch_size"], P["steps"], _codes(problem)
     handles, seed, zs = open_chunks(ex, problem), run_seed(rng), [None] * problem.X.numblocks[0]
     every = max(1, int(round(options["record_every"] * n / B))) if options["record_every"] else 0
-    trace, bar = [(0.0, w[:p].copy())] if every else [], Progress(T, "dp-sgd steps")
+    trace, bar = [(0.0, w[:p].copy())] if every else [], rounds(T, "dp-sgd steps")
     for t in range(T):
         _, sums = map_chunks(ex, handles, _sgd_chunk, zs, w, seed, t, P["sample_rate"],
                              P["clip"], codes[0])
@@ -389,7 +390,7 @@ def _scd_chunked_run(self, problem, plan, options, rng, ex) -> Run:
     fixed = (problem.loss, lam, float(N), float(L), P["clip"], sigma, starts, s)
     handles, alphas, v = open_chunks(ex, problem), [None] * (len(starts) - 1), np.zeros(p + bool(s))
     T, every = P["steps"], record_steps(options["record_every"], N, L)
-    trace, bar = ([(0.0, v[:p] / (lam * N))] if every else []), Progress(T, "dp-scd steps")
+    trace, bar = ([(0.0, v[:p] / (lam * N))] if every else []), rounds(T, "dp-scd steps")
     per_block = max(1, min(max(1, int(round(N / L))), MAX_BLOCK // (N + v.size)))   # (in memory)
     for t0 in range(0, T, per_block):
         ptr, idx, noise_a, noise_v = scd_draws(rng, problem, plan, min(T, t0 + per_block) - t0)

@@ -26,8 +26,10 @@ from dp_cd.privacy.events import (
 from ..privacy.calibration import GAUSSIAN_METHODS, calibrate_noise_multiplier, epsilon_gaussian
 from ..privacy.registry import check_accountant
 from .contract import (FitResult, Ledger, Plan, Run, Solver, register, get_solver,
-                                    check_sample_weight)
-from .chunks import Progress, check_chunks, hold_chunks, load_chunk
+                                    check_sample_weight, check_intercept, intercept_column,
+                                    linear_margins)
+from ..progress import rounds
+from .chunks import check_chunks, hold_chunks, load_chunk
 
 # %% auto 0
 __all__ = ['ACCOUNTANTS', 'dp_cd', 'clip_thresholds', 'dpcd_noise_multiplier', 'dpcd_events', 'row_norms',
@@ -586,7 +588,7 @@ def _check_options(self, problem, request, options):
     o, loss = dict(options), problem.loss
     o["w0"] = (np.zeros(problem.p) if o["w0"] is None
                else loss.validate(problem.X, problem.y, o["w0"])[3])
-    p = _check_intercept(o, problem)   # coordinates: p + 1 with the intercept
+    p = check_intercept(o, problem)   # coordinates: p + 1 with the intercept
     o["n_passes"] = check_scalar(o["n_passes"], "n_passes", low=0, low_open=True)
     o["step"] = check_scalar(o["step"], "step", low=0, low_open=True)
     K = o["n_inner"]
@@ -602,22 +604,6 @@ def _check_options(self, problem, request, options):
     _check_weights(o, problem)
     check_selection(o, problem)
     return o
-
-# %% ../../nbs/03_solvers/01_dp_cd.ipynb
-def _check_intercept(o, problem) -> int:
-    "The intercept's options checked; returns the number of coordinates (p, or p + 1)."
-    for name in ("fit_intercept", "penalize_intercept"):
-        if not isinstance(o[name], (bool, np.bool_)):
-            raise TypeError(f"{name} must be True or False, got {o[name]!r}")
-    o["intercept_scaling"] = check_scalar(o["intercept_scaling"], "intercept_scaling", low=0,
-                                          low_open=True)
-    if not o["fit_intercept"]: return problem.p
-    if o["penalize_intercept"]:
-        try: problem.penalty.check_dim(problem.p + 1)
-        except ValueError as e:
-            raise ValueError(f"penalize_intercept=True applies the penalty to p + 1 = "
-                             f"{problem.p + 1} coordinates: {e}") from None
-    return problem.p + 1
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def _check_sample_clipping(o, p):
@@ -876,24 +862,6 @@ def _adaptive_notes(params) -> list:
             "shown are those of C_0, pass t's are scaled by C_t/C_0 (params['clip_path'])"]
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
-def _margins(X, w, p:int, s:float) -> np.ndarray:
-    "z = X w[:p] (+ s w[p], the intercept's column): the predictions, without copying X."
-    z = np.asarray(X @ w[:p], dtype=float)
-    return z + s * w[p] if s else z
-
-
-def _intercept_column(problem, penalty, penalised:bool, s:float) -> tuple:
-    """The kernels' `intercept`: the column of s ((n, 1), or CSC arrays), and the intercept's
-    penalty."""
-    n = problem.n
-    # dense: column 0 of a read-only Fortran (n, 2) array, typed as X is (an (n, 1) array is typed
-    # C-ordered); sparse: read-only CSC arrays. The kernels compile their callees once for both
-    column = ((np.full(n, s), np.arange(n, dtype=np.int64), np.array([0, n], dtype=np.int64))
-              if problem.sparse else np.full((n, 2), s, order="F"))
-    for a in column if problem.sparse else (column,): a.flags.writeable = False   # as X: one type
-    return column, (penalty if penalised else (0, penalty[1]))   # code 0: no penalty
-
-
 def record_due(t, T, K, p, every):
     "Whether outer iteration t (0-based) ends a recording period of `every` passes (or the run)."
     done, before = (t + 1) * K / p, t * K / p
@@ -909,7 +877,7 @@ def _run(self, problem, plan, options, rng):
     loss = (problem.loss.code, problem.loss.param)
     penalty = (problem.penalty.code, problem.penalty.params)
     s = o["intercept_scaling"] if o["fit_intercept"] else 0.0   # 0: no intercept
-    icpt = _intercept_column(problem, penalty, o["penalize_intercept"], s) if s else None
+    icpt = intercept_column(problem, penalty, o["penalize_intercept"], s) if s else None
     scales = (P["steps"], P["clip_thresholds"])
     sample_clips = (sample_clip_thresholds(row_norms(X, s), float(o["clip"]), p) if by_sample
                     else None)
@@ -919,7 +887,7 @@ def _run(self, problem, plan, options, rng):
     # compiled; a default fit compiles only what it runs
     per = np.empty(0) if sample_clips is None else sample_clips
     records = (per,) if unit else (per, o["weights"])
-    z = _margins(X, w, px, s)
+    z = linear_margins(X, w, px, s)
     trace = [(0.0, w[:px].copy())] if o["record_every"] else []
     order = "permutation" if by_sample else "uniform"
     adapt = _Adaptive(P, problem.loss, problem.y, row_norms(X, s)) if P["clipping"] == "adaptive" else None
@@ -932,7 +900,7 @@ def _run(self, problem, plan, options, rng):
                              scales[1], dog, icpt or (X, penalty))
         if avg is not None:
             w = avg.copy()
-            z = _margins(X, w, px, s)
+            z = linear_margins(X, w, px, s)
         if o["record_every"] and record_due(t, T, K, p, o["record_every"]):
             trace.append(((t + 1) * K / p, w[:px].copy()))
     return Run(coef=w[:px].copy(), n_iter=T * K, passes=T * K / p, trace=trace,
@@ -943,7 +911,7 @@ def _run(self, problem, plan, options, rng):
 def _chunk_state(Xc, yc, w, s:float, by_sample) -> list:
     """A held chunk's state: margins z_c = X_c w (+ s w_p), its column of s ((n_c, 1); empty without
     intercept), per-sample thresholds (`by_sample` = (C, coordinates); None: empty)."""
-    z = _margins(Xc, w, Xc.shape[1], s)
+    z = linear_margins(Xc, w, Xc.shape[1], s)
     ones = np.full((Xc.shape[0], 1), s) if s else np.empty((0, 1))
     per = (np.empty(0) if by_sample is None
            else sample_clip_thresholds(row_norms(Xc, s), by_sample[0], by_sample[1]))
@@ -965,7 +933,7 @@ def _chunk_sum(Xc, yc, state, loss, j:int, C:float, pending:tuple) -> float:
 
 def _chunk_reset(Xc, yc, state, w, s:float):
     "The margins recomputed from w (after averaging), in the state."
-    state[0] = _margins(Xc, w, Xc.shape[1], s)
+    state[0] = linear_margins(Xc, w, Xc.shape[1], s)
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def _run_chunks(self, problem, plan, options, rng, ex):
@@ -984,7 +952,7 @@ def _run_chunks(self, problem, plan, options, rng, ex):
     try:   # the held chunks are released on every exit (a lost worker included)
         avg, pending = (np.zeros(p) if o["averaging"] else None), (0, 0.0)
         trace = [(0.0, w[:px].copy())] if o["record_every"] else []
-        bar = Progress(T * K, "dp-cd updates")
+        bar = rounds(T * K, "dp-cd updates")
         order = "permutation" if by_sample else "uniform"
         for t, (coords, noise) in enumerate(noise_blocks(rng, P["noise_scales"], T, K, order)):
             last = np.ones(p, dtype=np.int64)

@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit, prange
 from ..utils import check_scalar, check_array
 from ..model.losses import (Loss, SquaredLoss, LogisticLoss, HuberLoss, kernel_deriv_range,
-                                update_pred_dense, update_pred_sparse, _check_w)
+                                update_pred_dense, update_pred_sparse, check_w)
 from dp_cd.model.penalties import (
     Penalty,
     NoPenalty,
@@ -40,8 +40,9 @@ from ..privacy.closed_forms import per_step_epsilon
 from ..privacy.mechanisms import selection_scale, noisy_argmax_abs
 from .dpcd import (coordinate_setup, smoothness_from_bounds, clip_thresholds,
                                 smoothness_from_moments)
-from .dpcd import intercept_setup, _check_intercept
-from .contract import Solver, Plan, Run, Ledger, FitResult, register, get_solver
+from .dpcd import intercept_setup
+from .contract import (Solver, Plan, Run, Ledger, FitResult, register, get_solver,
+                                    check_intercept)
 from ..model.norms import quadratic_strong_convexity
 
 # %% auto 0
@@ -672,7 +673,7 @@ def _check_choice(name:str, value, choices:tuple):
 
 def _check_start(w0, problem) -> np.ndarray:
     "The starting point (default 0), a validated copy inside the penalty's domain."
-    w = np.zeros(problem.p) if w0 is None else _check_w(w0, problem.p)
+    w = np.zeros(problem.p) if w0 is None else check_w(w0, problem.p)
     if not np.isfinite(problem.penalty.value(w)):
         raise ValueError("w0 is outside the domain of the penalty (e.g. outside the box)")
     return w
@@ -686,7 +687,7 @@ def _dpgcd_check_options(self, problem, request, options) -> dict:
     check_accountant(o["accountant"], DPGCD_ACCOUNTANTS, f"solver {self.name!r}")
     o["rule_index"] = _resolve_rule(o["rule"], problem.penalty, o["selection"])
     o["w0"] = _check_start(o["w0"], problem)
-    _check_intercept(o, problem)   # DP-CD's: the two flags, s > 0, a penalty for p + 1 coordinates
+    check_intercept(o, problem)   # DP-CD's: the two flags, s > 0, a penalty for p + 1 coordinates
     o["n_passes"] = check_scalar(o["n_passes"], "n_passes", low=1, integer=True)
     o["step"] = check_scalar(o["step"], "step", low=0, low_open=True)
     if o["record_every"] is not None:

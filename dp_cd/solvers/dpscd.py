@@ -15,11 +15,10 @@ from ..model.losses import (Loss, SquaredLoss, LogisticLoss, HingeLoss, dual_coo
                                 update_pred_sparse)
 from ..model.penalties import Penalty, L2
 from .contract import (Solver, Plan, Run, Ledger, FitResult, register, get_solver,
-                                    project_records, _row_scale)
-from .dpcd import _check_intercept
+                                    project_records, row_scale, check_intercept, check_positive,
+                                    row_design, step_ranges, with_defaults)
 from .dpsgd import (poisson_batches, subsampled_gaussian_steps,
-                                 calibrate_subsampled_gaussian, MAX_BLOCK, _row_design,
-                                 record_steps, _cuts, _with_defaults, _positive)
+                                 calibrate_subsampled_gaussian, MAX_BLOCK, record_steps)
 from ..privacy.events import GaussianEvent, SelfComposedEvent
 from ..privacy.formulas import rdp_to_epsilon
 from ..privacy.accountants import RDPAccountant
@@ -75,14 +74,14 @@ class DPSCD(Solver):
 # %% ../../nbs/03_solvers/07_dp_scd.ipynb
 def _scd_check_options(self, problem, request, options:dict) -> dict:
     "The options checked, defaults filled in (nothing is read from the data)."
-    opts = _with_defaults(self, options)
+    opts = with_defaults(self, options)
     if problem.penalty.lam <= 0:
         raise ValueError(f"penalty must be L2(lam) with lam > 0 for {self.name}, "
                          f"got {problem.penalty!r}")
     if opts["variant"] not in self.variants:
         raise ValueError(f"variant must be 'private' or 'as_published', got {opts['variant']!r}")
-    opts["n_passes"] = _positive(opts["n_passes"], "n_passes")
-    _check_intercept(opts, problem)   # DP-CD's: the two flags, s > 0
+    opts["n_passes"] = check_positive(opts["n_passes"], "n_passes")
+    check_intercept(opts, problem)   # DP-CD's: the two flags, s > 0
     if opts["fit_intercept"] and not opts["penalize_intercept"]:
         raise ValueError(f"{self.name} penalises the intercept's column as the others (L2 on "
                          "every coordinate): pass penalize_intercept=True or fit_intercept=False")
@@ -92,7 +91,7 @@ def _scd_check_options(self, problem, request, options:dict) -> dict:
     opts["clip"] = check_scalar(opts["clip"], "clip", low=0, low_open=True,   # inf: no scaling,
                                 allow_inf=not request.private)               # when not private
     if opts["record_every"] is not None:
-        opts["record_every"] = _positive(opts["record_every"], "record_every")
+        opts["record_every"] = check_positive(opts["record_every"], "record_every")
     return opts
 
 DPSCD.check_options = _scd_check_options
@@ -186,7 +185,7 @@ def _scd_run(self, problem, plan:Plan, options:dict, rng) -> Run:
     for t0 in range(0, T, per_block):
         t1 = min(T, t0 + per_block)
         ptr, idx, noise_a, noise_v = scd_draws(rng, problem, plan, t1 - t0, self.sequential)
-        for a, b in _cuts(t0, t1, every):
+        for a, b in step_ranges(t0, t1, every):
             kernel(ptr[a - t0:b - t0 + 1], idx, noise_a[a - t0:b - t0], noise_v[a - t0:b - t0])
             if every and b % every == 0: trace.append((b * L / N, v[:p] / (lam * N)))
     theta = v / (lam * N)
@@ -340,7 +339,7 @@ def _scd_kernel(problem, plan:Plan, alpha:np.ndarray, v:np.ndarray, sequential:b
     noise_std = plan.noise_scales[0] if len(plan.ledger) else 0.0
     kernel = scd_steps_sparse if problem.sparse else scd_steps_dense
     scales = (problem.penalty.lam, float(P["batch_size"]), P["clip"], noise_std)
-    design = _row_design(problem)
+    design = row_design(problem)
     icpt = _intercept_rows(problem, design, s, len(plan.ledger) > 0) if s else None
     fixed = (design, problem.y, alpha, v, (loss.code, loss.param), scales)
     all_alpha = P["variant"] == "private"
@@ -353,7 +352,7 @@ def _intercept_rows(problem, design, s:float, private:bool) -> tuple:
     ball (Lemma 1) if private, ones if not."""
     if not private: return np.ones(problem.n), float(s)
     X = sp.csr_matrix(design, shape=problem.X.shape) if problem.sparse else problem.X
-    return _row_scale(X, 1.0, s), float(s)
+    return row_scale(X, 1.0, s), float(s)
 
 # %% ../../nbs/03_solvers/07_dp_scd.ipynb
 def scd_draws(rng, problem, plan:Plan, steps:int, sequential:bool=False) -> tuple:
@@ -607,7 +606,7 @@ def _primal_column(problem, s:float, private:bool) -> tuple:
     """The design and the implicit column (N, 1) of [X, s1], the rows (x_i, s) projected onto the
     unit ball if private (the design then a copy, as `project_records` makes)."""
     if not private: return problem, np.full((problem.n, 1), float(s), order="F")
-    r = _row_scale(problem.X, 1.0, s)
+    r = row_scale(problem.X, 1.0, s)
     X = sp.diags(r) @ problem.X.tocsr() if problem.sparse else problem.X * r[:, None]
     return replace(problem, X=as_design(X, "X")[0]), np.asfortranarray((s * r)[:, None])
 
@@ -637,7 +636,7 @@ def _primal_run(self, problem, plan:Plan, options:dict, rng) -> Run:
         idx = np.array([rng.choice(q, L, replace=False) for _ in range(t1 - t0)], dtype=np.int64)
         noise_t = rng.standard_normal((t1 - t0, L)) if private else np.zeros((0, 0))
         noise_v = rng.standard_normal((t1 - t0, N)) if private and not exact_v else np.zeros((0, 0))
-        for a, b in _cuts(t0, t1, every):
+        for a, b in step_ranges(t0, t1, every):
             kernel(*fixed, idx[a - t0:b - t0], (noise_t[a - t0:b - t0], noise_v[a - t0:b - t0]),
                    exact_v, ones)
             if every and b % every == 0: trace.append((b * L / q, theta[:p].copy()))

@@ -12,8 +12,10 @@ from ..utils import check_scalar, check_array, is_chunked, PrivacyLeakWarning
 from ..model.losses import (Loss, SquaredLoss, LogisticLoss, HuberLoss, kernel_deriv,
                                 kernel_deriv_range)
 from ..model.penalties import Penalty, NoPenalty, L1, L2, ElasticNet, Box, prox_1d
-from .dpcd import row_norms, _check_intercept
-from .contract import Solver, Plan, Run, Ledger, FitResult, register, get_solver
+from .dpcd import row_norms
+from .contract import (Solver, Plan, Run, Ledger, FitResult, register, get_solver,
+                                    check_intercept, check_positive, row_design, step_ranges,
+                                    with_defaults)
 from ..privacy.events import (PoissonSubsampledGaussianEvent, SelfComposedEvent, check_delta,
                                   check_epsilon, check_noise_multiplier, check_relation, check_steps)
 from ..privacy.registry import check_accountant, make_accountant, supporting
@@ -87,24 +89,24 @@ DPSGD.options_from_bounds = _sgd_options_from_bounds
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 def _sgd_check_options(self, problem, request, options:dict) -> dict:
     "The options checked, defaults filled in, `w0` as a fresh array (zeros by default)."
-    opts = _with_defaults(self, options)
-    opts["n_passes"] = _positive(opts["n_passes"], "n_passes")
+    opts = with_defaults(self, options)
+    opts["n_passes"] = check_positive(opts["n_passes"], "n_passes")
     opts["batch_size"] = check_scalar(opts["batch_size"], "batch_size", low=0, high=problem.n,
                                       low_open=True)
     opts["clip"] = check_scalar(opts["clip"], "clip", low=0, low_open=True,   # inf: no clipping,
                                 allow_inf=not request.private)               # when not private
     check_accountant(opts["accountant"], SGD_ACCOUNTANTS, f"solver {self.name!r}")
-    if opts["step"] is not None: opts["step"] = _positive(opts["step"], "step")
+    if opts["step"] is not None: opts["step"] = check_positive(opts["step"], "step")
     if opts["smoothness"] is not None:
-        opts["smoothness"] = _positive(opts["smoothness"], "smoothness")
+        opts["smoothness"] = check_positive(opts["smoothness"], "smoothness")
     elif opts["step"] is None and is_chunked(problem.X):
         raise ValueError("a row-chunked design needs step as a public value (or smoothness, a "
                          "public bound), got step=None: the chunked path reads no constant off "
                          "the data")
     if opts["record_every"] is not None:
-        opts["record_every"] = _positive(opts["record_every"], "record_every")
+        opts["record_every"] = check_positive(opts["record_every"], "record_every")
     opts["w0"] = _check_w0(opts["w0"], problem.p)
-    _check_intercept(opts, problem)   # DP-CD's: the two flags, s > 0, a penalty for p + 1 entries
+    check_intercept(opts, problem)   # DP-CD's: the two flags, s > 0, a penalty for p + 1 entries
     return opts
 
 DPSGD.check_options = _sgd_check_options
@@ -192,7 +194,7 @@ def _sgd_step(problem, request, step, scaling:float=0.0, smoothness=None, batch_
                           "norm of the private data without privacy; pass step= or smoothness=",
                           PrivacyLeakWarning)
             leaks.append("the step size 1/(2𝓛) (step=None): the data's M and max_i ‖x_i‖")
-    return _positive(step, "step"), leaks
+    return check_positive(step, "step"), leaks
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 def _sgd_plan(self, problem, request, options:dict, rng) -> Plan:
@@ -243,7 +245,7 @@ def _sgd_run(self, problem, plan:Plan, options:dict, rng) -> Run:
         t1 = min(T, t0 + per_block)
         ptr, idx = poisson_batches(rng, n, P["sample_rate"], t1 - t0)
         noise = rng.standard_normal((t1 - t0, w.size)) if private else empty   # one draw a block
-        for a, b in _cuts(t0, t1, every):
+        for a, b in step_ranges(t0, t1, every):
             kernel((ptr[a - t0:b - t0 + 1], idx), noise[a - t0:b - t0])
             if every and b % every == 0: trace.append((b * B / n, w[:p].copy()))
     return Run(coef=w[:p].copy(), n_iter=T, passes=T * B / n, trace=trace,
@@ -459,14 +461,6 @@ def sgd_steps_sparse(X, # CSR design as (data, indices, indptr)
 MAX_BLOCK = 1 << 18   # noise numbers drawn per block (2 MiB): memory O(n + p) beyond X, not O(np)
 
 
-def _row_design(problem):
-    "The design as the kernels read it: `X` (Fortran, no copy) or CSR `(data, indices, indptr)`."
-    if not problem.sparse: return problem.X
-    Xr = sp.csr_matrix(problem.X)
-    Xr.sort_indices()
-    return Xr.data, Xr.indices, Xr.indptr
-
-
 def clipping_norms(X, # design (n, p), dense or sparse
                    ones:float=0.0, # s ≠ 0: with the implicit column of s, norms of (x_i, s)
                   ) -> np.ndarray:
@@ -484,7 +478,7 @@ def _sgd_kernel(problem, plan:Plan, w:np.ndarray, ones:float=0.0, penalised:bool
     noise_std = plan.noise_scales[0] if len(plan.ledger) else 0.0
     kernel = sgd_steps_sparse if problem.sparse else sgd_steps_dense
     scales = (P["step"], P["clip"], 1.0 / P["batch_size"], noise_std)
-    return functools.partial(kernel, _row_design(problem), problem.y,
+    return functools.partial(kernel, row_design(problem), problem.y,
                              clipping_norms(problem.X, ones), w, (loss.code, loss.param),
                              (penalty.code, penalty.params), scales, intercept=float(ones),
                              penalize_intercept=bool(penalised))
@@ -494,24 +488,7 @@ def record_steps(record_every, n, batch_size) -> int:
     "Steps between two snapshots (0: no trace)."
     return max(1, int(round(record_every * n / batch_size))) if record_every else 0
 
-
-def _cuts(t0:int, t1:int, every:int) -> list:
-    "The `(a, b)` ranges covering the steps [t0, t1), cut at the multiples of `every` (0: none)."
-    inner = list(range((t0 // every + 1) * every, t1, every)) if every else []
-    bounds = [t0] + inner + [t1]
-    return list(zip(bounds[:-1], bounds[1:]))
-
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
-def _with_defaults(solver, options:dict) -> dict:
-    "The options of `solver` with the defaults of its public function filled in."
-    return {**{o.name: o.default for o in solver.options}, **options}
-
-
-def _positive(value, name:str) -> float:
-    "`value` checked to be a real number > 0."
-    return check_scalar(value, name, low=0, low_open=True)
-
-
 def _check_w0(w0, p:int) -> np.ndarray:
     "The initial point: a float64 copy of `w0` with p entries, or zeros."
     if w0 is None: return np.zeros(p)

@@ -19,11 +19,10 @@ from dp_cd.model.losses import (
     loss_value_mean,
 )
 from ..model.penalties import Penalty, L2
-from .dpcd import row_norms, _check_intercept
+from .dpcd import row_norms
 from .chunks import chunk_row_norms, is_chunked
 from .contract import (Solver, Plan, Run, Ledger, FitResult, register, get_solver,
-                                    _row_scale)
-from .dpsgd import _with_defaults, _positive
+                                    row_scale, check_intercept, check_positive, with_defaults)
 from .growth import norm_bounds
 from ..privacy.events import GaussianEvent
 from ..privacy.accountants import GDPAccountant
@@ -73,12 +72,12 @@ OutputPerturbation.options_from_bounds = norm_bounds   # x_norm = ‖B‖₂, y_
 # %% ../../nbs/03_solvers/08_output_perturbation.ipynb
 def _op_check_options(self, problem, request, options:dict) -> dict:
     "The options checked, defaults filled in; the penalty must be strongly convex (in b too)."
-    opts = _with_defaults(self, options)
+    opts = with_defaults(self, options)
     if problem.penalty.lam <= 0:
         raise ValueError(f"penalty must be L2(lam) with lam > 0 for output perturbation "
                          f"(strong convexity), got {problem.penalty!r}")
-    opts["opt_tol"] = _positive(opts["opt_tol"], "opt_tol")
-    _check_intercept(opts, problem)   # DP-CD's: the two flags, s > 0
+    opts["opt_tol"] = check_positive(opts["opt_tol"], "opt_tol")
+    check_intercept(opts, problem)   # DP-CD's: the two flags, s > 0
     if opts["fit_intercept"] and not opts["penalize_intercept"]:
         raise ValueError("penalize_intercept=False is not available for output perturbation: its "
                          "sensitivity 2Λ/(μn) needs F strongly convex in the intercept too; use "
@@ -138,10 +137,10 @@ def _leak(request, option:str, bound:str, leak:str) -> list:
 def _op_rows(problem, params:dict, private:bool) -> tuple:
     """`(row_scale, column, y)`: the records as the minimiser sees them, X not copied. A private run
     projects each row (x_i, s) onto ‖·‖₂ ≤ `row_bound` (c_i = min(1, row_bound/‖(x_i, s)‖₂), the
-    contract's `_row_scale`) and clips labels to ±y_bound (squared loss); the column is v = s·c."""
+    contract's `row_scale`) and clips labels to ±y_bound (squared loss); the column is v = s·c."""
     s, scale, y = params.get("intercept_scaling", 0.0), None, problem.y
     if private:
-        scale = _row_scale(problem.X, params.get("row_bound", params["x_norm"]), s)
+        scale = row_scale(problem.X, params.get("row_bound", params["x_norm"]), s)
         if isinstance(problem.loss, SquaredLoss):
             y = np.clip(y, -params["y_bound"], params["y_bound"])
         if np.all(scale == 1.0): scale = None   # no row moved: X as it is

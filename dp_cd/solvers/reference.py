@@ -24,7 +24,7 @@ from dp_cd.model.losses import (
     loss_conj,
     loss_hess_vec,
     residual_scale,
-    _check_w,
+    check_w,
 )
 from dp_cd.model.penalties import (
     Penalty,
@@ -217,7 +217,7 @@ class _Problem:
             )
         self.X, self.sparse, self.y, w = loss.validate(X, y, None)
         self.n, self.p = self.X.shape
-        if w0 is not None: w = _check_w(w0, self.p, "w0")
+        if w0 is not None: w = check_w(w0, self.p, "w0")
         penalty.check_dim(self.p)
         self.loss, self.pen = loss, penalty
         self.M = loss.coordinate_smoothness(self.X)

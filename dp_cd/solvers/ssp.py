@@ -15,8 +15,7 @@ from ..privacy.events import GaussianEvent, ComposedEvent
 from ..privacy.calibration import calibrate, calibrate_noise_multiplier
 from ..privacy.registry import check_accountant, make_accountant, supporting
 from .contract import (Solver, Plan, Run, Ledger, FitResult, register, get_solver,
-                                    project_records)
-from .dpsgd import _with_defaults
+                                    project_records, with_defaults)
 from .growth import norm_bounds
 
 # %% auto 0
@@ -94,7 +93,7 @@ def _check_shares(shares) -> tuple:
 
 def _ssp_check_options(self, problem, request, options:dict) -> dict:
     "The options checked and their defaults filled in; public bounds required when private."
-    o = _with_defaults(self, options)
+    o = with_defaults(self, options)
     check_accountant(o["accountant"], self.accountants, f"solver {self.name!r}")
     o["rho"] = check_scalar(o["rho"], "rho", 0, 1, True, True)
     o["shares"] = _check_shares(o["shares"])

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from ..utils import check_scalar, as_generator, PrivacyLeakWarning
 from ..privacy.formulas import rdp_to_epsilon, gdp_epsilon, zcdp_epsilon
-from ..privacy.events import (DPEvent, PoissonSubsampledGaussianEvent, _leaves, check_delta,
+from ..privacy.events import (DPEvent, PoissonSubsampledGaussianEvent, leaves, check_delta,
                                   check_epsilon, check_orders,
                                   check_relation)
 from ..privacy.accountants import ZCDPAccountant
@@ -276,7 +276,7 @@ def event_rho(event:DPEvent, # a privacy event (possibly composed)
     "ρ such that `event` is ρ-zCDP (zCDP composes by adding ρ); a `ValueError` if no such bound."
     check_relation(relation)
     total = 0.0
-    for leaf, count in _leaves(event):
+    for leaf, count in leaves(event):
         if isinstance(leaf, PoissonSubsampledGaussianEvent):   # un-amplified bound, every q
             rho = 0.5 / leaf.noise_multiplier**2 * (4.0 if relation == "replace_one" else 1.0)
         elif ZCDPAccountant().supports(leaf): rho = ZCDPAccountant().compose(leaf).rho
