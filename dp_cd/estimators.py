@@ -434,9 +434,10 @@ HISTOGRAM_MAX_TAU = 1 / 8   # an optional histogram is released only when τ <= 
 def _histogram_pays(n:int, q:int, eps, delta, releases:int) -> bool:
     """Whether an optional histogram (public bounds tightened, the bounds around the centre) is
     released: only when its threshold τ (public: from n, the q columns, the share (ε, δ) and the
-    number of releases) is at most `HISTOGRAM_MAX_TAU` n, so that a bin holding an eighth of the
-    records is located. With fewer records an extra release costs the other releases (they share
+    number of releases; τ of the signed histogram, 2K bins per column, the larger of the two) is at
+    most `HISTOGRAM_MAX_TAU` n, so that a bin holding an eighth of the records is located. With fewer records an extra release costs the other releases (they share
     one noise multiplier) more than it can gain."""
+    if q == 0: return False   # nothing to release (every column a declared category)
     z = calibrate_noise_multiplier(eps, delta, releases)
     K = 2 * (30 - (-30) + 1)   # the signed histogram's bins per column (the default grid)
     return z * math.sqrt(2 * q) * stats.norm.isf(1e-3 / K) <= HISTOGRAM_MAX_TAU * n
@@ -447,8 +448,9 @@ def _add_private_spread(b:_DataBounds, X, eps, delta, share, rng, releases:int, 
     histogram of the deviations x_ij - c_j (c is public once released; `private_two_sided_bounds`),
     with the noise multiplier of the earlier releases (`releases`: how many the share `share` of
     (ε, δ) pays for in all). Where both sides are located and 2 max(B⁻_j, B⁺_j) < B_j, the box
-    becomes [c_j - 2 max, c_j + 2 max] (one bin of slack); otherwise it is kept. The columns
-    `known` (one-hot, declared) keep theirs."""
+    becomes [c_j - 2 max, c_j + 2 max] (one bin of slack); otherwise it is kept (also when the
+    released centre lies outside a column's data, all on one side). The columns `known` (one-hot,
+    declared) keep theirs."""
     p, c = X.shape[1], b.raw_center
     cols = np.arange(p) if known is None else np.flatnonzero(~np.asarray(known))
     if c is None or len(cols) == 0 or sp.issparse(X): return b
