@@ -319,15 +319,15 @@ def ledger_problem(d):
 # %% ../nbs/06_api/01d_model_files.ipynb
 BUDGET_DELTA = 1e-3   # total delta of a new ledger when none is given
 
-def check_totals(epsilon:float|None=None, # a ledger's total epsilon (--budget-epsilon)
-                 delta:float|None=None, # its total delta (--budget-delta)
+def check_totals(epsilon:float|None=None, # a ledger's total epsilon
+                 delta:float|None=None, # its total delta
                 ):
     "Refuse a total epsilon not finite and > 0, or a total delta not in [0, 1) (usage errors)."
     if epsilon is not None and not (math.isfinite(epsilon) and epsilon > 0):
-        raise InputError(f"--budget-epsilon {epsilon:g}: a budget's total must be finite and "
+        raise InputError(f"`epsilon`={epsilon:g}: a budget's total must be finite and "
                          "> 0", 2)
     if delta is not None and not 0 <= delta < 1:
-        raise InputError(f"--budget-delta {delta:g}: a budget's total delta must be in [0, 1)", 2)
+        raise InputError(f"`delta`={delta:g}: a budget's total delta must be in [0, 1)", 2)
 
 def open_ledger(path, # the budget file (JSON), existing or to create
                 epsilon:float|None=None, # total epsilon: to create it (else: equal to its own)
@@ -339,7 +339,7 @@ def open_ledger(path, # the budget file (JSON), existing or to create
     check_totals(epsilon, delta)
     if not path.exists():
         if epsilon is None:
-            raise InputError(f"{path} does not exist: give --budget-epsilon (and --budget-delta) "
+            raise InputError(f"{path} does not exist: give `epsilon` (and `delta`) "
                              "to create it", 2)
         return BudgetAccountant(epsilon, BUDGET_DELTA if delta is None else delta)
     try: d = json.loads(path.read_text())
@@ -349,12 +349,11 @@ def open_ledger(path, # the budget file (JSON), existing or to create
     if problem:
         raise InputError(f"{path}: not a valid budget file: {problem}; restore the ledger from a "
                          "backup")
-    for option, given, total in (("--budget-epsilon", epsilon, d["epsilon"]),
-                                 ("--budget-delta", delta, d["delta"])):
+    for option, given, total in (("epsilon", epsilon, d["epsilon"]), ("delta", delta, d["delta"])):
         if given is not None and given != total:
-            raise InputError(f"{option} {given:g}: {path} already holds the totals epsilon = "
+            raise InputError(f"`{option}`={given:g}: {path} already holds the totals epsilon = "
                              f"{d['epsilon']:g}, delta = {d['delta']:g}, fixed when it was "
-                             f"created; drop {option}, or start a new ledger", 2)
+                             f"created; drop `{option}`, or start a new ledger", 2)
     acc = BudgetAccountant(float(d["epsilon"]), float(d["delta"]))
     acc.spent = [(float(e), float(dl)) for e, dl in d["spent"]]
     return acc
@@ -381,13 +380,13 @@ def save_fit(model:dict|None, # the model's content (`model_to_dict`), or None
         if out:
             try: staged["model"] = stage_file(out, lambda f: json.dump(seal_model(model), f,
                                                                       indent=1))
-            except OSError as e: raise write_error(e, "--out", out) from None
+            except OSError as e: raise write_error(e, "`out`", out) from None
         if acc is not None: _charge_ledger(ledger, acc, staged)
         if out:
             try: os.replace(staged["model"], out)
             except OSError as e:
                 if acc is not None: _restore_ledger(ledger, staged)
-                raise write_error(e, "--out", out) from None
+                raise write_error(e, "`out`", out) from None
     finally:
         for path in staged.values(): path.unlink(missing_ok=True)
 
@@ -398,7 +397,7 @@ def _charge_ledger(ledger:Path, acc, staged:dict):
         if old is not None: staged["old"] = stage_file(ledger, lambda f: f.write(old))
         staged["ledger"] = stage_file(ledger, lambda f: f.write(ledger_json(acc)))
         os.replace(staged["ledger"], ledger)
-    except OSError as e: raise write_error(e, "--budget-file", ledger) from None
+    except OSError as e: raise write_error(e, "`ledger`", ledger) from None
 
 def _restore_ledger(ledger:Path, staged:dict):
     "Put back the ledger's content from before `_charge_ledger` (no ledger if there was none)."

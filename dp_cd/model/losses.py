@@ -223,7 +223,7 @@ class HuberLoss(Loss):
 
 # %% ../../nbs/01_model/02_losses.ipynb
 def feature_bounds(X, # design (n, p), dense or sparse
-                  ) -> np.ndarray:
+                  ) -> np.ndarray: # B_j for each feature, shape (p,)
     """Exact per-feature bounds $B_j=\\max_i|X_{ij}|$ of the data (not private: warns
     `PrivacyLeakWarning`)."""
     X, is_sparse = as_design(X, "X")
@@ -563,7 +563,7 @@ def update_clipped_sum_dense(
     C:float,  # coordinate-wise threshold (unused with per-sample thresholds)
     jp:int=0,  # z += delta X[:, jp] first, in the same pass
     delta:float=0.0,  # (0: no update)
-) -> float:
+) -> float:  # the (weighted) sum of the clipped terms of column j
     "z += δ X[:, jp] (if δ ≠ 0), then Σ_i w_i · clip of record i's term on column j (one pass)."
     shift = (jp, delta)
     if len(records) == 2:   # unweighted by its type: numba prunes the weighted branch, never compiled
@@ -620,7 +620,7 @@ def clipped_sum_sparse(
     z,  # predictions (n,)
     j:int,  # the column whose clipped terms are summed
     C:float,  # coordinate-wise threshold (unused with per-sample thresholds)
-) -> float:
+) -> float:  # the (weighted) sum of the clipped terms of column j
     "Σ_i w_i · clipped term of column j of a CSC design (coordinate-wise, or per sample)."
     if len(records) == 2:   # unweighted by its type (the weighted branch is pruned, as dense)
         y, clips = records

@@ -114,7 +114,7 @@ class Gaussian:
 @njit(cache=True)
 def noisy_argmax(scores, # float64 array of scores s_j
                  noise, # float64 array of pre-drawn noise, same length
-                ) -> int:
+                ) -> int: # the selected index j
     "Index of the largest s_j + noise_j (first index on ties)."
     best, arg = -np.inf, 0
     for j in range(scores.shape[0]):
@@ -127,7 +127,7 @@ def noisy_argmax(scores, # float64 array of scores s_j
 def gumbel_argmax(scores, # float64 array of scores s_j
                   scale, # Gumbel scale (2Δ/ε for the exponential mechanism)
                   gumbel_noise, # float64 array of pre-drawn standard Gumbel variables
-                 ) -> int:
+                 ) -> int: # the selected index j
     "Index of the largest s_j + scale·G_j: a draw of the exponential mechanism ∝ exp(s_j/scale)."
     best, arg = -np.inf, 0
     for j in range(scores.shape[0]):
@@ -140,7 +140,7 @@ def gumbel_argmax(scores, # float64 array of scores s_j
 def noisy_argmax_abs(values, # float64 array of signed query values g_j
                      noise, # float64 array of pre-drawn noise, same length
                      weights, # float64 array of positive weights w_j (e.g. 1/sqrt(M_j))
-                    ) -> int:
+                    ) -> int: # the selected index j
     """Index of the largest w_j·|g_j + noise_j| (DP-GCD's published selection rule, noise inside
     |·|)."""
     best, arg = -np.inf, 0
@@ -170,9 +170,9 @@ def selection_scale(
     sensitivity=1.0,  # sensitivities Δ_j of the query values g_j (scalar or array)
     method: str = "exponential",  # "exponential", "rnm" or "as_published"
     weights=None,  # "as_published" only: weights w_j of |g_j + χ_j| (DP-GCD: 1/√M_j)
-    n_choices: int
-    | None = None,  # number p of candidates (default: len of the arrays; ∞ if scalars)
-) -> SelectionCalibration:
+    # number p of candidates (default: the arrays' length; ∞ if scalars)
+    n_choices: int | None = None,
+) -> SelectionCalibration:  # the noise scale and the event of one selection
     "Noise scale on normalised scores and the event to account for one noisy selection."
     eps = check_epsilon(epsilon)
     if method not in SELECTION_METHODS:
@@ -235,7 +235,7 @@ def select(
     method: str = "exponential",  # "exponential", "rnm" or "as_published"
     weights=None,  # "as_published" only: weights w_j (DP-GCD: 1/√M_j)
     absolute: bool = True,  # score |g_j|/Δ_j (True) or g_j/Δ_j (False); ignored by "as_published"
-) -> int:
+) -> int:  # the selected index j
     "A private index of a large |g_j|/Δ_j; see `selection_scale` for the guarantee of each method."
     g = check_array(values, "values", ndim=1)
     p = g.size

@@ -44,7 +44,7 @@ def selection_probabilities(
     noise_scale: float,  # Laplace scale b of the noise on the normalised values
     weights=None,  # scale ratios c_k > 0 (absolute=True only; default all 1)
     absolute: bool = True,  # True: argmax c_k|u_k + Z_k| (DP-GCD); False: argmax s_k + Z_k (RNM)
-) -> np.ndarray:
+) -> np.ndarray:  # P[select k] for each k (they sum to 1)
     "Exact probabilities P[select k] of a Laplace noisy-argmax rule, by 1-d quadrature."
     u = check_array(values, "values", ndim=1)
     p = u.size
@@ -82,7 +82,7 @@ def privacy_loss(u, # normalised values (or scores) on D
                  noise_scale:float, # Laplace scale b
                  weights=None, # scale ratios c_k (absolute rule only)
                  absolute:bool=True, # DP-GCD's rule (True) or plain RNM (False)
-                ) -> float:
+                ) -> float: # the largest absolute log-ratio of the selection probabilities
     "max_j |log P[j; u] − log P[j; u']| for the Laplace noisy-argmax rule (exact)."
     P = selection_probabilities(u, noise_scale, weights, absolute)
     Q = selection_probabilities(u_prime, noise_scale, weights, absolute)

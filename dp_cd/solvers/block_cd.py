@@ -28,7 +28,7 @@ __all__ = ['eso_factor', 'block_sums_dense', 'block_sums_sparse', 'block_step', 
 def eso_factor(block_size:int, # B, coordinates per round (1 <= B <= p)
                p:int, # number of coordinates
                row_nnz:int|None=None, # public bound ω on the non-zeros of a row (None: p)
-              ) -> float:
+              ) -> float: # β ≥ 1
     "The ESO factor β with v_j = β M_j for uniform blocks of B (Richtárik & Takáč)."
     omega = p if row_nnz is None else check_scalar(row_nnz, "row_nnz", 1, p, integer=True)
     return 1.0 + (block_size - 1) * (omega - 1) / max(1, p - 1)
@@ -117,10 +117,10 @@ def _rounds_dense(loss, penalty, X, y, z, w, coords, noise, steps, clips, interc
 def dpbcd_inner_dense(
     loss,  # (code, param) of the loss
     penalty,  # (code, params) of the penalty
-    X,
-    y,  # Fortran design (n, p) and labels (n,)
-    z,
-    w,  # margins z = Xw (n,) and iterate (p,), both updated in place
+    X,  # Fortran design (n, p)
+    y,  # labels (n,)
+    z,  # margins z = Xw (n,), updated in place
+    w,  # iterate (p,), updated in place
     block,  # (coords (R, B) int64, noise (R, B)): a `block_draws` item
     scales,  # (step sizes γ/v_j (p,), clipping thresholds C_j (p,))
     intercept=None,  # (column (n, 1) of s, its penalty): coordinate p, `_rounds_dense`
@@ -161,9 +161,14 @@ def _rounds_sparse(loss, penalty, X, y, z, w, coords, noise, steps, clips, inter
 
 # %% ../../nbs/03_solvers/09_block_cd.ipynb
 @njit(cache=True)
-def dpbcd_inner_sparse(loss, penalty,
+def dpbcd_inner_sparse(loss, # (code, param) of the loss
+                       penalty, # (code, params) of the penalty
                        X, # CSC design as (data, indices, indptr), sorted int64 indices
-                       y, z, w, block, scales,
+                       y, # labels (n,)
+                       z, # margins z = Xw (n,), updated in place
+                       w, # iterate (p,), updated in place
+                       block, # (coords (R, B) int64, noise (R, B)): a `block_draws` item
+                       scales, # (step sizes γ/v_j (p,), clipping thresholds C_j (p,))
                        intercept=None, # (CSC column of s as (data, indices, indptr), its penalty)
                       ):
     "Same as `dpbcd_inner_dense` for a CSC design: a round costs O(nnz of the block's columns)."

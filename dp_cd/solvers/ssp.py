@@ -38,7 +38,7 @@ def adassp(
     shares: tuple = (0.1, 0.45, 0.45),  # shares of μ² of the releases (λ_min, XᵀX, Xᵀy)
     accountant: str = "gdp",  # accountant of the three Gaussian releases ("gdp": exact)
     random_state=None,  # seed or Generator for the noise
-) -> FitResult:
+) -> FitResult:  # the coefficients, the privacy report and the recorded iterates
     "AdaSSP: XᵀX, Xᵀy and λ_min(XᵀX) released by Gaussian mechanisms, then an adaptive ridge."
     return get_solver("adassp").fit(
         X, y, loss, penalty, epsilon=epsilon, delta=delta, random_state=random_state,
@@ -61,7 +61,7 @@ AdaSSP.options_from_bounds = norm_bounds   # x_norm = ‖B‖₂, y_bound = the 
 # %% ../../nbs/03_solvers/11_ssp.ipynb
 def sym_from_vector(u:np.ndarray, # p(p+1)/2 entries: the diagonal, then the upper triangle
                     p:int, # the size of the matrix
-                   ) -> np.ndarray:
+                   ) -> np.ndarray: # the symmetric matrix A (p, p)
     "v⁻¹(u): the symmetric p × p matrix A with v(A) = u, v(A) = (A_jj, √2 A_jk for j < k)."
     A = np.zeros((p, p))
     iu = np.triu_indices(p, 1)
@@ -73,7 +73,7 @@ def sym_from_vector(u:np.ndarray, # p(p+1)/2 entries: the diagonal, then the upp
 
 def ssp_sensitivities(x_norm:float, # PUBLIC bound R on ‖x_i‖₂
                       y_bound:float, # PUBLIC bound T on |y_i|
-                     ) -> tuple:
+                     ) -> tuple: # (R², √2 R², 2RT)
     "Replace-one ℓ2 sensitivities of (λ_min(XᵀX), v(XᵀX), Xᵀy): (R², √2 R², 2RT)."
     return x_norm ** 2, math.sqrt(2.0) * x_norm ** 2, 2.0 * x_norm * y_bound
 
@@ -151,7 +151,7 @@ def release_statistics(xtx:np.ndarray, # G = XᵀX of the (projected) records, p
                        xty:np.ndarray, # b = Xᵀy (p,)
                        sigmas, # noise scales (σ₁, σ₂, σ₃) of the three releases
                        rng:np.random.Generator, # the run's generator
-                      ) -> tuple:
+                      ) -> tuple: # (λ̃, Ĝ, b̂)
     "(λ̃, Ĝ, b̂): λ_min(G) + σ₁g, G + v⁻¹(σ₂g) and b + σ₃g', drawn in this order."
     p = len(xty)
     lam = float(np.linalg.eigvalsh(xtx)[0]) + sigmas[0] * rng.standard_normal()
@@ -163,7 +163,7 @@ def adaptive_ridge(lam_released:float, # the released λ̃
                    sigmas, # noise scales (σ₁, σ₂, σ₃)
                    p:int, # number of features
                    rho:float, # failure probability of each bound
-                  ) -> tuple:
+                  ) -> tuple: # (λ, λ_low)
     "(λ, λ_low): the ridge max(0, b_E - λ_low) and the lower bound λ_low on λ_min(XᵀX)."
     rho = check_scalar(rho, "rho", 0, 1, True, True)
     low = max(0.0, lam_released - sigmas[0] * NormalDist().inv_cdf(1 - rho))

@@ -605,6 +605,7 @@ def lemma_6_5_1_distance(
         check_scalar(v, nm, low=0, low_open=True)
     n = check_scalar(n, "n", low=1, integer=True)
     delta = check_delta(delta)
+    zeta = check_scalar(zeta, "zeta", 0, 1, True, True)
     return float(
         np.sqrt(32 * p * Lambda**2 * np.log(1.25 / delta) * np.log(2 / zeta)) / (mu * n * epsilon)
     )

@@ -158,8 +158,9 @@ def erm_lower_bound(
     "Lower bound of Theorem 3.2.4 (Bassily et al. 2014; constant 1, δ = o(1/n))."
     n, eps = _priv(n, epsilon)
     p = check_scalar(p, "p", low=1, integer=True)
+    Lambda = check_scalar(Lambda, "Lambda", low=0)
     if mu is None: return Lambda * radius * min(1.0, math.sqrt(p) / (n * eps))
-    return Lambda**2 / mu * min(1.0, p / (n * eps)**2)
+    return Lambda**2 / check_scalar(mu, "mu", low=0, low_open=True) * min(1.0, p / (n * eps)**2)
 
 # %% ../../nbs/04_theory/01_rates.ipynb
 def coordinate_lower_bound(
@@ -192,7 +193,7 @@ def dpgcd_convex_bound(n:int, epsilon:float, delta:float, L, M,
         R_M1 ** (4 / 3)
         * L.max() ** (2 / 3)
         * math.log(1 / delta)
-        * math.log(len(M) / zeta)
+        * math.log(len(M) / check_scalar(zeta, "zeta", 0, 1, True, True))
         / ((n * eps) ** (2 / 3) * M.min() ** (1 / 3))
     )
 
@@ -207,7 +208,7 @@ def dpgcd_strongly_convex_bound(
     return (
         L.max() ** 2
         * math.log(1 / delta)
-        * max(math.log(2 * len(M) / (mu_M1 * zeta)), 1.0)
+        * max(math.log(2 * len(M) / (mu_M1 * check_scalar(zeta, "zeta", 0, 1, True, True))), 1.0)
         / (M.min() * mu_M1**2 * (n * eps) ** 2)
     )
 
@@ -223,7 +224,7 @@ def dpgcd_quasi_sparse_bound(n:int, epsilon:float, L, M, mu_M2:float,
     return (
         L.max() ** 2
         * (s + tau) ** 2
-        * math.log(2 * len(M) / zeta)
+        * math.log(2 * len(M) / check_scalar(zeta, "zeta", 0, 1, True, True))
         / (M.min() * mu_M2 * (n * eps) ** 2)
     )
 
@@ -240,9 +241,11 @@ def growth_upper_bound(n:int, epsilon:float, d:int, L:float, lam:float, kappa:fl
     "Theorems 2 (δ = 0) and 3 (δ > 0) of the growth paper, constant 1."
     n, eps = _priv(n, epsilon)
     k = _kappa(kappa)
+    lam = check_scalar(lam, "lam", low=0, low_open=True)
     kl = k if kappa_lower is None else _kappa(kappa_lower, "kappa_lower")
     if kl > k: raise ValueError("kappa_lower must be <= kappa")
-    beta = 1 / (n + d) if beta is None else beta
+    delta = check_scalar(delta, "delta", low=0, high=1, high_open=True)
+    beta = 1 / (n + d) if beta is None else check_scalar(beta, "beta", 0, 1, True, True)
     lb = math.log(1 / beta)
     dd = d if delta == 0 else math.sqrt(d * math.log(1 / delta))
     return lam ** (-1 / (k - 1)) * (
@@ -265,6 +268,9 @@ def inverse_sensitivity_bound(
     $\\lambda^{-1/(\\kappa-1)}(2L(\\log(1/\\beta)+d\\log(D/\\rho))/(n\\varepsilon))^{\\kappa/(\\kappa-1)} + L\\rho$."""
     n, eps = _priv(n, epsilon)
     k = _kappa(kappa)
+    lam = check_scalar(lam, "lam", low=0, low_open=True)
+    D, rho = (check_scalar(v, nm, low=0, low_open=True) for v, nm in ((D, "D"), (rho, "rho")))
+    beta = check_scalar(beta, "beta", low=0, high=1, low_open=True, high_open=True)
     return (
         lam ** (-1 / (k - 1))
         * (2 * L * (math.log(1 / beta) + d * math.log(D / rho)) / (n * eps)) ** (k / (k - 1))
@@ -279,6 +285,8 @@ def growth_lower_bound(
     (approximate DP, κ >= 2); constant 1."""
     n, eps = _priv(n, epsilon)
     k = _kappa(kappa)
+    lam = check_scalar(lam, "lam", low=0, low_open=True)
+    delta = check_scalar(delta, "delta", low=0, high=1, high_open=True)
     a = k / (k - 1)
     if delta > 0:
         if k < 2: raise ValueError("Theorem 6 (approximate DP) requires kappa >= 2")
@@ -337,8 +345,8 @@ def predict_winner(
 ) -> dict:
     """Predicted rates (constant 1) of DP-CD, DP-SGD and DP-GCD and the predicted winner, convex or
     (if μ's given) strongly convex."""
-    q = comparison_quantities(M, L, radius, Lambda, mu_M, mu_I)
     n, eps, delta = _priv(n, epsilon, delta)
+    q = comparison_quantities(M, L, radius, Lambda, mu_M, mu_I)
     M = _vec(M, "M", True)
     L = _vec(L, "L")
     p = len(M)
