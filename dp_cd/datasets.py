@@ -870,7 +870,7 @@ def load(
     row_norm: float | None = None,  # clip every row to this l2 norm, or None
     verify: bool = False,  # check the files against SHA256SUMS first (when the directory has one)
     **options,  # options of the generator or loader (e.g. `seed=1`, `split="test"`, `one_hot=True`)
-) -> Dataset:  # options of the generator or loader (e.g. `seed=1`, `split="test"`, `one_hot=True`)
+) -> Dataset:  # the dataset
     """Load or generate the dataset `name` (synthetic ones need no file), optionally standardised
     and row-clipped."""
     if not isinstance(name, str) or name.lower() not in NAMES:

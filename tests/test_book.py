@@ -317,3 +317,17 @@ def test_the_text_holds_no_development_history():
              for i, c in enumerate(json.loads(p.read_text())['cells']) if c['cell_type'] == 'markdown'
              for m in HISTORY.finditer(''.join(c['source']))]
     assert [f for f in found if (f[0], f[2]) not in HISTORY_LEFT] == [], found
+
+
+def _starred(a: int,  # the first
+             **options,  # passed on
+             ) -> int:  # the result
+    "A function whose `**options` has a comment."
+
+
+def test_api_tables_describe_star_parameters():
+    "fastcore drops the comment of `**options` and gives it to the return: the book reads both right."
+    cells = _cells(bb.BookDocRenderer(_starred)._repr_html_())
+    width = cells.index('a')   # the header's cells: a row's last one is its description
+    assert cells[cells.index('options') + width - 1] == 'passed on', cells
+    assert cells[cells.index('Returns') + width - 1] == 'the result', cells

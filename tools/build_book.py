@@ -26,6 +26,7 @@ from execnb.nbio import read_nb, write_nb
 from nbdev.process import NBProcessor, extract_directives
 from nbdev import processors as P
 from nbdev.showdoc import BasicHtmlRenderer, _fmt_sig
+from fastcore.docments import _docments
 
 ROOT = Path(__file__).resolve().parents[1]
 NBS, BOOK = ROOT / 'nbs', ROOT / 'book'
@@ -68,6 +69,19 @@ class BookDocRenderer(BasicHtmlRenderer):
     def __init__(self, sym, *args, **kwargs):
         self.internal = _is_internal(sym)   # before fastcore unwraps a kernel to its Python code
         super().__init__(sym, *args, **kwargs)
+        self._star_docments()
+
+    def _star_docments(self):
+        """The comments of `*args` and `**kwargs`, which fastcore's `docments` drops (it does not pass
+        `args_kwargs` on) and then gives to the return annotation on the next line."""
+        stars = [k for k, v in self.dm.dm.items()
+                 if v.get('anno') in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)]
+        if not stars: return
+        try: found = _docments(self.sym, args_kwargs=True)
+        except Exception: return
+        for k in stars + ['return']:
+            if k in self.dm.dm and k in found:
+                self.dm.dm[k]['docment'] = found[k]['docment'] or inspect.Parameter.empty
 
     def _repr_html_(self):
         nm, lvl = html.escape(self.nm), self.title_level

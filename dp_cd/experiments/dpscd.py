@@ -44,7 +44,7 @@ def paper_scaling(X_train, *others):
 def load_problem(name:str, # a key of `PROBLEMS`
                  data_dir=None, # data directory (None: $DP_CD_DATA)
                  seed:int=0, # seed of the splits
-                ) -> dict:
+                ) -> dict: # the sets, the loss, λ and the metric
     "Train / validation / test sets of a problem, preprocessed as the paper, with its loss and λ."
     if name not in PROBLEMS: raise ValueError(f"name must be one of {list(PROBLEMS)}, got {name!r}")
     ds_name, loss, lam, metric, _ = PROBLEMS[name]
@@ -197,7 +197,7 @@ def figure_3(data_dir=None, Ls=(10, 50, 100, 500, 1000), Cs=(0.05, 0.5, 5.0), pa
 def reproduce_dp_scd(data_dir=None, # data directory (None: $DP_CD_DATA)
                      quick:bool=False, # a smoke test: ridge only, ε in {0.1, 1}, one seed
                      out_dir="book/results", # where the CSVs are written (None: not written)
-                    ) -> dict:
+                    ) -> dict: # {figure: table}
     "Figures 1-3 of Damaskinos et al. (2021) on the data at hand; returns the three tables."
     kw = dict(names=("ridge-california",), epsilons=(0.1, 1.0), seeds=(0,)) if quick else {}
     with warnings.catch_warnings():   # the paper's delta = 1e-3 is above 1/N: warned by every fit

@@ -45,7 +45,7 @@ def dataset_constants(X, # design (n, p), dense or sparse
                       y, # labels (n,)
                       loss, # SquaredLoss() or LogisticLoss()
                       w_star, # reference solution (p,)
-                     ) -> dict:
+                     ) -> dict: # {name: value} of the constants
     """Coordinate-wise constants $M_j$, $L_j$ (zero columns dropped), $\\Lambda$ and $w^\\star$
     restricted to the kept columns (not private)."""
     X, is_sparse = as_design(X, "X")
@@ -149,7 +149,7 @@ def rates_on_data(data_dir=None, # directory of the real datasets (None: $DP_CD_
                   epsilon:float=1.0, # ε (δ = 1/n²)
                   out:str|None=None, # CSV path to write (None: not written)
                   **measure_kw, # passed to `measure`
-                 ) -> pd.DataFrame:
+                 ) -> pd.DataFrame: # one row per problem
     "One row per problem: constants, §4.3.4 quantities, predicted and measured winner."
     rows = []
     # keep other problems' rows

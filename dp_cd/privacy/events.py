@@ -156,7 +156,7 @@ class SelfComposedEvent(DPEvent):
 @dataclass(frozen=True)
 class ComposedEvent(DPEvent):
     "The adaptive sequence of `events`."
-    events: tuple
+    events: tuple  # the events, in the order they are released
     def __post_init__(self):
         evs = tuple(self.events)
         for e in evs:

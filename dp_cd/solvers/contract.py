@@ -182,7 +182,7 @@ class LedgerEntry:
 @dataclass(frozen=True)
 class Ledger:
     "The privacy events of a fit, in order (an immutable value: `add` returns a new ledger)."
-    entries: tuple = ()
+    entries: tuple = ()  # (label, event) entries, in order
 
     def add(self, label:str, event:DPEvent) -> Ledger:
         "This ledger followed by `event`, labelled `label`."
@@ -355,8 +355,8 @@ class Solver:
 @dataclass(frozen=True)
 class Option:
     "A keyword option of a solver, read from its public function's signature."
-    name: str
-    default: object
+    name: str  # the option name
+    default: object  # its default in the solver's public function
 
 
 _NOT_OPTIONS = ("random_state", "epsilon", "delta")   # arguments of every fit, not options

@@ -290,7 +290,11 @@ def noise_beta(lam_max:float, # largest Laplace scale λ_max of the noise
     zeta = check_scalar(zeta, "zeta", 0, 1, True, True)
     return 2 * lam_max**2 / M_min * math.log(8 * T * p / zeta) ** 2
 
-def strongly_convex_bound_T(T:int, gap0:float, mu_M1:float, beta:float) -> float:
+def strongly_convex_bound_T(T:int,  # number of iterations
+                            gap0:float,  # initial suboptimality f(w⁰) − f*
+                            mu_M1:float,  # strong convexity of f in the norm ‖·‖_{M,1}
+                            beta:float,  # per-step noise term β (`noise_beta`)
+                           ) -> float:  # the bound on f(w^T) − f*
     "(B.2.51)–(B.2.52): $(1 − μ_{M,1}/4)^T (f(w^0) − f^*) + 4β/μ_{M,1}$."
     return (1 - mu_M1 / 4) ** T * gap0 + 4 * beta / mu_M1
 

@@ -368,7 +368,12 @@ def _intercept_rows(problem, design, s:float, private:bool) -> tuple:
     return _row_scale(X, 1.0, s), float(s)
 
 # %% ../../nbs/03_solvers/07_dp_scd.ipynb
-def scd_draws(rng, problem, plan:Plan, steps:int, sequential:bool=False) -> tuple:
+def scd_draws(rng,  # the run's Generator (consumed)
+              problem,  # the validated problem
+              plan:Plan,  # the solver's plan
+              steps:int,  # number of steps of the block
+              sequential:bool=False,  # Algorithm 3 (batches truncated to L records)
+             ) -> tuple:  # (ptr, idx, noise_a, noise_v)
     "A block's batches (Poisson, or L records without replacement as published), then its noise."
     P, N = plan.params, problem.n
     p = problem.p + bool(P.get("fit_intercept"))   # the implicit column's entry of v

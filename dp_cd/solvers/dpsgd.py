@@ -508,7 +508,10 @@ def _sgd_kernel(problem, plan:Plan, w:np.ndarray, ones:float=0.0, penalised:bool
                              penalize_intercept=bool(penalised))
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
-def record_steps(record_every, n, batch_size) -> int:
+def record_steps(record_every,  # passes between two snapshots (0 or None: none)
+                 n,  # number of records
+                 batch_size,  # expected batch size B
+                ) -> int:  # steps between two snapshots, ≥ 1 (0: no trace)
     "Steps between two snapshots (0: no trace)."
     return max(1, int(round(record_every * n / batch_size))) if record_every else 0
 

@@ -187,17 +187,28 @@ class GrowthLoss:
                             np.asarray(xc, dtype=np.float64), coef, _domain(dom), step, iters)
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
-def PowerLoss(kappa:float, b:float=1.0, smoothing:float=0.0) -> GrowthLoss:
+def PowerLoss(kappa:float,  # exponent κ ≥ 1 of φ (convexity)
+              b:float=1.0,  # weight b of the linear term
+              # smoothing μ ≥ 0 of φ near 0; required > 0 when κ < 2 for Algorithms 1-2
+              smoothing:float=0.0,
+             ) -> GrowthLoss:  # the loss
     """$F(x;s) = \\phi_{\\kappa,\\mu}(\\|x\\|) + b\\langle x, s\\rangle$: exact $(1,\\kappa)$-growth
     of $f$ when $\\mathbb{E}s=0$, $\\mu=0$."""
     return GrowthLoss("power", kappa, smoothing, b=b)
 
-def LocationLoss(kappa:float, smoothing:float=0.0) -> GrowthLoss:
+def LocationLoss(kappa:float,  # exponent κ ≥ 1 of φ (convexity)
+                 # smoothing μ ≥ 0 of φ near 0; required > 0 when κ < 2 for Algorithms 1-2
+                 smoothing:float=0.0,
+                ) -> GrowthLoss:  # the loss
     """$F(x;s) = \\phi_{\\kappa,\\mu}(\\|x - s\\|)$ (mean for κ = 2, smoothed geometric median for κ
     = 1)."""
     return GrowthLoss("location", kappa, smoothing)
 
-def RegressionLoss(kappa:float, smoothing:float=0.0, y_bound:float=1.0) -> GrowthLoss:
+def RegressionLoss(kappa:float,  # exponent κ ≥ 1 of φ (convexity)
+                   # smoothing μ ≥ 0 of φ near 0; required > 0 when κ < 2 for Algorithms 1-2
+                   smoothing:float=0.0,
+                   y_bound:float=1.0,  # bound Y on |y|
+                  ) -> GrowthLoss:  # the loss
     """$F(x;(a,y)) = \\phi_{\\kappa,\\mu}(\\lvert\\langle a,x\\rangle - y\\rvert)$ ($\\ell_1$
     regression for κ = 1, least squares for κ = 2)."""
     return GrowthLoss("regression", kappa, smoothing, y_bound=y_bound)
@@ -294,7 +305,12 @@ def _proj_two_balls(y, c1, r1, c2, r2, out):
         for j in range(d): out[j] += rho * e[j] / math.sqrt(nn)
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
-def project_two_balls(y, c1, r1:float, c2=None, r2:float=np.inf) -> np.ndarray:
+def project_two_balls(y,  # the point to project
+                      c1,  # centre of the first ball
+                      r1:float,  # its radius
+                      c2=None,  # centre of the second ball (None: c1)
+                      r2:float=np.inf,  # its radius (inf: no second ball)
+                     ) -> np.ndarray:  # the projection
     "Euclidean projection of `y` onto $B(c_1, r_1)\\cap B(c_2, r_2)$ (the second ball is optional)."
     y = np.asarray(y, dtype=np.float64)
     c1 = np.asarray(c1, dtype=np.float64)
@@ -630,7 +646,9 @@ def localization(
     return GrowthResult(x, _released(log), eps, delta, noise, used)
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
-def growth_epochs(n:int, kappa_lower:float) -> int:
+def growth_epochs(n:int,  # number of records, ≥ 2
+                  kappa_lower:float,  # lower bound κ̲ > 1 on the growth exponent
+                 ) -> int:  # T
     "Number of epochs $T = \\lceil 2\\log n/(\\underline\\kappa - 1)\\rceil$ of Algorithm 2."
     n = check_scalar(n, "n", low=2, integer=True)
     kl = check_scalar(kappa_lower, "kappa_lower")
@@ -827,16 +845,16 @@ def inverse_sensitivity_distribution(
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
 def inverse_sensitivity(
-    S,
-    loss: GrowthLoss,
-    center,
-    radius: float,
-    epsilon: float,
-    rho: float,
-    grid_size: int = 201,
-    as_published: bool = False,
-    random_state=None,
-) -> np.ndarray:
+    S,  # records
+    loss: GrowthLoss,  # convex Lipschitz loss (μ = 0 allowed)
+    center,  # centre of X = B(c, R), dimension 1 or 2
+    radius: float,  # R
+    epsilon: float,  # ε
+    rho: float,  # smoothing radius ρ > 0
+    grid_size: int = 201,  # grid points per axis
+    as_published: bool = False,  # use exp(-ε n G / 2L) (2ε-DP) instead of exp(-ε n G / 4L)
+    random_state=None,  # seed or Generator
+) -> np.ndarray:  # the released point
     """One draw of the ρ-smooth gradient-based inverse sensitivity mechanism (grid version, ε-DP
     unless `as_published`)."""
     P, logp, h = inverse_sensitivity_distribution(
@@ -1136,7 +1154,11 @@ class GrowthAdaptive(Solver):
     check_options, plan, run = _check_growth_options, _plan_growth, _run_growth
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
-def norm_bounds(self, loss:Loss, bounds:np.ndarray, target_bound=None) -> dict:
+def norm_bounds(self,
+                loss:Loss,  # the datafit
+                bounds:np.ndarray,  # public bounds B_j ≥ |x_ij| (p,)
+                target_bound=None,  # public bound on |y_i| (None: none)
+               ) -> dict:  # {option: value}
     """x_norm = ‖B‖₂ (and y_bound for the squared and Huber losses): public norms from public bounds
     B_j ≥ |x_ij|; without y_bound a regression would read the largest |y_i| off the data."""
     options = dict(x_norm=float(np.sqrt(np.sum(np.asarray(bounds) ** 2))))

@@ -129,16 +129,19 @@ def pure_selection_epsilon(epsilon:float, # ε of the ε-DP base mechanism
 # %% ../../nbs/03_solvers/05_tuning.ipynb
 def selection_rdp(rho:float, # each run is ρ-zCDP
                   dist:TruncatedNegativeBinomial, # distribution of the number of runs
-                  orders=ORDERS, # Rényi orders λ > 1
-                 ) -> np.ndarray:
+                  orders=None, # Rényi orders λ > 1 (None: `ORDERS`)
+                 ) -> np.ndarray: # ε_A(λ) at each order
     "RDP curve ε_A(λ) of best-of-K for a ρ-zCDP base mechanism (λ̂ optimised in closed form)."
     rho = check_scalar(rho, "rho", low=0, low_open=True)
-    a = check_orders(orders)
+    a = check_orders(ORDERS if orders is None else orders)
     L = math.log(1 / dist.gamma)
     lh = max(1.0, math.sqrt(L / rho))
     return rho * a + (1 + dist.eta) * (rho * (lh - 1) + L / lh) + math.log(dist.mean) / (a - 1)
 
-def selection_epsilon(rho:float, dist:TruncatedNegativeBinomial, delta:float) -> float:
+def selection_epsilon(rho:float,  # each run is ρ-zCDP
+                      dist:TruncatedNegativeBinomial,  # distribution of the number of runs
+                      delta:float,  # target δ in (0, 1)
+                     ) -> float:  # ε
     "(ε, δ)-DP of best-of-K for a ρ-zCDP base mechanism (CKS conversion; cached)."
     rho = check_scalar(rho, "rho", low=0, low_open=True)
     return _selection_epsilon(float(rho), dist,

@@ -16,7 +16,7 @@ def lemma2_rate(mu:float, # the losses are 1/mu-smooth
                 lam:float, # l2 regularisation
                 n:int, # number of records N
                 batch_size:int, # L
-               ) -> float:
+               ) -> float: # the rate
     "Lemma 2's contraction rate $\\mu\\lambda L/(\\mu\\lambda N + L)$ of one update step."
     mu, lam, n, batch_size = _scd_constants(mu, lam, n, batch_size)
     return mu * lam * batch_size / (mu * lam * n + batch_size)
@@ -35,7 +35,7 @@ def lemma3_increase(
     n: int,  # N
     strong_convexity: float | None = None,  # gamma of the loss (None: the paper's constant)
     row_norm: float = 1.0,  # bound R on the records' norms
-) -> float:
+) -> float:  # the bound on the expected increase
     "Bound on the expected increase of the dual objective by the noise: Lemma 3, or corrected."
     mu = 1.0 if strong_convexity is None else strong_convexity
     _, lam, n, batch_size = _scd_constants(mu, lam, n, batch_size)
@@ -45,7 +45,12 @@ def lemma3_increase(
     return batch_size * noise_var / 2 * (1 / (strong_convexity * n) + row_norm**2 / (lam * n * n))
 
 # %% ../../nbs/04_theory/03_dp_scd.ipynb
-def theorem2_hypothesis(mu:float, lam:float, n:int, batch_size:int, kappa:float=0.0) -> bool:
+def theorem2_hypothesis(mu:float,  # the losses are 1/μ-smooth
+                        lam:float,  # ℓ2 regularisation λ
+                        n:int,  # number of records N
+                        batch_size:int,  # L
+                        kappa:float=0.0,  # κ in [0, 1)
+                       ) -> bool:  # whether the hypothesis holds
     "Theorem 2's condition $L(2(1-\\kappa)\\mu\\lambda - 1) > \\mu\\lambda N$ (i.e. $A < 1/2$)."
     mu, lam, n, batch_size = _scd_constants(mu, lam, n, batch_size)
     kappa = check_scalar(kappa, "kappa", low=0, high=1, high_open=True)
@@ -53,9 +58,13 @@ def theorem2_hypothesis(mu:float, lam:float, n:int, batch_size:int, kappa:float=
 
 def theorem2_recursion_bound(s0:float, # S(alpha_0)
                              steps:int, # T
-                             mu:float, lam:float, n:int, batch_size:int,
+                             mu:float, # the losses are 1/μ-smooth
+                             lam:float, # ℓ2 regularisation λ
+                             n:int, # number of records N
+                             batch_size:int, # L
                              increase:float, # c, the expected increase of one perturbation step
-                             kappa:float=0.0) -> float:
+                             kappa:float=0.0, # κ in [0, 1)
+                            ) -> float: # the bound on the dual suboptimality after T steps
     "$A^T\\mathcal S_0 + c(1 - A^T)/(1 - A)$, the bound Theorem 2's proof unrolls."
     kappa = check_scalar(kappa, "kappa", low=0, high=1, high_open=True)
     steps = check_scalar(steps, "steps", low=0, integer=True)
@@ -68,7 +77,7 @@ def table1_bounds(n:int, # N, records
                   m:int, # M, features
                   batch_size:int, # L (DP-SCD)
                   epsilon:float, # privacy budget
-                 ) -> dict:
+                 ) -> dict: # {method: bound}
     "The utility bounds of Table 1 (Damaskinos et al., 2021), constants and log(1/δ) dropped."
     n = check_scalar(n, "n", low=2, integer=True)
     e2 = check_scalar(epsilon, "epsilon", low=0, low_open=True) ** 2
