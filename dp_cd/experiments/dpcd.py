@@ -143,7 +143,7 @@ def applicable(solver:str, problem:str, loss=None, penalty=None) -> bool:
 
 # %% ../../nbs/05_experiments/01_dp_cd.ipynb
 def problem_info(X, loss) -> dict:
-    """Constants the wrappers need: exact M_j, the public bounds b_j of DP-CD-P, global smoothness
+    """Constants the wrappers need: exact $M_j$, the public bounds $b_j$ of DP-CD-P, global smoothness
     β, DP-SCD's row scale."""
     A = np.asarray(X.todense() if hasattr(X, "todense") else X)
     return dict(

@@ -48,14 +48,14 @@ def corollary_a21_sigma(epsilon:float, # ε in (0, 1]
     return math.sqrt(3 * check_scalar(gamma, "gamma", low=0, low_open=True) * math.log(1 / d)) / e
 
 # %% ../../nbs/02_privacy/05_closed_forms.ipynb
-def theorem_4_3_1_noise_scales(lipschitz, # coordinate-wise Lipschitz constants L_j (array-like)
+def theorem_4_3_1_noise_scales(lipschitz, # coordinate-wise Lipschitz constants $L_j$ (array-like)
                                n_samples:int, # n
                                epsilon:float, # ε in (0, 1]
                                delta:float, # δ in (0, 1/3)
                                n_epochs:int, # T
                                n_inner:int, # K (coordinate updates per epoch)
-                              ) -> np.ndarray: # σ_j, one per coordinate
-    "DP-CD noise scales σ_j = sqrt(12 L_j² TK log(1/δ))/(nε) of Theorem 4.3.1 (replace-one)."
+                              ) -> np.ndarray: # $σ_j$, one per coordinate
+    "DP-CD noise scales $σ_j$ = sqrt(12 L_j² TK log(1/δ))/(nε) of Theorem 4.3.1 (replace-one)."
     L = np.asarray(lipschitz, dtype=float)
     if L.ndim != 1 or not np.all(np.isfinite(L)) or np.any(L < 0):
         raise ValueError("lipschitz must be a 1-d array of finite non-negative numbers")
@@ -67,13 +67,13 @@ def theorem_4_3_1_noise_scales(lipschitz, # coordinate-wise Lipschitz constants 
     return (2 * L / n) * corollary_a21_sigma(epsilon, T * K, delta)
 
 # %% ../../nbs/02_privacy/05_closed_forms.ipynb
-def theorem_5_3_1_noise_scales(lipschitz, # coordinate-wise Lipschitz constants L_j (array-like)
+def theorem_5_3_1_noise_scales(lipschitz, # coordinate-wise Lipschitz constants $L_j$ (array-like)
                                n_samples:int, # n
                                epsilon:float, # ε in (0, 1]
                                delta:float, # δ in (0, 1)
                                n_iterations:int, # T
-                              ) -> np.ndarray: # λ_j, one per coordinate
-    "DP-GCD Laplace scales λ_j = λ'_j = 8 L_j sqrt(T log(1/δ))/(nε) of Theorem 5.3.1."
+                              ) -> np.ndarray: # $λ_j$, one per coordinate
+    "DP-GCD Laplace scales $λ_j$ = $λ'_j$ = 8 $L_j$ sqrt(T log(1/δ))/(nε) of Theorem 5.3.1."
     L = np.asarray(lipschitz, dtype=float)
     if L.ndim != 1 or not np.all(np.isfinite(L)) or np.any(L < 0):
         raise ValueError("lipschitz must be a 1-d array of finite non-negative numbers")

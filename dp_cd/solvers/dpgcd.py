@@ -59,15 +59,15 @@ def dp_gcd(
     epsilon: float,  # total privacy budget ε > 0 (np.inf: non-private)
     delta: float,  # δ in (0, 1) (replace-one neighbours)
     n_passes: int = 10,  # T iterations; one DP-GCD iteration is one pass over the data
-    step: float = 1.0,  # step-size hyperparameter gamma: gamma_j = gamma / M_j
-    clip=1.0,  # C > 0 (C_j = sqrt(M_j/tr M) C), explicit thresholds (p,), or np.inf (only if epsilon = inf)
+    step: float = 1.0,  # step-size hyperparameter gamma: gamma_j = gamma / $M_j$
+    clip=1.0,  # C > 0 ($C_j$ = sqrt($M_j$/tr M) C), explicit thresholds (p,), or np.inf (only if epsilon = inf)
     rule: str = "gs-r",  # "gs-r", "gs-s", "gs-q" (§5.3.5) or "gsl" (Algorithm 5.3.1, no penalty)
     selection: str = "exponential",  # "exponential" (proven, library) or "as_published" (papers' RNM + (B.1.1), labelled)
     release: str = "gaussian",  # noise of the released coordinate: "gaussian" or "laplace" (the papers')
     accountant: str = "best",  # "best" (min of the valid ones), "rdp", "zcdp", "advanced" or "advanced_drv" (last two: Laplace only)
     selection_share: float = 0.5,  # share of the per-iteration budget spent on selection (zCDP ρ / pure ε)
-    smoothness="exact",  # "exact" (non-private, warns), "private" (§4.5.2), or public constants M_j (p,)
-    smoothness_bound=None,  # public bound b_j on the per-sample constants (required for "private")
+    smoothness="exact",  # "exact" (non-private, warns), "private" (§4.5.2), or public constants $M_j$ (p,)
+    smoothness_bound=None,  # public bound $b_j$ on the per-sample constants (required for "private")
     smoothness_budget: float = 0.1,  # fraction of epsilon spent on the private constants
     w0=None,  # initial point (default 0, Remark 5.3.1)
     fit_intercept: bool = False,  # also fit an intercept b (an implicit column of s; X is not copied)
@@ -102,11 +102,11 @@ class DPGCDCalibration:
     "Noise of a DP-GCD run and the guarantee it actually has."
     selection: str # "exponential" or "as_published"
     release: str # "gaussian" or "laplace"
-    epsilon_selection: float # ε of one selection (ε_s; "as_published": the papers' ε')
-    # "exponential": Gumbel scale per unit of score sensitivity (2/ε_s); "as_published": Laplace
-    # scale per unit of Δ_j (1/ε')
+    epsilon_selection: float # ε of one selection ($ε_s$; "as_published": the papers' ε')
+    # "exponential": Gumbel scale per unit of score sensitivity (2/$ε_s$); "as_published": Laplace
+    # scale per unit of $Δ_j$ (1/ε')
     selection_noise: float
-    release_multiplier: float # release noise per unit of Δ_j (Gaussian σ/Δ or Laplace b/Δ)
+    release_multiplier: float # release noise per unit of $Δ_j$ (Gaussian σ/Δ or Laplace b/Δ)
     event: object # the ledger of the whole run (dp_cd.privacy.events event)
     epsilon: float # ε certified for the whole run at δ
     claimed_epsilon: float # the target ε ("as_published": the papers' claim)
@@ -124,7 +124,7 @@ def dpgcd_calibration(
     release: str = "gaussian",  # "gaussian" or "laplace" ("as_published" forces "laplace")
     accountant: str = "best",  # "best" (min of RDP, zCDP and, for pure ledgers, advanced), "rdp", "zcdp", "advanced", "advanced_drv" (B.1.1)
     selection_share: float = 0.5,  # share of the per-iteration budget spent on selection (zCDP ρ for Gaussian, ε for Laplace)
-    selection_ratio: float = 1.0,  # "as_published": ρ = max κ_jΔ_j / min κ_jΔ_j of the scores (1 with C_j ∝ √M_j)
+    selection_ratio: float = 1.0,  # "as_published": ρ = max κ_jΔ_j / min κ_jΔ_j of the scores (1 with $C_j$ ∝ √$M_j$)
     n_choices: int | None = None,  # "as_published": number p of candidates
 ) -> DPGCDCalibration:  # the noise parameters and the certified ε
     """Noise parameters making $T$ DP-GCD iterations $(\\epsilon,\\delta)$-DP, and the certified
@@ -223,9 +223,9 @@ _calibration_cached = functools.lru_cache(maxsize=1024)(dpgcd_calibration)
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 def quasi_sparsity(w, # vector (p,)
                    alpha:float=0.0, # threshold α ≥ 0
-                  ) -> int: # τ, the number of entries with |w_j| > α
+                  ) -> int: # τ, the number of entries with |$w_j$| > α
     """Smallest τ such that `w` is (α, τ)-quasi-sparse (Definition 5.3.1): the number of entries
-    with |w_j| > α."""
+    with |$w_j$| > α."""
     w = check_array(w, "w", ndim=1)
     alpha = check_scalar(alpha, "alpha", low=0)
     return int(np.count_nonzero(np.abs(w) > alpha))
@@ -234,7 +234,7 @@ def quasi_sparsity(w, # vector (p,)
 def quasi_sparsity_alpha(w, # vector (p,)
                          tau:int, # number τ ≥ 0 of entries allowed above α
                         ) -> float: # α ≥ 0
-    "Smallest α such that `w` is (α, τ)-quasi-sparse: the (τ+1)-th largest |w_j| (0 if τ ≥ p)."
+    "Smallest α such that `w` is (α, τ)-quasi-sparse: the (τ+1)-th largest |$w_j$| (0 if τ ≥ p)."
     w = check_array(w, "w", ndim=1)
     tau = check_scalar(tau, "tau", low=0, integer=True)
     if tau >= w.size: return 0.0
@@ -280,7 +280,7 @@ def quadratic_constants(
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 def noise_beta(lam_max:float, # largest Laplace scale λ_max of the noise
-               M_min:float, # smallest M_j
+               M_min:float, # smallest $M_j$
                T:int, # iterations
                p:int, # dimension
                zeta:float=0.05, # failure probability
@@ -375,9 +375,9 @@ def _clipped_gradient_parallel(sparse:bool, X, data, indices, indptr, n:int, u, 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 @njit(cache=True)
 def exponential_race(
-    scores,  # scores s_j (p,)
+    scores,  # scores $s_j$ (p,)
     scale: float,  # Gumbel scale b > 0 (score units); 0: plain argmax (first index on ties)
-    expo,  # standard exponential variables E_j (p,)
+    expo,  # standard exponential variables $E_j$ (p,)
 ) -> int:  # the selected index j
     """$\\arg\\max_j s_j/b - \\log E_j$ (the exponential mechanism $\\propto e^{s_j/b}$), taking
     logarithms only for candidates."""

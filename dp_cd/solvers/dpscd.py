@@ -199,7 +199,7 @@ DPSCD.run = _scd_run
 @njit(cache=True)
 def scd_move(code:int, param:float, xv:float, nx2:float, yj:float, aj:float, lam:float, N:float,
              L:float, C:float) -> float:
-    "Move of α_j minimising G*_j (Eq. 8) from x_j·v and ||x_j||², scaled to [-C, C]."
+    "Move of $α_j$ minimising G*_j (Eq. 8) from $x_j$·v and ||$x_j$||², scaled to [-C, C]."
     d = dual_coord_step(code, param, yj, aj, xv / (lam * N), L * nx2 / (lam * N))
     return _scd_scale(d, C)
 
@@ -234,7 +234,7 @@ def scd_steps_dense(
     noise,  # (noise_a, noise_v): standard normal noise of α and v, one row per step
     all_alpha: bool,  # noise on all of α (private variant) or on the batch's coordinates only
     sequential: bool,  # Algorithm 3 (each move applied before the next) or Algorithm 1
-    icpt=None,  # (r, s): the rows are r_j (x_j, s), v has p + 1 entries (`_scd_row_dense`)
+    icpt=None,  # (r, s): the rows are $r_j$ ($x_j$, s), v has p + 1 entries (`_scd_row_dense`)
 ):
     "DP-SCD steps on (α, v) in place; the noise is added as `_scd_noise` says."
     (code, param), (lam, L, C, noise_std), (ptr, idx) = loss, scales, batches
@@ -296,7 +296,7 @@ def scd_steps_sparse(X, # CSR design as (data, indices, indptr)
                      all_alpha:bool,
                      # Algorithm 3 (each move applied before the next) or Algorithm 1
                      sequential:bool,
-                     # (r, s): the rows are r_j (x_j, s), v has p + 1 entries; None: no intercept
+                     # (r, s): the rows are $r_j$ ($x_j$, s), v has p + 1 entries; None: no intercept
                      icpt=None,
                     ):
     "Same as `scd_steps_dense` for a CSR design: a record costs O(its nnz)."

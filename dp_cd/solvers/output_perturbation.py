@@ -41,8 +41,8 @@ def output_perturbation(
     *,
     epsilon: float,  # privacy budget ε > 0 (`np.inf`: return the exact minimiser)
     delta: float,  # δ in (0, 1)
-    x_norm: float | None = None,  # public bound on ||x_i||_2 (None: max over the data, leaks)
-    # public bound on |y_i| (squared loss only; None: from the data, leaks)
+    x_norm: float | None = None,  # public bound on ||$x_i$||_2 (None: max over the data, leaks)
+    # public bound on |$y_i$| (squared loss only; None: from the data, leaks)
     y_bound: float | None = None,
     opt_tol: float = 1e-8,  # solver tolerance τ = opt_tol·Λ/n, added to the sensitivity
     fit_intercept: bool = False,  # also fit an intercept b (an implicit column of s; X not copied)
@@ -322,7 +322,7 @@ def l2_minimiser(X, # design (n, p), validated (Fortran dense or CSC)
                  gtol:float, # stop when ||∇F(w)||_2 <= gtol
                  max_iter:int=100, # Newton iterations
                  *,
-                 row_scale=None, # c (n,): the rows are c_i x_i (a projection); None: c = 1
+                 row_scale=None, # c (n,): the rows are $c_i$ $x_i$ (a projection); None: c = 1
                  column=None, # v (n,): an implicit last column (the intercept's); None: none
                 ) -> tuple[np.ndarray, float]: # (w, ‖∇F(w)‖₂)
     "Minimiser of f + (λ/2)||w||² by Newton's method: `(w, ||∇F(w)||)`, w of p (+ 1) entries."

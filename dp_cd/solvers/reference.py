@@ -133,7 +133,7 @@ def gcd_steps(model, # (lcode, lparam, pcode, pparams): the loss's and the penal
               y, # labels (n,)
               z, # predictions Xw (n,), updated in place
               w, # coefficients (p,), updated in place
-              M, # coordinate-wise smoothness constants M_j (p,)
+              M, # coordinate-wise smoothness constants $M_j$ (p,)
               n_steps:int, # number of updates to make
              ) -> int: # the number of updates made
     """`n_steps` greedy proximal coordinate updates with step $1/M_j$ (rule 0 GS-s, 1 GS-r, 2 GS-q);

@@ -255,7 +255,7 @@ def dpcd_train_and_score(X_train, # training features (n, p)
                          loss, # datafit
                          penalty, # separable penalty
                          *,
-                         smoothness, # public coordinate-wise smoothness constants M_j (p,)
+                         smoothness, # public coordinate-wise smoothness constants $M_j$ (p,)
                          score_bound:float, # public B: validation losses are clipped to [0, B]
                         ):
     "ρ-zCDP `train_and_score`: DP-CD (√(2ρ)-GDP) on the training part, noisy validation loss."
@@ -340,7 +340,7 @@ def zcdp_fit(solver:str, # a registered solver name
              **options, # the solver's options (`accountant`: see `zcdp_accountant`)
             ):
     """A run calibrated to be ρ-zCDP, checked on its own ledger before it is returned; with
-    `smoothness="private"`, `smoothness_budget` is the share of ρ spent on the constants M_j."""
+    `smoothness="private"`, `smoothness_budget` is the share of ρ spent on the constants $M_j$."""
     rho = check_scalar(rho, "rho", low=0, low_open=True)
     s = get_solver(solver)
     currency = zcdp_accountant(s, options.pop("accountant", None))
@@ -412,8 +412,8 @@ def linear_fitter(X, # training features, scaled into the public bounds
                   y, # training labels
                   loss, # datafit
                   penalty, # separable penalty
-                  bounds, # PUBLIC B_j ≥ |x_ij| of the columns of X (p,)
-                  target_bound:float|None=None, # PUBLIC bound on |y_i| (regression)
+                  bounds, # PUBLIC $B_j$ ≥ |$x_{ij}$| of the columns of X (p,)
+                  target_bound:float|None=None, # PUBLIC bound on |$y_i$| (regression)
                  ):
     "(candidate, ρ, rng) -> ρ-zCDP FitResult; the solver's constants come from the public bounds."
     B = np.asarray(bounds, dtype=float)

@@ -210,9 +210,9 @@ class GroupFairness:
 
     notion: str  # the fairness notion, one of `NOTIONS`
     groups: tuple # labels of the K fairness groups k
-    cells: tuple # labels of the K' events D_k' (a partition of the data)
+    cells: tuple # labels of the K' events $D_k'$ (a partition of the data)
     cell_index: np.ndarray # (n,) index of the event containing each example
-    C0: np.ndarray # (K,) constants C_k^0
+    C0: np.ndarray # (K,) constants $C_k$^0
     C: np.ndarray # (K, K') coefficients C_k^{k'}
     desirable: tuple = () # desirable outcomes (equality of opportunity)
 
@@ -742,7 +742,7 @@ def dpsgd_distance(p:int, # number of parameters
                    step_size:float, # gamma <= 1 / (4 beta)
                    steps:int, # T
                    mu:float, # strong convexity of f
-                   beta:float, # smoothness of each loss l_i
+                   beta:float, # smoothness of each loss $l_i$
                    initial_distance:float, # $\|h^0 - h^*\|$ (or an upper bound)
                    zeta:float, # failure probability
                    sigma_star:float=0.0, # $\sqrt{\mathrm{mean}_i \|∇ l_i(h^*)\|^2}$ (or an upper bound)

@@ -91,8 +91,8 @@ def dpcd_convex_K(n:int,  # number of records n
 def dpcd_convex_bound(n:int, # number of records
                       epsilon:float, # ε (<= 1 for the closed-form calibration)
                       delta:float, # δ < 1/3
-                      L, # coordinate-wise Lipschitz constants L_j
-                      M, # coordinate-wise smoothness constants M_j
+                      L, # coordinate-wise Lipschitz constants $L_j$
+                      M, # coordinate-wise smoothness constants $M_j$
                       R_M:float, # ||w0 - w*||_M (smooth case) or the max with sqrt(F(w0)-F*)
                      ) -> float: # the bound (constant 1)
     """DP-CD convex utility bound (A.3.36):
