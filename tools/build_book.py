@@ -379,6 +379,28 @@ def _check_title_first(path, cells):
             raise BookError(f'{path.name}: a code cell is shown above the "# Title": move it '
                             'below the title, or hide it (#| hide) if it only imports')
 
+def api_entries(path: Path) -> list:
+    """What the API entries of a notebook's page show, without building the book: one dict per
+    public name its exported cells define (as nbdev documents them), with the rows of its
+    parameters table that have no description (`bare`), whether it has a table, and its
+    parameters. The objects are the package's (run `nbdev_export` first)."""
+    import importlib
+    nb = NBProcessor(path).nb
+    module = importlib.import_module(default_exp(nb)) if default_exp(nb) else None
+    out = []
+    for cell in filter(P._want_doc, nb.cells) if module else ():
+        for name in P._def_names(cell, set()):
+            obj = getattr(module, name)
+            r = BookDocRenderer(obj)
+            rows = [[_plain(v) for v in row] for row in r.dm._row_list] if r.dm.has_docment else []
+            if r.dm.has_docment and r.dm.has_return:
+                rows.append(['Returns', *(_plain(r.dm.dm['return'][c]) for c in r.dm._columns)])
+            try: params = [p for p in inspect.signature(obj).parameters if p not in ('self', 'cls')]
+            except (TypeError, ValueError): params = []
+            out.append(dict(name=name, internal=r.internal, table=bool(rows), params=params,
+                            bare=[row[0] for row in rows if not row[-1]]))
+    return out
+
 def process(path: Path, dest: Path, execute: bool, extra_cells=()):
     nb = read_nb(path)
     procs = [P.populate_language, P.add_show_docs, P.strip_ansi, P.hide_line, P.filter_stream_,

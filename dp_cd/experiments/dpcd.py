@@ -27,7 +27,12 @@ __all__ = ['SPARSE_LASSO_LAMBDA', 'LAMBDAS', 'PROBLEMS', 'GRIDS', 'PUBLISHED_TAB
 SPARSE_LASSO_LAMBDA = 0.6569552312171302
 LAMBDAS = {"california": 0.1, "electricity": 1e-5}
 
-def sparse_lasso_lambda(X, y, target:float=0.7551, lo:float=1e-4, hi:float=10.0):
+def sparse_lasso_lambda(X,  # design (n, p)
+                        y,  # targets (n,)
+                        target:float=0.7551,  # the relative error (F(0) − F*)/F* to reach
+                        lo:float=1e-4,  # lower end of the bisection bracket
+                        hi:float=10.0,  # upper end of the bisection bracket
+                       ):
     """λ such that (F(0) - F*)/F* equals `target` for the LASSO F = mean squared error + λ‖w‖₁
     (bisection on log λ)."""
     from sklearn.linear_model import Lasso
@@ -43,7 +48,8 @@ def sparse_lasso_lambda(X, y, target:float=0.7551, lo:float=1e-4, hi:float=10.0)
     return math.exp(0.5 * (a + b))
 
 # %% ../../nbs/05_experiments/01_dp_cd.ipynb
-def maxabs_scale(X):
+def maxabs_scale(X,  # dense design (n, p)
+                ):
     """Each column divided by its maximal absolute value (the reconstructed 'imbalanced'
     preprocessing; constant-zero columns kept)."""
     s = np.abs(X).max(axis=0)
@@ -90,11 +96,21 @@ def problems(data_dir=None, # data directory of the real datasets (None: $DP_CD_
     return out
 
 # %% ../../nbs/05_experiments/01_dp_cd.ipynb
-def objective(X, y, loss, penalty, w) -> float:
+def objective(X,  # design (n, p)
+              y,  # labels (n,)
+              loss,  # datafit
+              penalty,  # separable penalty
+              w,  # coefficients (p,)
+             ) -> float:  # F(w)
     "F(w) = f(w) + ψ(w)."
     return loss.value(X, y, w) + penalty.value(w)
 
-def optimum(X, y, loss, penalty, tol:float=1e-10) -> float:
+def optimum(X,  # design (n, p)
+            y,  # labels (n,)
+            loss,  # datafit
+            penalty,  # separable penalty
+            tol:float=1e-10,  # relative duality gap of the certificate
+           ) -> float:  # F*
     "F*, certified to relative duality gap `tol` (`dp_cd.solvers.reference.reference_optimum`)."
     return reference_optimum(X, y, loss, penalty, tol=tol)
 
@@ -133,7 +149,11 @@ def _solvers():
     return out
 
 # %% ../../nbs/05_experiments/01_dp_cd.ipynb
-def applicable(solver:str, problem:str, loss=None, penalty=None) -> bool:
+def applicable(solver:str,  # a solver name of Table D.1
+               problem:str,  # a problem name of Table D.1
+               loss=None,  # the problem's loss (unused)
+               penalty=None,  # the problem's penalty (None: decided by the name)
+              ) -> bool:  # whether the solver is run
     """Whether `solver` is run on `problem` (DP-CD-P: imbalanced problems; DP-SCD: smooth
     (ℓ2-logistic) problems)."""
     if solver == "DP-CD-P": return problem.endswith("imbalanced")
@@ -142,7 +162,9 @@ def applicable(solver:str, problem:str, loss=None, penalty=None) -> bool:
     return True
 
 # %% ../../nbs/05_experiments/01_dp_cd.ipynb
-def problem_info(X, loss) -> dict:
+def problem_info(X,  # design (n, p)
+                 loss,  # datafit
+                ) -> dict:  # {name: constant}
     """Constants the wrappers need: exact $M_j$, the public bounds $b_j$ of DP-CD-P, global smoothness
     β, DP-SCD's row scale."""
     A = np.asarray(X.todense() if hasattr(X, "todense") else X)
@@ -408,7 +430,10 @@ def reproduce_figures(
     return out
 
 # %% ../../nbs/05_experiments/01_dp_cd.ipynb
-def plot_figures(curves:pd.DataFrame, problems_=None, title=None):
+def plot_figures(curves:pd.DataFrame,  # runs of `reproduce_figures`
+                 problems_=None,  # problems to draw (default: all in `curves`)
+                 title=None,  # title of the figure (None: none)
+                ):
     """Relative error against passes (mean and min/max over runs) per problem and solver (Figures
     4.5.1 / 4.6.1 style)."""
     from dp_cd.experiments.plots import plot_runs, new_figure
@@ -480,7 +505,8 @@ def reproduce_chapter4(data_dir=None, # directory of the real datasets (None: $D
     return res
 
 # %% ../../nbs/05_experiments/01_dp_cd.ipynb
-def compare_published(res:pd.DataFrame) -> pd.DataFrame:
+def compare_published(res:pd.DataFrame,  # Table D.1 as `reproduce_table_d1` returns it
+                     ) -> pd.DataFrame:  # reproduced and published columns side by side
     """Reproduced mean relative error next to Table D.1 (one row per problem and solver, one column
     per passes value)."""
     rep = res.pivot_table(index=["problem", "solver"], columns="passes", values="rel_mean")
@@ -492,7 +518,9 @@ def compare_published(res:pd.DataFrame) -> pd.DataFrame:
 # %% ../../nbs/05_experiments/01_dp_cd.ipynb
 class RunClock:
     "Context manager: the wall-clock seconds of each `run` step (the iterations only) of `names`."
-    def __init__(self, names=("dp-cd", "dp-sgd", "dp-scd")):
+    def __init__(self,
+                 names=("dp-cd", "dp-sgd", "dp-scd"),  # the solvers whose run steps are timed
+                ):
         self.names, self.seconds = tuple(names), []
 
     def _timed(self, run):
@@ -571,7 +599,8 @@ PUBLISHED_TABLE_D2 = pd.DataFrame([   # thesis Table D.2: seconds (mean of 10 ru
     passes=[2, 5, 10, 20, 50] * 10).astype({"seconds": float})
 
 # %% ../../nbs/05_experiments/01_dp_cd.ipynb
-def compare_published_d2(t2:pd.DataFrame) -> pd.DataFrame:
+def compare_published_d2(t2:pd.DataFrame,  # Table D.2 as `time_table_d1` returns it
+                        ) -> pd.DataFrame:  # measured and published columns side by side
     "Measured run seconds (iterations only) next to Table D.2, one row per problem and solver."
     rep = t2.pivot_table(index=["problem", "solver"], columns="passes", values="run_mean")
     pub = PUBLISHED_TABLE_D2.pivot_table(index=["problem", "solver"], columns="passes",
@@ -597,7 +626,9 @@ def time_curves(curves:pd.DataFrame, # Figures 4.5.1 / 4.6.1's runs (`reproduce_
     return out.assign(seconds=out.passes * out.spp).drop(columns="spp")
 
 # %% ../../nbs/05_experiments/01_dp_cd.ipynb
-def plot_figure_d_1_1(tc:pd.DataFrame, title:str="Figure D.1.1 (relative error against time)"):
+def plot_figure_d_1_1(tc:pd.DataFrame,  # curves with seconds (`time_curves`)
+                      title:str="Figure D.1.1 (relative error against time)",  # title of the figure
+                     ):
     "Relative error against the estimated running time (mean, min–max over runs) per problem."
     from dp_cd.experiments.plots import plot_runs, new_figure
     probs = [p for p in PROBLEMS if p in set(tc.problem)]

@@ -527,7 +527,8 @@ def plot_runtime(rc:pd.DataFrame, # output of runtime_curves
     return fig
 
 # %% ../../nbs/05_experiments/02_dp_gcd.ipynb
-def time_at_best(rc:pd.DataFrame) -> pd.DataFrame:
+def time_at_best(rc:pd.DataFrame,  # output of `runtime_curves`
+                ) -> pd.DataFrame:  # per problem and algorithm: the error and the seconds
     "Per problem and algorithm: the lowest mean error over passes and the seconds of its setting."
     best = rc.loc[rc.groupby(["problem", "alg"])["mean"].idxmin()]
     return best.pivot_table(index="problem", columns="alg", values=["mean", "seconds"])

@@ -162,7 +162,8 @@ def published_fairness_bound(model:LinearClassifier, # reference model (h*)
     return float(np.mean(np.abs(vals)))
 
 # %% ../../nbs/05_experiments/03_fairness.ipynb
-def published_rows(X):
+def published_rows(X,  # features (n, p)
+                  ):
     "The published CelebA preprocessing: rows of norm > 2 rescaled to norm 6."
     X = np.asarray(X, dtype=float)
     nr = np.linalg.norm(X, axis=1)
@@ -239,7 +240,8 @@ def _say(verbose, *a):
     if verbose: print(*a, flush=True)
 
 # %% ../../nbs/05_experiments/03_fairness.ipynb
-def plot_table_6_1(table:pd.DataFrame):
+def plot_table_6_1(table:pd.DataFrame,  # output of `reproduce_table_6_1`
+                  ):
     """Bar chart: per notion, the library's bound and observed change, the as-published bound, and
     the thesis' Table 6.1 values; one legend below the panels."""
     sets = list(dict.fromkeys(table.dataset))
@@ -404,7 +406,9 @@ def curves(
     return pd.DataFrame(rows)
 
 # %% ../../nbs/05_experiments/03_fairness.ipynb
-def plot_curves(df, title=""):
+def plot_curves(df,  # output of `curves`
+                title="",  # title of the figure
+               ):
     "Figure 6.6.1-style plot: one row per notion, columns n and epsilon."
     nts = list(dict.fromkeys(df.notion))
     fig, axes = plt.subplots(len(nts), 2, figsize=(9, 2.3 * len(nts)), squeeze=False)

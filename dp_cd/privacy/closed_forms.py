@@ -55,7 +55,7 @@ def theorem_4_3_1_noise_scales(lipschitz, # coordinate-wise Lipschitz constants 
                                n_epochs:int, # T
                                n_inner:int, # K (coordinate updates per epoch)
                               ) -> np.ndarray: # $σ_j$, one per coordinate
-    "DP-CD noise scales $σ_j$ = sqrt(12 L_j² TK log(1/δ))/(nε) of Theorem 4.3.1 (replace-one)."
+    "DP-CD noise scales $σ_j$ = sqrt(12 $L_j^2$ TK log(1/δ))/(nε) of Theorem 4.3.1 (replace-one)."
     L = np.asarray(lipschitz, dtype=float)
     if L.ndim != 1 or not np.all(np.isfinite(L)) or np.any(L < 0):
         raise ValueError("lipschitz must be a 1-d array of finite non-negative numbers")

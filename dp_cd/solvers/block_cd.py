@@ -200,7 +200,7 @@ def block_draws(rng:np.random.Generator, # the run's generator
                 R:int, # rounds per epoch
                 B:int, # block size, 1 <= B <= p
                ):
-    "Per epoch: blocks (int64 (R, B), uniform B-subsets) and fresh noise η ~ N(0, σ_j²) (R, B)."
+    "Per epoch: blocks (int64 (R, B), uniform B-subsets) and fresh noise η ~ N(0, $σ_j^2$) (R, B)."
     p = sigma.shape[0]
     for _ in range(T):
         coords = _floyd_blocks(rng, p, R, B)

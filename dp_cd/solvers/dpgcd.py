@@ -124,7 +124,7 @@ def dpgcd_calibration(
     release: str = "gaussian",  # "gaussian" or "laplace" ("as_published" forces "laplace")
     accountant: str = "best",  # "best" (min of RDP, zCDP and, for pure ledgers, advanced), "rdp", "zcdp", "advanced", "advanced_drv" (B.1.1)
     selection_share: float = 0.5,  # share of the per-iteration budget spent on selection (zCDP ρ for Gaussian, ε for Laplace)
-    selection_ratio: float = 1.0,  # "as_published": ρ = max κ_jΔ_j / min κ_jΔ_j of the scores (1 with $C_j$ ∝ √$M_j$)
+    selection_ratio: float = 1.0,  # "as_published": ρ = max $κ_j$Δ_j / min $κ_j$Δ_j of the scores (1 with $C_j$ ∝ √$M_j$)
     n_choices: int | None = None,  # "as_published": number p of candidates
 ) -> DPGCDCalibration:  # the noise parameters and the certified ε
     """Noise parameters making $T$ DP-GCD iterations $(\\epsilon,\\delta)$-DP, and the certified
@@ -292,22 +292,22 @@ def noise_beta(lam_max:float, # largest Laplace scale λ_max of the noise
 
 def strongly_convex_bound_T(T:int,  # number of iterations
                             gap0:float,  # initial suboptimality f(w⁰) − f*
-                            mu_M1:float,  # strong convexity of f in the norm ‖·‖_{M,1}
+                            mu_M1:float,  # strong convexity of f in the norm $\|\cdot\|_{M,1}$
                             beta:float,  # per-step noise term β (`noise_beta`)
-                           ) -> float:  # the bound on f(w^T) − f*
+                           ) -> float:  # the bound on $f(w^T) − f^*$
     "(B.2.51)–(B.2.52): $(1 − μ_{M,1}/4)^T (f(w^0) − f^*) + 4β/μ_{M,1}$."
     return (1 - mu_M1 / 4) ** T * gap0 + 4 * beta / mu_M1
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 def quasi_sparse_bound_T(T:int, # number of iterations
                          gap0:float, # initial suboptimality f(w⁰) − f*
-                         mu_M2:float, # strong convexity of f in the norm ‖·‖_{M,2}
+                         mu_M2:float, # strong convexity of f in the norm $\|\cdot\|_{M,2}$
                          s:int, # sparsity of the iterates
                          tau:int, # τ of the (α, τ)-quasi-sparse solution
                          alpha:float, # α of the (α, τ)-quasi-sparse solution
                          p:int, # dimension
                          beta:float, # per-step noise term β (`noise_beta`)
-                        ) -> float: # the bound on f(w^T) − f*
+                        ) -> float: # the bound on $f(w^T) − f^*$
     """(B.2.55): $(1 − μ_{M,2}/(4k))^T g_0 + 4kβ/μ_{M,2} + k(p−τ)α^2/8$ with $g_0$ = `gap0` and
     $k$ = min(s, T) + τ."""
     k = min(s, T) + tau

@@ -77,7 +77,7 @@ def dpcd_convex_K(n:int,  # number of records n
                   delta:float,  # δ in (0, 1)
                   L,  # coordinate-wise Lipschitz constants $L_j$, shape (p,)
                   M,  # coordinate-wise smoothness constants $M_j$, shape (p,)
-                  R_M:float,  # max(‖w0 − w*‖_M, √(F(w0) − F*))
+                  R_M:float,  # max($\|w_0 − w^*\|_M$, $\sqrt{F(w_0) − F^*}$)
                  ) -> float:  # K (not rounded)
     """Inner iterations of (A.3.36):
     $K = R_M\\sqrt p\\,n\\varepsilon/(\\|L\\|_{M^{-1}}\\sqrt{8\\log(1/\\delta)})$."""
@@ -387,7 +387,7 @@ def predict_winner(
     epsilon: float,  # ε > 0
     delta: float,  # δ in (0, 1)
     Lambda: float | None = None,  # global Lipschitz constant (default ‖L‖₂)
-    mu_M: float | None = None,  # strong convexity w.r.t. ‖·‖_M (optional)
+    mu_M: float | None = None,  # strong convexity w.r.t. $\|\cdot\|_M$ (optional)
     mu_I: float | None = None,  # strong convexity w.r.t. ‖·‖₂ (optional)
     mu_M1: float | None = None,  # strong convexity w.r.t. $\|\cdot\|_{M,1}$ (optional, DP-GCD)
     zeta: float = 0.05,  # failure probability of DP-GCD's bound
