@@ -30,7 +30,7 @@ __all__ = ['CLIError', 'MAX_PASSES', 'SOLVER_OPTIONS', 'FIT_DEFAULTS', 'TUNE_CHO
 
 # %% ../nbs/06_api/02_cli.ipynb
 def main(argv=None # arguments (default: sys.argv[1:])
-        ) -> int:
+        ) -> int:  # the exit code
     "Entry point of the `dp-cd` console script; returns the exit code."
     argv = sys.argv[1:] if argv is None else list(argv)
     try:

@@ -128,7 +128,8 @@ def gumbel_argmax(scores, # float64 array of scores $s_j$
                   scale, # Gumbel scale (2Δ/ε for the exponential mechanism)
                   gumbel_noise, # float64 array of pre-drawn standard Gumbel variables
                  ) -> int: # the selected index j
-    "Index of the largest $s_j$ + scale·$G_j$: a draw of the exponential mechanism ∝ exp($s_j$/scale)."
+    """Index of the largest $s_j$ + scale·$G_j$: a draw of the exponential mechanism ∝
+    exp($s_j$/scale)."""
     best, arg = -np.inf, 0
     for j in range(scores.shape[0]):
         v = scores[j] + scale * gumbel_noise[j]
@@ -236,7 +237,8 @@ def select(
     weights=None,  # "as_published" only: weights $w_j$ (DP-GCD: 1/√$M_j$)
     absolute: bool = True,  # score |$g_j$|/$Δ_j$ (True) or $g_j$/$Δ_j$ (False); ignored by "as_published"
 ) -> int:  # the selected index j
-    "A private index of a large |$g_j$|/$Δ_j$; see `selection_scale` for the guarantee of each method."
+    """A private index of a large |$g_j$|/$Δ_j$; see `selection_scale` for the guarantee of each
+    method."""
     g = check_array(values, "values", ndim=1)
     p = g.size
     D = (

@@ -165,7 +165,8 @@ def connect_the_dots(delta_fn,  # ε ↦ δ(ε) of the mechanism (vectorised), n
                      l_hi:float,  # largest privacy loss to represent
                      h:float,  # bin width of the losses, > 0
                     ) -> PLDPmf:  # a PLD whose δ(ε) is at least the mechanism's
-    "Pessimistic PLD on hℤ ∩ [`l_lo`, `l_hi`] ∩ [−L_MAX, L_MAX]; δ(ε) interpolates `delta_fn` in $e^ε$."
+    """Pessimistic PLD on hℤ ∩ [`l_lo`, `l_hi`] ∩ [−L_MAX, L_MAX]; δ(ε) interpolates `delta_fn` in
+    $e^ε$."""
     h = check_scalar(h, "h", low=0, low_open=True)
     l_lo, l_hi = check_scalar(l_lo, "l_lo"), check_scalar(l_hi, "l_hi", low=l_lo)
     l_lo, l_hi = min(max(l_lo, -L_MAX), L_MAX), min(max(l_hi, -L_MAX), L_MAX)
