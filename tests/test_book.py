@@ -193,7 +193,8 @@ def test_wide_figures_get_the_full_width():
 def test_pages_in_a_browser(html_dir):
     """Every page in headless Chromium: no JavaScript error, no raw LaTeX, no markdown escape in an
     API table (`2\\^lo`), search finds a word; a figure in every core chapter, no `__main__.` name,
-    no pseudo-TeX as plain text, no stored warning (issue 31)."""
+    no pseudo-TeX or subscript as plain text, no API table row without a description, no stored
+    warning."""
     if cb.find_browser() is None:
         pytest.skip('no Chromium on this machine (apt-get install chromium, or set CHROMIUM)')
     if not (html_dir / 'mathjax' / 'tex-chtml.js').exists():
@@ -207,6 +208,7 @@ def test_pages_in_a_browser(html_dir):
     assert '0 elements scrolling' in summary
     reader = next(l for l in r.stdout.splitlines() if l.startswith('reader: '))
     for goal in ('0 core chapters without a figure', '0 __main__ names', '0 pseudo-TeX spans',
+                 '0 plain-text subscripts', '0 API table rows without a description',
                  '0 stored warnings'):
         assert re.search(rf'(?<!\d){goal}', reader), reader
 

@@ -16,6 +16,7 @@ from numba.core.registry import CPUDispatcher
 import dp_cd.model, dp_cd.privacy, dp_cd.solvers, dp_cd.theory
 import dp_cd
 from dp_cd.io import parse_labels
+from dp_cd.datasets import DatasetError
 from dp_cd.model.losses import SquaredLoss
 from dp_cd.model.penalties import L2
 from dp_cd.privacy.accountants import GDPAccountant
@@ -228,7 +229,7 @@ def test_library_errors_name_arguments_not_command_line_options():
     assert found == [], found
 
 
-def test_the_command_line_names_its_options_for_the_library_arguments():
+def test_the_command_line_names_its_options_for_the_library_arguments(capsys):
     "The CLI maps the backquoted arguments of a library error to the options that set them."
     from dp_cd.io import InputError, options_named
     from dp_cd.cli import LIBRARY_OPTIONS
@@ -237,3 +238,9 @@ def test_the_command_line_names_its_options_for_the_library_arguments():
         with options_named(epsilon="--budget-epsilon"): open_ledger("x.json", 0.0)
     with pytest.raises(InputError, match=r"^--classes ' ': give the labels"):
         with options_named(**LIBRARY_OPTIONS): parse_labels(" ")
+    from dp_cd.cli import main
+    from dp_cd.datasets import data_dir
+    with pytest.raises(DatasetError) as missing: data_dir("/nonexistent/dp_cd_data")
+    assert "`data_dir`=DIR" in str(missing.value) and "--data-dir" not in str(missing.value)
+    assert main(["fit", "california", "--data-dir", "/nonexistent/dp_cd_data", "--epsilon", "1"]) == 1
+    assert "with --data-dir DIR or" in capsys.readouterr().err
