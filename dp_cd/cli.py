@@ -16,6 +16,7 @@ from .tuned import DPClassifierCV, DPRegressorCV
 from .solvers.contract import SOLVERS, chunked_solvers, get_solver
 from .solvers.chunks import TABLE_SUFFIXES, chunked_table, dask_client, table_rows
 from .io import (InputError, MAX_ABS_VALUE, check_output, count_records, csv_columns,
+                      options_named, with_options,
                       label_codes, label_text, one_line, parse_labels, read_features,
                       read_table, write_atomic, write_error)
 from .model_files import (budget_lock, jsonable, load_model, maps_missing, model_to_dict,
@@ -25,11 +26,11 @@ from .demo import DEMO_BOUND, DEMO_PROBLEMS, plot_demo, run_demo, selected_text
 
 # %% auto 0
 __all__ = ['CLIError', 'MAX_PASSES', 'SOLVER_OPTIONS', 'FIT_DEFAULTS', 'TUNE_CHOOSES', 'DATASET_LABELS', 'REPORT_PARAMETERS',
-           'DEMO_PLOT', 'REPRODUCTIONS', 'CLI_FLAGS', 'LIST_OPTIONS', 'main']
+           'DEMO_PLOT', 'REPRODUCTIONS', 'CLI_FLAGS', 'LIBRARY_OPTIONS', 'LIST_OPTIONS', 'main']
 
 # %% ../nbs/06_api/02_cli.ipynb
 def main(argv=None # arguments (default: sys.argv[1:])
-        ) -> int:
+        ) -> int:  # the exit code
     "Entry point of the `dp-cd` console script; returns the exit code."
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
@@ -158,7 +159,8 @@ def _fit_cmd(args):
     _check_bounds(args)
     if not args.budget_file: return _fit(args, None)
     with budget_lock(args.budget_file):   # held from the check through the ledger's rewrite
-        acc = open_ledger(args.budget_file, args.budget_epsilon, args.budget_delta)
+        with options_named(epsilon="--budget-epsilon", delta="--budget-delta"):
+            acc = open_ledger(args.budget_file, args.budget_epsilon, args.budget_delta)
         _check_budget(acc, args)
         return _fit(args, acc)
 
@@ -524,11 +526,15 @@ def _warning_lines(caught) -> list:
     return lines
 
 # %% ../nbs/06_api/02_cli.ipynb
+# the library's arguments (named in backquotes in its errors) -> the options that set them
+LIBRARY_OPTIONS = {"out": "--out", "ledger": "--budget-file", "labels": "--classes",
+                   "text": "--classes", "data_dir": "--data-dir"}
+
 def _run_command(args) -> int:
     "Run a sub-command with library warnings captured, then report each as one line."
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        code = args.func(args)
+        with options_named(**LIBRARY_OPTIONS): code = args.func(args)
     for line in _warning_lines(caught): print(line, file=sys.stderr)
     return code
 
@@ -753,7 +759,7 @@ def _main(argv:list, debug:bool) -> int:
 
 def _error_text(e:Exception) -> str:
     "One line for an error: the command line's own, or a library's in the command line's terms."
-    if isinstance(e, (CLIError, DatasetError, OSError)): msg = str(e)
+    if isinstance(e, (CLIError, DatasetError, OSError)): msg = with_options(str(e), LIBRARY_OPTIONS)
     elif isinstance(e, (BudgetExceededError, ValueError, TypeError)): msg = _in_cli_terms(str(e))
     else: msg = f"unexpected {type(e).__name__}: {e} (run with --debug for the traceback)"
     return one_line(msg) or type(e).__name__

@@ -31,12 +31,12 @@ class MissingDataError(DatasetError, FileNotFoundError):
 class ChecksumError(DatasetError, ValueError):
     "A data file does not match its checksum in `SHA256SUMS`."
 
-_HOW = f"Provide the directory holding it with `--data-dir DIR` (or `data_dir=DIR`) or the {ENV_VAR} environment variable."
+_HOW = f"Provide the directory holding it with `data_dir`=DIR or the {ENV_VAR} environment variable."
 
 # %% ../nbs/00_core/01_datasets.ipynb
 def data_dir(path=None, # directory given by the caller, or None to use the environment variable
              file:str|None=None, # file that is needed, only to make the error message precise
-            ) -> Path:
+            ) -> Path: # the directory, user home expanded
     """The data directory: `path` if given, else `$DP_CD_DATA`; raises `MissingDataError` if unset
     or not a directory."""
     need = f" (needed: {file!r})" if file else ""
@@ -60,7 +60,7 @@ def data_dir(path=None, # directory given by the caller, or None to use the envi
 def data_file(filename:str, # name of the file inside the data directory
               path=None, # data directory, or None for `$DP_CD_DATA`
               dataset:str|None=None, # dataset name, for the error message
-             ) -> Path:
+             ) -> Path: # the path of the file, which exists
     """Full path of `filename` in the data directory; raises `MissingDataError` naming it, where it
     was looked for and how to provide it."""
     d = data_dir(path, file=filename)
@@ -83,7 +83,7 @@ def _sha256(fn:Path) -> str:
 def verify_checksums(files=None, # file names to check (default: every file listed in SHA256SUMS)
                      path=None, # data directory, or None for `$DP_CD_DATA`
                      strict:bool=True, # raise `ChecksumError` on a mismatch (else only report it)
-                    ) -> dict:
+                    ) -> dict: # {file: True (matches), False (differs) or None (not checked)}
     """Compare files with the `SHA256SUMS` of the data directory; returns `{file: True/False/None}`
     (None: not listed, or no SHA256SUMS)."""
     d = data_dir(path)
@@ -218,7 +218,7 @@ def clip_rows(X, # (n, p) dense array or sparse matrix
 def preprocess(ds:Dataset, # dataset to transform
                standardize_features:bool=False, # standardise the columns ("balanced" variant)
                row_norm:float|None=None, # clip every row to this l2 norm, or None
-              ) -> Dataset:
+              ) -> Dataset: # `ds` itself when nothing is asked, else a new dataset
     """A new `Dataset` with standardised features and/or rows clipped to norm `row_norm`; the
     description says what was done."""
     X, notes = ds.X, []
@@ -244,7 +244,7 @@ def train_test_split(ds:Dataset, # dataset to split
                      test_size:float=0.2, # fraction of rows in the test set, in (0, 1)
                      seed=0, # seed or Generator of the random permutation
                      stratify:bool=False, # keep the label proportions (classification only)
-                    ) -> tuple:
+                    ) -> tuple: # (train, test) datasets
     "Split `ds` into `(train, test)` by a seeded random permutation of its rows."
     test_size = check_scalar(test_size, "test_size", 0, 1, low_open=True, high_open=True)
     rng = as_generator(seed)
@@ -276,7 +276,7 @@ def make_log(
     noise: float = 1.0,  # standard deviation of the Gaussian label noise
     random_signs: bool = False,  # give w_true independent random signs (the thesis' weights are positive)
     seed=0,  # seed or Generator
-) -> Dataset:
+) -> Dataset:  # the dataset, labels ±1
     """Logistic-regression problem `log1`/`log2` of the DP-GCD paper: Gaussian X, log-normal
     (quasi-sparse) w_true, y = sign(Xw + noise)."""
     n = check_scalar(n, "n", low=1, integer=True)
@@ -315,7 +315,7 @@ def make_square(n:int=1000, # number of records
                 sigma:float=1.0, # log-normal shape of the non-zero coefficients
                 noise:float=1.0, # standard deviation of the Gaussian label noise
                 seed=0, # seed or Generator
-               ) -> Dataset:
+               ) -> Dataset: # the dataset
     """LASSO problem `square` of the DP-GCD paper: Gaussian X, w_true with `n_nonzero` log-normal
     entries, y = X w_true + noise."""
     n = check_scalar(n, "n", low=1, integer=True)
@@ -350,7 +350,7 @@ def make_sparse_lasso(n:int=1000, # number of records
                       n_active:int=10, # number of active features
                       noise:float=1.0, # standard deviation of the Gaussian label noise
                       seed=0, # seed or Generator
-                     ) -> Dataset:
+                     ) -> Dataset: # the dataset
     """The DP-CD paper's 'Sparse LASSO' problem: standard normal features, y a noisy combination of
     `n_active` of them."""
     n = check_scalar(n, "n", low=1, integer=True)
@@ -387,9 +387,9 @@ def make_imbalanced(
     task: str = "regression",  # "regression" (y = Xw + eps) or "classification" (y = sign(Xw + eps))
     noise: float = 1.0,  # standard deviation of the Gaussian noise
     seed=0,  # seed or Generator
-) -> Dataset:
+) -> Dataset:  # the dataset
     """Gaussian features with very different column scales `s_j` (so $M_j ∼ s_j^2$), w_true_j =
-    N(0,1)/s_j."""
+    N(0,1)/$s_j$."""
     n = check_scalar(n, "n", low=1, integer=True)
     p = check_scalar(p, "p", low=1, integer=True)
     noise = check_scalar(noise, "noise", low=0)
@@ -443,7 +443,7 @@ def _read_numeric_csv(fn:Path, skip_header:bool, ncols:int, dataset:str):
 
 # %% ../nbs/00_core/01_datasets.ipynb
 def read_arff(fn, # path of an ARFF file
-             ) -> tuple:
+             ) -> tuple: # (attributes, rows)
     """Parse a dense ARFF file: returns `(attributes, rows)` with `attributes` a list of `(name,
     values)` (`values` None if numeric, else the list of nominal values) and `rows` a list of
     string lists."""
@@ -502,7 +502,7 @@ CALIFORNIA_FEATURES = (
 
 
 def load_california(data_dir=None, # data directory, or None for `$DP_CD_DATA`
-                   ) -> Dataset:
+                   ) -> Dataset: # the dataset (regression)
     """California housing (20,640 x 8 regression) with scikit-learn's derived features, from the raw
     StatLib CSV."""
     fn = data_file("california_housing_raw.csv", data_dir, "california")
@@ -539,7 +539,7 @@ def load_california(data_dir=None, # data directory, or None for `$DP_CD_DATA`
 
 # %% ../nbs/00_core/01_datasets.ipynb
 def load_electricity(data_dir=None, # data directory, or None for `$DP_CD_DATA`
-                    ) -> Dataset:
+                    ) -> Dataset: # the dataset (labels ±1)
     "Electricity (45,312 x 8 binary classification; UP = +1, DOWN = -1) from its ARFF file."
     fn = data_file("electricity.arff", data_dir, "electricity")
     attrs, rows = read_arff(fn)
@@ -568,7 +568,7 @@ def load_electricity(data_dir=None, # data directory, or None for `$DP_CD_DATA`
 
 # %% ../nbs/00_core/01_datasets.ipynb
 def load_madelon(data_dir=None, # data directory, or None for `$DP_CD_DATA`
-                ) -> Dataset:
+                ) -> Dataset: # the dataset (labels ±1)
     "Madelon (2,600 x 500 binary classification, labels +-1) from its CSV file."
     fn = data_file("madelon_2600x500.csv", data_dir, "madelon")
     header, A = _read_numeric_csv(fn, True, 501, "madelon")
@@ -592,7 +592,7 @@ DOROTHEA_FEATURES = 100_000
 
 # %% ../nbs/00_core/01_datasets.ipynb
 def load_dorothea(data_dir=None, # data directory, or None for `$DP_CD_DATA`
-                 ) -> Dataset:
+                 ) -> Dataset: # the dataset, X a CSC matrix (labels ±1)
     "Dorothea validation split (350 x 100,000 sparse binary features, labels +-1) as a CSC matrix."
     fx = data_file("dorothea_valid.data", data_dir, "dorothea")
     fy = data_file("dorothea_valid.labels", data_dir, "dorothea")
@@ -684,7 +684,7 @@ def load_adult(
     split: str = "train",  # "train" (adult.data), "test" (adult.test) or "all" (both, train first)
     missing: str = "zero",  # '?' handling: "zero" (all-zero one-hot block), "indicator" (extra column) or "drop" (drop rows)
     include_sensitive: bool = False,  # also put the one-hot `sex` columns in X
-) -> Dataset:
+) -> Dataset:  # the dataset (labels ±1), `sex` as its sensitive attribute
     """Adult census income (income > 50K = +1) with one-hot categorical features and `sex` as
     sensitive attribute."""
     if split not in ("train", "test", "all"):
@@ -765,7 +765,7 @@ def load_adult(
 def load_phishing(
     data_dir=None,  # data directory, or None for `$DP_CD_DATA`
     one_hot: bool = False,  # one-hot encode the 30 ternary features (68 columns, as LIBSVM)
-) -> Dataset:
+) -> Dataset:  # the dataset (labels ±1)
     "Phishing websites (11,055 x 30 binary classification, labels +-1), optionally one-hot encoded."
     fn = data_file("phishing_11055x30.csv", data_dir, "phishing")
     _, A = _read_numeric_csv(fn, False, 31, "phishing")
@@ -798,7 +798,7 @@ def load_celeba(data_dir=None, # data directory, or None for `$DP_CD_DATA`
                 label:str="Smiling", # attribute used as the label
                 sensitive:str="Male", # attribute used as the sensitive attribute (excluded from X)
                 n_rows:int|None=None, # keep only the first rows (default: all rows of the file)
-               ) -> Dataset:
+               ) -> Dataset: # the dataset (labels ±1), with its sensitive attribute
     """CelebA attributes (first 20,000 rows available): label `Smiling`, sensitive `Male`, the other
     38 attributes as +-1 features."""
     fn = data_file("celeba_attr_first20000.txt", data_dir, "celeba")
@@ -870,7 +870,7 @@ def load(
     row_norm: float | None = None,  # clip every row to this l2 norm, or None
     verify: bool = False,  # check the files against SHA256SUMS first (when the directory has one)
     **options,  # options of the generator or loader (e.g. `seed=1`, `split="test"`, `one_hot=True`)
-) -> Dataset:
+) -> Dataset:  # the dataset
     """Load or generate the dataset `name` (synthetic ones need no file), optionally standardised
     and row-clipped."""
     if not isinstance(name, str) or name.lower() not in NAMES:
@@ -892,7 +892,7 @@ _resolve_dir = data_dir
 @dataclass(frozen=True)
 class DatasetStatus:
     "Where a dataset comes from and whether it is available."
-    name: str
+    name: str  # the dataset name, one of `NAMES`
     kind: str # "synthetic" or "real"
     files: tuple # files it needs (empty for synthetic problems)
     location: str # directory where the files were looked for (or why none)
@@ -901,7 +901,7 @@ class DatasetStatus:
 
 # %% ../nbs/00_core/01_datasets.ipynb
 def available(data_dir=None, # data directory, or None for `$DP_CD_DATA`
-             ) -> list:
+             ) -> list: # one `DatasetStatus` per known dataset
     """The status of every known dataset: kind, files, where they were looked for, and whether
     present."""
     try: d, where = _resolve_dir(data_dir), None
@@ -919,7 +919,7 @@ def available(data_dir=None, # data directory, or None for `$DP_CD_DATA`
 
 # %% ../nbs/00_core/01_datasets.ipynb
 def format_available(statuses=None, # output of `available()` (computed if None)
-                    ) -> str:
+                    ) -> str: # the table, one line per dataset
     "A plain-text table of `available()`."
     statuses = available() if statuses is None else statuses
     lines = [f"{'name':<13} {'kind':<10} {'status':<8} location / files"]

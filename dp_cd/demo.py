@@ -27,7 +27,7 @@ def run_demo(problem:str="log1", # a name in `DEMO_PROBLEMS`
              runs:int=3, # repetitions per ε (fresh noise and search; min/mean/max)
              seed:int=0, # seed of the runs (the data and its split have their own fixed seed)
              on_step=None, # called with (fits done, fits in all), e.g. by a progress bar
-            ) -> dict:
+            ) -> dict: # the problem, its sizes, and per ε the accuracies, selections and reports
     """The main job: test accuracy of privately tuned models at several ε, and of the non-private
     one (a dict: the problem, its sizes, and per ε the accuracies, the selection and the privacy
     report)."""
@@ -73,7 +73,7 @@ def _run_demo(problem, epsilons, runs, seed, on_step):
 
 # %% ../nbs/06_api/01e_demo.ipynb
 def selected_text(c:dict # a selected candidate (`best_params_` of a tuned estimator)
-                 ) -> str:
+                 ) -> str:  # the line
     "One line for a selected candidate."
     extra = f", {c['clipping']} clipping" if "clipping" in c else ""
     return (f"{c['solver']}{extra}, clip {c['clip']:.3g}, step {c['step']:g}, "

@@ -41,7 +41,7 @@ __all__ = ['LOSSES', 'BOUNDS_LABEL', 'CENTER_LABEL', 'SCALE_LABEL', 'SPREAD_LABE
 LOSSES = {"squared": SquaredLoss, "logistic": LogisticLoss, "huber": HuberLoss}
 
 def make_loss(loss # a name in `LOSSES` or a `Loss`
-             ) -> Loss:
+             ) -> Loss:  # the loss
     "A `Loss` from a name or instance."
     if isinstance(loss, Loss): return loss
     if loss not in LOSSES:
@@ -52,7 +52,7 @@ def make_loss(loss # a name in `LOSSES` or a `Loss`
 def make_penalty(penalty, # "none", "l1", "l2", "elasticnet", or a `Penalty`
                  alpha:float, # regularisation strength
                  l1_ratio:float=0.5, # elastic-net mixing (1 is l1, 0 is l2)
-                ) -> Penalty:
+                ) -> Penalty: # the penalty
     "A `Penalty` from a name and strength (or a `Penalty` instance, returned as is)."
     if isinstance(penalty, Penalty): return penalty
     alpha = check_scalar(alpha, "alpha", low=0)
@@ -248,7 +248,8 @@ CENTER_LABEL = "feature means (Gaussian)"
 SCALE_LABEL = "feature scales (Gaussian)"
 SPREAD_LABEL = "data bounds around the means (Gaussian histogram)"
 
-def preprocessing_label(labels) -> str:
+def preprocessing_label(labels,  # the preprocessing releases' labels
+                       ) -> str:  # the line
     "The budget split's one line for the preprocessing releases `labels` (one label: itself)."
     labels = tuple(labels)
     if len(labels) == 1: return labels[0]
@@ -256,10 +257,10 @@ def preprocessing_label(labels) -> str:
 
 PREPROCESSING_LABEL = preprocessing_label((BOUNDS_LABEL, CENTER_LABEL, SPREAD_LABEL, SCALE_LABEL))
 
-def public_box(bounds, # PUBLIC: B (|x_j| ≤ B_j; scalar or (p,)) or a tuple (lower, upper)
+def public_box(bounds, # PUBLIC: B (|$x_j$| ≤ $B_j$; scalar or (p,)) or a tuple (lower, upper)
                p:int, # number of columns
                name:str="bounds", # parameter named in errors
-              ) -> tuple:
+              ) -> tuple: # (c, h), each (p,)
     """(c, h): the box [c - h, c + h] of public bounds: c = 0 when it contains 0 (so that zeros,
     such as a sparse design's, stay zeros), its middle otherwise; h > 0 (1 for a constant)."""
     try:
@@ -1159,8 +1160,8 @@ class DPRegressor(RegressorMixin, _DPLinearBase):
         n_passes=10,  # passes over the data
         step=None,  # step-size hyper-parameter (solver default if None)
         clip=None,  # clipping hyper-parameter (solver default if None)
-        bounds="private",  # "private" (estimated inside ε), PUBLIC B_j >= |x_ij| (scalar or (p,)), or "data" (NOT private)
-        target_bound=None,  # PUBLIC bound on |y_i| (default: estimated with the bounds)
+        bounds="private",  # "private" (estimated inside ε), PUBLIC $B_j$ >= |$x_{ij}$| (scalar or (p,)), or "data" (NOT private)
+        target_bound=None,  # PUBLIC bound on |$y_i$| (default: estimated with the bounds)
         bounds_budget=0.2,  # share of ε and δ spent on the preprocessing (bounds, centre, scales)
         scale_by_bounds=True,  # divide each feature by its bound, y by T, before the solver runs
         fit_intercept=True,  # learn an intercept (as an extra coordinate)
@@ -1244,24 +1245,24 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
         self,
         *,
         loss="logistic",  # "logistic", "squared", "huber" or a Loss (labels encoded as ±1)
-        penalty="l2",
-        alpha=1e-3,
-        l1_ratio=0.5,
-        solver="dp-cd",
-        epsilon=1.0,
-        delta=None,
-        n_passes=10,
-        step=None,
-        clip=None,
-        bounds="private",  # "private" (estimated inside ε), PUBLIC B_j >= |x_ij|, or "data" (NOT private)
-        target_bound=None,
-        bounds_budget=0.2,
-        scale_by_bounds=True,
-        fit_intercept=True,
-        intercept_scaling=1.0,
-        random_state=None,
-        accountant=None,
-        solver_options=None,
+        penalty="l2",  # "none", "l1", "l2", "elasticnet" or a Penalty
+        alpha=1e-3,  # α of the problem the solver runs: in the unit box if scale_by_bounds
+        l1_ratio=0.5,  # elastic-net mixing parameter
+        solver="dp-cd",  # a name in `SOLVERS`
+        epsilon=1.0,  # privacy budget ε of the whole fit (np.inf: non-private)
+        delta=None,  # δ (default 1/n²)
+        n_passes=10,  # passes over the data
+        step=None,  # step-size hyper-parameter (solver default if None)
+        clip=None,  # clipping hyper-parameter (solver default if None)
+        bounds="private",  # "private" (estimated inside ε), PUBLIC $B_j$ >= |$x_{ij}$|, or "data" (NOT private)
+        target_bound=None,  # PUBLIC bound on |$y_i$| (a regression's; a classifier's labels are ±1)
+        bounds_budget=0.2,  # share of ε and δ spent on the preprocessing (bounds, centre, scales)
+        scale_by_bounds=True,  # divide each feature by its bound before the solver runs
+        fit_intercept=True,  # learn an intercept (as an extra coordinate)
+        intercept_scaling=1.0,  # value of the constant column
+        random_state=None,  # seed or Generator
+        accountant=None,  # deprecated name of `budget`
+        solver_options=None,  # extra keyword arguments for the solver
         classes=None,  # PUBLIC label set (required when epsilon is finite; see `_label_set`)
         feature_bounds=None,  # deprecated name of `bounds`
         budget=None,  # optional BudgetAccountant charged by every fit (`accountant`: old name)

@@ -4,7 +4,7 @@
 
 # %% ../nbs/00_core/03_io.ipynb 1
 from __future__ import annotations
-import csv, math, operator, os, tempfile
+import contextlib, csv, math, operator, os, re, tempfile
 from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
@@ -12,22 +12,44 @@ from . import datasets
 from .datasets import DatasetError, read_arff
 
 # %% auto 0
-__all__ = ['MAX_ABS_VALUE', 'NOT_SHOWN', 'InputError', 'one_line', 'stage_file', 'write_atomic', 'check_output', 'write_error',
-           'is_number_text', 'private_rows', 'read_csv_table', 'csv_columns', 'check_data', 'read_data', 'read_table',
-           'count_records', 'parse_labels', 'label_codes', 'label_text', 'read_features']
+__all__ = ['MAX_ABS_VALUE', 'NOT_SHOWN', 'InputError', 'one_line', 'with_options', 'options_named', 'stage_file', 'write_atomic',
+           'check_output', 'write_error', 'is_number_text', 'private_rows', 'read_csv_table', 'csv_columns',
+           'check_data', 'read_data', 'read_table', 'count_records', 'parse_labels', 'label_codes', 'label_text',
+           'read_features']
 
 # %% ../nbs/00_core/03_io.ipynb
 class InputError(Exception):
     "An input that cannot be used as given: one line, exit code `code` (1: failure, 2: usage)."
-    def __init__(self, msg, code=1):
+    def __init__(self,
+                 msg,  # the message, one line
+                 code=1,  # the exit code of a command line: 1 (failure) or 2 (usage)
+                ):
         super().__init__(msg)
         self.code = code
 
 # %% ../nbs/00_core/03_io.ipynb
-def one_line(msg:str) -> str:
+def one_line(msg:str,  # a message, possibly of several lines
+            ) -> str:  # its first non-blank line ("" if none)
     "The first line of a (possibly multi-line library) message, without a dangling colon."
     lines = [l.strip() for l in msg.strip().splitlines() if l.strip()]
     return lines[0].rstrip(":") if lines else ""
+
+# %% ../nbs/00_core/03_io.ipynb
+def with_options(msg:str, # a message naming arguments in backquotes, as `out` or `epsilon`=2
+                 options:dict, # {argument: the option that sets it}, e.g. {"labels": "--classes"}
+                ) -> str: # `msg` with each argument of `options` named by its option
+    """A library message in a command line's terms: a backquoted `out` becomes `--out`, and
+    `epsilon`=2 becomes `--budget-epsilon 2` (with `options` {"epsilon": "--budget-epsilon"})."""
+    if not options: return msg
+    pattern = "`(" + "|".join(map(re.escape, options)) + ")`(=?)"
+    return re.sub(pattern, lambda m: options[m.group(1)] + (" " if m.group(2) else ""), msg)
+
+@contextlib.contextmanager
+def options_named(**options,  # the options that set the arguments, e.g. `labels="--classes"`
+                 ):
+    "Re-raise an `InputError` of the block with its arguments named by `options` (`with_options`)."
+    try: yield
+    except InputError as e: raise InputError(with_options(str(e), options), e.code) from None
 
 # %% ../nbs/00_core/03_io.ipynb
 def _file_mode(path:Path) -> int:
@@ -38,7 +60,10 @@ def _file_mode(path:Path) -> int:
     return 0o666 & ~umask
 
 # %% ../nbs/00_core/03_io.ipynb
-def stage_file(path:Path, write, binary=False) -> Path:
+def stage_file(path:Path,  # the file that will be replaced
+               write,  # a function that writes the content to the open file it is given
+               binary=False,  # open the file in binary mode
+              ) -> Path:  # the temporary file, in the folder of `path`
     "Call `write(f)` on a temporary file next to `path`, with normal permissions; returns its path."
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -53,7 +78,10 @@ def stage_file(path:Path, write, binary=False) -> Path:
     return Path(tmp)
 
 # %% ../nbs/00_core/03_io.ipynb
-def write_atomic(path:Path, write, binary=False):
+def write_atomic(path:Path,  # the file to write
+                 write,  # a function that writes the content to the open file it is given
+                 binary=False,  # open the file in binary mode
+                ):
     """Call `write(f)` on a temporary file next to `path`, then rename it to `path` (nothing is left
     on error)."""
     tmp = stage_file(path, write, binary)
@@ -63,7 +91,9 @@ def write_atomic(path:Path, write, binary=False):
         raise
 
 # %% ../nbs/00_core/03_io.ipynb
-def check_output(path, option:str):
+def check_output(path,  # the output file (nothing is checked when empty or None)
+                 option:str,  # the name of the argument or option that gave it, for the message
+                ):
     """Refuse at once, before any work or charge, an output path that cannot become a file: a
     directory, or a path under a file or in a folder this user cannot write to."""
     if not path: return
@@ -75,12 +105,16 @@ def check_output(path, option:str):
     if not os.access(folder, os.W_OK | os.X_OK):
         raise InputError(f"{option} {path}: no permission to write in {folder}", 2)
 
-def write_error(e:OSError, option:str, path) -> InputError:
+def write_error(e:OSError,  # the error raised while writing
+                option:str,  # the name of the argument or option that gave the path
+                path,  # the path given
+               ) -> InputError:  # the error to raise
     "An error writing an output, naming the option and the path given (never a temporary file)."
     return InputError(f"{option} {path}: cannot write the file ({e.strerror or type(e).__name__})")
 
 # %% ../nbs/00_core/03_io.ipynb
-def is_number_text(text:str) -> bool:
+def is_number_text(text:str,  # a cell of a CSV file
+                  ) -> bool:  # True when `float(text)` succeeds
     "Whether a CSV cell reads as a number (as `float` reads it: 'nan' and 'inf' included)."
     try: float(text)
     except ValueError: return False
@@ -90,7 +124,8 @@ def _csv_rows(path:Path) -> list:
     "The rows of a UTF-8 CSV file as `csv` reads the whole file (a quoted field may span lines)."
     with open(path, newline="", encoding="utf-8-sig") as f: return list(csv.reader(f))
 
-def private_rows(path:Path) -> list:
+def private_rows(path:Path,  # a CSV file
+                ) -> list:  # the fields of each non-blank line, the header first
     """The rows of a CSV file in a private fit, where a record is a non-blank line (as
     `count_records` counts them) read on its own: a byte that is not UTF-8 is read as U+FFFD, a
     stray quote or a NUL stays in its line, a field of any length is read. Each is then a cell that
@@ -105,7 +140,10 @@ def private_rows(path:Path) -> list:
                 for line in lines]
     finally: csv.field_size_limit(limit)
 
-def read_csv_table(path:Path, missing:bool=False):
+def read_csv_table(path:Path,  # a CSV file with a header row
+                   # a private fit: rows are read by `private_rows`, never refused
+                   missing:bool=False,
+                  ):
     """Header and non-blank (row number, row) pairs of a UTF-8 CSV file (a byte-order mark
     dropped); with `missing` (a private fit), rows are read by `private_rows`, and a row of another
     length than the header is mapped by a public rule (missing fields are empty cells, extra fields
@@ -153,7 +191,13 @@ def _value_problem(v:float):
     return None
 
 # %% ../nbs/00_core/03_io.ipynb
-def csv_columns(path:Path, header, body, names, missing:bool=False):
+def csv_columns(path:Path,  # the CSV file, for the messages
+                header,  # its column names
+                body,  # (row number, row) pairs, as `read_csv_table` returns them
+                names,  # the columns to return, in this order
+                # map cells that are not numbers to NaN instead of refusing them
+                missing:bool=False,
+               ):
     """The columns `names` of a CSV table as a float array, checked value by value; with `missing`
     (a private fit, or a private model's records), an empty cell or one that is not a number is
     NaN, and NaN, infinite and huge values are kept for the estimator's public rule (a refusal
@@ -209,7 +253,7 @@ def _csv_labels(path:Path, header, body, target, labels:dict, missing:bool=False
     j = header.index(target)
     y = np.array([labels.get(r[j].strip(), np.nan) for _, r in body])
     if not missing and np.isnan(y).any():
-        raise InputError(f"{path}: column {target!r} holds a label that is not one of --classes "
+        raise InputError(f"{path}: column {target!r} holds a label that is not one of `labels` "
                          f"{', '.join(labels)}; fix the file or the label set ({NOT_SHOWN})")
     return y
 
@@ -228,7 +272,13 @@ def _first_bad(A):
     return int(np.asarray(rows)[k]), int(np.asarray(cols)[k]), float(np.asarray(vals)[k])
 
 # %% ../nbs/00_core/03_io.ipynb
-def check_data(X, y, names, target, source, missing:bool=False):
+def check_data(X,  # features, 2-d (dense or sparse)
+               y,  # target, one value per record, or None
+               names,  # the feature names
+               target,  # the target name
+               source,  # where the data comes from, for the messages
+               missing:bool=False,  # a private fit: values are not checked
+              ):
     """Refuse data the solvers cannot use (shape, NaN, infinity, scale) in one line; with
     `missing`, values are not checked (a private fit maps them by a public rule)."""
     if X.ndim != 2:
@@ -257,11 +307,15 @@ def read_data(source:str, # a file path, or a dataset name known to `dp_cd.datas
     "Features, target, feature names and target name from a file or a named dataset, checked."
     return read_table(source, target, data_dir)[:4]
 
-def read_table(source, target=None, data_dir=None, missing:bool=False, labels:dict|None=None):
+def read_table(source,  # a file path, or a dataset name known to `dp_cd.datasets`
+               target=None,  # target column name (CSV); default: the last column
+               data_dir=None,  # data directory for named datasets
+               missing:bool=False,  # a private fit: missing, infinite and huge values are kept
+               labels:dict|None=None,  # {text: code} of text class labels in a CSV target, or None
+              ):
     """`read_data`'s four values and the task of a named dataset (None for a file); `missing`: a
     private fit, which takes missing, infinite and huge values (its public rule maps them);
-    `labels`: {text: code} of text class labels (the command line's --classes), read from a CSV
-    target."""
+    `labels`: {text: code} of text class labels, read from a CSV target."""
     X, y, names, tname, task = _read_source(source, target, data_dir, missing, labels)
     check_data(X, y, names, tname, source, missing)
     return X, y, names, tname, task
@@ -272,8 +326,8 @@ def _read_source(source, target, data_dir, missing:bool=False, labels:dict|None=
     path = Path(source)
     suffix = path.suffix.lower() if path.exists() else ""
     if labels and suffix != ".csv":
-        raise InputError(f"--classes of text labels names the values of a CSV file's target "
-                         f"column; {source} holds numeric labels: give them as numbers", 2)
+        raise InputError(f"`labels` of text names the values of a CSV file's target column; "
+                         f" {source} holds numeric labels: give them as numbers", 2)
     if not path.exists(): return _read_named(source, data_dir)
     try:
         if suffix == ".csv": return (*_read_csv(path, target, missing, labels), None)
@@ -349,7 +403,9 @@ def _read_arff(path):
     return X, y, [n for n, _ in feats]
 
 # %% ../nbs/00_core/03_io.ipynb
-def count_records(source, data_dir):
+def count_records(source,  # a file path, or a dataset name
+                  data_dir,  # data directory for named datasets
+                 ):
     "Number of records of a data source (public under replace-one), without parsing values."
     path = Path(source)
     if not path.exists(): return read_data(source, None, data_dir)[0].shape[0]
@@ -364,13 +420,13 @@ def count_records(source, data_dir):
 
 # %% ../nbs/00_core/03_io.ipynb
 def parse_labels(text:str, # labels separated by commas, e.g. "0,1" or "no,yes"
-                ) -> tuple:
+                ) -> tuple: # (sorted distinct values or codes, their texts)
     """(sorted distinct labels, their texts as given) of a comma-separated label set. Numbers are
     compared as the targets read from files; text labels (any label that is not a number, e.g.
     `no,yes`) get the codes 0, 1, ... in the order given."""
     given = [c.strip() for c in text.split(",") if c.strip()]
     if not given:
-        raise InputError(f"--classes {text!r}: give the labels separated by commas, e.g. 0,1", 2)
+        raise InputError(f"`text`={text!r}: give the labels separated by commas, e.g. 0,1", 2)
     if not all(is_number_text(c) for c in given):
         texts = list(dict.fromkeys(given))
         return np.arange(len(texts), dtype=float), texts
@@ -379,12 +435,14 @@ def parse_labels(text:str, # labels separated by commas, e.g. "0,1" or "no,yes"
     values = sorted(first)
     return np.array(values), [first[v] for v in values]
 
-def label_codes(text:str) -> dict|None:
+def label_codes(text:str,  # labels separated by commas
+               ) -> dict|None:  # {text: code}, or None for numeric labels
     "{label: code} of a label set of text labels (see `parse_labels`), None for numeric labels."
     values, texts = parse_labels(text)
     return None if all(is_number_text(t) for t in texts) else dict(zip(texts, values))
 
-def label_text(v) -> str:
+def label_text(v,  # a numeric label
+              ) -> str:  # its text
     "A numeric label as text: an integer without '.0', another number in full."
     v = float(v)
     return str(int(v)) if v.is_integer() and abs(v) < 2**53 else repr(v)

@@ -21,7 +21,9 @@ __all__ = ['MODEL_FORMAT', 'MODEL_VERSION', 'BUDGET_DELTA', 'jsonable', 'model_t
 MODEL_FORMAT = "dp_cd-model"
 MODEL_VERSION = 2   # 2: the fitted attributes that `predict` reads (`state`), and a checksum
 
-def jsonable(v):
+def jsonable(v,  # a value of an estimator (NumPy numbers and arrays, dicts, lists, ...)
+            ):
+    "`v` with NumPy values as Python ones, non-finite floats as text, other objects as their repr."
     if isinstance(v, (np.floating, np.integer)): return v.item()
     if isinstance(v, np.ndarray): return v.tolist()
     if isinstance(v, float) and not math.isfinite(v): return str(v)
@@ -80,7 +82,7 @@ def _restore_state(est, state:dict):
 def model_to_dict(est, # a fitted DPRegressor or DPClassifier (or their tuned ...CV)
                   source:str="", # description of the training data
                   feature_names:list|None=None, # feature names (default: `est.feature_names_in_`)
-                 ) -> dict:
+                 ) -> dict: # the model file's content, without its checksum
     "A JSON-serialisable description of a fitted estimator."
     params = {
         k: v
@@ -125,7 +127,8 @@ def _restore_tuned(est, t:dict):
 _MODEL_KEYS = {"estimator": str, "params": dict, "coef": list, "intercept": (int, float, list),
                "n_features_in": int, "feature_names": list, "privacy": list, "state": dict}
 
-def model_problem(d:dict):
+def model_problem(d:dict,  # the content of a model file
+                 ):
     "What is missing or malformed in a saved model's dictionary, or None."
     state = d.get("state")
     if isinstance(state, dict) and not all(re.fullmatch(r"[a-z][a-z0-9_]*_", str(k))
@@ -206,14 +209,16 @@ def _privacy_problem(d:dict):
     if not (reports and all(ok(r) for r in reports)): return "privacy is not a list of reports"
     return None
 
-def model_checksum(d:dict) -> str:
+def model_checksum(d:dict,  # the content of a model file
+                  ) -> str:  # "sha256:" and the hex digest
     "sha256 of the canonical JSON of a model's content (every entry but the checksum)."
     content = {k: v for k, v in d.items() if k != "checksum"}
     text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
                       allow_nan=False)
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
-def seal_model(d:dict) -> dict:
+def seal_model(d:dict,  # the content of a model file
+              ) -> dict:  # a new dict, with its "checksum"
     "A model's content with its checksum, as `dp-cd fit --out` writes it."
     return {**d, "checksum": model_checksum(d)}
 
@@ -268,7 +273,7 @@ def load_model(path # path of a model written by `dp-cd fit`
 def prediction_texts(est, # a fitted estimator (`load_model`)
                      pred, # its predictions
                      model_path=None, # its model file, whose `class_labels` are the labels as given
-                    ) -> list:
+                    ) -> list: # one text per prediction
     "Predictions as text: a classifier's labels as given at fit, numbers in full precision."
     if not hasattr(est, "classes_"): return [str(v) for v in pred]
     classes = est.classes_.tolist()
@@ -279,13 +284,15 @@ def prediction_texts(est, # a fitted estimator (`load_model`)
     names = dict(zip(classes, map(str, texts)))
     return [names[v] for v in pred.tolist()]
 
-def maps_missing(est) -> bool:
+def maps_missing(est,  # a fitted estimator
+                ) -> bool:  # True for a private fit (or a scaled one)
     "Whether a model maps missing and extreme values by the public rule of private fits."
     return getattr(est, "bounds_", None) is not None or hasattr(est, "scale_")
 
 # %% ../nbs/06_api/01d_model_files.ipynb
 @contextlib.contextmanager
-def budget_lock(path):
+def budget_lock(path,  # the budget file (the lock is a file next to it)
+               ):
     "Hold an exclusive `fcntl.flock` on PATH.lock while the ledger is checked, charged, rewritten."
     lock = Path(f"{path}.lock")
     try: f = open(lock, "a")
@@ -298,7 +305,8 @@ def budget_lock(path):
 def _is_number(v): return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 # %% ../nbs/06_api/01d_model_files.ipynb
-def ledger_problem(d):
+def ledger_problem(d,  # the content of a budget file (parsed JSON)
+                  ):
     "What is wrong with the content of a budget file, or None."
     if not isinstance(d, dict): return "not a JSON object"
     missing = [k for k in ("epsilon", "delta", "spent") if k not in d]
@@ -319,27 +327,27 @@ def ledger_problem(d):
 # %% ../nbs/06_api/01d_model_files.ipynb
 BUDGET_DELTA = 1e-3   # total delta of a new ledger when none is given
 
-def check_totals(epsilon:float|None=None, # a ledger's total epsilon (--budget-epsilon)
-                 delta:float|None=None, # its total delta (--budget-delta)
+def check_totals(epsilon:float|None=None, # a ledger's total epsilon
+                 delta:float|None=None, # its total delta
                 ):
     "Refuse a total epsilon not finite and > 0, or a total delta not in [0, 1) (usage errors)."
     if epsilon is not None and not (math.isfinite(epsilon) and epsilon > 0):
-        raise InputError(f"--budget-epsilon {epsilon:g}: a budget's total must be finite and "
+        raise InputError(f"`epsilon`={epsilon:g}: a budget's total must be finite and "
                          "> 0", 2)
     if delta is not None and not 0 <= delta < 1:
-        raise InputError(f"--budget-delta {delta:g}: a budget's total delta must be in [0, 1)", 2)
+        raise InputError(f"`delta`={delta:g}: a budget's total delta must be in [0, 1)", 2)
 
 def open_ledger(path, # the budget file (JSON), existing or to create
                 epsilon:float|None=None, # total epsilon: to create it (else: equal to its own)
                 delta:float|None=None, # total delta (new ledger: default `BUDGET_DELTA`)
-               ) -> BudgetAccountant:
+               ) -> BudgetAccountant: # the accountant, with its spendings
     """The `BudgetAccountant` of a budget file: read and validated, or new with the totals given.
     An existing ledger's totals are fixed: a different one given is refused."""
     path = Path(path)
     check_totals(epsilon, delta)
     if not path.exists():
         if epsilon is None:
-            raise InputError(f"{path} does not exist: give --budget-epsilon (and --budget-delta) "
+            raise InputError(f"{path} does not exist: give `epsilon` (and `delta`) "
                              "to create it", 2)
         return BudgetAccountant(epsilon, BUDGET_DELTA if delta is None else delta)
     try: d = json.loads(path.read_text())
@@ -349,18 +357,18 @@ def open_ledger(path, # the budget file (JSON), existing or to create
     if problem:
         raise InputError(f"{path}: not a valid budget file: {problem}; restore the ledger from a "
                          "backup")
-    for option, given, total in (("--budget-epsilon", epsilon, d["epsilon"]),
-                                 ("--budget-delta", delta, d["delta"])):
+    for option, given, total in (("epsilon", epsilon, d["epsilon"]), ("delta", delta, d["delta"])):
         if given is not None and given != total:
-            raise InputError(f"{option} {given:g}: {path} already holds the totals epsilon = "
+            raise InputError(f"`{option}`={given:g}: {path} already holds the totals epsilon = "
                              f"{d['epsilon']:g}, delta = {d['delta']:g}, fixed when it was "
-                             f"created; drop {option}, or start a new ledger", 2)
+                             f"created; drop `{option}`, or start a new ledger", 2)
     acc = BudgetAccountant(float(d["epsilon"]), float(d["delta"]))
     acc.spent = [(float(e), float(dl)) for e, dl in d["spent"]]
     return acc
 
 # %% ../nbs/06_api/01d_model_files.ipynb
-def ledger_json(acc) -> str:
+def ledger_json(acc,  # a `BudgetAccountant`
+               ) -> str:  # the JSON text
     "The content of a budget file: the totals and every spending of the accountant `acc`."
     return json.dumps({"epsilon": acc.epsilon, "delta": acc.delta, "spent": acc.spent,
                        "relation": "replace_one", "composition": "basic"}, indent=1)
@@ -381,13 +389,13 @@ def save_fit(model:dict|None, # the model's content (`model_to_dict`), or None
         if out:
             try: staged["model"] = stage_file(out, lambda f: json.dump(seal_model(model), f,
                                                                       indent=1))
-            except OSError as e: raise write_error(e, "--out", out) from None
+            except OSError as e: raise write_error(e, "`out`", out) from None
         if acc is not None: _charge_ledger(ledger, acc, staged)
         if out:
             try: os.replace(staged["model"], out)
             except OSError as e:
                 if acc is not None: _restore_ledger(ledger, staged)
-                raise write_error(e, "--out", out) from None
+                raise write_error(e, "`out`", out) from None
     finally:
         for path in staged.values(): path.unlink(missing_ok=True)
 
@@ -398,7 +406,7 @@ def _charge_ledger(ledger:Path, acc, staged:dict):
         if old is not None: staged["old"] = stage_file(ledger, lambda f: f.write(old))
         staged["ledger"] = stage_file(ledger, lambda f: f.write(ledger_json(acc)))
         os.replace(staged["ledger"], ledger)
-    except OSError as e: raise write_error(e, "--budget-file", ledger) from None
+    except OSError as e: raise write_error(e, "`ledger`", ledger) from None
 
 def _restore_ledger(ledger:Path, staged:dict):
     "Put back the ledger's content from before `_charge_ledger` (no ledger if there was none)."

@@ -21,8 +21,9 @@ __all__ = ['MOMENTS_SENSITIVITY', 'moment_sums', 'release_moments', 'DPStandardS
 
 # %% ../nbs/06_api/04_preprocessing.ipynb
 def moment_sums(U:np.ndarray, # (n, p) records already mapped into [-1, 1]
-               ) -> np.ndarray:
-    "S = Σ_i (u_i, u_i²), 2p numbers: the statistic of release 4 (replace-one sensitivity 2√p)."
+               ) -> np.ndarray: # S, 2p numbers
+    """S = $Σ_i$ ($u_i$, $u_i^2$), 2p numbers: the statistic of release 4 (replace-one sensitivity
+    2√p)."""
     return np.concatenate([U.sum(axis=0), np.square(U).sum(axis=0)])
 
 MOMENTS_SENSITIVITY = lambda p: 2.0 * math.sqrt(p)   # the theorem's bound, attained at u = ±1
@@ -31,7 +32,7 @@ MOMENTS_SENSITIVITY = lambda p: 2.0 * math.sqrt(p)   # the theorem's bound, atta
 def release_moments(U:np.ndarray, # (n, p) records mapped into [-1, 1]
                     sigma:float, # noise scale of the release (z · 2√p)
                     rng:np.random.Generator, # the fit's generator
-                   ) -> tuple:
+                   ) -> tuple: # (m, v), each (p,)
     "(m, v): the released mean and variance of each column of U (release 4, then post-processing)."
     n, p = U.shape
     S = moment_sums(U) + sigma * rng.standard_normal(2 * p)
@@ -85,7 +86,7 @@ class DPStandardScaler(TransformerMixin, BaseEstimator):
     def __init__(self, *,
                  epsilon=1.0,  # privacy budget ε of the fit (np.inf: exact, non-private)
                  delta=None,  # δ (default 1/n²)
-                 bounds="private",  # "private", PUBLIC B_j >= |x_ij| (scalar, (p,)), (lower, upper)
+                 bounds="private",  # "private", PUBLIC $B_j$ >= |$x_{ij}$| (scalar, (p,)), (lower, upper)
                  clip=None,  # PUBLIC K: outputs clipped to [-K, K] (None: not clipped)
                  budget=None,  # optional BudgetAccountant charged by `fit` (the estimator's too)
                  random_state=None,  # seed or Generator
@@ -156,7 +157,9 @@ def _report(self, eps, delta, entries, sigma):
     self.privacy_, self.ledger_ = build_report(PrivacyRequest(eps, delta), plan), ledger
 
 
-def transform(self, X):
+def transform(self,
+              X,  # records (n, p), with the columns seen at fit
+             ):
     "The one map: clip((x - c)/B, -1, 1), centred and scaled by the released m and √v, clipped to K."
     check_is_fitted(self, "unit_mean_")
     X = _numbers(self, X, reset=False)

@@ -15,7 +15,7 @@ def progress_line(label:str, # what runs, e.g. "dp-cd demo"
                   total:int|None=None, # steps in all (None or 0: unknown, no bar)
                   seconds:float|None=0.0, # time elapsed (None: not shown)
                   width:int=24, # characters of the bar
-                 ) -> str:
+                 ) -> str: # the line, without a newline
     """One line of the progress bar: a bar and a count when `total` is known, else the time elapsed
     (none when `seconds` is None: a private search's time reveals its number of runs)."""
     elapsed = "" if seconds is None else f" {seconds:.0f}s"

@@ -27,15 +27,18 @@ from .solvers.tuning import (default_candidates, linear_fitter, holdout_split,
 __all__ = ['affine_from_bounds', 'to_unit_box', 'DPClassifierCV', 'DPRegressorCV']
 
 # %% ../nbs/06_api/01b_tuned.ipynb
-def affine_from_bounds(bounds, # PUBLIC: B (|x_j| ≤ B_j; scalar or (p,)) or a tuple (lower, upper)
+def affine_from_bounds(bounds, # PUBLIC: B (|$x_j$| ≤ $B_j$; scalar or (p,)) or a tuple (lower, upper)
                        p:int, # number of columns
                        name:str="bounds", # parameter named in errors
-                      ) -> tuple:
+                      ) -> tuple: # (c, h), each (p,)
     "(c, h): x ↦ (x - c)/h maps the public box into [-1, 1] (c = 0 when the box contains 0)."
     return public_box(bounds, p, name)   # the plain estimators' reading of public bounds
 
 # %% ../nbs/06_api/01b_tuned.ipynb
-def to_unit_box(X, c, h) -> np.ndarray:
+def to_unit_box(X,  # records (n, p), dense or sparse
+                c,  # centres of the box (p,)
+                h,  # half-widths of the box (p,)
+               ) -> np.ndarray:  # the mapped records, dense
     "Each record mapped by x ↦ clip((x - c)/h, -1, 1): record-wise and data-independent."
     X = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=float)
     return np.clip((X - c) / h, -1.0, 1.0)
@@ -209,15 +212,19 @@ _READ = dict(accept_sparse=["csr", "csc"], dtype=np.float64, ensure_all_finite=F
 
 class DPClassifierCV(ClassifierMixin, _TunedBase):
     "Private linear classifier whose solver and hyper-parameters are chosen privately, inside ε."
-    def __init__(self, *, epsilon=1.0, # budget ε of the whole fit: search, selection and model
+    def __init__(self,
+                 *,
+                 epsilon=1.0, # budget ε of the whole fit: search, selection and model
                  delta=None, # δ (default 1/n²)
                  bounds="private", # "private" (released inside ε), or PUBLIC B or (lower, upper)
                  classes=None, # PUBLIC label set (required)
-                 penalty="l2", alpha=1e-4, # penalty on the coefficients of the scaled features
+                 penalty="l2", # penalty on the coefficients of the scaled features
+                 alpha=1e-4, # its strength α
                  fit_intercept=True, # learn an intercept (a constant column)
                  candidates=None, # the grid (None: `default_candidates`, public)
                  validation_fraction=0.2, # share of the records held out for the scores
-                 mean_runs=8.0, eta=1.0, # E[K] and η of the number of runs $K ∼ D_{η,γ}$
+                 mean_runs=8.0, # E[K], the expected number of runs
+                 eta=1.0, # η of the number of runs $K ∼ D_{η,γ}$
                  random_state=None, # seed or Generator
                  budget=None, # optional BudgetAccountant charged by the fit
                  bounds_budget=0.1, # share of ε and δ spent on bounds="private"
@@ -288,12 +295,23 @@ def _target_setting(self):
 
 class DPRegressorCV(RegressorMixin, _TunedBase):
     "Private linear regression whose solver and hyper-parameters are chosen privately, inside ε."
-    def __init__(self, *, epsilon=1.0, delta=None,
+    def __init__(self,
+                 *,
+                 epsilon=1.0, # budget ε of the whole fit: search, selection and model
+                 delta=None, # δ (default 1/n²)
                  bounds="private", # "private" (released inside ε), or PUBLIC B or (lower, upper)
                  target_bound=None, # PUBLIC b (|y| ≤ b) or (lower, upper); None: with the bounds
-                 penalty="l2", alpha=1e-4, fit_intercept=True, candidates=None,
-                 validation_fraction=0.2, mean_runs=8.0, eta=1.0, random_state=None,
-                 budget=None, bounds_budget=0.1, accountant=None,
+                 penalty="l2", # penalty on the coefficients of the scaled features
+                 alpha=1e-4, # its strength α
+                 fit_intercept=True, # learn an intercept (a constant column)
+                 candidates=None, # the grid (None: `default_candidates`, public)
+                 validation_fraction=0.2, # share of the records held out for the scores
+                 mean_runs=8.0, # E[K], the expected number of runs
+                 eta=1.0, # η of the number of runs $K ∼ D_{η,γ}$
+                 random_state=None, # seed or Generator
+                 budget=None, # optional BudgetAccountant charged by the fit
+                 bounds_budget=0.1, # share of ε and δ spent on bounds="private"
+                 accountant=None, # deprecated name of `budget`
                  sample_weight_bound=1.0, # PUBLIC bound W: fit's sample_weight is put in [0, W]
                  center="private", # "private": the box centred at means released inside ε; None
                  target_bounds=None, # deprecated name of `target_bound`

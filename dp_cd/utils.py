@@ -27,7 +27,7 @@ def check_scalar(x, # value to check
                  high_open:bool=False, # exclude `high` itself
                  allow_inf:bool=False, # accept +inf
                  integer:bool=False, # require an integer
-                ) -> float|int:
+                ) -> float|int: # `x` as a float, or an int with `integer`
     """Return `x` as a float (or int) after checking it is a finite real number within the given
     bounds."""
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
@@ -49,7 +49,7 @@ def check_array(a, # array-like
                 ndim:int|None=None, # required number of dimensions
                 allow_empty:bool=False, # accept zero-size arrays
                 order:str='C', # memory order of the returned copy
-               ) -> np.ndarray:
+               ) -> np.ndarray: # a float64 copy of `a`
     "A float64 copy of `a`, checked to be finite, numeric and of the right dimension."
     if sp.issparse(a): raise TypeError(f"{name} must be a dense array, got a sparse matrix")
     try:
@@ -71,7 +71,8 @@ def _cell_number(v) -> float:
     try: return float(v)
     except (TypeError, ValueError): return np.nan
 
-def to_numbers(values) -> np.ndarray:
+def to_numbers(values,  # an array-like of any shape, possibly of text or objects
+              ) -> np.ndarray:  # a float64 array of the same shape
     """`values` (any shape) as float64, each cell that is not a real number read as missing (NaN):
     the public rule of a private fit, where a refusal that depends on one cell would reveal it."""
     try: return np.array(values, dtype=np.float64)
@@ -170,13 +171,14 @@ def as_design(X, # dense array-like or scipy sparse matrix, shape (n, p)
     return _read_only(check_array(X, name, ndim=2, order='F')), False
 
 # %% ../nbs/00_core/00_utils.ipynb
-def is_chunked(X) -> bool:
+def is_chunked(X,  # a design matrix or data frame
+              ) -> bool:  # True for a dask array or dataframe
     "Whether `X` is a dask collection (array or dataframe): the row-chunked path."
     return type(X).__module__.split(".")[0] == "dask"
 
 # %% ../nbs/00_core/00_utils.ipynb
 def as_generator(random_state=None # None, an int seed, a SeedSequence or a Generator
-                ) -> np.random.Generator:
+                ) -> np.random.Generator:  # a NumPy Generator
     """A `numpy.random.Generator` from `random_state` (a Generator is returned as is, so draws
     continue)."""
     if isinstance(random_state, np.random.Generator): return random_state

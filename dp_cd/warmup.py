@@ -59,7 +59,7 @@ def kernel_signatures() -> dict:
 # %% ../nbs/06_api/01c_warmup.ipynb
 def warmup(paths=None, # names of `PATHS` (None: all)
            out=sys.stdout, # where to print a line per path (None: nothing)
-          ) -> dict:
+          ) -> dict: # {path: seconds}
     "Run the default fit of each path once, so that numba compiles (or loads) its kernels: {path: seconds}."
     times = {}
     for name in PATHS if paths is None else paths:
@@ -71,7 +71,8 @@ def warmup(paths=None, # names of `PATHS` (None: all)
     return times
 
 # %% ../nbs/06_api/01c_warmup.ipynb
-def main(argv=None) -> int:
+def main(argv=None,  # the command line arguments: names of `PATHS`, or `-h` (None: `sys.argv[1:]`)
+        ) -> int:  # the exit code
     "`python -m dp_cd.warmup [PATH ...]`: compile the kernels of the public default paths."
     argv = sys.argv[1:] if argv is None else list(argv)
     if any(a in ("-h", "--help") for a in argv):

@@ -1,18 +1,22 @@
-"""Every exported function validates its numeric arguments (issue 32, item 6).
+"""Every exported function validates its numeric arguments.
 
-The test walks the public API (the `__all__` of every module of `dp_cd.privacy`, `dp_cd.model` and
-`dp_cd.solvers`), and calls each function and class with an invalid value for each parameter it
+The test walks the public API (the `__all__` of every module of `dp_cd.privacy`, `dp_cd.model`,
+`dp_cd.solvers` and `dp_cd.theory`), and calls each function and class with an invalid value for each parameter it
 names in `INVALID`, the others at a valid value from `VALID`. Each call must raise `ValueError`
 (or `TypeError`, for a value of the wrong type) whose message names the parameter. A new function is
 covered as soon as it is exported: if one of its required parameters has no valid value in `VALID`,
 the test fails until the value is added or the function is listed in `SKIP` with a reason.
 """
-import importlib, inspect, math, pkgutil
+import ast, importlib, inspect, math, pkgutil, re
+from pathlib import Path
 import numpy as np
 import pytest
 from numba.core.registry import CPUDispatcher
 
-import dp_cd.model, dp_cd.privacy, dp_cd.solvers
+import dp_cd.model, dp_cd.privacy, dp_cd.solvers, dp_cd.theory
+import dp_cd
+from dp_cd.io import parse_labels
+from dp_cd.datasets import DatasetError
 from dp_cd.model.losses import SquaredLoss
 from dp_cd.model.penalties import L2
 from dp_cd.privacy.accountants import GDPAccountant
@@ -41,6 +45,9 @@ INVALID = {
     "value_discretization_interval": POSITIVE,
     "orders": [[0.5, 2.0], [2.0, nan], [], [[2.0]]],
     "relation": ["bogus", 1],
+    # the theory chapters' constants
+    "lam": NON_NEGATIVE, "Lambda": NON_NEGATIVE, "zeta": PROBABILITY,
+    "s0": NON_NEGATIVE, "increase": NON_NEGATIVE, "D": POSITIVE, "initial_distance": NON_NEGATIVE,
 }
 
 
@@ -73,8 +80,15 @@ def _valid(qn=None):
         "d": 3, "diameter": 1.0, "L": 1.0, "n0": 50, "S": rng.normal(size=(50, 3)) / 4,
         "center": np.zeros(3), "radius": 1.0, "kappa_lower": 1.5, "kind": "power",
         "delta_fn": lambda e: np.exp(-np.abs(e)) / 2, "l_lo": -1.0, "l_hi": 1.0, "solver": "dp_cd",
+        # the theory chapters' constants (a smoothness vector M, radii, rates)
+        "M": np.ones(3), "R_M": 1.0, "R_M1": 1.0, "mu_M": 0.1, "mu_M1": 0.1, "mu_M2": 0.1,
+        "gap0": 1.0, "Lambda": 1.0, "lam": 2.0, "s": 2, "tau": 2, "D": 1.0, "zeta": 0.05,
+        "batch_size": 10, "m": 100, "s0": 1.0, "increase": 0.1, "step_size": 0.1, "beta": 2.0,
+        "initial_distance": 1.0, "lam_max": 1.0, "M_min": 1.0, "L_max": 1.0, "record_every": 1,
+        "x_norm": 1.0, "gtol": 1e-8, "eps_lam": 0.5, "eps_hat": 0.5, "lam_hat": 0.5,
+        "noise_var": 1.0,
     }
-    named = {"pmf": values["pmf"], "growth_loss": PowerLoss(2.0)}
+    named = {"pmf": values["pmf"], "growth_loss": PowerLoss(2.0), "L_vector": np.ones(3)}
     values.update({k: named[v] for k, v in VALID_FOR.get(qn, {}).items() if v in named})
     values.update({k: v for k, v in VALID_FOR.get(qn, {}).items() if v not in named})
     return values
@@ -90,12 +104,20 @@ OVERRIDE = {
     "dp_cd.solvers.growth.l2_laplace_logdensity": {"z": []},      # points, not a noise multiplier
     **{f"dp_cd.solvers.growth.{f}": {"b": [nan, inf, "1"]}         # the linear term's weight, any real
        for f in ("GrowthLoss", "PowerLoss")},
+    "dp_cd.solvers.tuning.rdp_selection_bound": {"lam": [1.0, 0.5, nan, inf, "2"]},  # order λ > 1
     "dp_cd.model.losses.HuberLoss": {"delta": [-1.0, 0.0, nan, inf, "1"]},   # Huber's threshold
+    **{f"dp_cd.theory.fairness.{f}": {"sigma": NON_NEGATIVE}     # σ = 0: no noise, distance 0
+       for f in ("output_perturbation_distance", "dpsgd_distance")},
+    **{f"dp_cd.theory.dpscd.{f}": {"batch_size": COUNT}   # DP-SCD's batch: a number of records
+       for f in ("lemma2_rate", "lemma3_increase", "theorem2_hypothesis",
+                 "theorem2_recursion_bound", "table1_bounds")},
 }
 
 # valid values that differ from `VALID` for one function: {function: {name: value}}
 VALID_FOR = {
     "dp_cd.privacy.pld.pld_compose": {"b": "pmf"},
+    **{f"dp_cd.theory.rates.{f}": {"L": "L_vector"}   # one L_j per coordinate of M
+       for f in ("predict_winner", "comparison_quantities")},
     "dp_cd.privacy.closed_forms.theorem_3_1_8_rdp": {"noise_multiplier": 3.0},   # its z > √5
     **{f"dp_cd.solvers.growth.{f}": {"loss": "growth_loss"}
        for f in ("localization", "epoch_growth", "inverse_sensitivity_distribution",
@@ -110,7 +132,7 @@ SKIP = {
         "privacy.bounds.ScaleRelease", "privacy.bounds.TwoSidedRelease",
         "privacy.mechanisms.SelectionCalibration", "solvers.contract.Run", "solvers.contract.FitResult",
         "solvers.dpgcd.DPGCDCalibration", "solvers.growth.GrowthResult", "solvers.reference.SolverResult",
-        "solvers.tuning.SelectionResult")},
+        "solvers.tuning.SelectionResult", "theory.fairness.OutputPerturbation")},
     **{f"dp_cd.solvers.chunks.{f}": "the Dask data seam (issue 30): its public entry points "
        "are the solvers, covered here" for f in ("check_finite", "load_chunk", "LazyChunk")},
     "dp_cd.solvers.block_cd.block_draws": "a lazy generator of a run's draws, fed the σ its solver "
@@ -131,7 +153,7 @@ SKIP = {
 }
 
 MODULES = [f"dp_cd.{pkg.__name__.split('.')[-1]}.{m.name}"
-           for pkg in (dp_cd.privacy, dp_cd.model, dp_cd.solvers)
+           for pkg in (dp_cd.privacy, dp_cd.model, dp_cd.solvers, dp_cd.theory)
            for m in pkgutil.iter_modules(pkg.__path__)]
 
 
@@ -184,3 +206,41 @@ def test_invalid_argument_is_refused_naming_it(qn, f, param, bad, required):
     with pytest.raises((ValueError, TypeError)) as info:
         f(**kwargs)
     assert param in str(info.value), f"{qn}({param}={bad!r}): {info.value}"
+
+
+OPTION = re.compile(r"(?<![\w-])--[a-z][a-z-]*")
+
+
+def _raised_texts(path):
+    "(line, text) of every string written in a `raise` statement of a module."
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Raise):
+            for s in ast.walk(node):
+                if isinstance(s, ast.Constant) and isinstance(s.value, str):
+                    yield s.lineno, s.value
+
+
+def test_library_errors_name_arguments_not_command_line_options():
+    "A library error names the library's argument (`labels`); only the CLI speaks of `--classes`."
+    root = Path(dp_cd.__file__).parent
+    found = [(p.relative_to(root).as_posix(), line, m.group())
+             for p in sorted(root.rglob("*.py")) if p.name not in ("cli.py", "_modidx.py")
+             for line, text in _raised_texts(p) for m in OPTION.finditer(text)]
+    assert found == [], found
+
+
+def test_the_command_line_names_its_options_for_the_library_arguments(capsys):
+    "The CLI maps the backquoted arguments of a library error to the options that set them."
+    from dp_cd.io import InputError, options_named
+    from dp_cd.cli import LIBRARY_OPTIONS
+    from dp_cd.model_files import open_ledger
+    with pytest.raises(InputError, match=r"^--budget-epsilon 0: a budget's total"):
+        with options_named(epsilon="--budget-epsilon"): open_ledger("x.json", 0.0)
+    with pytest.raises(InputError, match=r"^--classes ' ': give the labels"):
+        with options_named(**LIBRARY_OPTIONS): parse_labels(" ")
+    from dp_cd.cli import main
+    from dp_cd.datasets import data_dir
+    with pytest.raises(DatasetError) as missing: data_dir("/nonexistent/dp_cd_data")
+    assert "`data_dir`=DIR" in str(missing.value) and "--data-dir" not in str(missing.value)
+    assert main(["fit", "california", "--data-dir", "/nonexistent/dp_cd_data", "--epsilon", "1"]) == 1
+    assert "with --data-dir DIR or" in capsys.readouterr().err

@@ -26,6 +26,7 @@ from execnb.nbio import read_nb, write_nb
 from nbdev.process import NBProcessor, extract_directives
 from nbdev import processors as P
 from nbdev.showdoc import BasicHtmlRenderer, _fmt_sig
+from fastcore.docments import _docments
 
 ROOT = Path(__file__).resolve().parents[1]
 NBS, BOOK = ROOT / 'nbs', ROOT / 'book'
@@ -68,6 +69,19 @@ class BookDocRenderer(BasicHtmlRenderer):
     def __init__(self, sym, *args, **kwargs):
         self.internal = _is_internal(sym)   # before fastcore unwraps a kernel to its Python code
         super().__init__(sym, *args, **kwargs)
+        self._star_docments()
+
+    def _star_docments(self):
+        """The comments of `*args` and `**kwargs`, which fastcore's `docments` drops (it does not pass
+        `args_kwargs` on) and then gives to the return annotation on the next line."""
+        stars = [k for k, v in self.dm.dm.items()
+                 if v.get('anno') in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)]
+        if not stars: return
+        try: found = _docments(self.sym, args_kwargs=True)
+        except Exception: return
+        for k in stars + ['return']:
+            if k in self.dm.dm and k in found:
+                self.dm.dm[k]['docment'] = found[k]['docment'] or inspect.Parameter.empty
 
     def _repr_html_(self):
         nm, lvl = html.escape(self.nm), self.title_level
@@ -364,6 +378,28 @@ def _check_title_first(path, cells):
         if c.cell_type == 'code' and 'remove-input' not in c.metadata.get('tags', []):
             raise BookError(f'{path.name}: a code cell is shown above the "# Title": move it '
                             'below the title, or hide it (#| hide) if it only imports')
+
+def api_entries(path: Path) -> list:
+    """What the API entries of a notebook's page show, without building the book: one dict per
+    public name its exported cells define (as nbdev documents them), with the rows of its
+    parameters table that have no description (`bare`), whether it has a table, and its
+    parameters. The objects are the package's (run `nbdev_export` first)."""
+    import importlib
+    nb = NBProcessor(path).nb
+    module = importlib.import_module(default_exp(nb)) if default_exp(nb) else None
+    out = []
+    for cell in filter(P._want_doc, nb.cells) if module else ():
+        for name in P._def_names(cell, set()):
+            obj = getattr(module, name)
+            r = BookDocRenderer(obj)
+            rows = [[_plain(v) for v in row] for row in r.dm._row_list] if r.dm.has_docment else []
+            if r.dm.has_docment and r.dm.has_return:
+                rows.append(['Returns', *(_plain(r.dm.dm['return'][c]) for c in r.dm._columns)])
+            try: params = [p for p in inspect.signature(obj).parameters if p not in ('self', 'cls')]
+            except (TypeError, ValueError): params = []
+            out.append(dict(name=name, internal=r.internal, table=bool(rows), params=params,
+                            bare=[row[0] for row in rows if not row[-1]]))
+    return out
 
 def process(path: Path, dest: Path, execute: bool, extra_cells=()):
     nb = read_nb(path)

@@ -16,13 +16,14 @@ for a word of the book.
 
 What a reader meets, per chapter: its figures (each of the core chapters `CORE` must show one),
 class names printed as `__main__.X`, pseudo-TeX left as plain text in the text and the API docs
-(`‖w‖_{M,q}`, `e^ε`, `2^lo`; single-letter subscripts such as `M_j` are counted apart and only
-reported), warnings stored in outputs (unless the cell is tagged `warning-shown`: `#| warning:
-shown`), the page's length and the screens before its first API entry that is not a kernel or
+(`‖w‖_{M,q}`, `e^ε`, `2^lo`; single-letter subscripts such as `M_j` are counted apart), rows of
+API parameter tables without a description, warnings stored in outputs (unless the cell is tagged
+`warning-shown`: `#| warning: shown`), the page's length and the screens before its first API entry that is not a kernel or
 private (goal: at most `API_SCREENS`; reported).
 
 Exits 1 on any JavaScript error, raw LaTeX, MathJax error, markdown escape, `__main__.` name,
-pseudo-TeX span, stored warning or core chapter without a figure, or a search without results;
+pseudo-TeX span, plain-text subscript, API table row without a description, stored warning or core
+chapter without a figure, or a search without results;
 2 when no Chromium is found (set CHROMIUM to its path) or the book is not built.
 """
 import argparse
@@ -111,6 +112,7 @@ MEASURE_JS = r"""(() => {
     const node = texts.currentNode, parent = node.parentElement;
     if (!parent || parent.closest(SKIP)) continue;
     if (parent.closest('.cell_output') && !parent.closest('.api-entry')) continue;   // data
+    if (parent.closest('.api-entry td:first-child')) continue;   // a parameter's name: code
     const m = node.nodeValue.match(PSEUDO), sub = node.nodeValue.match(SUBSCRIPT);
     if (m) pseudo.push(context(node.nodeValue, m));
     else if (sub) subscripts.push(context(node.nodeValue, sub));
@@ -401,7 +403,8 @@ def report(results, verbose):
     searching = search is None or search['searchHits'] > 0
     failures = total['errors'] or total['raw'] or total['mathErrors'] or total['escaped']
     reader_failures = counts['__main__ names'] or counts['pseudo-TeX spans'] \
-        or counts['stored warnings'] or counts['core chapters without a figure']
+        or counts['stored warnings'] or counts['core chapters without a figure'] \
+        or counts['API table rows without a description'] or counts['plain-text subscripts']
     return searching and not failures and not reader_failures
 
 

@@ -27,7 +27,12 @@ __all__ = ['SPARSE_LASSO_LAMBDA', 'LAMBDAS', 'PROBLEMS', 'GRIDS', 'PUBLISHED_TAB
 SPARSE_LASSO_LAMBDA = 0.6569552312171302
 LAMBDAS = {"california": 0.1, "electricity": 1e-5}
 
-def sparse_lasso_lambda(X, y, target:float=0.7551, lo:float=1e-4, hi:float=10.0):
+def sparse_lasso_lambda(X,  # design (n, p)
+                        y,  # targets (n,)
+                        target:float=0.7551,  # the relative error (F(0) − F*)/F* to reach
+                        lo:float=1e-4,  # lower end of the bisection bracket
+                        hi:float=10.0,  # upper end of the bisection bracket
+                       ):
     """λ such that (F(0) - F*)/F* equals `target` for the LASSO F = mean squared error + λ‖w‖₁
     (bisection on log λ)."""
     from sklearn.linear_model import Lasso
@@ -43,7 +48,8 @@ def sparse_lasso_lambda(X, y, target:float=0.7551, lo:float=1e-4, hi:float=10.0)
     return math.exp(0.5 * (a + b))
 
 # %% ../../nbs/05_experiments/01_dp_cd.ipynb
-def maxabs_scale(X):
+def maxabs_scale(X,  # dense design (n, p)
+                ):
     """Each column divided by its maximal absolute value (the reconstructed 'imbalanced'
     preprocessing; constant-zero columns kept)."""
     s = np.abs(X).max(axis=0)
@@ -61,7 +67,7 @@ PROBLEMS = (
 # %% ../../nbs/05_experiments/01_dp_cd.ipynb
 def problems(data_dir=None, # data directory of the real datasets (None: $DP_CD_DATA)
              names=PROBLEMS, # which of the five problems of Table D.1
-            ) -> dict:
+            ) -> dict: # {name: (X, y, loss, penalty, epsilon, delta)}
     "The problems of Table D.1: dict name -> (X, y, loss, penalty, epsilon, delta)."
     out = {}
     for name in names:
@@ -90,11 +96,21 @@ def problems(data_dir=None, # data directory of the real datasets (None: $DP_CD_
     return out
 
 # %% ../../nbs/05_experiments/01_dp_cd.ipynb
-def objective(X, y, loss, penalty, w) -> float:
+def objective(X,  # design (n, p)
+              y,  # labels (n,)
+              loss,  # datafit
+              penalty,  # separable penalty
+              w,  # coefficients (p,)
+             ) -> float:  # F(w)
     "F(w) = f(w) + ψ(w)."
     return loss.value(X, y, w) + penalty.value(w)
 
-def optimum(X, y, loss, penalty, tol:float=1e-10) -> float:
+def optimum(X,  # design (n, p)
+            y,  # labels (n,)
+            loss,  # datafit
+            penalty,  # separable penalty
+            tol:float=1e-10,  # relative duality gap of the certificate
+           ) -> float:  # F*
     "F*, certified to relative duality gap `tol` (`dp_cd.solvers.reference.reference_optimum`)."
     return reference_optimum(X, y, loss, penalty, tol=tol)
 
@@ -133,7 +149,11 @@ def _solvers():
     return out
 
 # %% ../../nbs/05_experiments/01_dp_cd.ipynb
-def applicable(solver:str, problem:str, loss=None, penalty=None) -> bool:
+def applicable(solver:str,  # a solver name of Table D.1
+               problem:str,  # a problem name of Table D.1
+               loss=None,  # the problem's loss (unused)
+               penalty=None,  # the problem's penalty (None: decided by the name)
+              ) -> bool:  # whether the solver is run
     """Whether `solver` is run on `problem` (DP-CD-P: imbalanced problems; DP-SCD: smooth
     (ℓ2-logistic) problems)."""
     if solver == "DP-CD-P": return problem.endswith("imbalanced")
@@ -142,8 +162,10 @@ def applicable(solver:str, problem:str, loss=None, penalty=None) -> bool:
     return True
 
 # %% ../../nbs/05_experiments/01_dp_cd.ipynb
-def problem_info(X, loss) -> dict:
-    """Constants the wrappers need: exact M_j, the public bounds b_j of DP-CD-P, global smoothness
+def problem_info(X,  # design (n, p)
+                 loss,  # datafit
+                ) -> dict:  # {name: constant}
+    """Constants the wrappers need: exact $M_j$, the public bounds $b_j$ of DP-CD-P, global smoothness
     β, DP-SCD's row scale."""
     A = np.asarray(X.todense() if hasattr(X, "todense") else X)
     return dict(
@@ -195,22 +217,23 @@ GRIDS = {
 GRIDS["paper"]["DP-SCD"]["steps"] = (1.0,)
 
 def tune(
-    X,
-    y,
-    loss,
-    penalty,
-    epsilon,
-    delta,
+    X,  # design (n, p)
+    y,  # labels (n,)
+    loss,  # datafit
+    penalty,  # separable penalty
+    epsilon,  # ε of each run
+    delta,  # δ of each run
     *,
-    solver="DP-CD",
-    steps=None,
-    clips=None,
-    passes=(2, 5, 10, 20, 50),
+    solver="DP-CD",  # a name of the solvers of Table D.1, e.g. "DP-CD"
+    steps=None,  # step grid (default: the paper's for `solver`)
+    clips=None,  # clipping grid (default: the paper's for `solver`)
+    passes=(2, 5, 10, 20, 50),  # numbers of passes, each tuned on its own
     n_runs: int = 5,  # runs per combination used for selection (mean objective)
     n_report: int = 10,  # fresh runs at the selected combination that are reported (0: report the selection runs)
-    Fstar=None,
-    seed: int = 0,
-    info=None,
+    Fstar=None,  # the optimal objective F* (default: computed)
+    seed: int = 0,  # seed of the first run (runs use seed, seed + 1, ...)
+    info=None,  # constants of `problem_info` (default: computed)
+    # one row per number of passes: the selected (step, clip) and the reported objectives
 ) -> pd.DataFrame:
     """Grid search as in Appendix D.1.1: for each number of passes, the (step, clip) of lowest mean
     objective; one row per passes value."""
@@ -309,12 +332,12 @@ def reproduce_table_d1(
     out_dir="book/results",  # where the CSVs are written (None: not written)
     names=None,  # subset of the problems (default: all five)
     solvers=None,  # subset of the solvers (default: all available and applicable)
-    grid: str
-    | None = None,  # "paper", "reduced" or "quick" (default: "quick" if quick else "reduced")
-    n_report: int
-    | None = None,  # fresh runs reported per selected configuration (default 10, quick 2)
+    # "paper", "reduced" or "quick" (default: "quick" if quick else "reduced")
+    grid: str | None = None,
+    # fresh runs reported per selected configuration (default 10, quick 2)
+    n_report: int | None = None,
     resume: bool = True,  # reuse per-(problem, solver) results found in out_dir/table_d1_parts
-) -> pd.DataFrame:
+) -> pd.DataFrame:  # the tidy results
     """Tune every solver on every problem of Table D.1; returns (and saves as
     `table_d1[_quick].csv`) the tidy results."""
     grid = grid or ("quick" if quick else "reduced")
@@ -369,9 +392,9 @@ def reproduce_figures(
     data_dir=None,  # directory of the real datasets
     out_dir="book/results",  # where `figures_4_5_1_4_6_1.csv` is written (None: not written)
     n_runs: int = 10,  # runs per curve
-    seed: int = 20_000,
+    seed: int = 20_000,  # seed of the first run (runs use seed, seed + 1, ...)
     tag: str = "",  # suffix of the file name (e.g. "_quick")
-) -> pd.DataFrame:
+) -> pd.DataFrame:  # the runs along the iterations (tidy frame)
     """Error along the iterations of each solver at its best (passes, step, clip), over `n_runs`
     fresh runs (tidy frame)."""
     fns, rows = _solvers(), []
@@ -407,7 +430,10 @@ def reproduce_figures(
     return out
 
 # %% ../../nbs/05_experiments/01_dp_cd.ipynb
-def plot_figures(curves:pd.DataFrame, problems_=None, title=None):
+def plot_figures(curves:pd.DataFrame,  # runs of `reproduce_figures`
+                 problems_=None,  # problems to draw (default: all in `curves`)
+                 title=None,  # title of the figure (None: none)
+                ):
     """Relative error against passes (mean and min/max over runs) per problem and solver (Figures
     4.5.1 / 4.6.1 style)."""
     from dp_cd.experiments.plots import plot_runs, new_figure
@@ -446,7 +472,7 @@ FIGURES = {
 def save_figures(curves:pd.DataFrame, # output of `reproduce_figures`
                  out_dir, # directory of the PNG files
                  tag:str="", # suffix of the file names
-                ) -> list:
+                ) -> list: # the paths written
     """Figures 4.5.1 and 4.6.1 as PNG files (those whose problems are in `curves`); returns the
     paths written."""
     import matplotlib.pyplot as plt
@@ -467,7 +493,7 @@ def reproduce_chapter4(data_dir=None, # directory of the real datasets (None: $D
                        out_dir="book/results", # where the CSVs and PNGs are written
                        names=None, # subset of the problems (default: all five)
                        n_runs:int=10, # runs per curve of the figures
-                      ) -> pd.DataFrame:
+                      ) -> pd.DataFrame: # Table D.1
     """Table D.1 (`reproduce_table_d1`) and Figures 4.5.1 / 4.6.1 (`reproduce_figures`,
     `save_figures`): CSVs and PNGs in `out_dir`."""
     res = reproduce_table_d1(data_dir, quick=quick, out_dir=out_dir, names=names)
@@ -479,7 +505,8 @@ def reproduce_chapter4(data_dir=None, # directory of the real datasets (None: $D
     return res
 
 # %% ../../nbs/05_experiments/01_dp_cd.ipynb
-def compare_published(res:pd.DataFrame) -> pd.DataFrame:
+def compare_published(res:pd.DataFrame,  # Table D.1 as `reproduce_table_d1` returns it
+                     ) -> pd.DataFrame:  # reproduced and published columns side by side
     """Reproduced mean relative error next to Table D.1 (one row per problem and solver, one column
     per passes value)."""
     rep = res.pivot_table(index=["problem", "solver"], columns="passes", values="rel_mean")
@@ -491,7 +518,9 @@ def compare_published(res:pd.DataFrame) -> pd.DataFrame:
 # %% ../../nbs/05_experiments/01_dp_cd.ipynb
 class RunClock:
     "Context manager: the wall-clock seconds of each `run` step (the iterations only) of `names`."
-    def __init__(self, names=("dp-cd", "dp-sgd", "dp-scd")):
+    def __init__(self,
+                 names=("dp-cd", "dp-sgd", "dp-scd"),  # the solvers whose run steps are timed
+                ):
         self.names, self.seconds = tuple(names), []
 
     def _timed(self, run):
@@ -539,7 +568,7 @@ TIMED_KWARGS = {"DP-SGD": dict(accountant="rdp")}   # Table D.1's DP-SGD was acc
 def time_table_d1(res:pd.DataFrame, # Table D.1 as `reproduce_table_d1` returns (or table_d1.csv)
                   data_dir=None, # directory of the real datasets (None: $DP_CD_DATA)
                   n_runs:int=10, # timed runs per cell: Table D.1's reported seeds 10000, 10001, ...
-                 ) -> pd.DataFrame:
+                 ) -> pd.DataFrame: # Table D.2: seconds per configuration
     "Table D.2: each selected configuration of Table D.1 re-run with its reported seeds, timed."
     fns, rows = _solvers(), []
     for name, d in res.groupby("problem", sort=False):
@@ -570,7 +599,8 @@ PUBLISHED_TABLE_D2 = pd.DataFrame([   # thesis Table D.2: seconds (mean of 10 ru
     passes=[2, 5, 10, 20, 50] * 10).astype({"seconds": float})
 
 # %% ../../nbs/05_experiments/01_dp_cd.ipynb
-def compare_published_d2(t2:pd.DataFrame) -> pd.DataFrame:
+def compare_published_d2(t2:pd.DataFrame,  # Table D.2 as `time_table_d1` returns it
+                        ) -> pd.DataFrame:  # measured and published columns side by side
     "Measured run seconds (iterations only) next to Table D.2, one row per problem and solver."
     rep = t2.pivot_table(index=["problem", "solver"], columns="passes", values="run_mean")
     pub = PUBLISHED_TABLE_D2.pivot_table(index=["problem", "solver"], columns="passes",
@@ -579,7 +609,7 @@ def compare_published_d2(t2:pd.DataFrame) -> pd.DataFrame:
 
 def speed_ratios(table:pd.DataFrame, # compare_published_d2's output
                  source:str="measured", # or "published"
-                ) -> pd.DataFrame:
+                ) -> pd.DataFrame: # one ratio per problem and number of passes
     "DP-SGD's time over DP-CD's, per problem and number of passes."
     d = table[source]
     sgd = d.xs("DP-SGD", level="solver")
@@ -588,7 +618,7 @@ def speed_ratios(table:pd.DataFrame, # compare_published_d2's output
 # %% ../../nbs/05_experiments/01_dp_cd.ipynb
 def time_curves(curves:pd.DataFrame, # Figures 4.5.1 / 4.6.1's runs (`reproduce_figures`)
                 t2:pd.DataFrame, # Table D.2 (`time_table_d1`)
-               ) -> pd.DataFrame:
+               ) -> pd.DataFrame: # the curves, with a `seconds` column
     "The curves with a `seconds` axis: passes × the measured run seconds per pass of that curve."
     per_pass = t2.assign(spp=t2.run_mean / t2.passes)[["problem", "solver", "passes", "spp"]]
     per_pass = per_pass.rename(columns={"passes": "total_passes"})
@@ -596,7 +626,9 @@ def time_curves(curves:pd.DataFrame, # Figures 4.5.1 / 4.6.1's runs (`reproduce_
     return out.assign(seconds=out.passes * out.spp).drop(columns="spp")
 
 # %% ../../nbs/05_experiments/01_dp_cd.ipynb
-def plot_figure_d_1_1(tc:pd.DataFrame, title:str="Figure D.1.1 (relative error against time)"):
+def plot_figure_d_1_1(tc:pd.DataFrame,  # curves with seconds (`time_curves`)
+                      title:str="Figure D.1.1 (relative error against time)",  # title of the figure
+                     ):
     "Relative error against the estimated running time (mean, min–max over runs) per problem."
     from dp_cd.experiments.plots import plot_runs, new_figure
     probs = [p for p in PROBLEMS if p in set(tc.problem)]
@@ -619,7 +651,7 @@ def reproduce_table_d2(data_dir=None, # directory of the real datasets (None: $D
                        quick:bool=False, # the quick Table D.1 (seconds) instead of the reduced one
                        out_dir="book/results", # reads table_d1[_quick].csv there (or computes it)
                        n_runs:int|None=None, # timed runs per cell (default 10, quick 2)
-                      ) -> pd.DataFrame:
+                      ) -> pd.DataFrame: # Table D.2
     "Table D.2 (`table_d2[_quick].csv`) and Figure D.1.1 (`figure_d_1_1[_quick].png`) in `out_dir`."
     tag, out = ("_quick" if quick else ""), Path(out_dir)
     n_runs = (2 if quick else 10) if n_runs is None else n_runs

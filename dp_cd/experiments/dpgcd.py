@@ -223,7 +223,7 @@ def run_problem(
     problem=None,  # (X, y, loss, penalty, description) to use instead of loading `name`
     rule: str = "gs-r",  # greedy rule of the "dp-gcd" entries
     published: bool = True,  # add the published Table D.5 setting of each algorithm to the grid
-) -> pd.DataFrame:
+) -> pd.DataFrame:  # one row per run
     """Tune (step, clip) for each (algorithm, passes) on the mean relative error of `n_tune` runs, then run `n_runs` fresh
     runs at the chosen setting (stage "report"; tuning rows have stage "tune"). Rows also count correct/incorrect non-zeros."""
     X, y, loss, pen, desc = load_problem(name, data_dir) if problem is None else problem
@@ -270,7 +270,7 @@ def _grid_passes(problem, alg, grid):
 def best_curves(
     df: pd.DataFrame,  # runs from run_problem
     grid=None,  # keep only the pass values of this grid (drops points that only the published setting was run at)
-) -> pd.DataFrame:
+) -> pd.DataFrame:  # one row per (problem, alg, passes)
     """Reported runs (stage 'report') aggregated per (problem, alg, passes): the chosen (step,
     clip), min/mean/max relative error and support counts."""
     d = df[df.stage == "report"] if "stage" in df else df
@@ -293,7 +293,8 @@ def best_curves(
 def plot_curves(best:pd.DataFrame, # output of best_curves
                 algs=("dp-cd", "dp-sgd", "dp-gcd"), # algorithms to draw
                 out=None, # file to save the figure to
-                ncols:int=2):
+                ncols:int=2, # panels per row
+               ):
     """Figure 5.4.1-style panels: relative error (mean, min–max band over the reported runs) against
     passes, log-log; panels of 3.8 × 2.8 inches (at most two per row fit the book's column), one
     legend below them."""
@@ -367,9 +368,9 @@ def reproduce_figure_5_4_1(
     n_tune: int | None = None,  # tuning runs per grid point (default 2, quick 1)
     grid=None,  # override the grid (default REDUCED_GRID, quick QUICK_GRID)
     resume: bool = False,  # reuse out_dir/dpgcd_runs_<problem>.csv when present
-    rules_l1: bool
-    | None = None,  # also run GS-s and GS-q on the ℓ1 problems (Figure D.2.2); default: not quick
-) -> pd.DataFrame:
+    # also run GS-s and GS-q on the ℓ1 problems (Figure D.2.2); default: not quick
+    rules_l1: bool | None = None,
+) -> pd.DataFrame:  # also run GS-s and GS-q on the ℓ1 problems (Figure D.2.2); default: not quick
     """Tune and run DP-CD, DP-SGD and DP-GCD on the problems; write figure_5_4_1.csv (best curves), figure_5_4_1_runs.csv,
     figure_5_4_1.png, table_d5.csv (published vs chosen hyperparameters) and, with the three rules, figure_d_2_2.png."""
     out = Path(out_dir)
@@ -406,9 +407,9 @@ def reproduce_figure_5_4_1(
 # %% ../../nbs/05_experiments/02_dp_gcd.ipynb
 def table_d5(
     best: pd.DataFrame,  # output of best_curves
-    runs: pd.DataFrame
-    | None = None,  # all runs (to add the error measured at the published setting)
-) -> pd.DataFrame:
+    # all runs (to add the error measured at the published setting), or None
+    runs: pd.DataFrame | None = None,
+) -> pd.DataFrame:  # all runs (to add the error measured at the published setting)
     """Chosen (passes, clip, step) per problem and algorithm (best mean over passes), next to the
     published Table D.5."""
     d = best[best.alg.isin(["dp-cd", "dp-sgd", "dp-gcd"])]
@@ -439,7 +440,7 @@ def table_d5(
 
 # %% ../../nbs/05_experiments/02_dp_gcd.ipynb
 def support_table(best:pd.DataFrame, # output of best_curves on ℓ1 problems
-                 ) -> pd.DataFrame:
+                 ) -> pd.DataFrame: # Table D.4, one row per (problem, algorithm)
     """Table D.4: correct / incorrect non-zeros (mean over the reported runs) and relative gap, at
     each algorithm's best number of passes."""
     rows = {}
@@ -455,11 +456,11 @@ def reproduce_table_d4(
     quick: bool = False,  # True: QUICK_GRID on square, 1 tuning run + 2 reported runs
     out_dir=".",  # where to write table_d4.csv (and the per-problem run files)
     problems=None,  # subset of L1_PROBLEMS (default: all available)
-    n_runs: int | None = None,
-    n_tune: int | None = None,
-    grid=None,
+    n_runs: int | None = None,  # reported runs per setting (default 5, quick 2)
+    n_tune: int | None = None,  # tuning runs per grid point (default 2, quick 1)
+    grid=None,  # {alg: dict(passes=, step=, clip=)} (default: the quick or the reduced grid)
     resume: bool = True,  # reuse the run files written by reproduce_figure_5_4_1 in out_dir
-) -> pd.DataFrame:
+) -> pd.DataFrame:  # Table D.4
     """Support recovery on the ℓ1 problems (Table D.4), published and reproduced side by side;
     writes table_d4.csv."""
     out = Path(out_dir)
@@ -490,8 +491,8 @@ def reproduce_table_d4(
 # %% ../../nbs/05_experiments/02_dp_gcd.ipynb
 def runtime_curves(runs:pd.DataFrame, # run files of `reproduce_figure_5_4_1` (all stages)
                    grid=None, # keep this grid's pass values, as `best_curves` (None: REDUCED_GRID)
-                   algs=("dp-cd", "dp-sgd", "dp-gcd"),
-                  ) -> pd.DataFrame:
+                   algs=("dp-cd", "dp-sgd", "dp-gcd"), # algorithms to keep
+                  ) -> pd.DataFrame: # one row per (problem, alg, passes): seconds and errors
     "Figure D.2.3's points: per (problem, alg, passes), the reported runs' seconds and errors."
     d = runs[(runs.stage == "report") & runs.alg.isin(algs)]
     grid = REDUCED_GRID if grid is None else grid
@@ -505,7 +506,8 @@ def runtime_curves(runs:pd.DataFrame, # run files of `reproduce_figure_5_4_1` (a
 # %% ../../nbs/05_experiments/02_dp_gcd.ipynb
 def plot_runtime(rc:pd.DataFrame, # output of runtime_curves
                  out=None, # file to save the figure to
-                 ncols:int=4):
+                 ncols:int=4, # panels per row
+                ):
     "Figure D.2.3: relative error (mean, min–max band) against the mean seconds of a run, log-log."
     probs = list(dict.fromkeys(rc["problem"]))
     nrows, nc = -(-len(probs) // ncols), min(ncols, len(probs))
@@ -525,7 +527,8 @@ def plot_runtime(rc:pd.DataFrame, # output of runtime_curves
     return fig
 
 # %% ../../nbs/05_experiments/02_dp_gcd.ipynb
-def time_at_best(rc:pd.DataFrame) -> pd.DataFrame:
+def time_at_best(rc:pd.DataFrame,  # output of `runtime_curves`
+                ) -> pd.DataFrame:  # per problem and algorithm: the error and the seconds
     "Per problem and algorithm: the lowest mean error over passes and the seconds of its setting."
     best = rc.loc[rc.groupby(["problem", "alg"])["mean"].idxmin()]
     return best.pivot_table(index="problem", columns="alg", values=["mean", "seconds"])
@@ -535,7 +538,7 @@ def reproduce_figure_d_2_3(data_dir=None, # real data directory (or $DP_CD_DATA)
                            quick:bool=False, # the quick grid of `reproduce_figure_5_4_1`
                            out_dir=".", # reuses the run files there (`dpgcd_runs_<problem>.csv`)
                            problems=None, # subset of PROBLEMS (default: all with data)
-                          ) -> pd.DataFrame:
+                          ) -> pd.DataFrame: # the points of Figure D.2.3
     "Figure D.2.3 from Figure 5.4.1's runs (their wall-clock `time`): figure_d_2_3.csv and .png."
     out = Path(out_dir)
     reproduce_figure_5_4_1(data_dir=data_dir, quick=quick, out_dir=out, resume=True,
@@ -553,10 +556,10 @@ def calibration_comparison(
     passes=(1, 2, 4, 7, 10, 20),  # numbers of DP-GCD iterations
     steps=(1.0, 2.15),  # step grid
     clips=(1.18, 3.09, 7.91, 20.2),  # clipping grid
-    n_tune: int = 2,
-    n_runs: int = 5,  # tuning runs per grid point, reported runs at the tuned setting
+    n_tune: int = 2,  # tuning runs per grid point
+    n_runs: int = 5,  # reported runs at the tuned setting
     epsilon: float = 1.0,  # the claimed ε
-) -> pd.DataFrame:
+) -> pd.DataFrame:  # the relative errors of both calibrations
     """Relative error of DP-GCD with the papers' calibration (claimed ε, true ε reported) vs the
     library's at the claimed and at the true ε."""
     X, y, loss, pen, _ = load_problem("log1") if problem is None else problem

@@ -32,7 +32,9 @@ PROBLEMS = {  # name -> (dataset, loss, lambda, metric, figure panel of the pape
     "svm-adult": ("adult", HingeLoss, 1e-5, "accuracy", "1(c)"),
 }
 
-def paper_scaling(X_train, *others):
+def paper_scaling(X_train,  # training features (its maxima scale every set)
+                  *others,  # other sets (validation, test)
+                 ):
     """Each coordinate divided by its maximal absolute value on the training set, then each record
     to norm 1."""
     s = np.abs(X_train).max(axis=0)
@@ -44,7 +46,7 @@ def paper_scaling(X_train, *others):
 def load_problem(name:str, # a key of `PROBLEMS`
                  data_dir=None, # data directory (None: $DP_CD_DATA)
                  seed:int=0, # seed of the splits
-                ) -> dict:
+                ) -> dict: # the sets, the loss, λ and the metric
     "Train / validation / test sets of a problem, preprocessed as the paper, with its loss and λ."
     if name not in PROBLEMS: raise ValueError(f"name must be one of {list(PROBLEMS)}, got {name!r}")
     ds_name, loss, lam, metric, _ = PROBLEMS[name]
@@ -63,7 +65,10 @@ def load_problem(name:str, # a key of `PROBLEMS`
                 ytest=test.y - shift, loss=loss(), penalty=L2(lam), metric=metric)
 
 # %% ../../nbs/05_experiments/05_dp_scd.ipynb
-def score(problem:dict, coef, split:str="test") -> float:
+def score(problem:dict,  # a problem of `load_problem`
+          coef,  # coefficients (p,)
+          split:str="test",  # "val" or "test"
+         ) -> float:  # MSE (ridge) or accuracy
     "MSE (ridge) or accuracy of `coef` on the validation (`'val'`) or test split."
     X, y = (
         (problem["Xval"], problem["yval"])
@@ -85,7 +90,9 @@ PAPER_GRID = dict(
 )
 GRID = dict(C=(0.01, 0.1, 1.0), eta=(0.1, 1.0), L=(50, 500))   # the reduced grid run here
 
-def n_configurations(method:str, grid:dict=PAPER_GRID) -> int:
+def n_configurations(method:str,  # one of `METHODS`
+                     grid:dict=PAPER_GRID,  # the grid, {"L": ..., "C": ..., "eta": ...}
+                    ) -> int:  # the number of configurations
     "How many configurations a method is tuned over: {L, C} for DP-SCD, {η, L, C} for DP-SGD."
     n = len(grid["L"]) * len(grid["C"])
     return n * len(grid["eta"]) if method == "dp-sgd" else n
@@ -93,8 +100,16 @@ def n_configurations(method:str, grid:dict=PAPER_GRID) -> int:
 # %% ../../nbs/05_experiments/05_dp_scd.ipynb
 METHODS = ("dp-scd", "seq-dp-scd", "dp-sgd")
 
-def run_method(problem:dict, method:str, epsilon:float, L:int, C:float, eta:float|None=None,
-               passes:float=5, seed:int=0, record_every=None):
+def run_method(problem:dict,  # a problem of `load_problem`
+               method:str,  # one of `METHODS`
+               epsilon:float,  # ε (δ = `DELTA`)
+               L:int,  # batch size
+               C:float,  # clipping threshold
+               eta:float|None=None,  # DP-SGD's step (None for DP-SCD)
+               passes:float=5,  # passes over the data
+               seed:int=0,  # seed of the run
+               record_every=None,  # passes between recorded iterates (None: none)
+              ):
     "One fit of a method on a problem (`FitResult`)."
     P = problem
     args = (P["X"], P["y"], P["loss"], P["penalty"])
@@ -108,8 +123,13 @@ def _configs(method, grid):
     return [dict(L=L, C=C, eta=e) for L in grid["L"] for C in grid["C"] for e in etas]
 
 # %% ../../nbs/05_experiments/05_dp_scd.ipynb
-def figure_1(data_dir=None, names=tuple(PROBLEMS), epsilons=EPSILONS, grid=GRID, passes:float=5,
-             seeds=(0, 1, 2)) -> pd.DataFrame:
+def figure_1(data_dir=None,  # data directory (None: $DP_CD_DATA)
+             names=tuple(PROBLEMS),  # problems (keys of `PROBLEMS`)
+             epsilons=EPSILONS,  # privacy budgets
+             grid=GRID,  # the tuning grid
+             passes:float=5,  # passes of each run
+             seeds=(0, 1, 2),  # seeds of the runs
+            ) -> pd.DataFrame:  # one row per problem, method and ε
     "Tuned test metric of each method per problem and ε (the data of Figure 1)."
     rows = []
     for name in names:
@@ -147,7 +167,11 @@ def _objective(P, coef):
     return P["loss"].value(P["X"], P["y"], coef) + P["penalty"].value(coef)
 
 # %% ../../nbs/05_experiments/05_dp_scd.ipynb
-def figure_2(fig1:pd.DataFrame, data_dir=None, epsilons=(0.1, 1.0), passes:float=5) -> pd.DataFrame:
+def figure_2(fig1:pd.DataFrame,  # output of `figure_1` (the selected configurations)
+             data_dir=None,  # data directory (None: $DP_CD_DATA)
+             epsilons=(0.1, 1.0),  # privacy budgets
+             passes:float=5,  # passes of each run
+            ) -> pd.DataFrame:  # F(θ) per run and epoch
     "F(θ) against epochs (the data of Figure 2), from the configurations selected in `fig1`."
     P = load_problem("ridge-california", data_dir)
     lam, X, y = P["penalty"].lam, P["X"], P["y"]
@@ -171,8 +195,12 @@ def figure_2(fig1:pd.DataFrame, data_dir=None, epsilons=(0.1, 1.0), passes:float
     return out[(out.method != "sgd") | (out.eta == best_eta)].reset_index(drop=True)
 
 # %% ../../nbs/05_experiments/05_dp_scd.ipynb
-def figure_3(data_dir=None, Ls=(10, 50, 100, 500, 1000), Cs=(0.05, 0.5, 5.0), passes:float=5,
-             seeds=(0, 1, 2)) -> pd.DataFrame:
+def figure_3(data_dir=None,  # data directory (None: $DP_CD_DATA)
+             Ls=(10, 50, 100, 500, 1000),  # batch sizes
+             Cs=(0.05, 0.5, 5.0),  # clipping thresholds
+             passes:float=5,  # passes of each run
+             seeds=(0, 1, 2),  # seeds of the runs
+            ) -> pd.DataFrame:  # one row per (L, C)
     "Test MSE of DP-SCD against L for several C at ε = 1 (the data of Figure 3)."
     P = load_problem("ridge-california", data_dir)
     rows = [
@@ -197,7 +225,7 @@ def figure_3(data_dir=None, Ls=(10, 50, 100, 500, 1000), Cs=(0.05, 0.5, 5.0), pa
 def reproduce_dp_scd(data_dir=None, # data directory (None: $DP_CD_DATA)
                      quick:bool=False, # a smoke test: ridge only, ε in {0.1, 1}, one seed
                      out_dir="book/results", # where the CSVs are written (None: not written)
-                    ) -> dict:
+                    ) -> dict: # {figure: table}
     "Figures 1-3 of Damaskinos et al. (2021) on the data at hand; returns the three tables."
     kw = dict(names=("ridge-california",), epsilons=(0.1, 1.0), seeds=(0,)) if quick else {}
     with warnings.catch_warnings():   # the paper's delta = 1e-3 is above 1/N: warned by every fit

@@ -54,22 +54,22 @@ def prepare(name:str, # "celeba" or "adult"
 
 # %% ../../nbs/05_experiments/03_fairness.ipynb
 def evaluate_point(
-    Xtr,
-    ytr,
-    Xte,
-    yte,
-    ste,  # training / test data
-    Lam: float,
-    epsilon: float,
-    delta: float,  # Lambda, privacy budget
+    Xtr,  # training features (n, p)
+    ytr,  # training labels in {-1, +1}
+    Xte,  # test features
+    yte,  # test labels
+    ste,  # sensitive attribute of the test records
+    Lam: float,  # public row-norm bound Λ (rows are clipped to it)
+    epsilon: float,  # ε of each private model
+    delta: float,  # δ of each private model
     *,
     zeta: float = 0.01,  # failure probability
-    n_models: int = 100,
-    mu: float = 1.0,
-    notions=NOTIONS,
-    random_state=0,
+    n_models: int = 100,  # number of private models drawn
+    mu: float = 1.0,  # strong convexity (ℓ2 regularisation) μ
+    notions=NOTIONS,  # the fairness notions evaluated
+    random_state=0,  # seed or Generator of the noise
     calibration: str = "gdp",  # noise calibration of the private models ("gdp" exact, "classic" for epsilon <= 1)
-) -> list:
+) -> list:  # one dict per notion
     """One point of Figure 6.6.1: fairness of h*, range over private models, and the bounds, for
     each notion (list of dicts)."""
     op = output_perturbation(
@@ -143,10 +143,12 @@ def _published_populations(y, s, notion):
 
 # %% ../../nbs/05_experiments/03_fairness.ipynb
 def published_fairness_bound(model:LinearClassifier, # reference model (h*)
-                             X, y, s, # evaluation data
+                             X, # evaluation features
+                             y, # evaluation labels
+                             s, # sensitive attribute
                              notion:str, # one of `NOTIONS`
                              distance:float, # radius d
-                            ) -> float:
+                            ) -> float: # the aggregate bound, as published
     """AS PUBLISHED (not a valid bound for equalized odds): the aggregate bound of the paper's code,
     $P(R\\le d\\mid$full$) + P(R\\le d\\mid$sub$)$ per group."""
     X = np.asarray(X, dtype=float)
@@ -160,7 +162,8 @@ def published_fairness_bound(model:LinearClassifier, # reference model (h*)
     return float(np.mean(np.abs(vals)))
 
 # %% ../../nbs/05_experiments/03_fairness.ipynb
-def published_rows(X):
+def published_rows(X,  # features (n, p)
+                  ):
     "The published CelebA preprocessing: rows of norm > 2 rescaled to norm 6."
     X = np.asarray(X, dtype=float)
     nr = np.linalg.norm(X, axis=1)
@@ -168,21 +171,21 @@ def published_rows(X):
 
 # %% ../../nbs/05_experiments/03_fairness.ipynb
 def evaluate_point_as_published(
-    Xtr,
-    ytr,
-    Xte,
-    yte,
-    ste,  # data, already preprocessed (`published_rows`)
-    epsilon: float = 1.0,
-    delta: float | None = None,  # budget (delta default $1/n^2$)
+    Xtr,  # training features (n, p)
+    ytr,  # training labels in {-1, +1}
+    Xte,  # test features
+    yte,  # test labels
+    ste,  # sensitive attribute of the test records
+    epsilon: float = 1.0,  # ε of the published calibration
+    delta: float | None = None,  # δ (default $1/n^2$)
     *,
     zeta: float = 0.01,  # failure probability
-    n_models: int = 100,
-    mu: float = 1.0,
-    notions=NOTIONS,
-    random_state=0,
-    n_published: int
-    | None = None,  # also evaluate the published bound with the radius for this n (delta = 1/n^2): a what-if
+    n_models: int = 100,  # number of private models drawn
+    mu: float = 1.0,  # strong convexity μ
+    notions=NOTIONS,  # the fairness notions evaluated
+    random_state=0,  # seed or Generator of the noise
+    # also evaluate the published bound with the radius for this n (δ = $1/n^2$): a what-if
+    n_published: int | None = None,
 ):
     """AS PUBLISHED: model `C=n/mu`, noise and radius for a mu-strongly convex problem, the
     published bound; plus the true guarantee."""
@@ -237,7 +240,8 @@ def _say(verbose, *a):
     if verbose: print(*a, flush=True)
 
 # %% ../../nbs/05_experiments/03_fairness.ipynb
-def plot_table_6_1(table:pd.DataFrame):
+def plot_table_6_1(table:pd.DataFrame,  # output of `reproduce_table_6_1`
+                  ):
     """Bar chart: per notion, the library's bound and observed change, the as-published bound, and
     the thesis' Table 6.1 values; one legend below the panels."""
     sets = list(dict.fromkeys(table.dataset))
@@ -284,7 +288,7 @@ def reproduce_table_6_1(
     out_dir="book/results",  # where the CSV and PNG are written (created if needed)
     n_models: int | None = None,  # private models per point (default 100, quick 10)
     verbose: bool = True,  # print one line per evaluated point
-) -> pd.DataFrame:
+) -> pd.DataFrame:  # the bounds per setting and notion
     """Table 6.1 on CelebA (and Adult): writes `fairness_table_6_1[_quick].{csv,png}`; returns the
     bounds per setting and notion."""
     names = ("celeba",) if quick else ("celeba", "adult")
@@ -340,21 +344,21 @@ def reproduce_table_6_1(
 
 # %% ../../nbs/05_experiments/03_fairness.ipynb
 def curves(
-    Xtr,
-    ytr,
-    Xte,
-    yte,
-    ste,
-    Lam,  # data and row-norm bound
+    Xtr,  # training features (n, p)
+    ytr,  # training labels in {-1, +1}
+    Xte,  # test features
+    yte,  # test labels
+    ste,  # sensitive attribute of the test records
+    Lam,  # public row-norm bound Λ
     *,
     ns=None,  # training-set sizes (first n of a fixed random permutation), epsilon = 1, delta = $1/n^2$
     epsilons=None,  # privacy budgets on the full training set, delta = $1/n^2$
-    n_models: int = 100,
-    zeta: float = 0.01,
-    seed: int = 0,
+    n_models: int = 100,  # private models per point
+    zeta: float = 0.01,  # failure probability of the radius
+    seed: int = 0,  # seed of the permutation and the noise
     verbose: bool = False,  # print one line per grid point
     label: str = "",  # name printed with the progress lines
-) -> pd.DataFrame:
+) -> pd.DataFrame:  # one row per (axis value, notion)
     "Rows of Figure 6.6.1 as a DataFrame: one row per (axis value, notion)."
     rng = np.random.default_rng(seed)
     perm = rng.permutation(len(Xtr))
@@ -402,7 +406,9 @@ def curves(
     return pd.DataFrame(rows)
 
 # %% ../../nbs/05_experiments/03_fairness.ipynb
-def plot_curves(df, title=""):
+def plot_curves(df,  # output of `curves`
+                title="",  # title of the figure
+               ):
     "Figure 6.6.1-style plot: one row per notion, columns n and epsilon."
     nts = list(dict.fromkeys(df.notion))
     fig, axes = plt.subplots(len(nts), 2, figsize=(9, 2.3 * len(nts)), squeeze=False)
@@ -458,7 +464,7 @@ def reproduce_figure_6_6_1(
     out_dir="book/results",  # where the CSV and PNG files are written (created if needed)
     n_models: int | None = None,  # private models per point (default 100, quick 10)
     verbose: bool = True,  # print one line per grid point
-) -> pd.DataFrame:
+) -> pd.DataFrame:  # the values at the largest n
     """Figure 6.6.1 (CelebA) and its Adult counterpart: writes `fairness_curves_<name>[_quick].csv`
     and `fairness_figure_6_6_1_<name>[_quick].png`; returns the values at the largest n."""
     names = ("celeba",) if quick else ("celeba", "adult")

@@ -34,7 +34,8 @@ MARKERS = {
 }
 
 
-def color(name:str) -> str:
+def color(name:str,  # an algorithm name, e.g. "DP-CD"
+         ) -> str:  # a matplotlib colour
     "The colour of algorithm `name` (a stable fallback for names not in `COLORS`)."
     key = name.lower()
     if key in COLORS: return COLORS[key]
@@ -44,7 +45,7 @@ def color(name:str) -> str:
 # %% ../../nbs/05_experiments/00_plots.ipynb
 def relative_error(F, # objective values (any shape)
                    F_star:float, # non-private optimal value F* > 0
-                  ) -> np.ndarray:
+                  ) -> np.ndarray: # (F − F*)/F*, the shape of F
     "Relative error (F − F*)/F* of (P.1)."
     if not F_star > 0:
         raise ValueError(f"F_star must be positive for a relative error, got {F_star!r}")

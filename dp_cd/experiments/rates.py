@@ -31,7 +31,12 @@ PROBLEMS = {  # name -> (dataset, standardize, loss, penalty)
     "adult": ("adult", False, LogisticLoss(), L2(1e-3)),
 }
 
-def reference_solution(X, y, loss, penalty, n_passes:int=200) -> np.ndarray:
+def reference_solution(X,  # design (n, p)
+                       y,  # labels (n,)
+                       loss,  # datafit
+                       penalty,  # separable penalty
+                       n_passes:int=200,  # passes of the non-private run
+                      ) -> np.ndarray:  # $w^\star$ (p,)
     "$w^\\star$ from a long non-private proximal CD run (no noise, no clipping, exact $M_j$)."
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
@@ -45,7 +50,7 @@ def dataset_constants(X, # design (n, p), dense or sparse
                       y, # labels (n,)
                       loss, # SquaredLoss() or LogisticLoss()
                       w_star, # reference solution (p,)
-                     ) -> dict:
+                     ) -> dict: # {name: value} of the constants
     """Coordinate-wise constants $M_j$, $L_j$ (zero columns dropped), $\\Lambda$ and $w^\\star$
     restricted to the kept columns (not private)."""
     X, is_sparse = as_design(X, "X")
@@ -73,21 +78,21 @@ def dataset_constants(X, # design (n, p), dense or sparse
 
 # %% ../../nbs/05_experiments/04_rates_on_data.ipynb
 def measure(
-    X,
-    y,
-    loss,
-    penalty,
-    epsilon: float,
-    delta: float,
-    F_star: float,
+    X,  # design (n, p)
+    y,  # labels (n,)
+    loss,  # datafit
+    penalty,  # separable penalty
+    epsilon: float,  # ε of each run
+    delta: float,  # δ of each run
+    F_star: float,  # the optimal objective F*
     *,
-    passes: float = 5,
-    runs: int = 2,
-    cd_steps=(0.1, 0.3, 1.0),
-    sgd_steps=(1e-3, 1e-2, 1e-1),
-    clips=tuple(np.logspace(-3, 3, 7)),
-    seed: int = 0,
-) -> dict:
+    passes: float = 5,  # passes of each run
+    runs: int = 2,  # runs per setting (mean error)
+    cd_steps=(0.1, 0.3, 1.0),  # DP-CD's step grid
+    sgd_steps=(1e-3, 1e-2, 1e-1),  # DP-SGD's step grid
+    clips=tuple(np.logspace(-3, 3, 7)),  # clipping grid
+    seed: int = 0,  # seed of the first run
+) -> dict:  # {solver: (relative error, step, clip)}
     """Tuned (non-privately) relative error of DP-CD and DP-SGD after `passes` passes: {solver:
     (rel_error, step, clip)}."""
     obj = lambda w: loss.value(X, y, w) + penalty.value(w)
@@ -149,7 +154,7 @@ def rates_on_data(data_dir=None, # directory of the real datasets (None: $DP_CD_
                   epsilon:float=1.0, # ε (δ = 1/n²)
                   out:str|None=None, # CSV path to write (None: not written)
                   **measure_kw, # passed to `measure`
-                 ) -> pd.DataFrame:
+                 ) -> pd.DataFrame: # one row per problem
     "One row per problem: constants, §4.3.4 quantities, predicted and measured winner."
     rows = []
     # keep other problems' rows

@@ -223,7 +223,7 @@ class HuberLoss(Loss):
 
 # %% ../../nbs/01_model/02_losses.ipynb
 def feature_bounds(X, # design (n, p), dense or sparse
-                  ) -> np.ndarray:
+                  ) -> np.ndarray: # $B_j$ for each feature, shape (p,)
     """Exact per-feature bounds $B_j=\\max_i|X_{ij}|$ of the data (not private: warns
     `PrivacyLeakWarning`)."""
     X, is_sparse = as_design(X, "X")
@@ -557,14 +557,14 @@ def _unweighted_sum_dense(loss, X, records, z, j, C, shift):
 def update_clipped_sum_dense(
     loss,  # (code, param) of the loss
     X,  # Fortran design (n, p)
-    records,  # (y (n,), per-sample thresholds c_i (n,) or empty[, weights w_i (n,) or empty])
+    records,  # (y (n,), per-sample thresholds $c_i$ (n,) or empty[, weights $w_i$ (n,) or empty])
     z,  # predictions (n,), updated in place by the shift
     j:int,  # the column whose clipped terms are summed
     C:float,  # coordinate-wise threshold (unused with per-sample thresholds)
     jp:int=0,  # z += delta X[:, jp] first, in the same pass
     delta:float=0.0,  # (0: no update)
-) -> float:
-    "z += δ X[:, jp] (if δ ≠ 0), then Σ_i w_i · clip of record i's term on column j (one pass)."
+) -> float:  # the (weighted) sum of the clipped terms of column j
+    "z += δ X[:, jp] (if δ ≠ 0), then $Σ_i$ $w_i$ · clip of record i's term on column j (one pass)."
     shift = (jp, delta)
     if len(records) == 2:   # unweighted by its type: numba prunes the weighted branch, never compiled
         y, clips = records   # (clips stands in for the weights, never read)
@@ -616,12 +616,12 @@ def _unweighted_sum_sparse(loss, X, records, z, j, C):
 def clipped_sum_sparse(
     loss,  # (code, param) of the loss
     X,  # CSC design as (data, indices, indptr), sorted int64 indices
-    records,  # (y (n,), per-sample thresholds c_i (n,) or empty[, weights w_i (n,) or empty])
+    records,  # (y (n,), per-sample thresholds $c_i$ (n,) or empty[, weights $w_i$ (n,) or empty])
     z,  # predictions (n,)
     j:int,  # the column whose clipped terms are summed
     C:float,  # coordinate-wise threshold (unused with per-sample thresholds)
-) -> float:
-    "Σ_i w_i · clipped term of column j of a CSC design (coordinate-wise, or per sample)."
+) -> float:  # the (weighted) sum of the clipped terms of column j
+    "$Σ_i$ $w_i$ · clipped term of column j of a CSC design (coordinate-wise, or per sample)."
     if len(records) == 2:   # unweighted by its type (the weighted branch is pruned, as dense)
         y, clips = records
         return _unweighted_sum_sparse(loss, X, (y, clips, clips), z, j, C)

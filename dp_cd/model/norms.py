@@ -44,14 +44,14 @@ def mahalanobis_norm(w, # vector, shape (p,)
                      M=None, # positive diagonal of M, shape (p,); None means the identity
                      q:float=2, # order of the norm, q >= 1 (np.inf for the max norm)
                      inverse:bool=False, # compute $‖w‖_{M^{-1},q}$ instead of $‖w‖_{M,q}$
-                    ) -> float:
+                    ) -> float: # the norm, ≥ 0
     "The scaled norm $‖M^{1/2} w‖_q$ (or $‖M^{-1/2} w‖_q$ with `inverse=True`), thesis Eq. (2.1.5)."
     w, M, q = _check_norm_args(w, M, q)
     return float(_scaled_norm(w, M, q, inverse))
 
 # %% ../../nbs/01_model/01_norms.ipynb
 def conjugate_exponent(q:float # exponent q >= 1 (np.inf allowed)
-                      ) -> float:
+                      ) -> float:  # q' (np.inf for q = 1, 1 for q = ∞)
     "The q' with 1/q + 1/q' = 1."
     q = check_scalar(q, "q", low=1, allow_inf=True)
     return np.inf if q == 1 else 1.0 if np.isinf(q) else q / (q - 1)
@@ -59,7 +59,7 @@ def conjugate_exponent(q:float # exponent q >= 1 (np.inf allowed)
 def dual_norm(v, # vector, shape (p,)
               M=None, # positive diagonal of M; None means the identity
               q:float=2, # order q of the primal norm $‖·‖_{M,q}$
-             ) -> float:
+             ) -> float: # the dual norm, ≥ 0
     "The dual of $‖·‖_{M,q}$ at `v`, that is $‖v‖_{M^{-1},q'}$ (thesis Eq. 2.1.7)."
     return mahalanobis_norm(v, M, conjugate_exponent(q), inverse=True)
 
@@ -67,7 +67,7 @@ def dual_norm(v, # vector, shape (p,)
 def dual_maximiser(v, # vector, shape (p,)
                    M=None, # positive diagonal of M; None means the identity
                    q:float=2, # order q of the primal norm
-                  ) -> np.ndarray:
+                  ) -> np.ndarray: # x, shape (p,), with ⟨v, x⟩ equal to the dual norm of v
     "A maximiser x of ⟨v, x⟩ over the unit ball of $‖·‖_{M,q}$ (zero when v = 0)."
     v, M, q = _check_norm_args(v, M, q)
     a = v / np.sqrt(M)
@@ -87,7 +87,7 @@ def dual_maximiser(v, # vector, shape (p,)
 def quadratic_strong_convexity(A, # symmetric positive definite matrix, shape (p, p)
                                M=None, # positive diagonal of M; None means the identity
                                q:float=2, # 1 or 2
-                              ) -> float:
+                              ) -> float: # the largest μ with ½ wᵀAw μ-strongly convex
     "Strong convexity constant of w ↦ ½ wᵀAw with respect to $‖·‖_{M,q}$, for q ∈ {1, 2} (exact)."
     A = check_array(A, "A", ndim=2)
     p = A.shape[0]

@@ -19,7 +19,7 @@ def clopper_pearson(k:int, # number of successes
                     n:int, # number of trials
                     alpha:float, # the bound fails with probability at most alpha
                     side:str="lower", # "lower" or "upper" one-sided bound
-                   ) -> float:
+                   ) -> float: # the bound on the success probability, in [0, 1]
     "One-sided Clopper–Pearson (exact binomial) confidence bound on a success probability."
     k = check_scalar(k, "k", low=0, integer=True)
     n = check_scalar(n, "n", low=1, integer=True)
@@ -81,7 +81,7 @@ def epsilon_lower_bound(s_D, # statistic of the output, over independent runs on
                         confidence:float=0.95, # probability that the returned bound is valid
                         threshold:float|None=None, # fixed threshold (then no sample splitting)
                         direction:int=1, # direction of a fixed threshold test
-                       ) -> AuditResult:
+                       ) -> AuditResult: # the bound on ε, its threshold and counts
     "Clopper–Pearson lower bound on ε from a threshold test between the outputs on D and D'."
     a, b = check_array(s_D, "s_D", ndim=1), check_array(s_Dp, "s_Dp", ndim=1)
     if len(a) != len(b):

@@ -23,7 +23,7 @@ __all__ = ['SCALE_FLOOR', 'magnitude_bins', 'magnitude_histogram', 'noisy_magnit
 def magnitude_bins(values, # values (any shape); ±inf: the top bin, NaN: none
                    lo:int=-30, # the grid starts at $2^{\mathrm{lo}}$ (public)
                    hi:int=30, # and ends at $2^{\mathrm{hi}}$ (public)
-                  ) -> np.ndarray:
+                  ) -> np.ndarray: # the bin of each value (the shape of `values`), -1 for none
     "Index k - lo of the smallest $2^k ≥ |v|$ (k clamped to [lo, hi]); -1 for v = 0 or NaN."
     v = np.abs(np.asarray(values, dtype=float))
     m, e = np.frexp(v)
@@ -36,8 +36,8 @@ def magnitude_histogram(C, # (n, q) per-record statistics, dense or scipy sparse
                                   # tuple of such column blocks, side by side (nothing is copied)
                         lo:int=-30, # grid start $2^{\mathrm{lo}}$
                         hi:int=30, # grid end $2^{\mathrm{hi}}$
-                       ) -> np.ndarray:
-    "H[j, k]: the number of records whose non-zero |c_ij| is in bin k, shape (q, hi - lo + 1)."
+                       ) -> np.ndarray: # H, shape (q, hi - lo + 1)
+    "H[j, k]: the number of records whose non-zero |$c_{ij}$| is in bin k, shape (q, hi - lo + 1)."
     if isinstance(C, tuple): return np.vstack([magnitude_histogram(b, lo, hi) for b in C])
     if is_chunked(C): return _chunked_histogram(C, lo, hi)
     if not sp.issparse(C): return _dense_histogram(np.asarray(C, dtype=float), lo, hi)
@@ -69,7 +69,7 @@ def noisy_magnitude_histogram(C, # (n, q) per-record statistics (features, targe
                               random_state=None, # seed or Generator
                               lo:int=-30, # grid start $2^{\mathrm{lo}}$
                               hi:int=30, # grid end $2^{\mathrm{hi}}$
-                             ) -> np.ndarray:
+                             ) -> np.ndarray: # H + N(0, σ²)
     "The released histogram H + N(0, σ²), σ = z √(2q): 1/z-GDP for replace-one neighbours."
     z = check_scalar(noise_multiplier, "noise_multiplier", low=0, low_open=True)
     H = magnitude_histogram(C, lo, hi)
@@ -79,7 +79,7 @@ def noisy_magnitude_histogram(C, # (n, q) per-record statistics (features, targe
 # %% ../../nbs/02_privacy/11_bounds.ipynb
 def top_trusted_bins(noisy:np.ndarray, # released counts (q, K)
                      threshold:float, # τ
-                    ) -> np.ndarray:
+                    ) -> np.ndarray: # one bin index per row (q,)
     "Per row, the index of the highest bin whose noisy count is >= τ (-1 if none clears it)."
     above = np.asarray(noisy) >= threshold
     top = above.shape[1] - 1 - np.argmax(above[:, ::-1], axis=1)
@@ -110,7 +110,7 @@ def private_bounds(C, # (n, q) per-record statistics, dense or sparse, finite
                    hi:int=30, # grid end $2^{\mathrm{hi}}$ (public)
                    false_positive:float=1e-3, # φ: probability that noise inflates a column's bound
                    releases:int=1, # Gaussian releases of noise multiplier z that (ε, δ) pays for
-                  ) -> BoundsRelease:
+                  ) -> BoundsRelease: # the bounds (NaN where no bin cleared τ) and their cost
     """Private per-column bounds $2^k$ on $|c_{ij}|$ (the top bin clearing τ), (ε, δ)-DP by exact GDP
     (with `releases` > 1, z is that of `releases` such releases composing to (ε, δ))."""
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
@@ -153,7 +153,7 @@ def data_bounds(X, # design (n, p), dense or sparse, finite
                 default:float=1.0, # public bound used when nothing is located
                 **grid, # lo, hi, false_positive of `private_bounds`
                ):
-    "Private (B (p,), target bound or None, release): bounds on |x_ij| and |y_i|, (ε, δ)-DP."
+    "Private (B (p,), target bound or None, release): bounds on |$x_{ij}$| and |$y_i$|, (ε, δ)-DP."
     release = private_bounds(_statistics(X, y), epsilon, delta, random_state, **grid)
     b = release.bounds
     p = X.shape[1]
@@ -163,9 +163,10 @@ def data_bounds(X, # design (n, p), dense or sparse, finite
 
 # %% ../../nbs/02_privacy/11_bounds.ipynb
 def clip_records(X, # design (n, p), dense or sparse (not modified)
-                 bounds, # public or privately released B_j > 0 (p,)
+                 bounds, # public or privately released $B_j$ > 0 (p,)
                 ):
-    "A copy of X with every x_ij clipped to [-B_j, B_j]: a record-wise, data-independent map."
+    """A copy of X with every $x_{ij}$ clipped to [-$B_j$, $B_j$]: a record-wise, data-independent
+    map."""
     B = np.asarray(bounds, dtype=float)
     if is_chunked(X): return np.minimum(np.maximum(X.astype(float), -B), B)   # lazy, per chunk
     if sp.issparse(X):
@@ -177,13 +178,13 @@ def clip_records(X, # design (n, p), dense or sparse (not modified)
 
 # %% ../../nbs/02_privacy/11_bounds.ipynb
 def unit_box_mean(X, # design (n, p), dense, scipy sparse or row-chunked (dask)
-                  B, # PUBLIC or released bounds B_j > 0 (p,): half-widths of the box
+                  B, # PUBLIC or released bounds $B_j$ > 0 (p,): half-widths of the box
                   y=None, # a regression's target (n,), or None
                   T:float|None=None, # its bound (with y)
                   block:int=2**16, # a dense X is read a block of about `block` values at a time
                   center=None, # PUBLIC or released centre c of the box (p,), dense X only; None: 0
-                 ) -> np.ndarray:
-    """(1/n) Σ_i clip((x_i - c) / B, -1, 1), then the same of y / T: the statistics
+                 ) -> np.ndarray: # the p means, then the target's mean when y is given
+    """(1/n) $Σ_i$ clip(($x_i$ - c) / B, -1, 1), then the same of y / T: the statistics
     `private_center` releases (a missing value, NaN, counts as 0)."""
     n, p = X.shape
     B = np.broadcast_to(np.asarray(B, dtype=float), (p,))
@@ -214,7 +215,7 @@ def unit_box_mean(X, # design (n, p), dense, scipy sparse or row-chunked (dask)
 @dataclass(frozen=True)
 class CenterRelease:
     "The outcome of `private_center`: the released unit-box means and the noise that hid them."
-    center: np.ndarray # released mean of clip(x_j / B_j, -1, 1), in [-1, 1] (p,)
+    center: np.ndarray # released mean of clip($x_j$ / $B_j$, -1, 1), in [-1, 1] (p,)
     target_center: float|None # released mean of clip(y / T, -1, 1), or None
     noise_multiplier: float # z (σ = z · 2√q / n)
     sigma: float # noise standard deviation of each mean
@@ -225,13 +226,13 @@ class CenterRelease:
         return GaussianEvent(self.noise_multiplier)
 
 def private_center(X, # design (n, p), dense, sparse or row-chunked, finite
-                   B, # PUBLIC or released bounds B_j > 0 (p,)
+                   B, # PUBLIC or released bounds $B_j$ > 0 (p,)
                    noise_multiplier:float, # z: the release is 1/z-GDP
                    random_state=None, # seed or Generator
                    y=None, # a regression's target (n,), or None
                    T:float|None=None, # its PUBLIC or released bound (with y)
                    center=None, # PUBLIC centre c of the box [c - B, c + B] (dense X), None: 0
-                  ) -> CenterRelease:
+                  ) -> CenterRelease: # the released means and the noise that hid them
     """The unit-box means of the records plus N(0, σ²), σ = z·2√q/n, clipped to [-1, 1]: 1/z-GDP
     (the box [c - B, c + B] of each feature mapped onto [-1, 1])."""
     z = check_scalar(noise_multiplier, "noise_multiplier", low=0, low_open=True)
@@ -245,8 +246,8 @@ def private_center(X, # design (n, p), dense, sparse or row-chunked, finite
 # %% ../../nbs/02_privacy/11_bounds.ipynb
 def unit_box_second_moment(U, # records in the unit box (n, q): dense, scipy sparse or row-chunked
                            block:int=2**16, # a dense U is read about `block` values at a time
-                          ) -> np.ndarray:
-    """(1/n) Σ_i min(u_ij², 1): the statistics `private_scale` releases (a missing value, NaN,
+                          ) -> np.ndarray: # one mean square per column (q,)
+    """(1/n) $Σ_i$ min($u_{ij}^2$, 1): the statistics `private_scale` releases (a missing value, NaN,
     counts as 0; a value beyond the box counts as 1)."""
     n, q = U.shape
     if is_chunked(U):
@@ -273,9 +274,9 @@ SCALE_FLOOR = 1e-2   # s_min: the scaled records stay within [-1/s_min, 1/s_min]
 @dataclass(frozen=True)
 class ScaleRelease:
     "The outcome of `private_scale`: released second moments, and the scales and smoothness derived."
-    second_moment: np.ndarray # released (1/n) Σ_i u_ij², clipped to [0, 1] (q,)
-    scale: np.ndarray # s_j = sqrt(max(ṽ_j, 2σ, s_min²)): the divisor of column j (q,)
-    smoothness: np.ndarray # min(ṽ_j + 2σ, 1) / s_j²: upper estimate of the mean square of u_j / s_j
+    second_moment: np.ndarray # released (1/n) $Σ_i$ $u_{ij}^2$, clipped to [0, 1] (q,)
+    scale: np.ndarray # $s_j$ = sqrt(max(ṽ_j, 2σ, s_min²)): the divisor of column j (q,)
+    smoothness: np.ndarray # min(ṽ_j + 2σ, 1) / $s_j^2$: upper estimate of the mean square of $u_j$ / $s_j$
     noise_multiplier: float # z (σ = z · √q / n)
     sigma: float # noise standard deviation of each second moment
 
@@ -288,7 +289,7 @@ def private_scale(U, # records in the unit box (n, q), dense, sparse or row-chun
                   noise_multiplier:float, # z: the release is 1/z-GDP
                   random_state=None, # seed or Generator
                   floor:float=SCALE_FLOOR, # s_min, PUBLIC
-                 ) -> ScaleRelease:
+                 ) -> ScaleRelease: # the released second moments, the scales and constants derived
     """The second moments of the unit-box records plus N(0, σ²), σ = z√q/n, clipped to [0, 1]
     (1/z-GDP), and the scales and smoothness constants derived from them (post-processing)."""
     z = check_scalar(noise_multiplier, "noise_multiplier", low=0, low_open=True)

@@ -23,7 +23,7 @@ def epsilon_gaussian(
     steps: int,  # number of (adaptive) Gaussian releases
     delta: float,  # target δ in (0, 1)
     method: str = "gdp",  # "gdp" (exact), "rdp" (CKS conversion) or "rdp_mironov" (papers' conversion)
-) -> float:
+) -> float:  # ε at δ
     "ε of `steps` adaptive Gaussian releases with noise multiplier `noise_multiplier`."
     z, k, d = check_noise_multiplier(noise_multiplier), check_steps(steps), check_delta(delta)
     if method == "gdp": return gdp_epsilon(math.sqrt(k) / z, d)
@@ -39,7 +39,7 @@ def epsilon_subsampled_gaussian(noise_multiplier:float, # z = σ/C
                                 relation:str="add_remove", # "add_remove" or "replace_one"
                                 conversion:str="cks", # "cks" or "mironov"
                                 orders=None, # Rényi orders (default DEFAULT_ORDERS)
-                               ) -> float:
+                               ) -> float: # ε at δ (0 when q = 0)
     "ε of `steps` Poisson-subsampled Gaussian steps (DP-SGD) by RDP."
     z, k, d = check_noise_multiplier(noise_multiplier), check_steps(steps), check_delta(delta)
     q = check_scalar(sample_rate, "sample_rate", 0, 1)
@@ -60,7 +60,7 @@ def calibrate(
     hi: float = 10.0,  # initial upper end of the bracket (expanded if needed)
     rtol: float = 1e-9,  # relative width of the final bracket
     max_value: float = 1e12,  # give up above this noise
-) -> float:
+) -> float:  # the noise parameter x, within `rtol` of the smallest that meets (ε, δ)
     """Smallest noise parameter (within `rtol`) whose accountant certifies (ε, δ); the result always
     meets the target."""
     e_t, d = check_epsilon(epsilon), check_delta(delta)
@@ -107,7 +107,7 @@ def calibrate_noise_multiplier(epsilon:float, # target ε > 0
                                method:str="gdp", # "gdp" (exact, q = 1 only), "rdp", "rdp_mironov"
                                relation:str="add_remove", # relation for subsampled steps
                                rtol:float=1e-9, # relative precision of the result
-                              ) -> float:
+                              ) -> float: # the noise multiplier z (0 when q = 0)
     """Smallest noise multiplier z = σ/Δ such that `steps` (subsampled) Gaussian releases are (ε,
     δ)-DP."""
     e_t, d, k = check_epsilon(epsilon), check_delta(delta), check_steps(steps)

@@ -19,7 +19,7 @@ __all__ = ['remark_3_1_2_sigma', 'corollary_a21_epsilon', 'corollary_a21_sigma',
 def remark_3_1_2_sigma(epsilon:float, # ε, in (0, 1) for the guarantee to hold
                        delta:float, # δ in (0, 1)
                        sensitivity:float=1.0, # ℓ2 sensitivity Δ
-                      ) -> float:
+                      ) -> float: # the noise standard deviation σ
     """Classic Gaussian noise σ = sqrt(2 log(1.25/δ)) Δ/ε (thesis Remark 3.1.2; proven for ε < 1
     only)."""
     d = check_delta(delta)
@@ -30,7 +30,7 @@ def remark_3_1_2_sigma(epsilon:float, # ε, in (0, 1) for the guarantee to hold
 def corollary_a21_epsilon(sigma:float, # σ (noise multiplier per unit of sensitivity)
                           gamma:float, # γ: the RDP curve is γα/(2σ²)
                           delta:float, # δ in (0, 1)
-                         ) -> float:
+                         ) -> float: # ε'
     "ε' of Eq. A.2.5: γ/(2σ²) + sqrt(2γ log(1/δ))/σ (Mironov's conversion at the optimal order)."
     s = check_noise_multiplier(sigma, "sigma")
     g = check_scalar(gamma, "gamma", low=0, low_open=True)
@@ -41,21 +41,21 @@ def corollary_a21_epsilon(sigma:float, # σ (noise multiplier per unit of sensit
 def corollary_a21_sigma(epsilon:float, # ε in (0, 1]
                         gamma:float, # γ > 0 (number of unit-sensitivity Gaussian releases)
                         delta:float, # δ in (0, 1/3)
-                       ) -> float:
+                       ) -> float: # the noise multiplier σ
     "σ = sqrt(3γ log(1/δ))/ε of Corollary A.2.1 (valid for ε ≤ 1, δ < 1/3)."
     e = check_scalar(epsilon, "epsilon", 0, 1, low_open=True)
     d = check_scalar(delta, "delta", 0, 1 / 3, True, True)
     return math.sqrt(3 * check_scalar(gamma, "gamma", low=0, low_open=True) * math.log(1 / d)) / e
 
 # %% ../../nbs/02_privacy/05_closed_forms.ipynb
-def theorem_4_3_1_noise_scales(lipschitz, # coordinate-wise Lipschitz constants L_j (array-like)
+def theorem_4_3_1_noise_scales(lipschitz, # coordinate-wise Lipschitz constants $L_j$ (array-like)
                                n_samples:int, # n
                                epsilon:float, # ε in (0, 1]
                                delta:float, # δ in (0, 1/3)
                                n_epochs:int, # T
                                n_inner:int, # K (coordinate updates per epoch)
-                              ) -> np.ndarray:
-    "DP-CD noise scales σ_j = sqrt(12 L_j² TK log(1/δ))/(nε) of Theorem 4.3.1 (replace-one)."
+                              ) -> np.ndarray: # $σ_j$, one per coordinate
+    "DP-CD noise scales $σ_j$ = sqrt(12 $L_j^2$ TK log(1/δ))/(nε) of Theorem 4.3.1 (replace-one)."
     L = np.asarray(lipschitz, dtype=float)
     if L.ndim != 1 or not np.all(np.isfinite(L)) or np.any(L < 0):
         raise ValueError("lipschitz must be a 1-d array of finite non-negative numbers")
@@ -67,13 +67,13 @@ def theorem_4_3_1_noise_scales(lipschitz, # coordinate-wise Lipschitz constants 
     return (2 * L / n) * corollary_a21_sigma(epsilon, T * K, delta)
 
 # %% ../../nbs/02_privacy/05_closed_forms.ipynb
-def theorem_5_3_1_noise_scales(lipschitz, # coordinate-wise Lipschitz constants L_j (array-like)
+def theorem_5_3_1_noise_scales(lipschitz, # coordinate-wise Lipschitz constants $L_j$ (array-like)
                                n_samples:int, # n
                                epsilon:float, # ε in (0, 1]
                                delta:float, # δ in (0, 1)
                                n_iterations:int, # T
-                              ) -> np.ndarray:
-    "DP-GCD Laplace scales λ_j = λ'_j = 8 L_j sqrt(T log(1/δ))/(nε) of Theorem 5.3.1."
+                              ) -> np.ndarray: # $λ_j$, one per coordinate
+    "DP-GCD Laplace scales $λ_j$ = $λ'_j$ = 8 $L_j$ sqrt(T log(1/δ))/(nε) of Theorem 5.3.1."
     L = np.asarray(lipschitz, dtype=float)
     if L.ndim != 1 or not np.all(np.isfinite(L)) or np.any(L < 0):
         raise ValueError("lipschitz must be a 1-d array of finite non-negative numbers")
@@ -90,7 +90,7 @@ def per_step_epsilon(
     delta: float,  # target δ in (0, 1)
     k: int,  # number of pure-DP releases
     method: str = "best",  # "drv" (Eq. 3.1.11 / B.1.1) or "best" (exact optimal composition)
-) -> float:
+) -> float:  # ε0 of each release
     """Largest ε0 such that k adaptive ε0-DP releases are (ε, δ)-DP under the chosen composition
     bound."""
     e_t, d, k = check_epsilon(epsilon), check_delta(delta), check_steps(k, "k")
@@ -112,7 +112,7 @@ def per_step_epsilon(
 def amplification_by_subsampling(epsilon:float, # ε of the mechanism run on the sample
                                  delta:float, # δ of the mechanism run on the sample
                                  sample_rate:float, # q
-                                ) -> tuple:
+                                ) -> tuple: # (ε, δ) of the subsampled mechanism
     """(log(1 + q($e^ε$ − 1)), qδ): privacy of an (ε, δ)-DP mechanism run on a q-subsample (Theorem
     3.1.7)."""
     e = check_epsilon(epsilon, allow_zero=True)
@@ -124,7 +124,7 @@ def amplification_by_subsampling(epsilon:float, # ε of the mechanism run on the
 def theorem_3_1_8_rdp(noise_multiplier:float, # σ (per unit sensitivity), > sqrt(5)
                       sample_rate:float, # q ≤ 1/10
                       orders, # orders 1 < α ≤ σ² log(1/q)/2
-                     ) -> np.ndarray:
+                     ) -> np.ndarray: # the RDP bound at each order
     """RDP bound 6q²α/σ² of the sampled Gaussian mechanism (thesis Theorem 3.1.8), with its domain
     checked."""
     s = check_scalar(noise_multiplier, "noise_multiplier", low=math.sqrt(5), low_open=True)

@@ -17,7 +17,7 @@ __all__ = ['RELATIONS', 'check_relation', 'check_epsilon', 'check_delta', 'check
 RELATIONS = ("replace_one", "add_remove")
 
 def check_relation(relation:str, # neighbouring relation
-                  ) -> str:
+                  ) -> str: # `relation`, unchanged
     "`relation` if it is one of `RELATIONS`, else a `ValueError`."
     if relation not in RELATIONS:
         raise ValueError(f"relation must be one of {RELATIONS}, got {relation!r}")
@@ -27,7 +27,7 @@ def check_epsilon(epsilon:float, # ε to check
                   name:str="epsilon", # argument name used in the error message
                   allow_zero:bool=False, # accept ε = 0 (else ε > 0 is required)
                   allow_inf:bool=False, # accept ε = +inf
-                 ) -> float:
+                 ) -> float: # `epsilon` as a float
     "`epsilon` as a float, checked: > 0 (≥ 0 with `allow_zero`), finite unless `allow_inf`."
     return check_scalar(epsilon, name, low=0, low_open=not allow_zero, allow_inf=allow_inf)
 
@@ -36,27 +36,27 @@ def check_delta(delta:float, # δ to check
                 name:str="delta", # argument name used in the error message
                 allow_zero:bool=False, # accept δ = 0
                 allow_one:bool=False, # accept δ = 1
-               ) -> float:
+               ) -> float: # `delta` as a float
     "`delta` as a float in (0, 1), checked (0 allowed with `allow_zero`, 1 with `allow_one`)."
     return check_scalar(delta, name, 0, 1, low_open=not allow_zero, high_open=not allow_one)
 
 def check_noise_multiplier(noise_multiplier:float, # z: noise per unit of sensitivity
                            name:str="noise_multiplier", # argument name used in the error message
-                          ) -> float:
+                          ) -> float: # `noise_multiplier` as a float
     "`noise_multiplier` as a float, checked to be finite and > 0."
     return check_scalar(noise_multiplier, name, low=0, low_open=True)
 
 # %% ../../nbs/02_privacy/01_events.ipynb
 def check_steps(steps:int, # number of releases
                 name:str="steps", # argument name used in the error message
-               ) -> int:
+               ) -> int: # `steps` as an int
     "`steps` as an int, checked to be an integer ≥ 1."
     return check_scalar(steps, name, low=1, integer=True)
 
 # %% ../../nbs/02_privacy/01_events.ipynb
 def check_orders(orders, # Rényi orders α > 1: a number or a 1-d array-like
                  name:str="orders", # argument name used in the error message
-                ) -> np.ndarray:
+                ) -> np.ndarray: # the orders as a float array (0-d or 1-d)
     "`orders` as a float array of its shape (0-d or 1-d, non-empty), checked: finite, all > 1."
     try: a = np.asarray(orders, dtype=float)
     except (TypeError, ValueError):
@@ -72,6 +72,7 @@ def sensitivity(clip_norm:float, # bound C on each record's contribution (norm o
                 relation:str="replace_one", # "replace_one" or "add_remove"
                 query:str="mean", # "mean" (sum divided by the public n) or "sum"
                 n_samples:int|None=None, # dataset size n, required for "mean"
+                # the ℓ2 sensitivity of the query: 2C (replace-one) or C, divided by n for a mean
                ) -> float:
     """Sensitivity of the sum or mean of per-record vectors of norm at most `clip_norm` under
     `relation`."""
@@ -144,7 +145,7 @@ class ZCDPEvent(DPEvent):
 @dataclass(frozen=True)
 class SelfComposedEvent(DPEvent):
     "`count` adaptive repetitions of `event`."
-    event: DPEvent
+    event: DPEvent  # the event repeated
     count: int # number of repetitions, ≥ 1
     def __post_init__(self):
         if not isinstance(self.event, DPEvent):
@@ -155,7 +156,7 @@ class SelfComposedEvent(DPEvent):
 @dataclass(frozen=True)
 class ComposedEvent(DPEvent):
     "The adaptive sequence of `events`."
-    events: tuple
+    events: tuple  # the events, in the order they are released
     def __post_init__(self):
         evs = tuple(self.events)
         for e in evs:

@@ -21,7 +21,7 @@ __all__ = ['CONVERSIONS', 'rr_delta', 'rr_epsilon', 'rdp_pure', 'advanced_compos
 # %% ../../nbs/02_privacy/02_formulas.ipynb
 def rr_delta(epsilon:float, # the pure-DP parameter ε of the mechanism
              epsilon_prime:float, # the ε' at which δ is evaluated
-            ) -> float:
+            ) -> float: # δ(ε'), 0 when ε' ≥ ε
     "Tight δ(ε') of an ε-DP mechanism (hockey-stick divergence of randomized response)."
     epsilon = check_epsilon(epsilon, allow_zero=True)
     epsilon_prime = check_epsilon(epsilon_prime, "epsilon_prime", allow_zero=True)
@@ -30,7 +30,7 @@ def rr_delta(epsilon:float, # the pure-DP parameter ε of the mechanism
 
 def rr_epsilon(epsilon:float, # the pure-DP parameter ε of the mechanism
                delta:float, # target δ in (0, 1)
-              ) -> float:
+              ) -> float: # the smallest ε' ≥ 0
     "Smallest ε' such that an ε-DP mechanism is (ε', δ)-DP (inverse of `rr_delta`)."
     epsilon, delta = check_epsilon(epsilon, allow_zero=True), check_delta(delta)
     y = delta * (1 + math.exp(-epsilon))     # e^{ε'-ε} = 1 - δ(1+e^{-ε})
@@ -39,7 +39,7 @@ def rr_epsilon(epsilon:float, # the pure-DP parameter ε of the mechanism
 # %% ../../nbs/02_privacy/02_formulas.ipynb
 def rdp_pure(epsilon:float, # pure-DP parameter ε
              orders, # Rényi orders α > 1 (array-like)
-            ) -> np.ndarray:
+            ) -> np.ndarray: # the RDP ε(α) at each order (the shape of `orders`)
     """RDP curve of an ε-DP mechanism: Rényi divergence of randomized response, capped by ε and
     αε²/2."""
     a, e = check_orders(orders), check_epsilon(epsilon, allow_zero=True)
@@ -51,7 +51,7 @@ def rdp_pure(epsilon:float, # pure-DP parameter ε
 def advanced_composition(eps0:float, # ε0 of each of the k pure-DP mechanisms
                          k:int, # number of compositions
                          delta:float, # δ' in (0, 1)
-                        ) -> float:
+                        ) -> float: # ε' (+inf when it overflows)
     """ε' of thesis Eq. 3.1.11 (Dwork–Rothblum–Vadhan): sqrt(2k log(1/δ'))ε0 + kε0($e^{ε_0}$ − 1); +inf
     when it overflows."""
     eps0 = check_epsilon(eps0, "eps0", allow_zero=True)
@@ -93,7 +93,7 @@ def _log_optimal_delta(eps0, k, epsilon):
 def optimal_composition_delta(eps0:float, # ε0 of each mechanism
                               k:int, # number of compositions
                               epsilon:float, # ε' ≥ 0
-                             ) -> float:
+                             ) -> float: # δ(ε'), at most 1
     "Exact δ(ε') of the k-fold adaptive composition of ε0-DP mechanisms (Kairouz–Oh–Viswanath)."
     eps0 = check_epsilon(eps0, "eps0", allow_zero=True)
     k = check_steps(k, "k")
@@ -103,7 +103,7 @@ def optimal_composition_delta(eps0:float, # ε0 of each mechanism
 def optimal_composition_epsilon(eps0:float, # ε0 of each mechanism
                                 k:int, # number of compositions
                                 delta:float, # δ' in (0, 1)
-                               ) -> float:
+                               ) -> float: # the smallest ε' ≥ 0
     "Smallest ε' such that k adaptive ε0-DP mechanisms are (ε', δ')-DP (exact, by root finding)."
     eps0 = check_epsilon(eps0, "eps0", allow_zero=True)
     k = check_steps(k, "k")
@@ -127,7 +127,7 @@ def _root_decreasing(f, lo, hi, margin=1e-12):
 # %% ../../nbs/02_privacy/02_formulas.ipynb
 def rdp_gaussian(noise_multiplier:float, # z = σ/Δ
                  orders, # Rényi orders α > 1
-                ) -> np.ndarray:
+                ) -> np.ndarray: # the RDP ε(α) at each order
     "RDP of the Gaussian mechanism: α/(2z²) (+inf when it overflows)."
     return check_orders(orders) * half_inv_sq(check_noise_multiplier(noise_multiplier))
 
@@ -140,7 +140,7 @@ def half_inv_sq(z:float) -> float:
 # %% ../../nbs/02_privacy/02_formulas.ipynb
 def rdp_laplace(noise_multiplier:float, # λ = b/Δ (scalar query)
                 orders, # Rényi orders α > 1
-               ) -> np.ndarray:
+               ) -> np.ndarray: # the RDP ε(α) at each order
     "Exact RDP of the Laplace mechanism (Mironov 2017, Prop. 6)."
     a = check_orders(orders)
     e = 1.0 / check_noise_multiplier(noise_multiplier)
@@ -152,7 +152,7 @@ def rdp_laplace(noise_multiplier:float, # λ = b/Δ (scalar query)
 # %% ../../nbs/02_privacy/02_formulas.ipynb
 def rdp_bounded_range(epsilon:float, # ε of the ε-bounded-range mechanism
                       orders, # Rényi orders α > 1
-                     ) -> np.ndarray:
+                     ) -> np.ndarray: # the RDP ε(α) at each order
     "RDP of an ε-BR mechanism: min(αε²/8, RDP of ε-DP)."
     a, e = check_orders(orders), check_epsilon(epsilon, allow_zero=True)
     return np.minimum(a * e**2 / 8, rdp_pure(e, a))
@@ -202,7 +202,7 @@ def rdp_poisson_subsampled_gaussian(
     sample_rate: float,  # Poisson inclusion probability q
     orders,  # Rényi orders α > 1
     relation: str = "add_remove",  # "add_remove" (MTZ, exact) or "replace_one" (triangle bound)
-) -> np.ndarray:
+) -> np.ndarray:  # the RDP ε(α) at each order (1-d)
     """RDP of the Poisson-subsampled Gaussian mechanism (MTZ 2019 for add/remove; proven bound for
     replace-one)."""
     z = check_noise_multiplier(noise_multiplier)
@@ -238,7 +238,7 @@ def rdp_to_epsilon(
     rdp,  # RDP ε(α) at those orders
     delta: float,  # target δ in (0, 1)
     conversion: str = "cks",  # "cks" (Canonne–Kamath–Steinke) or "mironov" (the papers' Prop. 3)
-) -> tuple:
+) -> tuple:  # (ε, the order α that attains it)
     "(ε, optimal order) from an RDP curve."
     a, r = np.atleast_1d(check_orders(orders)), np.asarray(rdp, dtype=float)
     _check_rdp(r, a)
@@ -257,7 +257,7 @@ def rdp_to_delta(orders, # Rényi orders α > 1
                  rdp, # RDP ε(α) at those orders
                  epsilon:float, # target ε > 0
                  conversion:str="cks", # "cks" or "mironov"
-                ) -> tuple:
+                ) -> tuple: # (δ, the order α that attains it)
     "(δ, optimal order) from an RDP curve."
     a, r = np.atleast_1d(check_orders(orders)), np.asarray(rdp, dtype=float)
     _check_rdp(r, a)
@@ -288,7 +288,7 @@ def _min_over_alpha(g):
 def zcdp_epsilon(rho:float, # ρ of a ρ-zCDP mechanism ((α, ρα)-RDP for all α)
                  delta:float, # target δ in (0, 1)
                  conversion:str="cks", # "cks" or "mironov"
-                ) -> float:
+                ) -> float: # ε (0 when ρ = 0, +inf when ρ = ∞)
     "ε of a ρ-zCDP mechanism at δ, optimised over continuous α."
     rho = check_scalar(rho, "rho", low=0, allow_inf=True)
     d = check_delta(delta)
@@ -306,7 +306,7 @@ def zcdp_epsilon(rho:float, # ρ of a ρ-zCDP mechanism ((α, ρα)-RDP for all 
 def zcdp_delta(rho:float, # ρ of a ρ-zCDP mechanism
                epsilon:float, # target ε > 0
                conversion:str="cks", # "cks" or "mironov"
-              ) -> float:
+              ) -> float: # δ, at most 1
     "δ of a ρ-zCDP mechanism at ε, optimised over continuous α."
     rho = check_scalar(rho, "rho", low=0, allow_inf=True)
     e = check_epsilon(epsilon)
@@ -324,7 +324,7 @@ def zcdp_delta(rho:float, # ρ of a ρ-zCDP mechanism
 # %% ../../nbs/02_privacy/02_formulas.ipynb
 def gdp_log_delta(mu:float, # μ of a μ-GDP mechanism
                   epsilon:float, # ε ≥ 0
-                 ) -> float:
+                 ) -> float: # log δ(ε)
     "log δ(ε) of μ-Gaussian DP, computed stably in log space."
     mu = check_scalar(mu, "mu", low=0, allow_inf=True)
     return _gdp_log_delta(mu, check_epsilon(epsilon, allow_zero=True))
@@ -340,7 +340,7 @@ def _gdp_log_delta(mu, epsilon):
 # %% ../../nbs/02_privacy/02_formulas.ipynb
 def gdp_delta(mu:float, # μ ≥ 0
               epsilon:float, # ε ≥ 0
-             ) -> float:
+             ) -> float: # δ(ε)
     "δ(ε) of μ-Gaussian DP (exact)."
     mu = check_scalar(mu, "mu", low=0, allow_inf=True)
     return math.exp(_gdp_log_delta(mu, check_epsilon(epsilon, allow_zero=True)))
@@ -348,7 +348,7 @@ def gdp_delta(mu:float, # μ ≥ 0
 # %% ../../nbs/02_privacy/02_formulas.ipynb
 def gdp_epsilon(mu:float, # μ ≥ 0
                 delta:float, # δ in (0, 1)
-               ) -> float:
+               ) -> float: # the smallest ε ≥ 0 (+inf when it overflows)
     "Smallest ε with δ(ε) ≤ δ for μ-Gaussian DP (exact, root finding in log δ)."
     mu = check_scalar(mu, "mu", low=0, allow_inf=True)
     ld = math.log(check_delta(delta))

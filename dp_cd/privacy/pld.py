@@ -22,7 +22,12 @@ __all__ = ['L_MAX', 'PLDPmf', 'pld_delta', 'pld_epsilon', 'pld_compose', 'pld_se
 # %% ../../nbs/02_privacy/10_pld.ipynb
 class PLDPmf:
     "Discrete PLD: mass `probs[i]` at the loss (offset + i)·h, and `inf_mass` at +∞."
-    def __init__(self, h:float, offset:int, probs, inf_mass:float=0.0):
+    def __init__(self,
+                 h:float,  # the bin width of the losses, > 0
+                 offset:int,  # the loss of the first bin, in units of `h`
+                 probs,  # the mass of each bin (negative round-off is clipped to 0)
+                 inf_mass:float=0.0,  # the mass at loss +∞ (the δ no ε removes)
+                ):
         self.h = check_scalar(h, "h", low=0, low_open=True)
         self.offset = check_scalar(offset, "offset", integer=True)
         self.inf_mass = check_scalar(inf_mass, "inf_mass", low=0)
@@ -33,7 +38,9 @@ class PLDPmf:
         return f"PLDPmf({self.probs.size} bins of {self.h:g}, inf_mass={self.inf_mass:.3g})"
 
 # %% ../../nbs/02_privacy/10_pld.ipynb
-def pld_delta(pmf:PLDPmf, epsilon:float) -> float:
+def pld_delta(pmf:PLDPmf,  # the discrete PLD
+              epsilon:float,  # ε, any real number
+             ) -> float:  # δ(ε), at most 1
     "Hockey-stick divergence $δ(ε) = P(L = ∞) + E[(1 − e^{ε−L})_+]$ of a discrete PLD."
     epsilon = check_scalar(epsilon, "epsilon")   # any real ε: the curve is defined below 0 too
     l = pmf.losses
@@ -48,7 +55,9 @@ def _log_tail_sums(p, L):
         terms = np.log(p) - L
     return np.append(np.logaddexp.accumulate(terms[::-1])[::-1], -np.inf)
 
-def pld_epsilon(pmf:PLDPmf, delta:float) -> float:
+def pld_epsilon(pmf:PLDPmf,  # the discrete PLD
+                delta:float,  # target δ in [0, 1)
+               ) -> float:  # the smallest ε ≥ 0 (+inf when the mass at ∞ is at least δ)
     "Smallest ε ≥ 0 with δ(ε) ≤ δ: $δ = S_1 − e^ε S_2$ between two losses, solved in closed form."
     delta = check_delta(delta, allow_zero=True)
     if pmf.inf_mass >= delta: return math.inf
@@ -91,7 +100,11 @@ def _fft_convolve(a, b):
     n = fft.next_fast_len(m, real=True)
     return fft.irfft(fft.rfft(a, n) * fft.rfft(b, n), n)[:m]
 
-def pld_compose(a:PLDPmf, b:PLDPmf, tail:float=1e-15) -> PLDPmf:
+def pld_compose(a:PLDPmf,  # the PLD of the first mechanism
+                b:PLDPmf,  # the PLD of the second, with the same `h`
+                # mass that may be moved from the truncated tails to +∞ (pessimistic)
+                tail:float=1e-15,
+               ) -> PLDPmf:  # the PLD of running both
     "PLD of the composition: convolution of the finite parts (FFT), ∞ if either loss is infinite."
     _check_pmf(a, "a"), _check_pmf(b, "b")
     tail = _check_tail(tail)
@@ -122,7 +135,11 @@ def _chernoff_window(pmf, count, tail):
     return max(float(down.max()), count * l[0]), hi
 
 # %% ../../nbs/02_privacy/10_pld.ipynb
-def pld_self_compose(pmf:PLDPmf, count:int, tail:float=1e-15) -> PLDPmf:
+def pld_self_compose(pmf:PLDPmf,  # the PLD of one release
+                     count:int,  # number of releases, ≥ 1
+                     # mass that may be moved from the truncated tails to +∞ (pessimistic)
+                     tail:float=1e-15,
+                    ) -> PLDPmf:  # the PLD of the `count` releases
     """PLD of `count` compositions of `pmf`: one FFT power on a window given by a Chernoff bound,
     in extended precision beyond 1000 steps (the power multiplies the round-off by `count`)."""
     from scipy import fft
@@ -143,8 +160,13 @@ def pld_self_compose(pmf:PLDPmf, count:int, tail:float=1e-15) -> PLDPmf:
 # %% ../../nbs/02_privacy/10_pld.ipynb
 L_MAX = 64.0   # the grid never leaves [−L_MAX, L_MAX] nats (losses above: mass at +∞)
 
-def connect_the_dots(delta_fn, l_lo:float, l_hi:float, h:float) -> PLDPmf:
-    "Pessimistic PLD on hℤ ∩ [l_lo, l_hi] ∩ [−L_MAX, L_MAX]; δ(ε) interpolates `delta_fn` in $e^ε$."
+def connect_the_dots(delta_fn,  # ε ↦ δ(ε) of the mechanism (vectorised), non-increasing
+                     l_lo:float,  # smallest privacy loss to represent
+                     l_hi:float,  # largest privacy loss to represent
+                     h:float,  # bin width of the losses, > 0
+                    ) -> PLDPmf:  # a PLD whose δ(ε) is at least the mechanism's
+    """Pessimistic PLD on hℤ ∩ [`l_lo`, `l_hi`] ∩ [−L_MAX, L_MAX]; δ(ε) interpolates `delta_fn` in
+    $e^ε$."""
     h = check_scalar(h, "h", low=0, low_open=True)
     l_lo, l_hi = check_scalar(l_lo, "l_lo"), check_scalar(l_hi, "l_hi", low=l_lo)
     l_lo, l_hi = min(max(l_lo, -L_MAX), L_MAX), min(max(l_hi, -L_MAX), L_MAX)
@@ -174,7 +196,9 @@ def _gaussian_delta(mu):
     return lambda eps: _hockey_stick(special.ndtr(-eps / mu + mu / 2), eps,
                                      special.ndtr(-eps / mu - mu / 2))
 
-def gaussian_pld(mu:float, h:float) -> PLDPmf:
+def gaussian_pld(mu:float,  # μ > 0 (the sensitivity over the noise standard deviation)
+                 h:float,  # bin width of the losses, > 0
+                ) -> PLDPmf:  # the pessimistic discrete PLD
     "Connect-the-dots PLD of μ-GDP (a Gaussian of noise multiplier 1/μ); the loss is N(μ²/2, μ²)."
     mu = check_scalar(mu, "mu", low=0, low_open=True)
     return connect_the_dots(_gaussian_delta(mu), mu * mu / 2 - _T * mu, mu * mu / 2 + _T * mu, h)
@@ -185,7 +209,9 @@ def _laplace_delta(b):
     return lambda eps: np.where(eps < -e0, -np.expm1(eps), -np.expm1(np.minimum(eps - e0, 0.0) / 2))
 
 # %% ../../nbs/02_privacy/10_pld.ipynb
-def laplace_pld(b:float, h:float) -> PLDPmf:
+def laplace_pld(b:float,  # the Laplace scale over the sensitivity, > 0
+                h:float,  # bin width of the losses, > 0
+               ) -> PLDPmf:  # the pessimistic discrete PLD
     "Connect-the-dots PLD of the Laplace mechanism with b/Δ = b."
     b = check_noise_multiplier(b, "b")
     return connect_the_dots(_laplace_delta(b), -1.0 / b, 1.0 / b, h)
@@ -257,7 +283,12 @@ def _sg_replace_delta(z, q):
 def _sg_loss_add(x, z, q):
     return np.logaddexp(math.log1p(-q), math.log(q) + (2 * x - 1) / (2 * z * z))
 
-def subsampled_gaussian_pld(z:float, q:float, h:float, direction:str) -> PLDPmf:
+def subsampled_gaussian_pld(z:float,  # noise multiplier σ/C, > 0
+                            q:float,  # Poisson sampling rate, in (0, 1)
+                            h:float,  # bin width of the losses, > 0
+                            # "add", "remove" (add-remove relation) or "replace" (replace-one)
+                            direction:str,
+                           ) -> PLDPmf:  # the pessimistic discrete PLD
     "Connect-the-dots PLD of the Poisson-subsampled Gaussian; direction: add, remove or replace."
     z = check_noise_multiplier(z, "z")
     q = check_scalar(q, "q", 0, 1, low_open=True, high_open=True)   # 0 and 1: no PLD needed
@@ -336,7 +367,7 @@ PLDAccountant._epsilon, PLDAccountant._delta = _pld_epsilon, _pld_delta
 # %% ../../nbs/02_privacy/10_pld.ipynb
 def tightest_accountant(event, # the ledger of a run (a `DPEvent`)
                         relation:str="add_remove", # neighbouring relation of the guarantee
-                       ) -> Accountant:
+                       ) -> Accountant: # the chosen accountant, with `event` composed
     """The tightest proven accountant for `event` under `relation`, with `event` composed: GDP
     (exact), else the best of PLD and RDP, else the best of RDP, zCDP and advanced composition."""
     check_relation(relation)
@@ -382,11 +413,13 @@ def _refine(pld_rdp, seen, e_t, x_lo, x_hi, rtol):
 
 # %% ../../nbs/02_privacy/10_pld.ipynb
 def calibrate_tightest(make_event, # noise parameter x > 0 ↦ the ledger (ε must decrease in x)
-                       epsilon:float, delta:float, # the (ε, δ) target
+                       epsilon:float, # target ε > 0
+                       delta:float, # target δ in (0, 1)
                        relation:str="add_remove", # neighbouring relation of the guarantee
-                       lo:float=0.1, hi:float=10.0, # initial bracket of RDP's calibration (expanded)
+                       lo:float=0.1, # lower end of the initial bracket (expanded)
+                       hi:float=10.0, # upper end of the initial bracket (expanded)
                        rtol:float=1e-6, # relative precision of the result
-                      ) -> float:
+                      ) -> float: # the noise parameter x
     "Smallest noise parameter whose ledger `tightest_accountant` certifies (ε, δ)-DP for."
     e_t, d = check_epsilon(epsilon), check_delta(delta)
     make = lambda x: tightest_accountant(make_event(x), relation)

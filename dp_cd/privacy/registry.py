@@ -31,7 +31,7 @@ ACCOUNTANTS = tuple(ACCOUNTANT_FACTORIES)   # the names, in the order above
 def make_accountant(
     name: str,  # one of `ACCOUNTANTS`
     relation: str = "add_remove",  # relation of the RDP and PLD accountants' subsampled events
-) -> Accountant:
+) -> Accountant:  # an accountant with an empty ledger
     "A new, empty accountant named in the solvers' vocabulary (`ACCOUNTANTS`)."
     check_relation(relation)
     if not isinstance(name, str) or name not in ACCOUNTANT_FACTORIES:
@@ -41,7 +41,7 @@ def make_accountant(
 # %% ../../nbs/02_privacy/12_registry.ipynb
 def supporting(event:DPEvent, # a ledger, e.g. one of the kind a solver emits
                relation:str="add_remove", # neighbouring relation of the guarantee
-              ) -> tuple:
+              ) -> tuple: # names of `ACCOUNTANTS`, possibly none
     "The names of the accountants (in the table's order) with a valid bound for all of `event`."
     if not isinstance(event, DPEvent):
         raise TypeError(f"event must be a DPEvent, got {type(event).__name__}")
@@ -50,7 +50,7 @@ def supporting(event:DPEvent, # a ledger, e.g. one of the kind a solver emits
 def check_accountant(name, # the `accountant=` option given
                      accepted:tuple, # the names the caller accepts, e.g. `Solver.accountants`
                      caller:str, # who refuses, e.g. "solver 'dp-sgd'"
-                    ) -> str:
+                    ) -> str: # `name`, unchanged
     "`name` if `accepted` holds it, else one `ValueError` naming the accountant and the caller."
     if not isinstance(name, str) or name not in accepted:
         raise ValueError(f"accountant must be one of {tuple(accepted)} for {caller}, got {name!r}")

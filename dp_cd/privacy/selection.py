@@ -40,11 +40,11 @@ def _quad(f, lo, hi, points):
 
 # %% ../../nbs/02_privacy/08_selection.ipynb
 def selection_probabilities(
-    values,  # normalised values u_k (absolute=True) or scores s_k (absolute=False)
+    values,  # normalised values $u_k$ (absolute=True) or scores $s_k$ (absolute=False)
     noise_scale: float,  # Laplace scale b of the noise on the normalised values
-    weights=None,  # scale ratios c_k > 0 (absolute=True only; default all 1)
-    absolute: bool = True,  # True: argmax c_k|u_k + Z_k| (DP-GCD); False: argmax s_k + Z_k (RNM)
-) -> np.ndarray:
+    weights=None,  # scale ratios $c_k$ > 0 (absolute=True only; default all 1)
+    absolute: bool = True,  # True: argmax $c_k$|$u_k$ + $Z_k$| (DP-GCD); False: argmax $s_k$ + $Z_k$ (RNM)
+) -> np.ndarray:  # P[select k] for each k (they sum to 1)
     "Exact probabilities P[select k] of a Laplace noisy-argmax rule, by 1-d quadrature."
     u = check_array(values, "values", ndim=1)
     p = u.size
@@ -78,11 +78,11 @@ def selection_probabilities(
 
 # %% ../../nbs/02_privacy/08_selection.ipynb
 def privacy_loss(u, # normalised values (or scores) on D
-                 u_prime, # values on a neighbouring D' (|u_k - u'_k| ≤ 1)
+                 u_prime, # values on a neighbouring D' (|$u_k$ - $u'_k$| ≤ 1)
                  noise_scale:float, # Laplace scale b
-                 weights=None, # scale ratios c_k (absolute rule only)
+                 weights=None, # scale ratios $c_k$ (absolute rule only)
                  absolute:bool=True, # DP-GCD's rule (True) or plain RNM (False)
-                ) -> float:
+                ) -> float: # the largest absolute log-ratio of the selection probabilities
     "max_j |log P[j; u] − log P[j; u']| for the Laplace noisy-argmax rule (exact)."
     P = selection_probabilities(u, noise_scale, weights, absolute)
     Q = selection_probabilities(u_prime, noise_scale, weights, absolute)
@@ -92,7 +92,7 @@ def privacy_loss(u, # normalised values (or scores) on D
 def worst_case_privacy_loss(
     p: int,  # number of candidates
     noise_scale: float,  # Laplace scale b (papers: 1/ε')
-    weights=None,  # scale ratios c_k (default all 1)
+    weights=None,  # scale ratios $c_k$ (default all 1)
     absolute: bool = True,  # DP-GCD's rule (True) or plain RNM on scores (False)
     box: float | None = None,  # search u in $[-\mathrm{box}, \mathrm{box}]^p$ (default 30 b)
     n_starts: int = 6,  # random restarts

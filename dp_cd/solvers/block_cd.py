@@ -29,15 +29,15 @@ __all__ = ['eso_factor', 'block_sums_dense', 'block_sums_sparse', 'block_step', 
 def eso_factor(block_size:int, # B, coordinates per round (1 <= B <= p)
                p:int, # number of coordinates
                row_nnz:int|None=None, # public bound ω on the non-zeros of a row (None: p)
-              ) -> float:
-    "The ESO factor β with v_j = β M_j for uniform blocks of B (Richtárik & Takáč)."
+              ) -> float: # β ≥ 1
+    "The ESO factor β with $v_j$ = β $M_j$ for uniform blocks of B (Richtárik & Takáč)."
     omega = p if row_nnz is None else check_scalar(row_nnz, "row_nnz", 1, p, integer=True)
     return 1.0 + (block_size - 1) * (omega - 1) / max(1, p - 1)
 
 # %% ../../nbs/03_solvers/09_block_cd.ipynb
 @njit(cache=True)
 def block_sums_dense(loss, X, y, z, coords, clips, out):
-    "out[b] = $Σ_i$ clip($X_{i j_b} φ'(z_i, y_i), ±C_{j_b}$) for the block's coordinates j_b."
+    "out[b] = $Σ_i$ clip($X_{i j_b} φ'(z_i, y_i), ±C_{j_b}$) for the block's coordinates $j_b$."
     for b in range(coords.shape[0]):
         j = coords[b]
         out[b] = clipped_coord_sum_dense(loss[0], loss[1], X, y, z, j, clips[j])
@@ -56,7 +56,7 @@ def block_sums_sparse(loss, X, y, z, coords, clips, out):
 # %% ../../nbs/03_solvers/09_block_cd.ipynb
 @njit(cache=True)
 def block_step(penalty, w, coords, grads, noise, steps, changes):
-    "Noisy proximal steps on the block (w in place); changes[b] = new − old value of w[j_b]."
+    "Noisy proximal steps on the block (w in place); changes[b] = new − old value of w[$j_b$]."
     for b in range(coords.shape[0]):
         j = coords[b]
         new = prox_1d(penalty[0], penalty[1], j, w[j] - steps[j] * (grads[b] + noise[b]), steps[j])
@@ -67,7 +67,7 @@ def block_step(penalty, w, coords, grads, noise, steps, changes):
 # %% ../../nbs/03_solvers/09_block_cd.ipynb
 @njit(cache=True)
 def update_margins_dense(X, z, coords, changes):
-    "z += Σ_b changes[b] X[:, j_b], in place (dense design)."
+    "z += $Σ_b$ changes[b] X[:, $j_b$], in place (dense design)."
     for b in range(coords.shape[0]):
         if changes[b] != 0.0:
             update_pred_dense(X, z, coords[b], changes[b])
@@ -118,12 +118,12 @@ def _rounds_dense(loss, penalty, X, y, z, w, coords, noise, steps, clips, interc
 def dpbcd_inner_dense(
     loss,  # (code, param) of the loss
     penalty,  # (code, params) of the penalty
-    X,
-    y,  # Fortran design (n, p) and labels (n,)
-    z,
-    w,  # margins z = Xw (n,) and iterate (p,), both updated in place
+    X,  # Fortran design (n, p)
+    y,  # labels (n,)
+    z,  # margins z = Xw (n,), updated in place
+    w,  # iterate (p,), updated in place
     block,  # (coords (R, B) int64, noise (R, B)): a `block_draws` item
-    scales,  # (step sizes γ/v_j (p,), clipping thresholds C_j (p,))
+    scales,  # (step sizes γ/$v_j$ (p,), clipping thresholds $C_j$ (p,))
     intercept=None,  # (column (n, 1) of s, its penalty): coordinate p, `_rounds_dense`
 ):
     "R rounds of DP-BCD on a dense design (Jacobi block steps, margins kept in place)."
@@ -162,9 +162,14 @@ def _rounds_sparse(loss, penalty, X, y, z, w, coords, noise, steps, clips, inter
 
 # %% ../../nbs/03_solvers/09_block_cd.ipynb
 @njit(cache=True)
-def dpbcd_inner_sparse(loss, penalty,
+def dpbcd_inner_sparse(loss, # (code, param) of the loss
+                       penalty, # (code, params) of the penalty
                        X, # CSC design as (data, indices, indptr), sorted int64 indices
-                       y, z, w, block, scales,
+                       y, # labels (n,)
+                       z, # margins z = Xw (n,), updated in place
+                       w, # iterate (p,), updated in place
+                       block, # (coords (R, B) int64, noise (R, B)): a `block_draws` item
+                       scales, # (step sizes γ/$v_j$ (p,), clipping thresholds $C_j$ (p,))
                        intercept=None, # (CSC column of s as (data, indices, indptr), its penalty)
                       ):
     "Same as `dpbcd_inner_dense` for a CSC design: a round costs O(nnz of the block's columns)."
@@ -191,12 +196,12 @@ def _floyd_blocks(rng, p, R, B):
 
 # %% ../../nbs/03_solvers/09_block_cd.ipynb
 def block_draws(rng:np.random.Generator, # the run's generator
-                sigma, # noise scales σ_j (p,)
+                sigma, # noise scales $σ_j$ (p,)
                 T:int, # epochs
                 R:int, # rounds per epoch
                 B:int, # block size, 1 <= B <= p
                ):
-    "Per epoch: blocks (int64 (R, B), uniform B-subsets) and fresh noise η ~ N(0, σ_j²) (R, B)."
+    "Per epoch: blocks (int64 (R, B), uniform B-subsets) and fresh noise η ~ N(0, $σ_j^2$) (R, B)."
     p = sigma.shape[0]
     for _ in range(T):
         coords = _floyd_blocks(rng, p, R, B)
@@ -319,10 +324,10 @@ def dp_bcd(
     delta: float,  # δ in (0, 1) (replace-one neighbours)
     block_size: int | None = None,  # B, coordinates per round (default min(8, p))
     n_passes: int = 10,  # passes over the data: about n_passes·p coordinate updates
-    step: float = 1.0,  # step-size hyperparameter γ: γ_j = γ / v_j (ESO)
-    clip=1.0,  # C > 0 (C_j = sqrt(M_j/tr M) C), thresholds (p,), or inf if ε = inf
-    smoothness="exact",  # "exact" (non-private, warns), "private", or public M_j (p,)
-    smoothness_bound=None,  # public bound b_j (required for "private")
+    step: float = 1.0,  # step-size hyperparameter γ: $γ_j$ = γ / $v_j$ (ESO)
+    clip=1.0,  # C > 0 ($C_j$ = sqrt($M_j$/tr M) C), thresholds (p,), or inf if ε = inf
+    smoothness="exact",  # "exact" (non-private, warns), "private", or public $M_j$ (p,)
+    smoothness_bound=None,  # public bound $b_j$ (required for "private")
     smoothness_budget: float = 0.1,  # fraction of ε spent on the private constants
     row_nnz: int | None = None,  # public bound ω on the non-zeros per row (None: p)
     fit_intercept: bool = False,  # also fit an intercept b (an implicit column of s; X is not copied)

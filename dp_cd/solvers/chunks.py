@@ -23,14 +23,14 @@ __all__ = ['SHAPE_ERROR', 'NPY_SOURCES', 'TABLE_SUFFIXES', 'run_seed', 'chunk_ge
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 def run_seed(rng:np.random.Generator, # the run's generator (one draw is consumed)
-            ) -> int:
+            ) -> int: # the seed
     "The one integer that seeds every chunk task of a run."
     return int(rng.integers(0, 2**63))
 
 
 def chunk_generator(seed:int, # from `run_seed`
                     *keys:int, # the task's keys, e.g. (chunk k, step t)
-                   ) -> np.random.Generator:
+                   ) -> np.random.Generator: # a Generator
     "The generator of one chunk task: `SeedSequence([seed, *keys])`."
     return np.random.default_rng(np.random.SeedSequence([int(seed), *map(int, keys)]))
 
@@ -73,7 +73,7 @@ def dask_client(address:str|None=None, # a scheduler's address; None: start a lo
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 @njit(cache=True, nogil=True, fastmath={"reassoc"})
 def all_finite(values, # a 1-d float array
-              ) -> bool:
+              ) -> bool: # True when every value is finite
     "Whether `values` holds no NaN and no infinite value (one pass, no temporary)."
     acc = 0.0
     for i in range(values.shape[0]):
@@ -100,7 +100,7 @@ def load_chunk(block, # the chunk's rows (array-like)
                start:int, # index of its first row
                shape:tuple|None=None, # the chunk's (rows, p) declared by the design
                order:str="F", # "F" on the workers (kept), "C" in process (the row kernels)
-              ) -> tuple:
+              ) -> tuple: # (rows, labels)
     """A chunk as the kernels read it, (float64 rows in `order`, labels); one clear error if bad,
     naming no chunk, row or value (`k`, `start`: the chunk's place, for the checks' callers)."""
     Xc = np.asarray(block, dtype=np.float64, order=order)
@@ -161,7 +161,7 @@ class LazyChunk:
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 def open_chunks(ex, # `executor()`
                 problem:Problem, # a validated chunked problem
-               ) -> list:
+               ) -> list: # one handle per chunk
     "Handles of the chunks: futures of their state on the workers, or `LazyChunk`s in process."
     rows, p = check_chunks(problem.X), problem.X.shape[1]
     starts = np.concatenate([[0], np.cumsum(rows)]).astype(np.int64)
@@ -185,8 +185,8 @@ def _largest_row_norm(block, norms, block_info=None) -> np.ndarray:
 
 
 def chunk_row_norms(X, # a chunked design
-                    norms, # rows (n_c, p) -> their Euclidean norms (n_c,), e.g. DP-CD's `row_norms`
-                   ) -> np.ndarray:
+                    norms, # rows ($n_c$, p) -> their Euclidean norms ($n_c$,), e.g. DP-CD's `row_norms`
+                   ) -> np.ndarray: # one norm per chunk
     "The largest row norm of each chunk (a plan reads only their maximum)."
     rows = check_chunks(X)
     return np.asarray(X.map_blocks(_largest_row_norm, norms, chunks=((1,) * len(rows), (1,)),
@@ -210,7 +210,12 @@ def _map_in_process(handles:list, fn, zs:list, args:tuple) -> list:
     return out
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
-def map_chunks(ex, handles:list, fn, zs:list, *args) -> tuple[list, list]:
+def map_chunks(ex,  # `executor()`
+               handles:list,  # the chunks (`open_chunks`)
+               fn,  # fn(Xc, yc, z, k, *args) -> (new margins, partial result)
+               zs:list,  # the margins of each chunk
+               *args,  # passed to `fn`
+              ) -> tuple[list, list]:  # (new margins, partial results in chunk order)
     "Run `fn` on every chunk: (new margins, left where computed; partials, gathered in order)."
     if isinstance(ex, InProcess):
         out = _map_in_process(handles, fn, zs, args)
@@ -222,7 +227,8 @@ def map_chunks(ex, handles:list, fn, zs:list, *args) -> tuple[list, list]:
     return new_zs, parts
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
-def reduce_chunks(parts:list):
+def reduce_chunks(parts:list,  # partial results, one per chunk: arrays, or tuples of arrays
+                 ):
     "The chunks' partial results added in chunk order (arrays, or tuples of them entry-wise)."
     if isinstance(parts[0], tuple):
         return tuple(reduce_chunks([q[i] for q in parts]) for i in range(len(parts[0])))
@@ -253,7 +259,7 @@ class ChunkHolder:
 @dataclass
 class HeldChunks:
     "The holders of a run's chunks: `ChunkHolder`s in process, or Dask actors (one per worker)."
-    holders: list
+    holders: list  # `ChunkHolder`s in process, or Dask actors
     keys: list  # the chunk indices held by each holder, in its order
     futures: tuple = ()  # the actors' futures (on a cluster): `release` lets the workers drop them
 
@@ -283,7 +289,7 @@ def hold_chunks(ex, # `executor()`
                 problem:Problem, # a validated chunked problem
                 init, # init(Xc, yc, *args) -> a chunk's state (runs where the chunk is held)
                 *args, # public arguments of `init`
-               ) -> HeldChunks:
+               ) -> HeldChunks: # the holders and their chunks
     "Read every chunk once and keep it with its state: on the workers (actors) or in process."
     spans, parts = _spans(problem), list(problem.X.to_delayed().ravel())
     y = problem.y
@@ -447,8 +453,8 @@ def _fill_rows(path:str, start:int, # the file and the byte offset of the first 
 @dataclass(frozen=True)
 class NpyRows:
     "The rows of a C-ordered `.npy` file, read into a fresh array (a dask task) or a buffer."
-    path: str
-    dtype: np.dtype
+    path: str  # the `.npy` file
+    dtype: np.dtype  # its dtype
     offset: int  # of the data, in bytes
     p: int  # columns
 

@@ -45,7 +45,7 @@ def check_privacy(epsilon:float, # ε > 0 (np.inf: non-private)
                   relation:str="replace_one", # neighbouring relation of the guarantee
                   pure:bool=False, # also accept δ = 0 (solvers with a pure ε-DP mode)
                   stacklevel:int=2, # of the δ ≥ 1/n warning (2: the caller's line)
-                 ) -> PrivacyRequest:
+                 ) -> PrivacyRequest: # the validated (ε, δ, n, relation)
     "The one validation of a fit's privacy target; warns when δ ≥ 1/n."
     epsilon = check_epsilon(epsilon, allow_inf=True)
     relation = check_relation(relation)
@@ -83,7 +83,7 @@ def check_problem(X, # design (n, p), dense array-like or scipy sparse
                   loss:Loss, # datafit
                   penalty:Penalty|None, # separable penalty (None: no penalty)
                   solver=None, # the `Solver` whose capabilities are checked (None: no check)
-                 ) -> Problem:
+                 ) -> Problem: # the validated data, loss and penalty
     "The one validation of a fit's data, loss and penalty."
     if not isinstance(loss, Loss):
         raise TypeError(f"loss must be a dp_cd.model.losses.Loss, got {type(loss).__name__}")
@@ -144,7 +144,7 @@ def project_records(
     problem: Problem,  # validated data of a fit
     x_norm: float,  # PUBLIC bound R: rows projected onto {‖x‖₂ ≤ R}
     y_bound: float | None = None,  # PUBLIC bound b: labels clipped to [-b, b] (None: kept)
-) -> Problem:
+) -> Problem:  # a new problem with the projected records
     "The records mapped one by one into the public universe (a copy; records inside unchanged)."
     s = row_scale(problem.X, x_norm)
     X = sp.diags(s) @ problem.X.tocsr() if problem.sparse else problem.X * s[:, None]
@@ -156,7 +156,7 @@ def check_sample_weight(
     sample_weight,  # per-record weights (n,), or None (unit weights)
     bound: float,  # PUBLIC bound W > 0: weights are projected onto [0, W]
     n: int,  # number of records
-) -> np.ndarray:
+) -> np.ndarray:  # the projected weights (n,), or an empty array for None
     """The weights projected onto [0, W] (a copy; empty for None: unit weights), ±inf clipped too
     and a missing weight (NaN, or a cell that is not a number) set to min(1, W); W checked. Never
     refused for a value."""
@@ -182,7 +182,7 @@ class LedgerEntry:
 @dataclass(frozen=True)
 class Ledger:
     "The privacy events of a fit, in order (an immutable value: `add` returns a new ledger)."
-    entries: tuple = ()
+    entries: tuple = ()  # (label, event) entries, in order
 
     def add(self, label:str, event:DPEvent) -> Ledger:
         "This ledger followed by `event`, labelled `label`."
@@ -223,7 +223,7 @@ class Plan:
 # %% ../../nbs/03_solvers/00_contract.ipynb
 def build_report(request:PrivacyRequest, # the validated privacy target
                  plan:Plan, # the solver's plan
-                ) -> PrivacyReport:
+                ) -> PrivacyReport: # the fit's privacy report
     "The `PrivacyReport` of a fit (the one place the library constructs one)."
     return PrivacyReport(epsilon=plan.epsilon,
                          delta=request.delta if plan.delta is None else plan.delta,
@@ -355,8 +355,8 @@ class Solver:
 @dataclass(frozen=True)
 class Option:
     "A keyword option of a solver, read from its public function's signature."
-    name: str
-    default: object
+    name: str  # the option name
+    default: object  # its default in the solver's public function
 
 
 _NOT_OPTIONS = ("random_state", "epsilon", "delta")   # arguments of every fit, not options
@@ -409,7 +409,7 @@ def _number(x) -> bool:
 
 def check_limits(options:dict, # the options of a fit, with their defaults
                  shape, # the shape (n, p) of X (public); anything else: only the options checked
-                ) -> None:
+                ) -> None: # nothing: a `ValueError` names an option beyond its limit
     "Refuse options beyond the public limits: work of `n_passes`, range of `intercept_scaling`."
     s = options.get("intercept_scaling")
     positive = _number(s) and np.isfinite(s) and s > 0   # (others: the solver's own message)
@@ -434,7 +434,7 @@ def check_limits(options:dict, # the options of a fit, with their defaults
 # %% ../../nbs/03_solvers/00_contract.ipynb
 def check_chunks(X, # a dask.array (n, p) chunked by rows only
                  name:str="X", # the argument's name, for the errors
-                ) -> tuple:
+                ) -> tuple: # the row chunk sizes
     "The row chunk sizes of a chunked design; one clear error naming the fix otherwise."
     if not hasattr(X, "chunks"):
         raise TypeError(f"{name} must be a dask.array chunked by rows; convert a dask DataFrame "
@@ -454,7 +454,7 @@ def check_chunks(X, # a dask.array (n, p) chunked by rows only
 def check_chunked_labels(y, # labels (n,): array-like or dask.array
                          loss:Loss, # whose `check_y` validates them
                          rows:tuple, # the design's row chunks
-                        ) -> np.ndarray:
+                        ) -> np.ndarray: # the labels (n,)
     "The labels in one float64 array, validated slice by slice (memory: n floats + a slice)."
     y = y if is_chunked(y) else np.asarray(y)
     if y.ndim != 1: raise ValueError(f"y must be 1-dimensional, got shape {y.shape}")
@@ -475,7 +475,7 @@ def check_chunked_problem(X, # dask.array (n, p), chunked by rows only
                           loss:Loss, # datafit
                           penalty:Penalty|None, # separable penalty (None: no penalty)
                           solver:Solver, # whose capabilities are checked
-                         ) -> Problem:
+                         ) -> Problem: # the validated problem, X kept as the dask array
     "`check_problem` for a chunked design: chunks, dtype, labels; values are checked per chunk."
     rows = check_chunks(X)
     if not np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.complexfloating):
@@ -541,7 +541,7 @@ SOLVERS = {}  # name -> Solver instance, filled by the solver modules as they ar
 
 def register(cls:type, # a Solver subclass with a unique `name`
              registry:dict|None=None, # where to register (default: SOLVERS)
-            ) -> type:
+            ) -> type: # `cls`, unchanged
     "Class decorator: register one instance of `cls` under `cls.name`."
     registry = SOLVERS if registry is None else registry
     if not (isinstance(cls, type) and issubclass(cls, Solver)) or not cls.name:
@@ -576,7 +576,7 @@ def _keep_attached(cls:type):
 # %% ../../nbs/03_solvers/00_contract.ipynb
 def get_solver(name:str, # a registered name, e.g. "dp-cd"
                registry:dict|None=None, # default: SOLVERS
-              ) -> Solver:
+              ) -> Solver: # the registered instance
     "The solver registered under `name` (one clear error listing the names otherwise)."
     registry = SOLVERS if registry is None else registry
     if name not in registry:
@@ -585,7 +585,7 @@ def get_solver(name:str, # a registered name, e.g. "dp-cd"
 
 # %% ../../nbs/03_solvers/00_contract.ipynb
 def chunked_solvers(registry:dict|None=None, # default: SOLVERS
-                   ) -> list:
+                   ) -> list: # the names, sorted
     "The names of the registered solvers that run on row-chunked designs (`row_chunks`)."
     return sorted(name for name, s in (SOLVERS if registry is None else registry).items()
                   if s.row_chunks)
@@ -611,7 +611,7 @@ def check_chunked_options(solver:Solver, # the solver asked to run on a row-chun
 def check_solver_options(solver_options, # a dict of options of `solver`, or None (no options)
                          solver:Solver, # the solver that will receive them
                          name:str="solver_options", # the parameter named in errors
-                        ) -> dict:
+                        ) -> dict: # the options (an empty dict for None)
     "The options as a dict, checked: a mapping of the solver's option names (a `TypeError` if not)."
     if solver_options is None: return {}
     example = "{'n_passes': 20}"

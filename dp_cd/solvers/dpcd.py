@@ -48,18 +48,18 @@ def dp_cd(
     epsilon: float,  # total privacy budget ε > 0 (np.inf: non-private)
     delta: float | None,  # δ in (0, 1) (replace-one neighbours); None only with epsilon = inf
     n_passes: int = 10,  # passes over the data: T*K/p coordinate updates in total
-    step: float = 1.0,  # step-size hyperparameter gamma: gamma_j = gamma / M_j
-    clip=1.0,  # C > 0 (C_j = sqrt(M_j/tr M) C), explicit thresholds (p,), or np.inf (only if epsilon = inf)
+    step: float = 1.0,  # step-size hyperparameter gamma: gamma_j = gamma / $M_j$
+    clip=1.0,  # C > 0 ($C_j$ = sqrt($M_j$/tr M) C), explicit thresholds (p,), or np.inf (only if epsilon = inf)
     clipping: str = "coordinate",  # "coordinate" (§4.5.1), "sample" (per-sample ℓ2 at C) or "adaptive"
     clip_quantile: float | None = None,  # "adaptive": target unclipped fraction γ ∈ (0, 1) (None: 0.9)
     clip_lr: float | None = None,  # "adaptive": η > 0 of C ← C exp(−η(b̃ − γ)) (None: 0.5)
     quantile_budget: float | None = None,  # "adaptive": share ρ ∈ (0, 1) of μ² for the counts (None: 0.01)
     quantile_warmup: int | None = None,  # "adaptive": counts bisecting C at w0 before pass 1 (None: 8)
-    n_inner: int
-    | None = None,  # K, updates per outer iteration (default p; a multiple of p for clipping="sample")
+    # K, updates per outer iteration (default p; a multiple of p for clipping="sample")
+    n_inner: int | None = None,
     averaging: bool = False,  # True: $w^{t+1}$ = mean of the K inner iterates (Algorithm 4.3.1); False: last iterate
-    smoothness="exact",  # "exact" (non-private, warns), "private" (§4.5.2), or public constants M_j (p,)
-    smoothness_bound=None,  # public bound b_j on the per-sample constants (required for "private")
+    smoothness="exact",  # "exact" (non-private, warns), "private" (§4.5.2), or public constants $M_j$ (p,)
+    smoothness_bound=None,  # public bound $b_j$ on the per-sample constants (required for "private")
     smoothness_budget: float = 0.1,  # fraction of epsilon spent on the private constants
     accountant: str = "gdp",  # "gdp" (exact), "rdp", "rdp_mironov" (papers) or "closed_form" (Thm 4.3.1)
     w0=None,  # initial point (default 0); it must not depend on the private data
@@ -67,14 +67,14 @@ def dp_cd(
     intercept_scaling: float = 1.0,  # s > 0, the value of that column (PUBLIC; b = s · its coefficient)
     penalize_intercept: bool = False,  # apply the penalty to the column's coefficient too (liblinear)
     random_state=None,  # seed or Generator
-    record_every: float
-    | None = None,  # record (passes, coef) every this many passes (multiples of K/p)
+    # record (passes, coef) every this many passes (multiples of K/p)
+    record_every: float | None = None,
     sample_weight=None,  # per-record weights (n,), projected onto [0, sample_weight_bound]
-    sample_weight_bound: float = 1.0,  # PUBLIC bound W > 0 on the weights (noise, M_j scale by W)
+    sample_weight_bound: float = 1.0,  # PUBLIC bound W > 0 on the weights (noise, $M_j$ scale by W)
     selection: str = "uniform",  # "uniform" (a permutation per pass if per-sample) or "importance" ($q_j ∝ M_j^α$)
     selection_power: float = 1.0,  # α ≥ 0 of selection="importance" (0: uniform)
     step_rule: str = "constant",  # "constant" ($γ_j = γ/M_j$) or "dog" (distance over gradients, dense X)
-) -> FitResult:
+) -> FitResult:  # the coefficients, the privacy report and the recorded iterates
     """Differentially private proximal coordinate descent (thesis Algorithm 4.3.1 with §4.5's
     clipping and constants)."""
     return get_solver("dp-cd").fit(
@@ -90,9 +90,9 @@ def dp_cd(
         selection=selection, selection_power=selection_power, step_rule=step_rule)
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
-def clip_thresholds(M, # coordinate-wise smoothness constants M_j (p,), positive
+def clip_thresholds(M, # coordinate-wise smoothness constants $M_j$ (p,), positive
                     clip:float, # the single hyperparameter C > 0 (inf: no clipping)
-                   ) -> np.ndarray:
+                   ) -> np.ndarray: # the thresholds $C_j$ (p,)
     "Coordinate-wise clipping thresholds $C_j = \\sqrt{M_j/\\mathrm{tr}M}\\,C$ (§4.5.1)."
     M = check_array(M, "M", ndim=1)
     if np.any(M <= 0): raise ValueError("M must be positive")
@@ -125,8 +125,8 @@ def dpcd_noise_multiplier(
     delta: float,  # target δ in (0, 1)
     n_updates: int,  # number of released coordinate gradients, T*K
     accountant: str = "gdp",  # "gdp" (exact), "rdp", "rdp_mironov" (papers), "closed_form"
-) -> float:
-    "Noise multiplier z = σ_j/Δ_j (every coordinate) making `n_updates` releases (ε, δ)-DP."
+) -> float:  # z
+    "Noise multiplier z = $σ_j$/$Δ_j$ (every coordinate) making `n_updates` releases (ε, δ)-DP."
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     n_updates = check_scalar(n_updates, "n_updates", low=1, integer=True)
@@ -137,7 +137,7 @@ def dpcd_noise_multiplier(
     return float(calibrate_noise_multiplier(epsilon, delta, n_updates, method=method))
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
-def dpcd_events(noise_multiplier:float, # z = σ_j/Δ_j
+def dpcd_events(noise_multiplier:float, # z = $σ_j$/$Δ_j$
                 n_updates:int, # T*K
                ):
     "The ledger of DP-CD's optimisation: `n_updates` Gaussian releases with noise multiplier z."
@@ -186,7 +186,7 @@ def _row_norms_csc(data, indices, indptr, out, extra=0.0):
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def row_norms(X, # design (n, p), dense or scipy sparse
               extra:float=0.0, # a last entry of every row (the intercept's s): norms of [X, s1]
-             ) -> np.ndarray:
+             ) -> np.ndarray: # the norms (n,)
     "Euclidean norms of the rows (inf only beyond the largest float); O(n) memory on Fortran/CSC."
     Xd, sparse = as_design(X, "X")
     out = np.empty(Xd.shape[0])
@@ -195,11 +195,12 @@ def row_norms(X, # design (n, p), dense or scipy sparse
     return out
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
-def sample_clip_thresholds(norms, # row norms ‖x_i‖ (n,), as computed by `row_norms`
+def sample_clip_thresholds(norms, # row norms ‖$x_i$‖ (n,), as computed by `row_norms`
                            clip:float, # ℓ2 threshold C of per-sample gradients (> 0; inf: none)
                            p:int=1, # number of columns (bounds the rounding error of the norms)
-                          ) -> np.ndarray:
-    "Thresholds c_i ‖x_i‖ <= C: C/‖x_i‖ shrunk by p + 8 ulps, finite; 0 for zero or infinite rows."
+                          ) -> np.ndarray: # the thresholds $c_i$ (n,)
+    """Thresholds $c_i$ ‖$x_i$‖ <= C: C/‖$x_i$‖ shrunk by p + 8 ulps, finite; 0 for zero or
+    infinite rows."""
     C = check_scalar(clip, "clip", low=0, low_open=True, allow_inf=True)
     p = check_scalar(p, "p", low=1, integer=True)
     norms = np.asarray(norms, dtype=float)
@@ -239,7 +240,7 @@ def _chunk_clipped_sums(block, beta:float, b, block_info=None) -> np.ndarray:
 def private_smoothness(X, # design (n, p), dense or sparse
                        loss:Loss, # the datafit (gives beta = sup phi'')
                        epsilon:float, # pure-DP budget epsilon' of the estimate
-                       bound, # public bound b_j on the per-sample β X_ij² (scalar or (p,))
+                       bound, # public bound $b_j$ on the per-sample β $X_{ij}^2$ (scalar or (p,))
                        random_state=None, # seed or Generator for the Laplace noise
                       ):
     "Private $M_j$ by (4.5.2), floored at its noise scale: `(M_priv, event)`, the event ε'-DP."
@@ -267,9 +268,10 @@ def noise_blocks(rng:np.random.Generator, # the run's generator
                  sigma, # noise scales sigma_j (p,)
                  T:int, # outer iterations
                  K:int, # inner iterations
-                 order:str="uniform", # "uniform": i.i.d. j_k; "permutation": one per p updates
+                 order:str="uniform", # "uniform": i.i.d. $j_k$; "permutation": one per p updates
                 ):
-    "Per outer iteration: coordinates j_k (int64, K) and fresh noise $η_k ∼ N(0, σ_{j_k}^2)$ (K,)."
+    """Per outer iteration: coordinates $j_k$ (int64, K) and fresh noise $η_k ∼ N(0, σ_{j_k}^2)$
+    (K,)."""
     p = sigma.shape[0]
     if order not in ("uniform", "permutation"):
         raise ValueError(f"order must be 'uniform' or 'permutation', got {order!r}")
@@ -368,17 +370,17 @@ def _thresholds(clip, M, private):
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def coordinate_setup(X, # validated design (n, p)
                      loss:Loss, # datafit
-                     smoothness, # "exact", "private", or public constants M_j (p,)
-                     smoothness_bound, # public bound b_j for "private"
+                     smoothness, # "exact", "private", or public constants $M_j$ (p,)
+                     smoothness_bound, # public bound $b_j$ for "private"
                      smoothness_budget:float, # fraction of epsilon spent on the private constants
                      epsilon:float, # total budget (np.inf: non-private)
-                     step:float, # step-size hyper-parameter gamma (gamma_j = gamma / M_j)
-                     clip, # C (C_j = sqrt(M_j / tr M) C), thresholds (p,), or inf (non-private)
+                     step:float, # step-size hyper-parameter gamma (gamma_j = gamma / $M_j$)
+                     clip, # C ($C_j$ = sqrt($M_j$ / tr M) C), thresholds (p,), or inf (non-private)
                      rng:np.random.Generator, # the run's generator (noise of the private constants)
                      solver:str="dp_cd", # name used in warnings
                      stacklevel:int=3, # the leak warning's, as if warned here (3: caller's caller)
-                    ) -> dict:
-    "M_j, steps, thresholds and their bookkeeping: M, steps, clips, eps_M, event, notes, leaks."
+                    ) -> dict: # {"M", "steps", "clips", "eps_M", "event", "notes", "leaks"}
+    "$M_j$, steps, thresholds and their bookkeeping: M, steps, clips, eps_M, event, notes, leaks."
     private = bool(np.isfinite(epsilon))
     M, eps_M, event, notes, leaks = _smoothness(X, loss, smoothness, smoothness_bound,
                                                 smoothness_budget, epsilon, rng, solver,
@@ -396,9 +398,9 @@ def intercept_setup(setup:dict, # `coordinate_setup`'s constants of the p column
                     clip, # C (thresholds of all p + 1 coordinates), or p + 1 explicit thresholds
                     step:float, # γ
                     private:bool, # whether ε is finite (thresholds must then be finite)
-                   ) -> dict:
-    """The constants with the intercept's appended: M_b = β s² (public: ‖s1‖²/n = s²), γ_b = γ/M_b,
-    and the thresholds of the p + 1 coordinates (`clip_thresholds` with M_b in the trace)."""
+                   ) -> dict: # `setup` with the p + 1 coordinates' constants
+    """The constants with the intercept's appended: $M_b$ = β s² (public: ‖s1‖²/n = s²), $γ_b$ = γ/$M_b$,
+    and the thresholds of the p + 1 coordinates (`clip_thresholds` with $M_b$ in the trace)."""
     M = np.append(setup["M"], loss.curvature * scaling ** 2)
     if np.ndim(clip) == 0: clips = _thresholds(clip, M, private)
     else:
@@ -464,14 +466,14 @@ def _dpcd_dense(loss, penalty, data, z, w, block, scales, avg, intercept):
 def dpcd_inner_dense(
     loss,  # (code, param) of the loss: (`Loss.code`, `Loss.param`)
     penalty,  # (code, params) of the penalty: (`Penalty.code`, `Penalty.params`)
-    X,
-    y,  # Fortran design (n, p) and labels (n,)
-    z,
-    w,  # predictions z = Xw (+ b) (n,) and iterate (p,; p + 1 with the intercept), in place
-    block,  # (coordinates j_k (int64, K), noise η_k (K,)): a `noise_blocks` item
-    scales,  # (step sizes γ_j (p,), clipping thresholds C_j (p,; inf: none))
+    X,  # Fortran design (n, p)
+    y,  # labels (n,)
+    z,  # predictions z = Xw (+ b) (n,), updated in place
+    w,  # iterate (p,; p + 1 with the intercept), updated in place
+    block,  # (coordinates $j_k$ (int64, K), noise $η_k$ (K,)): a `noise_blocks` item
+    scales,  # (step sizes $γ_j$ (p,), clipping thresholds $C_j$ (p,; inf: none))
     avg=None,  # (p,) array receiving the mean of $θ^1, …, θ^K$; None: last iterate
-    records=None,  # (C/‖x_i‖ (n,): per-sample ℓ2 clipping[, w_i ∈ [0, W] (n,): weights after
+    records=None,  # (C/‖$x_i$‖ (n,): per-sample ℓ2 clipping[, $w_i$ ∈ [0, W] (n,): weights after
                    # clipping]), an empty array for either: none (None: neither). Without
                    # weights (a 1-tuple) the weighted loops are not compiled
     intercept=None,  # (column of s (column 0 of an (n, k) array), penalty of the intercept): coordinate p
@@ -513,9 +515,16 @@ def _dpcd_sparse(loss, penalty, data, z, w, block, scales, avg, intercept):
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 @njit(cache=True)
-def dpcd_inner_sparse(loss, penalty,
+def dpcd_inner_sparse(loss, # (code, param) of the loss
+                      penalty, # (code, params) of the penalty
                       X, # CSC design as (data, indices, indptr), sorted int64 indices
-                      y, z, w, block, scales, avg=None,
+                      y, # labels (n,)
+                      z, # predictions z = Xw (+ b) (n,), updated in place
+                      w, # iterate (p,; p + 1 with the intercept), updated in place
+                      # (coordinates $j_k$ (int64, K), noise $η_k$ (K,)): a `noise_blocks` item
+                      block,
+                      scales, # (step sizes $γ_j$ (p,), clipping thresholds $C_j$ (p,; inf: none))
+                      avg=None, # (p,) array receiving the mean of $θ^1, …, θ^K$; None: last iterate
                       records=None, # (per-sample thresholds, weights), as `dpcd_inner_dense`
                       intercept=None, # (CSC column of s as (data, indices, indptr), its penalty)
                      ):
@@ -990,19 +999,27 @@ class DPCD(Solver):
     check_options, plan, run, run_chunks = _check_options, _plan, _run, _run_chunks
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
-def smoothness_from_bounds(self, loss:Loss, bounds:np.ndarray, target_bound=None) -> dict:
-    "M_j estimated privately, with the public per-record bound β B_j² (β = sup φ'')."
+def smoothness_from_bounds(self,
+                           loss:Loss,  # the datafit (β = sup φ'')
+                           bounds:np.ndarray,  # public bounds $B_j$ ≥ |$x_{ij}$| (p,)
+                           target_bound=None,  # public bound on |$y_i$| (unused)
+                          ) -> dict:  # the options
+    "$M_j$ estimated privately, with the public per-record bound β $B_j^2$ (β = sup φ'')."
     return dict(smoothness="private", smoothness_bound=loss.curvature * np.asarray(bounds) ** 2)
 
 DPCD.options_from_bounds = smoothness_from_bounds
 
 
-def smoothness_from_moments(self, loss:Loss, moments:np.ndarray, scales:np.ndarray,
-                            options:dict) -> dict:
-    """Public M_j = β (1/n) Σ_i x_ij² from released (or public) mean squares: post-processing, so
+def smoothness_from_moments(self,
+                            loss:Loss,  # the datafit (β = sup φ'')
+                            moments:np.ndarray,  # released mean squares of the columns (p,)
+                            scales:np.ndarray,  # the scales $s_j$ dividing the columns (p,)
+                            options:dict,  # the fit's options (`clip`, `clipping`)
+                           ) -> dict:  # the options
+    """Public $M_j$ = β (1/n) $Σ_i$ $x_{ij}^2$ from released (or public) mean squares: post-processing, so
     that no share of ε goes to estimating them. With one coordinate-wise threshold C, the
     thresholds
-    become explicit: those §4.5.1 gives the unscaled columns (constants M_j s_j²), divided by s_j,
+    become explicit: those §4.5.1 gives the unscaled columns (constants $M_j$ $s_j^2$), divided by $s_j$,
     so that dividing the columns changes the penalty's units only, not what is clipped."""
     M = loss.curvature * np.asarray(moments, dtype=float)
     out = dict(smoothness=M)

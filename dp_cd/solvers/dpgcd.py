@@ -60,15 +60,15 @@ def dp_gcd(
     epsilon: float,  # total privacy budget ε > 0 (np.inf: non-private)
     delta: float,  # δ in (0, 1) (replace-one neighbours)
     n_passes: int = 10,  # T iterations; one DP-GCD iteration is one pass over the data
-    step: float = 1.0,  # step-size hyperparameter gamma: gamma_j = gamma / M_j
-    clip=1.0,  # C > 0 (C_j = sqrt(M_j/tr M) C), explicit thresholds (p,), or np.inf (only if epsilon = inf)
+    step: float = 1.0,  # step-size hyperparameter gamma: gamma_j = gamma / $M_j$
+    clip=1.0,  # C > 0 ($C_j$ = sqrt($M_j$/tr M) C), explicit thresholds (p,), or np.inf (only if epsilon = inf)
     rule: str = "gs-r",  # "gs-r", "gs-s", "gs-q" (§5.3.5) or "gsl" (Algorithm 5.3.1, no penalty)
     selection: str = "exponential",  # "exponential" (proven, library) or "as_published" (papers' RNM + (B.1.1), labelled)
     release: str = "gaussian",  # noise of the released coordinate: "gaussian" or "laplace" (the papers')
     accountant: str = "best",  # "best" (min of the valid ones), "rdp", "zcdp", "advanced" or "advanced_drv" (last two: Laplace only)
     selection_share: float = 0.5,  # share of the per-iteration budget spent on selection (zCDP ρ / pure ε)
-    smoothness="exact",  # "exact" (non-private, warns), "private" (§4.5.2), or public constants M_j (p,)
-    smoothness_bound=None,  # public bound b_j on the per-sample constants (required for "private")
+    smoothness="exact",  # "exact" (non-private, warns), "private" (§4.5.2), or public constants $M_j$ (p,)
+    smoothness_bound=None,  # public bound $b_j$ on the per-sample constants (required for "private")
     smoothness_budget: float = 0.1,  # fraction of epsilon spent on the private constants
     w0=None,  # initial point (default 0, Remark 5.3.1)
     fit_intercept: bool = False,  # also fit an intercept b (an implicit column of s; X is not copied)
@@ -77,7 +77,7 @@ def dp_gcd(
     random_state=None,  # seed or Generator
     record_every: int | None = None,  # record (passes, coef) every this many iterations
     n_jobs: int = 1,  # threads of the gradient pass: 1 (serial), k, or -1 (numba's pool); see below
-) -> FitResult:
+) -> FitResult:  # the coefficients, the privacy report and the recorded iterates
     "Differentially private (proximal) greedy coordinate descent (thesis Algorithms 5.3.1–5.3.2)."
     return get_solver("dp-gcd").fit(
         X, y, loss, penalty, epsilon=epsilon, delta=delta, random_state=random_state,
@@ -103,17 +103,18 @@ class DPGCDCalibration:
     "Noise of a DP-GCD run and the guarantee it actually has."
     selection: str # "exponential" or "as_published"
     release: str # "gaussian" or "laplace"
-    epsilon_selection: float # ε of one selection (ε_s; "as_published": the papers' ε')
-    # "exponential": Gumbel scale per unit of score sensitivity (2/ε_s); "as_published": Laplace
-    # scale per unit of Δ_j (1/ε')
+    epsilon_selection: float # ε of one selection ($ε_s$; "as_published": the papers' ε')
+    # "exponential": Gumbel scale per unit of score sensitivity (2/$ε_s$); "as_published": Laplace
+    # scale per unit of $Δ_j$ (1/ε')
     selection_noise: float
-    release_multiplier: float # release noise per unit of Δ_j (Gaussian σ/Δ or Laplace b/Δ)
+    release_multiplier: float # release noise per unit of $Δ_j$ (Gaussian σ/Δ or Laplace b/Δ)
     event: object # the ledger of the whole run (dp_cd.privacy.events event)
     epsilon: float # ε certified for the whole run at δ
     claimed_epsilon: float # the target ε ("as_published": the papers' claim)
     accountant: str # accountant that certified `epsilon`
+    # how the budget is shared between selection and release
     budget_split: dict = field(default_factory=dict)
-    notes: tuple = ()
+    notes: tuple = ()  # remarks on the calibration, e.g. a published guarantee that fails
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 def dpgcd_calibration(
@@ -124,9 +125,9 @@ def dpgcd_calibration(
     release: str = "gaussian",  # "gaussian" or "laplace" ("as_published" forces "laplace")
     accountant: str = "best",  # "best" (min of RDP, zCDP and, for pure ledgers, advanced), "rdp", "zcdp", "advanced", "advanced_drv" (B.1.1)
     selection_share: float = 0.5,  # share of the per-iteration budget spent on selection (zCDP ρ for Gaussian, ε for Laplace)
-    selection_ratio: float = 1.0,  # "as_published": ρ = max κ_jΔ_j / min κ_jΔ_j of the scores (1 with C_j ∝ √M_j)
+    selection_ratio: float = 1.0,  # "as_published": ρ = max $κ_j$Δ_j / min $κ_j$Δ_j of the scores (1 with $C_j$ ∝ √$M_j$)
     n_choices: int | None = None,  # "as_published": number p of candidates
-) -> DPGCDCalibration:
+) -> DPGCDCalibration:  # the noise parameters and the certified ε
     """Noise parameters making $T$ DP-GCD iterations $(\\epsilon,\\delta)$-DP, and the certified
     guarantee."""
     eps = check_epsilon(epsilon)
@@ -223,9 +224,9 @@ _calibration_cached = functools.lru_cache(maxsize=1024)(dpgcd_calibration)
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 def quasi_sparsity(w, # vector (p,)
                    alpha:float=0.0, # threshold α ≥ 0
-                  ) -> int:
+                  ) -> int: # τ, the number of entries with |$w_j$| > α
     """Smallest τ such that `w` is (α, τ)-quasi-sparse (Definition 5.3.1): the number of entries
-    with |w_j| > α."""
+    with |$w_j$| > α."""
     w = check_array(w, "w", ndim=1)
     alpha = check_scalar(alpha, "alpha", low=0)
     return int(np.count_nonzero(np.abs(w) > alpha))
@@ -233,8 +234,8 @@ def quasi_sparsity(w, # vector (p,)
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 def quasi_sparsity_alpha(w, # vector (p,)
                          tau:int, # number τ ≥ 0 of entries allowed above α
-                        ) -> float:
-    "Smallest α such that `w` is (α, τ)-quasi-sparse: the (τ+1)-th largest |w_j| (0 if τ ≥ p)."
+                        ) -> float: # α ≥ 0
+    "Smallest α such that `w` is (α, τ)-quasi-sparse: the (τ+1)-th largest |$w_j$| (0 if τ ≥ p)."
     w = check_array(w, "w", ndim=1)
     tau = check_scalar(tau, "tau", low=0, integer=True)
     if tau >= w.size: return 0.0
@@ -247,7 +248,7 @@ def quadratic_constants(
     M=None,  # coordinate-wise constants (default: those of the Hessian's diagonal)
     w0=None,  # starting point for $R_{M,1}$ (default 0)
     y=None,  # labels, needed for $R_{M,1}$
-) -> dict:
+) -> dict:  # {name: value} of the constants computed
     """$μ_{M,2}$, $μ_{M,1}$ (p ≤ 20) and $R_{M,1}$ (p ≤ 20, given y) of $f(w) = ‖Xw − y‖^2/n + (λ/2)‖w‖^2$,
     exactly."""
     X = check_array(X, "X", ndim=2)
@@ -280,24 +281,34 @@ def quadratic_constants(
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 def noise_beta(lam_max:float, # largest Laplace scale λ_max of the noise
-               M_min:float, # smallest M_j
+               M_min:float, # smallest $M_j$
                T:int, # iterations
                p:int, # dimension
                zeta:float=0.05, # failure probability
-              ) -> float:
+              ) -> float: # β
     """β = 2λ_max²/M_min · log(8Tp/ζ)² of the proofs of Theorems 5.3.2–5.3.3 (per-step noise term,
     with probability 1 − ζ)."""
+    zeta = check_scalar(zeta, "zeta", 0, 1, True, True)
     return 2 * lam_max**2 / M_min * math.log(8 * T * p / zeta) ** 2
 
-def strongly_convex_bound_T(T:int, gap0:float, mu_M1:float, beta:float) -> float:
+def strongly_convex_bound_T(T:int,  # number of iterations
+                            gap0:float,  # initial suboptimality f(w⁰) − f*
+                            mu_M1:float,  # strong convexity of f in the norm $\|\cdot\|_{M,1}$
+                            beta:float,  # per-step noise term β (`noise_beta`)
+                           ) -> float:  # the bound on $f(w^T) − f^*$
     "(B.2.51)–(B.2.52): $(1 − μ_{M,1}/4)^T (f(w^0) − f^*) + 4β/μ_{M,1}$."
     return (1 - mu_M1 / 4) ** T * gap0 + 4 * beta / mu_M1
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
-def quasi_sparse_bound_T(T:int, gap0:float, mu_M2:float,
+def quasi_sparse_bound_T(T:int, # number of iterations
+                         gap0:float, # initial suboptimality f(w⁰) − f*
+                         mu_M2:float, # strong convexity of f in the norm $\|\cdot\|_{M,2}$
                          s:int, # sparsity of the iterates
-                         tau:int, alpha:float, # the solution is (α, τ)-quasi-sparse
-                         p:int, beta:float) -> float:
+                         tau:int, # τ of the (α, τ)-quasi-sparse solution
+                         alpha:float, # α of the (α, τ)-quasi-sparse solution
+                         p:int, # dimension
+                         beta:float, # per-step noise term β (`noise_beta`)
+                        ) -> float: # the bound on $f(w^T) − f^*$
     """(B.2.55): $(1 − μ_{M,2}/(4k))^T g_0 + 4kβ/μ_{M,2} + k(p−τ)α^2/8$ with $g_0$ = `gap0` and
     $k$ = min(s, T) + τ."""
     k = min(s, T) + tau
@@ -365,10 +376,10 @@ def _clipped_gradient_parallel(sparse:bool, X, data, indices, indptr, n:int, u, 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 @njit(cache=True)
 def exponential_race(
-    scores,  # scores s_j (p,)
+    scores,  # scores $s_j$ (p,)
     scale: float,  # Gumbel scale b > 0 (score units); 0: plain argmax (first index on ties)
-    expo,  # standard exponential variables E_j (p,)
-) -> int:
+    expo,  # standard exponential variables $E_j$ (p,)
+) -> int:  # the selected index j
     """$\\arg\\max_j s_j/b - \\log E_j$ (the exponential mechanism $\\propto e^{s_j/b}$), taking
     logarithms only for candidates."""
     p = scores.shape[0]

@@ -48,7 +48,7 @@ def dp_scd(
     penalize_intercept: bool = True,  # must be True: the L2 penalty is on every coordinate
     random_state=None,  # seed or Generator
     record_every: float | None = None,  # record (passes, θ) every this many passes
-) -> FitResult:
+) -> FitResult:  # the coefficients, the privacy report and the recorded iterates
     "DP-SCD (Damaskinos et al., 2021, Alg. 1): private mini-batch dual coordinate ascent."
     return get_solver("dp-scd").fit(X, y, loss, penalty, epsilon=epsilon, delta=delta,
                                     random_state=random_state, n_passes=n_passes,
@@ -198,7 +198,7 @@ DPSCD.run = _scd_run
 @njit(cache=True)
 def scd_move(code:int, param:float, xv:float, nx2:float, yj:float, aj:float, lam:float, N:float,
              L:float, C:float) -> float:
-    "Move of α_j minimising G*_j (Eq. 8) from x_j·v and ||x_j||², scaled to [-C, C]."
+    "Move of $α_j$ minimising G*_j (Eq. 8) from $x_j$·v and ||$x_j$||², scaled to [-C, C]."
     d = dual_coord_step(code, param, yj, aj, xv / (lam * N), L * nx2 / (lam * N))
     return _scd_scale(d, C)
 
@@ -225,15 +225,15 @@ def _scd_noise(alpha, v, noise_std, noise_a, noise_v, ptr, idx, t, all_alpha):
 def scd_steps_dense(
     Xr,  # design (N, p), dense, read by rows
     y,  # labels (N,)
-    alpha,
-    v,  # dual iterate α (N,) and $v = X^T α$ (p,), updated in place
+    alpha,  # dual iterate α (N,), updated in place
+    v,  # $v = X^T α$ (p,), updated in place
     loss,  # (code, param) of the loss: (`Loss.code`, `Loss.param`)
     scales,  # (λ, batch size L, move bound C, noise std σ; 0: no noise)
     batches,  # (ptr, idx): batch t is `idx[ptr[t]:ptr[t+1]]`
     noise,  # (noise_a, noise_v): standard normal noise of α and v, one row per step
     all_alpha: bool,  # noise on all of α (private variant) or on the batch's coordinates only
     sequential: bool,  # Algorithm 3 (each move applied before the next) or Algorithm 1
-    icpt=None,  # (r, s): the rows are r_j (x_j, s), v has p + 1 entries (`_scd_row_dense`)
+    icpt=None,  # (r, s): the rows are $r_j$ ($x_j$, s), v has p + 1 entries (`_scd_row_dense`)
 ):
     "DP-SCD steps on (α, v) in place; the noise is added as `_scd_noise` says."
     (code, param), (lam, L, C, noise_std), (ptr, idx) = loss, scales, batches
@@ -284,8 +284,20 @@ def _scd_apply_dense(Xr, alpha, v, j, d, icpt=None):
 # %% ../../nbs/03_solvers/07_dp_scd.ipynb
 @njit(cache=True)
 def scd_steps_sparse(X, # CSR design as (data, indices, indptr)
-                     y, alpha, v, loss, scales, batches, noise, all_alpha:bool, sequential:bool,
-                     icpt=None):
+                     y, # labels (N,)
+                     alpha, # dual iterate α (N,), updated in place
+                     v, # $v = X^T α$ (p,), updated in place
+                     loss, # (code, param) of the loss
+                     scales, # (λ, batch size L, move bound C, noise std σ; 0: no noise)
+                     batches, # (ptr, idx): batch t is `idx[ptr[t]:ptr[t+1]]`
+                     noise, # (noise_a, noise_v): standard normal noise of α and v, one row per step
+                     # noise on all of α (private variant) or on the batch's coordinates only
+                     all_alpha:bool,
+                     # Algorithm 3 (each move applied before the next) or Algorithm 1
+                     sequential:bool,
+                     # (r, s): the rows are $r_j$ ($x_j$, s), v has p + 1 entries; None: no intercept
+                     icpt=None,
+                    ):
     "Same as `scd_steps_dense` for a CSR design: a record costs O(its nnz)."
     (data, indices, indptr), (code, param), (ptr, idx) = X, loss, batches
     lam, L, C, noise_std = scales
@@ -355,7 +367,12 @@ def _intercept_rows(problem, design, s:float, private:bool) -> tuple:
     return row_scale(X, 1.0, s), float(s)
 
 # %% ../../nbs/03_solvers/07_dp_scd.ipynb
-def scd_draws(rng, problem, plan:Plan, steps:int, sequential:bool=False) -> tuple:
+def scd_draws(rng,  # the run's Generator (consumed)
+              problem,  # the validated problem
+              plan:Plan,  # the solver's plan
+              steps:int,  # number of steps of the block
+              sequential:bool=False,  # Algorithm 3 (batches truncated to L records)
+             ) -> tuple:  # (ptr, idx, noise_a, noise_v)
     "A block's batches (Poisson, or L records without replacement as published), then its noise."
     P, N = plan.params, problem.n
     p = problem.p + bool(P.get("fit_intercept"))   # the implicit column's entry of v
@@ -404,7 +421,7 @@ def seq_dp_scd(X, # design (N, p), dense or sparse, rows of norm <= 1
                penalize_intercept:bool=True, # must be True: L2 on every coordinate
                random_state=None, # seed or Generator
                record_every:float|None=None, # record (passes, θ) every this many passes
-              ) -> FitResult:
+              ) -> FitResult: # the coefficients, the privacy report and the recorded iterates
     "seqDP-SCD (Damaskinos et al., 2021, Alg. 3): DP-SCD with sequential updates in a batch."
     return get_solver("seq-dp-scd").fit(X, y, loss, penalty, epsilon=epsilon, delta=delta,
                                         random_state=random_state, n_passes=n_passes,
@@ -440,7 +457,7 @@ def primal_dp_scd(X, # design (N, p), dense or sparse, rows of norm <= 1
                   penalize_intercept:bool=True, # must be True: L2 on every coordinate
                   random_state=None, # seed or Generator
                   record_every:float|None=None, # record (passes, θ) every this many passes
-                 ) -> FitResult:
+                 ) -> FitResult: # the coefficients, the privacy report and the recorded iterates
     "primalDP-SCD (Damaskinos et al., 2021, Alg. 2): private mini-batch primal coordinate descent."
     return get_solver("primal-dp-scd").fit(X, y, loss, penalty, epsilon=epsilon, delta=delta,
                                            random_state=random_state, n_passes=n_passes,
@@ -551,8 +568,8 @@ def _primal_update_sparse(data, indices, indptr, v, j, d, ones):
 def primal_steps_dense(
     X,  # design (N, p), Fortran
     y,  # labels (N,)
-    theta,
-    v,  # iterate θ (p,) and v = Xθ (N,), updated in place
+    theta,  # iterate θ (p,), updated in place
+    v,  # v = Xθ (N,), updated in place
     loss,  # (code, param) of the loss: (`Loss.code`, `Loss.param`)
     scales,  # (λ, the loss's curvature, L, move bound C, noise std σ; 0: no noise)
     colsq,  # squared column norms (p,)
@@ -581,8 +598,20 @@ def primal_steps_dense(
 # %% ../../nbs/03_solvers/07_dp_scd.ipynb
 @njit(cache=True)
 def primal_steps_sparse(X, # CSC design as (data, indices, indptr)
-                        y, theta, v, loss, scales, colsq, coords, noise, exact_v:bool,
-                        ones=None):
+                        y, # labels (N,)
+                        theta, # iterate θ (p,), updated in place
+                        v, # v = Xθ (N,), updated in place
+                        loss, # (code, param) of the loss
+                        # (λ, the loss's curvature, L, move bound C, noise std σ; 0: no noise)
+                        scales,
+                        colsq, # squared column norms (p,)
+                        coords, # coordinates of each step (T, L), int64
+                        noise, # (noise_t (T, L), noise_v (T, N)): standard normal noise of θ and v
+                        # keep v = Xθ exact (private variant) or add noise to it (as published)
+                        exact_v:bool,
+                        # (N, 1) Fortran: the implicit last column (coordinate p), dense, or None
+                        ones=None,
+                       ):
     "`primal_steps_dense` for a CSC design."
     (data, indices, indptr), (code, param), (noise_t, noise_v) = X, loss, noise
     lam, curv, L, C, noise_std = scales

@@ -37,10 +37,10 @@ def dp_sgd(
     epsilon: float,  # privacy budget ε > 0 (`np.inf`: non-private, no clipping, no noise)
     delta: float,  # δ in (0, 1)
     n_passes: float = 10,  # passes over the data (a pass is n / batch_size steps)
-    step: float
-    | None = None,  # step γ (None: 1/(2𝓛), 𝓛 from `smoothness`, else from the data: leaks)
-    smoothness: float
-    | None = None,  # public bound L ≥ β‖x_i‖² (β = sup φ''): step=None is 1/(2𝓛) with it
+    # step γ (None: 1/(2𝓛), 𝓛 from `smoothness`, else from the data: leaks)
+    step: float | None = None,
+    # public bound L ≥ β‖$x_i$‖² (β = sup φ''): step=None is 1/(2𝓛) with it
+    smoothness: float | None = None,
     clip: float = 1.0,  # per-sample gradient clipping threshold C (ignored when epsilon is inf)
     batch_size: float = 1,  # expected batch size B (Poisson sampling with rate q = B/n)
     relation: str = "replace_one",  # neighbouring relation of the guarantee: "replace_one" or "add_remove"
@@ -51,7 +51,7 @@ def dp_sgd(
     penalize_intercept: bool = False,  # apply the penalty to the column's coefficient too (liblinear)
     random_state=None,  # seed or Generator: batches and noise
     record_every: float | None = None,  # record (passes, coef) every this many passes
-) -> FitResult:
+) -> FitResult:  # the coefficients, the privacy report and the recorded iterates
     "Proximal DP-SGD (Alg. 3.2.2): per-sample clipping, Poisson subsampling, PLD accounting."
     return get_solver("dp-sgd").fit(X, y, loss, penalty, epsilon=epsilon, delta=delta,
                                     random_state=random_state, n_passes=n_passes, step=step,
@@ -115,7 +115,7 @@ DPSGD.check_options = _sgd_check_options
 def subsampled_gaussian_steps(z:float, # noise multiplier (noise std / clipping threshold)
                               q:float, # Poisson sampling rate
                               steps:int, # number of releases T
-                             ) -> SelfComposedEvent:
+                             ) -> SelfComposedEvent: # the ledger of the T releases
     "The event of T Poisson-subsampled Gaussian sums."
     z, q, steps = check_noise_multiplier(z, "z"), _check_q(q), check_steps(steps)
     return SelfComposedEvent(PoissonSubsampledGaussianEvent(z, q), steps)
@@ -141,20 +141,26 @@ def _calibrated(epsilon, delta, steps, q, relation, accountant="rdp"):
     return calibrate(make, epsilon, delta)
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
-def calibrate_subsampled_gaussian(epsilon:float, delta:float, # the (ε, δ) target
-                                  steps:int, q:float, # T releases at rate q
+def calibrate_subsampled_gaussian(epsilon:float, # target ε > 0
+                                  delta:float, # target δ in (0, 1)
+                                  steps:int, # number T of releases
+                                  q:float, # Poisson sampling rate
                                   relation:str, # neighbouring relation
                                   accountant:str="rdp", # "pld" (tightest) or "rdp"
-                                 ) -> float:
+                                 ) -> float: # the noise multiplier z
     """Smallest z for which T Poisson-subsampled Gaussian steps are (ε, δ)-DP (cached); "pld" searches
     [max(z_rdp/2, PLD_MIN_NOISE), z_rdp] only (`sgd_accountant`)."""
     epsilon, delta, steps = check_epsilon(epsilon), check_delta(delta), check_steps(steps)
     return _calibrated(epsilon, delta, steps, _check_q(q), check_relation(relation), str(accountant))
 
 
-def sgd_accountant(epsilon:float, delta:float, steps:int, q:float, relation:str,
+def sgd_accountant(epsilon:float, # target ε > 0
+                   delta:float, # target δ in (0, 1)
+                   steps:int, # number T of releases
+                   q:float, # Poisson sampling rate
+                   relation:str, # neighbouring relation
                    accountant:str, # the option: one of `SGD_ACCOUNTANTS`
-                  ) -> str:
+                  ) -> str: # "rdp" or "pld"
     """The accountant that calibrates and certifies the run: "rdp" instead of "pld" when RDP's
     multiplier is already below `PLD_MIN_NOISE` (huge ε), where the PLD's grid is too costly."""
     check_epsilon(epsilon), check_delta(delta), check_steps(steps), _check_q(q)
@@ -165,10 +171,10 @@ def sgd_accountant(epsilon:float, delta:float, steps:int, q:float, relation:str,
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 def sgd_expected_smoothness(M:float, # smoothness of the average loss f (e.g. β‖X‖₂²/n)
-                            L_max:float, # bound on every record's smoothness β‖x_i‖²
+                            L_max:float, # bound on every record's smoothness β‖$x_i$‖²
                             batch_size:float, # expected batch size B, in (0, n]
                             n:int, # number of records (public)
-                           ) -> float:
+                           ) -> float: # 𝓛
     "𝓛 = M + (1 − q) L_max / B, q = B/n: the expected smoothness of Poisson batches divided by B."
     n = check_scalar(n, "n", low=1, integer=True)
     B = check_scalar(batch_size, "batch_size", low=0, high=n, low_open=True)
@@ -287,6 +293,7 @@ def poisson_batches(rng:np.random.Generator, # random generator (consumed)
                     n:int, # number of records
                     q:float, # inclusion probability of each record in each batch
                     steps:int, # number of batches T
+                    # (ptr, idx): batch t is `idx[ptr[t]:ptr[t+1]]`
                    ) -> tuple[np.ndarray, np.ndarray]:
     "Batches where record i joins batch t independently with probability q: `(ptr, idx)` (int64)."
     n, q, steps = check_scalar(n, "n", low=1, integer=True), _check_q(q), check_steps(steps)
@@ -385,7 +392,7 @@ def _records_dense(X, y, norms, w, code:int, param:float, clip:float, rows, ones
 def sgd_steps_dense(
     X,  # design (n, p), dense in any order
     y,  # labels (n,)
-    row_norms,  # clipping norms of the rows (n,): of (x_i, s) with the intercept
+    row_norms,  # clipping norms of the rows (n,): of ($x_i$, s) with the intercept
     w,  # iterate (p,; p + 1 with the intercept), updated in place
     loss,  # (code, param) of the loss: (`Loss.code`, `Loss.param`)
     penalty,  # (code, params) of the penalty: (`Penalty.code`, `Penalty.params`)
@@ -431,8 +438,19 @@ def _margins_csr(data, indices, indptr, y, norms, w, rows, ones:float, zb, yb, n
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 @njit(cache=True)
 def sgd_steps_sparse(X, # CSR design as (data, indices, indptr)
-                     y, row_norms, w, loss, penalty, scales, batches, noise, intercept:float=0.0,
-                     penalize_intercept:bool=False):
+                     y, # labels (n,)
+                     row_norms, # clipping norms of the rows (n,): of ($x_i$, s) with the intercept
+                     w, # iterate (p,; p + 1 with the intercept), updated in place
+                     loss, # (code, param) of the loss
+                     penalty, # (code, params) of the penalty
+                     scales, # (step γ, clipping threshold C, 1/B, noise std σ = zC; 0: no noise)
+                     batches, # (ptr, idx): batch t is `idx[ptr[t]:ptr[t+1]]`
+                     # standard normal noise (T, w.size), a fresh row per step; (0, ·) without noise
+                     noise,
+                     # s: w[-1] is the coefficient of an implicit column of s (0: none)
+                     intercept:float=0.0,
+                     penalize_intercept:bool=False, # the penalty's prox on w[-1] too
+                    ):
     "Same as `sgd_steps_dense` for a CSR design: a record costs O(its nnz)."
     (data, indices, indptr), (code, param), (ptr, idx) = X, loss, batches
     step, clip, inv_b, noise_std = scales
@@ -462,9 +480,9 @@ MAX_BLOCK = 1 << 18   # noise numbers drawn per block (2 MiB): memory O(n + p) b
 
 
 def clipping_norms(X, # design (n, p), dense or sparse
-                   ones:float=0.0, # s ≠ 0: with the implicit column of s, norms of (x_i, s)
-                  ) -> np.ndarray:
-    """Row norms inflated past their rounding error (< p + 2 ulps), so |a| ‖x_i‖ <= C exactly; with
+                   ones:float=0.0, # s ≠ 0: with the implicit column of s, norms of ($x_i$, s)
+                  ) -> np.ndarray: # the inflated row norms (n,)
+    """Row norms inflated past their rounding error (< p + 2 ulps), so |a| ‖$x_i$‖ <= C exactly; with
     s, those of [X, s1] exactly as computed on the appended column (`row_norms`' `extra`)."""
     entries = X.shape[1] + (ones != 0)
     return row_norms(X, float(ones)) * (1 + (entries + 10) * np.finfo(float).eps)
@@ -484,7 +502,10 @@ def _sgd_kernel(problem, plan:Plan, w:np.ndarray, ones:float=0.0, penalised:bool
                              penalize_intercept=bool(penalised))
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
-def record_steps(record_every, n, batch_size) -> int:
+def record_steps(record_every,  # passes between two snapshots (0 or None: none)
+                 n,  # number of records
+                 batch_size,  # expected batch size B
+                ) -> int:  # steps between two snapshots, ≥ 1 (0: no trace)
     "Steps between two snapshots (0: no trace)."
     return max(1, int(round(record_every * n / batch_size))) if record_every else 0
 

@@ -187,17 +187,28 @@ class GrowthLoss:
                             np.asarray(xc, dtype=np.float64), coef, _domain(dom), step, iters)
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
-def PowerLoss(kappa:float, b:float=1.0, smoothing:float=0.0) -> GrowthLoss:
+def PowerLoss(kappa:float,  # exponent κ ≥ 1 of φ (convexity)
+              b:float=1.0,  # weight b of the linear term
+              # smoothing μ ≥ 0 of φ near 0; required > 0 when κ < 2 for Algorithms 1-2
+              smoothing:float=0.0,
+             ) -> GrowthLoss:  # the loss
     """$F(x;s) = \\phi_{\\kappa,\\mu}(\\|x\\|) + b\\langle x, s\\rangle$: exact $(1,\\kappa)$-growth
     of $f$ when $\\mathbb{E}s=0$, $\\mu=0$."""
     return GrowthLoss("power", kappa, smoothing, b=b)
 
-def LocationLoss(kappa:float, smoothing:float=0.0) -> GrowthLoss:
+def LocationLoss(kappa:float,  # exponent κ ≥ 1 of φ (convexity)
+                 # smoothing μ ≥ 0 of φ near 0; required > 0 when κ < 2 for Algorithms 1-2
+                 smoothing:float=0.0,
+                ) -> GrowthLoss:  # the loss
     """$F(x;s) = \\phi_{\\kappa,\\mu}(\\|x - s\\|)$ (mean for κ = 2, smoothed geometric median for κ
     = 1)."""
     return GrowthLoss("location", kappa, smoothing)
 
-def RegressionLoss(kappa:float, smoothing:float=0.0, y_bound:float=1.0) -> GrowthLoss:
+def RegressionLoss(kappa:float,  # exponent κ ≥ 1 of φ (convexity)
+                   # smoothing μ ≥ 0 of φ near 0; required > 0 when κ < 2 for Algorithms 1-2
+                   smoothing:float=0.0,
+                   y_bound:float=1.0,  # bound Y on |y|
+                  ) -> GrowthLoss:  # the loss
     """$F(x;(a,y)) = \\phi_{\\kappa,\\mu}(\\lvert\\langle a,x\\rangle - y\\rvert)$ ($\\ell_1$
     regression for κ = 1, least squares for κ = 2)."""
     return GrowthLoss("regression", kappa, smoothing, y_bound=y_bound)
@@ -207,7 +218,7 @@ def l2_laplace_noise(d:int, # dimension
                      scale:float, # Δ/ε: density ∝ exp(-||z||_2 / scale)
                      rng=None, # random_state or Generator
                      size:int|None=None, # number of draws (None: one vector)
-                    ) -> np.ndarray:
+                    ) -> np.ndarray: # one vector (d,), or `size` vectors (size, d)
     """Draws from the density $\\propto\\exp(-\\|z\\|_2/\\text{scale})$ on $\\mathbb{R}^d$: Gamma(d,
     scale) norm, uniform direction."""
     d = check_scalar(d, "d", low=1, integer=True)
@@ -222,7 +233,7 @@ def l2_laplace_noise(d:int, # dimension
 # %% ../../nbs/03_solvers/04_growth.ipynb
 def l2_laplace_logdensity(z, # points, shape (..., d)
                           scale:float, # Δ/ε
-                         ) -> np.ndarray:
+                         ) -> np.ndarray: # the log-density at each point
     """Normalised log-density of the ℓ2-Laplace law:
     $-\\|z\\|/s - \\log(\\Gamma(d) s^d \\cdot 2\\pi^{d/2}/\\Gamma(d/2))$."""
     z = np.asarray(z, dtype=np.float64)
@@ -236,7 +247,7 @@ def l2_laplace_logdensity(z, # points, shape (..., d)
 # %% ../../nbs/03_solvers/04_growth.ipynb
 def gaussian_noise_multiplier(epsilon:float, # ε > 0
                               delta:float, # δ in (0, 1)
-                             ) -> float:
+                             ) -> float: # σ/Δ
     """Smallest σ/Δ making one Gaussian release (ε, δ)-DP (exact analytic calibration,
     `dp_cd.privacy.accountants.calibrate_noise_multiplier`)."""
     epsilon = check_epsilon(epsilon)
@@ -294,7 +305,12 @@ def _proj_two_balls(y, c1, r1, c2, r2, out):
         for j in range(d): out[j] += rho * e[j] / math.sqrt(nn)
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
-def project_two_balls(y, c1, r1:float, c2=None, r2:float=np.inf) -> np.ndarray:
+def project_two_balls(y,  # the point to project
+                      c1,  # centre of the first ball
+                      r1:float,  # its radius
+                      c2=None,  # centre of the second ball (None: c1)
+                      r2:float=np.inf,  # its radius (inf: no second ball)
+                     ) -> np.ndarray:  # the projection
     "Euclidean projection of `y` onto $B(c_1, r_1)\\cap B(c_2, r_2)$ (the second ball is optional)."
     y = np.asarray(y, dtype=np.float64)
     c1 = np.asarray(c1, dtype=np.float64)
@@ -346,12 +362,12 @@ def _phase_iterations(L:float, beta_F:float, coef:float, diam:float, tau:float) 
 def solve_phase(S, # records of the chunk, shape (n0, record dim)
                 loss:GrowthLoss, # a smooth GrowthLoss
                 xc, # regularisation centre $x_{i-1}$ (in the domain)
-                eta:float, # step η_i
+                eta:float, # step $η_i$
                 domain:tuple, # (c1, r1, c2, r2): B(c1, r1) ∩ B(c2, r2)
                 tol:float, # certified accuracy τ
                 L:float, # Lipschitz constant on the domain
                 max_iter:int=10**6, # refuse if more iterations would be needed
-               ) -> tuple:
+               ) -> tuple: # (x, iterations)
     """Approximate minimiser of the phase objective with $\\|\\tilde x - \\hat x\\|\\le$ `tol`;
     returns `(x, iterations)`."""
     c1, r1, c2, r2 = domain
@@ -382,7 +398,7 @@ def localization_step_size(n:int, # number of records
                            epsilon:float, # ε
                            delta:float=0.0, # δ (0: Proposition 1, >0: Proposition 2)
                            beta:float|None=None, # failure probability, default 1/(n+d)
-                          ) -> float:
+                          ) -> float: # η
     "Step size η of Propositions 1 (δ = 0) and 2 (δ > 0) for Algorithm 1."
     n = check_scalar(n, "n", low=1, integer=True)
     d = check_scalar(d, "d", low=1, integer=True)
@@ -397,7 +413,7 @@ def localization_step_size(n:int, # number of records
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
 def min_records_localization(min_chunk:int=1 # records required in each phase
-                            ) -> int:
+                            ) -> int:  # the smallest n
     """Smallest n for which Algorithm 1's k = ceil(log n) chunks all have at least `min_chunk`
     records."""
     min_chunk = check_scalar(min_chunk, "min_chunk", low=1, integer=True)
@@ -450,7 +466,7 @@ def growth_privacy_report(epsilon:float, # ε of every phase (np.inf: non-privat
                           noise:str, # "laplace_l2", "laplace_coord", "gaussian" or "none"
                           phases:list, # the phase log (one dict per phase, with its noise scale)
                           n_used:int, # records read (each by exactly one phase)
-                         ) -> PrivacyReport:
+                         ) -> PrivacyReport: # the privacy report of the run
     "The `PrivacyReport` of Algorithm 1 or 2: one phase's guarantee, by parallel composition."
     request = PrivacyRequest(epsilon, delta)
     scales = [p["noise_scale"] for p in phases]
@@ -464,10 +480,11 @@ class GrowthResult:
     # one dict per phase (epoch, phase, chunk [start, stop), eta, sensitivity, noise scale,
     # iterations, its centre and released point x; not the unnoised minimiser: `_released`)
     phases:list
-    epsilon:float
-    delta:float
-    noise:str
+    epsilon:float  # ε of every phase (the run is ε-DP by parallel composition)
+    delta:float  # δ of every phase
+    noise:str  # the noise: "laplace_l2", "laplace_coord", "gaussian" or "none"
     n_used:int # records actually read (each exactly once)
+    # the schedule of Algorithm 2 (epochs, records per epoch, κ̲); empty for Algorithm 1
     note:str=""
     privacy:PrivacyReport|None=None # filled in from the transcript
 
@@ -600,14 +617,14 @@ def localization(
     eta: float | None = None,  # step η; default: Proposition 1/2
     x0=None,  # initial point (default: c)
     beta: float | None = None,  # failure probability for the default η
-    noise: str
-    | None = None,  # "laplace_l2" (default if δ = 0), "laplace_coord" (as published), "gaussian"
-    tol_frac: float = 0.01,  # inner accuracy τ_i = tol_frac·L·η_i
+    # "laplace_l2" (default if δ = 0), "laplace_coord" (as published), "gaussian"
+    noise: str | None = None,
+    tol_frac: float = 0.01,  # inner accuracy $τ_i$ = tol_frac·L·$η_i$
     max_inner_iter: int = 10**6,  # cap on inner iterations (checked before reading data)
     min_chunk: int = 1,  # minimum number of records per phase
     random_state=None,  # seed or Generator
     step_scale: float = 1.0,  # multiplies the default η (a constant hidden in the O(·); 1 = as published)
-) -> GrowthResult:
+) -> GrowthResult:  # the released point and the transcript of the phases
     "Algorithm 1 (localisation) on $\\mathcal X = B(c, R)$."
     c, R = _check_domain(center, radius)
     S = loss.check_records(S, c.shape[0])
@@ -629,7 +646,9 @@ def localization(
     return GrowthResult(x, _released(log), eps, delta, noise, used)
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
-def growth_epochs(n:int, kappa_lower:float) -> int:
+def growth_epochs(n:int,  # number of records, ≥ 2
+                  kappa_lower:float,  # lower bound κ̲ > 1 on the growth exponent
+                 ) -> int:  # T
     "Number of epochs $T = \\lceil 2\\log n/(\\underline\\kappa - 1)\\rceil$ of Algorithm 2."
     n = check_scalar(n, "n", low=2, integer=True)
     kl = check_scalar(kappa_lower, "kappa_lower")
@@ -648,7 +667,7 @@ def _growth_feasible(n, kl, min_chunk):
 # %% ../../nbs/03_solvers/04_growth.ipynb
 def min_records_growth(kappa_lower:float, # lower bound on κ (> 1)
                        min_chunk:int=1, # minimum records per phase
-                      ) -> int:
+                      ) -> int: # the smallest n
     """Smallest n for which Algorithm 2 gives every phase of every epoch at least `min_chunk`
     records."""
     growth_epochs(2, kappa_lower)
@@ -659,16 +678,16 @@ def min_records_growth(kappa_lower:float, # lower bound on κ (> 1)
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
 def growth_step_size(
-    n0: int,
-    d: int,
-    diameter: float,
-    L: float,
-    epsilon: float,
-    delta: float = 0.0,
-    beta: float | None = None,
+    n0: int,  # records of the first epoch
+    d: int,  # dimension
+    diameter: float,  # D = diam(X)
+    L: float,  # Lipschitz constant
+    epsilon: float,  # ε
+    delta: float = 0.0,  # δ (0: pure DP)
+    beta: float | None = None,  # failure probability, default 1/(n+d)
     n: int | None = None,  # total number of records (for the default β = 1/(n+d))
-) -> float:
-    "Initial step η_0 of Algorithm 2."
+) -> float:  # $η_0$
+    "Initial step $η_0$ of Algorithm 2."
     n0 = check_scalar(n0, "n0", low=2, integer=True)
     d = check_scalar(d, "d", low=1, integer=True)
     diameter = check_scalar(diameter, "diameter", low=0, low_open=True)
@@ -695,11 +714,11 @@ def epoch_growth(
     beta: float | None = None,  # failure probability (default 1/(n+d))
     noise: str | None = None,  # "laplace_l2" | "laplace_coord" | "gaussian"
     tol_frac: float = 0.01,  # inner accuracy as a fraction of L·η
-    max_inner_iter: int = 10**6,
-    min_chunk: int = 1,
-    random_state=None,
-    step_scale: float = 1.0,  # multiplies η_0 (a constant hidden in the O(·); 1 = as published)
-) -> GrowthResult:
+    max_inner_iter: int = 10**6,  # cap on inner iterations (checked before reading data)
+    min_chunk: int = 1,  # minimum number of records per phase
+    random_state=None,  # seed or Generator
+    step_scale: float = 1.0,  # multiplies $η_0$ (a constant hidden in the O(·); 1 = as published)
+) -> GrowthResult:  # the released point and the transcript of the phases
     "Algorithm 2 (epoch-based, adapts to any growth κ ≥ κ̲) on $\\mathcal X = B(c, R)$."
     c, R = _check_domain(center, radius)
     S = loss.check_records(S, c.shape[0])
@@ -789,7 +808,7 @@ def inverse_sensitivity_distribution(
     rho: float,  # smoothing radius ρ > 0
     grid_size: int = 201,  # grid points per axis
     as_published: bool = False,  # use exp(-ε n G / 2L) (2ε-DP) instead of exp(-ε n G / 4L)
-) -> tuple:
+) -> tuple:  # (grid points, their log-probabilities, spacing h)
     "Grid points, log-probabilities of the grid inverse sensitivity mechanism, and the spacing h."
     eps = check_epsilon(epsilon)
     rho = check_scalar(rho, "rho", low=0, low_open=True)
@@ -826,16 +845,16 @@ def inverse_sensitivity_distribution(
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
 def inverse_sensitivity(
-    S,
-    loss: GrowthLoss,
-    center,
-    radius: float,
-    epsilon: float,
-    rho: float,
-    grid_size: int = 201,
-    as_published: bool = False,
-    random_state=None,
-) -> np.ndarray:
+    S,  # records
+    loss: GrowthLoss,  # convex Lipschitz loss (μ = 0 allowed)
+    center,  # centre of X = B(c, R), dimension 1 or 2
+    radius: float,  # R
+    epsilon: float,  # ε
+    rho: float,  # smoothing radius ρ > 0
+    grid_size: int = 201,  # grid points per axis
+    as_published: bool = False,  # use exp(-ε n G / 2L) (2ε-DP) instead of exp(-ε n G / 4L)
+    random_state=None,  # seed or Generator
+) -> np.ndarray:  # the released point
     """One draw of the ρ-smooth gradient-based inverse sensitivity mechanism (grid version, ε-DP
     unless `as_published`)."""
     P, logp, h = inverse_sensitivity_distribution(
@@ -1097,21 +1116,21 @@ def growth_adaptive(
     epsilon: float,  # ε > 0 (np.inf: non-private, no noise)
     delta: float,  # δ in (0, 1) (Gaussian noise), or 0 for pure DP (ℓ2-Laplace noise)
     radius: float = 1.0,  # R: the model is constrained to ||w||_2 <= R
-    x_norm: float
-    | None = None,  # public bound on ||x_i||_2 (rows are clipped to it); None: from the data (leaks, warns)
-    y_bound: float
-    | None = None,  # public bound on |y_i| (squared/Huber; labels clipped); None: from the data (leaks, warns)
+    # public bound on ‖$x_i$‖₂ (rows are clipped to it); None: from the data (leaks, warns)
+    x_norm: float | None = None,
+    # public bound on |$y_i$| (squared/Huber; labels clipped); None: from the data (leaks, warns)
+    y_bound: float | None = None,
     kappa_lower: float = 1.5,  # lower bound κ̲ > 1 on the growth exponent
-    step: float | None = None,  # multiplier of Algorithm 2's η_0 (None: 256; 1 = as published)
-    clip: float
-    | None = None,  # alias of x_norm (the common contract's clipping threshold); np.inf allowed only with epsilon = inf
-    tol_frac: float = 0.01,  # certified inner accuracy as a fraction of L·η_i
+    step: float | None = None,  # multiplier of Algorithm 2's $η_0$ (None: 256; 1 = as published)
+    # alias of x_norm (the common contract's threshold); np.inf only with epsilon = inf
+    clip: float | None = None,
+    tol_frac: float = 0.01,  # certified inner accuracy as a fraction of L·$η_i$
     max_inner_iter: int = 10**5,  # refuse if a phase would need more inner iterations
     w0=None,  # initial point (projected onto the ball); default 0
     random_state=None,  # seed or Generator
-    record_every: float
-    | None = None,  # record (passes, coef) about every this many passes (after the phases)
-) -> FitResult:
+    # record (passes, coef) about every this many passes (after the phases)
+    record_every: float | None = None,
+) -> FitResult:  # the coefficients, the privacy report and the recorded iterates
     """The growth-adaptive method: Algorithm 2 of Asi, Levy & Duchi (2021) for a linear model over
     an ℓ2 ball; returns a `FitResult`."""
     return get_solver("growth-adaptive").fit(
@@ -1135,9 +1154,13 @@ class GrowthAdaptive(Solver):
     check_options, plan, run = _check_growth_options, _plan_growth, _run_growth
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
-def norm_bounds(self, loss:Loss, bounds:np.ndarray, target_bound=None) -> dict:
+def norm_bounds(self,
+                loss:Loss,  # the datafit
+                bounds:np.ndarray,  # public bounds $B_j$ ≥ |$x_{ij}$| (p,)
+                target_bound=None,  # public bound on |$y_i$| (None: none)
+               ) -> dict:  # {option: value}
     """x_norm = ‖B‖₂ (and y_bound for the squared and Huber losses): public norms from public bounds
-    B_j ≥ |x_ij|; without y_bound a regression would read the largest |y_i| off the data."""
+    $B_j$ ≥ |$x_{ij}$|; without y_bound a regression would read the largest |$y_i$| off the data."""
     options = dict(x_norm=float(np.sqrt(np.sum(np.asarray(bounds) ** 2))))
     if isinstance(loss, (SquaredLoss, HuberLoss)) and target_bound is not None:
         options["y_bound"] = float(target_bound)

@@ -40,15 +40,15 @@ def output_perturbation(
     *,
     epsilon: float,  # privacy budget ε > 0 (`np.inf`: return the exact minimiser)
     delta: float,  # δ in (0, 1)
-    x_norm: float | None = None,  # public bound on ||x_i||_2 (None: max over the data, leaks)
-    y_bound: float
-    | None = None,  # public bound on |y_i| (squared loss only; None: from the data, leaks)
+    x_norm: float | None = None,  # public bound on ||$x_i$||_2 (None: max over the data, leaks)
+    # public bound on |$y_i$| (squared loss only; None: from the data, leaks)
+    y_bound: float | None = None,
     opt_tol: float = 1e-8,  # solver tolerance τ = opt_tol·Λ/n, added to the sensitivity
     fit_intercept: bool = False,  # also fit an intercept b (an implicit column of s; X not copied)
     intercept_scaling: float = 1.0,  # s > 0, the column's value (PUBLIC; b = s · its coefficient)
     penalize_intercept: bool = True,  # L2 on the column's coefficient too (required: strong convexity)
     random_state=None,  # seed or Generator for the noise
-) -> FitResult:
+) -> FitResult:  # the coefficients, the privacy report and the recorded iterates
     "Output perturbation (Alg. 3.2.1): exact minimiser plus analytic-Gaussian noise (Thm. 3.2.1)."
     return get_solver("output-perturbation").fit(
         X, y, loss, penalty, epsilon=epsilon, delta=delta, random_state=random_state,
@@ -321,10 +321,11 @@ def l2_minimiser(X, # design (n, p), validated (Fortran dense or CSC)
                  gtol:float, # stop when ||∇F(w)||_2 <= gtol
                  max_iter:int=100, # Newton iterations
                  *,
-                 row_scale=None, # c (n,): the rows are c_i x_i (a projection); None: c = 1
+                 row_scale=None, # c (n,): the rows are $c_i$ $x_i$ (a projection); None: c = 1
                  column=None, # v (n,): an implicit last column (the intercept's); None: none
-                ) -> tuple[np.ndarray, float]:
+                ) -> tuple[np.ndarray, float]: # (w, ‖∇F(w)‖₂)
     "Minimiser of f + (λ/2)||w||² by Newton's method: `(w, ||∇F(w)||)`, w of p (+ 1) entries."
+    lam = check_scalar(lam, "lam", low=0, low_open=True)
     rows = (X, row_scale, column)
     fun = _objective(rows, y, loss, lam)
     w = np.zeros(X.shape[1] + (column is not None))

@@ -126,7 +126,16 @@ def _gcd_select(model, rule, sparse, X, csc, y, z, w, M):
 # %% ../../nbs/03_solvers/00_reference.ipynb
 @njit(cache=True)
 def gcd_steps(model, # (lcode, lparam, pcode, pparams): the loss's and the penalty's codes
-              rule:int, sparse:bool, X, csc, y, z, w, M, n_steps:int) -> int:
+              rule:int, # greedy rule: 0 GS-s, 1 GS-r, 2 GS-q
+              sparse:bool, # True: the design is `csc`, else `X`
+              X, # dense Fortran design (n, p) (unused when `sparse`)
+              csc, # CSC design as (data, indices, indptr) (used when `sparse`)
+              y, # labels (n,)
+              z, # predictions Xw (n,), updated in place
+              w, # coefficients (p,), updated in place
+              M, # coordinate-wise smoothness constants $M_j$ (p,)
+              n_steps:int, # number of updates to make
+             ) -> int: # the number of updates made
     """`n_steps` greedy proximal coordinate updates with step $1/M_j$ (rule 0 GS-s, 1 GS-r, 2 GS-q);
     returns the number done (fewer if a fixed point is reached)."""
     for t in range(n_steps):
@@ -313,17 +322,17 @@ def solve(
     *,
     method: str = "cd",  # "cd" (Alg. 2.2.3), "gcd" (Alg. 2.2.4), "pgd" (Alg. 2.2.1) or "newton" (proximal Newton, p <= a few thousand)
     tol: float = 1e-10,  # stop when the criterion (relative gap or fixed-point violation) is <= tol
-    max_iter: int
-    | None = None,  # max epochs (cd), coordinate updates (gcd) or gradient steps (pgd)
+    # max epochs (cd), coordinate updates (gcd) or gradient steps (pgd)
+    max_iter: int | None = None,
     w0=None,  # initial point (default 0)
     random_state=None,  # seed or Generator for the coordinate draws of "cd"
     selection: str = "random",  # "random" (uniform, Alg. 2.2.3) or "cyclic" coordinate order for "cd"
     rule: str = "gs-r",  # greedy rule of "gcd": "gs-s", "gs-r" or "gs-q" (all equal GS-L when psi = 0)
     accelerated: bool = False,  # FISTA momentum for "pgd"
-    check_every: int
-    | None = None,  # iterations between criterion checks (default: 1 for cd/pgd, 10 for gcd)
+    # iterations between criterion checks (default: 1 for cd/pgd, 10 for gcd)
+    check_every: int | None = None,
     history: bool = False,  # record F after every iteration
-) -> SolverResult:
+) -> SolverResult:  # the minimiser, its objective and the criterion reached
     "Minimise $F(w)=\\frac1n\\sum_i\\ell(w;(x_i,y_i))+\\psi(w)$ without privacy."
     if method not in ("cd", "gcd", "pgd", "newton"):
         raise ValueError(f"method must be 'cd', 'gcd', 'pgd' or 'newton', got {method!r}")
@@ -430,10 +439,10 @@ def solve(
 
 # %% ../../nbs/03_solvers/00_reference.ipynb
 def reference_optimum(
-    X,
-    y,
-    loss: Loss,
-    penalty: Penalty | None = None,
+    X,  # design (n, p): dense array-like or scipy sparse
+    y,  # labels (n,)
+    loss: Loss,  # datafit
+    penalty: Penalty | None = None,  # separable penalty (None: no penalty)
     tol: float = 1e-12,  # target criterion (relative duality gap when available)
     max_iter: int = 100_000,  # max epochs of coordinate descent
     return_result: bool = False,  # also return the SolverResult

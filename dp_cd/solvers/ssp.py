@@ -31,13 +31,13 @@ def adassp(
     *,
     epsilon: float,  # privacy budget ε > 0 (`np.inf`: ridge on the exact statistics)
     delta: float,  # δ in (0, 1)
-    x_norm: float | None = None,  # PUBLIC bound R on ‖x_i‖₂ (required when private)
-    y_bound: float | None = None,  # PUBLIC bound T on |y_i| (required when private)
+    x_norm: float | None = None,  # PUBLIC bound R on ‖$x_i$‖₂ (required when private)
+    y_bound: float | None = None,  # PUBLIC bound T on |$y_i$| (required when private)
     rho: float = 0.05,  # failure probability of the eigenvalue bound and of the noise's norm bound
     shares: tuple = (0.1, 0.45, 0.45),  # shares of μ² of the releases (λ_min, XᵀX, Xᵀy)
     accountant: str = "gdp",  # accountant of the three Gaussian releases ("gdp": exact)
     random_state=None,  # seed or Generator for the noise
-) -> FitResult:
+) -> FitResult:  # the coefficients, the privacy report and the recorded iterates
     "AdaSSP: XᵀX, Xᵀy and λ_min(XᵀX) released by Gaussian mechanisms, then an adaptive ridge."
     return get_solver("adassp").fit(
         X, y, loss, penalty, epsilon=epsilon, delta=delta, random_state=random_state,
@@ -60,8 +60,8 @@ AdaSSP.options_from_bounds = norm_bounds   # x_norm = ‖B‖₂, y_bound = the 
 # %% ../../nbs/03_solvers/11_ssp.ipynb
 def sym_from_vector(u:np.ndarray, # p(p+1)/2 entries: the diagonal, then the upper triangle
                     p:int, # the size of the matrix
-                   ) -> np.ndarray:
-    "v⁻¹(u): the symmetric p × p matrix A with v(A) = u, v(A) = (A_jj, √2 A_jk for j < k)."
+                   ) -> np.ndarray: # the symmetric matrix A (p, p)
+    "v⁻¹(u): the symmetric p × p matrix A with v(A) = u, v(A) = ($A_{jj}$, √2 $A_{jk}$ for j < k)."
     A = np.zeros((p, p))
     iu = np.triu_indices(p, 1)
     A[iu] = u[p:] / math.sqrt(2.0)
@@ -70,9 +70,9 @@ def sym_from_vector(u:np.ndarray, # p(p+1)/2 entries: the diagonal, then the upp
     return A
 
 
-def ssp_sensitivities(x_norm:float, # PUBLIC bound R on ‖x_i‖₂
-                      y_bound:float, # PUBLIC bound T on |y_i|
-                     ) -> tuple:
+def ssp_sensitivities(x_norm:float, # PUBLIC bound R on ‖$x_i$‖₂
+                      y_bound:float, # PUBLIC bound T on |$y_i$|
+                     ) -> tuple: # (R², √2 R², 2RT)
     "Replace-one ℓ2 sensitivities of (λ_min(XᵀX), v(XᵀX), Xᵀy): (R², √2 R², 2RT)."
     return x_norm ** 2, math.sqrt(2.0) * x_norm ** 2, 2.0 * x_norm * y_bound
 
@@ -150,7 +150,7 @@ def release_statistics(xtx:np.ndarray, # G = XᵀX of the (projected) records, p
                        xty:np.ndarray, # b = Xᵀy (p,)
                        sigmas, # noise scales (σ₁, σ₂, σ₃) of the three releases
                        rng:np.random.Generator, # the run's generator
-                      ) -> tuple:
+                      ) -> tuple: # (λ̃, Ĝ, b̂)
     "(λ̃, Ĝ, b̂): λ_min(G) + σ₁g, G + v⁻¹(σ₂g) and b + σ₃g', drawn in this order."
     p = len(xty)
     lam = float(np.linalg.eigvalsh(xtx)[0]) + sigmas[0] * rng.standard_normal()
@@ -162,8 +162,8 @@ def adaptive_ridge(lam_released:float, # the released λ̃
                    sigmas, # noise scales (σ₁, σ₂, σ₃)
                    p:int, # number of features
                    rho:float, # failure probability of each bound
-                  ) -> tuple:
-    "(λ, λ_low): the ridge max(0, b_E - λ_low) and the lower bound λ_low on λ_min(XᵀX)."
+                  ) -> tuple: # (λ, λ_low)
+    "(λ, λ_low): the ridge max(0, $b_E$ - λ_low) and the lower bound λ_low on λ_min(XᵀX)."
     rho = check_scalar(rho, "rho", 0, 1, True, True)
     low = max(0.0, lam_released - sigmas[0] * NormalDist().inv_cdf(1 - rho))
     b_E = math.sqrt(2.0) * sigmas[1] * (math.sqrt(p) + math.sqrt(math.log(2 / rho)))

@@ -83,7 +83,7 @@ class TruncatedNegativeBinomial:
 # %% ../../nbs/03_solvers/05_tuning.ipynb
 def tnb_for_mean(mean_runs:float, # desired E[K] > 1
                  eta:float=1.0, # shape η
-                ) -> TruncatedNegativeBinomial:
+                ) -> TruncatedNegativeBinomial: # the truncated negative binomial distribution of K
     "The $D_{η,γ}$ with E[K] = `mean_runs` (γ by bisection; η = 1: γ = 1/mean; cached)."
     m = check_scalar(mean_runs, "mean_runs", low=1, low_open=True)
     return _tnb_for_mean(float(m), float(check_scalar(eta, "eta", low=-1, low_open=True)))
@@ -105,8 +105,10 @@ def rdp_selection_bound(eps_lam:float, # D_λ(Q(D)||Q(D')) bound ε at order λ
                         lam:float, # order λ > 1
                         lam_hat:float, # order λ̂ ≥ 1
                         dist:TruncatedNegativeBinomial, # distribution of the number of runs
-                       ) -> float:
+                       ) -> float: # ε(λ) of the selection
     "Papernot–Steinke Theorem 2: RDP of order λ of best-of-K, $K ∼ D_{η,γ}$."
+    lam = check_scalar(lam, "lam", low=1, low_open=True)
+    lam_hat = check_scalar(lam_hat, "lam_hat", low=1)
     e = dist.eta
     return (
         eps_lam
@@ -118,7 +120,7 @@ def rdp_selection_bound(eps_lam:float, # D_λ(Q(D)||Q(D')) bound ε at order λ
 # %% ../../nbs/03_solvers/05_tuning.ipynb
 def pure_selection_epsilon(epsilon:float, # ε of the ε-DP base mechanism
                            eta:float=1.0, # shape η of $D_{η,γ}$
-                          ) -> float:
+                          ) -> float: # (2 + η)ε
     "Best-of-K with $K ∼ D_{η,γ}$ of an ε-DP mechanism is (2+η)ε-DP (η = 1: Liu & Talwar's 3ε)."
     return (2 + check_scalar(eta, "eta", low=-1, low_open=True)) * check_scalar(
         epsilon, "epsilon", low=0
@@ -127,16 +129,19 @@ def pure_selection_epsilon(epsilon:float, # ε of the ε-DP base mechanism
 # %% ../../nbs/03_solvers/05_tuning.ipynb
 def selection_rdp(rho:float, # each run is ρ-zCDP
                   dist:TruncatedNegativeBinomial, # distribution of the number of runs
-                  orders=ORDERS, # Rényi orders λ > 1
-                 ) -> np.ndarray:
+                  orders=None, # Rényi orders λ > 1 (None: `ORDERS`)
+                 ) -> np.ndarray: # ε_A(λ) at each order
     "RDP curve ε_A(λ) of best-of-K for a ρ-zCDP base mechanism (λ̂ optimised in closed form)."
     rho = check_scalar(rho, "rho", low=0, low_open=True)
-    a = check_orders(orders)
+    a = check_orders(ORDERS if orders is None else orders)
     L = math.log(1 / dist.gamma)
     lh = max(1.0, math.sqrt(L / rho))
     return rho * a + (1 + dist.eta) * (rho * (lh - 1) + L / lh) + math.log(dist.mean) / (a - 1)
 
-def selection_epsilon(rho:float, dist:TruncatedNegativeBinomial, delta:float) -> float:
+def selection_epsilon(rho:float,  # each run is ρ-zCDP
+                      dist:TruncatedNegativeBinomial,  # distribution of the number of runs
+                      delta:float,  # target δ in (0, 1)
+                     ) -> float:  # ε
     "(ε, δ)-DP of best-of-K for a ρ-zCDP base mechanism (CKS conversion; cached)."
     rho = check_scalar(rho, "rho", low=0, low_open=True)
     return _selection_epsilon(float(rho), dist,
@@ -150,7 +155,7 @@ def _selection_epsilon(rho, dist, delta):   # (and calibration) asks for the sam
 def calibrate_selection(epsilon:float, # target ε of the whole selection
                         delta:float, # target δ
                         dist:TruncatedNegativeBinomial, # distribution of the number of runs
-                       ) -> float:
+                       ) -> float: # ρ of each run
     """Largest per-run ρ (zCDP) such that best-of-K is (ε, δ)-DP (bisection on log ρ; never
     overshoots; cached)."""
     return _calibrate_selection(check_epsilon(epsilon), check_delta(delta), dist)
@@ -185,11 +190,11 @@ class SelectionResult:
     """Output of `private_select`: the selected candidate, its model and noisy score, and the report.
     Neither K nor the other runs are in it: the guarantee covers the best run alone (see *K stays
     hidden*)."""
-    candidate: object
-    model: object
-    score: float
+    candidate: object  # the selected hyperparameter setting
+    model: object  # the model of its run
+    score: float  # its noisy score (the released one)
     rho: float # zCDP parameter of each run
-    privacy: PrivacyReport
+    privacy: PrivacyReport  # the privacy report of the whole selection
 
 # %% ../../nbs/03_solvers/05_tuning.ipynb
 def _selection_plan(rho, dist, delta, n_candidates, notes=()):
@@ -222,6 +227,7 @@ def private_select(candidates, # list of hyperparameter settings (any objects)
                    random_state=None, # seed or Generator
                    n_records:int|None=None, # number of private records if known: warns if δ ≥ 1/n
                    notes:list=(), # what a run is, for the report
+                   # the selected candidate, its model and score, and the report
                   ) -> SelectionResult:
     "Random-stopping private hyperparameter selection (Papernot & Steinke 2022, Thm. 2), reported."
     if len(candidates) == 0: raise ValueError("candidates must not be empty")
@@ -242,8 +248,14 @@ def private_select(candidates, # list of hyperparameter settings (any objects)
     return SelectionResult(candidates[best[0]], best[1], best[2], rho, build_report(request, plan))
 
 # %% ../../nbs/03_solvers/05_tuning.ipynb
-def dpcd_train_and_score(X_train, y_train, X_val, y_val, loss, penalty, *,
-                         smoothness, # public coordinate-wise smoothness constants M_j (p,)
+def dpcd_train_and_score(X_train, # training features (n, p)
+                         y_train, # training labels (n,)
+                         X_val, # validation features
+                         y_val, # validation labels
+                         loss, # datafit
+                         penalty, # separable penalty
+                         *,
+                         smoothness, # public coordinate-wise smoothness constants $M_j$ (p,)
                          score_bound:float, # public B: validation losses are clipped to [0, B]
                         ):
     "ρ-zCDP `train_and_score`: DP-CD (√(2ρ)-GDP) on the training part, noisy validation loss."
@@ -272,7 +284,7 @@ def _per_example_loss(loss, z, y):
 # %% ../../nbs/03_solvers/05_tuning.ipynb
 def event_rho(event:DPEvent, # a privacy event (possibly composed)
               relation:str="replace_one", # neighbouring relation of the guarantee
-             ) -> float:
+             ) -> float: # ρ of the whole event
     "ρ such that `event` is ρ-zCDP (zCDP composes by adding ρ); a `ValueError` if no such bound."
     check_relation(relation)
     total = 0.0
@@ -293,7 +305,7 @@ RUN_TARGETS = {"gdp": lambda rho, d: gdp_epsilon(math.sqrt(2 * rho), d),
 
 def zcdp_accountant(solver:Solver, # a registered solver
                     requested:str|None=None, # an `accountant` option given with the candidate
-                   ) -> str:
+                   ) -> str: # the accountant name
     """The accountant a ρ-zCDP run is calibrated with: the first in `RUN_TARGETS` the solver
     declares."""
     if requested is not None and requested not in RUN_TARGETS:
@@ -319,13 +331,16 @@ def _private_smoothness_split(s:Solver, options:dict, rho:float, p_x:int) -> tup
     return (1 - share) * rho, math.sqrt(2 * p_x * share * rho)
 
 def zcdp_fit(solver:str, # a registered solver name
-             X, y, loss, penalty, # the (training) data and the problem
+             X, # training features
+             y, # training labels
+             loss, # datafit
+             penalty, # separable penalty
              rho:float, # the run must be ρ-zCDP
              rng, # Generator (consumed)
              **options, # the solver's options (`accountant`: see `zcdp_accountant`)
             ):
     """A run calibrated to be ρ-zCDP, checked on its own ledger before it is returned; with
-    `smoothness="private"`, `smoothness_budget` is the share of ρ spent on the constants M_j."""
+    `smoothness="private"`, `smoothness_budget` is the share of ρ spent on the constants $M_j$."""
     rho = check_scalar(rho, "rho", low=0, low_open=True)
     s = get_solver(solver)
     currency = zcdp_accountant(s, options.pop("accountant", None))
@@ -344,7 +359,7 @@ def zcdp_fit(solver:str, # a registered solver name
 def default_candidates(n_train:int, # PUBLIC number of training records
                        p:int, # PUBLIC number of features (with the intercept column)
                        curvature:float=0.25, # the loss' sup φ'' (β): 1/4 logistic, 2 squared
-                      ) -> list:
+                      ) -> list: # the candidates, dicts {"solver": name, **options}
     """A small grid of (solver, clip, step, passes) for features scaled into [-1, 1]; public inputs
     only."""
     r = math.sqrt(check_scalar(p, "p", low=1, integer=True))   # ‖x_i‖₂ ≤ √p after scaling
@@ -363,7 +378,7 @@ def default_candidates(n_train:int, # PUBLIC number of training records
 # %% ../../nbs/03_solvers/05_tuning.ipynb
 def check_candidates(candidates, # the grid: a non-empty list of dicts {"solver": name, **options}
                      name:str="candidates", # the parameter named in errors
-                    ) -> list:
+                    ) -> list: # the candidates, as a list
     """The grid checked before any record is read: each candidate a dict naming a registered solver
     that `zcdp_fit` can calibrate, with only that solver's options, within the public limits
     (`check_limits` without the shape: the work is checked again by each run)."""
@@ -393,9 +408,12 @@ def check_candidates(candidates, # the grid: a non-empty list of dicts {"solver"
     return list(candidates)
 
 # %% ../../nbs/03_solvers/05_tuning.ipynb
-def linear_fitter(X, y, loss, penalty, # the training part, scaled into the public bounds
-                  bounds, # PUBLIC B_j ≥ |x_ij| of the columns of X (p,)
-                  target_bound:float|None=None, # PUBLIC bound on |y_i| (regression)
+def linear_fitter(X, # training features, scaled into the public bounds
+                  y, # training labels
+                  loss, # datafit
+                  penalty, # separable penalty
+                  bounds, # PUBLIC $B_j$ ≥ |$x_{ij}$| of the columns of X (p,)
+                  target_bound:float|None=None, # PUBLIC bound on |$y_i$| (regression)
                  ):
     "(candidate, ρ, rng) -> ρ-zCDP FitResult; the solver's constants come from the public bounds."
     B = np.asarray(bounds, dtype=float)
@@ -413,7 +431,7 @@ def linear_fitter(X, y, loss, penalty, # the training part, scaled into the publ
 def holdout_split(n:int, # PUBLIC number of records
                   fraction:float, # share of the records held out for the scores, in (0, 1)
                   rng, # Generator (consumed): the split uses no data
-                 ) -> tuple:
+                 ) -> tuple: # (training positions, held-out positions), sorted
     "(training, held-out) positions: a random partition that does not look at the data."
     n = check_scalar(n, "n", low=2, integer=True)
     f = check_scalar(fraction, "validation_fraction", 0, 1, True, True)
@@ -429,13 +447,13 @@ def private_tune(
     score_bound: float,  # B: a held-out record's loss is clipped to [0, B]
     candidates: list,  # the hyper-parameter grid (public)
     *,
-    epsilon: float,
+    epsilon: float,  # total ε of the search (all runs and the choice)
     delta: float,  # the budget of the whole search
-    mean_runs: float = 6.0,
+    mean_runs: float = 6.0,  # E[K], the expected number of runs
     eta: float = 0.0,  # E[K] and shape of $D_{η,γ}$
-    random_state=None,
-    n_records: int | None = None,
-) -> SelectionResult:
+    random_state=None,  # seed or Generator
+    n_records: int | None = None,  # number of private records if known: warns if δ ≥ 1/n
+) -> SelectionResult:  # the selected candidate, its model and score, and the report
     "Random-stopping selection where a run is a ρ-zCDP fit plus a noisy held-out score."
     B = check_scalar(score_bound, "score_bound", low=0, low_open=True)
     m = check_scalar(n_holdout, "n_holdout", low=1, integer=True)

@@ -16,9 +16,16 @@ def lemma2_rate(mu:float, # the losses are 1/mu-smooth
                 lam:float, # l2 regularisation
                 n:int, # number of records N
                 batch_size:int, # L
-               ) -> float:
+               ) -> float: # the rate
     "Lemma 2's contraction rate $\\mu\\lambda L/(\\mu\\lambda N + L)$ of one update step."
+    mu, lam, n, batch_size = _scd_constants(mu, lam, n, batch_size)
     return mu * lam * batch_size / (mu * lam * n + batch_size)
+
+def _scd_constants(mu, lam, n, batch_size):
+    "(μ, λ, N, L) checked: μ, λ finite and > 0, N ≥ 1 records, a batch of 1 to N of them."
+    mu, lam = (check_scalar(v, nm, low=0, low_open=True) for v, nm in ((mu, "mu"), (lam, "lam")))
+    n = check_scalar(n, "n", low=1, integer=True)
+    return mu, lam, n, check_scalar(batch_size, "batch_size", low=1, high=n, integer=True)
 
 # %% ../../nbs/04_theory/03_dp_scd.ipynb
 def lemma3_increase(
@@ -28,23 +35,40 @@ def lemma3_increase(
     n: int,  # N
     strong_convexity: float | None = None,  # gamma of the loss (None: the paper's constant)
     row_norm: float = 1.0,  # bound R on the records' norms
-) -> float:
+) -> float:  # the bound on the expected increase
     "Bound on the expected increase of the dual objective by the noise: Lemma 3, or corrected."
+    mu = 1.0 if strong_convexity is None else strong_convexity
+    _, lam, n, batch_size = _scd_constants(mu, lam, n, batch_size)
+    noise_var = check_scalar(noise_var, "noise_var", low=0)
     paper = batch_size * noise_var / (2 * lam * n * n)
     if strong_convexity is None: return paper
     return batch_size * noise_var / 2 * (1 / (strong_convexity * n) + row_norm**2 / (lam * n * n))
 
 # %% ../../nbs/04_theory/03_dp_scd.ipynb
-def theorem2_hypothesis(mu:float, lam:float, n:int, batch_size:int, kappa:float=0.0) -> bool:
+def theorem2_hypothesis(mu:float,  # the losses are 1/μ-smooth
+                        lam:float,  # ℓ2 regularisation λ
+                        n:int,  # number of records N
+                        batch_size:int,  # L
+                        kappa:float=0.0,  # κ in [0, 1)
+                       ) -> bool:  # whether the hypothesis holds
     "Theorem 2's condition $L(2(1-\\kappa)\\mu\\lambda - 1) > \\mu\\lambda N$ (i.e. $A < 1/2$)."
+    mu, lam, n, batch_size = _scd_constants(mu, lam, n, batch_size)
+    kappa = check_scalar(kappa, "kappa", low=0, high=1, high_open=True)
     return batch_size * (2 * (1 - kappa) * mu * lam - 1) > mu * lam * n
 
 def theorem2_recursion_bound(s0:float, # S(alpha_0)
                              steps:int, # T
-                             mu:float, lam:float, n:int, batch_size:int,
+                             mu:float, # the losses are 1/μ-smooth
+                             lam:float, # ℓ2 regularisation λ
+                             n:int, # number of records N
+                             batch_size:int, # L
                              increase:float, # c, the expected increase of one perturbation step
-                             kappa:float=0.0) -> float:
+                             kappa:float=0.0, # κ in [0, 1)
+                            ) -> float: # the bound on the dual suboptimality after T steps
     "$A^T\\mathcal S_0 + c(1 - A^T)/(1 - A)$, the bound Theorem 2's proof unrolls."
+    kappa = check_scalar(kappa, "kappa", low=0, high=1, high_open=True)
+    steps = check_scalar(steps, "steps", low=0, integer=True)
+    s0, increase = (check_scalar(v, nm, low=0) for v, nm in ((s0, "s0"), (increase, "increase")))
     A = 1 - (1 - kappa) * lemma2_rate(mu, lam, n, batch_size)
     return A**steps * s0 + increase * (1 - A**steps) / (1 - A)
 
@@ -53,10 +77,12 @@ def table1_bounds(n:int, # N, records
                   m:int, # M, features
                   batch_size:int, # L (DP-SCD)
                   epsilon:float, # privacy budget
-                 ) -> dict:
+                 ) -> dict: # {method: bound}
     "The utility bounds of Table 1 (Damaskinos et al., 2021), constants and log(1/δ) dropped."
     n = check_scalar(n, "n", low=2, integer=True)
     e2 = check_scalar(epsilon, "epsilon", low=0, low_open=True) ** 2
+    m = check_scalar(m, "m", low=1, integer=True)
+    batch_size = check_scalar(batch_size, "batch_size", low=1, high=n, integer=True)
     return {"output perturbation (Zhang et al. 2017)": m / (n**2 * e2),
             "objective perturbation (Chaudhuri et al. 2011)": m / (n**2 * e2),
             "update perturbation (Wang et al. 2017)": m * math.log(n) / (n**2 * e2),

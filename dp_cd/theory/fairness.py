@@ -208,11 +208,11 @@ class GroupFairness:
     """A fairness notion in the form (6.3.1) on a labelled dataset: groups, partition into events
     $D_{k'}$, coefficients."""
 
-    notion: str
+    notion: str  # the fairness notion, one of `NOTIONS`
     groups: tuple # labels of the K fairness groups k
-    cells: tuple # labels of the K' events D_k' (a partition of the data)
+    cells: tuple # labels of the K' events $D_k'$ (a partition of the data)
     cell_index: np.ndarray # (n,) index of the event containing each example
-    C0: np.ndarray # (K,) constants C_k^0
+    C0: np.ndarray # (K,) constants $C_k$^0
     C: np.ndarray # (K, K') coefficients C_k^{k'}
     desirable: tuple = () # desirable outcomes (equality of opportunity)
 
@@ -248,7 +248,7 @@ def fairness_coefficients(notion:str, # one of `NOTIONS`
                           y, # (n,) true labels
                           s=None, # (n,) sensitive attribute (not needed for "accuracy")
                           desirable=None, # desirable outcomes for equality of opportunity
-                         ) -> GroupFairness:
+                         ) -> GroupFairness: # the groups, events and coefficients
     """The groups, events and coefficients $C_k^0, C_k^{k'}$ of Appendix C.1 on the labelled data
     `(y, s)`."""
     notion = _check_notion(notion)
@@ -327,14 +327,18 @@ def fairness_coefficients(notion:str, # one of `NOTIONS`
 @dataclass(frozen=True)
 class FairnessLevels:
     "Per-group fairness $F_k(h, D)$ and the aggregate $\\mathrm{Fair}(h, D)$ (6.3.2)."
-    notion: str
-    groups: tuple
-    values: np.ndarray
+    notion: str  # the fairness notion, one of `NOTIONS`
+    groups: tuple  # labels of the groups k
+    values: np.ndarray  # (K,) per-group fairness $F_k(h, D)$
     @property
     def aggregate(self) -> float: return float(np.mean(np.abs(self.values)))
     def as_dict(self) -> dict: return dict(zip(self.groups, self.values.tolist()))
 
-def conditional_accuracies(model:LinearClassifier, X, y, gf:GroupFairness) -> np.ndarray:
+def conditional_accuracies(model:LinearClassifier,  # the classifier h
+                           X,  # (n, p) evaluation features
+                           y,  # (n,) true labels
+                           gf:GroupFairness,  # the notion on these data (`fairness_coefficients`)
+                          ) -> np.ndarray:  # (K',) accuracy on each event
     "$\\mathbb P(H(X) = Y \\mid D_{k'})$ for each event of `gf`."
     correct = model.predict(X) == np.asarray(y)
     cnt = np.bincount(gf.cell_index, minlength=len(gf.cells))
@@ -363,7 +367,7 @@ def fairness_levels(model:LinearClassifier, # the classifier h
                     notion:str="accuracy", # one of `NOTIONS`
                     desirable=None, # desirable outcomes (equality of opportunity)
                     method:str="direct", # "direct" (definitions) or "coefficients" (form 6.3.1)
-                   ) -> FairnessLevels:
+                   ) -> FairnessLevels: # the per-group levels and their aggregate
     "Group fairness $F_k(h, D)$ of `model` on $(X, y, s)$ for every group $k$ of `notion`."
     if not isinstance(model, LinearClassifier):
         raise TypeError(f"model must be a LinearClassifier, got {type(model).__name__}")
@@ -412,7 +416,7 @@ def _chernoff_min(Rk, d, n):
 def tail_bound(R, # ratios $|ρ(h, x, y)| / L_{x,y}$ of the examples of one event (may contain inf)
                d:float, # distance ||h - h'||
                method:str="chernoff_refined", # one of `BOUND_METHODS`
-              ) -> float:
+              ) -> float: # the bound, in [0, 1], or inf
     """Upper bound on $\\mathbb P(R \\le d)$ under the empirical distribution of `R` (Theorem 6.4.1,
     Remarks C.2.1, C.2.2); `inf` when Markov meets a zero margin."""
     R = np.asarray(R, dtype=float)
@@ -437,13 +441,13 @@ def tail_bound(R, # ratios $|ρ(h, x, y)| / L_{x,y}$ of the examples of one even
 @dataclass(frozen=True)
 class FairnessBound:
     "Bound on $|F_k(h,D) - F_k(h',D)|$ for every group, and on the aggregate (6.3.2)."
-    notion: str
-    method: str
-    distance: float
-    groups: tuple
+    notion: str  # the fairness notion
+    method: str  # the tail bound used, one of `BOUND_METHODS`
+    distance: float  # the distance ‖h − h'‖ the bound holds for
+    groups: tuple  # labels of the groups k
     values: np.ndarray # (K,) per-group bounds
     event_bounds: np.ndarray # (K',) bounds on the change of each conditional accuracy
-    notes: tuple = ()
+    notes: tuple = ()  # remarks, e.g. zero margins
     @property
     def aggregate(self) -> float: return float(np.mean(self.values))
     def as_dict(self) -> dict: return dict(zip(self.groups, self.values.tolist()))
@@ -452,11 +456,11 @@ class FairnessBound:
 @dataclass(frozen=True)
 class FairnessLipschitz:
     "Pointwise Lipschitz constants $\\chi_k(h, D)$ (Theorem 6.4.2) and those of Corollary 6.4.1."
-    notion: str
-    groups: tuple
+    notion: str  # the fairness notion
+    groups: tuple  # labels of the groups k
     chi: np.ndarray # (K,) constants of Theorem 6.4.2
     chi_corollary: np.ndarray # (K,) constants of Corollary 6.4.1 (larger)
-    notes: tuple = ()
+    notes: tuple = ()  # remarks, e.g. zero margins
     @property
     def aggregate(self) -> float: return float(np.mean(self.chi))
 
@@ -502,10 +506,12 @@ def _prep(model, X, y, s, notion, desirable):
 
 # %% ../../nbs/04_theory/02_fairness.ipynb
 def lipschitz_constants(model:LinearClassifier, # reference model h
-                        X, y, s=None, # evaluation data
+                        X, # (n, p) evaluation features
+                        y, # (n,) true labels
+                        s=None, # (n,) sensitive attribute
                         notion:str="accuracy", # one of `NOTIONS`
                         desirable=None, # desirable outcomes (equality of opportunity)
-                       ) -> FairnessLipschitz:
+                       ) -> FairnessLipschitz: # the constants per group
     """$\\chi_k(h, D)$ of Theorem 6.4.2 (and the looser constants of Corollary 6.4.1); `inf` with a
     note on zero margins."""
     X, y, s, gf = _prep(model, X, y, s, notion, desirable)
@@ -526,17 +532,17 @@ def lipschitz_constants(model:LinearClassifier, # reference model h
 # %% ../../nbs/04_theory/02_fairness.ipynb
 def fairness_gap_bound(
     model: LinearClassifier,  # reference model h (h* or h_priv)
-    X,
-    y,
-    s=None,  # evaluation data
+    X,  # (n, p) evaluation features
+    y,  # (n,) true labels
+    s=None,  # (n,) sensitive attribute
     notion: str = "accuracy",  # one of `NOTIONS`
     distance: float | None = None,  # ||h - h'|| or a high-probability bound on it
     method: str = "chernoff_refined",  # one of `BOUND_METHODS`
-    other: LinearClassifier
-    | None = None,  # the other model, if known: pair-dependent constants of D.3.3
+    # the other model, if known: pair-dependent constants of D.3.3
+    other: LinearClassifier | None = None,
     desirable=None,  # desirable outcomes (equality of opportunity)
     clip: bool = True,  # bound each event's change by min(1, .)
-) -> FairnessBound:
+) -> FairnessBound:  # the bound per group and on the aggregate
     """Bound on $|F_k(h, D) - F_k(h', D)|$ for all $h'$ within `distance` of `model` (Theorems
     6.4.1, 6.4.2; Remarks C.2.1, C.2.2; D.3.3)."""
     X, y, s, gf = _prep(model, X, y, s, notion, desirable)
@@ -565,7 +571,7 @@ def gaussian_sigma(
     epsilon: float,  # privacy budget
     delta: float,  # in (0, 1)
     method: str = "gdp",  # "gdp": exact analytic Gaussian; "classic": Remark 3.1.2 (epsilon <= 1 only)
-) -> float:
+) -> float:  # σ
     "Noise std of the Gaussian mechanism for one release of $\\ell_2$ sensitivity `sensitivity`."
     sensitivity = check_scalar(sensitivity, "sensitivity", low=0, low_open=True)
     epsilon = check_epsilon(epsilon)
@@ -584,7 +590,7 @@ def output_perturbation_distance(
     sigma: float,  # noise standard deviation per parameter
     zeta: float,  # failure probability
     method: str = "lemma",  # "lemma" (C.4.1: $\sqrt{4 p σ^2 \log(2/ζ)}$) or "chi2" (exact quantile)
-) -> float:
+) -> float:  # r
     """$r$ such that $\\|h^{\\rm priv} - h^*\\| \\le r$ with probability at least $1-\\zeta$ under
     output perturbation."""
     p = check_scalar(p, "p", low=1, integer=True)
@@ -596,8 +602,14 @@ def output_perturbation_distance(
 
 # %% ../../nbs/04_theory/02_fairness.ipynb
 def lemma_6_5_1_distance(
-    p: int, Lambda: float, mu: float, n: int, epsilon: float, delta: float, zeta: float
-) -> float:
+    p: int,  # number of parameters
+    Lambda: float,  # row-norm bound Λ
+    mu: float,  # strong convexity μ
+    n: int,  # number of records n
+    epsilon: float,  # ε > 0
+    delta: float,  # δ in (0, 1)
+    zeta: float,  # failure probability
+) -> float:  # r
     """Lemma 6.5.1 in closed form:
     $\\sqrt{32p\\Lambda^2\\log(1.25/\\delta)\\log(2/\\zeta)}/(\\mu n\\epsilon)$ (classic
     calibration)."""
@@ -605,6 +617,7 @@ def lemma_6_5_1_distance(
         check_scalar(v, nm, low=0, low_open=True)
     n = check_scalar(n, "n", low=1, integer=True)
     delta = check_delta(delta)
+    zeta = check_scalar(zeta, "zeta", 0, 1, True, True)
     return float(
         np.sqrt(32 * p * Lambda**2 * np.log(1.25 / delta) * np.log(2 / zeta)) / (mu * n * epsilon)
     )
@@ -634,7 +647,7 @@ def fit_l2_logistic(
     mu: float = 1.0,  # strong convexity (l2 regularisation) parameter
     tol: float = 1e-10,  # required gradient norm at the returned point (certifies ||w - h*|| <= tol / mu)
     solver: str = "scipy",  # "scipy" (L-BFGS) or "cd" (dp_cd.solvers.reference.solve); both end with Newton steps
-) -> LinearClassifier:
+) -> LinearClassifier:  # h*, within `tol / mu` of the minimiser
     """Exact minimiser of $\\frac1n\\sum_i\\log(1+e^{-y_iw^\\top x_i}) + \\frac\\mu2\\|w\\|^2$
     (gradient norm checked)."""
     X = _check_X(X)
@@ -674,9 +687,9 @@ class OutputPerturbation:
     models: tuple # the private models h_priv (each one is (epsilon, delta)-DP on its own)
     sensitivity: float # 2 Lambda / (mu n) + 2 tol / mu (the solve is exact up to gradient norm tol)
     sigma: float # noise standard deviation per coordinate
-    epsilon: float
-    delta: float
-    notes: tuple = ()
+    epsilon: float  # ε of each private model
+    delta: float  # δ of each private model
+    notes: tuple = ()  # remarks on the calibration
     report: PrivacyReport|None = None # privacy guarantee of ONE private model
 
 # %% ../../nbs/04_theory/02_fairness.ipynb
@@ -693,16 +706,16 @@ def _output_perturbation_notes(max_norm:float, sensitivity:float, tol:float, cal
 
 # %% ../../nbs/04_theory/02_fairness.ipynb
 def output_perturbation(
-    X,
-    y,  # training data, labels in {-1, +1}
-    epsilon: float,
-    delta: float,  # privacy budget of each private model
+    X,  # (n, p) training features
+    y,  # (n,) labels in {-1, +1}
+    epsilon: float,  # ε of each private model
+    delta: float,  # δ of each private model
     mu: float = 1.0,  # strong convexity parameter
     max_norm: float = 1.0,  # public row-norm bound Lambda (rows are clipped to it)
     n_models: int = 1,  # number of independent private models to draw
     random_state=None,  # seed or Generator for the noise
     calibration: str = "gdp",  # "gdp" (exact) or "classic" (Remark 3.1.2, epsilon <= 1)
-) -> OutputPerturbation:
+) -> OutputPerturbation:  # h*, the private models and the calibration
     """Output perturbation for $\\ell_2$-regularised logistic regression (§6.5.1, §6.6):
     $h^* + \\mathcal N(0, \\sigma^2 I)$."""
     Lam = check_scalar(max_norm, "max_norm", low=0, low_open=True)
@@ -729,11 +742,11 @@ def dpsgd_distance(p:int, # number of parameters
                    step_size:float, # gamma <= 1 / (4 beta)
                    steps:int, # T
                    mu:float, # strong convexity of f
-                   beta:float, # smoothness of each loss l_i
+                   beta:float, # smoothness of each loss $l_i$
                    initial_distance:float, # $\|h^0 - h^*\|$ (or an upper bound)
                    zeta:float, # failure probability
                    sigma_star:float=0.0, # $\sqrt{\mathrm{mean}_i \|∇ l_i(h^*)\|^2}$ (or an upper bound)
-                  ) -> float:
+                  ) -> float: # r
     """$r$ such that $\\|h^T - h^*\\| \\le r$ with probability $\\ge 1-\\zeta$ for DP-SGD (Lemma
     6.5.2, re-derived constants)."""
     p = check_scalar(p, "p", low=1, integer=True)
@@ -751,14 +764,14 @@ def dpsgd_distance(p:int, # number of parameters
 # %% ../../nbs/04_theory/02_fairness.ipynb
 def private_fairness_bound(
     model_ref: LinearClassifier,  # h* or h_priv
-    X,
-    y,
-    s=None,  # evaluation data
+    X,  # (n, p) evaluation features
+    y,  # (n,) true labels
+    s=None,  # (n,) sensitive attribute
     notion: str = "accuracy",  # one of `NOTIONS`
     radius: float = None,  # high-probability bound on ||h_priv - h*|| (output_perturbation_distance, dpsgd_distance, ...)
     method: str = "chernoff_refined",  # one of `BOUND_METHODS` ("markov": the statement of Theorem 6.5.1)
     desirable=None,  # desirable outcomes (equality of opportunity)
-) -> FairnessBound:
+) -> FairnessBound:  # the bound per group and on the aggregate
     """Theorem 6.5.1: with the probability attached to `radius`,
     $|F_k(h^{\\rm priv}) - F_k(h^*)| \\le$ the returned bound, for every group."""
     if radius is None:

@@ -28,20 +28,26 @@ def _priv(n, epsilon, delta=None):
     if delta is None: return n, eps
     return n, eps, check_delta(delta)
 
-def m_norm(w, M) -> float:
+def m_norm(w,  # vector, shape (p,)
+           M,  # coordinate-wise smoothness constants $M_j$, shape (p,), > 0
+          ) -> float:  # $\|w\|_M$
     "$\\|w\\|_M = (\\sum_j M_j w_j^2)^{1/2}$."
     w = check_array(np.atleast_1d(w), "w", ndim=1)
     M = _vec(M, "M", True)
     return float(np.sqrt(np.sum(M * w * w)))
 
 # %% ../../nbs/04_theory/01_rates.ipynb
-def m_inv_norm(w, M) -> float:
+def m_inv_norm(w,  # vector, shape (p,)
+               M,  # coordinate-wise smoothness constants $M_j$, shape (p,), > 0
+              ) -> float:  # $\|w\|_{M^{-1}}$
     "$\\|w\\|_{M^{-1}} = (\\sum_j w_j^2/M_j)^{1/2}$."
     w = check_array(np.atleast_1d(w), "w", ndim=1)
     M = _vec(M, "M", True)
     return float(np.sqrt(np.sum(w * w / M)))
 
-def m1_norm(w, M) -> float:
+def m1_norm(w,  # vector, shape (p,)
+            M,  # coordinate-wise smoothness constants $M_j$, shape (p,), > 0
+           ) -> float:  # $\|w\|_{M,1}$
     "$\\|w\\|_{M,1} = \\sum_j \\sqrt{M_j}|w_j|$."
     w = check_array(np.atleast_1d(w), "w", ndim=1)
     M = _vec(M, "M", True)
@@ -49,11 +55,13 @@ def m1_norm(w, M) -> float:
 
 # %% ../../nbs/04_theory/01_rates.ipynb
 def dpcd_convex_bound_K(K:float, # inner iterations
-                        n:int, epsilon:float, delta:float,
+                        n:int, # number of records n
+                        epsilon:float, # ε > 0
+                        delta:float, # δ in (0, 1)
                         L, # coordinate-wise Lipschitz constants, shape (p,)
                         M, # coordinate-wise smoothness constants, shape (p,)
                         R_M:float, # max(||w0 - w*||_M, sqrt(F(w0) - F*))
-                       ) -> float:
+                       ) -> float: # the bound (constant 1)
     """DP-CD convex bound (A.3.35) after K iterations:
     $3pR_M^2/(2K) + 12\\|L\\|_{M^{-1}}^2K\\log(1/\\delta)/(n\\varepsilon)^2$."""
     n, eps, delta = _priv(n, epsilon, delta)
@@ -64,7 +72,13 @@ def dpcd_convex_bound_K(K:float, # inner iterations
     return 1.5 * p * R_M**2 / K + 12 * m_inv_norm(L, M)**2 * K * math.log(1 / delta) / (n * eps)**2
 
 # %% ../../nbs/04_theory/01_rates.ipynb
-def dpcd_convex_K(n:int, epsilon:float, delta:float, L, M, R_M:float) -> float:
+def dpcd_convex_K(n:int,  # number of records n
+                  epsilon:float,  # ε > 0
+                  delta:float,  # δ in (0, 1)
+                  L,  # coordinate-wise Lipschitz constants $L_j$, shape (p,)
+                  M,  # coordinate-wise smoothness constants $M_j$, shape (p,)
+                  R_M:float,  # max($\|w_0 − w^*\|_M$, $\sqrt{F(w_0) − F^*}$)
+                 ) -> float:  # K (not rounded)
     """Inner iterations of (A.3.36):
     $K = R_M\\sqrt p\\,n\\varepsilon/(\\|L\\|_{M^{-1}}\\sqrt{8\\log(1/\\delta)})$."""
     n, eps, delta = _priv(n, epsilon, delta)
@@ -77,10 +91,10 @@ def dpcd_convex_K(n:int, epsilon:float, delta:float, L, M, R_M:float) -> float:
 def dpcd_convex_bound(n:int, # number of records
                       epsilon:float, # ε (<= 1 for the closed-form calibration)
                       delta:float, # δ < 1/3
-                      L, # coordinate-wise Lipschitz constants L_j
-                      M, # coordinate-wise smoothness constants M_j
+                      L, # coordinate-wise Lipschitz constants $L_j$
+                      M, # coordinate-wise smoothness constants $M_j$
                       R_M:float, # ||w0 - w*||_M (smooth case) or the max with sqrt(F(w0)-F*)
-                     ) -> float:
+                     ) -> float: # the bound (constant 1)
     """DP-CD convex utility bound (A.3.36):
     $9\\sqrt p\\|L\\|_{M^{-1}}R_M\\sqrt{\\log(1/\\delta)}/(n\\varepsilon)$."""
     n, eps, delta = _priv(n, epsilon, delta)
@@ -95,16 +109,16 @@ def dpcd_convex_bound(n:int, # number of records
 
 # %% ../../nbs/04_theory/01_rates.ipynb
 def dpcd_strongly_convex_bound(
-    n: int,
-    epsilon: float,
-    delta: float,
-    L,
-    M,
+    n: int,  # number of records n
+    epsilon: float,  # ε > 0
+    delta: float,  # δ in (0, 1)
+    L,  # coordinate-wise Lipschitz constants $L_j$, shape (p,)
+    M,  # coordinate-wise smoothness constants $M_j$, shape (p,)
     mu_M: float,  # strong convexity w.r.t. ||.||_M
     gap0: float,  # initial optimality gap F(w0) - F*
     T: float | None = None,  # outer iterations (default: log2(gap0 / B))
     as_published: bool = False,  # 24 (thesis (A.3.38)) instead of 48 (its derivation)
-) -> float:
+) -> float:  # the bound (constant 1)
     """DP-CD strongly convex bound $\\Delta_0/2^T + TB$ ((A.3.38)–(A.3.39)); with the default T,
     $B(1+\\log_2(\\Delta_0/B))$."""
     n, eps, delta = _priv(n, epsilon, delta)
@@ -127,12 +141,14 @@ def dpcd_strongly_convex_bound(
     return gap0 / 2**T + T * B
 
 # %% ../../nbs/04_theory/01_rates.ipynb
-def dpsgd_bound(n:int, epsilon:float, delta:float,
+def dpsgd_bound(n:int, # number of records n
+                epsilon:float, # ε > 0
+                delta:float, # δ in (0, 1)
                 Lambda:float, # Lipschitz constant of the loss
                 radius:float, # ||W||_2 (convex) — ignored when mu is given
                 p:int, # dimension
                 mu:float|None=None, # strong convexity (w.r.t. ||.||_2), None for convex
-               ) -> float:
+               ) -> float: # the bound (constant 1)
     "DP-SGD utility (Theorem 3.2.3, constant 1)."
     n, eps, delta = _priv(n, epsilon, delta)
     Lam = check_scalar(Lambda, "Lambda", low=0)
@@ -153,22 +169,28 @@ def dpsgd_bound(n:int, epsilon:float, delta:float,
 
 # %% ../../nbs/04_theory/01_rates.ipynb
 def erm_lower_bound(
-    n: int, epsilon: float, Lambda: float, radius: float, p: int, mu: float | None = None
-) -> float:
+    n: int,  # number of records n
+    epsilon: float,  # ε > 0
+    Lambda: float,  # Lipschitz constant Λ of the loss
+    radius: float,  # radius of the domain (convex case)
+    p: int,  # dimension
+    mu: float | None = None,  # strong convexity (None: convex)
+) -> float:  # the lower bound (constant 1)
     "Lower bound of Theorem 3.2.4 (Bassily et al. 2014; constant 1, δ = o(1/n))."
     n, eps = _priv(n, epsilon)
     p = check_scalar(p, "p", low=1, integer=True)
+    Lambda = check_scalar(Lambda, "Lambda", low=0)
     if mu is None: return Lambda * radius * min(1.0, math.sqrt(p) / (n * eps))
-    return Lambda**2 / mu * min(1.0, p / (n * eps)**2)
+    return Lambda**2 / check_scalar(mu, "mu", low=0, low_open=True) * min(1.0, p / (n * eps)**2)
 
 # %% ../../nbs/04_theory/01_rates.ipynb
 def coordinate_lower_bound(
-    n: int,
-    epsilon: float,
+    n: int,  # number of records n
+    epsilon: float,  # ε > 0
     L,  # coordinate-wise Lipschitz constants
     w_star_norm: float | None = None,  # ||w*||_2 (convex case)
     mu_I: float | None = None,  # strong convexity w.r.t. ||.||_2 (strongly convex case)
-) -> float:
+) -> float:  # the lower bound (constant 1)
     "Lower bound of Theorem 4.4.1 (constant 1)."
     n, eps = _priv(n, epsilon)
     L = _vec(L, "L")
@@ -180,10 +202,14 @@ def coordinate_lower_bound(
     return p * L2**2 / (mu_I * (n * eps)**2)
 
 # %% ../../nbs/04_theory/01_rates.ipynb
-def dpgcd_convex_bound(n:int, epsilon:float, delta:float, L, M,
+def dpgcd_convex_bound(n:int, # number of records n
+                       epsilon:float, # ε > 0
+                       delta:float, # δ in (0, 1)
+                       L, # coordinate-wise Lipschitz constants $L_j$, shape (p,)
+                       M, # coordinate-wise smoothness constants $M_j$, shape (p,)
                        R_M1:float, # radius of the level set in $\|\cdot\|_{M,1}$
                        zeta:float=0.05, # failure probability
-                      ) -> float:
+                      ) -> float: # the bound (constant 1)
     "DP-GCD convex rate (Theorem 5.3.2, constant 1)."
     n, eps, delta = _priv(n, epsilon, delta)
     L = _vec(L, "L")
@@ -192,14 +218,20 @@ def dpgcd_convex_bound(n:int, epsilon:float, delta:float, L, M,
         R_M1 ** (4 / 3)
         * L.max() ** (2 / 3)
         * math.log(1 / delta)
-        * math.log(len(M) / zeta)
+        * math.log(len(M) / check_scalar(zeta, "zeta", 0, 1, True, True))
         / ((n * eps) ** (2 / 3) * M.min() ** (1 / 3))
     )
 
 # %% ../../nbs/04_theory/01_rates.ipynb
 def dpgcd_strongly_convex_bound(
-    n: int, epsilon: float, delta: float, L, M, mu_M1: float, zeta: float = 0.05
-) -> float:
+    n: int,  # number of records n
+    epsilon: float,  # ε > 0
+    delta: float,  # δ in (0, 1)
+    L,  # coordinate-wise Lipschitz constants $L_j$, shape (p,)
+    M,  # coordinate-wise smoothness constants $M_j$, shape (p,)
+    mu_M1: float,  # strong convexity w.r.t. $\|\cdot\|_{M,1}$
+    zeta: float = 0.05,  # failure probability
+) -> float:  # the bound (constant 1)
     "DP-GCD strongly convex rate (Theorem 5.3.2, constant 1)."
     n, eps, delta = _priv(n, epsilon, delta)
     L = _vec(L, "L")
@@ -207,15 +239,20 @@ def dpgcd_strongly_convex_bound(
     return (
         L.max() ** 2
         * math.log(1 / delta)
-        * max(math.log(2 * len(M) / (mu_M1 * zeta)), 1.0)
+        * max(math.log(2 * len(M) / (mu_M1 * check_scalar(zeta, "zeta", 0, 1, True, True))), 1.0)
         / (M.min() * mu_M1**2 * (n * eps) ** 2)
     )
 
 # %% ../../nbs/04_theory/01_rates.ipynb
-def dpgcd_quasi_sparse_bound(n:int, epsilon:float, L, M, mu_M2:float,
+def dpgcd_quasi_sparse_bound(n:int, # number of records n
+                             epsilon:float, # ε > 0
+                             L, # coordinate-wise Lipschitz constants $L_j$, shape (p,)
+                             M, # coordinate-wise smoothness constants $M_j$, shape (p,)
+                             mu_M2:float, # strong convexity w.r.t. $\|\cdot\|_{M,2}$
                              s:int, # sparsity of the iterates
                              tau:int, # quasi-sparsity of the solution
-                             zeta:float=0.05) -> float:
+                             zeta:float=0.05, # failure probability
+                            ) -> float: # the bound (constant 1)
     "DP-GCD rate on (α, τ)-quasi-sparse problems (Theorem 5.3.3, constant 1)."
     n, eps = _priv(n, epsilon)
     L = _vec(L, "L")
@@ -223,7 +260,7 @@ def dpgcd_quasi_sparse_bound(n:int, epsilon:float, L, M, mu_M2:float,
     return (
         L.max() ** 2
         * (s + tau) ** 2
-        * math.log(2 * len(M) / zeta)
+        * math.log(2 * len(M) / check_scalar(zeta, "zeta", 0, 1, True, True))
         / (M.min() * mu_M2 * (n * eps) ** 2)
     )
 
@@ -234,15 +271,24 @@ def _kappa(kappa, name="kappa"):
     return k
 
 # %% ../../nbs/04_theory/01_rates.ipynb
-def growth_upper_bound(n:int, epsilon:float, d:int, L:float, lam:float, kappa:float,
+def growth_upper_bound(n:int, # number of records n
+                       epsilon:float, # ε > 0
+                       d:int, # dimension
+                       L:float, # Lipschitz constant
+                       lam:float, # growth constant λ > 0
+                       kappa:float, # growth exponent κ > 1
                        kappa_lower:float|None=None, # κ̲ given to Algorithm 2 (default κ)
-                       delta:float=0.0, beta:float|None=None) -> float:
+                       delta:float=0.0, # δ in [0, 1) (0: pure DP, Theorem 2)
+                       beta:float|None=None, # failure probability (default 1/(n + d))
+                      ) -> float: # the bound (constant 1)
     "Theorems 2 (δ = 0) and 3 (δ > 0) of the growth paper, constant 1."
     n, eps = _priv(n, epsilon)
     k = _kappa(kappa)
+    lam = check_scalar(lam, "lam", low=0, low_open=True)
     kl = k if kappa_lower is None else _kappa(kappa_lower, "kappa_lower")
     if kl > k: raise ValueError("kappa_lower must be <= kappa")
-    beta = 1 / (n + d) if beta is None else beta
+    delta = check_scalar(delta, "delta", low=0, high=1, high_open=True)
+    beta = 1 / (n + d) if beta is None else check_scalar(beta, "beta", 0, 1, True, True)
     lb = math.log(1 / beta)
     dd = d if delta == 0 else math.sqrt(d * math.log(1 / delta))
     return lam ** (-1 / (k - 1)) * (
@@ -251,20 +297,23 @@ def growth_upper_bound(n:int, epsilon:float, d:int, L:float, lam:float, kappa:fl
 
 # %% ../../nbs/04_theory/01_rates.ipynb
 def inverse_sensitivity_bound(
-    n: int,
-    epsilon: float,
-    d: int,
-    L: float,
-    lam: float,
-    kappa: float,
-    D: float,
-    rho: float,
-    beta: float = 0.05,
-) -> float:
+    n: int,  # number of records n
+    epsilon: float,  # ε > 0
+    d: int,  # dimension
+    L: float,  # Lipschitz constant
+    lam: float,  # growth constant λ > 0
+    kappa: float,  # growth exponent κ > 1
+    D: float,  # diameter of the domain
+    rho: float,  # smoothing radius ρ > 0
+    beta: float = 0.05,  # failure probability
+) -> float:  # the bound (constant 1)
     """Theorem 1:
     $\\lambda^{-1/(\\kappa-1)}(2L(\\log(1/\\beta)+d\\log(D/\\rho))/(n\\varepsilon))^{\\kappa/(\\kappa-1)} + L\\rho$."""
     n, eps = _priv(n, epsilon)
     k = _kappa(kappa)
+    lam = check_scalar(lam, "lam", low=0, low_open=True)
+    D, rho = (check_scalar(v, nm, low=0, low_open=True) for v, nm in ((D, "D"), (rho, "rho")))
+    beta = check_scalar(beta, "beta", low=0, high=1, low_open=True, high_open=True)
     return (
         lam ** (-1 / (k - 1))
         * (2 * L * (math.log(1 / beta) + d * math.log(D / rho)) / (n * eps)) ** (k / (k - 1))
@@ -273,12 +322,20 @@ def inverse_sensitivity_bound(
 
 # %% ../../nbs/04_theory/01_rates.ipynb
 def growth_lower_bound(
-    n: int, epsilon: float, d: int, L: float, lam: float, kappa: float, delta: float = 0.0
-) -> float:
+    n: int,  # number of records n
+    epsilon: float,  # ε > 0
+    d: int,  # dimension
+    L: float,  # Lipschitz constant
+    lam: float,  # growth constant λ > 0
+    kappa: float,  # growth exponent κ > 1
+    delta: float = 0.0,  # δ in [0, 1) (0: pure DP)
+) -> float:  # the lower bound (constant 1)
     """Theorems 4 (pure DP, κ >= 2), 5 (pure DP, d = 1, κ in (1, 2], stated for λ = 1, L = 2) and 6
     (approximate DP, κ >= 2); constant 1."""
     n, eps = _priv(n, epsilon)
     k = _kappa(kappa)
+    lam = check_scalar(lam, "lam", low=0, low_open=True)
+    delta = check_scalar(delta, "delta", low=0, high=1, high_open=True)
     a = k / (k - 1)
     if delta > 0:
         if k < 2: raise ValueError("Theorem 6 (approximate DP) requires kappa >= 2")
@@ -298,7 +355,7 @@ def comparison_quantities(M, # coordinate-wise smoothness constants, shape (p,)
                           Lambda:float|None=None, # global Lipschitz constant (default ||L||_2)
                           mu_M:float|None=None, # strong convexity w.r.t. ||.||_M (optional)
                           mu_I:float|None=None, # strong convexity w.r.t. ||.||_2 (optional)
-                         ) -> dict:
+                         ) -> dict: # {name: value} of the quantities
     """The §4.3.4 quantities $\\|L\\|_{M^{-1}}R_M$, $\\Lambda R_I$ (and their strongly convex
     counterparts)."""
     M = _vec(M, "M", True)
@@ -323,22 +380,22 @@ def comparison_quantities(M, # coordinate-wise smoothness constants, shape (p,)
 
 # %% ../../nbs/04_theory/01_rates.ipynb
 def predict_winner(
-    M,
-    L,
-    radius,
-    n: int,
-    epsilon: float,
-    delta: float,
-    Lambda: float | None = None,
-    mu_M: float | None = None,
-    mu_I: float | None = None,
-    mu_M1: float | None = None,
-    zeta: float = 0.05,
-) -> dict:
+    M,  # coordinate-wise smoothness constants $M_j$, shape (p,)
+    L,  # coordinate-wise Lipschitz constants $L_j$, shape (p,)
+    radius,  # ‖w0 − w*‖₂ bound (scalar) or the vector w0 − w*
+    n: int,  # number of records n
+    epsilon: float,  # ε > 0
+    delta: float,  # δ in (0, 1)
+    Lambda: float | None = None,  # global Lipschitz constant (default ‖L‖₂)
+    mu_M: float | None = None,  # strong convexity w.r.t. $\|\cdot\|_M$ (optional)
+    mu_I: float | None = None,  # strong convexity w.r.t. ‖·‖₂ (optional)
+    mu_M1: float | None = None,  # strong convexity w.r.t. $\|\cdot\|_{M,1}$ (optional, DP-GCD)
+    zeta: float = 0.05,  # failure probability of DP-GCD's bound
+) -> dict:  # the setting, the predicted rates, the winner and the quantities
     """Predicted rates (constant 1) of DP-CD, DP-SGD and DP-GCD and the predicted winner, convex or
     (if μ's given) strongly convex."""
-    q = comparison_quantities(M, L, radius, Lambda, mu_M, mu_I)
     n, eps, delta = _priv(n, epsilon, delta)
+    q = comparison_quantities(M, L, radius, Lambda, mu_M, mu_I)
     M = _vec(M, "M", True)
     L = _vec(L, "L")
     p = len(M)
