@@ -18,7 +18,7 @@ from .solvers.chunks import TABLE_SUFFIXES, chunked_table, dask_client, table_ro
 from .io import (InputError, MAX_ABS_VALUE, check_output, count_records, csv_columns,
                       options_named, with_options,
                       label_codes, label_text, one_line, parse_labels, read_features,
-                      read_table, write_atomic, write_error)
+                      read_table, write_atomic, write_error, quiet_stdout)
 from .model_files import (budget_lock, jsonable, load_model, maps_missing, model_to_dict,
                                open_ledger, prediction_texts, save_fit)
 from .progress import Progress, progress_line
@@ -38,16 +38,9 @@ def main(argv=None # arguments (default: sys.argv[1:])
         sys.stdout.flush()   # a closed pipe shows here, not in the interpreter's last flush
         return code
     except BrokenPipeError:   # the reader went away (`dp-cd ... | head`): stop quietly
-        _quiet_stdout()
+        quiet_stdout()
         return 128 + signal.SIGPIPE
 
-def _quiet_stdout():
-    "Point standard output at /dev/null, so that nothing more is written to the closed pipe."
-    try: fd = sys.stdout.fileno()
-    except (AttributeError, OSError, ValueError): return   # not a file (tests, notebooks)
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, fd)
-    os.close(devnull)
 
 # %% ../nbs/06_api/02_cli.ipynb
 CLIError = InputError   # the command line's errors: one line, exit code 1 (failure) or 2 (usage)
@@ -265,7 +258,8 @@ def _read_train(args, client):
     private = bool(args.tune) or math.isfinite(args.epsilon)
     if client is None: return read_table(args.data, args.target, args.data_dir, private,
                                          _text_labels(args))
-    try: X, y, names, tname = chunked_table(args.data, args.target, _text_labels(args), persist=True)
+    try: X, y, names, tname = chunked_table(args.data, args.target, _text_labels(args),
+                                             persist=True)
     except ValueError as e: raise CLIError(str(e)) from None
     return X.to_dask_array(lengths=True), np.asarray(y), names, tname, None   # (as in memory)
 
@@ -596,7 +590,7 @@ def _add_fit(sub):
                  epilog="examples:\n  dp-cd fit houses.csv --target price --penalty l1 --alpha 0.1 "
                  "--epsilon 1 --out model.json\n  dp-cd fit electricity --data-dir ../shared/data "
                  "--solver dp-sgd --json\n  dp-cd fit data.csv --bounds 1 --epsilon 2   (public "
-                 "|x_j| <= 1: no budget spent on bounds)\n  dp-cd fit data.csv --tune --task "
+                 "|x_j| <= 1)\n  dp-cd fit data.csv --tune --task "
                  "classification --classes 0,1   (tuned privately)")
     f.add_argument("data", help="data file or dataset name")
     f.add_argument("--target", help="target column of a CSV file (default: the last column)")
@@ -647,10 +641,8 @@ def _add_model_options(f):
     f.add_argument("--delta", type=float, default=None, help="delta (default 1/n^2)")
     f.add_argument("--passes", type=float, default=None, help=f"passes over the data (default 10, "
                    f"at most {MAX_PASSES}); an integer for {whole}")
-    f.add_argument("--step", type=float, default=None,
-                   help="step-size hyper-parameter (solver default)")
-    f.add_argument("--clip", type=float, default=None,
-                   help="clipping hyper-parameter (solver default)")
+    f.add_argument("--step", type=float, default=None, help="step-size hyper-parameter (solver default)")
+    f.add_argument("--clip", type=float, default=None, help="clipping hyper-parameter (solver default)")
 
 # %% ../nbs/06_api/02_cli.ipynb
 def _add_bounds_options(f):
@@ -658,18 +650,18 @@ def _add_bounds_options(f):
     f.add_argument("--bounds", default="private", help="'private' (default: estimated privately "
                    "inside epsilon), a PUBLIC bound B >= |x_ij|, or 'data' (read from the data: "
                    "NOT private)")
-    f.add_argument("--feature-bound", type=float, default=None,
-                   help="deprecated: same as --bounds B")
+    f.add_argument("--feature-bound", type=float, default=None, help="deprecated: same as --bounds B")
     f.add_argument("--target-bound", type=float, default=None,
                    help="PUBLIC bound on |y| (default: estimated with --bounds)")
     f.add_argument("--smoothness", choices=["exact", "private"], default=None,
                    help=f"{_takers('smoothness')}: M_j 'private' with --smoothness-bound, or "
                    "'exact' (read from the data: NOT private, warns); default: privately from the "
                    "bounds")
-    f.add_argument("--clipping", choices=["coordinate", "sample"], default=None,
+    f.add_argument("--clipping", choices=["coordinate", "sample", "adaptive"], default=None,
                    help=f"{_takers('clipping')}: per-sample l2 clipping at --clip (the default of a "
                    "private fit with whole passes, at --clip 2 on the standardised features; one "
-                   "release per pass) or coordinate-wise thresholds (as in the papers)")
+                   "release per pass), coordinate-wise thresholds (as in the papers), or adaptive "
+                   "(per-sample, the threshold following a private quantile)")
     f.add_argument("--smoothness-bound", type=float, default=None, help="public bound on "
                    "per-record smoothness constants (with --smoothness private)")
     f.add_argument("--no-intercept", action="store_true", help="do not fit an intercept")

@@ -365,8 +365,8 @@ def _private_data_bounds(X, y, eps, delta, share, rng, releases:int=1, known=Non
 def _refined_public_bounds(pub:_DataBounds, X, eps, delta, share, rng, releases:int=1, known=None,
                            anchor=None) -> _DataBounds:
     """PUBLIC bounds `pub` tightened by a private release (`refine_bounds`): the histogram of
-    `data_bounds` on |x_ij - a_j|, a = `anchor` (PUBLIC, (p,)), by default the point of each public box
-    nearest 0 (for a box then centred privately): a released bound below the public half-width
+    `data_bounds` on |x_ij - a_j|, a = `anchor` (PUBLIC, (p,)), by default the point of each
+    public box nearest 0 (for a box then centred privately): a released bound below the public half-width
     gives the box [a - B̃, a + B̃], otherwise (or where no bin cleared τ) the public box is kept.
     Paid, like `_private_data_bounds`, by the share `share` of (ε, δ); the columns `known` (one-hot,
     declared) keep their public bounds."""
@@ -436,8 +436,9 @@ def _histogram_pays(n:int, q:int, eps, delta, releases:int) -> bool:
     """Whether an optional histogram (public bounds tightened, the bounds around the centre) is
     released: only when its threshold τ (public: from n, the q columns, the share (ε, δ) and the
     number of releases; τ of the signed histogram, 2K bins per column, the larger of the two) is at
-    most `HISTOGRAM_MAX_TAU` n, so that a bin holding an eighth of the records is located. With fewer records an extra release costs the other releases (they share
-    one noise multiplier) more than it can gain."""
+    most `HISTOGRAM_MAX_TAU` n, so that a bin holding an eighth of the records is located. With
+    fewer records an extra release costs the other releases (they share one noise multiplier) more
+    than it can gain."""
     if q == 0: return False   # nothing to release (every column a declared category)
     z = calibrate_noise_multiplier(eps, delta, releases)
     K = 2 * (30 - (-30) + 1)   # the signed histogram's bins per column (the default grid)
@@ -469,7 +470,8 @@ def _add_private_spread(b:_DataBounds, X, eps, delta, share, rng, releases:int, 
     b.gaussian += 1
     b.epsilon = epsilon_gaussian(b.noise_multiplier, b.gaussian, share * delta)
     text = (f"boxes narrowed around the released means: a Gaussian histogram of the deviations "
-            f"x_j - c_j on each side (sigma = {rel.sigma:.4g}, threshold {rel.threshold:.4g}; exact "
+            f"x_j - c_j on each side (sigma = {rel.sigma:.4g}, threshold "
+            f"{rel.threshold:.4g}; exact "
             f"GDP with the other releases, epsilon = {b.epsilon:.4g}); "
             f"{int(np.sum(tighter[cols]))} of {len(cols)} boxes narrowed, where both sides were "
             f"located")
@@ -1173,9 +1175,9 @@ class DPRegressor(RegressorMixin, _DPLinearBase):
         budget=None,  # optional BudgetAccountant charged by every fit
         sample_weight_bound=1.0,  # PUBLIC bound W: fit's sample_weight is projected onto [0, W]
         center="private",  # "private" (means released inside ε), PUBLIC centres (p,), or None
-        clipping=None,  # DP-CD's: "coordinate", "sample", "adaptive" (None: "sample", clip=2, if private)
+        clipping=None,  # DP-CD's: "coordinate", "sample", "adaptive" (None: "sample" if private)
         standardize=True,  # features divided by released scales: alpha in standardised units
-        refine_bounds=True,  # PUBLIC bounds tightened privately inside them (with a centre or scales)
+        refine_bounds=True,  # tighten PUBLIC bounds privately (with a centre or scales)
     ):
         self._set(locals())
 
@@ -1268,9 +1270,9 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
         budget=None,  # optional BudgetAccountant charged by every fit (`accountant`: old name)
         sample_weight_bound=1.0,  # PUBLIC bound W: fit's sample_weight is projected onto [0, W]
         center="private",  # "private" (means released inside ε), PUBLIC centres (p,), or None
-        clipping=None,  # DP-CD's: "coordinate", "sample", "adaptive" (None: "sample", clip=2, if private)
+        clipping=None,  # DP-CD's: "coordinate", "sample", "adaptive" (None: "sample" if private)
         standardize=True,  # features divided by released scales: alpha in standardised units
-        refine_bounds=True,  # PUBLIC bounds tightened privately inside them (with a centre or scales)
+        refine_bounds=True,  # tighten PUBLIC bounds privately (with a centre or scales)
     ):
         self._set(locals())
         self.classes = classes

@@ -4,7 +4,7 @@
 
 # %% ../nbs/00_core/03_io.ipynb 1
 from __future__ import annotations
-import contextlib, csv, math, operator, os, re, tempfile
+import contextlib, csv, math, operator, os, re, sys, tempfile
 from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
@@ -15,7 +15,7 @@ from .datasets import DatasetError, read_arff
 __all__ = ['MAX_ABS_VALUE', 'NOT_SHOWN', 'InputError', 'one_line', 'with_options', 'options_named', 'stage_file', 'write_atomic',
            'check_output', 'write_error', 'is_number_text', 'private_rows', 'read_csv_table', 'csv_columns',
            'check_data', 'read_data', 'read_table', 'count_records', 'parse_labels', 'label_codes', 'label_text',
-           'read_features']
+           'read_features', 'quiet_stdout']
 
 # %% ../nbs/00_core/03_io.ipynb
 class InputError(Exception):
@@ -504,3 +504,12 @@ def read_features(source:str, # a file path, or a dataset name known to `dp_cd.d
         raise InputError(f"{path}: cannot read the file ({one_line(str(e))})") from None
     check_data(X, None, [f"x{j}" for j in range(X.shape[1])], None, source, missing)
     return X
+
+# %% ../nbs/00_core/03_io.ipynb
+def quiet_stdout() -> None:  # (standard output now writes to the null device)
+    "Point standard output at /dev/null, so that nothing more is written to a closed pipe."
+    try: fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError): return   # not a file (tests, notebooks)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)

@@ -90,7 +90,7 @@ class Progress:
 # %% ../nbs/00_core/02_progress.ipynb
 def rounds(total:int, # rounds the solver will run
            label:str, # what runs, e.g. "dp-cd updates"
-          ) -> Progress:
+          ) -> Progress:  # the bar: its `tick()` counts one round
     """The bar of a solver's `total` rounds, ticked once per round: the innermost bar entered (the
     command line's) counts them; else a bar of its own, drawn on `tick` if `DP_CD_PROGRESS=1`."""
     if ACTIVE:

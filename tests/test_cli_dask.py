@@ -85,7 +85,7 @@ def test_dask_parquet_text_labels_on_a_scheduler(tmp_path, capsys, scheduler):
     (["--dask", "--solver", "adassp"], "d.csv", 2, "--dask runs the solvers"),
     (["--dask", "--tune", "--classes", "0,1"], "d.csv", 2, "--tune chooses the solver"),
     (["--scheduler", "tcp://127.0.0.1:9"], "d.csv", 1, "could not reach the Dask scheduler"),
-    (["--scheduler", "SCHED"], "d.npy", 1, "--dask reads a .csv or .parquet table lazily"),
+    (["--scheduler", "SCHED"], "d.npy", 1, "a row-chunked table is read lazily from .csv or .parquet"),
     (["--scheduler", "SCHED", "--target", "nope"], "d.csv", 1, "unknown target column 'nope'"),
 ])
 def test_dask_bad_input_one_line_nothing_written_nothing_charged(tmp_path, capsys, scheduler,

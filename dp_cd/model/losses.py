@@ -26,7 +26,11 @@ __all__ = ['SQUARED', 'LOGISTIC', 'HUBER', 'HINGE', 'check_w', 'Loss', 'SquaredL
 SQUARED, LOGISTIC, HUBER = 0, 1, 2   # a loss as the kernels know it: an integer code
 
 # %% ../../nbs/01_model/02_losses.ipynb
-def check_w(w, p, name="w"):
+def check_w(w, # a coefficient vector
+            p:int, # the number of columns of X
+            name:str="w", # the argument named in errors
+           ) -> np.ndarray: # w as a 1-D float array of p entries
+    "w checked: a one-dimensional array with one entry per column of X (errors name `name`)."
     w = check_array(w, name, ndim=1)
     if w.shape[0] != p: raise ValueError(f"{name} has {w.shape[0]} entries but X has {p} columns")
     return w

@@ -307,7 +307,7 @@ def signed_histogram(X, # (n, q) records, dense or row-chunked (a sparse design 
                      lo:int=-30, # grid start $2^{\mathrm{lo}}$
                      hi:int=30, # grid end $2^{\mathrm{hi}}$
                      block:int=2**16, # a dense X is read about `block` values at a time
-                    ) -> np.ndarray:
+                    ) -> np.ndarray:  # counts (q, 2K): positive side, then negative side
     """H[j, :K] the histogram of magnitudes of the positive d_ij, H[j, K:] of the negative ones
     (q, 2K); a zero or missing d_ij is in no bin. X is never copied whole."""
     c = np.asarray(center, dtype=float)
@@ -334,7 +334,7 @@ def noisy_signed_histogram(X, # (n, q) records, dense or row-chunked
                            random_state=None, # seed or Generator
                            lo:int=-30, # grid start $2^{\mathrm{lo}}$
                            hi:int=30, # grid end $2^{\mathrm{hi}}$
-                          ) -> np.ndarray:
+                          ) -> np.ndarray:  # the noisy counts (q, 2K)
     "The released signed histogram H + N(0, σ²), σ = z √(2q): 1/z-GDP for replace-one neighbours."
     z = check_scalar(noise_multiplier, "noise_multiplier", low=0, low_open=True)
     H = signed_histogram(X, center, lo, hi)
@@ -366,8 +366,8 @@ def private_two_sided_bounds(X, # (n, q) records, dense or row-chunked
                              lo:int=-30, # grid start $2^{\mathrm{lo}}$ (public)
                              hi:int=30, # grid end $2^{\mathrm{hi}}$ (public)
                              false_positive:float=1e-3, # φ: probability that noise inflates a side
-                             releases:int=1, # Gaussian releases of noise multiplier z that (ε, δ) pays for
-                            ) -> TwoSidedRelease:
+                             releases:int=1, # releases of one z that (ε, δ) pays for
+                            ) -> TwoSidedRelease:  # B⁻, B⁺ (NaN: not located) and the cost
     """Private bounds $B^-_j, B^+_j$ on how far the deviations reach below and above 0: the signed
     histogram plus Gaussian noise, (ε, δ)-DP by exact GDP (one of `releases` releases of one z)."""
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)

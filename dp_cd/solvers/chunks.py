@@ -381,7 +381,8 @@ def _numeric_part(frame, columns:list, labels:dict|None):
 TABLE_SUFFIXES = (".csv", ".parquet", ".pq")   # the files `chunked_table` reads lazily
 
 
-def table_rows(path) -> int:
+def table_rows(path, # a .csv or .parquet table
+              ) -> int: # its number of records
     "The records of a table: a CSV file's non-blank lines after the header, a Parquet's metadata."
     if Path(path).suffix.lower() == ".csv": return count_records(path, None)
     import pyarrow.dataset as pads
@@ -393,14 +394,14 @@ def chunked_table(path, # a CSV file with a header row, or a Parquet file or fol
                   labels:dict|None=None, # {text: code} of text class labels; else numbers
                   blocksize:int=64 * 2**20, # bytes of a CSV partition
                   persist:bool=False, # read once and keep it on the cluster's workers
-                 ) -> tuple:
+                 ) -> tuple:  # (X, y): lazy dask arrays of the features and the target
     """(X, y, feature names, target name) of a table read lazily: X a Dask DataFrame of float
     columns, y a dask array. A cell that is not a number is missing (NaN), as in a private fit in
     memory; no value is read to choose a column's type."""
     import dask.dataframe as dd, pandas as pd
     path = Path(path).resolve()   # (the workers' working directory may differ)
     if path.suffix.lower() not in TABLE_SUFFIXES:
-        raise ValueError(f"{path}: --dask reads a .csv or .parquet table lazily; got "
+        raise ValueError(f"{path}: a row-chunked table is read lazily from .csv or .parquet; got "
                          f"{path.suffix or 'no suffix'!r}")
     if path.suffix.lower() == ".csv": header, start = _header(path)
     else: header, start = list(dd.read_parquet(path).columns), None

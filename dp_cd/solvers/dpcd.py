@@ -50,11 +50,11 @@ def dp_cd(
     n_passes: int = 10,  # passes over the data: T*K/p coordinate updates in total
     step: float = 1.0,  # step-size hyperparameter gamma: gamma_j = gamma / $M_j$
     clip=1.0,  # C > 0 ($C_j$ = sqrt($M_j$/tr M) C), explicit thresholds (p,), or np.inf (only if epsilon = inf)
-    clipping: str = "coordinate",  # "coordinate" (§4.5.1), "sample" (per-sample ℓ2 at C) or "adaptive"
-    clip_quantile: float | None = None,  # "adaptive": target unclipped fraction γ ∈ (0, 1) (None: 0.9)
+    clipping: str = "coordinate",  # "coordinate" (§4.5.1), "sample" (ℓ2 at C) or "adaptive"
+    clip_quantile: float | None = None,  # "adaptive": unclipped fraction γ ∈ (0, 1) (None: 0.9)
     clip_lr: float | None = None,  # "adaptive": η > 0 of C ← C exp(−η(b̃ − γ)) (None: 0.5)
-    quantile_budget: float | None = None,  # "adaptive": share ρ ∈ (0, 1) of μ² for the counts (None: 0.01)
-    quantile_warmup: int | None = None,  # "adaptive": counts bisecting C at w0 before pass 1 (None: 8)
+    quantile_budget: float | None = None,  # "adaptive": share ρ ∈ (0, 1) of μ² (None: 0.01)
+    quantile_warmup: int | None = None,  # "adaptive": counts bisecting C at w0 (None: 8)
     # K, updates per outer iteration (default p; a multiple of p for clipping="sample")
     n_inner: int | None = None,
     averaging: bool = False,  # True: $w^{t+1}$ = mean of the K inner iterates (Algorithm 4.3.1); False: last iterate
@@ -71,9 +71,9 @@ def dp_cd(
     record_every: float | None = None,
     sample_weight=None,  # per-record weights (n,), projected onto [0, sample_weight_bound]
     sample_weight_bound: float = 1.0,  # PUBLIC bound W > 0 on the weights (noise, $M_j$ scale by W)
-    selection: str = "uniform",  # "uniform" (a permutation per pass if per-sample) or "importance" ($q_j ∝ M_j^α$)
+    selection: str = "uniform",  # "uniform" or "importance" ($q_j ∝ M_j^α$)
     selection_power: float = 1.0,  # α ≥ 0 of selection="importance" (0: uniform)
-    step_rule: str = "constant",  # "constant" ($γ_j = γ/M_j$) or "dog" (distance over gradients, dense X)
+    step_rule: str = "constant",  # "constant" ($γ_j = γ/M_j$) or "dog" (DoG, dense X)
 ) -> FitResult:  # the coefficients, the privacy report and the recorded iterates
     """Differentially private proximal coordinate descent (thesis Algorithm 4.3.1 with §4.5's
     clipping and constants)."""
@@ -285,7 +285,7 @@ def noise_blocks(rng:np.random.Generator, # the run's generator
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def importance_probabilities(M, # coordinate-wise constants M_j (p,), positive and finite
                              power:float=1.0, # α ≥ 0: $q_j ∝ M_j^α$ (0: uniform)
-                            ) -> np.ndarray:
+                            ) -> np.ndarray:  # the probabilities $q_j$ (p,), summing to 1
     "Sampling probabilities $q_j = M_j^α / \\sum_k M_k^α$ of importance sampling (Nesterov 2012)."
     M = check_array(M, "M", ndim=1)
     if np.any(M <= 0): raise ValueError("M must be positive")
@@ -555,7 +555,13 @@ def _dog_step(penalty, w, j, g, state):
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 @njit(cache=True)
-def dpcd_dog_dense(loss, penalty, X, records, z, w, block,
+def dpcd_dog_dense(loss, # (code, param) of the loss, as in `dpcd_inner_dense`
+                   penalty, # (code, params) of the penalty
+                   X, # Fortran design (n, p)
+                   records, # (y, per-sample thresholds or empty[, weights])
+                   z, # predictions z = Xw (+ b) (n,), updated in place
+                   w, # iterate (p,; p + 1 with the intercept), updated in place
+                   block, # (coordinates $j_k$ (int64, K), noise $η_k$ (K,)): a `noise_blocks` item
                    clips, # coordinate-wise thresholds C_j (p,; unused with per-sample ones)
                    state, # `dog_state`: (θ⁰, M, accumulators, released values), updated in place
                    intercept, # (column of s, its penalty), or (X, penalty) without intercept
@@ -584,7 +590,7 @@ def dpcd_dog_dense(loss, penalty, X, records, z, w, block,
 def dog_state(params:dict, # the plan's params (smoothness M_j, T, K)
               w0:np.ndarray, # the initial point θ⁰ (p,; p + 1 with the intercept)
               record:bool=False, # keep the released values ĝ_k (T K,) in the state's last array
-             ) -> tuple:
+             ) -> tuple:  # (θ⁰, M, accumulators, released values)
     "DoG's state: (θ⁰, M, [r̄ = r_ε, G = 0, ‖θ − θ⁰‖²_M = 0, count = 0], released values)."
     M = np.asarray(params["smoothness"], dtype=float)
     r_eps = 1e-6 * (1.0 + math.sqrt(float(np.sum(M * w0 ** 2))))
@@ -658,7 +664,7 @@ def check_selection(o:dict, # dp_cd's options (selection, selection_power, step_
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def selection_params(o:dict, # the checked options
                      M:np.ndarray, # the plan's constants M_j (p,; p + 1 with the intercept)
-                    ) -> dict:
+                    ) -> dict:  # the plan's params for the selection and the step rule
     "The plan's params of the selection: its name, α and (importance) the probabilities q_j."
     out = dict(selection=o["selection"], selection_power=o["selection_power"],
                step_rule=o["step_rule"])
@@ -782,7 +788,7 @@ def unclipped_count(loss:Loss, # the loss, e.g. LogisticLoss()
                     y, # labels (n,)
                     norms, # row norms ‖x_i‖ (n,), with the intercept's column (`row_norms`)
                     clip:float, # the threshold C > 0 (inf: every record)
-                   ) -> int:
+                   ) -> int:  # the number of records whose norm is at most C
     "Records whose per-sample gradient norm $|\\phi'(x_i^\\top\\theta, y_i)|\\,\\|x_i\\|$ is at most C."
     if not isinstance(loss, Loss):
         raise TypeError(f"loss must be a Loss, got {type(loss).__name__}")
@@ -799,7 +805,7 @@ def geometric_clip_update(clip:float, # the current threshold C > 0
                           fraction:float, # the released fraction b̃ of unclipped records
                           quantile:float, # the target γ ∈ (0, 1)
                           lr:float, # the learning rate η > 0
-                         ) -> float:
+                         ) -> float:  # the next threshold C exp(−η(b̃ − γ))
     "Andrew et al. (2021): $C\\,e^{-\\eta(b - \\gamma)}$ with b̃ clipped into [0, 1] ($b$)."
     clip = check_scalar(clip, "clip", low=0, low_open=True)
     fraction = check_scalar(fraction, "fraction")
@@ -871,7 +877,12 @@ def _adaptive_notes(params) -> list:
             "shown are those of C_0, pass t's are scaled by C_t/C_0 (params['clip_path'])"]
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
-def record_due(t, T, K, p, every):
+def record_due(t:int, # outer iteration (0-based)
+               T:int, # outer iterations of the run
+               K:int, # updates per outer iteration
+               p:int, # coordinates (a pass is p updates)
+               every:float, # recording period, in passes
+              ) -> bool: # whether to record the iterate after iteration t
     "Whether outer iteration t (0-based) ends a recording period of `every` passes (or the run)."
     done, before = (t + 1) * K / p, t * K / p
     return math.floor(done / every + 1e-9) > math.floor(before / every + 1e-9) or t == T - 1
@@ -899,7 +910,8 @@ def _run(self, problem, plan, options, rng):
     z = linear_margins(X, w, px, s)
     trace = [(0.0, w[:px].copy())] if o["record_every"] else []
     order = "permutation" if by_sample else "uniform"
-    adapt = _Adaptive(P, problem.loss, problem.y, row_norms(X, s)) if P["clipping"] == "adaptive" else None
+    adapt = (_Adaptive(P, problem.loss, problem.y, row_norms(X, s))
+             if P["clipping"] == "adaptive" else None)
     dog = dog_state(P, w) if P.get("step_rule") == "dog" else None
     for t, block in enumerate(coordinate_blocks(rng, P, T, K, order)):
         if adapt is not None: block, records = adapt.next_pass(z, block, records, rng)
