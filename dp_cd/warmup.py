@@ -58,10 +58,10 @@ def kernel_signatures() -> dict:
 
 # %% ../nbs/06_api/01c_warmup.ipynb
 def warmup(paths=None, # names of `PATHS` (None: all)
-           out=sys.stdout, # where to print a line per path (None: nothing)
+           out="stdout", # where to print a line per path: "stdout" (sys.stdout when called), a file, or None
           ) -> dict: # {path: seconds}
     "Run the default fit of each path once, so that numba compiles (or loads) its kernels: {path: seconds}."
-    times = {}
+    times, out = {}, sys.stdout if isinstance(out, str) and out == "stdout" else out
     for name in PATHS if paths is None else paths:
         if name not in PATHS: raise ValueError(f"unknown path {name!r}: one of {', '.join(PATHS)}")
         start = time.perf_counter()

@@ -303,13 +303,13 @@ def private_scale(U, # records in the unit box (n, q), dense, sparse or row-chun
 
 # %% ../../nbs/02_privacy/11_bounds.ipynb
 def signed_histogram(X, # (n, q) records, dense or row-chunked (a sparse design is not centred)
-                     center, # PUBLIC centre c (q,): the histogram is that of d_ij = x_ij - c_j
+                     center, # PUBLIC centre c (q,): the histogram is that of $d_{ij} = x_{ij} - c_j$
                      lo:int=-30, # grid start $2^{\mathrm{lo}}$
                      hi:int=30, # grid end $2^{\mathrm{hi}}$
                      block:int=2**16, # a dense X is read about `block` values at a time
                     ) -> np.ndarray:  # counts (q, 2K): positive side, then negative side
-    """H[j, :K] the histogram of magnitudes of the positive d_ij, H[j, K:] of the negative ones
-    (q, 2K); a zero or missing d_ij is in no bin. X is never copied whole."""
+    """H[j, :K] the histogram of magnitudes of the positive $d_{ij}$, H[j, K:] of the negative ones
+    (q, 2K); a zero or missing $d_{ij}$ is in no bin. X is never copied whole."""
     c = np.asarray(center, dtype=float)
     if is_chunked(X):
         import dask
@@ -359,7 +359,7 @@ class TwoSidedRelease:
 
 
 def private_two_sided_bounds(X, # (n, q) records, dense or row-chunked
-                             center, # PUBLIC centre c (q,): the deviations are x_ij - c_j
+                             center, # PUBLIC centre c (q,): the deviations are $x_{ij} - c_j$
                              epsilon:float, # ε of the release (> 0)
                              delta:float, # δ of the release, in (0, 1)
                              random_state=None, # seed or Generator

@@ -123,8 +123,8 @@ def row_scale(
     X,  # design (n, p), dense or scipy sparse
     x_norm: float,  # PUBLIC bound R on the rows
     s: float = 0.0,  # value of an implicit last column (the intercept's; 0: none)
-) -> np.ndarray:  # the factors min(1, R/‖(x_i, s)‖₂) (n,)
-    """min(1, R/‖(x_i, s)‖₂) per row: the factors projecting the rows of X, or of [X, s1] if s ≠ 0,
+) -> np.ndarray:  # the factors min(1, R/‖($x_i$, s)‖₂) (n,)
+    """min(1, R/‖($x_i$, s)‖₂) per row: the factors projecting the rows of X, or of [X, s1] if s ≠ 0,
     onto the ball of radius R. Computed on blocks of rows, each with its column of s appended as
     on the appended design: memory O(n) beyond X (a sparse X is read as CSR)."""
     X = X.tocsr() if sp.issparse(X) else X

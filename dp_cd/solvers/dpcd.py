@@ -283,7 +283,7 @@ def noise_blocks(rng:np.random.Generator, # the run's generator
         yield coords, rng.standard_normal(K) * sigma[coords]
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
-def importance_probabilities(M, # coordinate-wise constants M_j (p,), positive and finite
+def importance_probabilities(M, # coordinate-wise constants $M_j$ (p,), positive and finite
                              power:float=1.0, # α ≥ 0: $q_j ∝ M_j^α$ (0: uniform)
                             ) -> np.ndarray:  # the probabilities $q_j$ (p,), summing to 1
     "Sampling probabilities $q_j = M_j^α / \\sum_k M_k^α$ of importance sampling (Nesterov 2012)."
@@ -562,7 +562,7 @@ def dpcd_dog_dense(loss, # (code, param) of the loss, as in `dpcd_inner_dense`
                    z, # predictions z = Xw (+ b) (n,), updated in place
                    w, # iterate (p,; p + 1 with the intercept), updated in place
                    block, # (coordinates $j_k$ (int64, K), noise $η_k$ (K,)): a `noise_blocks` item
-                   clips, # coordinate-wise thresholds C_j (p,; unused with per-sample ones)
+                   clips, # coordinate-wise thresholds $C_j$ (p,; unused with per-sample ones)
                    state, # `dog_state`: (θ⁰, M, accumulators, released values), updated in place
                    intercept, # (column of s, its penalty), or (X, penalty) without intercept
                   ):
@@ -587,7 +587,7 @@ def dpcd_dog_dense(loss, # (code, param) of the loss, as in `dpcd_inner_dense`
     if change != 0.0: update_pred_dense(X, z, jp, change)
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
-def dog_state(params:dict, # the plan's params (smoothness M_j, T, K)
+def dog_state(params:dict, # the plan's params (smoothness $M_j$, T, K)
               w0:np.ndarray, # the initial point θ⁰ (p,; p + 1 with the intercept)
               record:bool=False, # keep the released values ĝ_k (T K,) in the state's last array
              ) -> tuple:  # (θ⁰, M, accumulators, released values)
@@ -663,9 +663,9 @@ def check_selection(o:dict, # dp_cd's options (selection, selection_power, step_
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def selection_params(o:dict, # the checked options
-                     M:np.ndarray, # the plan's constants M_j (p,; p + 1 with the intercept)
+                     M:np.ndarray, # the plan's constants $M_j$ (p,; p + 1 with the intercept)
                     ) -> dict:  # the plan's params for the selection and the step rule
-    "The plan's params of the selection: its name, α and (importance) the probabilities q_j."
+    "The plan's params of the selection: its name, α and (importance) the probabilities $q_j$."
     out = dict(selection=o["selection"], selection_power=o["selection_power"],
                step_rule=o["step_rule"])
     if o["selection"] == "importance":
@@ -786,7 +786,7 @@ from ..model.losses import loss_deriv_vec
 def unclipped_count(loss:Loss, # the loss, e.g. LogisticLoss()
                     margins, # $x_i^\top\theta$ (+ the intercept) (n,)
                     y, # labels (n,)
-                    norms, # row norms ‖x_i‖ (n,), with the intercept's column (`row_norms`)
+                    norms, # row norms ‖$x_i$‖ (n,), with the intercept's column (`row_norms`)
                     clip:float, # the threshold C > 0 (inf: every record)
                    ) -> int:  # the number of records whose norm is at most C
     "Records whose per-sample gradient norm $|\\phi'(x_i^\\top\\theta, y_i)|\\,\\|x_i\\|$ is at most C."
