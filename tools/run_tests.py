@@ -26,6 +26,7 @@ import contextlib
 import json
 import multiprocessing
 import os
+import resource
 import re
 import shutil
 import subprocess
@@ -69,24 +70,31 @@ def count_slow_cells(paths):
     return count
 
 
+def cpu_seconds():
+    """CPU seconds (user + system) of this process and of its waited-for children: a measure of
+    the work that does not grow with the machine's load, as the wall time does."""
+    return sum(r.ru_utime + r.ru_stime for r in map(resource.getrusage,
+                                                      (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)))
+
+
 def _test_notebook(path, skip_flags, force_flags):
-    "One notebook as nbdev_test runs it (in a worker process): (passed, seconds)."
+    "One notebook as nbdev_test runs it (in a worker process): (passed, seconds, CPU seconds)."
     from nbdev.config import get_config
     from nbdev.test import test_nb
     cfg = get_config()
     os.chdir(cfg.nbs_path)
-    start, main = time.time(), sys.modules['__main__']
+    start, cpu, main = time.time(), cpu_seconds(), sys.modules['__main__']
     try:
         passed, _ = test_nb(Path(path), skip_flags=skip_flags, force_flags=force_flags,
                             basepath=cfg.config_path)
     finally:   # IPython's shell replaces __main__, where the next task's function is looked up
         sys.modules['__main__'] = main
-    return passed, time.time() - start
+    return passed, time.time() - start, cpu_seconds() - cpu
 
 
 def run_notebooks(paths, workers, force_flags, env):
     """Test the notebooks `paths` in `workers` processes with the environment `env`, printing each
-    start and each time; returns {path: (passed, seconds)}."""
+    start and each time; returns {path: (passed, seconds, CPU seconds)}."""
     from nbdev.config import get_config
     skip_flags, pending, running, out = get_config().tst_flags.split(), list(paths), {}, {}
     saved = dict(os.environ)
@@ -107,9 +115,9 @@ def run_notebooks(paths, workers, force_flags, env):
                     try: out[path] = future.result()
                     except Exception as e:   # a crashed worker
                         print(f'      {_rel(path)}: {type(e).__name__}: {e}', flush=True)
-                        out[path] = (False, float('nan'))
-                    passed, seconds = out[path]
-                    print(f'      {_rel(path)}: {seconds:.0f} s'
+                        out[path] = (False, float('nan'), float('nan'))
+                    passed, seconds, cpu = out[path]
+                    print(f'      {_rel(path)}: {seconds:.0f} s ({cpu:.0f} CPU s)'
                           + ('' if passed else '  FAILED'), flush=True)
     finally:
         os.environ.clear()
@@ -172,15 +180,19 @@ def main():
     start = time.time()
     with notebook_env(env) as nb_env:
         results = run_notebooks(nbs, int(workers), ['slow'] if args.slow else [], nb_env)
-    nb_rc = int(not all(passed for passed, _ in results.values()))
-    print(f'  (notebooks: {time.time() - start:.0f}s, exit {nb_rc})', flush=True)
+    nb_rc = int(not all(passed for passed, *_ in results.values()))
+    nb_cpu = sum(cpu for *_, cpu in results.values())
+    print(f'  (notebooks: {time.time() - start:.0f}s, {nb_cpu:.0f} CPU s, exit {nb_rc})', flush=True)
     marker = [] if args.slow else ['-m', 'not slow']
     py_rc, py_out = run_pytest([sys.executable, '-m', 'pytest', 'tests', '-q', '-rs', '--durations=0',
                                 '--durations-min=0.5', *marker], env)
-    print('the 10 slowest notebooks:', *slowest({str(_rel(p)): s for p, (_, s) in results.items()}),
+    print('the 10 slowest notebooks (wall):', *slowest({str(_rel(p)): s for p, (_, s, _) in results.items()}),
+          sep='\n')
+    print('the 10 notebooks with the most CPU time:',
+          *slowest({str(_rel(p)): c for p, (*_, c) in results.items()}),
           sep='\n')
     print('the 10 slowest tests (call, set-up and tear-down):', *slowest(pytest_durations(py_out)), sep='\n')
-    failed = [str(_rel(p)) for p, (ok, _) in results.items() if not ok]
+    failed = [str(_rel(p)) for p, (ok, *_) in results.items() if not ok]
     print(f'notebooks ({len(nbs)}): ' + ('all passed' if nb_rc == 0 else 'FAILED: ' + ', '.join(failed)))
     if not args.slow:
         print(f'skipped {count_slow_cells(nbs)} `#| slow` notebook cells and the slow pytest tests: '
