@@ -98,3 +98,25 @@ def test_one_worker_runs_notebook_after_notebook_as_the_script(tmp_path):
     out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=600,
                          cwd=ROOT)
     assert 'RESULT [True, True, True]' in out.stdout, (out.stdout[-2000:], out.stderr[-2000:])
+
+
+def test_package_caches_are_kept_only_while_no_source_changes(tmp_path):
+    pkg = tmp_path / 'pkg'
+    (pkg / 'sub').mkdir(parents=True)
+    (pkg / 'a.py').write_text('x = 1\n')
+    (pkg / 'sub' / 'b.py').write_text('y = 2\n')
+    entries = [pkg / '__pycache__' / 'a.nbi', pkg / 'sub' / '__pycache__' / 'b.nbi']
+    def fill():
+        for e in entries: e.parent.mkdir(exist_ok=True); e.write_text('cached')
+    r = runner()
+    assert not r.keep_or_clear_caches(pkg)   # no stamp yet: cleared
+    fill()
+    assert r.keep_or_clear_caches(pkg) and all(e.exists() for e in entries)   # unchanged: kept
+    assert not r.keep_or_clear_caches(pkg, fresh=True) and not any(e.exists() for e in entries)
+    fill()
+    assert r.keep_or_clear_caches(pkg)
+    (pkg / 'sub' / 'b.py').write_text('y = 3\n')   # another file's change: every entry may be stale
+    assert not r.keep_or_clear_caches(pkg) and not any(e.exists() for e in entries)
+    fill()
+    (pkg / 'c.py').write_text('')   # a new file
+    assert not r.keep_or_clear_caches(pkg) and not any(e.exists() for e in entries)

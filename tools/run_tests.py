@@ -10,8 +10,9 @@ profile, selected by the CI environment variable), so a run is the same on every
 cannot fail by chance; `--explore` gives hypothesis its random search and its database back.
 Uses the tools of the interpreter that runs it (so `.venv/bin/python tools/run_tests.py` tests
 with the virtual environment's packages). numba's on-disk caches of the package are cleared
-first, since numba does not invalidate a cache when a kernel from another file changes. For the
-same reason the notebooks run with a fresh cache directory of their own (XDG_CACHE_HOME, removed
+first, since numba does not invalidate a cache when a kernel from another file changes (they are
+kept when no source file, numba, numpy nor the interpreter changed since they were filled: every
+entry is then what a compile gives; `--fresh` clears them always). For the same reason the notebooks run with a fresh cache directory of their own (XDG_CACHE_HOME, removed
 afterwards): a kernel defined in a notebook cell is cached by IPython's numba locator in the
 user-wide ~/.cache/ipython/numba_cache, keyed by that cell's source alone, so an entry compiled
 against another version of a kernel it calls (another branch, an earlier edit) would be loaded
@@ -23,6 +24,7 @@ Exits non-zero if any notebook or test fails.
 """
 import argparse
 import contextlib
+import hashlib
 import json
 import multiprocessing
 import os
@@ -155,6 +157,32 @@ def hypothesis_env(explore):
     return env
 
 
+def sources_digest(package):
+    """SHA-256 of every source file of `package` (its relative path and bytes), the interpreter and
+    the versions of numba, llvmlite and numpy."""
+    import llvmlite, numba, numpy
+    h = hashlib.sha256(f'{sys.executable} {sys.version} {numba.__version__} {llvmlite.__version__} '
+                       f'{numpy.__version__}'.encode())
+    for path in sorted(package.rglob('*.py')):
+        if '__pycache__' in path.parts: continue
+        h.update(str(path.relative_to(package)).encode() + b'\0' + path.read_bytes() + b'\0')
+    return h.hexdigest()
+
+
+def keep_or_clear_caches(package, fresh=False):
+    """Delete the on-disk caches (`__pycache__`) of `package` unless no source file changed since
+    they were filled (a digest of all sources, stored with them), or always if `fresh`; returns
+    whether they were kept. numba keys a cached kernel on its own file only, so a change in any
+    file may make any entry stale; with every file unchanged, every entry is what a compile gives."""
+    stamp, digest = package / '__pycache__' / 'sources.sha256', sources_digest(package)
+    if not fresh and stamp.exists() and stamp.read_text() == digest: return True
+    for cache in package.rglob('__pycache__'):
+        shutil.rmtree(cache, ignore_errors=True)
+    stamp.parent.mkdir(exist_ok=True)
+    stamp.write_text(digest)
+    return False
+
+
 @contextlib.contextmanager
 def notebook_env(env):
     """`env` with a fresh cache directory (XDG_CACHE_HOME) for the notebooks' kernels, removed
@@ -169,11 +197,14 @@ def main():
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--slow', action='store_true',
                         help='also run the `#| slow` cells and the slow pytest tests (long)')
+    parser.add_argument('--fresh', action='store_true',
+                        help='clear the package\'s numba caches even if no source changed')
     parser.add_argument('--explore', action='store_true',
                         help='random property-test examples with hypothesis\'s example database')
     args = parser.parse_args()
-    for cache in (ROOT / 'dp_cd').rglob('__pycache__'):
-        shutil.rmtree(cache, ignore_errors=True)
+    kept = keep_or_clear_caches(ROOT / 'dp_cd', fresh=args.fresh)
+    print('numba cache of the package: ' + ('kept (no source changed since it was filled)' if kept
+                                            else 'cleared'), flush=True)
     env = hypothesis_env(args.explore)
     nbs = notebooks()
     workers = str(min(2, os.cpu_count() or 1))
