@@ -62,13 +62,15 @@ def notebook(path, *cells):
 def test_the_notebooks_report_progress_times_and_failures(tmp_path, capsys):
     paths = [notebook(tmp_path / 'a_pass.ipynb', 'import time\ntime.sleep(1.5)', '#| slow\nassert False'),
              notebook(tmp_path / 'b_fail.ipynb', 'assert 1 == 2'),
-             notebook(tmp_path / 'c_pass.ipynb', 'x = 1')]
+             notebook(tmp_path / 'c_pass.ipynb',   # 1 s of CPU work: counted in the worker
+                      'import time\nt = time.process_time()\nwhile time.process_time() - t < 1: pass')]
     results = runner().run_notebooks(paths, 2, [], dict(os.environ))
     out = capsys.readouterr().out
-    assert [ok for ok, _ in (results[p] for p in paths)] == [True, False, True]   # slow cell skipped
-    assert results[paths[0]][1] >= 1.5
+    assert [ok for ok, *_ in (results[p] for p in paths)] == [True, False, True]   # slow cell skipped
+    assert results[paths[0]][1] >= 1.5 and results[paths[2]][2] >= 1.0   # wall s, CPU s
     for k, p in enumerate(paths, 1):
         assert f'[{k}/3] {p} ...' in out and f'{p}: ' in out
+        assert 'CPU s)' in out.split(f'{p}: ')[1].splitlines()[0]
     assert f'{paths[1]}: ' in out and 'FAILED' in out.split(f'{paths[1]}: ')[1].splitlines()[0]
     top = runner().slowest({'a': 1.0, 'b': 3.0, 'c': 2.0}, k=2)
     assert [line.split()[-1] for line in top] == ['b', 'c']
@@ -92,7 +94,29 @@ def test_one_worker_runs_notebook_after_notebook_as_the_script(tmp_path):
     code = (f'import os\n__file__ = {str(RUNNER)!r}\nexec(compile({source!r}, {str(RUNNER)!r}, "exec"))\n'
             f'from pathlib import Path\n'
             f'r = run_notebooks([Path(p) for p in {paths!r}], 1, [], dict(os.environ))\n'
-            f'print("RESULT", [ok for ok, _ in r.values()])\n')
+            f'print("RESULT", [ok for ok, *_ in r.values()])\n')
     out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=600,
                          cwd=ROOT)
     assert 'RESULT [True, True, True]' in out.stdout, (out.stdout[-2000:], out.stderr[-2000:])
+
+
+def test_package_caches_are_kept_only_while_no_source_changes(tmp_path):
+    pkg = tmp_path / 'pkg'
+    (pkg / 'sub').mkdir(parents=True)
+    (pkg / 'a.py').write_text('x = 1\n')
+    (pkg / 'sub' / 'b.py').write_text('y = 2\n')
+    entries = [pkg / '__pycache__' / 'a.nbi', pkg / 'sub' / '__pycache__' / 'b.nbi']
+    def fill():
+        for e in entries: e.parent.mkdir(exist_ok=True); e.write_text('cached')
+    r = runner()
+    assert not r.keep_or_clear_caches(pkg)   # no stamp yet: cleared
+    fill()
+    assert r.keep_or_clear_caches(pkg) and all(e.exists() for e in entries)   # unchanged: kept
+    assert not r.keep_or_clear_caches(pkg, fresh=True) and not any(e.exists() for e in entries)
+    fill()
+    assert r.keep_or_clear_caches(pkg)
+    (pkg / 'sub' / 'b.py').write_text('y = 3\n')   # another file's change: every entry may be stale
+    assert not r.keep_or_clear_caches(pkg) and not any(e.exists() for e in entries)
+    fill()
+    (pkg / 'c.py').write_text('')   # a new file
+    assert not r.keep_or_clear_caches(pkg) and not any(e.exists() for e in entries)

@@ -10,8 +10,9 @@ profile, selected by the CI environment variable), so a run is the same on every
 cannot fail by chance; `--explore` gives hypothesis its random search and its database back.
 Uses the tools of the interpreter that runs it (so `.venv/bin/python tools/run_tests.py` tests
 with the virtual environment's packages). numba's on-disk caches of the package are cleared
-first, since numba does not invalidate a cache when a kernel from another file changes. For the
-same reason the notebooks run with a fresh cache directory of their own (XDG_CACHE_HOME, removed
+first, since numba does not invalidate a cache when a kernel from another file changes (they are
+kept when no source file, numba, numpy nor the interpreter changed since they were filled: every
+entry is then what a compile gives; `--fresh` clears them always). For the same reason the notebooks run with a fresh cache directory of their own (XDG_CACHE_HOME, removed
 afterwards): a kernel defined in a notebook cell is cached by IPython's numba locator in the
 user-wide ~/.cache/ipython/numba_cache, keyed by that cell's source alone, so an entry compiled
 against another version of a kernel it calls (another branch, an earlier edit) would be loaded
@@ -23,9 +24,11 @@ Exits non-zero if any notebook or test fails.
 """
 import argparse
 import contextlib
+import hashlib
 import json
 import multiprocessing
 import os
+import resource
 import re
 import shutil
 import subprocess
@@ -69,24 +72,31 @@ def count_slow_cells(paths):
     return count
 
 
+def cpu_seconds():
+    """CPU seconds (user + system) of this process and of its waited-for children: a measure of
+    the work that does not grow with the machine's load, as the wall time does."""
+    return sum(r.ru_utime + r.ru_stime for r in map(resource.getrusage,
+                                                      (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)))
+
+
 def _test_notebook(path, skip_flags, force_flags):
-    "One notebook as nbdev_test runs it (in a worker process): (passed, seconds)."
+    "One notebook as nbdev_test runs it (in a worker process): (passed, seconds, CPU seconds)."
     from nbdev.config import get_config
     from nbdev.test import test_nb
     cfg = get_config()
     os.chdir(cfg.nbs_path)
-    start, main = time.time(), sys.modules['__main__']
+    start, cpu, main = time.time(), cpu_seconds(), sys.modules['__main__']
     try:
         passed, _ = test_nb(Path(path), skip_flags=skip_flags, force_flags=force_flags,
                             basepath=cfg.config_path)
     finally:   # IPython's shell replaces __main__, where the next task's function is looked up
         sys.modules['__main__'] = main
-    return passed, time.time() - start
+    return passed, time.time() - start, cpu_seconds() - cpu
 
 
 def run_notebooks(paths, workers, force_flags, env):
     """Test the notebooks `paths` in `workers` processes with the environment `env`, printing each
-    start and each time; returns {path: (passed, seconds)}."""
+    start and each time; returns {path: (passed, seconds, CPU seconds)}."""
     from nbdev.config import get_config
     skip_flags, pending, running, out = get_config().tst_flags.split(), list(paths), {}, {}
     saved = dict(os.environ)
@@ -107,9 +117,9 @@ def run_notebooks(paths, workers, force_flags, env):
                     try: out[path] = future.result()
                     except Exception as e:   # a crashed worker
                         print(f'      {_rel(path)}: {type(e).__name__}: {e}', flush=True)
-                        out[path] = (False, float('nan'))
-                    passed, seconds = out[path]
-                    print(f'      {_rel(path)}: {seconds:.0f} s'
+                        out[path] = (False, float('nan'), float('nan'))
+                    passed, seconds, cpu = out[path]
+                    print(f'      {_rel(path)}: {seconds:.0f} s ({cpu:.0f} CPU s)'
                           + ('' if passed else '  FAILED'), flush=True)
     finally:
         os.environ.clear()
@@ -147,6 +157,32 @@ def hypothesis_env(explore):
     return env
 
 
+def sources_digest(package):
+    """SHA-256 of every source file of `package` (its relative path and bytes), the interpreter and
+    the versions of numba, llvmlite and numpy."""
+    import llvmlite, numba, numpy
+    h = hashlib.sha256(f'{sys.executable} {sys.version} {numba.__version__} {llvmlite.__version__} '
+                       f'{numpy.__version__}'.encode())
+    for path in sorted(package.rglob('*.py')):
+        if '__pycache__' in path.parts: continue
+        h.update(str(path.relative_to(package)).encode() + b'\0' + path.read_bytes() + b'\0')
+    return h.hexdigest()
+
+
+def keep_or_clear_caches(package, fresh=False):
+    """Delete the on-disk caches (`__pycache__`) of `package` unless no source file changed since
+    they were filled (a digest of all sources, stored with them), or always if `fresh`; returns
+    whether they were kept. numba keys a cached kernel on its own file only, so a change in any
+    file may make any entry stale; with every file unchanged, every entry is what a compile gives."""
+    stamp, digest = package / '__pycache__' / 'sources.sha256', sources_digest(package)
+    if not fresh and stamp.exists() and stamp.read_text() == digest: return True
+    for cache in package.rglob('__pycache__'):
+        shutil.rmtree(cache, ignore_errors=True)
+    stamp.parent.mkdir(exist_ok=True)
+    stamp.write_text(digest)
+    return False
+
+
 @contextlib.contextmanager
 def notebook_env(env):
     """`env` with a fresh cache directory (XDG_CACHE_HOME) for the notebooks' kernels, removed
@@ -161,26 +197,33 @@ def main():
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--slow', action='store_true',
                         help='also run the `#| slow` cells and the slow pytest tests (long)')
+    parser.add_argument('--fresh', action='store_true',
+                        help='clear the package\'s numba caches even if no source changed')
     parser.add_argument('--explore', action='store_true',
                         help='random property-test examples with hypothesis\'s example database')
     args = parser.parse_args()
-    for cache in (ROOT / 'dp_cd').rglob('__pycache__'):
-        shutil.rmtree(cache, ignore_errors=True)
+    kept = keep_or_clear_caches(ROOT / 'dp_cd', fresh=args.fresh)
+    print('numba cache of the package: ' + ('kept (no source changed since it was filled)' if kept
+                                            else 'cleared'), flush=True)
     env = hypothesis_env(args.explore)
     nbs = notebooks()
     workers = str(min(2, os.cpu_count() or 1))
     start = time.time()
     with notebook_env(env) as nb_env:
         results = run_notebooks(nbs, int(workers), ['slow'] if args.slow else [], nb_env)
-    nb_rc = int(not all(passed for passed, _ in results.values()))
-    print(f'  (notebooks: {time.time() - start:.0f}s, exit {nb_rc})', flush=True)
+    nb_rc = int(not all(passed for passed, *_ in results.values()))
+    nb_cpu = sum(cpu for *_, cpu in results.values())
+    print(f'  (notebooks: {time.time() - start:.0f}s, {nb_cpu:.0f} CPU s, exit {nb_rc})', flush=True)
     marker = [] if args.slow else ['-m', 'not slow']
     py_rc, py_out = run_pytest([sys.executable, '-m', 'pytest', 'tests', '-q', '-rs', '--durations=0',
                                 '--durations-min=0.5', *marker], env)
-    print('the 10 slowest notebooks:', *slowest({str(_rel(p)): s for p, (_, s) in results.items()}),
+    print('the 10 slowest notebooks (wall):', *slowest({str(_rel(p)): s for p, (_, s, _) in results.items()}),
+          sep='\n')
+    print('the 10 notebooks with the most CPU time:',
+          *slowest({str(_rel(p)): c for p, (*_, c) in results.items()}),
           sep='\n')
     print('the 10 slowest tests (call, set-up and tear-down):', *slowest(pytest_durations(py_out)), sep='\n')
-    failed = [str(_rel(p)) for p, (ok, _) in results.items() if not ok]
+    failed = [str(_rel(p)) for p, (ok, *_) in results.items() if not ok]
     print(f'notebooks ({len(nbs)}): ' + ('all passed' if nb_rc == 0 else 'FAILED: ' + ', '.join(failed)))
     if not args.slow:
         print(f'skipped {count_slow_cells(nbs)} `#| slow` notebook cells and the slow pytest tests: '
