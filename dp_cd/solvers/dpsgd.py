@@ -334,26 +334,24 @@ def _clip_factors(d, norms, clip:float, m:int):
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 @njit(cache=True, error_model='numpy')
-def _gather_dense(X, y, norms, rows, ones:float, Xb, yb, nb):
-    "Records `rows` into the columns of `Xb` (last row: the value `ones` if not 0), labels, norms."
-    p, m = X.shape[1], rows.shape[0]
-    for j in range(p):
-        for k in range(m): Xb[j, k] = X[rows[k], j]
-    if ones != 0.0: Xb[p, :m] = ones
-    for k in range(m):
-        yb[k] = y[rows[k]]
-        nb[k] = norms[rows[k]]
+def _gather_dense(X, y, norms, rows, ones:float, Xb, yb, nb, w, zb):
+    """Records `rows` into the columns of `Xb` (last row: the value `ones` if not 0), labels,
+    norms, and their margins z_k = Σ_j Xb[j, k] w_j into `zb`, summed in the order of j: one
+    read of each row (contiguous in a C-ordered `X`)."""
+    p = X.shape[1]
+    for k in range(rows.shape[0]):
+        i = rows[k]
+        z = 0.0
+        for j in range(p):
+            x = X[i, j]
+            Xb[j, k] = x
+            z += x * w[j]
+        if ones != 0.0:
+            Xb[p, k] = ones
+            z += ones * w[p]
+        zb[k], yb[k], nb[k] = z, y[i], norms[i]
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
-@njit(cache=True, error_model='numpy')
-def _margins(Xb, w, m:int, zb):
-    """z_k = Σ_j Xb[j, k] w_j for the first m records, summed in the order of j (a row's dot
-    product)."""
-    zb[:m] = 0.0
-    for j in range(w.shape[0]):
-        wj = w[j]
-        for k in range(m): zb[k] += Xb[j, k] * wj
-
 @njit(cache=True, fastmath=_FM, error_model='numpy')
 def _add_weighted(Xb, a, m:int, g):
     "g_j += Σ_k a_k Xb[j, k] over the first m records (vectorised over the records)."
@@ -416,8 +414,7 @@ def sgd_steps_dense(
             for s in range(lo, hi, _SLICE):
                 rows = idx[s:min(s + _SLICE, hi)]
                 m = rows.shape[0]
-                _gather_dense(X, y, row_norms, rows, intercept, Xb, yb, nb)
-                _margins(Xb, w, m, zb)
+                _gather_dense(X, y, row_norms, rows, intercept, Xb, yb, nb, w, zb)
                 kernel_deriv_range(code, param, zb, yb, zb, 0, m)   # φ' in place of the margins
                 _clip_factors(zb, nb, clip, m)
                 _add_weighted(Xb, zb, m, g)
