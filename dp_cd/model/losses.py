@@ -49,10 +49,20 @@ class Loss:
     def __eq__(self, other): return type(self) is type(other) and self.param == other.param
     def __hash__(self): return hash((type(self).__name__, self.param))
 
+    def kernel_args(self) -> tuple:
+        """`(code, param)` as the scalar kernels take them; a code they do not compute is refused
+        (a subclass with a code of its own overrides the methods that call the kernels)."""
+        if self.code not in (SQUARED, LOGISTIC, HUBER):
+            raise NotImplementedError(
+                f"{self!r} has code {self.code!r}, which no kernel of dp_cd.model.losses computes "
+                f"(squared {SQUARED}, logistic {LOGISTIC}, Huber {HUBER}): override `curvature`, "
+                "`value`, `_u`, `coordinate_gradient` and `per_sample_coordinate_gradients`")
+        return self.code, self.param
+
     @property
     def curvature(self) -> float:
         "$\\sup\\phi''$."
-        return float(loss_curvature(self.code, self.param))
+        return float(loss_curvature(*self.kernel_args()))
 
     def check_y(self, y, # labels, shape (n,)
                 n:int|None=None, # expected number of samples
@@ -80,12 +90,12 @@ class Loss:
              ) -> float:
         "$f(w) = \\frac1n\\sum_i \\phi(x_i^\\top w, y_i)$."
         X, _, y, w = self.validate(X, y, w)
-        return float(loss_value_mean(self.code, self.param, np.asarray(X @ w, dtype=np.float64), y))
+        return float(loss_value_mean(*self.kernel_args(), np.asarray(X @ w, dtype=np.float64), y))
 
     def _u(self, X, y, w):
         z = np.asarray(X @ w, dtype=np.float64)
         u = np.empty_like(z)
-        loss_deriv_vec(self.code, self.param, z, y, u)
+        loss_deriv_vec(*self.kernel_args(), z, y, u)
         return u
 
     def gradient(self, X, y, w) -> np.ndarray:
@@ -97,24 +107,20 @@ class Loss:
         "$\\nabla_j f(w)$, computed by the coordinate kernel."
         X, is_sparse, y, w = self.validate(X, y, w)
         j = check_scalar(j, "j", 0, X.shape[1] - 1, integer=True)
-        z = np.asarray(X @ w, dtype=np.float64)
+        z, (code, param) = np.asarray(X @ w, dtype=np.float64), self.kernel_args()
         if is_sparse:
-            return float(
-                coord_grad_sparse(self.code, self.param, X.data, X.indices, X.indptr, y, z, j)
-            )
-        return float(coord_grad_dense(self.code, self.param, X, y, z, j))
+            return float(coord_grad_sparse(code, param, X.data, X.indices, X.indptr, y, z, j))
+        return float(coord_grad_dense(code, param, X, y, z, j))
 
     def per_sample_coordinate_gradients(self, X, y, w, j:int) -> np.ndarray:
         "$(\\nabla_j \\ell(w; d_i))_{i\\le n}$, the quantities DP-CD clips, shape (n,)."
         X, is_sparse, y, w = self.validate(X, y, w)
         j = check_scalar(j, "j", 0, X.shape[1] - 1, integer=True)
-        z = np.asarray(X @ w, dtype=np.float64)
+        z, (code, param) = np.asarray(X @ w, dtype=np.float64), self.kernel_args()
         out = np.empty(X.shape[0])
         if is_sparse:
-            coord_grad_samples_sparse(
-                self.code, self.param, X.data, X.indices, X.indptr, y, z, j, out
-            )
-        else: coord_grad_samples_dense(self.code, self.param, X, y, z, j, out)
+            coord_grad_samples_sparse(code, param, X.data, X.indices, X.indptr, y, z, j, out)
+        else: coord_grad_samples_dense(code, param, X, y, z, j, out)
         return out
 
     def per_sample_gradients(self, X, y, w) -> np.ndarray:

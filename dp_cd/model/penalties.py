@@ -166,10 +166,21 @@ class Penalty:
 
     def check_dim(self, p:int): "Raise if the penalty cannot apply to `p` coordinates."
 
+    def kernel_args(self) -> tuple:
+        """`(code, params)` as the one-dimensional kernels take them; a code they do not compute is
+        refused (a subclass with a code of its own overrides the methods that call the kernels)."""
+        if self.code not in (NONE, L1_CODE, L2_CODE, ENET, BOX):
+            raise NotImplementedError(
+                f"{self!r} has code {self.code!r}, which no kernel of dp_cd.model.penalties "
+                f"computes (none {NONE}, L1 {L1_CODE}, L2 {L2_CODE}, elastic net {ENET}, box "
+                f"{BOX}): override `value`, `prox`, `subdifferential`, `subdiff_dist`, "
+                "`gs_scores`, `conjugate` and `has_gap`")
+        return self.code, self.params
+
     @property
     def has_gap(self) -> bool:
         "Whether the conjugate is finite near 0 on every coordinate (duality gaps are informative)."
-        return bool(conj_bound_1d(self.code, self.params, 0) > 0)
+        return bool(conj_bound_1d(*self.kernel_args(), 0) > 0)
 
     def _w(self, w, name="w"):
         w = check_array(w, name, ndim=1)
@@ -189,7 +200,7 @@ class Penalty:
     def value(self, w, # coefficients (p,)
              ) -> float:
         "$\\psi(w)$."
-        return float(penalty_value(self.code, self.params, self._w(w)))
+        return float(penalty_value(*self.kernel_args(), self._w(w)))
 
     def prox(self, w, # point (p,)
              step=1.0, # step size gamma (scalar or (p,))
@@ -197,22 +208,22 @@ class Penalty:
         "Coordinate-wise $\\mathrm{prox}_{\\gamma_j\\psi_j}(w_j)$."
         w = self._w(w)
         out = np.empty_like(w)
-        prox_vec(self.code, self.params, w, self._steps(step, w.shape[0]), out)
+        prox_vec(*self.kernel_args(), w, self._steps(step, w.shape[0]), out)
         return out
 
     def subdifferential(self, w) -> tuple[np.ndarray, np.ndarray]:
         "The intervals $\\partial\\psi_j(w_j) = [a_j, b_j]$ as two arrays."
-        w = self._w(w)
+        w, (code, params) = self._w(w), self.kernel_args()
         ab = np.array(
-            [subdiff_1d(self.code, self.params, j, w[j]) for j in range(w.shape[0])]
+            [subdiff_1d(code, params, j, w[j]) for j in range(w.shape[0])]
         ).reshape(-1, 2)
         return ab[:, 0], ab[:, 1]
 
     def subdiff_dist(self, w, g) -> np.ndarray:
         "$\\mathrm{dist}(-g_j, \\partial\\psi_j(w_j))$ for each coordinate (the GS-s quantity)."
-        w, g = self._w(w), self._w(g, "g")
+        w, g, (code, params) = self._w(w), self._w(g, "g"), self.kernel_args()
         return np.array(
-            [subdiff_dist_1d(self.code, self.params, j, w[j], g[j]) for j in range(w.shape[0])]
+            [subdiff_dist_1d(code, params, j, w[j], g[j]) for j in range(w.shape[0])]
         )
 
     def gs_scores(self, w, # current point (p,)
@@ -225,17 +236,18 @@ class Penalty:
         if rule not in rules: raise ValueError(f"rule must be one of {sorted(rules)}, got {rule!r}")
         w, g, M = self._w(w), self._w(g, "g"), self._w(M, "M")
         if np.any(M <= 0): raise ValueError("M must be positive")
+        code, params = self.kernel_args()
         return np.array(
             [
-                gs_score_1d(rules[rule], self.code, self.params, j, w[j], g[j], M[j])
+                gs_score_1d(rules[rule], code, params, j, w[j], g[j], M[j])
                 for j in range(w.shape[0])
             ]
         )
 
     def conjugate(self, v) -> float:
         "$\\psi^*(v) = \\sum_j\\psi_j^*(v_j)$."
-        v = self._w(v, "v")
-        return float(sum(conj_1d(self.code, self.params, j, v[j]) for j in range(v.shape[0])))
+        v, (code, params) = self._w(v, "v"), self.kernel_args()
+        return float(sum(conj_1d(code, params, j, v[j]) for j in range(v.shape[0])))
 
 # %% ../../nbs/01_model/03_penalties.ipynb
 class NoPenalty(Penalty):
