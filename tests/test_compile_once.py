@@ -94,7 +94,7 @@ print(json.dumps(out))
 """
 
 
-@pytest.mark.slow   # compiles the default paths from an empty cache in a new process
+@pytest.mark.heavy   # compiles the default paths from an empty cache in a new process
 def test_default_fits_compile_only_what_they_run(tmp_path):
     """Default fits (DP-CD for both estimators, serial DP-GCD) compile neither the weighted loops
     nor the threaded gradient pass: counted in a fresh process with an empty numba cache (a cached

@@ -144,8 +144,9 @@ def test_pytest_holds_one_slot_from_its_chapter_on(tmp_path, capsys):
     assert r.pytest_start([Path('nbs/a/x.ipynb')]) == 1
 
 
-def test_only_slow_selects_the_notebooks_with_slow_cells(tmp_path):
+def test_heavy_cells_and_slow_cells_are_counted_apart(tmp_path):
     fast = notebook(tmp_path / 'fast.ipynb', 'x = 1')
-    slow = notebook(tmp_path / 'slow.ipynb', 'x = 1', '#| slow\nx = 2', '#|slow\nx = 3')
+    slow = notebook(tmp_path / 'slow.ipynb', 'x = 1', '#| slow\nx = 2', '#|slow\nx = 3', '#| heavy\nx = 4')
     r = runner()
     assert [r.slow_cells(p) for p in (fast, slow)] == [0, 2] and r.count_slow_cells([fast, slow]) == 2
+    assert [r.slow_cells(p, 'heavy') for p in (fast, slow)] == [0, 1]

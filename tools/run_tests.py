@@ -1,10 +1,10 @@
 #!/usr/bin/env python
 """The whole test suite: every notebook as a test (nbdev_test), then pytest tests/.
 
-    python tools/run_tests.py              # the fast part: deterministic, `#| slow` cells skipped
-    python tools/run_tests.py --only-slow  # the rest: the notebooks with `#| slow` cells (all of
-                                           # their cells) and the pytest tests marked slow
-    python tools/run_tests.py --slow       # everything in one run (long)
+    python tools/run_tests.py              # the fast part: deterministic, `#| heavy` and `#| slow` cells skipped
+    python tools/run_tests.py --heavy      # the heavy checks: the notebooks with `#| heavy` cells (all
+                                           # their cells) and the pytest tests marked heavy
+    python tools/run_tests.py --slow       # everything, the experiments of `#| slow` cells too (hours)
     python tools/run_tests.py --explore    # property tests draw fresh examples (and keep failures)
 
 By default the property tests are derandomised and use no example database (hypothesis's "ci"
@@ -19,7 +19,8 @@ afterwards): a kernel defined in a notebook cell is cached by IPython's numba lo
 user-wide ~/.cache/ipython/numba_cache, keyed by that cell's source alone, so an entry compiled
 against another version of a kernel it calls (another branch, an earlier edit) would be loaded
 and could crash or give wrong results.
-CI (.ci/run) runs the fast part, then `--only-slow`, so that every check runs once.
+CI (.ci/run) runs the fast part, then `--heavy`, so that every check runs once. `#| slow` cells and
+slow tests are experiments that regenerate the book's results (hours), not checks.
 The notebooks run as nbdev_test runs them (its `test_nb`, two at a time), with a line when each
 starts and its time when it ends (flushed, so CI logs show progress too). pytest takes one of the
 two slots once the notebooks from `nbs/06_api` on start (the earlier chapters have then compiled
@@ -71,19 +72,19 @@ def notebooks():
                   and not any(part[0] in '_.' for part in p.relative_to(ROOT / 'nbs').parts))
 
 
-def slow_cells(path):
-    "Number of code cells of the notebook `path` flagged `#| slow` (skipped by the default run)."
+def slow_cells(path, flag='slow'):
+    "Number of code cells of the notebook `path` flagged `#| {flag}` (skipped by the default run)."
     count = 0
     for cell in json.loads(path.read_text(encoding='utf-8'))['cells']:
         lines = ''.join(cell['source']).splitlines()
         directives = [l.replace(' ', '') for l in lines if l.startswith('#|')]
-        count += cell['cell_type'] == 'code' and '#|slow' in directives
+        count += cell['cell_type'] == 'code' and '#|' + flag in directives
     return count
 
 
-def count_slow_cells(paths):
-    "Number of code cells flagged `#| slow` in the notebooks `paths`."
-    return sum(map(slow_cells, paths))
+def count_slow_cells(paths, flag='slow'):
+    "Number of code cells flagged `#| {flag}` in the notebooks `paths`."
+    return sum(slow_cells(p, flag) for p in paths)
 
 
 def pytest_start(paths, folder='06_api'):
@@ -236,11 +237,11 @@ def main():
     parser = argparse.ArgumentParser(description=lines[0], epilog='\n'.join(lines[1:]),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     mode = parser.add_mutually_exclusive_group()
+    mode.add_argument('--heavy', action='store_true',
+                      help='only the heavy checks: the notebooks with `#| heavy` cells (all their '
+                           'cells) and the pytest tests marked heavy')
     mode.add_argument('--slow', action='store_true',
-                      help='also run the `#| slow` cells and the slow pytest tests (long)')
-    mode.add_argument('--only-slow', action='store_true',
-                      help='only what the default run skips: the notebooks with `#| slow` cells '
-                           '(all their cells) and the slow pytest tests')
+                      help='everything: also the `#| slow` experiments and slow tests (hours)')
     parser.add_argument('--fresh', action='store_true',
                         help='clear the package\'s numba caches even if no source changed')
     parser.add_argument('--explore', action='store_true',
@@ -253,15 +254,15 @@ def main():
                                             else 'cleared'), flush=True)
     env = hypothesis_env(args.explore)
     every = notebooks()
-    nbs = [p for p in every if slow_cells(p)] if args.only_slow else every
+    nbs = [p for p in every if slow_cells(p, 'heavy')] if args.heavy else every
     workers = min(2, os.cpu_count() or 1)
-    marker = ([] if args.slow else ['-m', 'slow' if args.only_slow else 'not slow'])
+    marker = [] if args.slow else ['-m', 'heavy' if args.heavy else 'not slow and not heavy']
     pytest_cmd = [sys.executable, '-m', 'pytest', 'tests', '-q', '-rs', '--durations=0',
                   '--durations-min=0.5', *marker]
     side = (pytest_start(nbs), lambda: run_pytest(pytest_cmd, env, prefix='pytest| '))
     start, load0 = time.time(), os.getloadavg()
     with notebook_env(env) as nb_env:
-        results = run_notebooks(nbs, workers, ['slow'] if args.slow or args.only_slow else [],
+        results = run_notebooks(nbs, workers, ['slow', 'heavy'] if args.slow else ['heavy'] if args.heavy else [],
                                 nb_env, side=side if workers > 1 else None)
     py_rc, py_out, py_s, py_cpu = results.pop('side') if workers > 1 else run_pytest(pytest_cmd, env)
     wall = time.time() - start
@@ -277,16 +278,17 @@ def main():
     print('the 10 slowest tests (call, set-up and tear-down):', *slowest(pytest_durations(py_out)), sep='\n')
     failed = [str(_rel(p)) for p, (ok, *_) in results.items() if not ok]
     print(f'notebooks ({len(nbs)}): ' + ('all passed' if nb_rc == 0 else 'FAILED: ' + ', '.join(failed)))
-    if not (args.slow or args.only_slow):
-        print(f'skipped {count_slow_cells(nbs)} `#| slow` notebook cells and the slow pytest tests: '
-              'run them with `python tools/run_tests.py --only-slow`')
+    if not (args.slow or args.heavy):
+        print(f'skipped {count_slow_cells(nbs, "heavy")} `#| heavy` notebook cells and the heavy pytest '
+              'tests (run them with `python tools/run_tests.py --heavy`; CI does), and '
+              f'{count_slow_cells(nbs)} `#| slow` experiment cells and the slow tests (`--slow`, hours)')
     print('property tests: ' + ('random examples (--explore)' if args.explore
                                 else 'derandomised, no example database'))
     print('tests/: ' + ('all passed' if py_rc == 0 else 'FAILED (see above)'))
     if args.record:
         load1 = os.getloadavg()
         record(args.record, {
-            'mode': 'slow' if args.slow else 'only-slow' if args.only_slow else 'fast',
+            'mode': 'slow' if args.slow else 'heavy' if args.heavy else 'fast',
             'date': time.strftime('%Y-%m-%d %H:%M', time.gmtime()), 'notebooks': len(nbs),
             'wall_s': round(wall), 'notebook_cpu_s': round(nb_cpu), 'pytest_s': round(py_s),
             'pytest_cpu_s': round(py_cpu), 'cores': os.cpu_count(), 'workers': workers,
