@@ -139,6 +139,10 @@ def test_pytest_holds_one_slot_from_its_chapter_on(tmp_path, capsys):
     runs = {int(k): (float(a), float(b)) for k, a, b in map(str.split, stamps.read_text().splitlines())}
     assert len(runs) == 4 and runs[2][0] >= span[0] and runs[3][0] >= span[0]
     assert runs[3][0] >= runs[2][1] or runs[2][0] >= runs[3][1]   # one slot left: not together
+    stamps.unlink(); span.clear()   # its turn once the last notebook started: next to it
+    results = runner().run_notebooks(paths[:1], 2, [], dict(os.environ), side=(1, side))
+    (a, b), = [tuple(map(float, l.split()[1:])) for l in stamps.read_text().splitlines()]
+    assert results.pop('side') == 'ran' and span[0] < b
     r = runner()
     assert r.pytest_start([Path('nbs/a/x.ipynb'), Path('nbs/06_api/y.ipynb')]) == 1
     assert r.pytest_start([Path('nbs/a/x.ipynb')]) == 1

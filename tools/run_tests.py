@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""The whole test suite: every notebook as a test (nbdev_test), then pytest tests/.
+"""The whole test suite: every notebook as a test (nbdev_test) and pytest tests/, on two slots.
 
     python tools/run_tests.py              # the fast part: deterministic, `#| heavy` and `#| slow` cells skipped
     python tools/run_tests.py --heavy      # the heavy checks: the notebooks with `#| heavy` cells (all
@@ -130,9 +130,10 @@ def run_notebooks(paths, workers, force_flags, env, side=None):
     try:
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context('fork')) as ex:
             while pending or running or side:
-                if side and len(paths) - len(pending) >= side[0] and len(running) < workers:
-                    running[side_pool.submit(side[1])], side = 'side', None
-                while pending and len(running) < workers:
+                while len(running) < workers and (pending or side):
+                    if side and len(paths) - len(pending) >= side[0]:   # its turn: it goes first
+                        running[side_pool.submit(side[1])], side = 'side', None
+                        continue
                     path = pending.pop(0)
                     print(f'  [{len(paths) - len(pending)}/{len(paths)}] {_rel(path)} ...',
                           flush=True)
