@@ -29,6 +29,7 @@ def _h1s(page: Path):
             for h in re.findall(r'<h1[^>]*>(.*?)</h1>', page.read_text(), re.S)]
 
 
+@pytest.mark.heavy   # builds the whole book (tens of seconds)
 def test_every_chapter_has_its_page_and_title(html_dir):
     for nb_path in bb.notebooks():
         title = bb.title_of(json.loads(nb_path.read_text()))
@@ -37,6 +38,7 @@ def test_every_chapter_has_its_page_and_title(html_dir):
         assert title in _h1s(page), f'{page.name}: title {title!r} not rendered as H1'
 
 
+@pytest.mark.heavy   # builds the whole book (tens of seconds)
 def test_norms_chapter_renders_math_figure_and_api(html_dir):
     s = (html_dir / '01_model' / '01_norms.html').read_text()
     assert r'\|w\|_{M,q}' in s                        # math survives to MathJax
@@ -45,6 +47,7 @@ def test_norms_chapter_renders_math_figure_and_api(html_dir):
         assert f'<h3 id="api-{name}">{name}<a class="headerlink" href="#api-{name}"' in s
 
 
+@pytest.mark.heavy   # builds the whole book (tens of seconds)
 def test_api_docs_are_typeset_and_indexed(html_dir):
     s = (html_dir / '01_model' / '02_losses.html').read_text()
     entries = re.findall(r'<div class="api-entry ([^"]*)">', s)
@@ -83,6 +86,7 @@ def test_api_tables_show_the_docments_as_written():
         in cells, cells
 
 
+@pytest.mark.heavy   # builds the whole book (tens of seconds)
 def test_mathjax_is_loaded_once_per_page_from_outside_static(html_dir):
     if not (html_dir / 'mathjax' / 'tex-chtml.js').exists():
         pytest.skip('npm unavailable: MathJax comes from its CDN')
@@ -94,6 +98,7 @@ def test_mathjax_is_loaded_once_per_page_from_outside_static(html_dir):
     assert max(loads.values()) == 1 and loads['index.html'] == 1, loads
 
 
+@pytest.mark.heavy   # builds the whole book (tens of seconds)
 def test_front_page_links_every_chapter(html_dir):
     s = (html_dir / 'index.html').read_text()
     for nb_path in bb.notebooks()[1:]:
@@ -190,6 +195,7 @@ def test_wide_figures_get_the_full_width():
     assert 'full-width' not in bb._tags(bb.nbformat.from_dict(_code('plot()', [narrow])), False)
 
 
+@pytest.mark.heavy   # builds the whole book (tens of seconds)
 def test_pages_in_a_browser(html_dir):
     """Every page in headless Chromium: no JavaScript error, no raw LaTeX, no markdown escape in an
     API table (`2\\^lo`), search finds a word; a figure in every core chapter, no `__main__.` name,

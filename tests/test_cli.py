@@ -28,12 +28,12 @@ def write_csv(path, header, rows):
     path.write_text(",".join(header) + "\n" + "\n".join(",".join(map(str, r)) for r in rows) + "\n")
     return path
 
-def test_console_script_help_and_version():
+def test_console_script_help_and_version(capsys):
     r = subprocess.run([BIN / "dp-cd", "--help"], capture_output=True, text=True)
     assert r.returncode == 0 and "examples:" in r.stdout and "demo" in r.stdout
-    for cmd in ("demo", "fit", "predict", "datasets", "reproduce", "warmup"):
-        r = subprocess.run([BIN / "dp-cd", cmd, "--help"], capture_output=True, text=True)
-        assert r.returncode == 0 and "example" in r.stdout, cmd
+    for cmd in ("demo", "fit", "predict", "datasets", "reproduce", "warmup"):   # the same `main`
+        code, out, _ = run([cmd, "--help"], capsys)
+        assert code == 0 and "example" in out, cmd
     r = subprocess.run([BIN / "dp-cd", "--version"], capture_output=True, text=True)
     assert r.returncode == 0 and "dp_cd" in r.stdout
 

@@ -89,7 +89,10 @@ def test_dask_parquet_text_labels_on_a_scheduler(tmp_path, capsys, scheduler):
     (["--scheduler", "SCHED", "--target", "nope"], "d.csv", 1, "unknown target column 'nope'"),
 ])
 def test_dask_bad_input_one_line_nothing_written_nothing_charged(tmp_path, capsys, scheduler,
-                                                                  extra, name, code, text):
+                                                                  extra, name, code, text,
+                                                                  monkeypatch):
+    from dp_cd.solvers import chunks   # Dask retries a closed port until the timeout: 1 s, not 10
+    monkeypatch.setattr(chunks.connect, "__defaults__", (1.0,))
     data = messy_csv(tmp_path / "d.csv")
     np.save(tmp_path / "d.npy", np.random.default_rng(0).uniform(-1, 1, size=(200, 4)))
     budget = tmp_path / "b.json"

@@ -9,6 +9,7 @@ DP-CD's kernel again (the design was read-only when used in place, writeable whe
 canonical CSC with int32 indices compiled the sparse kernel again.
 """
 import sys, warnings
+import pytest
 import numpy as np
 import scipy.sparse as sp
 from numba.core.dispatcher import Dispatcher
@@ -93,6 +94,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.heavy   # compiles the default paths from an empty cache in a new process
 def test_default_fits_compile_only_what_they_run(tmp_path):
     """Default fits (DP-CD for both estimators, serial DP-GCD) compile neither the weighted loops
     nor the threaded gradient pass: counted in a fresh process with an empty numba cache (a cached

@@ -59,6 +59,7 @@ def test_readme_is_generated_from_index():
     assert r.returncode == 0, r.stdout
 
 
+@pytest.mark.heavy   # builds the wheel and installs it into new environments
 def test_wheel_installs_into_clean_environment(tmp_path, wheel):
     env = tmp_path / 'env'
     venv.create(env, with_pip=True)
@@ -133,6 +134,7 @@ def shared_dir():
     shutil.rmtree(path, ignore_errors=True)
 
 
+@pytest.mark.heavy   # builds the wheel and installs it into new environments
 def test_read_only_install_without_cache_dir_imports(shared_dir, wheel):
     """A non-root user, a read-only install and no writable HOME or XDG_CACHE_HOME: numba alone
     cannot cache there ("no locator"), `import dp_cd` still works and caches in the temp dir."""

@@ -120,3 +120,37 @@ def test_package_caches_are_kept_only_while_no_source_changes(tmp_path):
     fill()
     (pkg / 'c.py').write_text('')   # a new file
     assert not r.keep_or_clear_caches(pkg) and not any(e.exists() for e in entries)
+
+
+def test_pytest_holds_one_slot_from_its_chapter_on(tmp_path, capsys):
+    """The side job (pytest in the runner) starts once its first `k` notebooks have started and
+    holds one of the two slots: the notebooks after it run one at a time next to it."""
+    import time
+    stamps = tmp_path / 'stamps'
+    cell = ('import time\nt = time.time()\ntime.sleep(0.6)\n'
+            'open(STAMPS, "a").write(f"NB {t} {time.time()}\\n")').replace('STAMPS', repr(str(stamps)))
+    paths = [notebook(tmp_path / f'{k}.ipynb', cell.replace('NB', str(k))) for k in range(4)]
+    span = []
+    def side():
+        span.append(time.time()); time.sleep(2.0); span.append(time.time())
+        return 'ran'
+    results = runner().run_notebooks(paths, 2, [], dict(os.environ), side=(2, side))
+    assert results.pop('side') == 'ran' and all(ok for ok, *_ in results.values())
+    runs = {int(k): (float(a), float(b)) for k, a, b in map(str.split, stamps.read_text().splitlines())}
+    assert len(runs) == 4 and runs[2][0] >= span[0] and runs[3][0] >= span[0]
+    assert runs[3][0] >= runs[2][1] or runs[2][0] >= runs[3][1]   # one slot left: not together
+    stamps.unlink(); span.clear()   # its turn once the last notebook started: next to it
+    results = runner().run_notebooks(paths[:1], 2, [], dict(os.environ), side=(1, side))
+    (a, b), = [tuple(map(float, l.split()[1:])) for l in stamps.read_text().splitlines()]
+    assert results.pop('side') == 'ran' and span[0] < b
+    r = runner()
+    assert r.pytest_start([Path('nbs/a/x.ipynb'), Path('nbs/06_api/y.ipynb')]) == 1
+    assert r.pytest_start([Path('nbs/a/x.ipynb')]) == 1
+
+
+def test_heavy_cells_and_slow_cells_are_counted_apart(tmp_path):
+    fast = notebook(tmp_path / 'fast.ipynb', 'x = 1')
+    slow = notebook(tmp_path / 'slow.ipynb', 'x = 1', '#| slow\nx = 2', '#|slow\nx = 3', '#| heavy\nx = 4')
+    r = runner()
+    assert [r.slow_cells(p) for p in (fast, slow)] == [0, 2] and r.count_slow_cells([fast, slow]) == 2
+    assert [r.slow_cells(p, 'heavy') for p in (fast, slow)] == [0, 1]

@@ -1,8 +1,10 @@
 #!/usr/bin/env python
-"""The whole test suite: every notebook as a test (nbdev_test), then pytest tests/.
+"""The whole test suite: every notebook as a test (nbdev_test) and pytest tests/, on two slots.
 
-    python tools/run_tests.py              # what CI runs: deterministic, `#| slow` cells skipped
-    python tools/run_tests.py --slow       # also the heavy cells and the slow pytest tests (long)
+    python tools/run_tests.py              # the fast part: deterministic, `#| heavy` and `#| slow` cells skipped
+    python tools/run_tests.py --heavy      # the heavy checks: the notebooks with `#| heavy` cells (all
+                                           # their cells) and the pytest tests marked heavy
+    python tools/run_tests.py --slow       # everything, the experiments of `#| slow` cells too (hours)
     python tools/run_tests.py --explore    # property tests draw fresh examples (and keep failures)
 
 By default the property tests are derandomised and use no example database (hypothesis's "ci"
@@ -17,13 +19,18 @@ afterwards): a kernel defined in a notebook cell is cached by IPython's numba lo
 user-wide ~/.cache/ipython/numba_cache, keyed by that cell's source alone, so an entry compiled
 against another version of a kernel it calls (another branch, an earlier edit) would be loaded
 and could crash or give wrong results.
+CI (.ci/run) runs the fast part, then `--heavy`, so that every check runs once. `#| slow` cells and
+slow tests are experiments that regenerate the book's results (hours), not checks.
 The notebooks run as nbdev_test runs them (its `test_nb`, two at a time), with a line when each
-starts and its time when it ends (flushed, so CI logs show progress too); the 10 slowest notebooks
-and tests are listed at the end.
+starts and its time when it ends (flushed, so CI logs show progress too). pytest takes one of the
+two slots once the notebooks from `nbs/06_api` on start (the earlier chapters have then compiled
+the package's kernels into its cache, which pytest loads), its lines prefixed `pytest|`; the
+10 slowest notebooks and tests are listed at the end.
 Exits non-zero if any notebook or test fails.
 """
 import argparse
 import contextlib
+import csv
 import hashlib
 import json
 import multiprocessing
@@ -35,24 +42,28 @@ import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 
 
-def run_pytest(cmd, env):
-    """`run` for pytest, its output shown line by line as it comes and also returned (for the
-    durations report)."""
-    print('$', ' '.join(map(str, cmd)), flush=True)
+def run_pytest(cmd, env, prefix=''):
+    """`run` for pytest, its output shown line by line as it comes (each line after `prefix`) and
+    also returned (for the durations report): (exit code, output, seconds, CPU seconds)."""
+    print(prefix + '$ ' + ' '.join(map(str, cmd)), flush=True)
     start, lines = time.time(), []
     with subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True) as proc:
         for line in proc.stdout:
-            print(line, end='', flush=True)
+            print(prefix + line, end='', flush=True)
             lines.append(line)
-    print(f'  ({time.time() - start:.0f}s, exit {proc.returncode})', flush=True)
-    return proc.returncode, ''.join(lines)
+        # the child's CPU time, read before the context manager's own wait reaps it elsewhere
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    seconds, cpu = time.time() - start, usage.ru_utime + usage.ru_stime
+    print(f'{prefix}  ({seconds:.0f}s, {cpu:.0f} CPU s, exit {proc.returncode})', flush=True)
+    return proc.returncode, ''.join(lines), seconds, cpu
 
 
 def notebooks():
@@ -61,15 +72,25 @@ def notebooks():
                   and not any(part[0] in '_.' for part in p.relative_to(ROOT / 'nbs').parts))
 
 
-def count_slow_cells(paths):
-    "Number of code cells flagged `#| slow` (skipped by the default run)."
+def slow_cells(path, flag='slow'):
+    "Number of code cells of the notebook `path` flagged `#| {flag}` (skipped by the default run)."
     count = 0
-    for path in paths:
-        for cell in json.loads(path.read_text(encoding='utf-8'))['cells']:
-            lines = ''.join(cell['source']).splitlines()
-            directives = [l.replace(' ', '') for l in lines if l.startswith('#|')]
-            count += cell['cell_type'] == 'code' and '#|slow' in directives
+    for cell in json.loads(path.read_text(encoding='utf-8'))['cells']:
+        lines = ''.join(cell['source']).splitlines()
+        directives = [l.replace(' ', '') for l in lines if l.startswith('#|')]
+        count += cell['cell_type'] == 'code' and '#|' + flag in directives
     return count
+
+
+def count_slow_cells(paths, flag='slow'):
+    "Number of code cells flagged `#| {flag}` in the notebooks `paths`."
+    return sum(slow_cells(p, flag) for p in paths)
+
+
+def pytest_start(paths, folder='06_api'):
+    """How many notebooks start before pytest takes a slot: those before the first one in `folder`
+    (all of them if none is), whose chapters compile the package's kernels into its cache."""
+    return next((k for k, p in enumerate(paths) if folder in p.parts), len(paths))
 
 
 def cpu_seconds():
@@ -94,19 +115,25 @@ def _test_notebook(path, skip_flags, force_flags):
     return passed, time.time() - start, cpu_seconds() - cpu
 
 
-def run_notebooks(paths, workers, force_flags, env):
+def run_notebooks(paths, workers, force_flags, env, side=None):
     """Test the notebooks `paths` in `workers` processes with the environment `env`, printing each
-    start and each time; returns {path: (passed, seconds, CPU seconds)}."""
+    start and each time; returns {path: (passed, seconds, CPU seconds)}. `side`, if given, is
+    `(k, job)`: `job()` runs in a thread holding one of the `workers` slots, from when the first
+    `k` notebooks have started; its result is then under the key `'side'`."""
     from nbdev.config import get_config
     skip_flags, pending, running, out = get_config().tst_flags.split(), list(paths), {}, {}
+    side_pool = ThreadPoolExecutor(1) if side else None
     saved = dict(os.environ)
     os.environ.clear()
     os.environ.update({**env, 'IN_TEST': '1'})   # the workers inherit it when they fork
     print(f'$ notebooks ({len(paths)}, {workers} at a time, like nbdev_test)', flush=True)
     try:
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context('fork')) as ex:
-            while pending or running:
-                while pending and len(running) < workers:
+            while pending or running or side:
+                while len(running) < workers and (pending or side):
+                    if side and len(paths) - len(pending) >= side[0]:   # its turn: it goes first
+                        running[side_pool.submit(side[1])], side = 'side', None
+                        continue
                     path = pending.pop(0)
                     print(f'  [{len(paths) - len(pending)}/{len(paths)}] {_rel(path)} ...',
                           flush=True)
@@ -114,6 +141,9 @@ def run_notebooks(paths, workers, force_flags, env):
                 done, _ = wait(running, return_when=FIRST_COMPLETED)
                 for future in done:
                     path = running.pop(future)
+                    if path == 'side':
+                        out[path] = future.result()
+                        continue
                     try: out[path] = future.result()
                     except Exception as e:   # a crashed worker
                         print(f'      {_rel(path)}: {type(e).__name__}: {e}', flush=True)
@@ -124,6 +154,7 @@ def run_notebooks(paths, workers, force_flags, env):
     finally:
         os.environ.clear()
         os.environ.update(saved)
+        if side_pool: side_pool.shutdown()
     return out
 
 
@@ -191,32 +222,55 @@ def notebook_env(env):
         yield {**env, 'XDG_CACHE_HOME': cache_home}
 
 
+def record(path, row):
+    "Append `row` (a dict) to the CSV file `path`, with a header if the file is new."
+    path = Path(path)
+    new = not path.exists() or path.stat().st_size == 0
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open('a', newline='') as f:
+        writer = csv.DictWriter(f, fieldnames=list(row))
+        if new: writer.writeheader()
+        writer.writerow(row)
+
+
 def main():
     lines = __doc__.splitlines()
     parser = argparse.ArgumentParser(description=lines[0], epilog='\n'.join(lines[1:]),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument('--slow', action='store_true',
-                        help='also run the `#| slow` cells and the slow pytest tests (long)')
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument('--heavy', action='store_true',
+                      help='only the heavy checks: the notebooks with `#| heavy` cells (all their '
+                           'cells) and the pytest tests marked heavy')
+    mode.add_argument('--slow', action='store_true',
+                      help='everything: also the `#| slow` experiments and slow tests (hours)')
     parser.add_argument('--fresh', action='store_true',
                         help='clear the package\'s numba caches even if no source changed')
     parser.add_argument('--explore', action='store_true',
                         help='random property-test examples with hypothesis\'s example database')
+    parser.add_argument('--record', metavar='CSV',
+                        help='append the times of both phases, the load and the mode to this CSV')
     args = parser.parse_args()
     kept = keep_or_clear_caches(ROOT / 'dp_cd', fresh=args.fresh)
     print('numba cache of the package: ' + ('kept (no source changed since it was filled)' if kept
                                             else 'cleared'), flush=True)
     env = hypothesis_env(args.explore)
-    nbs = notebooks()
-    workers = str(min(2, os.cpu_count() or 1))
-    start = time.time()
+    every = notebooks()
+    nbs = [p for p in every if slow_cells(p, 'heavy')] if args.heavy else every
+    workers = min(2, os.cpu_count() or 1)
+    marker = [] if args.slow else ['-m', 'heavy' if args.heavy else 'not slow and not heavy']
+    pytest_cmd = [sys.executable, '-m', 'pytest', 'tests', '-q', '-rs', '--durations=0',
+                  '--durations-min=0.5', *marker]
+    side = (pytest_start(nbs), lambda: run_pytest(pytest_cmd, env, prefix='pytest| '))
+    start, load0 = time.time(), os.getloadavg()
     with notebook_env(env) as nb_env:
-        results = run_notebooks(nbs, int(workers), ['slow'] if args.slow else [], nb_env)
+        results = run_notebooks(nbs, workers, ['slow', 'heavy'] if args.slow else ['heavy'] if args.heavy else [],
+                                nb_env, side=side if workers > 1 else None)
+    py_rc, py_out, py_s, py_cpu = results.pop('side') if workers > 1 else run_pytest(pytest_cmd, env)
+    wall = time.time() - start
     nb_rc = int(not all(passed for passed, *_ in results.values()))
     nb_cpu = sum(cpu for *_, cpu in results.values())
-    print(f'  (notebooks: {time.time() - start:.0f}s, {nb_cpu:.0f} CPU s, exit {nb_rc})', flush=True)
-    marker = [] if args.slow else ['-m', 'not slow']
-    py_rc, py_out = run_pytest([sys.executable, '-m', 'pytest', 'tests', '-q', '-rs', '--durations=0',
-                                '--durations-min=0.5', *marker], env)
+    print(f'  (notebooks: {nb_cpu:.0f} CPU s, exit {nb_rc}; pytest: {py_s:.0f} s, {py_cpu:.0f} CPU s, '
+          f'exit {py_rc}; both: {wall:.0f} s, load {os.getloadavg()[0]:.1f})', flush=True)
     print('the 10 slowest notebooks (wall):', *slowest({str(_rel(p)): s for p, (_, s, _) in results.items()}),
           sep='\n')
     print('the 10 notebooks with the most CPU time:',
@@ -225,12 +279,22 @@ def main():
     print('the 10 slowest tests (call, set-up and tear-down):', *slowest(pytest_durations(py_out)), sep='\n')
     failed = [str(_rel(p)) for p, (ok, *_) in results.items() if not ok]
     print(f'notebooks ({len(nbs)}): ' + ('all passed' if nb_rc == 0 else 'FAILED: ' + ', '.join(failed)))
-    if not args.slow:
-        print(f'skipped {count_slow_cells(nbs)} `#| slow` notebook cells and the slow pytest tests: '
-              'run them with `python tools/run_tests.py --slow`')
+    if not (args.slow or args.heavy):
+        print(f'skipped {count_slow_cells(nbs, "heavy")} `#| heavy` notebook cells and the heavy pytest '
+              'tests (run them with `python tools/run_tests.py --heavy`; CI does), and '
+              f'{count_slow_cells(nbs)} `#| slow` experiment cells and the slow tests (`--slow`, hours)')
     print('property tests: ' + ('random examples (--explore)' if args.explore
                                 else 'derandomised, no example database'))
     print('tests/: ' + ('all passed' if py_rc == 0 else 'FAILED (see above)'))
+    if args.record:
+        load1 = os.getloadavg()
+        record(args.record, {
+            'mode': 'slow' if args.slow else 'heavy' if args.heavy else 'fast',
+            'date': time.strftime('%Y-%m-%d %H:%M', time.gmtime()), 'notebooks': len(nbs),
+            'wall_s': round(wall), 'notebook_cpu_s': round(nb_cpu), 'pytest_s': round(py_s),
+            'pytest_cpu_s': round(py_cpu), 'cores': os.cpu_count(), 'workers': workers,
+            'load_start': round(load0[0], 1), 'load_end': round(load1[0], 1),
+            'load_15min_end': round(load1[2], 1), 'passed': int(not (nb_rc or py_rc))})
     sys.exit(1 if (nb_rc or py_rc) else 0)
 
 
