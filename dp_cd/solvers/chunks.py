@@ -16,10 +16,11 @@ from .contract import (InProcess, Problem, check_chunks, check_chunked_labels,
                                     check_chunked_problem, chunked_solvers, executor)
 
 # %% auto 0
-__all__ = ['SHAPE_ERROR', 'NPY_SOURCES', 'TABLE_SUFFIXES', 'run_seed', 'chunk_generator', 'connect', 'dask_client', 'all_finite',
-           'check_finite', 'load_chunk', 'checked_chunks', 'ChunkBuffer', 'LazyChunk', 'open_chunks', 'chunk_row_norms',
-           'map_chunks', 'reduce_chunks', 'ChunkHolder', 'HeldChunks', 'hold_chunks', 'table_rows', 'chunked_table',
-           'NpyRows', 'npy_chunks']
+__all__ = ['SHAPE_ERROR', 'NPY_SOURCES', 'ROUND_TRIP_SECONDS', 'ROW_SECONDS', 'BYTE_SECONDS', 'PLACEMENT', 'TABLE_SUFFIXES',
+           'run_seed', 'chunk_generator', 'connect', 'dask_client', 'all_finite', 'check_finite', 'load_chunk',
+           'checked_chunks', 'ChunkBuffer', 'LazyChunk', 'open_chunks', 'chunk_row_norms', 'map_chunks',
+           'reduce_chunks', 'ChunkHolder', 'HeldChunks', 'hold_chunks', 'placement_cost', 'one_worker_pays',
+           'run_on_one_worker', 'table_rows', 'chunked_table', 'NpyRows', 'npy_chunks']
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 def run_seed(rng:np.random.Generator, # the run's generator (one draw is consumed)
@@ -313,6 +314,71 @@ def hold_chunks(ex, # `executor()`
         del futures, parts, where, mine   # (the traceback keeps this frame: drop its references)
         raise e.with_traceback(None) from None
     return HeldChunks(holders, [[span[0] for _, span in fs] for fs in mine.values()], tuple(futures))
+
+# %% ../../nbs/03_solvers/02_chunks.ipynb
+ROUND_TRIP_SECONDS = 2.5e-3  # PUBLIC: one update's round trip to the chunks' holders (2 workers, loopback)
+ROW_SECONDS = 3.3e-9  # PUBLIC: one row of one coordinate update, on one worker
+BYTE_SECONDS = 1e-9  # PUBLIC: one byte of the design sent to another worker
+PLACEMENT = None  # None: the cost model chooses; "spread" or "one worker" forces it (benchmarks)
+
+
+def placement_cost(n:int, # rows (public)
+                   p:int, # columns (public)
+                   updates:int, # coordinate updates of the run (public)
+                   workers:int, # workers holding chunks
+                  ) -> dict: # predicted seconds: {"spread": ..., "one worker": ...}
+    """Predicted time of a run with its chunks held where they are (one round trip per update, the
+    rows shared by the workers) and on one worker (one round trip, the design sent once)."""
+    return {"spread": updates * (ROUND_TRIP_SECONDS + ROW_SECONDS * n / max(1, workers)),
+            "one worker": ROUND_TRIP_SECONDS + 8.0 * n * p * BYTE_SECONDS + updates * ROW_SECONDS * n}
+
+
+def one_worker_pays(ex, # `executor()`
+                    n:int, # rows (public)
+                    p:int, # columns (public)
+                    updates:int, # coordinate updates of the run (public)
+                   ) -> bool: # whether the run goes to one worker
+    "On a cluster, whether `placement_cost` prefers one worker and three copies of X fit in its memory."
+    if isinstance(ex, InProcess): return False
+    if PLACEMENT is not None: return PLACEMENT == "one worker"
+    info = ex.scheduler_info()["workers"]
+    if not info: return False
+    limits = [w.get("memory_limit") or 0 for w in info.values()]
+    if all(limits) and 3 * 8 * n * p > min(limits): return False
+    cost = placement_cost(n, p, updates, len(info))
+    return cost["one worker"] < cost["spread"]
+
+# %% ../../nbs/03_solvers/02_chunks.ipynb
+def _whole_run(solver, parts:list, spans:list, problem:Problem, plan, options:dict, rng):
+    "On a worker: the chunks checked and copied into one Fortran design, then `solver.run` on it."
+    X = np.empty((problem.n, problem.p), order="F")
+    for d, (k, a, b, shape) in zip(parts, spans): X[a:b] = load_chunk(d, None, k, a, shape)[0]
+    whole = Problem(X, problem.y, problem.loss, problem.penalty, sparse=False)
+    return solver.run(whole, plan, options, rng), rng.bit_generator.state
+
+
+def run_on_one_worker(ex, # a dask.distributed client
+                      solver, # the `Solver` whose in-memory `run` is used
+                      problem:Problem, # a validated chunked problem
+                      plan, # its `Plan`
+                      options:dict, # its options
+                      rng:np.random.Generator, # the run's generator (advanced as in memory)
+                     ):
+    """`solver.run` on one worker, the one already holding the most rows: the other chunks are sent
+    to it once. The generator ends in the state the in-memory run leaves it in."""
+    from distributed import wait
+    spans, parts = _spans(problem), ex.compute(list(problem.X.to_delayed().ravel()))
+    wait(parts)
+    where, rows = ex.who_has(parts), {}
+    for f, (k, a, b, _) in zip(parts, spans):
+        w = where[f.key][0]
+        rows[w] = rows.get(w, 0) + (b - a)
+    target = max(rows, key=rows.get)
+    run, state = ex.submit(_whole_run, solver, parts, spans, problem, plan, options, rng,
+                           workers=[target], allow_other_workers=True, pure=False).result()
+    rng.bit_generator.state = state
+    run.params = {**run.params, "data_path": "one worker", "n_chunks": len(spans)}
+    return run
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 def _header(path:Path) -> tuple:

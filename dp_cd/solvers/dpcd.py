@@ -29,7 +29,7 @@ from .contract import (FitResult, Ledger, Plan, Run, Solver, register, get_solve
                                     check_sample_weight, check_intercept, intercept_column,
                                     linear_margins)
 from ..progress import rounds
-from .chunks import check_chunks, hold_chunks, load_chunk
+from .chunks import check_chunks, hold_chunks, load_chunk, one_worker_pays, run_on_one_worker
 
 # %% auto 0
 __all__ = ['ACCOUNTANTS', 'dp_cd', 'clip_thresholds', 'dpcd_noise_multiplier', 'dpcd_events', 'row_norms',
@@ -959,8 +959,11 @@ def _chunk_reset(Xc, yc, state, w, s:float):
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def _run_chunks(self, problem, plan, options, rng, ex):
     """`_run` on row chunks: the in-memory draws (`noise_blocks`); per update, one call per holder
-    of chunks (their clipped sums) and the noisy step here."""
+    of chunks (their clipped sums) and the noisy step here; on one worker (the in-memory run) when
+    the chunks' cost model (`one_worker_pays`) says the round trips would cost more."""
     P, o, px = plan.params, options, problem.p
+    if one_worker_pays(ex, problem.n, px, P["T"] * P["K"]):   # round trips would cost more
+        return run_on_one_worker(ex, self, problem, plan, options, rng)
     T, K, p, by_sample = P["T"], P["K"], P["smoothness"].shape[0], P["clipping"] == "sample"
     loss, penalty = (problem.loss.code, problem.loss.param), (problem.penalty.code,
                                                               problem.penalty.params)
