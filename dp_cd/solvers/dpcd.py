@@ -932,7 +932,8 @@ def _run(self, problem, plan, options, rng):
 def _chunk_state(Xc, yc, w, s:float, by_sample) -> list:
     """A held chunk's state: margins z_c = X_c w (+ s w_p), its column of s ((n_c, 1); empty without
     intercept), per-sample thresholds (`by_sample` = (C, coordinates); None: empty)."""
-    z = linear_margins(Xc, w, Xc.shape[1], s)
+    z = (linear_margins(Xc, w, Xc.shape[1], s) if np.any(w[:Xc.shape[1]])
+         else np.full(Xc.shape[0], s * w[-1] if s else 0.0))   # w = 0: X not read
     ones = np.full((Xc.shape[0], 1), s) if s else np.empty((0, 1))
     per = (np.empty(0) if by_sample is None
            else sample_clip_thresholds(row_norms(Xc, s), by_sample[0], by_sample[1]))
@@ -955,6 +956,13 @@ def _chunk_sum(Xc, yc, state, loss, j:int, C:float, pending:tuple) -> float:
 def _chunk_reset(Xc, yc, state, w, s:float):
     "The margins recomputed from w (after averaging), in the state."
     state[0] = linear_margins(Xc, w, Xc.shape[1], s)
+
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
+# the columns each chunk function reads (a design on disk reads only those: `ColumnChunks`)
+_chunk_state.columns = lambda p, w, s, by_sample: (range(p) if by_sample is not None
+                                                    or np.any(w[:p]) else ())
+_chunk_sum.columns = lambda p, loss, j, C, pending: [c for c in (j, pending[0] if pending[1] != 0.0
+                                                                 else p) if c < p]
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def _run_chunks(self, problem, plan, options, rng, ex):
