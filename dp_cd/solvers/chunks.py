@@ -19,8 +19,9 @@ from .contract import (InProcess, Problem, check_chunks, check_chunked_labels,
 __all__ = ['SHAPE_ERROR', 'NPY_SOURCES', 'ROUND_TRIP_SECONDS', 'ROW_SECONDS', 'BYTE_SECONDS', 'PLACEMENT', 'TABLE_SUFFIXES',
            'run_seed', 'chunk_generator', 'connect', 'dask_client', 'all_finite', 'check_finite', 'load_chunk',
            'checked_chunks', 'ChunkBuffer', 'LazyChunk', 'open_chunks', 'chunk_row_norms', 'map_chunks',
-           'reduce_chunks', 'ChunkHolder', 'HeldChunks', 'hold_chunks', 'placement_cost', 'one_worker_pays',
-           'run_on_one_worker', 'table_rows', 'chunked_table', 'NpyRows', 'npy_chunks', 'ColumnChunks']
+           'reduce_chunks', 'ChunkHolder', 'HeldChunks', 'hold_chunks', 'placement_cost', 'placement',
+           'one_worker_pays', 'run_on_one_worker', 'table_rows', 'chunked_table', 'NpyRows', 'npy_chunks',
+           'ColumnChunks']
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 def run_seed(rng:np.random.Generator, # the run's generator (one draw is consumed)
@@ -339,6 +340,17 @@ def placement_cost(n:int, # rows (public)
     rows shared by the workers) and on one worker (one round trip, the design sent once)."""
     return {"spread": updates * (ROUND_TRIP_SECONDS + ROW_SECONDS * n / max(1, workers)),
             "one worker": ROUND_TRIP_SECONDS + 8.0 * n * p * BYTE_SECONDS + updates * ROW_SECONDS * n}
+
+
+@contextlib.contextmanager
+def placement(which:str|None, # "spread", "one worker", or None: the cost model chooses
+             ):
+    "Force where the chunked runs started inside the block go (tests, benchmarks)."
+    global PLACEMENT
+    if which not in (None, "spread", "one worker"): raise ValueError(f"unknown placement {which!r}")
+    old, PLACEMENT = PLACEMENT, which
+    try: yield
+    finally: PLACEMENT = old
 
 
 def one_worker_pays(ex, # `executor()`
