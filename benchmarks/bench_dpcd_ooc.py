@@ -15,7 +15,15 @@ by util-linux `fincore`) or after they were read once ("warm"). Runs, interleave
 - `dp-cd`: `dp_cd(npy_chunks(X), y, LogisticLoss(), L2(1e-3), epsilon=1, delta=1/n², n_passes=1)`
   with public M_j; its chunks stay on disk and each update reads only its columns
   (`dp_cd.solvers.chunks.ColumnChunks`); the labels are read inside the timed run;
-- `dp-bcd`: block DP-CD with B = p on the same file (one read of every chunk per pass).
+- `dp-cd-sample`: the same with per-sample clipping (`clipping="sample"`, C = 1): the row norms
+  read every column once when the chunks' states are made, then a permutation of the p
+  coordinates (every column read in the pass);
+- `dp-bcd` (with `--runs ...,dp-bcd`): block DP-CD with B = p on the same file (every chunk
+  read whole, once per pass).
+
+`read_bytes` is what the timed part asked of `read()` (from the page cache or the disk,
+`/proc/self/io` rchar): with coordinate-wise clipping DP-CD draws its p coordinates uniformly with
+replacement, so a pass reads the columns it drew, not always all of them.
 
 Peak RSS is the process's `VmHWM`. A pass is compared with the median of the reads in the same
 cache state (`vs_one_read`). The load average is written with every row: the machine is shared.
@@ -42,6 +50,9 @@ def status(key):
 def cpu():
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime + r.ru_stime
+def rchar():   # bytes this process asked of read() calls (page cache or disk)
+    for line in open("/proc/self/io"):
+        if line.startswith("rchar"): return int(line.split()[1])
 def read_once(*paths):
     buf = memoryview(np.empty(rows * 10)).cast("B")
     for name in paths:
@@ -52,7 +63,7 @@ r = np.random.default_rng(0)
 Xw, yw = r.normal(size=(200, 10)), np.where(r.normal(size=200) > 0, 1.0, -1.0)
 dp_cd(Xw, yw, LogisticLoss(), L2(1e-3), epsilon=1.0, delta=1e-6, n_passes=1,
       smoothness=np.full(10, 0.25), random_state=0)
-base, t, c = status("VmHWM"), time.perf_counter(), cpu()
+base, t, c, r0 = status("VmHWM"), time.perf_counter(), cpu(), rchar()
 if what == "read":
     read_once(path, ypath)
 else:
@@ -61,10 +72,12 @@ else:
     kw = dict(epsilon=1.0, delta=1.0 / n**2, n_passes=1, smoothness=np.full(p, 0.25 / p),
               random_state=0)
     if what == "dp-cd": res = dp_cd(X, y, LogisticLoss(), L2(1e-3), **kw)
+    elif what == "dp-cd-sample":   # per-sample clipping: every column once per pass (a permutation)
+        res = dp_cd(X, y, LogisticLoss(), L2(1e-3), clipping="sample", clip=1.0, **kw)
     else: res = dp_bcd(X, y, LogisticLoss(), L2(1e-3), block_size=p, **kw)
     assert np.all(np.isfinite(res.coef))
 print(json.dumps(dict(what=what, seconds=time.perf_counter() - t, cpu_seconds=cpu() - c,
-                      peak_rss=status("VmHWM"), rss_before=base)))
+                      peak_rss=status("VmHWM"), rss_before=base, read_bytes=rchar() - r0)))
 """
 
 
@@ -113,8 +126,9 @@ def run(what, paths, n, rows, cache, rep):
     r = dict(json.loads(res.stdout.strip().splitlines()[-1]), n=n, p=P, cache=cache, rep=rep,
              cached_fraction=cached, file_bytes=sum(os.path.getsize(p) for p in paths),
              chunk_rows=rows, load_avg=os.getloadavg()[0])
-    print(f"  {cache} {what:6s} n={n}: {r['seconds']:8.2f} s (cpu {r['cpu_seconds']:.2f} s), "
-          f"peak RSS {r['peak_rss'] / 2**30:.2f} GiB, cached before {cached:.0%}, "
+    print(f"  {cache} {what:12s} n={n}: {r['seconds']:8.2f} s (cpu {r['cpu_seconds']:.2f} s), "
+          f"peak RSS {r['peak_rss'] / 2**30:.2f} GiB, read {r['read_bytes'] / 1e9:.2f} GB, "
+          f"cached before {cached:.0%}, "
           f"load {r['load_avg']:.1f}", flush=True)
     return r
 
@@ -126,7 +140,7 @@ def main():
     ap.add_argument("--dir", default="/tmp")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--caches", default="cold,warm")
-    ap.add_argument("--runs", default="read,dp-cd,dp-bcd")
+    ap.add_argument("--runs", default="read,dp-cd,dp-cd-sample")
     ap.add_argument("--out", default="benchmarks/results")
     args = ap.parse_args()
     d = Path(args.dir) / "dp_cd_dpcd_ooc"
