@@ -325,7 +325,7 @@ def hold_chunks(ex, # `executor()`
     return HeldChunks(holders, [[span[0] for _, span in fs] for fs in mine.values()], tuple(futures))
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
-ROUND_TRIP_SECONDS = 2.5e-3  # PUBLIC: one update's round trip to the chunks' holders (2 workers, loopback)
+ROUND_TRIP_SECONDS = 2.5e-3  # PUBLIC: one update's round trip to the holders (2 workers, loopback)
 ROW_SECONDS = 3.3e-9  # PUBLIC: one row of one coordinate update, on one worker
 BYTE_SECONDS = 1e-9  # PUBLIC: one byte of the design sent to another worker
 PLACEMENT = None  # None: the cost model chooses; "spread" or "one worker" forces it (benchmarks)
@@ -339,7 +339,8 @@ def placement_cost(n:int, # rows (public)
     """Predicted time of a run with its chunks held where they are (one round trip per update, the
     rows shared by the workers) and on one worker (one round trip, the design sent once)."""
     return {"spread": updates * (ROUND_TRIP_SECONDS + ROW_SECONDS * n / max(1, workers)),
-            "one worker": ROUND_TRIP_SECONDS + 8.0 * n * p * BYTE_SECONDS + updates * ROW_SECONDS * n}
+            "one worker": (ROUND_TRIP_SECONDS + 8.0 * n * p * BYTE_SECONDS
+                           + updates * ROW_SECONDS * n)}
 
 
 @contextlib.contextmanager
@@ -358,7 +359,7 @@ def one_worker_pays(ex, # `executor()`
                     p:int, # columns (public)
                     updates:int, # coordinate updates of the run (public)
                    ) -> bool: # whether the run goes to one worker
-    "On a cluster, whether `placement_cost` prefers one worker and three copies of X fit in its memory."
+    "On a cluster: whether `placement_cost` prefers one worker (and 3 copies of X fit there)."
     if isinstance(ex, InProcess): return False
     if PLACEMENT is not None: return PLACEMENT == "one worker"
     info = ex.scheduler_info()["workers"]
@@ -589,7 +590,8 @@ def npy_chunks(path, # a `.npy` file holding a 2-d array (C or Fortran order)
     (n, p), dtype, offset, fortran = _npy_layout(path)
     if not np.issubdtype(dtype, np.floating):
         raise TypeError(f"{path} must hold floats, got dtype {dtype}")
-    edges, source = list(range(0, n, int(rows))) + [n], NpyRows(str(path), dtype, offset, p, n, fortran)
+    edges, source = list(range(0, n, int(rows))) + [n], NpyRows(str(path), dtype, offset, p, n,
+                                                                 fortran)
     read = dask.delayed(source, pure=True)
     X = da.concatenate([da.from_delayed(read(a, b), (b - a, p), dtype=dtype)
                         for a, b in zip(edges[:-1], edges[1:])])
@@ -625,4 +627,5 @@ class ColumnChunks:
     def apply(self, fn, *args) -> list:
         "`fn(Xc, yc, state, *args)` on each chunk in order, after reading the columns it declares."
         cols = _columns(fn, self.source.p, args)
-        return [fn(self._read(k, a, b, cols), yc, state, *args) for k, a, b, yc, state in self.chunks]
+        return [fn(self._read(k, a, b, cols), yc, state, *args)
+                for k, a, b, yc, state in self.chunks]
