@@ -325,8 +325,8 @@ def hold_chunks(ex, # `executor()`
     return HeldChunks(holders, [[span[0] for _, span in fs] for fs in mine.values()], tuple(futures))
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
-ROUND_TRIP_SECONDS = 2.5e-3  # PUBLIC: one update's round trip to the holders (2 workers, loopback)
-ROW_SECONDS = 3.3e-9  # PUBLIC: one row of one coordinate update, on one worker
+ROUND_TRIP_SECONDS = 4e-3  # PUBLIC: one update's round trip to the holders (2 workers, loaded)
+ROW_SECONDS = 2.5e-9  # PUBLIC: one row of one coordinate update, on one worker
 BYTE_SECONDS = 1e-9  # PUBLIC: one byte of the design sent to another worker
 PLACEMENT = None  # None: the cost model chooses; "spread" or "one worker" forces it (benchmarks)
 
