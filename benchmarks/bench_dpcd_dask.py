@@ -19,6 +19,11 @@ in the same process.
    is checked (same seed). On the cluster the dask array is persisted on the workers before the
    clock starts (the data lives on the cluster, as in `bench_dask.py`), so a fit does not ship
    the rows from the driver.
+   On the cluster each fit runs where `dp_cd.solvers.chunks.one_worker_pays` (the cost model)
+   places it: "2 workers" rows; `dp_cd` is also timed with both placements forced ("2 workers,
+   spread": one round trip per update; "2 workers, one worker": the in-memory run on the worker
+   holding the most rows), and the model's predictions are written beside the measured times.
+   The update latency of (c) is measured with the spread placement forced.
 
 The load average (`os.getloadavg()`) is printed before and after and written with the results
 (`dpcd_dask.csv`): the machine is shared, so the latencies are those of the load it ran under.
@@ -31,7 +36,8 @@ from dp_cd.model.losses import LogisticLoss
 from dp_cd.model.penalties import L2
 from dp_cd.solvers.dpcd import dp_cd, _chunk_state, _chunk_sum
 from dp_cd.solvers.distributed import _bcd_chunk
-from dp_cd.solvers.chunks import executor, hold_chunks, map_chunks, open_chunks
+import dp_cd.solvers.chunks as chunks
+from dp_cd.solvers.chunks import executor, hold_chunks, map_chunks, open_chunks, placement_cost
 from dp_cd.solvers.contract import Problem
 from bench_dpscd_dask import best_of   # (seconds, result) of the fastest of k calls
 
@@ -107,41 +113,58 @@ def main():
         rows += [dict(what="round latency: actor calls", setting="2 workers", n=N, ms=actor),
                  dict(what="round latency: one task per chunk", setting="2 workers", n=N, ms=task)]
         M = 0.25 * (X**2).mean(0)
+        chunks.PLACEMENT = "spread"   # (c) is the cost of an update with the chunks held
         per = [best_of(lambda m=m: dp_cd(Xd, y, LogisticLoss(), L2(1e-3), epsilon=1.0,
                                          delta=1.0 / N**2, n_passes=m, random_state=0,
                                          smoothness=M), k)[0] for m in (PASSES, 5 * PASSES)]
         update = 1e3 * (per[1] - per[0]) / (4 * PASSES * P)
         print(f"dp_cd on chunks, 2 workers: {update:.2f} ms per coordinate update")
         rows.append(dict(what="dp_cd update", setting="2 workers", n=N, ms=update))
+        chunks.PLACEMENT = None
         for n in sizes:   # the chunks persisted on the workers first (the data lives there)
             Xn, Xdn, yn = problem(n)
-            rows += _fit_rows(Xn, Xdn.persist(), yn, k, "2 workers")
+            Xdn = Xdn.persist()
+            rows += _fit_rows(Xn, Xdn, yn, k, "2 workers")
+            for forced in ("spread", "one worker"):
+                chunks.PLACEMENT = forced
+                rows += _fit_rows(Xn, Xdn, yn, k, f"2 workers, {forced}", only="dp_cd (public M_j)")
+            chunks.PLACEMENT = None
     for n in sizes: rows += _fit_rows(*problem(n), k, "in process")
     load1 = os.getloadavg()
     print(f"load average after: {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}")
     for r in rows: r.update(load_before=load0[0], load_after=load1[0])
     Path(args.out).mkdir(parents=True, exist_ok=True)
     names = ["what", "setting", "n", "ms", "seconds", "in_memory_seconds", "vs_in_memory",
-             "max_coef_diff", "load_before", "load_after"]
+             "max_coef_diff", "data_path", "predicted_spread", "predicted_one_worker",
+             "load_before", "load_after"]
     with open(Path(args.out) / "dpcd_dask.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=names)
         w.writeheader()
         w.writerows(rows)
 
 
-def _fit_rows(X, Xd, y, k, setting):
-    "The fits of `fits` on the chunks against in memory (same process, best of k each)."
-    rows = []
+def _fit_rows(X, Xd, y, k, setting, only=None):
+    "The fits of `fits` (or only one) on the chunks against in memory (same process, best of k)."
+    rows, (n, p) = [], X.shape
+    if Xd is not None and setting != "in process":   # each placement's kernels loaded first
+        for name, fit in fits(X, y).items():
+            if only is None or name == only: fit(Xd)
+    cost = placement_cost(n, p, PASSES * p, 2)
     for name, fit in fits(X, y).items():
+        if only is not None and name != only: continue
         base, ref = best_of(lambda: fit(X), k)
         s, r = best_of(lambda: fit(Xd), k)
         diff = float(np.abs(_coef(r) - _coef(ref)).max())
         assert diff < 1e-9 * max(1.0, float(np.abs(_coef(ref)).max())), diff
+        res = getattr(r, "fit_results_", [r])[0]   # (an estimator's first solver run)
+        path = res.params.get("data_path", "memory")
         rows.append(dict(what=f"fit {name}", setting=setting, n=len(y), seconds=s,
-                         in_memory_seconds=base, vs_in_memory=s / base, max_coef_diff=diff))
+                         in_memory_seconds=base, vs_in_memory=s / base, max_coef_diff=diff,
+                         data_path=path, predicted_spread=cost["spread"],
+                         predicted_one_worker=cost["one worker"]))
         print(f"{setting:10s} n={len(y):7d} {name:30s}: {s:.3f} s on chunks, "
               f"{base:.3f} s in memory, "
-              f"x{s / base:5.1f}, max |coef diff| {diff:.1e}")
+              f"x{s / base:5.1f}, max |coef diff| {diff:.1e} ({path})")
     return rows
 
 

@@ -16,10 +16,12 @@ from .contract import (InProcess, Problem, check_chunks, check_chunked_labels,
                                     check_chunked_problem, chunked_solvers, executor)
 
 # %% auto 0
-__all__ = ['SHAPE_ERROR', 'NPY_SOURCES', 'TABLE_SUFFIXES', 'run_seed', 'chunk_generator', 'connect', 'dask_client', 'all_finite',
-           'check_finite', 'load_chunk', 'checked_chunks', 'ChunkBuffer', 'LazyChunk', 'open_chunks', 'chunk_row_norms',
-           'map_chunks', 'reduce_chunks', 'ChunkHolder', 'HeldChunks', 'hold_chunks', 'table_rows', 'chunked_table',
-           'NpyRows', 'npy_chunks']
+__all__ = ['SHAPE_ERROR', 'NPY_SOURCES', 'ROUND_TRIP_SECONDS', 'ROW_SECONDS', 'BYTE_SECONDS', 'PLACEMENT', 'TABLE_SUFFIXES',
+           'run_seed', 'chunk_generator', 'connect', 'dask_client', 'all_finite', 'check_finite', 'load_chunk',
+           'checked_chunks', 'ChunkBuffer', 'LazyChunk', 'open_chunks', 'chunk_row_norms', 'map_chunks',
+           'reduce_chunks', 'ChunkHolder', 'HeldChunks', 'hold_chunks', 'placement_cost', 'placement',
+           'one_worker_pays', 'run_on_one_worker', 'table_rows', 'chunked_table', 'NpyRows', 'npy_chunks',
+           'ColumnChunks']
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 def run_seed(rng:np.random.Generator, # the run's generator (one draw is consumed)
@@ -131,6 +133,11 @@ class ChunkBuffer:
         "A C-ordered (count, p) view of the buffer."
         if self.data.shape[0] < count * p: self.data = np.empty(count * p)
         return self.data[:count * p].reshape(count, p)
+
+    def columns(self, count:int, p:int) -> np.ndarray:
+        "A Fortran-ordered (count, p) view of the buffer (each column contiguous)."
+        if self.data.shape[0] < count * p: self.data = np.empty(count * p)
+        return self.data[:count * p].reshape(p, count).T
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 NPY_SOURCES = {}  # name of a dask array made by `npy_chunks` -> its `NpyRows` (direct reads)
@@ -293,6 +300,9 @@ def hold_chunks(ex, # `executor()`
     "Read every chunk once and keep it with its state: on the workers (actors) or in process."
     spans, parts = _spans(problem), list(problem.X.to_delayed().ravel())
     y = problem.y
+    source = NPY_SOURCES.get(problem.X.name) if isinstance(ex, InProcess) else None
+    if source is not None and source.fortran:   # on disk: only the columns of each call read
+        return HeldChunks([ColumnChunks(source, spans, y, init, args)], [[k for k, *_ in spans]])
     if isinstance(ex, InProcess):   # one chunk read at a time (its copy kept, the read dropped)
         h = ChunkHolder([], [], [], init, args)
         for d, (k, a, b, shape) in zip(parts, spans):
@@ -313,6 +323,83 @@ def hold_chunks(ex, # `executor()`
         del futures, parts, where, mine   # (the traceback keeps this frame: drop its references)
         raise e.with_traceback(None) from None
     return HeldChunks(holders, [[span[0] for _, span in fs] for fs in mine.values()], tuple(futures))
+
+# %% ../../nbs/03_solvers/02_chunks.ipynb
+ROUND_TRIP_SECONDS = 4e-3  # PUBLIC: one update's round trip to the holders (2 workers, loaded)
+ROW_SECONDS = 2.5e-9  # PUBLIC: one row of one coordinate update, on one worker
+BYTE_SECONDS = 1e-9  # PUBLIC: one byte of the design sent to another worker
+PLACEMENT = None  # None: the cost model chooses; "spread" or "one worker" forces it (benchmarks)
+
+
+def placement_cost(n:int, # rows (public)
+                   p:int, # columns (public)
+                   updates:int, # coordinate updates of the run (public)
+                   workers:int, # workers holding chunks
+                  ) -> dict: # predicted seconds: {"spread": ..., "one worker": ...}
+    """Predicted time of a run with its chunks held where they are (one round trip per update, the
+    rows shared by the workers) and on one worker (one round trip, the design sent once)."""
+    return {"spread": updates * (ROUND_TRIP_SECONDS + ROW_SECONDS * n / max(1, workers)),
+            "one worker": (ROUND_TRIP_SECONDS + 8.0 * n * p * BYTE_SECONDS
+                           + updates * ROW_SECONDS * n)}
+
+
+@contextlib.contextmanager
+def placement(which:str|None, # "spread", "one worker", or None: the cost model chooses
+             ):
+    "Force where the chunked runs started inside the block go (tests, benchmarks)."
+    global PLACEMENT
+    if which not in (None, "spread", "one worker"): raise ValueError(f"unknown placement {which!r}")
+    old, PLACEMENT = PLACEMENT, which
+    try: yield
+    finally: PLACEMENT = old
+
+
+def one_worker_pays(ex, # `executor()`
+                    n:int, # rows (public)
+                    p:int, # columns (public)
+                    updates:int, # coordinate updates of the run (public)
+                   ) -> bool: # whether the run goes to one worker
+    "On a cluster: whether `placement_cost` prefers one worker (and 3 copies of X fit there)."
+    if isinstance(ex, InProcess): return False
+    if PLACEMENT is not None: return PLACEMENT == "one worker"
+    info = ex.scheduler_info()["workers"]
+    if not info: return False
+    limits = [w.get("memory_limit") or 0 for w in info.values()]
+    if all(limits) and 3 * 8 * n * p > min(limits): return False
+    cost = placement_cost(n, p, updates, len(info))
+    return cost["one worker"] < cost["spread"]
+
+# %% ../../nbs/03_solvers/02_chunks.ipynb
+def _whole_run(solver, parts:list, spans:list, problem:Problem, plan, options:dict, rng):
+    "On a worker: the chunks checked and copied into one Fortran design, then `solver.run` on it."
+    X = np.empty((problem.n, problem.p), order="F")
+    for d, (k, a, b, shape) in zip(parts, spans): X[a:b] = load_chunk(d, None, k, a, shape)[0]
+    whole = Problem(X, problem.y, problem.loss, problem.penalty, sparse=False)
+    return solver.run(whole, plan, options, rng), rng.bit_generator.state
+
+
+def run_on_one_worker(ex, # a dask.distributed client
+                      solver, # the `Solver` whose in-memory `run` is used
+                      problem:Problem, # a validated chunked problem
+                      plan, # its `Plan`
+                      options:dict, # its options
+                      rng:np.random.Generator, # the run's generator (advanced as in memory)
+                     ):
+    """`solver.run` on one worker, the one already holding the most rows: the other chunks are sent
+    to it once. The generator ends in the state the in-memory run leaves it in."""
+    from distributed import wait
+    spans, parts = _spans(problem), ex.compute(list(problem.X.to_delayed().ravel()))
+    wait(parts)
+    where, rows = ex.who_has(parts), {}
+    for f, (k, a, b, _) in zip(parts, spans):
+        w = where[f.key][0]
+        rows[w] = rows.get(w, 0) + (b - a)
+    target = max(rows, key=rows.get)
+    run, state = ex.submit(_whole_run, solver, parts, spans, problem, plan, options, rng,
+                           workers=[target], allow_other_workers=True, pure=False).result()
+    rng.bit_generator.state = state
+    run.params = {**run.params, "data_path": "one worker", "n_chunks": len(spans)}
+    return run
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 def _header(path:Path) -> tuple:
@@ -424,17 +511,16 @@ def chunked_table(path, # a CSV file with a header row, or a Parquet file or fol
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 def _npy_layout(path) -> tuple:
-    "(shape, dtype, offset of the data) of a C-ordered `.npy` file."
+    "(shape, dtype, offset of the data, whether in Fortran order) of a 2-d `.npy` file."
     with open(path, "rb") as f:
         version = np.lib.format.read_magic(f)
         header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
                   else np.lib.format.read_array_header_2_0)
         shape, fortran, dtype = header(f)
         offset = f.tell()
-    if fortran or len(shape) != 2:
-        raise ValueError(f"{path} must hold a 2-d array in C order, got shape {shape}"
-                         f"{' in Fortran order' if fortran else ''}")
-    return shape, dtype, offset
+    if len(shape) != 2:
+        raise ValueError(f"{path} must hold a 2-d array, got shape {shape}")
+    return shape, dtype, offset, bool(fortran)
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 def _fill_rows(path:str, start:int, # the file and the byte offset of the first row
@@ -453,36 +539,93 @@ def _fill_rows(path:str, start:int, # the file and the byte offset of the first 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 @dataclass(frozen=True)
 class NpyRows:
-    "The rows of a C-ordered `.npy` file, read into a fresh array (a dask task) or a buffer."
+    "The rows of a 2-d `.npy` file, read into a fresh array (a dask task) or a buffer."
     path: str  # the `.npy` file
     dtype: np.dtype  # its dtype
     offset: int  # of the data, in bytes
     p: int  # columns
+    n: int = 0  # rows (used in Fortran order)
+    fortran: bool = False  # whether the file is in Fortran order (column after column)
+
+    def _column_start(self, a:int, j:int) -> int:
+        "Byte offset of row a of column j (Fortran order)."
+        return self.offset + (j * self.n + a) * self.dtype.itemsize
 
     def __call__(self, a:int, b:int) -> np.ndarray:
-        "Rows [a, b) in a fresh array of the file's dtype."
-        out = np.empty((b - a, self.p), dtype=self.dtype)
-        return _fill_rows(self.path, self.offset + a * self.p * self.dtype.itemsize, out)
+        "Rows [a, b) in a fresh array of the file's dtype (in the file's order)."
+        if not self.fortran:
+            out = np.empty((b - a, self.p), dtype=self.dtype)
+            return _fill_rows(self.path, self.offset + a * self.p * self.dtype.itemsize, out)
+        out = np.empty((b - a, self.p), dtype=self.dtype, order="F")
+        for j in range(self.p): _fill_rows(self.path, self._column_start(a, j), out[:, j])
+        return out
 
     def read(self, a:int, b:int, buffer:ChunkBuffer) -> np.ndarray:
-        "Rows [a, b) as float64 rows of `buffer` (overwritten by the next read)."
+        "Rows [a, b) as float64 rows of `buffer` (C order; overwritten by the next read)."
         out = buffer.rows(b - a, self.p)
-        if self.dtype != np.dtype(np.float64): out[...] = self(a, b)   # converted
+        if self.dtype != np.dtype(np.float64) or self.fortran: out[...] = self(a, b)   # converted
         else: _fill_rows(self.path, self.offset + a * self.p * 8, out)
         return out
 
+    def read_columns(self, a:int, b:int, # the rows [a, b)
+                     columns, # the columns read (the others of the view are left as they were)
+                     buffer:ChunkBuffer, # the buffer whose Fortran view is filled
+                    ) -> np.ndarray: # the (b - a, p) Fortran view
+        "Only `columns` of rows [a, b) of a Fortran-ordered file, into a Fortran view of `buffer`."
+        out = buffer.columns(b - a, self.p)
+        for j in columns:
+            if self.dtype == np.dtype(np.float64):
+                _fill_rows(self.path, self._column_start(a, j), out[:, j])
+            else:
+                part = np.empty(b - a, dtype=self.dtype)
+                out[:, j] = _fill_rows(self.path, self._column_start(a, j), part)
+        return out
+
 # %% ../../nbs/03_solvers/02_chunks.ipynb
-def npy_chunks(path, # a `.npy` file holding a 2-d array in C order
+def npy_chunks(path, # a `.npy` file holding a 2-d array (C or Fortran order)
                rows:int=1_000_000, # rows per chunk
               ):
     "A row-chunked dask.array reading the file with plain reads, one task per chunk."
     import dask, dask.array as da
-    (n, p), dtype, offset = _npy_layout(path)
+    (n, p), dtype, offset, fortran = _npy_layout(path)
     if not np.issubdtype(dtype, np.floating):
         raise TypeError(f"{path} must hold floats, got dtype {dtype}")
-    edges, source = list(range(0, n, int(rows))) + [n], NpyRows(str(path), dtype, offset, p)
+    edges, source = list(range(0, n, int(rows))) + [n], NpyRows(str(path), dtype, offset, p, n,
+                                                                 fortran)
     read = dask.delayed(source, pure=True)
     X = da.concatenate([da.from_delayed(read(a, b), (b - a, p), dtype=dtype)
                         for a, b in zip(edges[:-1], edges[1:])])
     NPY_SOURCES[X.name] = source   # in-process fits read it directly
     return X
+
+# %% ../../nbs/03_solvers/02_chunks.ipynb
+def _columns(fn, p:int, args:tuple) -> list:
+    "The columns `fn` reads, by its `columns` attribute (all of them without one)."
+    cols = getattr(fn, "columns", None)
+    return list(range(p)) if cols is None else sorted(set(int(j) for j in cols(p, *args)))
+
+
+class ColumnChunks:
+    "Chunks of a Fortran-ordered `.npy` file left on disk, their states kept (in process)."
+    def __init__(self, source:NpyRows, # the file (`npy_chunks`)
+                 spans:list, # (k, a, b, (rows, p)) of each chunk (`_spans`)
+                 y:np.ndarray, # the labels
+                 init, # init(Xc, yc, *args) -> the chunk's state; `init.columns`: what it reads
+                 args:tuple=(), # public arguments of `init`
+                ):
+        self.source, self.buffer, self.chunks = source, ChunkBuffer(), []
+        for k, a, b, shape in spans:
+            Xc = self._read(k, a, b, _columns(init, shape[1], args))
+            self.chunks.append((k, a, b, y[a:b], init(Xc, y[a:b], *args)))
+
+    def _read(self, k:int, a:int, b:int, columns:list) -> np.ndarray:
+        "The chunk's Fortran view with `columns` read and checked (the others are stale)."
+        Xc = self.source.read_columns(a, b, columns, self.buffer)
+        for j in columns: check_finite(Xc[:, j], k, a)
+        return Xc
+
+    def apply(self, fn, *args) -> list:
+        "`fn(Xc, yc, state, *args)` on each chunk in order, after reading the columns it declares."
+        cols = _columns(fn, self.source.p, args)
+        return [fn(self._read(k, a, b, cols), yc, state, *args)
+                for k, a, b, yc, state in self.chunks]

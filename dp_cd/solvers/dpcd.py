@@ -29,7 +29,7 @@ from .contract import (FitResult, Ledger, Plan, Run, Solver, register, get_solve
                                     check_sample_weight, check_intercept, intercept_column,
                                     linear_margins)
 from ..progress import rounds
-from .chunks import check_chunks, hold_chunks, load_chunk
+from .chunks import check_chunks, hold_chunks, load_chunk, one_worker_pays, run_on_one_worker
 
 # %% auto 0
 __all__ = ['ACCOUNTANTS', 'dp_cd', 'clip_thresholds', 'dpcd_noise_multiplier', 'dpcd_events', 'row_norms',
@@ -932,7 +932,8 @@ def _run(self, problem, plan, options, rng):
 def _chunk_state(Xc, yc, w, s:float, by_sample) -> list:
     """A held chunk's state: margins z_c = X_c w (+ s w_p), its column of s ((n_c, 1); empty without
     intercept), per-sample thresholds (`by_sample` = (C, coordinates); None: empty)."""
-    z = linear_margins(Xc, w, Xc.shape[1], s)
+    z = (linear_margins(Xc, w, Xc.shape[1], s) if np.any(w[:Xc.shape[1]])
+         else np.full(Xc.shape[0], s * w[-1] if s else 0.0))   # w = 0: X not read
     ones = np.full((Xc.shape[0], 1), s) if s else np.empty((0, 1))
     per = (np.empty(0) if by_sample is None
            else sample_clip_thresholds(row_norms(Xc, s), by_sample[0], by_sample[1]))
@@ -957,10 +958,20 @@ def _chunk_reset(Xc, yc, state, w, s:float):
     state[0] = linear_margins(Xc, w, Xc.shape[1], s)
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
+# the columns each chunk function reads (a design on disk reads only those: `ColumnChunks`)
+_chunk_state.columns = lambda p, w, s, by_sample: (range(p) if by_sample is not None
+                                                    or np.any(w[:p]) else ())
+_chunk_sum.columns = lambda p, loss, j, C, pending: [c for c in (j, pending[0] if pending[1] != 0.0
+                                                                 else p) if c < p]
+
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def _run_chunks(self, problem, plan, options, rng, ex):
     """`_run` on row chunks: the in-memory draws (`noise_blocks`); per update, one call per holder
-    of chunks (their clipped sums) and the noisy step here."""
+    of chunks (their clipped sums) and the noisy step here; on one worker (the in-memory run) when
+    the chunks' cost model (`one_worker_pays`) says the round trips would cost more."""
     P, o, px = plan.params, options, problem.p
+    if one_worker_pays(ex, problem.n, px, P["T"] * P["K"]):   # round trips would cost more
+        return run_on_one_worker(ex, self, problem, plan, options, rng)
     T, K, p, by_sample = P["T"], P["K"], P["smoothness"].shape[0], P["clipping"] == "sample"
     loss, penalty = (problem.loss.code, problem.loss.param), (problem.penalty.code,
                                                               problem.penalty.params)

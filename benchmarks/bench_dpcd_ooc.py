@@ -1,0 +1,171 @@
+"""DP-CD, the default solver, out of core: one pass (p coordinate updates, `n_passes=1`) over a
+design of n × 10 float64 on disk, in process, against one plain read of the same files.
+
+    python benchmarks/bench_dpcd_ooc.py [--rows 100000000] [--dir /tmp] [--reps 3]
+                                        [--out benchmarks/results]
+
+The design is written once as a Fortran-ordered `.npy` file (column after column), the labels
+±1 as a second `.npy` file (an (n, 1) array, passed as `npy_chunks(y)[:, 0]`: the solver's one
+validated copy is the only one in memory); both are deleted at the end. Each measured run is a fresh process
+(`NUMBA_NUM_THREADS=1`), started after the files' pages were dropped from the page cache
+("cold": `posix_fadvise(POSIX_FADV_DONTNEED)` on each file, the fraction still cached read back
+by util-linux `fincore`) or after they were read once ("warm"). Runs, interleaved `reps` times:
+
+- `read`: X and y read once with plain reads into one reused buffer (the floor);
+- `dp-cd`: `dp_cd(npy_chunks(X), y, LogisticLoss(), L2(1e-3), epsilon=1, delta=1/n², n_passes=1)`
+  with public M_j; its chunks stay on disk and each update reads only its columns
+  (`dp_cd.solvers.chunks.ColumnChunks`); the labels are read inside the timed run;
+- `dp-cd-sample`: the same with per-sample clipping (`clipping="sample"`, C = 1): the row norms
+  read every column once when the chunks' states are made, then a permutation of the p
+  coordinates (every column read in the pass);
+- `dp-bcd` (with `--runs ...,dp-bcd`): block DP-CD with B = p on the same file (every chunk
+  read whole, once per pass).
+
+`read_bytes` is what the timed part asked of `read()` (from the page cache or the disk,
+`/proc/self/io` rchar): with coordinate-wise clipping DP-CD draws its p coordinates uniformly with
+replacement, so a pass reads the columns it drew, not always all of them.
+
+Peak RSS is the process's `VmHWM`. A pass is compared with the median of the reads in the same
+cache state (`vs_one_read`). The load average is written with every row: the machine is shared.
+Results: `dpcd_out_of_core.csv`.
+"""
+import argparse, csv, json, os, subprocess, sys
+from pathlib import Path
+import numpy as np
+
+P = 10
+
+SNIPPET = r"""
+import json, resource, sys, time
+import numpy as np
+from dp_cd.model.losses import LogisticLoss
+from dp_cd.model.penalties import L2
+from dp_cd.solvers.dpcd import dp_cd
+from dp_cd.solvers.block_cd import dp_bcd
+from dp_cd.solvers.chunks import npy_chunks
+what, path, ypath, rows = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+def status(key):
+    for line in open("/proc/self/status"):
+        if line.startswith(key): return int(line.split()[1]) * 1024
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+def rchar():   # bytes this process asked of read() calls (page cache or disk)
+    for line in open("/proc/self/io"):
+        if line.startswith("rchar"): return int(line.split()[1])
+def read_once(*paths):
+    buf = memoryview(np.empty(rows * 10)).cast("B")
+    for name in paths:
+        with open(name, "rb", buffering=0) as f:
+            while f.readinto(buf): pass
+# the same modules and kernels loaded in every mode before the clock starts (same RSS baseline)
+r = np.random.default_rng(0)
+Xw, yw = r.normal(size=(200, 10)), np.where(r.normal(size=200) > 0, 1.0, -1.0)
+dp_cd(Xw, yw, LogisticLoss(), L2(1e-3), epsilon=1.0, delta=1e-6, n_passes=1,
+      smoothness=np.full(10, 0.25), random_state=0)
+base, t, c, r0 = status("VmHWM"), time.perf_counter(), cpu(), rchar()
+if what == "read":
+    read_once(path, ypath)
+else:
+    X, y = npy_chunks(path, rows=rows), npy_chunks(ypath, rows=rows)[:, 0]   # both on disk
+    n, p = X.shape
+    kw = dict(epsilon=1.0, delta=1.0 / n**2, n_passes=1, smoothness=np.full(p, 0.25 / p),
+              random_state=0)
+    if what == "dp-cd": res = dp_cd(X, y, LogisticLoss(), L2(1e-3), **kw)
+    elif what == "dp-cd-sample":   # per-sample clipping: every column once per pass (a permutation)
+        res = dp_cd(X, y, LogisticLoss(), L2(1e-3), clipping="sample", clip=1.0, **kw)
+    else: res = dp_bcd(X, y, LogisticLoss(), L2(1e-3), block_size=p, **kw)
+    assert np.all(np.isfinite(res.coef))
+print(json.dumps(dict(what=what, seconds=time.perf_counter() - t, cpu_seconds=cpu() - c,
+                      peak_rss=status("VmHWM"), rss_before=base, read_bytes=rchar() - r0)))
+"""
+
+
+def write_design(d:Path, n:int, rows:int):
+    "X (n, P) in Fortran order and the labels ±1 as an (n, 1) array, written chunk by chunk."
+    X = np.lib.format.open_memmap(d / "X.npy", mode="w+", dtype=np.float64, shape=(n, P),
+                                  fortran_order=True)
+    y = np.lib.format.open_memmap(d / "y.npy", mode="w+", dtype=np.float64, shape=(n, 1))
+    rng, w = np.random.default_rng(0), np.random.default_rng(1).normal(size=P)
+    for a in range(0, n, rows):
+        b = min(n, a + rows)
+        Xa = rng.normal(size=(b - a, P)) / np.sqrt(P)
+        X[a:b] = Xa
+        y[a:b, 0] = np.where(Xa @ w + 0.3 * rng.normal(size=b - a) > 0, 1.0, -1.0)
+    X.flush(), y.flush()
+    del X, y
+    os.sync()   # clean pages: DONTNEED can then drop them
+
+
+def set_cache(paths, cache:str) -> float:
+    "Drop the files' pages (cold) or read them once (warm); the fraction of bytes cached after."
+    for name in paths:
+        if cache == "cold":
+            fd = os.open(name, os.O_RDONLY)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            os.close(fd)
+        else:
+            with open(name, "rb", buffering=0) as f:
+                buf = memoryview(bytearray(1 << 24))
+                while f.readinto(buf): pass
+    try:
+        cmd = ["fincore", "--bytes", "--noheadings", "--output", "RES", *map(str, paths)]
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.split()
+        return sum(map(int, out)) / sum(os.path.getsize(p) for p in paths)
+    except (OSError, subprocess.CalledProcessError, ValueError):
+        return float("nan")
+
+
+def run(what, paths, n, rows, cache, rep):
+    "One run in a fresh process, the page cache set first; its row (None: failed)."
+    cached = set_cache(paths, cache)
+    env = dict(os.environ, NUMBA_NUM_THREADS="1")
+    res = subprocess.run([sys.executable, "-c", SNIPPET, what, *map(str, paths), str(rows)],
+                         capture_output=True, text=True, timeout=7200, env=env)
+    if res.returncode: print(res.stderr[-3000:]); return None
+    r = dict(json.loads(res.stdout.strip().splitlines()[-1]), n=n, p=P, cache=cache, rep=rep,
+             cached_fraction=cached, file_bytes=sum(os.path.getsize(p) for p in paths),
+             chunk_rows=rows, load_avg=os.getloadavg()[0])
+    print(f"  {cache} {what:12s} n={n}: {r['seconds']:8.2f} s (cpu {r['cpu_seconds']:.2f} s), "
+          f"peak RSS {r['peak_rss'] / 2**30:.2f} GiB, read {r['read_bytes'] / 1e9:.2f} GB, "
+          f"cached before {cached:.0%}, "
+          f"load {r['load_avg']:.1f}", flush=True)
+    return r
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=100_000_000)
+    ap.add_argument("--chunk-rows", type=int, default=1_000_000)
+    ap.add_argument("--dir", default="/tmp")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--caches", default="cold,warm")
+    ap.add_argument("--runs", default="read,dp-cd,dp-cd-sample")
+    ap.add_argument("--out", default="benchmarks/results")
+    args = ap.parse_args()
+    d = Path(args.dir) / "dp_cd_dpcd_ooc"
+    d.mkdir(parents=True, exist_ok=True)
+    paths, out = (d / "X.npy", d / "y.npy"), []
+    print(f"load average before: {os.getloadavg()}", flush=True)
+    try:
+        write_design(d, args.rows, args.chunk_rows)
+        for cache in args.caches.split(","):
+            got = [r for rep in range(args.reps) for what in args.runs.split(",")
+                   for r in [run(what, paths, args.rows, args.chunk_rows, cache, rep)]
+                   if r is not None]
+            read = np.median([r["seconds"] for r in got if r["what"] == "read"] or [np.nan])
+            for r in got: r["vs_one_read"] = r["seconds"] / read
+            out += got
+    finally:
+        for f in d.glob("*.npy"): f.unlink()
+        d.rmdir()
+    print(f"load average after: {os.getloadavg()}")
+    Path(args.out).mkdir(parents=True, exist_ok=True)
+    with open(Path(args.out) / "dpcd_out_of_core.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(out[0]))
+        w.writeheader()
+        w.writerows(out)
+
+
+if __name__ == "__main__":
+    main()
