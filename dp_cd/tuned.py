@@ -266,6 +266,8 @@ def _search(self, X, targets, loss, score_losses, score_bound, eps, delta, rng, 
         w_all = {} if weights is None else dict(sample_weight=weights,
                                                 sample_weight_bound=self.sample_weight_bound)
         opts = self._moment_options(sel.candidate, loss, w_all, dim)
+        if "batch_size" in opts:   # the same sampling rate on n records (a full batch stays one)
+            opts["batch_size"] = min(n, round(opts["batch_size"] * n / len(train)))
         models = [linear_fitter(X_all, t, loss, pen, B)(opts, rho / len(targets), rng)
                   for t in targets]
         self.refit_ = dict(rho=rho, epsilon=zcdp_epsilon(rho, d_f), delta=d_f)
@@ -318,7 +320,7 @@ def standardized_candidates() -> list: # the candidates, dicts {"solver": name, 
     the plain estimators' default (10 passes) and 20 passes; $M_j$ from the released mean squares.
     Public: no input. (Half and twice the threshold were measured on the raw tables and lost on
     average: the search's noisy scores cannot tell such candidates apart at ε ≤ 5.)"""
-    return [dict(solver="dp-cd", clipping="sample", clip=SAMPLE_CLIP, n_passes=P)
+    return [dict(solver="dp-cd", step=1.0, clipping="sample", clip=SAMPLE_CLIP, n_passes=P)
             for P in (10, 20)]
 
 _TunedBase._moment_options = _moment_options
