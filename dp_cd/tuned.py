@@ -211,8 +211,8 @@ _TunedBase._box = _box
 
 # %% ../nbs/06_api/01b_tuned.ipynb
 def _unit_map(self) -> tuple:
-    """(lo, hi, divisor) of the map x ↦ clip((x - c)/divisor, lo, hi): the unit box (-1, 1, h), or,
-    standardised, clip((x - c)/h, -1, 1)/s = clip((x - c)/(h s), -1/s, 1/s)."""
+    """(lo, hi, divisor) of the map x ↦ clip((x - c)/divisor, lo, hi): the unit box (-1, 1, h),
+    or, standardised, clip((x - c)/h, -1, 1)/s = clip((x - c)/(h s), -1/s, 1/s)."""
     s = getattr(self, "feature_scale_", None)
     return (-1.0, 1.0, self.scale_) if s is None else (-1 / s, 1 / s, self.scale_ * s)
 
@@ -251,8 +251,9 @@ def _search(self, X, targets, loss, score_losses, score_bound, eps, delta, rng, 
     if weights is not None:
         cands = _weighted(cands)
         extra = dict(sample_weight=weights[train], sample_weight_bound=self.sample_weight_bound)
-    fit = lambda cand, rho, g: [f(self._moment_options(cand, loss, extra, dim), rho / len(fitters), g)
-                                for f in fitters]
+    def fit(cand, rho, g):   # one run: each binary problem gets ρ/k
+        opts = self._moment_options(cand, loss, extra, dim)
+        return [f(opts, rho / len(fitters), g) for f in fitters]
     scores = lambda models: score_losses(models, X_held, held)
     sel = private_tune(fit, scores, len(held), score_bound, cands, epsilon=share * eps,
                        delta=share * delta,
@@ -361,14 +362,14 @@ class DPClassifierCV(ClassifierMixin, _TunedBase):
                  eta=1.0, # η of the number of runs $K ∼ D_{η,γ}$
                  random_state=None, # seed or Generator
                  budget=None, # optional BudgetAccountant charged by the fit
-                 bounds_budget=0.2, # share of ε and δ spent on the preprocessing (bounds, centre, scales)
+                 bounds_budget=0.2, # share of ε and δ spent on the bounds, centre and scales
                  accountant=None, # deprecated name of `budget`
                  sample_weight_bound=1.0, # PUBLIC bound W: fit's sample_weight is put in [0, W]
                  center="private", # "private": the box centred at means released inside ε; None
-                 standardize=True, # with a centre: columns divided by released scales (the plain map)
+                 standardize=True, # with a centre: columns divided by released scales
                  refine_bounds=True, # with a centre: PUBLIC bounds tightened privately
                  refit=True, # fit the selected candidate again on all the records
-                 search_budget=0.25, # with refit: the search's share of ε, δ (after the preprocessing)
+                 search_budget=0.25, # with refit: the search's share of what the bounds leave
                 ):
         self.epsilon, self.delta, self.bounds, self.classes = epsilon, delta, bounds, classes
         self.penalty, self.alpha, self.fit_intercept = penalty, alpha, fit_intercept
@@ -449,14 +450,14 @@ class DPRegressorCV(RegressorMixin, _TunedBase):
                  eta=1.0, # η of the number of runs $K ∼ D_{η,γ}$
                  random_state=None, # seed or Generator
                  budget=None, # optional BudgetAccountant charged by the fit
-                 bounds_budget=0.2, # share of ε and δ spent on the preprocessing (bounds, centre, scales)
+                 bounds_budget=0.2, # share of ε and δ spent on the bounds, centre and scales
                  accountant=None, # deprecated name of `budget`
                  sample_weight_bound=1.0, # PUBLIC bound W: fit's sample_weight is put in [0, W]
                  center="private", # "private": the box centred at means released inside ε; None
-                 standardize=True, # with a centre: columns divided by released scales (the plain map)
+                 standardize=True, # with a centre: columns divided by released scales
                  refine_bounds=True, # with a centre: PUBLIC bounds tightened privately
                  refit=True, # fit the selected candidate again on all the records
-                 search_budget=0.25, # with refit: the search's share of ε, δ (after the preprocessing)
+                 search_budget=0.25, # with refit: the search's share of what the bounds leave
                  target_bounds=None, # deprecated name of `target_bound`
                 ):
         self.epsilon, self.delta, self.bounds, self.target_bound = epsilon, delta, bounds, target_bound
