@@ -13,7 +13,10 @@ missing values — with the defaults and the public label set, once. Two tracks:
 Libraries: dp_cd's plain `DPClassifier` / `DPRegressor` and tuned `DPClassifierCV` /
 `DPRegressorCV` (defaults), diffprivlib's `LogisticRegression` / `LinearRegression` (defaults), the
 non-private scikit-learn model (standardised; missing values imputed by the training mean). Every
-dp_cd fit pays for everything inside its ε (δ = 1/n²). Metrics: test accuracy and ROC AUC, or R²,
+dp_cd fit pays for everything inside its ε (δ = 1/n²). dp_cd's estimators get the table as a user
+holds it: a DataFrame whose categorical columns (one-hot blocks named `column=value`, e.g. Adult's, and
+the mixed table's category) are declared with their PUBLIC categories (`schema_frame`); they one-hot
+encode them into the same columns the other libraries get as numbers. Metrics: test accuracy and ROC AUC, or R²,
 per seeded 80/20 split; the summary gives mean, standard deviation and the WORST split."""
 import time, warnings
 import numpy as np
@@ -61,6 +64,47 @@ def load_table(name, data_dir):
     return X, np.asarray(ds.y, dtype=float), ds.task
 
 
+def table_names(name, data_dir, p):
+    "Public column names of a table (`column=value`: a one-hot column of a declared category)."
+    if name == "mixed_sim": return ["money", "claims", "year"] + [f"category={k}" for k in range(8)]
+    if name == "credit_sim": return ["student", "balance", "income"]
+    from dp_cd import datasets as dsets
+    names = dsets.load(name, data_dir).feature_names
+    return list(names) if names is not None else [f"x{j}" for j in range(p)]
+
+
+def schema_frame(X, names):
+    """(frame(X), order): a function giving the records as a DataFrame whose one-hot blocks (columns
+    named `column=value`) are one categorical column with those PUBLIC categories (no indicator set:
+    missing), and the column order of its one-hot encoding (numeric columns, then the blocks), so
+    that the estimators' encoding of frame(X) is X[:, order]. None when the table has no block."""
+    import pandas as pd
+    groups, numeric = {}, []
+    for j, f in enumerate(names):
+        if "=" in str(f): groups.setdefault(str(f).split("=", 1)[0], []).append(j)
+        else: numeric.append(j)
+    if not groups: return None, None
+    cats = {g: [str(names[j]).split("=", 1)[1] for j in idx] for g, idx in groups.items()}
+    def frame(Z):
+        out = pd.DataFrame({str(names[j]): Z[:, j] for j in numeric})
+        for g, idx in groups.items():
+            block = Z[:, idx]
+            codes = np.where(np.nan_to_num(block).sum(1) > 0, np.nan_to_num(block).argmax(1), -1)
+            out[g] = pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(cats[g]))
+        return out
+    return frame, np.array(numeric + [j for idx in groups.values() for j in idx])
+
+
+class _Framed:
+    "A dp_cd estimator fitted on the records as a DataFrame with declared categories (`schema_frame`)."
+    def __init__(self, model, frame): self.model, self.frame = model, frame
+    def fit(self, X, y): self.model.fit(self.frame(X), y); return self
+    def predict(self, X): return self.model.predict(self.frame(X))
+    def decision_function(self, X): return self.model.decision_function(self.frame(X))
+    @property
+    def privacy_(self): return self.model.privacy_
+
+
 def public_box(X, y, task):
     """Per-feature (lower, upper) and target bounds standing for the documented schema ranges: from
     the WHOLE data set, the same for every library (in a deployment they must be public facts)."""
@@ -97,13 +141,17 @@ class _Scaled(_Imputed):
     def _x(self, X): return np.clip(np.nan_to_num((X - self.c) / self.h, nan=0.0), -1, 1)
 
 
-def fitters(task, track, box, ybox, eps):
-    "library -> make(seed) of an unfitted model, for this track and ε."
+def fitters(task, track, box, ybox, eps, schema=(None, None)):
+    """library -> make(seed) of an unfitted model, for this track and ε (`schema`: `schema_frame`'s
+    output; dp_cd's estimators then get the DataFrame, and the public box in its columns' order)."""
     from dp_cd import DPClassifier, DPRegressor
     from dp_cd.tuned import DPClassifierCV, DPRegressorCV
     lo, hi = box
     half = np.maximum(np.abs(lo), np.abs(hi))
+    frame, order = schema
     out = {}
+    if frame is not None:
+        box = (lo[order], hi[order])
     if task == "classification":
         pub = {} if track == "private" else dict(bounds=box)   # the public box (lower, upper)
         pub_cv = {} if track == "private" else dict(bounds=box)
@@ -117,6 +165,9 @@ def fitters(task, track, box, ybox, eps):
         pub_cv = {} if track == "private" else dict(bounds=box, target_bound=ybox)
         out["dp_cd DPRegressor"] = lambda s: DPRegressor(epsilon=eps, random_state=s, **pub)
         out["dp_cd DPRegressorCV"] = lambda s: DPRegressorCV(epsilon=eps, random_state=s, **pub_cv)
+    if frame is not None:
+        out = {k: (lambda make: lambda s: _Framed(make(s), frame))(make) for k, make in out.items()}
+        box = (lo, hi)
     try:
         import diffprivlib.models as dpl
     except ImportError as e:
@@ -159,6 +210,7 @@ def bench_rawtables(data_dir, datasets=DATASETS, epsilons=EPSILONS, splits=10,
     for name in datasets:
         X, y, task = load_table(name, data_dir)
         box, ybox = public_box(X, y, task)
+        schema = schema_frame(X, table_names(name, data_dir, X.shape[1]))
         for split in range(splits):
             perm = np.random.default_rng(split).permutation(len(y))
             te, tr = perm[:len(y) // 5], perm[len(y) // 5:]
@@ -172,7 +224,7 @@ def bench_rawtables(data_dir, datasets=DATASETS, epsilons=EPSILONS, splits=10,
                                 auc=auc, seconds=time.perf_counter() - t0, epsilon_reported=""))
             for track in tracks:
                 for eps in epsilons:
-                    for lib, make in fitters(task, track, box, ybox, eps).items():
+                    for lib, make in fitters(task, track, box, ybox, eps, schema).items():
                         if libraries is not None and lib not in libraries: continue
                         t0 = time.perf_counter()
                         m = make(1000 * split + int(10 * eps)).fit(X[tr], y[tr])

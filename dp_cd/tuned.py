@@ -12,11 +12,15 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .utils import check_scalar, as_generator
 from .model.losses import LogisticLoss, SquaredLoss
 from .privacy.events import check_epsilon
-import warnings
+import math, warnings
+from scipy.optimize import brentq
+from .privacy.formulas import zcdp_epsilon
 from .estimators import (make_penalty, _label_set, _n_samples, _resolve_delta, _resolve_budget,
                               _private_data_bounds, _DataBounds, BOUNDS_LABEL, _box_rows,
                               _box_scores, _add_private_center, _private_target,
                               _refined_public_bounds, _add_private_spread, _histogram_pays,
+                              _add_private_scale, SAMPLE_CLIP, _categorical_columns, _one_hot,
+                              _one_hot_mask,
                               preprocessing_label, public_box, _numbers_or_refuse)
 from .solvers.contract import (Plan, PrivacyRequest, build_report, check_sample_weight,
                                     get_solver)
@@ -24,7 +28,7 @@ from .solvers.tuning import (default_candidates, linear_fitter, holdout_split,
                                  private_tune, check_candidates)
 
 # %% auto 0
-__all__ = ['affine_from_bounds', 'to_unit_box', 'DPClassifierCV', 'DPRegressorCV']
+__all__ = ['affine_from_bounds', 'to_unit_box', 'refit_rho', 'standardized_candidates', 'DPClassifierCV', 'DPRegressorCV']
 
 # %% ../nbs/06_api/01b_tuned.ipynb
 def affine_from_bounds(bounds, # PUBLIC: B (|$x_j$| ≤ $B_j$; scalar or (p,)) or a tuple (lower, upper)
@@ -62,10 +66,24 @@ class _TunedBase(BaseEstimator):
         check_scalar(self.validation_fraction, "validation_fraction", 0, 1, True, True)
         check_scalar(self.bounds_budget, "bounds_budget", 0, 1, True, True)
         _centres(self, X)   # a bad `center` is refused here
+        _standardizes(self), _refines(self), _refits(self)   # bad switches too
         if self.candidates is not None: check_candidates(self.candidates)   # [] is no grid
         self._weights(sample_weight, n)   # bad weights, or no candidate taking them: refused here
         if budget is not None: budget.check(eps, delta)
         return eps, delta
+
+# %% ../nbs/06_api/01b_tuned.ipynb
+def _read(self, X, reset:bool):
+    """X as the search sees it: a DataFrame's categorical columns one-hot encoded with their
+    declared (PUBLIC) categories, an undeclared value in none of them, as the plain estimators do
+    (`_one_hot`); then numbers, a missing or non-numeric cell being NaN (the middle of the box)."""
+    if reset: self.categories_ = _categorical_columns(X, private=True)
+    if getattr(self, "categories_", None): X = _one_hot(X, self.categories_)
+    return validate_data(self, _numbers_or_refuse(X, private=True, warn=reset), reset=reset,
+                         **_READ)
+
+_READ = dict(accept_sparse=["csr", "csc"], dtype=np.float64, ensure_all_finite=False)
+_TunedBase._read = _read
 
 # %% ../nbs/06_api/01b_tuned.ipynb
 def _weights(self, sample_weight, n:int):
@@ -88,17 +106,24 @@ _TunedBase._weights = _weights
 
 # %% ../nbs/06_api/01b_tuned.ipynb
 def _box(self, X, y, eps, delta, rng) -> _DataBounds:
-    """`center_`, `scale_`: from public bounds, or from bounds released with `bounds_budget`; with an
-    intercept and a dense X, the box is then centred at the released means and narrowed around
-    them, and public bounds are first tightened privately inside them, as the plain estimators'
-    defaults do, where that pays (`_histogram_pays`; the same share pays for all)."""
+    """`center_`, `scale_`, `feature_scale_`: from public bounds, or from bounds released with
+    `bounds_budget`; with an intercept and a dense X, the box is then centred at the released means
+    and narrowed around them, public bounds are first tightened privately inside them
+    (`refine_bounds`), as the plain estimators' defaults do, where that pays (`_histogram_pays`;
+    the same share pays for all), and, with `standardize`, each column of the box is divided by its
+    released root mean square (`private_scale`, the plain estimators' map)."""
     centre, (n, p), share = _centres(self, X), X.shape, self.bounds_budget
-    pays = lambda k: _histogram_pays(n, p, share * eps, share * delta, k)
-    refine = centre and not isinstance(self.bounds, str) and pays(2)
-    spread = centre and (isinstance(self.bounds, str) or refine) and pays(3)
+    scales = int(centre and _standardizes(self))
+    known = _one_hot_mask(self, p)   # one-hot columns of declared categories: bounded by 1
+    q = p if known is None else int(np.sum(~known))
+    pays = lambda k: _histogram_pays(n, q, share * eps, share * delta, k)
+    refine = (centre and not isinstance(self.bounds, str) and _refines(self)
+              and pays(2 + scales))
+    spread = centre and (isinstance(self.bounds, str) or refine) and pays(3 + scales)
     if isinstance(self.bounds, str):   # "private": y is a regression's target, or None
         released = _private_data_bounds(X, y, eps, delta, share, rng,
-                                        releases=1 + centre + spread)
+                                        releases=1 + centre + spread + scales, known=known,
+                                        names=getattr(self, "feature_names_in_", None))
         c0 = np.zeros(p)
     else:
         c0, h = affine_from_bounds(self.bounds, p)
@@ -106,13 +131,21 @@ def _box(self, X, y, eps, delta, rng) -> _DataBounds:
         released.offset = c0 if np.any(c0) else None   # the box [c0 - h, c0 + h]
         if refine:   # a release follows anyway: the public bounds tightened inside them
             released = _refined_public_bounds(released, X, eps, delta, share, rng,
-                                              releases=2 + spread)
+                                              releases=2 + spread + scales, known=known)
             c0 = np.zeros(p) if released.offset is None else released.offset
     if centre:
-        released = _add_private_center(released, X, y, eps, delta, share, rng, c0)
-        if spread: released = _add_private_spread(released, X, eps, delta, share, rng, 3)
+        released = _add_private_center(released, X, y, eps, delta, share, rng, c0,
+                                       releases=1 + scales)
+        if spread: released = _add_private_spread(released, X, eps, delta, share, rng,
+                                                   3 + scales, known=known)
         c0 = released.raw_center
-    self.center_, self.scale_ = c0, released.B
+    if scales:   # the records in the unit box (one copy, freed before the search maps them)
+        U = _box_rows(X, slice(None), -1.0, 1.0, c0, released.B)
+        released = _add_private_scale(released, U, eps, delta, share, rng)
+        del U
+    self.center_, self.scale_, self.feature_scale_ = c0, released.B, released.scale
+    self.released_moments_ = (None if released.scale is None   # of the standardised columns
+                              else (released.moments, released.scale))
     return released
 
 
@@ -123,23 +156,49 @@ def _centres(self, X) -> bool:
         raise ValueError(f"center must be 'private' or None, got {self.center!r}")
     return bool(self.fit_intercept) and not sp.issparse(X)
 
+
+def _standardizes(self) -> bool:
+    "Whether the box's columns are divided by released scales (`standardize`, with a centre)."
+    if not isinstance(self.standardize, (bool, np.bool_)):
+        raise ValueError(f"standardize must be True or False, got {self.standardize!r}")
+    return bool(self.standardize)
+
+
+def _refines(self) -> bool:
+    "Whether PUBLIC bounds are tightened privately (`refine_bounds`, where the centre is released)."
+    if not isinstance(self.refine_bounds, (bool, np.bool_)):
+        raise ValueError(f"refine_bounds must be True or False, got {self.refine_bounds!r}")
+    return bool(self.refine_bounds)
+
 # %% ../nbs/06_api/01b_tuned.ipynb
-def _whole_report(released:_DataBounds, search, eps, delta):
-    "The report of the fit: the preprocessing's releases (if any), then the search (basic composition)."
-    if released.event is None: return search
+def _whole_report(released:_DataBounds, search, eps, delta, refit:dict|None=None):
+    """The report of the fit: the preprocessing's releases (if any), then the search, then the refit
+    of the selected candidate (if any; ρ-zCDP, converted at its δ): basic composition."""
+    if released.event is None and refit is None: return search
     labels = [label for label, _ in released.entries]
-    label = preprocessing_label(labels)
-    plan = Plan(epsilon=released.epsilon + search.epsilon, delta=released.delta + search.delta,
-                accountant=(f"basic composition (Theorem 3.1.5) of: {label}: exact GDP; "
-                            f"search: {search.accountant}"),
-                releases=len(labels) + search.releases, noise_scales=search.noise_scales,
-                budget_split={label: released.epsilon,
-                              "search (random stopping)": search.epsilon},
-                notes=[released.note, *_rho_notes(search), *search.notes],
+    parts = ({} if released.event is None else
+             {preprocessing_label(labels): (released.epsilon, released.delta)})
+    parts["search (random stopping)"] = (search.epsilon, search.delta)
+    if refit is not None: parts[_REFIT] = (refit["epsilon"], refit["delta"])
+    refit_note = ([] if refit is None else
+                  [f"the selected candidate fitted again on all the records, "
+                   f"rho = {refit['rho']:.4g}-zCDP (epsilon = {refit['epsilon']:.4g} at delta = "
+                   f"{refit['delta']:.3g}); its model is the one released"])
+    plan = Plan(epsilon=sum(e for e, _ in parts.values()), delta=sum(d for _, d in parts.values()),
+                accountant="basic composition (Theorem 3.1.5) of: " + "; ".join(
+                    ([] if released.event is None else
+                     [f"{preprocessing_label(labels)}: exact GDP"])
+                    + [f"search: {search.accountant}"]
+                    + ([] if refit is None else ["refit: zCDP (CKS conversion)"])),
+                releases=len(labels) + search.releases + (refit is not None),
+                noise_scales=search.noise_scales,
+                budget_split={k: e for k, (e, _) in parts.items()},
+                notes=[n for n in (released.note,) if n] + _rho_notes(search) + refit_note
+                      + list(search.notes),
                 data_dependent=list(search.data_dependent))
     return build_report(PrivacyRequest(eps, delta), plan)
 
-_RHO = "per run (rho-zCDP)"
+_RHO, _REFIT = "per run (rho-zCDP)", "refit of the selected candidate (rho-zCDP)"
 
 def _rho_notes(search) -> list:
     "The search's per-run ρ, a zCDP parameter (not a share of ε), as a note of the whole report."
@@ -151,16 +210,25 @@ def _rho_notes(search) -> list:
 _TunedBase._box = _box
 
 # %% ../nbs/06_api/01b_tuned.ipynb
+def _unit_map(self) -> tuple:
+    """(lo, hi, divisor) of the map x ↦ clip((x - c)/divisor, lo, hi): the unit box (-1, 1, h),
+    or, standardised, clip((x - c)/h, -1, 1)/s = clip((x - c)/(h s), -1/s, 1/s)."""
+    s = getattr(self, "feature_scale_", None)
+    return (-1.0, 1.0, self.scale_) if s is None else (-1 / s, 1 / s, self.scale_ * s)
+
 def _unit_rows(self, X, rows):
-    """The records `rows` of X in the public unit box (as `to_unit_box`), with the intercept
-    column: one Fortran array filled in place, the only copy of those records that is made
-    (`_box_rows`, shared with the plain estimators)."""
-    return _box_rows(X, rows, -1.0, 1.0, self.center_, self.scale_, bool(self.fit_intercept))
+    """The records `rows` of X in the public unit box (as `to_unit_box`; standardised: each column
+    then divided by its released scale), with the intercept column: one Fortran array filled in
+    place, the only copy of those records that is made (`_box_rows`, shared with the plain
+    estimators)."""
+    lo, hi, h = self._unit_map()
+    return _box_rows(X, rows, lo, hi, self.center_, h, bool(self.fit_intercept))
 
 def _unit_scores(self, X, W:np.ndarray, block=None) -> np.ndarray:
-    """The scores [unit box of X, 1] @ W, a block of rows at a time (`_box_scores`: about 2^18
+    """The scores [mapped X, 1] @ W, a block of rows at a time (`_box_scores`: about 2^18
     values, or `block` rows)."""
-    return _box_scores(X, W, -1.0, 1.0, center=self.center_, scale=self.scale_,
+    lo, hi, h = self._unit_map()
+    return _box_scores(X, W, lo, hi, center=self.center_, scale=h,
                        ones=bool(self.fit_intercept), order="F", block=block)
 
 # %% ../nbs/06_api/01b_tuned.ipynb
@@ -168,21 +236,43 @@ def _search(self, X, targets, loss, score_losses, score_bound, eps, delta, rng, 
     """The private search: one ρ-zCDP fit per target column per run (ρ split evenly), scored held
     out (`score_losses(models, held design, held positions)`); with `weights`, only the candidates
     whose solver takes them, trained with them. The records are mapped into the unit box once."""
-    n = X.shape[0]
+    n, refit = X.shape[0], _refits(self)
+    share = self.search_budget if refit else 1.0   # the rest refits the selected candidate
     train, held = holdout_split(n, self.validation_fraction, rng)
     X_train, X_held = self._unit_rows(X, train), self._unit_rows(X, held)
     pen = make_penalty(self.penalty, self.alpha)
     dim = X_train.shape[1]
-    fitters = [linear_fitter(X_train, t[train], loss, pen, np.ones(dim)) for t in targets]
-    cands = self.candidates or default_candidates(len(train), dim, loss.curvature)
+    s = getattr(self, "feature_scale_", None)   # standardised: the columns' bounds are 1/s
+    B = np.ones(dim) if s is None else np.append(1 / s, np.ones(dim - len(s)))
+    fitters = [linear_fitter(X_train, t[train], loss, pen, B) for t in targets]
+    cands = self.candidates or (default_candidates(len(train), dim, loss.curvature)
+                                if s is None else standardized_candidates())
     extra = {}   # (kept out of the candidates: `best_params_` never holds the weights)
     if weights is not None:
         cands = _weighted(cands)
         extra = dict(sample_weight=weights[train], sample_weight_bound=self.sample_weight_bound)
-    fit = lambda cand, rho, g: [f({**cand, **extra}, rho / len(fitters), g) for f in fitters]
+    def fit(cand, rho, g):   # one run: each binary problem gets ρ/k
+        opts = self._moment_options(cand, loss, extra, dim)
+        return [f(opts, rho / len(fitters), g) for f in fitters]
     scores = lambda models: score_losses(models, X_held, held)
-    sel = private_tune(fit, scores, len(held), score_bound, cands, epsilon=eps, delta=delta,
+    sel = private_tune(fit, scores, len(held), score_bound, cands, epsilon=share * eps,
+                       delta=share * delta,
                        mean_runs=self.mean_runs, eta=self.eta, random_state=rng, n_records=n)
+    self.refit_ = None
+    if refit:   # the selected candidate fitted again on all the records with the rest
+        del X_train, X_held, fitters   # (their copy freed before the records are mapped again)
+        X_all = self._unit_rows(X, slice(None))
+        e_f, d_f = (1 - share) * eps, (1 - share) * delta
+        rho = refit_rho(e_f, d_f)
+        w_all = {} if weights is None else dict(sample_weight=weights,
+                                                sample_weight_bound=self.sample_weight_bound)
+        opts = self._moment_options(sel.candidate, loss, w_all, dim)
+        if "batch_size" in opts:   # the same sampling rate on n records (a full batch stays one)
+            opts["batch_size"] = min(n, round(opts["batch_size"] * n / len(train)))
+        models = [linear_fitter(X_all, t, loss, pen, B)(opts, rho / len(targets), rng)
+                  for t in targets]
+        self.refit_ = dict(rho=rho, epsilon=zcdp_epsilon(rho, d_f), delta=d_f)
+        sel = replace(sel, model=models)
     if weights is not None:   # (the report is frozen: a copy with the note)
         note = _WEIGHT_NOTE.format(W=self.sample_weight_bound)
         sel.privacy = replace(sel.privacy, notes=[*sel.privacy.notes, note])
@@ -192,24 +282,69 @@ _WEIGHT_NOTE = ("sample weights projected onto [0, {W:g}] (public bound): only c
                 "solver accepts sample_weight (DP-CD) were searched; held-out scores unweighted")
 
 # %% ../nbs/06_api/01b_tuned.ipynb
+def refit_rho(epsilon:float, # ε of the refit (> 0)
+              delta:float, # its δ, in (0, 1)
+             ) -> float: # the largest ρ whose ρ-zCDP guarantee is (ε, δ)-DP (CKS conversion)
+    "ρ of the refit: the ρ-zCDP run that `zcdp_epsilon` converts to (ε, δ)-DP at most."
+    epsilon = check_scalar(epsilon, "epsilon", low=0, low_open=True)
+    f = lambda r: zcdp_epsilon(r, delta) - epsilon
+    hi = 1.0
+    while f(hi) < 0: hi *= 4
+    return brentq(f, 1e-12, hi, xtol=1e-14, rtol=1e-12) * (1 - 1e-9)   # (below, never above)
+
+
+def _refits(self) -> bool:
+    """Whether the selected candidate is fitted again on all the records (`refit`), with the share
+    1 - `search_budget` of the search's (ε, δ)."""
+    if not isinstance(self.refit, (bool, np.bool_)):
+        raise ValueError(f"refit must be True or False, got {self.refit!r}")
+    if self.refit: check_scalar(self.search_budget, "search_budget", 0, 1, True, True)
+    return bool(self.refit)
+
+# %% ../nbs/06_api/01b_tuned.ipynb
+def _moment_options(self, cand:dict, loss, extra:dict, dim:int) -> dict:
+    """A candidate's options; standardised, a solver whose noise is per coordinate that is given no
+    `smoothness` takes its $M_j$ from the released mean squares (`options_from_moments`, as the
+    plain estimators: post-processing, no share of ρ), the intercept's column $M = β$."""
+    opts, released = {**cand, **extra}, getattr(self, "released_moments_", None)
+    solver = get_solver(cand["solver"])
+    if released is None or "smoothness" in cand or not solver.standardized: return opts
+    m, s = released
+    pad = dim - len(m)   # the intercept's column: mean square 1, not divided
+    derived = solver.options_from_moments(loss, np.append(m, np.ones(pad)),
+                                          np.append(s, np.ones(pad)), opts)
+    return {**opts, **derived}
+
+
+def standardized_candidates() -> list: # the candidates, dicts {"solver": name, **options}
+    """The default grid on standardised columns: DP-CD with per-sample clipping at `SAMPLE_CLIP`,
+    the plain estimators' default (10 passes) and 20 passes; $M_j$ from the released mean squares.
+    Public: no input. (Half and twice the threshold were measured on the raw tables and lost on
+    average: the search's noisy scores cannot tell such candidates apart at ε ≤ 5.)"""
+    return [dict(solver="dp-cd", step=1.0, clipping="sample", clip=SAMPLE_CLIP, n_passes=P)
+            for P in (10, 20)]
+
+_TunedBase._moment_options = _moment_options
+
+# %% ../nbs/06_api/01b_tuned.ipynb
 def _finish(self, sel, released, eps, delta):
     "Charge the budget, then keep what the selection released (not K, not the other runs)."
-    report, budget = _whole_report(released, sel.privacy, eps, delta), _resolve_budget(self, False)
+    report = _whole_report(released, sel.privacy, eps, delta, self.refit_)
+    budget = _resolve_budget(self, False)
     if budget is not None: budget.spend(max(report.epsilon, eps), max(report.delta, delta))
     W = np.array([m.coef for m in sel.model])
     w, b = (W[:, :-1], W[:, -1]) if self.fit_intercept else (W, np.zeros(len(W)))
-    self.coef_ = w / self.scale_                      # the weights of the original features
+    self.coef_ = w / self._unit_map()[2]              # the weights of the original features
     self.intercept_ = b - self.coef_ @ self.center_   # exact for records inside the bounds
     self.privacy_, self.best_params_, self.best_score_ = report, sel.candidate, sel.score
     self.fit_results_, self.rho_ = sel.model, sel.rho
     return self
 
 _TunedBase._unit_rows, _TunedBase._unit_scores = _unit_rows, _unit_scores
+_TunedBase._unit_map = _unit_map
 _TunedBase._search, _TunedBase._finish = _search, _finish
 
 # %% ../nbs/06_api/01b_tuned.ipynb
-_READ = dict(accept_sparse=["csr", "csc"], dtype=np.float64, ensure_all_finite=False)
-
 class DPClassifierCV(ClassifierMixin, _TunedBase):
     "Private linear classifier whose solver and hyper-parameters are chosen privately, inside ε."
     def __init__(self,
@@ -227,10 +362,14 @@ class DPClassifierCV(ClassifierMixin, _TunedBase):
                  eta=1.0, # η of the number of runs $K ∼ D_{η,γ}$
                  random_state=None, # seed or Generator
                  budget=None, # optional BudgetAccountant charged by the fit
-                 bounds_budget=0.1, # share of ε and δ spent on bounds="private"
+                 bounds_budget=0.2, # share of ε and δ spent on the bounds, centre and scales
                  accountant=None, # deprecated name of `budget`
                  sample_weight_bound=1.0, # PUBLIC bound W: fit's sample_weight is put in [0, W]
                  center="private", # "private": the box centred at means released inside ε; None
+                 standardize=True, # with a centre: columns divided by released scales
+                 refine_bounds=True, # with a centre: PUBLIC bounds tightened privately
+                 refit=True, # fit the selected candidate again on all the records
+                 search_budget=0.25, # with refit: the search's share of what the bounds leave
                 ):
         self.epsilon, self.delta, self.bounds, self.classes = epsilon, delta, bounds, classes
         self.penalty, self.alpha, self.fit_intercept = penalty, alpha, fit_intercept
@@ -238,6 +377,8 @@ class DPClassifierCV(ClassifierMixin, _TunedBase):
         self.mean_runs, self.eta = mean_runs, eta
         self.random_state, self.budget, self.accountant = random_state, budget, accountant
         self.bounds_budget, self.sample_weight_bound = bounds_budget, sample_weight_bound
+        self.standardize, self.refine_bounds = standardize, refine_bounds
+        self.refit, self.search_budget = refit, search_budget
         self.center = center
 
     def fit(self, X, y,
@@ -246,7 +387,7 @@ class DPClassifierCV(ClassifierMixin, _TunedBase):
         """Search privately, fit the selected candidate; `privacy_` reports the whole search. With
         `sample_weight`, only candidates whose solver accepts weights (DP-CD) are searched."""
         eps, delta = self._begin(X, sample_weight)
-        X = validate_data(self, _numbers_or_refuse(X, private=True), **_READ)   # NaN: the middle
+        X = self._read(X, reset=True)   # declared categories one-hot; NaN: the middle
         y = _private_target(y, X.shape[0], False)
         # y is not checked (classes are PUBLIC): a label outside them counts as negative
         self.classes_ = _label_set(self.classes, y, eps)
@@ -271,8 +412,7 @@ class DPClassifierCV(ClassifierMixin, _TunedBase):
     def decision_function(self, X):
         "Scores of the records mapped into the public bounds (as in training)."
         check_is_fitted(self)
-        X = validate_data(self, _numbers_or_refuse(X, private=True, warn=False), reset=False,
-                          **_READ)
+        X = self._read(X, reset=False)
         s = self._unit_scores(X, np.array([m.coef for m in self.fit_results_]).T)
         return s[:, 0] if s.shape[1] == 1 else s
 
@@ -310,10 +450,14 @@ class DPRegressorCV(RegressorMixin, _TunedBase):
                  eta=1.0, # η of the number of runs $K ∼ D_{η,γ}$
                  random_state=None, # seed or Generator
                  budget=None, # optional BudgetAccountant charged by the fit
-                 bounds_budget=0.1, # share of ε and δ spent on bounds="private"
+                 bounds_budget=0.2, # share of ε and δ spent on the bounds, centre and scales
                  accountant=None, # deprecated name of `budget`
                  sample_weight_bound=1.0, # PUBLIC bound W: fit's sample_weight is put in [0, W]
                  center="private", # "private": the box centred at means released inside ε; None
+                 standardize=True, # with a centre: columns divided by released scales
+                 refine_bounds=True, # with a centre: PUBLIC bounds tightened privately
+                 refit=True, # fit the selected candidate again on all the records
+                 search_budget=0.25, # with refit: the search's share of what the bounds leave
                  target_bounds=None, # deprecated name of `target_bound`
                 ):
         self.epsilon, self.delta, self.bounds, self.target_bound = epsilon, delta, bounds, target_bound
@@ -323,6 +467,8 @@ class DPRegressorCV(RegressorMixin, _TunedBase):
         self.mean_runs, self.eta = mean_runs, eta
         self.random_state, self.budget, self.accountant = random_state, budget, accountant
         self.bounds_budget, self.sample_weight_bound = bounds_budget, sample_weight_bound
+        self.standardize, self.refine_bounds = standardize, refine_bounds
+        self.refit, self.search_budget = refit, search_budget
 
     def fit(self, X, y,
             sample_weight=None, # per-record weights (n,), projected onto [0, sample_weight_bound]
@@ -334,7 +480,7 @@ class DPRegressorCV(RegressorMixin, _TunedBase):
         if target is None and not isinstance(self.bounds, str):
             raise ValueError("target_bound=None with public bounds: pass PUBLIC bounds of the "
                              "target too (target_bound=b with |y| <= b, or (lower, upper))")
-        X = validate_data(self, _numbers_or_refuse(X, private=True), **_READ)   # NaN: the middle
+        X = self._read(X, reset=True)   # declared categories one-hot; NaN: the middle
         y = _private_target(y, X.shape[0], True)   # a missing target: its centre
         rng, estimate_target = as_generator(self.random_state), target is None
         released = self._box(X, y if estimate_target else None, eps, delta, rng)
@@ -353,7 +499,6 @@ class DPRegressorCV(RegressorMixin, _TunedBase):
     def predict(self, X):
         "Predictions, clipped to the public target bounds."
         check_is_fitted(self)
-        X = validate_data(self, _numbers_or_refuse(X, private=True, warn=False), reset=False,
-                          **_READ)
+        X = self._read(X, reset=False)
         z = np.clip(self._unit_scores(X, self.fit_results_[0].coef[:, None])[:, 0], -1, 1)
         return self.target_center_ + self.target_scale_ * z

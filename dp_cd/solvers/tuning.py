@@ -421,7 +421,9 @@ def linear_fitter(X, # training features, scaled into the public bounds
         opts = dict(candidate)
         s = get_solver(opts.pop("solver"))
         public = s.options_from_bounds(loss, B, target_bound)
-        if public.get("smoothness") == "private" and opts.get("smoothness") != "private":
+        given = opts.get("smoothness")   # (an array of released M_j, or a name)
+        if public.get("smoothness") == "private" and not (isinstance(given, str)
+                                                          and given == "private"):
             public = {"smoothness": public["smoothness_bound"]}   # β B_j² bounds every M_j: free
         if "step" in public: opts["step"] = opts.get("step", 1.0) * public.pop("step")   # relative
         return zcdp_fit(s.name, X, y, loss, penalty, rho, rng, **{**public, **opts})
