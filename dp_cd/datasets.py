@@ -388,8 +388,8 @@ def make_imbalanced(
     noise: float = 1.0,  # standard deviation of the Gaussian noise
     seed=0,  # seed or Generator
 ) -> Dataset:  # the dataset
-    """Gaussian features with very different column scales `s_j` (so $M_j ∼ s_j^2$), w_true_j =
-    N(0,1)/$s_j$."""
+    """Gaussian features with very different column scales `s_j` (so $M_j ∼ s_j^2$), and
+    $w^{true}_j = N(0,1)/s_j$."""
     n = check_scalar(n, "n", low=1, integer=True)
     p = check_scalar(p, "p", low=1, integer=True)
     noise = check_scalar(noise, "noise", low=0)

@@ -257,7 +257,7 @@ def preprocessing_label(labels,  # the preprocessing releases' labels
 
 PREPROCESSING_LABEL = preprocessing_label((BOUNDS_LABEL, CENTER_LABEL, SPREAD_LABEL, SCALE_LABEL))
 
-def public_box(bounds, # PUBLIC: B (|$x_j$| ≤ $B_j$; scalar or (p,)) or a tuple (lower, upper)
+def public_box(bounds, # PUBLIC: B ($|x_j| ≤ B_j$; scalar or (p,)) or a tuple (lower, upper)
                p:int, # number of columns
                name:str="bounds", # parameter named in errors
               ) -> tuple: # (c, h), each (p,)
@@ -1162,8 +1162,8 @@ class DPRegressor(RegressorMixin, _DPLinearBase):
         n_passes=10,  # passes over the data
         step=None,  # step-size hyper-parameter (solver default if None)
         clip=None,  # clipping hyper-parameter (solver default if None)
-        bounds="private",  # "private" (estimated inside ε), PUBLIC $B_j$ >= |$x_{ij}$| (scalar or (p,)), or "data" (NOT private)
-        target_bound=None,  # PUBLIC bound on |$y_i$| (default: estimated with the bounds)
+        bounds="private",  # "private" (estimated inside ε), PUBLIC $B_j ≥ |x_{ij}|$ (scalar or (p,)), or "data" (NOT private)
+        target_bound=None,  # PUBLIC bound on $|y_i|$ (default: estimated with the bounds)
         bounds_budget=0.2,  # share of ε and δ spent on the preprocessing (bounds, centre, scales)
         scale_by_bounds=True,  # divide each feature by its bound, y by T, before the solver runs
         fit_intercept=True,  # learn an intercept (as an extra coordinate)
@@ -1256,8 +1256,8 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
         n_passes=10,  # passes over the data
         step=None,  # step-size hyper-parameter (solver default if None)
         clip=None,  # clipping hyper-parameter (solver default if None)
-        bounds="private",  # "private" (estimated inside ε), PUBLIC $B_j$ >= |$x_{ij}$|, or "data" (NOT private)
-        target_bound=None,  # PUBLIC bound on |$y_i$| (a regression's; a classifier's labels are ±1)
+        bounds="private",  # "private" (estimated inside ε), PUBLIC $B_j ≥ |x_{ij}|$, or "data" (NOT private)
+        target_bound=None,  # PUBLIC bound on $|y_i|$ (a regression's; a classifier's labels are ±1)
         bounds_budget=0.2,  # share of ε and δ spent on the preprocessing (bounds, centre, scales)
         scale_by_bounds=True,  # divide each feature by its bound before the solver runs
         fit_intercept=True,  # learn an intercept (as an extra coordinate)

@@ -86,7 +86,7 @@ class DPStandardScaler(TransformerMixin, BaseEstimator):
     def __init__(self, *,
                  epsilon=1.0,  # privacy budget ε of the fit (np.inf: exact, non-private)
                  delta=None,  # δ (default 1/n²)
-                 bounds="private",  # "private", PUBLIC $B_j$ >= |$x_{ij}$| (scalar, (p,)), (lower, upper)
+                 bounds="private",  # "private", PUBLIC $B_j ≥ |x_{ij}|$ (scalar, (p,)), (lower, upper)
                  clip=None,  # PUBLIC K: outputs clipped to [-K, K] (None: not clipped)
                  budget=None,  # optional BudgetAccountant charged by `fit` (the estimator's too)
                  random_state=None,  # seed or Generator

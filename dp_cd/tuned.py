@@ -31,7 +31,7 @@ from .solvers.tuning import (default_candidates, linear_fitter, holdout_split,
 __all__ = ['affine_from_bounds', 'to_unit_box', 'refit_rho', 'standardized_candidates', 'DPClassifierCV', 'DPRegressorCV']
 
 # %% ../nbs/06_api/01b_tuned.ipynb
-def affine_from_bounds(bounds, # PUBLIC: B (|$x_j$| ≤ $B_j$; scalar or (p,)) or a tuple (lower, upper)
+def affine_from_bounds(bounds, # PUBLIC: B ($|x_j| ≤ B_j$; scalar or (p,)) or a tuple (lower, upper)
                        p:int, # number of columns
                        name:str="bounds", # parameter named in errors
                       ) -> tuple: # (c, h), each (p,)

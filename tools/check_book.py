@@ -16,13 +16,16 @@ for a word of the book.
 
 What a reader meets, per chapter: its figures (each of the core chapters `CORE` must show one),
 class names printed as `__main__.X`, pseudo-TeX left as plain text in the text and the API docs
-(`‖w‖_{M,q}`, `e^ε`, `2^lo`; single-letter subscripts such as `M_j` are counted apart), rows of
+(`‖w‖_{M,q}`, `e^ε`, `2^lo`; single-letter subscripts such as `M_j` are counted apart), formulas
+typeset token by token (inline math glued to a formula character left as text, `‖$x_i$‖₂`, or two
+math spans joined by an operator as text, `$B_j$ ≥ |$x_{ij}$|`: one formula, one `$...$`), rows of
 API parameter tables without a description, warnings stored in outputs (unless the cell is tagged
 `warning-shown`: `#| warning: shown`), the page's length and the screens before its first API entry that is not a kernel or
-private (goal: at most `API_SCREENS`; reported).
+private (goal: at most `API_SCREENS`; reported), and the length of its reader part: the screens
+before its "Implementation and checks" section, when it has one (reported).
 
 Exits 1 on any JavaScript error, raw LaTeX, MathJax error, markdown escape, `__main__.` name,
-pseudo-TeX span, plain-text subscript, API table row without a description, stored warning or core
+pseudo-TeX span, plain-text subscript, formula typeset token by token, API table row without a description, stored warning or core
 chapter without a figure, or a search without results;
 2 when no Chromium is found (set CHROMIUM to its path) or the book is not built.
 """
@@ -117,6 +120,26 @@ MEASURE_JS = r"""(() => {
     if (m) pseudo.push(context(node.nodeValue, m));
     else if (sub) subscripts.push(context(node.nodeValue, sub));
   }
+  // formulas typeset token by token: inline math glued to a formula character left as text
+  // (`‖$x_i$‖₂`, `√$M_j$`, `|$g_j$|`), or two math spans joined by an operator as text
+  // (`$B_j$ ≥ |$x_{ij}$|`, `$σ_j$/$Δ_j$`); one count per formula
+  const units = [...new Set([...article.querySelectorAll('mjx-container:not([display="true"])')]
+    .map(m => m.closest('span.math') || m))].filter(u => !u.closest('div.math, pre, code'));
+  const isUnit = new Set(units), textOf = n => n && n.nodeType === 3 ? n.nodeValue : '';
+  const GLUED_BEFORE = /[‖|√·\/^_=<>≤≥+−×*]$/, GLUED_AFTER = /^[‖|√·\/^_=<>≤≥+−×*₀-₉²³¹⁰⁻]/;
+  const JOIN = /^\s*[=<>≤≥+−×·*\/|‖√]+\s*$/;
+  const tokens = [];
+  let joinedToPrevious = false;
+  for (const u of units) {
+    const before = textOf(u.previousSibling), after = textOf(u.nextSibling);
+    const joined = JOIN.test(after) && isUnit.has(u.nextSibling.nextSibling);
+    if (!joinedToPrevious && (GLUED_BEFORE.test(before) || GLUED_AFTER.test(after) || joined)) {
+      const tex = u.querySelector('mjx-assistive-mml');
+      tokens.push(`${before.slice(-20)}⟨${tex ? tex.textContent : u.textContent}⟩${after.slice(0, 20)}`
+                  .replace(/\s+/g, ' ').trim());
+    }
+    joinedToPrevious = joined;
+  }
   // warnings stored in outputs (not in a cell tagged `warning-shown`, whose text is about it)
   const WARN = /\w*Warning\b|<ipython-input-|warnings\.warn\(/;
   const warnings = [...document.querySelectorAll('.cell_output > .output')]
@@ -136,8 +159,12 @@ MEASURE_JS = r"""(() => {
                          : null;
   const apiName = api ? (api.querySelector('h2, h3, h4, h5') || api).textContent.replace('#', '')
                          .trim() : null;
-  return {raw, mathErrors, escaped, mathjax: mjx.length, overflow: over, allowedOverflow: allowed,
-          wideMath: math, mainNames, pseudo, subscripts, warnings, bare, rows, apiScreens, apiName,
+  // the chapter's two parts: where its "Implementation and checks" section starts (in screens)
+  const impl = [...article.querySelectorAll('h2')].find(h => /Implementation and checks/.test(h.textContent));
+  const implScreens = impl ? (impl.getBoundingClientRect().top + window.scrollY) / window.innerHeight
+                           : null;
+  return {implScreens, raw, mathErrors, escaped, mathjax: mjx.length, overflow: over, allowedOverflow: allowed,
+          wideMath: math, mainNames, pseudo, subscripts, tokens, warnings, bare, rows, apiScreens, apiName,
           screens: document.scrollingElement.scrollHeight / window.innerHeight,
           mathjaxBytes: mjx.reduce((s, e) => s + (e.encodedBodySize || 0), 0), imgs,
           searchHits: document.querySelectorAll('#search-results li').length};
@@ -325,6 +352,7 @@ CORE = ('03_solvers/01_dp_cd.html', '02_privacy/03_accountants.html', '02_privac
         '06_api/01_estimators.html')
 API_SCREENS = 5   # goal: a chapter's first public function within this many screens
 READER = (('mainNames', '__main__'), ('pseudo', 'pseudoTeX'), ('subscripts', 'x_j text'),
+          ('tokens', 'tokenTeX'),
           ('warnings', 'warnings'))
 
 
@@ -338,14 +366,15 @@ def print_reader_table(results):
     pseudo-TeX as plain text, stored warnings), its length and the screens before its first public
     API entry."""
     head = (f'{"page":40} {"figures":>7} ' + ' '.join(f'{t:>9}' for _, t in READER)
-            + f' {"screens":>7} {"to API":>6}  first API entry')
+            + f' {"screens":>7} {"to API":>6} {"reader":>6}  first API entry')
     print(head + '\n' + '-' * len(head))
     for r in filter(lambda r: is_chapter(r['page']), results):
         counts = ' '.join(f'{len(r[key]):9}' for key, _ in READER)
         to_api = '' if r['apiScreens'] is None else f'{r["apiScreens"]:6.1f}'
+        reader = '' if r.get('implScreens') is None else f'{r["implScreens"]:6.1f}'
         mark = '*' if r['page'] in CORE and not r['imgs'] else ' '
         print(f'{r["page"][:40]:40} {len(r["imgs"]):6}{mark} {counts} {r["screens"]:7.1f} '
-              f'{to_api:>6}  {r["apiName"] or ""}'[:len(head) + 30])
+              f'{to_api:>6} {reader:>6}  {r["apiName"] or ""}'[:len(head) + 30])
     print('-' * len(head))
 
 
@@ -359,17 +388,21 @@ def reader_summary(results):
             '__main__ names': sum(len(r['mainNames']) for r in results),
             'pseudo-TeX spans': sum(len(r['pseudo']) for r in results),
             'plain-text subscripts': sum(len(r['subscripts']) for r in results),
+            'formulas typeset token by token': sum(len(r['tokens']) for r in results),
             'stored warnings': sum(len(r['warnings']) for r in results),
             'API table rows without a description': sum(len(r['bare']) for r in results),
             'API table rows': sum(r['rows'] for r in results),
-            f'chapters with their first API entry after {API_SCREENS} screens': len(late)}
+            f'chapters with their first API entry after {API_SCREENS} screens': len(late),
+            'chapters in two parts (reader, then "Implementation and checks")':
+                sum(r.get('implScreens') is not None for r in chapters)}
 
 
 def print_details(results, verbose):
     "What each problem is (at most 5 per kind and page unless verbose; overflows when verbose)."
     kinds = [('errors', 'JS error'), ('raw', 'raw LaTeX'), ('mathErrors', 'MathJax error'),
              ('escaped', 'markdown escape in an API table'), ('mainNames', '__main__ name'),
-             ('pseudo', 'pseudo-TeX'), ('warnings', 'stored warning')]
+             ('pseudo', 'pseudo-TeX'), ('tokens', 'formula typeset token by token'),
+             ('warnings', 'stored warning')]
     if verbose:
         kinds += [('overflow', 'overflow'), ('wideMath', 'wide equation'),
                   ('subscripts', 'subscript as text'), ('bare', 'undescribed parameter')]
@@ -404,7 +437,8 @@ def report(results, verbose):
     failures = total['errors'] or total['raw'] or total['mathErrors'] or total['escaped']
     reader_failures = counts['__main__ names'] or counts['pseudo-TeX spans'] \
         or counts['stored warnings'] or counts['core chapters without a figure'] \
-        or counts['API table rows without a description'] or counts['plain-text subscripts']
+        or counts['API table rows without a description'] or counts['plain-text subscripts'] \
+        or counts['formulas typeset token by token']
     return searching and not failures and not reader_failures
 
 

@@ -229,8 +229,8 @@ class ZCDPAccountant(Accountant):
 
 # %% ../../nbs/02_privacy/03_accountants.ipynb
 class GDPAccountant(Accountant):
-    """Exact accountant for adaptive compositions of Gaussian mechanisms: μ-GDP with μ² = Σ
-    1/$z_k^2$."""
+    """Exact accountant for adaptive compositions of Gaussian mechanisms: μ-GDP with
+    $μ^2 = Σ_k 1/z_k^2$."""
     name = "Gaussian DP (exact)"
 
     def __init__(self):

@@ -37,7 +37,7 @@ def magnitude_histogram(C, # (n, q) per-record statistics, dense or scipy sparse
                         lo:int=-30, # grid start $2^{\mathrm{lo}}$
                         hi:int=30, # grid end $2^{\mathrm{hi}}$
                        ) -> np.ndarray: # H, shape (q, hi - lo + 1)
-    "H[j, k]: the number of records whose non-zero |$c_{ij}$| is in bin k, shape (q, hi - lo + 1)."
+    "H[j, k]: the number of records whose non-zero $|c_{ij}|$ is in bin k, shape (q, hi - lo + 1)."
     if isinstance(C, tuple): return np.vstack([magnitude_histogram(b, lo, hi) for b in C])
     if is_chunked(C): return _chunked_histogram(C, lo, hi)
     if not sp.issparse(C): return _dense_histogram(np.asarray(C, dtype=float), lo, hi)
@@ -153,7 +153,7 @@ def data_bounds(X, # design (n, p), dense or sparse, finite
                 default:float=1.0, # public bound used when nothing is located
                 **grid, # lo, hi, false_positive of `private_bounds`
                ):
-    "Private (B (p,), target bound or None, release): bounds on |$x_{ij}$| and |$y_i$|, (ε, δ)-DP."
+    "Private (B (p,), target bound or None, release): bounds on $|x_{ij}|$ and $|y_i|$, (ε, δ)-DP."
     release = private_bounds(_statistics(X, y), epsilon, delta, random_state, **grid)
     b = release.bounds
     p = X.shape[1]
@@ -215,7 +215,7 @@ def unit_box_mean(X, # design (n, p), dense, scipy sparse or row-chunked (dask)
 @dataclass(frozen=True)
 class CenterRelease:
     "The outcome of `private_center`: the released unit-box means and the noise that hid them."
-    center: np.ndarray # released mean of clip($x_j$ / $B_j$, -1, 1), in [-1, 1] (p,)
+    center: np.ndarray # released mean of $\mathrm{clip}(x_j/B_j, -1, 1)$, in [-1, 1] (p,)
     target_center: float|None # released mean of clip(y / T, -1, 1), or None
     noise_multiplier: float # z (σ = z · 2√q / n)
     sigma: float # noise standard deviation of each mean
@@ -276,7 +276,7 @@ class ScaleRelease:
     "The outcome of `private_scale`: released second moments, and the scales and smoothness derived."
     second_moment: np.ndarray # released (1/n) $Σ_i$ $u_{ij}^2$, clipped to [0, 1] (q,)
     scale: np.ndarray # $s_j$ = sqrt(max(ṽ_j, 2σ, s_min²)): the divisor of column j (q,)
-    smoothness: np.ndarray # min(ṽ_j + 2σ, 1) / $s_j^2$: upper estimate of the mean square of $u_j$ / $s_j$
+    smoothness: np.ndarray # $\min(ṽ_j + 2σ, 1)/s_j^2$: upper estimate of the mean square of $u_j/s_j$
     noise_multiplier: float # z (σ = z · √q / n)
     sigma: float # noise standard deviation of each second moment
 

@@ -73,7 +73,7 @@ def theorem_5_3_1_noise_scales(lipschitz, # coordinate-wise Lipschitz constants 
                                delta:float, # δ in (0, 1)
                                n_iterations:int, # T
                               ) -> np.ndarray: # $λ_j$, one per coordinate
-    "DP-GCD Laplace scales $λ_j$ = $λ'_j$ = 8 $L_j$ sqrt(T log(1/δ))/(nε) of Theorem 5.3.1."
+    r"DP-GCD Laplace scales $λ_j = λ'_j = 8 L_j \sqrt{T\log(1/δ)}/(nε)$ of Theorem 5.3.1."
     L = np.asarray(lipschitz, dtype=float)
     if L.ndim != 1 or not np.all(np.isfinite(L)) or np.any(L < 0):
         raise ValueError("lipschitz must be a 1-d array of finite non-negative numbers")

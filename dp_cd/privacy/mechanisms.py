@@ -128,8 +128,8 @@ def gumbel_argmax(scores, # float64 array of scores $s_j$
                   scale, # Gumbel scale (2Δ/ε for the exponential mechanism)
                   gumbel_noise, # float64 array of pre-drawn standard Gumbel variables
                  ) -> int: # the selected index j
-    """Index of the largest $s_j$ + scale·$G_j$: a draw of the exponential mechanism ∝
-    exp($s_j$/scale)."""
+    r"""Index of the largest $s_j + \mathrm{scale}\cdot G_j$: a draw of the exponential mechanism
+    $∝ \exp(s_j/\mathrm{scale})$."""
     best, arg = -np.inf, 0
     for j in range(scores.shape[0]):
         v = scores[j] + scale * gumbel_noise[j]
@@ -142,8 +142,8 @@ def noisy_argmax_abs(values, # float64 array of signed query values $g_j$
                      noise, # float64 array of pre-drawn noise, same length
                      weights, # float64 array of positive weights $w_j$ (e.g. 1/sqrt($M_j$))
                     ) -> int: # the selected index j
-    """Index of the largest $w_j$·|$g_j$ + noise_j| (DP-GCD's published selection rule, noise inside
-    |·|)."""
+    r"""Index of the largest $w_j|g_j + \mathrm{noise}_j|$ (DP-GCD's published selection rule, noise
+    inside $|\cdot|$)."""
     best, arg = -np.inf, 0
     for j in range(values.shape[0]):
         v = weights[j] * abs(values[j] + noise[j])
@@ -158,7 +158,7 @@ class SelectionCalibration:
     "Noise for one private selection on normalised scores, and the privacy it actually gives."
     method: str # "exponential", "rnm" or "as_published"
     noise: str # "gumbel" or "laplace"
-    scale: float # noise scale on normalised scores ($g_j$/$Δ_j$, or |$g_j$|/$Δ_j$)
+    scale: float # noise scale on normalised scores ($g_j/Δ_j$, or $|g_j|/Δ_j$)
     event: object # accountants event with the guarantee that holds
     epsilon: float # pure-DP ε that holds for one selection
     claimed_epsilon: float # the ε requested (for "as_published": the papers' claim)
@@ -170,7 +170,7 @@ def selection_scale(
     epsilon: float,  # target ε of one selection ("as_published": the papers' ε')
     sensitivity=1.0,  # sensitivities $Δ_j$ of the query values $g_j$ (scalar or array)
     method: str = "exponential",  # "exponential", "rnm" or "as_published"
-    weights=None,  # "as_published" only: weights $w_j$ of |$g_j$ + $χ_j$| (DP-GCD: 1/√$M_j$)
+    weights=None,  # "as_published" only: weights $w_j$ of $|g_j + χ_j|$ (DP-GCD: $1/\sqrt{M_j}$)
     # number p of candidates (default: the arrays' length; ∞ if scalars)
     n_choices: int | None = None,
 ) -> SelectionCalibration:  # the noise scale and the event of one selection
@@ -234,10 +234,10 @@ def select(
     epsilon: float,  # ε of the selection ("as_published": the papers' ε')
     random_state=None,  # seed or Generator (fresh noise at every call)
     method: str = "exponential",  # "exponential", "rnm" or "as_published"
-    weights=None,  # "as_published" only: weights $w_j$ (DP-GCD: 1/√$M_j$)
-    absolute: bool = True,  # score |$g_j$|/$Δ_j$ (True) or $g_j$/$Δ_j$ (False); ignored by "as_published"
+    weights=None,  # "as_published" only: weights $w_j$ (DP-GCD: $1/\sqrt{M_j}$)
+    absolute: bool = True,  # score $|g_j|/Δ_j$ (True) or $g_j/Δ_j$ (False); ignored by "as_published"
 ) -> int:  # the selected index j
-    """A private index of a large |$g_j$|/$Δ_j$; see `selection_scale` for the guarantee of each
+    """A private index of a large $|g_j|/Δ_j$; see `selection_scale` for the guarantee of each
     method."""
     g = check_array(values, "values", ndim=1)
     p = g.size

@@ -43,7 +43,7 @@ def selection_probabilities(
     values,  # normalised values $u_k$ (absolute=True) or scores $s_k$ (absolute=False)
     noise_scale: float,  # Laplace scale b of the noise on the normalised values
     weights=None,  # scale ratios $c_k$ > 0 (absolute=True only; default all 1)
-    absolute: bool = True,  # True: argmax $c_k$|$u_k$ + $Z_k$| (DP-GCD); False: argmax $s_k$ + $Z_k$ (RNM)
+    absolute: bool = True,  # True: $\arg\max_k c_k|u_k + Z_k|$ (DP-GCD); False: $\arg\max_k s_k + Z_k$ (RNM)
 ) -> np.ndarray:  # P[select k] for each k (they sum to 1)
     "Exact probabilities P[select k] of a Laplace noisy-argmax rule, by 1-d quadrature."
     u = check_array(values, "values", ndim=1)
@@ -78,7 +78,7 @@ def selection_probabilities(
 
 # %% ../../nbs/02_privacy/08_selection.ipynb
 def privacy_loss(u, # normalised values (or scores) on D
-                 u_prime, # values on a neighbouring D' (|$u_k$ - $u'_k$| ≤ 1)
+                 u_prime, # values on a neighbouring D' ($|u_k - u'_k| ≤ 1$)
                  noise_scale:float, # Laplace scale b
                  weights=None, # scale ratios $c_k$ (absolute rule only)
                  absolute:bool=True, # DP-GCD's rule (True) or plain RNM (False)

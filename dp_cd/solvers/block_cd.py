@@ -22,8 +22,9 @@ from .dpcd import (coordinate_setup, record_due, smoothness_from_bounds,
                                 intercept_setup)
 
 # %% auto 0
-__all__ = ['eso_factor', 'block_sums_dense', 'block_sums_sparse', 'block_step', 'update_margins_dense', 'update_margins_sparse',
-           'intercept_block_step', 'dpbcd_inner_dense', 'dpbcd_inner_sparse', 'block_draws', 'dp_bcd', 'DPBCD']
+__all__ = ['eso_factor', 'dp_bcd', 'block_sums_dense', 'block_sums_sparse', 'block_step', 'update_margins_dense',
+           'update_margins_sparse', 'intercept_block_step', 'dpbcd_inner_dense', 'dpbcd_inner_sparse', 'block_draws',
+           'DPBCD']
 
 # %% ../../nbs/03_solvers/09_block_cd.ipynb
 def eso_factor(block_size:int, # B, coordinates per round (1 <= B <= p)
@@ -35,8 +36,48 @@ def eso_factor(block_size:int, # B, coordinates per round (1 <= B <= p)
     return 1.0 + (block_size - 1) * (omega - 1) / max(1, p - 1)
 
 # %% ../../nbs/03_solvers/09_block_cd.ipynb
+def dp_bcd(
+    X,  # design (n, p), dense or scipy sparse
+    y,  # labels (n,)
+    loss,  # datafit: SquaredLoss(), LogisticLoss() or HuberLoss(...)
+    penalty,  # separable penalty: NoPenalty, L1, L2, ElasticNet or Box
+    *,
+    epsilon: float,  # total privacy budget ε > 0 (np.inf: non-private)
+    delta: float,  # δ in (0, 1) (replace-one neighbours)
+    block_size: int | None = None,  # B, coordinates per round (default min(8, p))
+    n_passes: int = 10,  # passes over the data: about n_passes·p coordinate updates
+    step: float = 1.0,  # step-size hyperparameter γ: $γ_j$ = γ / $v_j$ (ESO)
+    clip=1.0,  # C > 0 ($C_j = \sqrt{M_j/\mathrm{tr}\,M}\,C$), thresholds (p,), or inf if ε = inf
+    smoothness="exact",  # "exact" (non-private, warns), "private", or public $M_j$ (p,)
+    smoothness_bound=None,  # public bound $b_j$ (required for "private")
+    smoothness_budget: float = 0.1,  # fraction of ε spent on the private constants
+    row_nnz: int | None = None,  # public bound ω on the non-zeros per row (None: p)
+    fit_intercept: bool = False,  # also fit an intercept b (an implicit column of s; X is not copied)
+    intercept_scaling: float = 1.0,  # s > 0, the value of that column (PUBLIC; b = s · its coefficient)
+    penalize_intercept: bool = False,  # apply the penalty to the column's coefficient too
+    random_state=None,  # seed or Generator
+    record_every: float | None = None,  # record (passes, coef) every this many passes
+):
+    "Differentially private proximal block coordinate descent (uniform blocks of B coordinates)."
+    solver = get_solver("dp-bcd")   # a row-chunked (dask) X: see "Solvers on row chunks"
+    return solver.fit(X, y, loss, penalty, epsilon=epsilon, delta=delta, random_state=random_state,
+                      block_size=block_size, n_passes=n_passes, step=step, clip=clip,
+                      smoothness=smoothness, smoothness_bound=smoothness_bound,
+                      smoothness_budget=smoothness_budget, row_nnz=row_nnz,
+                      fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
+                      penalize_intercept=penalize_intercept, record_every=record_every)
+
+# %% ../../nbs/03_solvers/09_block_cd.ipynb
 @njit(cache=True)
-def block_sums_dense(loss, X, y, z, coords, clips, out):
+def block_sums_dense(
+    loss,  # (code, param) of the loss
+    X,  # Fortran design (n, p)
+    y,  # labels (n,)
+    z,  # margins z = Xw (n,)
+    coords,  # the block's coordinates $j_b$ (B,) int64
+    clips,  # clipping thresholds $C_j$ (p,)
+    out,  # (B,): receives the block's clipped sums
+):
     "out[b] = $Σ_i$ clip($X_{i j_b} φ'(z_i, y_i), ±C_{j_b}$) for the block's coordinates $j_b$."
     for b in range(coords.shape[0]):
         j = coords[b]
@@ -44,7 +85,15 @@ def block_sums_dense(loss, X, y, z, coords, clips, out):
 
 # %% ../../nbs/03_solvers/09_block_cd.ipynb
 @njit(cache=True)
-def block_sums_sparse(loss, X, y, z, coords, clips, out):
+def block_sums_sparse(
+    loss,  # (code, param) of the loss
+    X,  # CSC design (n, p) as (data, indices, indptr)
+    y,  # labels (n,)
+    z,  # margins z = Xw (n,)
+    coords,  # the block's coordinates $j_b$ (B,) int64
+    clips,  # clipping thresholds $C_j$ (p,)
+    out,  # (B,): receives the block's clipped sums
+):
     "Same as `block_sums_dense` for a CSC design given as (data, indices, indptr)."
     data, indices, indptr = X
     for b in range(coords.shape[0]):
@@ -55,7 +104,15 @@ def block_sums_sparse(loss, X, y, z, coords, clips, out):
 
 # %% ../../nbs/03_solvers/09_block_cd.ipynb
 @njit(cache=True)
-def block_step(penalty, w, coords, grads, noise, steps, changes):
+def block_step(
+    penalty,  # (code, params) of the penalty
+    w,  # iterate (p,), updated in place
+    coords,  # the block's coordinates $j_b$ (B,) int64
+    grads,  # the block's clipped coordinate gradients (B,)
+    noise,  # the block's Gaussian noise (B,)
+    steps,  # step sizes $γ/v_j$ (p,)
+    changes,  # (B,): receives new − old value of each coordinate
+):
     "Noisy proximal steps on the block (w in place); changes[b] = new − old value of w[$j_b$]."
     for b in range(coords.shape[0]):
         j = coords[b]
@@ -66,7 +123,12 @@ def block_step(penalty, w, coords, grads, noise, steps, changes):
 
 # %% ../../nbs/03_solvers/09_block_cd.ipynb
 @njit(cache=True)
-def update_margins_dense(X, z, coords, changes):
+def update_margins_dense(
+    X,  # Fortran design (n, p)
+    z,  # margins z = Xw (n,), updated in place
+    coords,  # the block's coordinates $j_b$ (B,) int64
+    changes,  # the changes of those coordinates (B,), from `block_step`
+):
     "z += $Σ_b$ changes[b] X[:, $j_b$], in place (dense design)."
     for b in range(coords.shape[0]):
         if changes[b] != 0.0:
@@ -74,7 +136,12 @@ def update_margins_dense(X, z, coords, changes):
 
 
 @njit(cache=True)
-def update_margins_sparse(X, z, coords, changes):
+def update_margins_sparse(
+    X,  # CSC design (n, p) as (data, indices, indptr)
+    z,  # margins z = Xw (n,), updated in place
+    coords,  # the block's coordinates $j_b$ (B,) int64
+    changes,  # the changes of those coordinates (B,), from `block_step`
+):
     "Same as `update_margins_dense` for a CSC design given as (data, indices, indptr)."
     data, indices, indptr = X
     for b in range(coords.shape[0]):
@@ -83,7 +150,17 @@ def update_margins_sparse(X, z, coords, changes):
 
 # %% ../../nbs/03_solvers/09_block_cd.ipynb
 @njit(cache=True)
-def intercept_block_step(penalty, ones_penalty, w, coords, grads, noise, steps, changes, p):
+def intercept_block_step(
+    penalty,  # (code, params) of the penalty of the p features
+    ones_penalty,  # (code, params) of the intercept's penalty
+    w,  # iterate (p + 1,), updated in place
+    coords,  # the block's coordinates $j_b$ (B,) int64
+    grads,  # the block's clipped coordinate gradients (B,)
+    noise,  # the block's Gaussian noise (B,)
+    steps,  # step sizes $γ/v_j$ (p + 1,)
+    changes,  # (B,): receives new − old value of each coordinate
+    p,  # the intercept's coordinate
+):
     "`block_step` with coordinate p (the intercept) under `ones_penalty`."
     for b in range(coords.shape[0]):
         j = coords[b]
@@ -123,7 +200,7 @@ def dpbcd_inner_dense(
     z,  # margins z = Xw (n,), updated in place
     w,  # iterate (p,), updated in place
     block,  # (coords (R, B) int64, noise (R, B)): a `block_draws` item
-    scales,  # (step sizes γ/$v_j$ (p,), clipping thresholds $C_j$ (p,))
+    scales,  # (step sizes $γ/v_j$ (p,), clipping thresholds $C_j$ (p,))
     intercept=None,  # (column (n, 1) of s, its penalty): coordinate p, `_rounds_dense`
 ):
     "R rounds of DP-BCD on a dense design (Jacobi block steps, margins kept in place)."
@@ -169,7 +246,7 @@ def dpbcd_inner_sparse(loss, # (code, param) of the loss
                        z, # margins z = Xw (n,), updated in place
                        w, # iterate (p,), updated in place
                        block, # (coords (R, B) int64, noise (R, B)): a `block_draws` item
-                       scales, # (step sizes γ/$v_j$ (p,), clipping thresholds $C_j$ (p,))
+                       scales, # (step sizes $γ/v_j$ (p,), clipping thresholds $C_j$ (p,))
                        intercept=None, # (CSC column of s as (data, indices, indptr), its penalty)
                       ):
     "Same as `dpbcd_inner_dense` for a CSC design: a round costs O(nnz of the block's columns)."
@@ -312,38 +389,6 @@ def _run(self, problem, plan, options, rng):
             trace.append(((t + 1) * R * B / p, w[:px].copy()))
     return Run(coef=w[:px].copy(), n_iter=T * R, passes=T * R * B / p, trace=trace,
                intercept=float(s * w[px]) if s else 0.0)
-
-# %% ../../nbs/03_solvers/09_block_cd.ipynb
-def dp_bcd(
-    X,  # design (n, p), dense or scipy sparse
-    y,  # labels (n,)
-    loss,  # datafit: SquaredLoss(), LogisticLoss() or HuberLoss(...)
-    penalty,  # separable penalty: NoPenalty, L1, L2, ElasticNet or Box
-    *,
-    epsilon: float,  # total privacy budget ε > 0 (np.inf: non-private)
-    delta: float,  # δ in (0, 1) (replace-one neighbours)
-    block_size: int | None = None,  # B, coordinates per round (default min(8, p))
-    n_passes: int = 10,  # passes over the data: about n_passes·p coordinate updates
-    step: float = 1.0,  # step-size hyperparameter γ: $γ_j$ = γ / $v_j$ (ESO)
-    clip=1.0,  # C > 0 ($C_j$ = sqrt($M_j$/tr M) C), thresholds (p,), or inf if ε = inf
-    smoothness="exact",  # "exact" (non-private, warns), "private", or public $M_j$ (p,)
-    smoothness_bound=None,  # public bound $b_j$ (required for "private")
-    smoothness_budget: float = 0.1,  # fraction of ε spent on the private constants
-    row_nnz: int | None = None,  # public bound ω on the non-zeros per row (None: p)
-    fit_intercept: bool = False,  # also fit an intercept b (an implicit column of s; X is not copied)
-    intercept_scaling: float = 1.0,  # s > 0, the value of that column (PUBLIC; b = s · its coefficient)
-    penalize_intercept: bool = False,  # apply the penalty to the column's coefficient too
-    random_state=None,  # seed or Generator
-    record_every: float | None = None,  # record (passes, coef) every this many passes
-):
-    "Differentially private proximal block coordinate descent (uniform blocks of B coordinates)."
-    solver = get_solver("dp-bcd")   # a row-chunked (dask) X: see "Solvers on row chunks"
-    return solver.fit(X, y, loss, penalty, epsilon=epsilon, delta=delta, random_state=random_state,
-                      block_size=block_size, n_passes=n_passes, step=step, clip=clip,
-                      smoothness=smoothness, smoothness_bound=smoothness_bound,
-                      smoothness_budget=smoothness_budget, row_nnz=row_nnz,
-                      fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
-                      penalize_intercept=penalize_intercept, record_every=record_every)
 
 # %% ../../nbs/03_solvers/09_block_cd.ipynb
 @register

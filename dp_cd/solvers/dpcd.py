@@ -33,8 +33,8 @@ from .chunks import check_chunks, hold_chunks, load_chunk, one_worker_pays, run_
 
 # %% auto 0
 __all__ = ['ACCOUNTANTS', 'dp_cd', 'clip_thresholds', 'dpcd_noise_multiplier', 'dpcd_events', 'row_norms',
-           'sample_clip_thresholds', 'private_smoothness', 'noise_blocks', 'importance_probabilities',
-           'coordinate_blocks', 'coordinate_setup', 'intercept_setup', 'dpcd_inner_dense', 'dpcd_inner_sparse',
+           'sample_clip_thresholds', 'private_smoothness', 'importance_probabilities', 'coordinate_blocks',
+           'coordinate_setup', 'intercept_setup', 'noise_blocks', 'dpcd_inner_dense', 'dpcd_inner_sparse',
            'dpcd_dog_dense', 'dog_state', 'check_selection', 'selection_params', 'unclipped_count',
            'geometric_clip_update', 'record_due', 'DPCD', 'smoothness_from_bounds', 'smoothness_from_moments']
 
@@ -49,7 +49,7 @@ def dp_cd(
     delta: float | None,  # δ in (0, 1) (replace-one neighbours); None only with epsilon = inf
     n_passes: int = 10,  # passes over the data: T*K/p coordinate updates in total
     step: float = 1.0,  # step-size hyperparameter gamma: gamma_j = gamma / $M_j$
-    clip=1.0,  # C > 0 ($C_j$ = sqrt($M_j$/tr M) C), explicit thresholds (p,), or np.inf (only if epsilon = inf)
+    clip=1.0,  # C > 0 ($C_j = \sqrt{M_j/\mathrm{tr}\,M}\,C$), explicit thresholds (p,), or np.inf (only if epsilon = inf)
     clipping: str = "coordinate",  # "coordinate" (§4.5.1), "sample" (ℓ2 at C) or "adaptive"
     clip_quantile: float | None = None,  # "adaptive": unclipped fraction γ ∈ (0, 1) (None: 0.9)
     clip_lr: float | None = None,  # "adaptive": η > 0 of C ← C exp(−η(b̃ − γ)) (None: 0.5)
@@ -126,7 +126,7 @@ def dpcd_noise_multiplier(
     n_updates: int,  # number of released coordinate gradients, T*K
     accountant: str = "gdp",  # "gdp" (exact), "rdp", "rdp_mironov" (papers), "closed_form"
 ) -> float:  # z
-    "Noise multiplier z = $σ_j$/$Δ_j$ (every coordinate) making `n_updates` releases (ε, δ)-DP."
+    "Noise multiplier $z = σ_j/Δ_j$ (every coordinate) making `n_updates` releases (ε, δ)-DP."
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     n_updates = check_scalar(n_updates, "n_updates", low=1, integer=True)
@@ -137,7 +137,7 @@ def dpcd_noise_multiplier(
     return float(calibrate_noise_multiplier(epsilon, delta, n_updates, method=method))
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
-def dpcd_events(noise_multiplier:float, # z = $σ_j$/$Δ_j$
+def dpcd_events(noise_multiplier:float, # $z = σ_j/Δ_j$
                 n_updates:int, # T*K
                ):
     "The ledger of DP-CD's optimisation: `n_updates` Gaussian releases with noise multiplier z."
@@ -195,11 +195,11 @@ def row_norms(X, # design (n, p), dense or scipy sparse
     return out
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
-def sample_clip_thresholds(norms, # row norms ‖$x_i$‖ (n,), as computed by `row_norms`
+def sample_clip_thresholds(norms, # row norms $‖x_i‖$ (n,), as computed by `row_norms`
                            clip:float, # ℓ2 threshold C of per-sample gradients (> 0; inf: none)
                            p:int=1, # number of columns (bounds the rounding error of the norms)
                           ) -> np.ndarray: # the thresholds $c_i$ (n,)
-    """Thresholds $c_i$ ‖$x_i$‖ <= C: C/‖$x_i$‖ shrunk by p + 8 ulps, finite; 0 for zero or
+    """Thresholds $c_i ‖x_i‖ ≤ C$: $C/‖x_i‖$ shrunk by p + 8 ulps, finite; 0 for zero or
     infinite rows."""
     C = check_scalar(clip, "clip", low=0, low_open=True, allow_inf=True)
     p = check_scalar(p, "p", low=1, integer=True)
@@ -262,25 +262,6 @@ def private_smoothness(X, # design (n, p), dense or sparse
     M = est + as_generator(random_state).laplace(size=p) * lam
     floor = np.maximum(lam, b / n)   # noise scale, at least one record's worth (post-processing)
     return np.maximum(M, floor), SelfComposedEvent(LaplaceEvent(p / epsilon), p)
-
-# %% ../../nbs/03_solvers/01_dp_cd.ipynb
-def noise_blocks(rng:np.random.Generator, # the run's generator
-                 sigma, # noise scales sigma_j (p,)
-                 T:int, # outer iterations
-                 K:int, # inner iterations
-                 order:str="uniform", # "uniform": i.i.d. $j_k$; "permutation": one per p updates
-                ):
-    """Per outer iteration: coordinates $j_k$ (int64, K) and fresh noise $η_k ∼ N(0, σ_{j_k}^2)$
-    (K,)."""
-    p = sigma.shape[0]
-    if order not in ("uniform", "permutation"):
-        raise ValueError(f"order must be 'uniform' or 'permutation', got {order!r}")
-    if order == "permutation" and K % p:
-        raise ValueError(f"order='permutation' needs K a multiple of p = {p}, got K = {K}")
-    for _ in range(T):
-        if order == "uniform": coords = rng.integers(0, p, size=K, dtype=np.int64)
-        else: coords = np.concatenate([rng.permutation(p) for _ in range(K // p)]).astype(np.int64)
-        yield coords, rng.standard_normal(K) * sigma[coords]
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def importance_probabilities(M, # coordinate-wise constants $M_j$ (p,), positive and finite
@@ -399,7 +380,7 @@ def intercept_setup(setup:dict, # `coordinate_setup`'s constants of the p column
                     step:float, # γ
                     private:bool, # whether ε is finite (thresholds must then be finite)
                    ) -> dict: # `setup` with the p + 1 coordinates' constants
-    """The constants with the intercept's appended: $M_b$ = β s² (public: ‖s1‖²/n = s²), $γ_b$ = γ/$M_b$,
+    """The constants with the intercept's appended: $M_b = βs^2$ (public: $‖s1‖^2/n = s^2$), $γ_b = γ/M_b$,
     and the thresholds of the p + 1 coordinates (`clip_thresholds` with $M_b$ in the trace)."""
     M = np.append(setup["M"], loss.curvature * scaling ** 2)
     if np.ndim(clip) == 0: clips = _thresholds(clip, M, private)
@@ -410,6 +391,25 @@ def intercept_setup(setup:dict, # `coordinate_setup`'s constants of the p column
                              f"p + 1 = {M.shape[0]} (the last one is the intercept's)")
         clips = _thresholds(clips, M, private)
     return dict(setup, M=M, steps=step / M, clips=clips)
+
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
+def noise_blocks(rng:np.random.Generator, # the run's generator
+                 sigma, # noise scales sigma_j (p,)
+                 T:int, # outer iterations
+                 K:int, # inner iterations
+                 order:str="uniform", # "uniform": i.i.d. $j_k$; "permutation": one per p updates
+                ):
+    """Per outer iteration: coordinates $j_k$ (int64, K) and fresh noise $η_k ∼ N(0, σ_{j_k}^2)$
+    (K,)."""
+    p = sigma.shape[0]
+    if order not in ("uniform", "permutation"):
+        raise ValueError(f"order must be 'uniform' or 'permutation', got {order!r}")
+    if order == "permutation" and K % p:
+        raise ValueError(f"order='permutation' needs K a multiple of p = {p}, got K = {K}")
+    for _ in range(T):
+        if order == "uniform": coords = rng.integers(0, p, size=K, dtype=np.int64)
+        else: coords = np.concatenate([rng.permutation(p) for _ in range(K // p)]).astype(np.int64)
+        yield coords, rng.standard_normal(K) * sigma[coords]
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 @njit(cache=True)
@@ -473,7 +473,7 @@ def dpcd_inner_dense(
     block,  # (coordinates $j_k$ (int64, K), noise $η_k$ (K,)): a `noise_blocks` item
     scales,  # (step sizes $γ_j$ (p,), clipping thresholds $C_j$ (p,; inf: none))
     avg=None,  # (p,) array receiving the mean of $θ^1, …, θ^K$; None: last iterate
-    records=None,  # (C/‖$x_i$‖ (n,): per-sample ℓ2 clipping[, $w_i$ ∈ [0, W] (n,): weights after
+    records=None,  # ($C/‖x_i‖$ (n,): per-sample ℓ2 clipping[, $w_i$ ∈ [0, W] (n,): weights after
                    # clipping]), an empty array for either: none (None: neither). Without
                    # weights (a 1-tuple) the weighted loops are not compiled
     intercept=None,  # (column of s (column 0 of an (n, k) array), penalty of the intercept): coordinate p
@@ -786,7 +786,7 @@ from ..model.losses import loss_deriv_vec
 def unclipped_count(loss:Loss, # the loss, e.g. LogisticLoss()
                     margins, # $x_i^\top\theta$ (+ the intercept) (n,)
                     y, # labels (n,)
-                    norms, # row norms ‖$x_i$‖ (n,), with the intercept's column (`row_norms`)
+                    norms, # row norms $‖x_i‖$ (n,), with the intercept's column (`row_norms`)
                     clip:float, # the threshold C > 0 (inf: every record)
                    ) -> int:  # the number of records whose norm is at most C
     "Records whose per-sample gradient norm $|\\phi'(x_i^\\top\\theta, y_i)|\\,\\|x_i\\|$ is at most C."
@@ -1024,8 +1024,8 @@ class DPCD(Solver):
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def smoothness_from_bounds(self,
                            loss:Loss,  # the datafit (β = sup φ'')
-                           bounds:np.ndarray,  # public bounds $B_j$ ≥ |$x_{ij}$| (p,)
-                           target_bound=None,  # public bound on |$y_i$| (unused)
+                           bounds:np.ndarray,  # public bounds $B_j ≥ |x_{ij}|$ (p,)
+                           target_bound=None,  # public bound on $|y_i|$ (unused)
                           ) -> dict:  # the options
     "$M_j$ estimated privately, with the public per-record bound β $B_j^2$ (β = sup φ'')."
     return dict(smoothness="private", smoothness_bound=loss.curvature * np.asarray(bounds) ** 2)

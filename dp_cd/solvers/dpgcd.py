@@ -61,7 +61,7 @@ def dp_gcd(
     delta: float,  # δ in (0, 1) (replace-one neighbours)
     n_passes: int = 10,  # T iterations; one DP-GCD iteration is one pass over the data
     step: float = 1.0,  # step-size hyperparameter gamma: gamma_j = gamma / $M_j$
-    clip=1.0,  # C > 0 ($C_j$ = sqrt($M_j$/tr M) C), explicit thresholds (p,), or np.inf (only if epsilon = inf)
+    clip=1.0,  # C > 0 ($C_j = \sqrt{M_j/\mathrm{tr}\,M}\,C$), explicit thresholds (p,), or np.inf (only if epsilon = inf)
     rule: str = "gs-r",  # "gs-r", "gs-s", "gs-q" (§5.3.5) or "gsl" (Algorithm 5.3.1, no penalty)
     selection: str = "exponential",  # "exponential" (proven, library) or "as_published" (papers' RNM + (B.1.1), labelled)
     release: str = "gaussian",  # noise of the released coordinate: "gaussian" or "laplace" (the papers')
@@ -104,7 +104,7 @@ class DPGCDCalibration:
     selection: str # "exponential" or "as_published"
     release: str # "gaussian" or "laplace"
     epsilon_selection: float # ε of one selection ($ε_s$; "as_published": the papers' ε')
-    # "exponential": Gumbel scale per unit of score sensitivity (2/$ε_s$); "as_published": Laplace
+    # "exponential": Gumbel scale per unit of score sensitivity ($2/ε_s$); "as_published": Laplace
     # scale per unit of $Δ_j$ (1/ε')
     selection_noise: float
     release_multiplier: float # release noise per unit of $Δ_j$ (Gaussian σ/Δ or Laplace b/Δ)
@@ -125,7 +125,7 @@ def dpgcd_calibration(
     release: str = "gaussian",  # "gaussian" or "laplace" ("as_published" forces "laplace")
     accountant: str = "best",  # "best" (min of RDP, zCDP and, for pure ledgers, advanced), "rdp", "zcdp", "advanced", "advanced_drv" (B.1.1)
     selection_share: float = 0.5,  # share of the per-iteration budget spent on selection (zCDP ρ for Gaussian, ε for Laplace)
-    selection_ratio: float = 1.0,  # "as_published": ρ = max $κ_j$Δ_j / min $κ_j$Δ_j of the scores (1 with $C_j$ ∝ √$M_j$)
+    selection_ratio: float = 1.0,  # "as_published": ρ = max $κ_j$Δ_j / min $κ_j$Δ_j of the scores (1 with $C_j ∝ \sqrt{M_j}$)
     n_choices: int | None = None,  # "as_published": number p of candidates
 ) -> DPGCDCalibration:  # the noise parameters and the certified ε
     """Noise parameters making $T$ DP-GCD iterations $(\\epsilon,\\delta)$-DP, and the certified
@@ -224,9 +224,9 @@ _calibration_cached = functools.lru_cache(maxsize=1024)(dpgcd_calibration)
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 def quasi_sparsity(w, # vector (p,)
                    alpha:float=0.0, # threshold α ≥ 0
-                  ) -> int: # τ, the number of entries with |$w_j$| > α
+                  ) -> int: # τ, the number of entries with $|w_j|$ > α
     """Smallest τ such that `w` is (α, τ)-quasi-sparse (Definition 5.3.1): the number of entries
-    with |$w_j$| > α."""
+    with $|w_j|$ > α."""
     w = check_array(w, "w", ndim=1)
     alpha = check_scalar(alpha, "alpha", low=0)
     return int(np.count_nonzero(np.abs(w) > alpha))
@@ -235,7 +235,7 @@ def quasi_sparsity(w, # vector (p,)
 def quasi_sparsity_alpha(w, # vector (p,)
                          tau:int, # number τ ≥ 0 of entries allowed above α
                         ) -> float: # α ≥ 0
-    "Smallest α such that `w` is (α, τ)-quasi-sparse: the (τ+1)-th largest |$w_j$| (0 if τ ≥ p)."
+    "Smallest α such that `w` is (α, τ)-quasi-sparse: the (τ+1)-th largest $|w_j|$ (0 if τ ≥ p)."
     w = check_array(w, "w", ndim=1)
     tau = check_scalar(tau, "tau", low=0, integer=True)
     if tau >= w.size: return 0.0

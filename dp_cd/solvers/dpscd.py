@@ -26,8 +26,8 @@ from ..privacy.calibration import calibrate
 from ..privacy.pld import PLDAccountant
 
 # %% auto 0
-__all__ = ['dp_scd', 'DPSCD', 'scd_move', 'scd_steps_dense', 'scd_steps_sparse', 'scd_draws', 'seq_dp_scd', 'SeqDPSCD',
-           'primal_dp_scd', 'PrimalDPSCD', 'primal_steps_dense', 'primal_steps_sparse', 'scd_steps_dense_parallel']
+__all__ = ['dp_scd', 'seq_dp_scd', 'primal_dp_scd', 'DPSCD', 'scd_move', 'scd_steps_dense', 'scd_steps_sparse', 'scd_draws',
+           'SeqDPSCD', 'PrimalDPSCD', 'primal_steps_dense', 'primal_steps_sparse', 'scd_steps_dense_parallel']
 
 # %% ../../nbs/03_solvers/07_dp_scd.ipynb
 def dp_scd(
@@ -57,6 +57,62 @@ def dp_scd(
                                     fit_intercept=fit_intercept,
                                     intercept_scaling=intercept_scaling,
                                     penalize_intercept=penalize_intercept)
+
+# %% ../../nbs/03_solvers/07_dp_scd.ipynb
+def seq_dp_scd(X, # design (N, p), dense or sparse, rows of norm <= 1
+               y, # labels (N,)
+               loss:Loss, # `SquaredLoss()`, `LogisticLoss()` or `HingeLoss()`
+               penalty:Penalty, # `L2(lam)`, lam > 0
+               *,
+               epsilon:float, # privacy budget ε > 0 (`np.inf`: non-private)
+               delta:float, # δ in (0, 1)
+               n_passes:float=10, # passes over the data (a pass is N / L steps)
+               batch_size:int=10, # mini-batch size L (at most L updates per batch)
+               clip:float=1.0, # update scaling C
+               variant:str="private", # "private" or "as_published" (Algorithm 3 literally)
+               relation:str="replace_one", # neighbouring relation of the guarantee
+               fit_intercept:bool=False, # also fit an intercept b (an implicit column of s)
+               intercept_scaling:float=1.0, # s > 0, the value of that column (PUBLIC)
+               penalize_intercept:bool=True, # must be True: L2 on every coordinate
+               random_state=None, # seed or Generator
+               record_every:float|None=None, # record (passes, θ) every this many passes
+              ) -> FitResult: # the coefficients, the privacy report and the recorded iterates
+    "seqDP-SCD (Damaskinos et al., 2021, Alg. 3): DP-SCD with sequential updates in a batch."
+    return get_solver("seq-dp-scd").fit(X, y, loss, penalty, epsilon=epsilon, delta=delta,
+                                        random_state=random_state, n_passes=n_passes,
+                                        batch_size=batch_size, clip=clip, variant=variant,
+                                        relation=relation, record_every=record_every,
+                                        fit_intercept=fit_intercept,
+                                        intercept_scaling=intercept_scaling,
+                                        penalize_intercept=penalize_intercept)
+
+# %% ../../nbs/03_solvers/07_dp_scd.ipynb
+def primal_dp_scd(X, # design (N, p), dense or sparse, rows of norm <= 1
+                  y, # labels (N,)
+                  loss:Loss, # `SquaredLoss()` or `LogisticLoss()`
+                  penalty:Penalty, # `L2(lam)`, lam > 0
+                  *,
+                  epsilon:float, # privacy budget ε > 0 (`np.inf`: non-private)
+                  delta:float, # δ in (0, 1)
+                  n_passes:float=10, # passes over the coordinates (a pass is p / L steps)
+                  batch_size:int=1, # coordinates per step L (<= p)
+                  clip:float=1.0, # update scaling C: |Δθ_j| <= C
+                  variant:str="private", # "private" (θ released, v exact) or "as_published"
+                  relation:str="replace_one", # neighbouring relation of the guarantee
+                  fit_intercept:bool=False, # also fit an intercept b (an implicit column of s)
+                  intercept_scaling:float=1.0, # s > 0, the value of that column (PUBLIC)
+                  penalize_intercept:bool=True, # must be True: L2 on every coordinate
+                  random_state=None, # seed or Generator
+                  record_every:float|None=None, # record (passes, θ) every this many passes
+                 ) -> FitResult: # the coefficients, the privacy report and the recorded iterates
+    "primalDP-SCD (Damaskinos et al., 2021, Alg. 2): private mini-batch primal coordinate descent."
+    return get_solver("primal-dp-scd").fit(X, y, loss, penalty, epsilon=epsilon, delta=delta,
+                                           random_state=random_state, n_passes=n_passes,
+                                           batch_size=batch_size, clip=clip, variant=variant,
+                                           relation=relation, record_every=record_every,
+                                           fit_intercept=fit_intercept,
+                                           intercept_scaling=intercept_scaling,
+                                           penalize_intercept=penalize_intercept)
 
 # %% ../../nbs/03_solvers/07_dp_scd.ipynb
 @register
@@ -196,9 +252,18 @@ DPSCD.run = _scd_run
 
 # %% ../../nbs/03_solvers/07_dp_scd.ipynb
 @njit(cache=True)
-def scd_move(code:int, param:float, xv:float, nx2:float, yj:float, aj:float, lam:float, N:float,
-             L:float, C:float) -> float:
-    "Move of $α_j$ minimising G*_j (Eq. 8) from $x_j$·v and ||$x_j$||², scaled to [-C, C]."
+def scd_move(code:int, # the loss's code (`Loss.code`)
+             param:float, # the loss's parameter (`Loss.param`)
+             xv:float, # $x_j^\top v$
+             nx2:float, # $‖x_j‖^2$
+             yj:float, # the record's label $y_j$
+             aj:float, # its dual coordinate $α_j$
+             lam:float, # the $\ell_2$ penalty λ
+             N:float, # the number of records N
+             L:float, # the curvature factor: the batch size L (Algorithm 1), 1 (sequential)
+             C:float, # the bound C on the move
+            ) -> float: # the move ζ, in [-C, C]
+    "Move of $α_j$ minimising G*_j (Eq. 8) from $x_j·v$ and $‖x_j‖^2$, scaled to [-C, C]."
     d = dual_coord_step(code, param, yj, aj, xv / (lam * N), L * nx2 / (lam * N))
     return _scd_scale(d, C)
 
@@ -404,68 +469,12 @@ def _revealed_batch_rdp(z_e, q, orders):
     return np.logaddexp(unused, np.log(q) + a * (a - 1) / (2 * z_e**2)) / (a - 1)
 
 # %% ../../nbs/03_solvers/07_dp_scd.ipynb
-def seq_dp_scd(X, # design (N, p), dense or sparse, rows of norm <= 1
-               y, # labels (N,)
-               loss:Loss, # `SquaredLoss()`, `LogisticLoss()` or `HingeLoss()`
-               penalty:Penalty, # `L2(lam)`, lam > 0
-               *,
-               epsilon:float, # privacy budget ε > 0 (`np.inf`: non-private)
-               delta:float, # δ in (0, 1)
-               n_passes:float=10, # passes over the data (a pass is N / L steps)
-               batch_size:int=10, # mini-batch size L (at most L updates per batch)
-               clip:float=1.0, # update scaling C
-               variant:str="private", # "private" or "as_published" (Algorithm 3 literally)
-               relation:str="replace_one", # neighbouring relation of the guarantee
-               fit_intercept:bool=False, # also fit an intercept b (an implicit column of s)
-               intercept_scaling:float=1.0, # s > 0, the value of that column (PUBLIC)
-               penalize_intercept:bool=True, # must be True: L2 on every coordinate
-               random_state=None, # seed or Generator
-               record_every:float|None=None, # record (passes, θ) every this many passes
-              ) -> FitResult: # the coefficients, the privacy report and the recorded iterates
-    "seqDP-SCD (Damaskinos et al., 2021, Alg. 3): DP-SCD with sequential updates in a batch."
-    return get_solver("seq-dp-scd").fit(X, y, loss, penalty, epsilon=epsilon, delta=delta,
-                                        random_state=random_state, n_passes=n_passes,
-                                        batch_size=batch_size, clip=clip, variant=variant,
-                                        relation=relation, record_every=record_every,
-                                        fit_intercept=fit_intercept,
-                                        intercept_scaling=intercept_scaling,
-                                        penalize_intercept=penalize_intercept)
-
-# %% ../../nbs/03_solvers/07_dp_scd.ipynb
 @register
 class SeqDPSCD(DPSCD):
     "seqDP-SCD: the batch's dual updates applied one after the other (noise per Lemma 5)."
     name, function = "seq-dp-scd", seq_dp_scd
     summary = "seqDP-SCD (Damaskinos et al., 2021, Alg. 3): sequential dual updates, l2 penalty"
     sequential = True
-
-# %% ../../nbs/03_solvers/07_dp_scd.ipynb
-def primal_dp_scd(X, # design (N, p), dense or sparse, rows of norm <= 1
-                  y, # labels (N,)
-                  loss:Loss, # `SquaredLoss()` or `LogisticLoss()`
-                  penalty:Penalty, # `L2(lam)`, lam > 0
-                  *,
-                  epsilon:float, # privacy budget ε > 0 (`np.inf`: non-private)
-                  delta:float, # δ in (0, 1)
-                  n_passes:float=10, # passes over the coordinates (a pass is p / L steps)
-                  batch_size:int=1, # coordinates per step L (<= p)
-                  clip:float=1.0, # update scaling C: |Δθ_j| <= C
-                  variant:str="private", # "private" (θ released, v exact) or "as_published"
-                  relation:str="replace_one", # neighbouring relation of the guarantee
-                  fit_intercept:bool=False, # also fit an intercept b (an implicit column of s)
-                  intercept_scaling:float=1.0, # s > 0, the value of that column (PUBLIC)
-                  penalize_intercept:bool=True, # must be True: L2 on every coordinate
-                  random_state=None, # seed or Generator
-                  record_every:float|None=None, # record (passes, θ) every this many passes
-                 ) -> FitResult: # the coefficients, the privacy report and the recorded iterates
-    "primalDP-SCD (Damaskinos et al., 2021, Alg. 2): private mini-batch primal coordinate descent."
-    return get_solver("primal-dp-scd").fit(X, y, loss, penalty, epsilon=epsilon, delta=delta,
-                                           random_state=random_state, n_passes=n_passes,
-                                           batch_size=batch_size, clip=clip, variant=variant,
-                                           relation=relation, record_every=record_every,
-                                           fit_intercept=fit_intercept,
-                                           intercept_scaling=intercept_scaling,
-                                           penalize_intercept=penalize_intercept)
 
 # %% ../../nbs/03_solvers/07_dp_scd.ipynb
 @register
@@ -691,7 +700,17 @@ def _scd_batch_moves(Xr, y, alpha, v, code:int, param:float, lam:float, L:float,
 
 # %% ../../nbs/03_solvers/07_dp_scd.ipynb
 @njit(cache=True)
-def scd_steps_dense_parallel(Xr, y, alpha, v, loss, scales, batches, noise, all_alpha:bool):
+def scd_steps_dense_parallel(
+    Xr,  # design (N, p), dense, read by rows
+    y,  # labels (N,)
+    alpha,  # dual iterate α (N,), updated in place
+    v,  # $v = X^T α$ (p,), updated in place
+    loss,  # (code, param) of the loss: (`Loss.code`, `Loss.param`)
+    scales,  # (λ, batch size L, move bound C, noise std σ; 0: no noise)
+    batches,  # (ptr, idx): batch t is `idx[ptr[t]:ptr[t+1]]`
+    noise,  # (noise_a, noise_v): standard normal noise of α and v, one row per step
+    all_alpha: bool,  # noise on all of α (private variant) or on the batch's coordinates only
+):
     """Algorithm 1's steps as `scd_steps_dense(..., sequential=False)`, the moves computed in
     parallel."""
     (code, param), (lam, L, C, noise_std), (ptr, idx) = loss, scales, batches

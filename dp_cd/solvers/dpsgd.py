@@ -39,7 +39,7 @@ def dp_sgd(
     n_passes: float = 10,  # passes over the data (a pass is n / batch_size steps)
     # step γ (None: 1/(2𝓛), 𝓛 from `smoothness`, else from the data: leaks)
     step: float | None = None,
-    # public bound L ≥ β‖$x_i$‖² (β = sup φ''): step=None is 1/(2𝓛) with it
+    # public bound L ≥ $β‖x_i‖^2$ (β = sup φ''): step=None is 1/(2𝓛) with it
     smoothness: float | None = None,
     clip: float = 1.0,  # per-sample gradient clipping threshold C (ignored when epsilon is inf)
     batch_size: float = 1,  # expected batch size B (Poisson sampling with rate q = B/n)
@@ -171,7 +171,7 @@ def sgd_accountant(epsilon:float, # target ε > 0
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 def sgd_expected_smoothness(M:float, # smoothness of the average loss f (e.g. β‖X‖₂²/n)
-                            L_max:float, # bound on every record's smoothness β‖$x_i$‖²
+                            L_max:float, # bound on every record's smoothness $β‖x_i‖^2$
                             batch_size:float, # expected batch size B, in (0, n]
                             n:int, # number of records (public)
                            ) -> float: # 𝓛
@@ -479,7 +479,7 @@ MAX_BLOCK = 1 << 18   # noise numbers drawn per block (2 MiB): memory O(n + p) b
 def clipping_norms(X, # design (n, p), dense or sparse
                    ones:float=0.0, # s ≠ 0: with the implicit column of s, norms of ($x_i$, s)
                   ) -> np.ndarray: # the inflated row norms (n,)
-    """Row norms inflated past their rounding error (< p + 2 ulps), so |a| ‖$x_i$‖ <= C exactly; with
+    """Row norms inflated past their rounding error (< p + 2 ulps), so $|a|‖x_i‖ ≤ C$ exactly; with
     s, those of [X, s1] exactly as computed on the appended column (`row_norms`' `extra`)."""
     entries = X.shape[1] + (ones != 0)
     return row_norms(X, float(ones)) * (1 + (entries + 10) * np.finfo(float).eps)

@@ -619,7 +619,7 @@ def localization(
     beta: float | None = None,  # failure probability for the default η
     # "laplace_l2" (default if δ = 0), "laplace_coord" (as published), "gaussian"
     noise: str | None = None,
-    tol_frac: float = 0.01,  # inner accuracy $τ_i$ = tol_frac·L·$η_i$
+    tol_frac: float = 0.01,  # inner accuracy $τ_i = \mathrm{tol\_frac}\cdot L η_i$
     max_inner_iter: int = 10**6,  # cap on inner iterations (checked before reading data)
     min_chunk: int = 1,  # minimum number of records per phase
     random_state=None,  # seed or Generator
@@ -1116,15 +1116,15 @@ def growth_adaptive(
     epsilon: float,  # ε > 0 (np.inf: non-private, no noise)
     delta: float,  # δ in (0, 1) (Gaussian noise), or 0 for pure DP (ℓ2-Laplace noise)
     radius: float = 1.0,  # R: the model is constrained to ||w||_2 <= R
-    # public bound on ‖$x_i$‖₂ (rows are clipped to it); None: from the data (leaks, warns)
+    # public bound on $‖x_i‖_2$ (rows are clipped to it); None: from the data (leaks, warns)
     x_norm: float | None = None,
-    # public bound on |$y_i$| (squared/Huber; labels clipped); None: from the data (leaks, warns)
+    # public bound on $|y_i|$ (squared/Huber; labels clipped); None: from the data (leaks, warns)
     y_bound: float | None = None,
     kappa_lower: float = 1.5,  # lower bound κ̲ > 1 on the growth exponent
     step: float | None = None,  # multiplier of Algorithm 2's $η_0$ (None: 256; 1 = as published)
     # alias of x_norm (the common contract's threshold); np.inf only with epsilon = inf
     clip: float | None = None,
-    tol_frac: float = 0.01,  # certified inner accuracy as a fraction of L·$η_i$
+    tol_frac: float = 0.01,  # certified inner accuracy as a fraction of $Lη_i$
     max_inner_iter: int = 10**5,  # refuse if a phase would need more inner iterations
     w0=None,  # initial point (projected onto the ball); default 0
     random_state=None,  # seed or Generator
@@ -1156,11 +1156,11 @@ class GrowthAdaptive(Solver):
 # %% ../../nbs/03_solvers/04_growth.ipynb
 def norm_bounds(self,
                 loss:Loss,  # the datafit
-                bounds:np.ndarray,  # public bounds $B_j$ ≥ |$x_{ij}$| (p,)
-                target_bound=None,  # public bound on |$y_i$| (None: none)
+                bounds:np.ndarray,  # public bounds $B_j ≥ |x_{ij}|$ (p,)
+                target_bound=None,  # public bound on $|y_i|$ (None: none)
                ) -> dict:  # {option: value}
     """x_norm = ‖B‖₂ (and y_bound for the squared and Huber losses): public norms from public bounds
-    $B_j$ ≥ |$x_{ij}$|; without y_bound a regression would read the largest |$y_i$| off the data."""
+    $B_j ≥ |x_{ij}|$; without y_bound a regression would read the largest $|y_i|$ off the data."""
     options = dict(x_norm=float(np.sqrt(np.sum(np.asarray(bounds) ** 2))))
     if isinstance(loss, (SquaredLoss, HuberLoss)) and target_bound is not None:
         options["y_bound"] = float(target_bound)

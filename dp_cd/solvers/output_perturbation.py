@@ -40,8 +40,8 @@ def output_perturbation(
     *,
     epsilon: float,  # privacy budget ε > 0 (`np.inf`: return the exact minimiser)
     delta: float,  # δ in (0, 1)
-    x_norm: float | None = None,  # public bound on ||$x_i$||_2 (None: max over the data, leaks)
-    # public bound on |$y_i$| (squared loss only; None: from the data, leaks)
+    x_norm: float | None = None,  # public bound on $‖x_i‖_2$ (None: max over the data, leaks)
+    # public bound on $|y_i|$ (squared loss only; None: from the data, leaks)
     y_bound: float | None = None,
     opt_tol: float = 1e-8,  # solver tolerance τ = opt_tol·Λ/n, added to the sensitivity
     fit_intercept: bool = False,  # also fit an intercept b (an implicit column of s; X not copied)

@@ -62,7 +62,17 @@ def _dot_sparse(data, indices, indptr, r, j):
 
 # %% ../../nbs/03_solvers/00_reference.ipynb
 @njit(cache=True)
-def cd_epoch_dense(lcode:int, lparam:float, pcode:int, pparams, X, y, z, w, steps, order):
+def cd_epoch_dense(lcode:int, # the loss's code (`Loss.code`)
+                   lparam:float, # the loss's parameter (`Loss.param`)
+                   pcode:int, # the penalty's code (`Penalty.code`)
+                   pparams, # the penalty's parameters (`Penalty.params`)
+                   X, # design (n, p), Fortran-ordered
+                   y, # labels (n,)
+                   z, # margins $z = Xw$ (n,), updated in place
+                   w, # iterate (p,), updated in place
+                   steps, # step sizes $γ_j$ (p,); a coordinate with step 0 is skipped
+                   order, # the coordinates to update, in this order (int64)
+                  ):
     """Proximal coordinate updates
     $w_j \\leftarrow \\mathrm{prox}_{\\gamma_j\\psi_j}(w_j-\\gamma_j\\nabla_jf)$ for `j` in
     `order`; updates `w` and `z`$=Xw$ in place."""
@@ -87,7 +97,17 @@ def cd_epoch_dense(lcode:int, lparam:float, pcode:int, pparams, X, y, z, w, step
 
 # %% ../../nbs/03_solvers/00_reference.ipynb
 @njit(cache=True)
-def cd_epoch_sparse(lcode:int, lparam:float, pcode:int, pparams, csc, y, z, w, steps, order):
+def cd_epoch_sparse(lcode:int, # the loss's code (`Loss.code`)
+                    lparam:float, # the loss's parameter (`Loss.param`)
+                    pcode:int, # the penalty's code (`Penalty.code`)
+                    pparams, # the penalty's parameters (`Penalty.params`)
+                    csc, # CSC design (n, p) as (data, indices, indptr)
+                    y, # labels (n,)
+                    z, # margins $z = Xw$ (n,), updated in place
+                    w, # iterate (p,), updated in place
+                    steps, # step sizes $γ_j$ (p,); a coordinate with step 0 is skipped
+                    order, # the coordinates to update, in this order (int64)
+                   ):
     "`cd_epoch_dense` for a CSC design `csc = (data, indices, indptr)`."
     data, indices, indptr = csc
     n = z.shape[0]
@@ -151,7 +171,16 @@ def gcd_steps(model, # (lcode, lparam, pcode, pparams): the loss's and the penal
 
 # %% ../../nbs/03_solvers/00_reference.ipynb
 @njit(cache=True)
-def quad_cd(H, g, w, v, Hd, pcode:int, pparams, max_epochs:int, tol:float) -> int:
+def quad_cd(H, # the quadratic model's matrix (p, p), symmetric positive semi-definite
+            g, # the model's gradient at `w` (p,)
+            w, # the point the model is built at (p,)
+            v, # the minimiser's iterate (p,), updated in place (start: a copy of `w`)
+            Hd, # $H(v - w)$ (p,), kept up to date in place (start: zeros when v = w)
+            pcode:int, # the penalty's code (`Penalty.code`)
+            pparams, # the penalty's parameters (`Penalty.params`)
+            max_epochs:int, # most cyclic passes over the p coordinates
+            tol:float, # stop when no coordinate moves by more than this in the $H_{jj}$-scaled norm
+           ) -> int: # the number of epochs run
     """Minimise $g^\\top(v-w)+\\frac12(v-w)^\\top H(v-w)+\\psi(v)$ over `v` by cyclic CD (in place;
     `Hd` holds $H(v-w)$); returns epochs."""
     p = w.shape[0]
@@ -173,7 +202,14 @@ def quad_cd(H, g, w, v, Hd, pcode:int, pparams, max_epochs:int, tol:float) -> in
 
 # %% ../../nbs/03_solvers/00_reference.ipynb
 @njit(cache=True)
-def dual_objective(lcode:int, lparam:float, pcode:int, pparams, u, y, grad) -> float:
+def dual_objective(lcode:int, # the loss's code (`Loss.code`)
+                   lparam:float, # the loss's parameter (`Loss.param`)
+                   pcode:int, # the penalty's code (`Penalty.code`)
+                   pparams, # the penalty's parameters (`Penalty.params`)
+                   u, # $φ'(z_i, y_i)$ at the margins of the primal point (n,)
+                   y, # labels (n,)
+                   grad, # $X^\top u/n$ (p,)
+                  ) -> float: # the dual objective $D(su)$, a lower bound on the optimum
     """$D(su)$ for $u=\\phi'(z,y)$ and `grad`$=X^\\top u/n$, with the largest $s\\le1$ making
     $\\psi^*(-s\\,$`grad`$)$ finite."""
     s = 1.0

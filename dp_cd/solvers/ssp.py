@@ -19,7 +19,7 @@ from .contract import (Solver, Plan, Run, Ledger, FitResult, register, get_solve
 from .growth import norm_bounds
 
 # %% auto 0
-__all__ = ['ADASSP_ACCOUNTANTS', 'MAX_FEATURES', 'LABELS', 'adassp', 'AdaSSP', 'sym_from_vector', 'ssp_sensitivities',
+__all__ = ['ADASSP_ACCOUNTANTS', 'MAX_FEATURES', 'LABELS', 'adassp', 'sym_from_vector', 'ssp_sensitivities', 'AdaSSP',
            'release_statistics', 'adaptive_ridge']
 
 # %% ../../nbs/03_solvers/11_ssp.ipynb
@@ -31,8 +31,8 @@ def adassp(
     *,
     epsilon: float,  # privacy budget ε > 0 (`np.inf`: ridge on the exact statistics)
     delta: float,  # δ in (0, 1)
-    x_norm: float | None = None,  # PUBLIC bound R on ‖$x_i$‖₂ (required when private)
-    y_bound: float | None = None,  # PUBLIC bound T on |$y_i$| (required when private)
+    x_norm: float | None = None,  # PUBLIC bound R on $‖x_i‖_2$ (required when private)
+    y_bound: float | None = None,  # PUBLIC bound T on $|y_i|$ (required when private)
     rho: float = 0.05,  # failure probability of the eigenvalue bound and of the noise's norm bound
     shares: tuple = (0.1, 0.45, 0.45),  # shares of μ² of the releases (λ_min, XᵀX, Xᵀy)
     accountant: str = "gdp",  # accountant of the three Gaussian releases ("gdp": exact)
@@ -42,20 +42,6 @@ def adassp(
     return get_solver("adassp").fit(
         X, y, loss, penalty, epsilon=epsilon, delta=delta, random_state=random_state,
         x_norm=x_norm, y_bound=y_bound, rho=rho, shares=shares, accountant=accountant)
-
-# %% ../../nbs/03_solvers/11_ssp.ipynb
-ADASSP_ACCOUNTANTS = supporting(GaussianEvent(1.0), "replace_one")   # accountants of its ledger
-MAX_FEATURES = 4096   # PUBLIC limit on p: the statistics are p × p dense matrices
-
-
-@register
-class AdaSSP(Solver):
-    "Sufficient-statistics perturbation for least squares, with an adaptive ridge (AdaSSP)."
-    name, function = "adassp", adassp
-    summary = "sufficient-statistics perturbation with an adaptive ridge (AdaSSP, Wang 2018)"
-    losses, penalties, accountants = (SquaredLoss,), (NoPenalty, L2), ADASSP_ACCOUNTANTS
-
-AdaSSP.options_from_bounds = norm_bounds   # x_norm = ‖B‖₂, y_bound = the target's bound
 
 # %% ../../nbs/03_solvers/11_ssp.ipynb
 def sym_from_vector(u:np.ndarray, # p(p+1)/2 entries: the diagonal, then the upper triangle
@@ -70,11 +56,25 @@ def sym_from_vector(u:np.ndarray, # p(p+1)/2 entries: the diagonal, then the upp
     return A
 
 
-def ssp_sensitivities(x_norm:float, # PUBLIC bound R on ‖$x_i$‖₂
-                      y_bound:float, # PUBLIC bound T on |$y_i$|
+def ssp_sensitivities(x_norm:float, # PUBLIC bound R on $‖x_i‖_2$
+                      y_bound:float, # PUBLIC bound T on $|y_i|$
                      ) -> tuple: # (R², √2 R², 2RT)
     "Replace-one ℓ2 sensitivities of (λ_min(XᵀX), v(XᵀX), Xᵀy): (R², √2 R², 2RT)."
     return x_norm ** 2, math.sqrt(2.0) * x_norm ** 2, 2.0 * x_norm * y_bound
+
+# %% ../../nbs/03_solvers/11_ssp.ipynb
+ADASSP_ACCOUNTANTS = supporting(GaussianEvent(1.0), "replace_one")   # accountants of its ledger
+MAX_FEATURES = 4096   # PUBLIC limit on p: the statistics are p × p dense matrices
+
+
+@register
+class AdaSSP(Solver):
+    "Sufficient-statistics perturbation for least squares, with an adaptive ridge (AdaSSP)."
+    name, function = "adassp", adassp
+    summary = "sufficient-statistics perturbation with an adaptive ridge (AdaSSP, Wang 2018)"
+    losses, penalties, accountants = (SquaredLoss,), (NoPenalty, L2), ADASSP_ACCOUNTANTS
+
+AdaSSP.options_from_bounds = norm_bounds   # x_norm = ‖B‖₂, y_bound = the target's bound
 
 # %% ../../nbs/03_solvers/11_ssp.ipynb
 LABELS = ("smallest eigenvalue of XᵀX (Gaussian)", "XᵀX (Gaussian, symmetric)",

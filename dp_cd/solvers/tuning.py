@@ -412,8 +412,8 @@ def linear_fitter(X, # training features, scaled into the public bounds
                   y, # training labels
                   loss, # datafit
                   penalty, # separable penalty
-                  bounds, # PUBLIC $B_j$ ≥ |$x_{ij}$| of the columns of X (p,)
-                  target_bound:float|None=None, # PUBLIC bound on |$y_i$| (regression)
+                  bounds, # PUBLIC $B_j ≥ |x_{ij}|$ of the columns of X (p,)
+                  target_bound:float|None=None, # PUBLIC bound on $|y_i|$ (regression)
                  ):
     "(candidate, ρ, rng) -> ρ-zCDP FitResult; the solver's constants come from the public bounds."
     B = np.asarray(bounds, dtype=float)

@@ -212,7 +212,7 @@ class GroupFairness:
     groups: tuple # labels of the K fairness groups k
     cells: tuple # labels of the K' events $D_k'$ (a partition of the data)
     cell_index: np.ndarray # (n,) index of the event containing each example
-    C0: np.ndarray # (K,) constants $C_k$^0
+    C0: np.ndarray # (K,) constants $C_k^0$
     C: np.ndarray # (K, K') coefficients C_k^{k'}
     desirable: tuple = () # desirable outcomes (equality of opportunity)
 
