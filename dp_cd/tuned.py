@@ -136,7 +136,7 @@ def _whole_report(released:_DataBounds, search, eps, delta):
                 budget_split={label: released.epsilon,
                               "search (random stopping)": search.epsilon},
                 notes=[released.note, *_rho_notes(search), *search.notes],
-                data_dependent=list(search.data_dependent))
+                leaks=list(search.leaks))
     return build_report(PrivacyRequest(eps, delta), plan)
 
 _RHO = "per run (rho-zCDP)"
