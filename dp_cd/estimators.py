@@ -517,12 +517,12 @@ def _compose_reports(eps, delta, bounds, parts):
         ledger = reduce(lambda l, x: l.add(prefix + x.label, x.event), res.ledger.entries, ledger)
         split.update({prefix + k: v for k, v in (res.privacy.budget_split or {"": e}).items()})
         notes += [prefix + s for s in res.privacy.notes]
-        leaks += [prefix + s for s in res.privacy.data_dependent]
+        leaks += [prefix + s for s in res.privacy.leaks]
         scales += list(res.privacy.noise_scales)
         names.append(f"{prefix}{res.solver}: {res.privacy.accountant}")
     plan = Plan(ledger=ledger, epsilon=e_sum, releases=releases, noise_scales=scales,
                 accountant="basic composition (Theorem 3.1.5) of " + "; ".join(names),
-                budget_split=split, notes=notes, data_dependent=leaks, delta=min(d_sum, 1.0))
+                budget_split=split, notes=notes, leaks=leaks, delta=min(d_sum, 1.0))
     return build_report(PrivacyRequest(eps, delta), plan), ledger
 
 # %% ../nbs/06_api/01_estimators.ipynb
@@ -948,7 +948,7 @@ def _charge(self, report, eps, delta):
     if not report.is_private:
         raise BudgetExceededError(
             "this fit is not differentially private ("
-            + "; ".join(report.data_dependent or ["epsilon = inf"])
+            + "; ".join(report.leaks or ["epsilon = inf"])
             + "): use bounds='private' or public bounds; no model is returned and nothing is charged"
         )
     budget.spend(max(report.epsilon, eps), max(report.delta, delta))

@@ -195,7 +195,7 @@ def _whole_report(released:_DataBounds, search, eps, delta, refit:dict|None=None
                 budget_split={k: e for k, (e, _) in parts.items()},
                 notes=[n for n in (released.note,) if n] + _rho_notes(search) + refit_note
                       + list(search.notes),
-                data_dependent=list(search.data_dependent))
+                leaks=list(search.leaks))
     return build_report(PrivacyRequest(eps, delta), plan)
 
 _RHO, _REFIT = "per run (rho-zCDP)", "refit of the selected candidate (rho-zCDP)"

@@ -5,6 +5,7 @@
 # %% ../../nbs/02_privacy/06_report.ipynb 1
 from __future__ import annotations
 import dataclasses
+import warnings
 from dataclasses import dataclass, field
 import numpy as np
 from ..utils import check_scalar
@@ -30,7 +31,7 @@ class PrivacyReport:
     budget_split: dict = field(default_factory=dict) # e.g. {"selection": 0.5, "update": 0.5}
     notes: tuple = () # free-form remarks
     # quantities computed from the private data WITHOUT privacy (then no guarantee holds)
-    data_dependent: tuple = ()
+    leaks: tuple = ()
     def __post_init__(self):
         eps = check_epsilon(self.epsilon, allow_zero=True, allow_inf=True)
         object.__setattr__(self, "epsilon", eps)
@@ -52,19 +53,28 @@ class PrivacyReport:
             "notes",
             (self.notes,) if isinstance(self.notes, str) else tuple(str(x) for x in self.notes),
         )
-        dd = self.data_dependent
-        object.__setattr__(
-            self, "data_dependent", (dd,) if isinstance(dd, str) else tuple(str(x) for x in dd)
-        )
+        dd = self.leaks
+        object.__setattr__(self, "leaks", (dd,) if isinstance(dd, str) else tuple(str(x) for x in dd))
 
     @property
     def is_private(self) -> bool:
         """True when the run is (epsilon, delta)-DP: finite epsilon and no quantity taken from the
         data without privacy."""
-        return bool(np.isfinite(self.epsilon)) and not self.data_dependent
-    def with_data_dependent(self, *what:str):
+        return bool(np.isfinite(self.epsilon)) and not self.leaks
+    def with_leaks(self, *what:str):
         "A copy recording that `what` was computed from the private data without privacy."
-        return dataclasses.replace(self, data_dependent=self.data_dependent + tuple(what))
+        return dataclasses.replace(self, leaks=self.leaks + tuple(what))
+    @property
+    def data_dependent(self) -> tuple:
+        "Deprecated name of `leaks` (FutureWarning)."
+        warnings.warn("PrivacyReport.data_dependent is deprecated: use PrivacyReport.leaks",
+                      FutureWarning, stacklevel=2)
+        return self.leaks
+    def with_data_dependent(self, *what:str):
+        "Deprecated name of `with_leaks` (FutureWarning)."
+        warnings.warn("PrivacyReport.with_data_dependent is deprecated: use with_leaks",
+                      FutureWarning, stacklevel=2)
+        return self.with_leaks(*what)
     @classmethod
     def from_accountant(
         cls,
@@ -74,7 +84,7 @@ class PrivacyReport:
         noise_scales=(),
         budget_split=None,
         notes=(),
-        data_dependent=(),
+        leaks=(),
     ):
         "Report the guarantee `accountant` certifies at `delta`; releases counted from its ledger."
         rel = (
@@ -96,7 +106,7 @@ class PrivacyReport:
             noise_scales,
             budget_split or {},
             notes,
-            data_dependent,
+            leaks,
         )
 
     def to_dict(self) -> dict:
@@ -110,16 +120,16 @@ class PrivacyReport:
             "noise_scales": list(self.noise_scales),
             "budget_split": dict(self.budget_split),
             "notes": list(self.notes),
-            "data_dependent": list(self.data_dependent),
+            "leaks": list(self.leaks),
             "is_private": self.is_private,
         }
     def __str__(self):
         head = f"({self.epsilon:.4g}, {self.delta:.3g})-DP under the {self.relation.replace('_', '-')} relation"
         if not np.isfinite(self.epsilon):   # (a delta would read as a guarantee: there is none)
             head = "NOT differentially private: epsilon = inf, no privacy guarantee"
-        if self.data_dependent:
+        if self.leaks:
             head = (
-                f"NOT differentially private: {', '.join(self.data_dependent)} computed from the data without privacy "
+                f"NOT differentially private: {', '.join(self.leaks)} computed from the data without privacy "
                 f"(the mechanism alone would be {head})"
             )
         lines = [head,

@@ -352,7 +352,7 @@ def _private_plan(setup, params, request, n, p):
                 releases=rounds + (p if setup["event"] is not None else 0),
                 noise_scales=params["noise_scales"], budget_split=split,
                 notes=setup["notes"] + [_release_note(rounds, B, z_round)],
-                data_dependent=setup["leaks"], params=params)
+                leaks=setup["leaks"], params=params)
 
 # %% ../../nbs/03_solvers/09_block_cd.ipynb
 def _release_note(rounds, B, z_round):

@@ -215,7 +215,7 @@ class Plan:
     noise_scales: object = ()  # noise standard deviations / scales (array-like)
     budget_split: dict = field(default_factory=dict)  # label -> share (ε or noise parameter)
     notes: list = field(default_factory=list)  # how the guarantee is obtained
-    data_dependent: list = field(default_factory=list)  # read from the data WITHOUT privacy
+    leaks: list = field(default_factory=list)  # read from the data WITHOUT privacy
     params: dict = field(default_factory=dict)  # constants and hyper-parameters used
     relation: str|None = None  # relation of the guarantee (None: the request's)
     delta: float|None = None  # δ of the guarantee (None: the request's)
@@ -230,7 +230,7 @@ def build_report(request:PrivacyRequest, # the validated privacy target
                          relation=plan.relation or request.relation,
                          accountant=plan.accountant, releases=plan.releases,
                          noise_scales=plan.noise_scales, budget_split=plan.budget_split,
-                         notes=plan.notes, data_dependent=plan.data_dependent)
+                         notes=plan.notes, leaks=plan.leaks)
 
 # %% ../../nbs/03_solvers/00_contract.ipynb
 @dataclass

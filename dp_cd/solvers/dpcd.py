@@ -764,7 +764,7 @@ def _private_plan(setup, params, request, n, p, p_x):
                 noise_scales=params["noise_scales"], budget_split=split,
                 notes=setup["notes"] + [_release_note(by_sample, n_rel, z, W)]
                 + _adaptive_notes(params),
-                data_dependent=setup["leaks"], params=params)
+                leaks=setup["leaks"], params=params)
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def _release_note(by_sample, n_rel, z, W=1.0):

@@ -791,7 +791,7 @@ def _private_plan(problem, options, constants, cal) -> Plan:
         noise_scales=noise_scales,
         budget_split=split,
         notes=notes,
-        data_dependent=c["leaks"],
+        leaks=c["leaks"],
         params=_reported_params(options, c, cal, noise_scales, ledger),
     )
 

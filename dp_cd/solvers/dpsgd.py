@@ -230,7 +230,7 @@ def _sgd_plan(self, problem, request, options:dict, rng) -> Plan:
                      f"PLD_MIN_NOISE = {PLD_MIN_NOISE:g}, where the PLD's grid is too costly")
     return Plan(ledger=ledger, epsilon=accountant.get_epsilon(request.delta),
                 accountant=accountant.name, releases=T, noise_scales=[z * clip], notes=notes,
-                data_dependent=leaks, params={**params, "noise_multiplier": z, "accountant": used})
+                leaks=leaks, params={**params, "noise_multiplier": z, "accountant": used})
 
 DPSGD.plan = _sgd_plan
 

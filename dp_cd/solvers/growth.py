@@ -1079,7 +1079,7 @@ def _plan_growth(self, problem:Problem, request:PrivacyRequest, options:dict, rn
     params = dict(radius=R, x_norm=x_norm, y_bound=y_bound, lam=lam, kappa_lower=kl,
                   step=options["step"], tol_frac=options["tol_frac"], lipschitz=L,
                   epochs=growth_epochs(problem.n, kl))
-    return _GrowthPlan(**_privacy_terms(request, noise, scales, used), data_dependent=leaks,
+    return _GrowthPlan(**_privacy_terms(request, noise, scales, used), leaks=leaks,
                        params=params, request=request, noise=noise, objective=objective)
 
 # %% ../../nbs/03_solvers/04_growth.ipynb

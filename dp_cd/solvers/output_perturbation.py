@@ -189,7 +189,7 @@ def _op_release_plan(request, params:dict, tau:float, leaks:list) -> Plan:
             f"τ={tau:.3g})")
     return Plan(ledger=ledger, epsilon=float(epsilon),
                 accountant="GDPAccountant (analytic Gaussian, exact)", releases=1,
-                noise_scales=[sigma], notes=[note], data_dependent=leaks,
+                noise_scales=[sigma], notes=[note], leaks=leaks,
                 params={**params, "noise_multiplier": z, "sigma": sigma})
 
 # %% ../../nbs/03_solvers/08_output_perturbation.ipynb
