@@ -288,7 +288,7 @@ class Solver:
     name: str = ""  # the one spelling used everywhere, e.g. "dp-cd"
     summary: str = ""  # one line for listings
     private: bool = True  # False for non-private references
-    losses: tuple = ()  # supported Loss classes (empty: every smooth library loss)
+    losses: tuple = ()  # supported Loss classes (never empty: a test checks)
     penalties: tuple = ()  # supported Penalty classes (empty: every penalty)
     sparse: bool = True  # accepts scipy sparse designs
     clipping: tuple = ()  # clipping schemes, e.g. ("coordinate", "sample")
