@@ -962,7 +962,8 @@ def _prepare(self, X, y="no_validation", reset=True, **kw):
     private = np.isfinite(check_epsilon(self.epsilon, allow_inf=True)) and (
         reset or getattr(self, "bounds_", None) is not None)   # (ε = ∞ has bounds_ too: exact)
     if reset: self.categories_ = _categorical_columns(X, private)
-    if getattr(self, "categories_", None): X = _one_hot(X, self.categories_)
+    if getattr(self, "categories_", None) and hasattr(X, "columns"):   # (an array: encoded already)
+        X = _one_hot(X, self.categories_)
     opts = dict(accept_sparse=["csr", "csc"], dtype=np.float64, ensure_all_finite=not private)
     X = _numbers_or_refuse(X, private=private, warn=reset)   # (ε = ∞: refused, naming no value)
     if isinstance(y, str) and y == "no_validation":

@@ -78,7 +78,8 @@ def _read(self, X, reset:bool):
     declared (PUBLIC) categories, an undeclared value in none of them, as the plain estimators do
     (`_one_hot`); then numbers, a missing or non-numeric cell being NaN (the middle of the box)."""
     if reset: self.categories_ = _categorical_columns(X, private=True)
-    if getattr(self, "categories_", None): X = _one_hot(X, self.categories_)
+    if getattr(self, "categories_", None) and hasattr(X, "columns"):   # (an array: encoded already)
+        X = _one_hot(X, self.categories_)
     return validate_data(self, _numbers_or_refuse(X, private=True, warn=reset), reset=reset,
                          **_READ)
 
