@@ -34,8 +34,8 @@ from .privacy.events import ComposedEvent
 
 # %% auto 0
 __all__ = ['LOSSES', 'BOUNDS_LABEL', 'CENTER_LABEL', 'SCALE_LABEL', 'SPREAD_LABEL', 'PREPROCESSING_LABEL', 'HISTOGRAM_MAX_TAU',
-           'SAMPLE_CLIP', 'make_loss', 'make_penalty', 'BudgetExceededError', 'BudgetAccountant', 'preprocessing_label',
-           'public_box', 'BoundsFallbackWarning', 'DPRegressor', 'DPClassifier']
+           'ONE_HOT_SCALE', 'SAMPLE_CLIP', 'make_loss', 'make_penalty', 'BudgetExceededError', 'BudgetAccountant',
+           'preprocessing_label', 'public_box', 'BoundsFallbackWarning', 'DPRegressor', 'DPClassifier']
 
 # %% ../nbs/06_api/01_estimators.ipynb
 LOSSES = {"squared": SquaredLoss, "logistic": LogisticLoss, "huber": HuberLoss}
@@ -174,6 +174,7 @@ class _DataBounds:
         # standardisation: the solver's column j is that of the box divided by s_j (None: not
         # divided), and `moments` the released mean squares of those columns (`private_scale`)
         self.scale, self.moments = None, None
+        self.center_sd = None   # the released centre's noise sd in the units of X (p,), None: none
 
     @property
     def event(self):
@@ -419,6 +420,7 @@ def _add_private_center(b:_DataBounds, X, y, eps, delta, share, rng, offset=None
     y = y if y is not None and b.target is not None else None
     rel = private_center(X, b.B, z, rng, y, b.target, center=offset)
     b.center, b.target_center = rel.center, rel.target_center
+    b.center_sd = rel.sigma * np.broadcast_to(np.asarray(b.B, dtype=float), (X.shape[1],))
     b.entries.append((CENTER_LABEL, rel.event))
     b.noise_multiplier, b.gaussian = z, b.gaussian + 1
     b.epsilon, b.delta = epsilon_gaussian(z, b.gaussian, share * delta), share * delta
@@ -479,24 +481,65 @@ def _add_private_spread(b:_DataBounds, X, eps, delta, share, rng, releases:int, 
     return b
 
 # %% ../nbs/06_api/01_estimators.ipynb
-def _add_private_scale(b:_DataBounds, Xc, eps, delta, share, rng) -> _DataBounds:
+ONE_HOT_SCALE = 0.5   # PUBLIC scale of a one-hot column (0 or 1): a 0/1 variable's largest sd
+
+def _one_hot_moments(b:_DataBounds, known) -> np.ndarray:
+    """Upper estimates of the mean squares of the standardised one-hot columns `known` (a mask):
+    with the public scale 1/2, column j is $2\,\mathrm{clip}(x_{ij} - c_j, -B_j, B_j)$ with
+    $x_{ij} ∈ \{0, 1\}$, whose mean square is $4(p_j a_j + (1 - p_j) b_j)$, $a_j = \min((1 - c_j)^2,
+    B_j^2)$, $b_j = \min(c_j^2, B_j^2)$, for a share $p_j$ of ones: linear in $p_j$. Its largest
+    value over $p_j ∈ [c_j - 2σ_j, c_j + 2σ_j] ∩ [0, 1]$ ($σ_j$ the released centre's noise, as the
+    released mean squares take $ṽ_j + 2σ$), or over $[0, 1]$ when the centre is public or 0.
+    Post-processing of public and released values: nothing is read from the records."""
+    p = len(known)
+    B = np.broadcast_to(np.asarray(b.B, dtype=float), (p,))[known]
+    c = np.zeros(p) if b.raw_center is None else np.broadcast_to(b.raw_center, (p,))
+    c = np.asarray(c, dtype=float)[known]
+    sd = b.center_sd[known] if b.center is not None and b.center_sd is not None else np.inf
+    lo, hi = np.clip(c - 2 * sd, 0.0, 1.0), np.clip(c + 2 * sd, 0.0, 1.0)
+    a, z = np.minimum((1 - c) ** 2, B ** 2), np.minimum(c ** 2, B ** 2)
+    at = lambda q: 4 * (q * a + (1 - q) * z)
+    return np.maximum(np.maximum(at(lo), at(hi)), SCALE_FLOOR ** 2)
+
+
+def _add_private_scale(b:_DataBounds, Xc, eps, delta, share, rng, known=None) -> _DataBounds:
     """`b` with the scales of its records in the unit box (`Xc`, what `transform` gave) released
     (`private_scale`) with the noise multiplier of its earlier releases, all paid by the share
     `share` of (ε, δ) (exact GDP); with nothing released before, that share pays for the
-    scales."""
+    scales. The columns `known` (a mask: one-hot columns of declared categories, values 0 or 1)
+    get the PUBLIC scale 1/2 (`ONE_HOT_SCALE`, $1/(2B_j)$ in the unit box) and the mean squares of
+    `_one_hot_moments`: they are left out of the release, whose noise then grows with the numeric
+    columns only."""
     share = check_scalar(share, "bounds_budget", 0, 1, True, True)
+    p = Xc.shape[1]
+    k = np.zeros(p, bool) if known is None else np.asarray(known, dtype=bool)
+    cols = np.flatnonzero(~k)
+    scale, moments = np.empty(p), np.empty(p)
+    if k.any():
+        scale[k] = ONE_HOT_SCALE / np.broadcast_to(np.asarray(b.B, dtype=float), (p,))[k]
+        moments[k] = _one_hot_moments(b, k)
+    public = (f"the {int(k.sum())} one-hot columns of declared categories divided by the PUBLIC "
+              f"scale 1/2 (their values are 0 or 1), nothing released for them")
+    if len(cols) == 0:   # nothing to release
+        b.scale, b.moments = scale, moments
+        b.note = public if b.note is None else f"{b.note}; {public}"
+        return b
     z = b.noise_multiplier or calibrate_noise_multiplier(share * eps, share * delta, 1)
-    rel = private_scale(Xc, z, rng)
-    b.scale, b.moments = rel.scale, rel.smoothness
+    rel = private_scale(Xc if len(cols) == p else Xc[:, cols], z, rng)
+    scale[cols], moments[cols] = rel.scale, rel.smoothness
+    b.scale, b.moments = scale, moments
     b.entries.append((SCALE_LABEL, rel.event))
     b.noise_multiplier, b.gaussian = z, b.gaussian + 1
     b.epsilon, b.delta = epsilon_gaussian(z, b.gaussian, share * delta), share * delta
-    text = (f"features divided by privately released root mean squares: Gaussian, sigma = "
+    what = "features" if len(cols) == p else f"the {len(cols)} numeric features"
+    text = (f"{what} divided by privately released root mean squares: Gaussian, sigma = "
             f"{rel.sigma:.4g} on the mean squares in the unit box (exact GDP with the other "
             f"releases, epsilon = {b.epsilon:.4g}; scales floored at {SCALE_FLOOR:g}); alpha is "
             f"in these standardised units")
+    if len(cols) < p: text += "; " + public
     b.note = text if b.note is None else f"{b.note}; {text}"
     return b
+
 
 # %% ../nbs/06_api/01_estimators.ipynb
 def _compose_reports(eps, delta, bounds, parts):
@@ -816,7 +859,8 @@ def _map_records(self, bounds:_DataBounds, X, y, eps, delta, rng):
     Xc, yc = bounds.transform(X, y, self.scale_by_bounds)
     if bounds.B is not None and self._standardizes():
         if not np.isfinite(eps): bounds = _exact_scale(bounds, Xc)
-        else: bounds = _add_private_scale(bounds, Xc, eps, delta, self.bounds_budget, rng)
+        else: bounds = _add_private_scale(bounds, Xc, eps, delta, self.bounds_budget, rng,
+                                         known=_one_hot_mask(self, X.shape[1]))
         Xc = bounds.standardize(Xc)
     return Xc, yc
 

@@ -142,7 +142,7 @@ def _box(self, X, y, eps, delta, rng) -> _DataBounds:
         c0 = released.raw_center
     if scales:   # the records in the unit box (one copy, freed before the search maps them)
         U = _box_rows(X, slice(None), -1.0, 1.0, c0, released.B)
-        released = _add_private_scale(released, U, eps, delta, share, rng)
+        released = _add_private_scale(released, U, eps, delta, share, rng, known=known)
         del U
     self.center_, self.scale_, self.feature_scale_ = c0, released.B, released.scale
     self.released_moments_ = (None if released.scale is None   # of the standardised columns
