@@ -252,6 +252,30 @@ def summarise(rows):
     return t
 
 
+def bench_fit_time(n=250_000, p=10, repeat=3, seed=0):
+    """Rows of `rawtables_fit_time.csv`: the plain `DPClassifier`'s DEFAULT fit (ε = 1, private
+    bounds, centre and scales, DP-CD, 10 passes) on a generated n × p table (Gaussian columns in
+    their own units, logistic labels), timed by wall clock and process CPU: once cold (the first
+    fit in this process, numba's on-disk cache as it is), then `repeat` warm fits (other seeds),
+    with the machine's load (`os.getloadavg`) at the start of each."""
+    import os
+    from dp_cd import DPClassifier
+    g = np.random.default_rng(seed)
+    X = g.normal(size=(n, p)) * np.logspace(0, 3, p) + np.arange(p)   # raw units and offsets
+    y = (X / np.logspace(0, 3, p)) @ g.normal(size=p) + g.logistic(size=n) > 0
+    rows = []
+    for k in range(repeat + 1):
+        load = os.getloadavg()[0]
+        t0, c0 = time.perf_counter(), time.process_time()
+        DPClassifier(epsilon=1.0, classes=[False, True], random_state=k).fit(X, y)
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        rows.append(dict(n=n, p=p, library="dp_cd DPClassifier", run="cold" if k == 0 else "warm",
+                         seconds=wall, cpu_seconds=cpu, load=load, goal_seconds=5.0))
+        print(f"  fit {k} ({rows[-1]['run']}): {wall:.2f} s wall, {cpu:.2f} s CPU, load {load:.1f}",
+              flush=True)
+    return rows
+
+
 if __name__ == "__main__":
     import argparse, os
     from pathlib import Path
@@ -263,8 +287,19 @@ if __name__ == "__main__":
     ap.add_argument("--libraries", default=None,
                     help="comma-separated library names to run again; their rows (for the datasets "
                          "run) replace those of the existing --out file, the other rows are kept")
+    ap.add_argument("--fit-time", action="store_true",
+                    help="time the plain default fit on 250k x 10 instead (rawtables_fit_time.csv)")
     args = ap.parse_args()
     import csv
+    if args.fit_time:
+        rows = bench_fit_time()
+        path = Path(args.out).with_name("rawtables_fit_time.csv")
+        with open(path, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+        print(f"wrote {path}")
+        raise SystemExit(0)
     libs = None if args.libraries is None else args.libraries.split(",")
     datasets = args.datasets.split(",")
     rows = bench_rawtables(args.data_dir, datasets, splits=args.splits, libraries=libs)
