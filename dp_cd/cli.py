@@ -289,7 +289,8 @@ def _tuned_estimator(args, task:str, acc):
                   penalty=args.penalty, fit_intercept=not args.no_intercept,
                   random_state=args.seed, budget=acc)
     if args.alpha is not None: common["alpha"] = args.alpha   # else the tuned estimators' own
-    if task == "classification": return DPClassifierCV(**common)
+    if task == "classification":   # --tune asks for the search: it runs at any n epsilon
+        return DPClassifierCV(min_search_n_eps=0, **common)
     return DPRegressorCV(target_bound=args.target_bound, **common)
 
 # %% ../nbs/06_api/02_cli.ipynb

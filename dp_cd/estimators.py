@@ -484,7 +484,7 @@ def _add_private_spread(b:_DataBounds, X, eps, delta, share, rng, releases:int, 
 ONE_HOT_SCALE = 0.5   # PUBLIC scale of a one-hot column (0 or 1): a 0/1 variable's largest sd
 
 def _one_hot_moments(b:_DataBounds, known) -> np.ndarray:
-    """Upper estimates of the mean squares of the standardised one-hot columns `known` (a mask):
+    r"""Upper estimates of the mean squares of the standardised one-hot columns `known` (a mask):
     with the public scale 1/2, column j is $2\,\mathrm{clip}(x_{ij} - c_j, -B_j, B_j)$ with
     $x_{ij} ∈ \{0, 1\}$, whose mean square is $4(p_j a_j + (1 - p_j) b_j)$, $a_j = \min((1 - c_j)^2,
     B_j^2)$, $b_j = \min(c_j^2, B_j^2)$, for a share $p_j$ of ones: linear in $p_j$. Its largest

@@ -15,7 +15,8 @@ from .privacy.events import check_epsilon
 import math, warnings
 from scipy.optimize import brentq
 from .privacy.formulas import zcdp_epsilon
-from .estimators import (make_penalty, _label_set, _n_samples, _resolve_delta, _resolve_budget,
+from .estimators import (DPClassifier, make_penalty, _label_set, _n_samples, _resolve_delta,
+                              _resolve_budget,
                               _private_data_bounds, _DataBounds, BOUNDS_LABEL, _box_rows,
                               _box_scores, _add_private_center, _private_target,
                               _refined_public_bounds, _add_private_spread, _histogram_pays,
@@ -28,7 +29,8 @@ from .solvers.tuning import (default_candidates, linear_fitter, holdout_split,
                                  private_tune, check_candidates)
 
 # %% auto 0
-__all__ = ['affine_from_bounds', 'to_unit_box', 'refit_rho', 'standardized_candidates', 'DPClassifierCV', 'DPRegressorCV']
+__all__ = ['MIN_SEARCH_N_EPS', 'affine_from_bounds', 'to_unit_box', 'refit_rho', 'standardized_candidates', 'DPClassifierCV',
+           'DPRegressorCV']
 
 # %% ../nbs/06_api/01b_tuned.ipynb
 def affine_from_bounds(bounds, # PUBLIC: B ($|x_j| ≤ B_j$; scalar or (p,)) or a tuple (lower, upper)
@@ -346,6 +348,49 @@ _TunedBase._unit_map = _unit_map
 _TunedBase._search, _TunedBase._finish = _search, _finish
 
 # %% ../nbs/06_api/01b_tuned.ipynb
+MIN_SEARCH_N_EPS = 10_000   # PUBLIC: the default grid is searched from n ε = 10⁴ records × ε
+
+def _keeps_plain(self, n:int, eps:float, sample_weight) -> bool:
+    """Whether `DPClassifierCV` skips its search and fits the plain `DPClassifier`'s default with the
+    whole budget: the default grid (`candidates=None`), no weights, and n ε below
+    `min_search_n_eps`. Public: n and ε only."""
+    m = check_scalar(self.min_search_n_eps, "min_search_n_eps", low=0)
+    return self.candidates is None and sample_weight is None and n * eps < m
+
+
+def _plain_default(self, X, y, eps, delta):
+    """The fit when `_keeps_plain`: the plain `DPClassifier` with this estimator's bounds, penalty
+    and preprocessing switches (its default solver, passes and clipping: the grid's first
+    candidate), kept as this estimator's model in its own map (the box of `center_` ± `scale_`,
+    divided by `feature_scale_`: the plain estimator's map), its report noting why."""
+    self._read(X, reset=True)   # categories_, feature_names_in_, n_features_in_ (as a search)
+    plain = DPClassifier(epsilon=eps, delta=self.delta, bounds=self.bounds, classes=self.classes,
+                         penalty=self.penalty, alpha=self.alpha, fit_intercept=self.fit_intercept,
+                         random_state=self.random_state, bounds_budget=self.bounds_budget,
+                         center=self.center, standardize=self.standardize,
+                         refine_bounds=self.refine_bounds).fit(X, y)
+    p = self.n_features_in_
+    self.classes_ = plain.classes_
+    c = np.zeros(p) if plain.center_ is None else plain.center_
+    self.center_ = np.broadcast_to(np.asarray(c, dtype=float), (p,)).copy()
+    self.scale_ = np.broadcast_to(np.asarray(plain.bounds_, dtype=float), (p,)).copy()
+    self.feature_scale_, self.released_moments_, self.refit_ = plain.scale_, None, None
+    units = [plain._split_intercept(r) for r in plain.fit_results_]
+    self.fit_results_ = [replace(r, coef=np.append(w, b) if self.fit_intercept else w)
+                         for r, (w, b) in zip(plain.fit_results_, units)]
+    self.coef_, self.intercept_ = plain.coef_, np.atleast_1d(plain.intercept_)
+    note = (f"n epsilon = {_n_samples(X) * eps:.4g} is below min_search_n_eps = "
+            f"{self.min_search_n_eps:g} (public): the search was not run, and the plain "
+            "DPClassifier's default was fitted with the whole budget")
+    self.privacy_ = replace(plain.privacy_, notes=[*plain.privacy_.notes, note])
+    self.best_params_, self.best_score_, self.rho_ = standardized_candidates()[0], None, None
+    budget = _resolve_budget(self, False)
+    if budget is not None:
+        budget.spend(max(self.privacy_.epsilon, eps), max(self.privacy_.delta, delta))
+    return self
+
+
+# %% ../nbs/06_api/01b_tuned.ipynb
 class DPClassifierCV(ClassifierMixin, _TunedBase):
     "Private linear classifier whose solver and hyper-parameters are chosen privately, inside ε."
     def __init__(self,
@@ -371,6 +416,7 @@ class DPClassifierCV(ClassifierMixin, _TunedBase):
                  refine_bounds=True, # with a centre: PUBLIC bounds tightened privately
                  refit=True, # fit the selected candidate again on all the records
                  search_budget=0.25, # with refit: the search's share of what the bounds leave
+                 min_search_n_eps=MIN_SEARCH_N_EPS, # PUBLIC: below n ε, the plain default is fitted
                 ):
         self.epsilon, self.delta, self.bounds, self.classes = epsilon, delta, bounds, classes
         self.penalty, self.alpha, self.fit_intercept = penalty, alpha, fit_intercept
@@ -380,7 +426,7 @@ class DPClassifierCV(ClassifierMixin, _TunedBase):
         self.bounds_budget, self.sample_weight_bound = bounds_budget, sample_weight_bound
         self.standardize, self.refine_bounds = standardize, refine_bounds
         self.refit, self.search_budget = refit, search_budget
-        self.center = center
+        self.center, self.min_search_n_eps = center, min_search_n_eps
 
     def fit(self, X, y,
             sample_weight=None, # per-record weights (n,), projected onto [0, sample_weight_bound]
@@ -388,6 +434,8 @@ class DPClassifierCV(ClassifierMixin, _TunedBase):
         """Search privately, fit the selected candidate; `privacy_` reports the whole search. With
         `sample_weight`, only candidates whose solver accepts weights (DP-CD) are searched."""
         eps, delta = self._begin(X, sample_weight)
+        if _keeps_plain(self, _n_samples(X), eps, sample_weight):
+            return _plain_default(self, X, y, eps, delta)
         X = self._read(X, reset=True)   # declared categories one-hot; NaN: the middle
         y = _private_target(y, X.shape[0], False)
         # y is not checked (classes are PUBLIC): a label outside them counts as negative

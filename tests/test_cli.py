@@ -679,7 +679,8 @@ def test_report_budget_split_holds_epsilon_shares(tmp_path, capsys):
     model, csv_path, table = classifier_model(tmp_path, capsys)
     code, out, err = run(["fit", str(csv_path), "--target", "label", "--classes", "0,1", "--tune",
                           "--bounds", "1", "--epsilon", "2", "--seed", "0"], capsys)
-    ref = DPClassifierCV(epsilon=2.0, bounds=1.0, classes=[0, 1], random_state=0)
+    ref = DPClassifierCV(epsilon=2.0, bounds=1.0, classes=[0, 1], random_state=0,
+                         min_search_n_eps=0)   # as --tune: the search at any n epsilon
     ref.fit(table[:, :3], table[:, 3])
     assert ref.rho_ > 0 and "per run (rho-zCDP)" not in ref.privacy_.budget_split   # a rho, not a share
     assert code == 0, out
