@@ -810,7 +810,7 @@ def unclipped_count(loss:Loss, # the loss, e.g. LogisticLoss()
     if not (z.ndim == 1 and z.shape == y.shape == norms.shape):
         raise ValueError("margins, y and norms must be 1-d arrays of the same length")
     u = np.empty(z.shape[0])
-    loss_deriv_vec(loss.code, loss.param, z, y, u)
+    loss_deriv_vec(*loss.kernel_args(), z, y, u)
     return int(np.count_nonzero(np.abs(u) * norms <= C))
 
 
