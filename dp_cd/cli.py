@@ -658,7 +658,7 @@ def _add_bounds_options(f):
                    help=f"{_takers('smoothness')}: M_j 'private' with --smoothness-bound, or "
                    "'exact' (read from the data: NOT private, warns); default: privately from the "
                    "bounds")
-    f.add_argument("--clipping", choices=["coordinate", "sample", "adaptive"], default=None,
+    f.add_argument("--clipping", choices=["coordinate", "sample", "adaptive", "coordinate_adaptive"], default=None,
                    help=f"{_takers('clipping')}: per-sample l2 clipping at --clip (the default of a "
                    "private fit with whole passes, at --clip 2 on the standardised features; one "
                    "release per pass), coordinate-wise thresholds (as in the papers), or adaptive "

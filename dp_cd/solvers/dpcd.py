@@ -36,7 +36,8 @@ __all__ = ['ACCOUNTANTS', 'dp_cd', 'clip_thresholds', 'dpcd_noise_multiplier', '
            'sample_clip_thresholds', 'private_smoothness', 'importance_probabilities', 'coordinate_blocks',
            'coordinate_setup', 'intercept_setup', 'noise_blocks', 'dpcd_inner_dense', 'dpcd_inner_sparse',
            'dpcd_dog_dense', 'dog_state', 'check_selection', 'selection_params', 'unclipped_count',
-           'geometric_clip_update', 'record_due', 'DPCD', 'smoothness_from_bounds', 'smoothness_from_moments']
+           'geometric_clip_update', 'coordinate_unclipped_counts', 'adaptive_hook', 'record_due', 'DPCD',
+           'smoothness_from_bounds', 'smoothness_from_moments']
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def dp_cd(
@@ -50,10 +51,10 @@ def dp_cd(
     n_passes: int = 10,  # passes over the data: T*K/p coordinate updates in total
     step: float = 1.0,  # step-size hyperparameter gamma: gamma_j = gamma / $M_j$
     clip=1.0,  # C > 0 ($C_j = \sqrt{M_j/\mathrm{tr}\,M}\,C$), explicit thresholds (p,), or np.inf (only if epsilon = inf)
-    clipping: str = "coordinate",  # "coordinate" (§4.5.1), "sample" (ℓ2 at C) or "adaptive"
+    clipping: str = "coordinate",  # "coordinate" (§4.5.1), "sample" (ℓ2 at C), "adaptive" or "coordinate_adaptive"
     clip_quantile: float | None = None,  # "adaptive": unclipped fraction γ ∈ (0, 1) (None: 0.9)
     clip_lr: float | None = None,  # "adaptive": η > 0 of C ← C exp(−η(b̃ − γ)) (None: 0.5)
-    quantile_budget: float | None = None,  # "adaptive": share ρ ∈ (0, 1) of μ² (None: 0.01)
+    quantile_budget: float | None = None,  # "adaptive": share ρ ∈ (0, 1) of μ² (None: 0.01; 0.1 coordinate-wise)
     quantile_warmup: int | None = None,  # "adaptive": counts bisecting C at w0 (None: 8)
     # K, updates per outer iteration (default p; a multiple of p for clipping="sample")
     n_inner: int | None = None,
@@ -612,7 +613,7 @@ def _check_options(self, problem, request, options):
     check_accountant(o["accountant"], ACCOUNTANTS, f"solver {self.name!r}")
     if o["clipping"] not in DPCD.clipping:
         raise ValueError(f"clipping must be one of {DPCD.clipping}, got {o['clipping']!r}")
-    if o["clipping"] != "coordinate": _check_sample_clipping(o, p)
+    if o["clipping"] in _PER_SAMPLE: _check_sample_clipping(o, p)
     _check_adaptive(o, problem)
     if o["record_every"] is not None:
         o["record_every"] = check_scalar(o["record_every"], "record_every", low=0, low_open=True)
@@ -673,24 +674,36 @@ def selection_params(o:dict, # the checked options
     return out
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
-# the documented defaults
+# the documented defaults (ρ: 0.1 for clipping="coordinate_adaptive")
 _ADAPTIVE = dict(clip_quantile=0.9, clip_lr=0.5, quantile_budget=0.01, quantile_warmup=8)
+_ADAPTIVE_SCHEMES = ("adaptive", "coordinate_adaptive")   # thresholds from private counts
+_PER_SAMPLE = ("sample", "adaptive")   # ℓ2 clipping of per-sample gradients: one release per pass
 
 
 def _check_adaptive(o, problem):
     """Adaptive clipping's options: γ ∈ (0, 1), η > 0, ρ ∈ (0, 1), warm-up counts in [0, 64], a
-    finite first threshold, in memory; refused (naming the option) with another clipping scheme."""
-    if o["clipping"] != "adaptive":
+    finite first threshold (finite thresholds), in memory; refused (naming the option) with
+    another clipping scheme."""
+    if o["clipping"] not in _ADAPTIVE_SCHEMES:
         given = [k for k in _ADAPTIVE if o[k] is not None]
         if given:
-            raise ValueError(f"{given[0]} is an option of clipping='adaptive', got "
-                             f"clipping={o['clipping']!r}")
+            raise ValueError(f"{given[0]} is an option of clipping='adaptive' or "
+                             f"'coordinate_adaptive', got clipping={o['clipping']!r}")
         return
     if is_chunked(problem.X):
-        raise ValueError("clipping='adaptive' is not available on a row-chunked (dask) design: "
-                         "use clipping='sample', or an in-memory design")
-    o["clip"] = check_scalar(o["clip"], "clip", low=0, low_open=True)   # C_0: finite
-    o.update({k: v if o[k] is None else o[k] for k, v in _ADAPTIVE.items()})
+        raise ValueError(f"clipping={o['clipping']!r} is not available on a row-chunked (dask) "
+                         "design: use clipping='sample', or an in-memory design")
+    if o["step_rule"] == "dog":
+        raise ValueError("step_rule='dog' runs with clipping='coordinate' or 'sample', not "
+                         f"{o['clipping']!r} (a threshold that moves between passes)")
+    if o["accountant"] == "closed_form":
+        raise ValueError("accountant='closed_form' is Theorem 4.3.1 for fixed thresholds; use "
+                         f"'gdp' or 'rdp' with clipping={o['clipping']!r}")
+    if np.ndim(o["clip"]) == 0: o["clip"] = check_scalar(o["clip"], "clip", low=0, low_open=True)
+    else: check_array(o["clip"], "clip", ndim=1)   # C_j^0: finite (refuses inf and NaN)
+    rho = 0.1 if o["clipping"] == "coordinate_adaptive" else _ADAPTIVE["quantile_budget"]
+    defaults = dict(_ADAPTIVE, quantile_budget=rho)
+    o.update({k: v if o[k] is None else o[k] for k, v in defaults.items()})
     for k in ("clip_quantile", "quantile_budget"):
         o[k] = check_scalar(o[k], k, low=0, high=1, low_open=True, high_open=True)
     o["clip_lr"] = check_scalar(o["clip_lr"], "clip_lr", low=0, low_open=True)
@@ -721,14 +734,14 @@ def _plan(self, problem, request, options, rng):
     W = o["sample_weight_bound"]   # the weighted objective is W M_j-smooth: steps γ/(W M_j)
     setup = dict(setup, M=W * setup["M"], steps=o["step"] / (W * setup["M"]))
     p = setup["M"].shape[0]   # coordinates (p + 1 with the intercept)
-    by_sample = o["clipping"] != "coordinate"   # "sample" or "adaptive" (C: the first threshold)
+    by_sample = o["clipping"] in _PER_SAMPLE   # "sample" or "adaptive" (C: the first threshold)
     clips = np.full(p, float(o["clip"])) if by_sample else setup["clips"]   # |release| <= C_j
     params = dict(n_passes=o["T"] * o["K"] / p, T=o["T"], K=o["K"], step=o["step"], clip=o["clip"],
                   clipping=o["clipping"], averaging=o["averaging"], accountant=o["accountant"],
                   smoothness=setup["M"], steps=setup["steps"], clip_thresholds=clips,
                   fit_intercept=o["fit_intercept"], sample_weight_bound=W,
                   sample_weight=bool(o["weights"].size),
-                  **{k: o[k] for k in _ADAPTIVE if o["clipping"] == "adaptive"})
+                  **{k: o[k] for k in _ADAPTIVE if o["clipping"] in _ADAPTIVE_SCHEMES})
     params.update(selection_params(o, setup["M"]))   # P(j) from the public M_j: post-processing
     if not request.private:
         params.update(noise_multiplier=0.0, noise_scales=np.zeros(p), count_noise=0.0)
@@ -740,7 +753,7 @@ def _plan(self, problem, request, options, rng):
 def _private_plan(setup, params, request, n, p, p_x):
     """Ledger (private constants, Gaussian releases), noise scales σ_j = z·2WC_j/n, certified ε;
     p coordinates (p + 1 with the intercept), p_x of them columns of X (private constants)."""
-    by_sample, T, K = params["clipping"] != "coordinate", params["T"], params["K"]
+    by_sample, T, K = params["clipping"] in _PER_SAMPLE, params["T"], params["K"]
     n_rel = T * K // p if by_sample else T * K   # passes (joint sensitivity 2C/n), or updates
     ledger, split, eps_opt = Ledger(), {}, request.epsilon
     if setup["event"] is not None:
@@ -748,7 +761,7 @@ def _private_plan(setup, params, request, n, p, p_x):
         split["smoothness (Laplace, pure DP)"] = setup["eps_M"]
         eps_opt = request.epsilon - setup["eps_M"]
     z = dpcd_noise_multiplier(eps_opt, request.delta, n_rel, params["accountant"])
-    if params["clipping"] == "adaptive":   # the counts first, then the passes: z_eff split by ρ
+    if params["clipping"] in _ADAPTIVE_SCHEMES:   # the counts, then the passes: z_eff split by ρ
         ledger, z = _adaptive_ledger(ledger, z, n_rel, params, split)
     ledger = ledger.add("optimisation (Gaussian)", dpcd_events(z, n_rel))
     split["optimisation (Gaussian)"] = eps_opt
@@ -797,7 +810,7 @@ def unclipped_count(loss:Loss, # the loss, e.g. LogisticLoss()
     if not (z.ndim == 1 and z.shape == y.shape == norms.shape):
         raise ValueError("margins, y and norms must be 1-d arrays of the same length")
     u = np.empty(z.shape[0])
-    loss_deriv_vec(loss.code, loss.param, z, y, u)
+    loss_deriv_vec(*loss.kernel_args(), z, y, u)
     return int(np.count_nonzero(np.abs(u) * norms <= C))
 
 
@@ -836,36 +849,140 @@ class _Adaptive:
             else: hi = (lo + hi) / 2
         if self.P["quantile_warmup"]: self.C = 2.0 ** ((lo + hi) / 2)
 
-    def next_pass(self, z, block, records, rng):
-        "(block, records) of the next pass: thresholds at the new C, noise scaled by C/C_0."
+    def next_pass(self, z, block, records, scales, rng):
+        "(block, records, scales) of the next pass: thresholds at the new C, noise scaled by C/C_0."
         if not self.path: self._warmup(z, rng)
         b = self._fraction(z, rng)
         self.C = geometric_clip_update(self.C, b, self.P["clip_quantile"], self.P["clip_lr"])
         self.path.append(self.C)
         per = sample_clip_thresholds(self.norms, self.C, self.P["smoothness"].shape[0])
-        return (block[0], block[1] * (self.C / self.P["clip"])), (per,) + tuple(records[1:])
+        return ((block[0], block[1] * (self.C / self.P["clip"])), (per,) + tuple(records[1:]),
+                scales)
 
     def report(self) -> dict:
         "The thresholds used and the released fractions (post-processing of the counts)."
         return dict(clip_path=np.array(self.path), unclipped_fractions=np.array(self.fractions))
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
+def coordinate_unclipped_counts(
+    loss:Loss, # the loss, e.g. LogisticLoss()
+    X, # design (n, p), dense or scipy sparse (CSC)
+    margins, # $x_i^\top\theta$ (+ the intercept) (n,)
+    y, # labels (n,)
+    clips, # thresholds $C_j$ (p,; p + 1 with the intercept's column, last)
+    scaling:float=0.0, # s: the intercept's constant column (0: none)
+) -> np.ndarray:  # the counts $c_j$ (p,; p + 1), int64
+    """Per coordinate j: the records with $|\\phi'(x_i^\\top\\theta, y_i)|\\,|x_{ij}| \\le C_j$
+    (a zero $x_{ij}$ counts)."""
+    if not isinstance(loss, Loss):
+        raise TypeError(f"loss must be a Loss, got {type(loss).__name__}")
+    z, y = (np.asarray(a, dtype=float) for a in (margins, y))
+    n, p = X.shape
+    C = check_array(clips, "clips", ndim=1)
+    if not (z.ndim == 1 and z.shape == y.shape == (n,)) or C.shape[0] != p + bool(scaling):
+        raise ValueError("margins and y need n entries, clips p (p + 1 with the intercept)")
+    if np.any(C <= 0): raise ValueError("clips must be > 0")
+    u = np.empty(n)
+    loss_deriv_vec(*loss.kernel_args(), z, y, u)
+    u = np.abs(u)
+    out = np.empty(C.shape[0], dtype=np.int64)
+    if hasattr(X, "indptr"):   # scipy sparse: by the CSC arrays
+        X = X.tocsc()
+        cols = np.repeat(np.arange(p), np.diff(X.indptr))
+        ok = u[X.indices] * np.abs(X.data) <= C[cols]
+        kept = np.bincount(cols, weights=ok, minlength=p).astype(np.int64)
+        out[:p] = n - np.diff(X.indptr) + kept
+    else:
+        step = max(1, 2**18 // max(n, 1))   # blocks of columns: O(n) memory beyond X
+        for j in range(0, p, step):
+            e = min(j + step, p)
+            out[j:e] = np.count_nonzero(np.abs(X[:, j:e]) * u[:, None] <= C[j:e], axis=0)
+    if scaling: out[p] = np.count_nonzero(u * abs(scaling) <= C[p])
+    return out
+
+
+class _CoordinateAdaptive:
+    """A run's coordinate-wise adaptive thresholds $C_j$: the warm-up bisection of each
+    $\\log_2 C_j$, then a vector of p counts and a geometric update of each $C_j$ before each outer
+    iteration."""
+    def __init__(self, P, loss, X, y, s):
+        self.P, self.loss, self.X, self.y, self.s = P, loss, X, y, s
+        self.C0 = np.asarray(P["clip_thresholds"], dtype=float)
+        self.C, self.path, self.fractions = self.C0.copy(), [], []
+
+    def _fractions(self, z, C, rng) -> np.ndarray:
+        "One release: per coordinate, the noisy fraction of records whose |gradient_j| is <= C_j."
+        c = coordinate_unclipped_counts(self.loss, self.X, z, self.y, C, self.s)
+        b = (c + self.P["count_noise"] * rng.standard_normal(C.shape[0])) / z.shape[0]
+        self.fractions.append(b)
+        return b
+
+    def _warmup(self, z, rng):
+        "Bisection of each log2 C_j over [log2 C_j^0 - 8, log2 C_j^0 + 8] at w0: a release a step."
+        lo, hi = np.log2(self.C0) - 8, np.log2(self.C0) + 8
+        for _ in range(self.P["quantile_warmup"]):
+            mid = (lo + hi) / 2
+            low = self._fractions(z, 2.0 ** mid, rng) < self.P["clip_quantile"]
+            lo, hi = np.where(low, mid, lo), np.where(low, hi, mid)
+        if self.P["quantile_warmup"]: self.C = 2.0 ** ((lo + hi) / 2)
+
+    def next_pass(self, z, block, records, scales, rng):
+        "(block, records, scales) of the next outer iteration: $C_j$, noise scaled by $C_j/C_j^0$."
+        if not self.path: self._warmup(z, rng)
+        b = np.clip(self._fractions(z, self.C, rng), 0.0, 1.0)
+        self.C = self.C * np.exp(-self.P["clip_lr"] * (b - self.P["clip_quantile"]))
+        self.path.append(self.C.copy())
+        coords, noise = block
+        return (coords, noise * (self.C / self.C0)[coords]), records, (scales[0], self.C)
+
+    def report(self) -> dict:
+        "The thresholds used (T, p) and the released fractions (m, p): post-processing."
+        return dict(clip_path=np.array(self.path), unclipped_fractions=np.array(self.fractions))
+
+
+def adaptive_hook(P:dict, # the plan's params (clipping, thresholds, counts' noise, options)
+                  problem, # the validated problem (X, y, loss)
+                  s:float, # the intercept's column value (0: none)
+                 ):
+    "The run's adaptive thresholds (`next_pass` before each outer iteration), or None."
+    if P["clipping"] == "adaptive":
+        return _Adaptive(P, problem.loss, problem.y, row_norms(problem.X, s))
+    if P["clipping"] == "coordinate_adaptive":
+        return _CoordinateAdaptive(P, problem.loss, problem.X, problem.y, s)
+    return None
+
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def _adaptive_ledger(ledger, z_eff:float, n_rel:int, params:dict, split:dict):
-    """(ledger with the counts, z of the passes): the T passes' z_eff split by ρ into
-    z = z_eff/√(1 − ρ) and, for the m = T + warm-up counts (sensitivity 1),
-    σ_b = z_eff √(m/(ρT)), so that m/σ_b² + T/z² = T/z_eff²."""
-    rho, m = params["quantile_budget"], n_rel + params["quantile_warmup"]
-    z, sigma_b = z_eff / math.sqrt(1 - rho), z_eff * math.sqrt(m / (rho * n_rel))
-    params.update(noise_multiplier_joint=z_eff, count_noise=sigma_b, n_counts=m)
+    """(ledger with the counts, z of the releases): the optimisation's z_eff split by ρ into
+    z = z_eff/√(1 − ρ) and, for the m counts of ℓ2 sensitivity √d (d = 1: one count per sample;
+    d = p coordinate-wise: a vector of p counts), σ_b = z_eff √(m d/(ρ n_rel)), so that
+    m d/σ_b² + n_rel/z² = n_rel/z_eff²; m = T + warm-up (per sample: n_rel passes + warm-up)."""
+    coord = params["clipping"] == "coordinate_adaptive"
+    d = params["smoothness"].shape[0] if coord else 1
+    rho, m = params["quantile_budget"], (params["T"] if coord else n_rel) + params["quantile_warmup"]
+    z, sigma_b = z_eff / math.sqrt(1 - rho), z_eff * math.sqrt(m * d / (rho * n_rel))
+    params.update(noise_multiplier_joint=z_eff, count_noise=sigma_b, n_counts=m,
+                  count_sensitivity=math.sqrt(d))
     split["clipping quantile (share of the Gaussian mu^2)"] = rho
-    event = SelfComposedEvent(GaussianEvent(sigma_b), m)
+    event = SelfComposedEvent(GaussianEvent(sigma_b / math.sqrt(d)), m)
     return ledger.add("clipping quantile (Gaussian counts)", event), z
 
 
 def _adaptive_notes(params) -> list:
     "How the quantile releases are accounted (none without adaptive clipping)."
-    if params["clipping"] != "adaptive": return []
+    if params["clipping"] not in _ADAPTIVE_SCHEMES: return []
     P = params
+    if P["clipping"] == "coordinate_adaptive":
+        return [f"coordinate-wise adaptive clipping: {P['n_counts']} releases ("
+                f"{P['quantile_warmup']} of a bisection at w0, then one before each outer "
+                "iteration) of the vector of p counts, per coordinate j, of the records with "
+                f"|grad_j l(w; x_i, y_i)| <= C_j, plus Gaussian noise of sd {P['count_noise']:.6g} "
+                "per count (l2 sensitivity sqrt(p) under replace-one); C_j <- C_j exp(-"
+                f"{P['clip_lr']:g} (b_j - {P['clip_quantile']:g})), b_j the released fraction "
+                "clipped to [0, 1]; an update of coordinate j has noise z 2W C_j/n at the current "
+                "C_j, so each is 1/z-GDP whatever C_j; counts and updates compose exactly, "
+                f"{P['quantile_budget']:g} of the Gaussian part's mu^2 on the counts; the noise "
+                "scales shown are those of C_j^0 (params['clip_path']: the thresholds used)"]
     return [f"adaptive clipping: {P['n_counts']} counts ({P['quantile_warmup']} of a bisection "
             "at w0, then one before each pass) of the records whose per-sample gradient norm is "
             f"at most C_t, plus Gaussian noise of sd {P['count_noise']:.6g} (sensitivity 1 under "
@@ -891,7 +1008,7 @@ def record_due(t:int, # outer iteration (0-based)
 def _run(self, problem, plan, options, rng):
     "One kernel call per outer iteration, on the blocks of `noise_blocks`."
     X, P, o, px = problem.X, plan.params, options, problem.p
-    T, K, p, by_sample = P["T"], P["K"], P["smoothness"].shape[0], P["clipping"] != "coordinate"
+    T, K, p, by_sample = P["T"], P["K"], P["smoothness"].shape[0], P["clipping"] in _PER_SAMPLE
     kernel, design = ((dpcd_inner_sparse, (X.data, X.indices, X.indptr)) if problem.sparse
                       else (dpcd_inner_dense, X))
     loss = (problem.loss.code, problem.loss.param)
@@ -910,11 +1027,10 @@ def _run(self, problem, plan, options, rng):
     z = linear_margins(X, w, px, s)
     trace = [(0.0, w[:px].copy())] if o["record_every"] else []
     order = "permutation" if by_sample else "uniform"
-    adapt = (_Adaptive(P, problem.loss, problem.y, row_norms(X, s))
-             if P["clipping"] == "adaptive" else None)
+    adapt = adaptive_hook(P, problem, s)
     dog = dog_state(P, w) if P.get("step_rule") == "dog" else None
     for t, block in enumerate(coordinate_blocks(rng, P, T, K, order)):
-        if adapt is not None: block, records = adapt.next_pass(z, block, records, rng)
+        if adapt: block, records, scales = adapt.next_pass(z, block, records, scales, rng)
         if dog is None:
             kernel(loss, penalty, design, problem.y, z, w, block, scales, avg, records, icpt)
         else: dpcd_dog_dense(loss, penalty, design, (problem.y,) + records, z, w, block,
@@ -1014,7 +1130,7 @@ class DPCD(Solver):
     summary = "private proximal coordinate descent (Algorithm 4.3.1, §4.5)"
     losses = (SquaredLoss, LogisticLoss, HuberLoss)   # the losses the kernels implement
     penalties = (NoPenalty, L1, L2, ElasticNet, Box)
-    clipping = ("coordinate", "sample", "adaptive")
+    clipping = ("coordinate", "sample", "adaptive", "coordinate_adaptive")
     intercept = True   # fit_intercept: an implicit constant column, X not copied
     sample_weight = True   # weights in [0, sample_weight_bound], applied after clipping
     accountants = ACCOUNTANTS
