@@ -83,8 +83,9 @@ class ColumnBlock:
 
 # %% ../../nbs/03_solvers/14_vertical.ipynb
 class LabelHolder:
-    """The label holder: labels y, margins z = Xw (n,), the public constants; per update, it
-    receives the owner's column, computes the clipped sum, adds the noise and takes the step."""
+    """The label holder: labels y, margins z = Xw (n,), the public constants, the parties (their
+    handles) and the updates each has not received; per update it asks the owner for the column,
+    computes the clipped sum, adds the noise and takes the step."""
     def __init__(self, y, # labels (n,)
                  loss_args:tuple, # `loss.kernel_args()`
                  penalty_args:tuple, # `penalty.kernel_args()`
@@ -95,16 +96,28 @@ class LabelHolder:
         self.y, self.loss, self.penalty = np.asarray(y, dtype=float), loss_args, penalty_args
         self.w, self.steps, self.clips = np.array(w, dtype=float), steps, clips
         self.z, self.records = np.zeros(self.y.shape[0]), (self.y, np.empty(0))
-        self.inbox = []
+        self.inbox, self.parties, self.owner, self.pending = [], [], None, []
 
-    def add_margins(self, u):
-        "A party's share of the initial margins $X_q w_q$ (per record)."
-        self.inbox.append(("margins", np.asarray(u).copy()))
-        self.z += u
+    def join(self, parties:list, # the feature parties (actors on a cluster), in order
+             owner, # the party of each column (p,)
+            ):
+        "The parties; each sends its share $X_q w^0_q$ of the margins if $w^0 ≠ 0$."
+        self.parties, self.owner = list(parties), np.asarray(owner)
+        self.pending = [[] for _ in self.parties]
+        if np.any(self.w):
+            for party in self.parties:
+                u = _value(party.margins())
+                self.inbox.append(("margins", None))   # (n numbers: not kept)
+                self.z += u
 
-    def step(self, j:int, column, eta:float) -> tuple:
-        "One update of coordinate j with the noise η: returns the released (j, $w_j$)."
-        self.inbox.append(("column", int(j), np.asarray(column).copy()))
+    def step(self, j:int, # the coordinate
+             eta:float, # the noise η of this update
+            ) -> tuple: # the released update (j, $w_j$), queued for every party
+        "One update of coordinate j: asks the owner for the column, then the noisy step."
+        q = int(self.owner[j])
+        column = _value(self.parties[q].column(int(j), self.pending[q]))
+        self.pending[q] = []
+        self.inbox.append(("column", int(j)))   # (n numbers: not kept)
         col = np.asfortranarray(np.asarray(column, dtype=float).reshape(-1, 1))
         s = update_clipped_sum_dense(self.loss, col, self.records, self.z, 0,
                                      float(self.clips[j]), 0, 0.0)
@@ -113,11 +126,28 @@ class LabelHolder:
         if new != old:
             update_pred_dense(col, self.z, 0, new - old)
             self.w[j] = new
+        for pending in self.pending: pending.append((int(j), float(new)))
         return int(j), float(new)
 
+    def block(self, coords, # coordinates $j_k$ (K,)
+              noise, # their noise $η_k$ (K,)
+             ) -> list: # the released updates
+        "K updates in one call (on a cluster: one round trip from the driver per K updates)."
+        return [self.step(int(j), float(e)) for j, e in zip(coords, noise)]
+
+    def flush(self):
+        "The updates the parties have not received yet, sent (the end of the run)."
+        for party, pending in zip(self.parties, self.pending): _value(party.receive(pending))
+        self.pending = [[] for _ in self.parties]
+
     def inbox_kinds(self) -> list:
-        "What it received: (kind, coordinate) per message."
-        return [(m[0], m[1] if m[0] == "column" else None) for m in self.inbox]
+        "What it received: (kind, coordinate or None) per message (the values are not kept)."
+        return list(self.inbox)
+
+
+def _value(x):
+    "The value of an actor call (a future on a cluster), or x itself in process."
+    return x.result() if hasattr(x, "result") else x
 
 # %% ../../nbs/03_solvers/14_vertical.ipynb
 def column_blocks(p:int, # number of columns
@@ -170,40 +200,32 @@ VERTICAL_NOTE = ("vertical (feature-partitioned) run: each feature party receive
 
 # %% ../../nbs/03_solvers/14_vertical.ipynb
 def _run(self, problem, plan, options, rng):
-    "The rounds: the owner sends column j to the label holder, which broadcasts (j, $w_j$)."
-    P, blocks, ex = plan.params, options["blocks"], executor()
+    """The rounds: per outer iteration, one call of the label holder with the K coordinates and
+    their noise; per update, it asks the owner for the column and queues the released (j, $w_j$)
+    for every party (sent with the party's next request, or at the end)."""
+    P, blocks, ex, w0 = plan.params, options["blocks"], executor(), options["w0"]
     owner = np.empty(problem.p, dtype=np.int64)
     for q, b in enumerate(blocks): owner[b] = q
-    w0 = options["w0"]
     on_cluster = not isinstance(ex, InProcess)
+    workers = sorted(ex.scheduler_info()["workers"]) if on_cluster else [None]
     def start(cls, *args, worker=None):
         if not on_cluster: return cls(*args)
-        return ex.submit(cls, *args, actor=True, workers=worker).result()
-    workers = sorted(ex.scheduler_info()["workers"]) if on_cluster else [None]
-    parties = [start(ColumnBlock, b, problem.X[:, b], w0[b], worker=[workers[q % len(workers)]])
+        return ex.submit(cls, *args, actor=True, workers=[worker]).result()
+    parties = [start(ColumnBlock, b, problem.X[:, b], w0[b], worker=workers[q % len(workers)])
                for q, b in enumerate(blocks)]
     label = start(LabelHolder, problem.y, problem.loss.kernel_args(),
                   problem.penalty.kernel_args(), w0, P["steps"], P["clip_thresholds"],
-                  worker=[workers[0]])
-    wait = (lambda f: f.result()) if on_cluster else (lambda v: v)
-    if np.any(w0):
-        for party in parties: wait(label.add_margins(wait(party.margins())))
-    pending = [[] for _ in blocks]   # the released updates each party has not received yet
+                  worker=workers[0])
+    _value(label.join(parties, owner))
     T, K, released = P["T"], P["K"], []
     for coords, noise in noise_blocks(rng, P["noise_scales"], T, K, "uniform"):
-        for k, j in enumerate(coords):
-            q = owner[j]
-            column = wait(parties[q].column(int(j), pending[q]))
-            pending[q] = []
-            update = wait(label.step(int(j), column, float(noise[k])))
-            released.append(update)
-            for r in range(len(blocks)): pending[r].append(update)
-    for q, party in enumerate(parties): wait(party.receive(pending[q]))
-    states = [wait(party.state()) for party in parties]
+        released += _value(label.block(coords, noise))
+    _value(label.flush())
+    states = [_value(party.state()) for party in parties]
     coef = np.empty(problem.p)
     for b, (w, _) in zip(blocks, states): coef[b] = w
     log = dict(released=released, parties=[inbox for _, inbox in states],
-               label=wait(label.inbox_kinds()))
+               label=_value(label.inbox_kinds()))
     return Run(coef=coef, n_iter=T * K, passes=T * K / problem.p,
                params=dict(engine="dask actors" if on_cluster else "in process", messages=log))
 
