@@ -11,7 +11,9 @@ from ..model.losses import (Loss, SquaredLoss, LogisticLoss, HuberLoss, update_c
 from ..model.penalties import Penalty, NoPenalty, L1, L2, ElasticNet, Box, prox_1d
 from .contract import (FitResult, Run, Solver, register, get_solver, with_defaults, executor,
                        InProcess)
-from .dpcd import ACCOUNTANTS, noise_blocks
+from ..privacy.registry import check_accountant
+from .dpcd import (ACCOUNTANTS, noise_blocks, smoothness_from_bounds,
+                              smoothness_from_moments)
 
 # %% auto 0
 __all__ = ['VERTICAL_NOTE', 'dp_vcd', 'ColumnBlock', 'LabelHolder', 'column_blocks', 'o_common', 'DPVCD', 'party_view']
@@ -173,6 +175,7 @@ def _check_options(self, problem, request, options):
     if problem.sparse:
         raise ValueError("solver 'dp-vcd' takes a dense X (each party's columns as an array)")
     o = dict(options)
+    check_accountant(o["accountant"], ACCOUNTANTS, f"solver {self.name!r}")
     o["blocks"] = column_blocks(problem.p, o.pop("parties"))
     dpcd = get_solver("dp-cd")
     checked = dpcd.check_options(problem, request, with_defaults(dpcd, o_common(o)))
@@ -241,6 +244,9 @@ class DPVCD(Solver):
     clipping = ("coordinate",)
     accountants = ACCOUNTANTS
     check_options, plan, run = _check_options, _plan, _run
+    # options from public bounds or released moments: dp-cd's (the same constants and thresholds)
+    options_from_bounds, options_from_moments = smoothness_from_bounds, smoothness_from_moments
+    standardized = True
 
 # %% ../../nbs/03_solvers/14_vertical.ipynb
 def party_view(released:list, # the released updates (j, $w_j$), in order
