@@ -22,6 +22,7 @@ from .solvers.contract import (SOLVERS, get_solver, Ledger, Plan, PrivacyRequest
                                      check_limits)
 # importing the solver modules registers them in SOLVERS
 from .solvers import dpcd, dpgcd, dpsgd, dpscd, output_perturbation, growth, block_cd
+from .solvers import vertical   # registers dp-vcd (vertical DP-CD)
 from .utils import is_chunked
 from .solvers import distributed   # registers the solvers' runs on row chunks
 from .solvers.chunks import checked_chunks
