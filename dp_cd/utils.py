@@ -11,12 +11,26 @@ import scipy.sparse as sp
 from numba import njit
 
 # %% auto 0
-__all__ = ['COMPILE_SECONDS', 'PrivacyLeakWarning', 'check_scalar', 'check_array', 'to_numbers', 'as_design', 'is_chunked',
-           'as_generator']
+__all__ = ['scipy_special', 'COMPILE_SECONDS', 'PrivacyLeakWarning', 'LazyModule', 'check_scalar', 'check_array', 'to_numbers',
+           'as_design', 'is_chunked', 'as_generator']
 
 # %% ../nbs/00_core/00_utils.ipynb
 class PrivacyLeakWarning(UserWarning):
     "A quantity was computed from the private data without privacy (e.g. exact data bounds)."
+
+# %% ../nbs/00_core/00_utils.ipynb
+class LazyModule:
+    "A module imported on first attribute access (`import dp_cd` stays light)."
+    def __init__(self, name:str): # the module's full name, e.g. "scipy.special"
+        self._name, self._module = name, None
+    def __getattr__(self, attr):
+        if self._module is None:
+            import importlib
+            self._module = importlib.import_module(self._name)
+        return getattr(self._module, attr)
+    def __repr__(self): return f"LazyModule({self._name!r}, loaded={self._module is not None})"
+
+scipy_special = LazyModule("scipy.special")   # the privacy formulas' special functions
 
 # %% ../nbs/00_core/00_utils.ipynb
 def check_scalar(x, # value to check

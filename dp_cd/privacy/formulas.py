@@ -7,8 +7,7 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 import numpy as np
-from scipy import special   # scipy.optimize is imported where used: `import dp_cd` stays light
-from ..utils import check_scalar
+from ..utils import check_scalar, scipy_special as special
 from .events import (check_delta, check_epsilon, check_relation, check_steps,
                                   check_noise_multiplier, check_orders)
 

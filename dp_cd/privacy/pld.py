@@ -6,8 +6,7 @@
 from __future__ import annotations
 import functools, math, warnings
 import numpy as np
-from scipy import special   # scipy.fft is imported on use: `import dp_cd` stays light
-from ..utils import check_scalar
+from ..utils import check_scalar, scipy_special as special
 from .events import (GaussianEvent, LaplaceEvent, PoissonSubsampledGaussianEvent,
                                   check_delta, check_epsilon, check_relation,
                                   check_noise_multiplier, check_steps)
@@ -181,7 +180,8 @@ def connect_the_dots(delta_fn,  # ε ↦ δ(ε) of the mechanism (vectorised), n
     return PLDPmf(h, k0, p, d[-1])
 
 # %% ../../nbs/02_privacy/10_pld.ipynb
-_T = float(-special.ndtri(1e-20))   # x-range: ≤ 1e-20 of each component's mass outside ±_T σ
+# −Φ⁻¹(1e-20), a literal (checked below): importing scipy.special costs more than the module
+_T = 9.262340089798409   # x-range: ≤ 1e-20 of each component's mass outside ±_T σ
 
 def _hockey_stick(p_tail, eps, q_tail):
     """δ(ε) = P(L > ε) − e^ε Q(L > ε), raised by 1e-13 of the two terms (the tails' rounding:
@@ -338,18 +338,24 @@ def _leaf_pld(e, h, direction):
     return subsampled_gaussian_pld(e.noise_multiplier, e.sample_rate, h, direction)
 
 # %% ../../nbs/02_privacy/10_pld.ipynb
+@functools.lru_cache(maxsize=8)
+def _composed_pmfs(relation, h, tail_mass, mu2, counts) -> tuple:
+    """One composed PLD per direction of `relation` for the ledger (μ², ((event, count), ...)): cached,
+    the same ledger gives the same PLDs (a calibration and the report of its run evaluate it once)."""
+    pmfs = []
+    for direction in _DIRECTIONS[relation]:
+        parts = [pld_self_compose(_leaf_pld(e, h, direction), c, tail_mass) for e, c in counts]
+        if mu2 > 0: parts.append(gaussian_pld(math.sqrt(mu2), h))
+        acc = parts[0] if parts else None
+        for p in parts[1:]: acc = pld_compose(acc, p, tail_mass)
+        pmfs.append(acc)
+    return tuple(pmfs)
+
 def _pld_pmfs(self) -> tuple:
     "One composed PLD per direction of the relation (cached until the next `compose`)."
     if self._pmfs is None:
-        pmfs = []
-        for direction in _DIRECTIONS[self.relation]:
-            parts = [pld_self_compose(_leaf_pld(e, self.h, direction), c, self.tail_mass)
-                     for e, c in self._counts.items()]
-            if self._mu2 > 0: parts.append(gaussian_pld(math.sqrt(self._mu2), self.h))
-            acc = parts[0] if parts else None
-            for p in parts[1:]: acc = pld_compose(acc, p, self.tail_mass)
-            pmfs.append(acc)
-        self._pmfs = tuple(pmfs)
+        self._pmfs = _composed_pmfs(self.relation, self.h, self.tail_mass, self._mu2,
+                                    tuple(self._counts.items()))
     return self._pmfs
 
 # %% ../../nbs/02_privacy/10_pld.ipynb
@@ -380,36 +386,37 @@ def tightest_accountant(event, # the ledger of a run (a `DPEvent`)
     return BestOfAccountant(others).compose(event)   # = make_accountant("best"): GDP, PLD dropped
 
 # %% ../../nbs/02_privacy/10_pld.ipynb
-def _pld_bracket(pld_rdp, rdp_calibrate, e_t, x_hi, tries=4):
+def _pld_bracket(pld_rdp, rdp_calibrate, e_t, x_hi, floor=0.0, tries=4):
     """(lo, hi) around the answer: `hi` certified, `lo` not (None: not found). From `x_hi`, RDP's
-    calibration; (x_hi, x_hi) if the PLD is above the target there, hence everywhere below."""
+    calibration; (x_hi, x_hi) if the PLD is above the target there, hence everywhere below;
+    (floor, floor) if the PLD certifies the target at `floor`, below which it is never evaluated."""
     p, r = pld_rdp(x_hi)
     if p > e_t: return x_hi, x_hi
-    x = min(rdp_calibrate(e_t * r / p), x_hi)   # first guess: the ratio PLD/RDP held constant
-    for _ in range(tries):
-        x *= 1 - 1e-3
+    for _ in range(tries):   # the ratio PLD/RDP at the last point held constant: RDP's noise for
+        x = max(min(rdp_calibrate(e_t * r / p), x_hi) * (1 - 1e-3), floor)   # ε·RDP/PLD, just below
         if min(pld_rdp(x)) > e_t: return x, x_hi
-        (x_prev, p_prev), x_hi, p = (x_hi, p), x, pld_rdp(x)[0]
-        slope = math.log(p / p_prev) / math.log(x_hi / x_prev)   # secant of log ε in log x:
-        x = x_hi * math.exp(math.log(e_t / p) / slope)           # at or below the root (convex)
+        if x <= floor: return x, x
+        x_hi, (p, r) = x, pld_rdp(x)   # certified: the ratio there is closer to the root's
     return None, x_hi
 
 # %% ../../nbs/02_privacy/10_pld.ipynb
-def _refine(pld_rdp, seen, e_t, x_lo, x_hi, rtol):
-    """Brent's method on log ε against log x (nearly linear: few steps) in [x_lo, x_hi]; the
-    smallest certified noise seen if within `rtol` of the root."""
-    from scipy import optimize
+def _refine(pld_rdp, e_t, x_lo, x_hi, rtol, max_iter=60):
+    """The smallest certified noise up to `rtol` in [x_lo, x_hi] (`x_lo` not certified, `x_hi`
+    certified): secant steps on log ε against log x (nearly linear: few steps), each aimed just past
+    the root on the side the last step did not move, so that both ends close in; after eight steps
+    every other one bisects (convergence is guaranteed)."""
     f = lambda x: math.log(min(min(pld_rdp(x)), 1e300) / e_t)
-    ends = {math.log(x_lo): x_lo, math.log(x_hi): x_hi}   # the ends exactly: seen already
-    t = optimize.brentq(lambda t: f(ends.get(t, math.exp(t))), math.log(x_lo), math.log(x_hi),
-                        xtol=rtol / 4, rtol=4 * np.finfo(float).eps)
-    x = math.exp(t)
-    best = min(y for y, v in seen.items() if min(v) <= e_t)   # certified, hence ≥ the root
-    if best <= x * (1 + rtol): return best                       # no further PLD needed
-    step = rtol / 8
-    while f(x) > 0 and x < best:   # from above: the result is certified
-        x, step = min(best, x * (1 + step)), step * 2
-    return x
+    f_lo, f_hi, side = f(x_lo), f(x_hi), 1
+    for i in range(max_iter):
+        if x_hi <= x_lo * (1 + rtol): break
+        t_lo, t_hi = math.log(x_lo), math.log(x_hi)
+        t = t_hi - f_hi * (t_hi - t_lo) / (f_hi - f_lo) if i < 8 or i % 2 else (t_lo + t_hi) / 2
+        x = math.exp(t) * (1 + side * rtol / 3)
+        x = min(max(x, x_lo * (1 + rtol / 4)), x_hi / (1 + rtol / 4))   # strictly inside
+        fx = f(x)
+        if fx <= 0: x_hi, f_hi, side = x, fx, -1   # certified: aim just below the root next
+        else: x_lo, f_lo, side = x, fx, 1
+    return x_hi
 
 # %% ../../nbs/02_privacy/10_pld.ipynb
 def calibrate_tightest(make_event, # noise parameter x > 0 ↦ the ledger (ε must decrease in x)
@@ -419,9 +426,12 @@ def calibrate_tightest(make_event, # noise parameter x > 0 ↦ the ledger (ε mu
                        lo:float=0.1, # lower end of the initial bracket (expanded)
                        hi:float=10.0, # upper end of the initial bracket (expanded)
                        rtol:float=1e-6, # relative precision of the result
-                      ) -> float: # the noise parameter x
-    "Smallest noise parameter whose ledger `tightest_accountant` certifies (ε, δ)-DP for."
+                       floor:float=0.0, # the PLD is never evaluated below it (its grid's cost)
+                      ) -> float: # the noise parameter x (≥ `floor`)
+    """Smallest noise parameter whose ledger `tightest_accountant` certifies (ε, δ)-DP for; `floor`
+    if that one is certified already."""
     e_t, d = check_epsilon(epsilon), check_delta(delta)
+    floor = check_scalar(floor, "floor", low=0)
     make = lambda x: tightest_accountant(make_event(x), relation)
     ev = make_event(hi)
     if GDPAccountant().supports(ev) or not PLDAccountant(relation=relation).supports(ev):
@@ -432,7 +442,11 @@ def calibrate_tightest(make_event, # noise parameter x > 0 ↦ the ledger (ε mu
     def pld_rdp(x):
         if x not in seen: seen[x] = tuple(a.get_epsilon(d) for a in make(x).accountants)
         return seen[x]
-    x_lo, x_hi = _pld_bracket(pld_rdp, rdp_calibrate, e_t, rdp_calibrate(e_t))
+    x_lo, x_hi = _pld_bracket(pld_rdp, rdp_calibrate, e_t, rdp_calibrate(e_t), floor)
     if x_lo == x_hi: return x_hi
-    if x_lo is None: return calibrate(make, e_t, d, lo=x_hi / 2, hi=x_hi, rtol=rtol)
-    return _refine(pld_rdp, seen, e_t, x_lo, x_hi, rtol)
+    while x_lo is None:   # halve down to the floor until the PLD no longer certifies
+        x = max(x_hi / 2, floor)
+        if min(pld_rdp(x)) > e_t: x_lo = x
+        elif x <= floor: return x
+        else: x_hi = x
+    return _refine(pld_rdp, e_t, x_lo, x_hi, rtol)

@@ -131,11 +131,10 @@ PLD_MIN_NOISE = 0.5   # PLD searches z ≥ this only: below, its grid (and time)
 def _calibrated(epsilon, delta, steps, q, relation, accountant="rdp"):
     if accountant == "pld":   # bracketed by the RDP multiplier: PLD never needs more noise
         z_rdp = _calibrated(epsilon, delta, steps, q, relation)
-        lo = max(z_rdp / 2, PLD_MIN_NOISE)   # the search never goes below the bracket
-        if lo >= z_rdp: return z_rdp         # tiny noise (huge ε): RDP's multiplier
+        if z_rdp <= PLD_MIN_NOISE: return z_rdp   # tiny noise (huge ε): RDP's multiplier
         ledger = lambda z: subsampled_gaussian_steps(z, q, steps)
-        if tightest_accountant(ledger(lo), relation).get_epsilon(delta) <= epsilon: return lo
-        return calibrate_tightest(ledger, epsilon, delta, relation, lo=lo, hi=z_rdp)
+        return calibrate_tightest(ledger, epsilon, delta, relation, lo=PLD_MIN_NOISE, hi=z_rdp,
+                                  rtol=1e-5, floor=PLD_MIN_NOISE)   # never a PLD below the floor
     make = lambda z: make_accountant(accountant, relation).compose(
         PoissonSubsampledGaussianEvent(z, q), steps)
     return calibrate(make, epsilon, delta)
@@ -149,7 +148,7 @@ def calibrate_subsampled_gaussian(epsilon:float, # target ε > 0
                                   accountant:str="rdp", # "pld" (tightest) or "rdp"
                                  ) -> float: # the noise multiplier z
     """Smallest z for which T Poisson-subsampled Gaussian steps are (ε, δ)-DP (cached); "pld" searches
-    [max(z_rdp/2, PLD_MIN_NOISE), z_rdp] only (`sgd_accountant`)."""
+    [PLD_MIN_NOISE, z_rdp] only (`sgd_accountant`)."""
     epsilon, delta, steps = check_epsilon(epsilon), check_delta(delta), check_steps(steps)
     return _calibrated(epsilon, delta, steps, _check_q(q), check_relation(relation), str(accountant))
 

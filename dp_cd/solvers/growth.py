@@ -10,8 +10,7 @@ import warnings
 from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
-from scipy import special   # (scipy.ndimage: imported where used, `import dp_cd` stays light)
-from ..utils import check_array, check_scalar, as_generator, PrivacyLeakWarning
+from ..utils import check_array, check_scalar, as_generator, PrivacyLeakWarning, scipy_special as special
 from ..privacy.events import GaussianEvent, PureDPEvent, check_delta, check_epsilon
 from ..privacy.accountants import GDPAccountant, PureDPAccountant
 from ..privacy.calibration import calibrate_noise_multiplier
