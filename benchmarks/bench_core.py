@@ -76,8 +76,8 @@ def epoch_time(X, y, loss, pen, warm=5, epochs=20):
     M = loss.coordinate_smoothness(X); steps = np.where(M > 0, 1 / np.where(M > 0, M, 1), 0.0)
     sparse = sp.issparse(X)
     def run(w, z, order):
-        if sparse: cd_epoch_sparse(loss.code, loss.param, pen.code, pen.params, X.data, X.indices, X.indptr, y, z, w, steps, order)
-        else: cd_epoch_dense(loss.code, loss.param, pen.code, pen.params, X, y, z, w, steps, order)
+        if sparse: cd_epoch_sparse(*loss.kernel_args(), *pen.kernel_args(), X.data, X.indices, X.indptr, y, z, w, steps, order)
+        else: cd_epoch_dense(*loss.kernel_args(), *pen.kernel_args(), X, y, z, w, steps, order)
     w0, z0 = np.zeros(p), np.zeros(n)
     run(w0, z0, np.tile(np.arange(p, dtype=np.int64), warm))
     order = np.tile(np.arange(p, dtype=np.int64), epochs)

@@ -93,7 +93,7 @@ def bench(name, src, X, y, loss, k, passes=2):
     block = next(noise_blocks(np.random.default_rng(0), np.full(p, 1e-3), 1, passes * p))
     design = (X.data, X.indices, X.indptr) if sparse else X
     now, before = (dpcd_inner_sparse, _before_sparse) if sparse else (dpcd_inner_dense, _before_dense)
-    args = lambda: ((loss.code, loss.param), (pen.code, pen.params), design, y, np.zeros(n),
+    args = lambda: (loss.kernel_args(), pen.kernel_args(), design, y, np.zeros(n),
                     np.zeros(p), block, scales)
     now(*args())
     before(*args())

@@ -75,7 +75,7 @@ def bench(X, y, name, pen, repeat, T=20):
     data, ind, ptr = (Xd.data, Xd.indices, Xd.indptr) if sparse else (np.zeros(1), np.zeros(1, np.int64), np.zeros(2, np.int64))
     u, g, sc, work, ch = np.empty(n), np.empty(p), np.empty(p), np.empty(p), np.empty(T, np.int64)
     w = np.zeros(p); z = np.zeros(n)
-    design, lossp, penp = _design(Xd, y, sparse), (loss.code, loss.param), (pen.code, pen.params)
+    design, lossp, penp = _design(Xd, y, sparse), loss.kernel_args(), pen.kernel_args()
     consts = _coordinate_constants(pen, 1, M, P["steps"], P["clip_thresholds"], sens, rel)
     selection, buffers, ch1 = (1, 0, mult, P["score_sensitivity"]), (u, g, sc, work), ch[:1]
     par = [False]   # the threaded gradient pass (dp_gcd's n_jobs != 1), off unless timing the threads
@@ -98,7 +98,7 @@ def bench(X, y, name, pen, repeat, T=20):
     # the parts, on the same data
     z = rng.normal(size=n) * 0.1; w = np.zeros(p); clips = P["clip_thresholds"]
     def grad():
-        kernel_deriv_range(loss.code, loss.param, z, y, u, 0, n)   # the kernels' per-loss derivative loop
+        kernel_deriv_range(*loss.kernel_args(), z, y, u, 0, n)   # the kernels' per-loss derivative loop
         if sparse: clipped_gradient_sparse(data, ind, ptr, n, u, clips, g)
         else: clipped_gradient_dense(Xf, u, clips, g)
     grad(); t_g = _best(grad, repeat * 5)

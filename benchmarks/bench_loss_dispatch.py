@@ -10,13 +10,17 @@ for two losses (squared, Huber), each in a fresh module directory and numba cach
 * `funcarg`: skglm's pattern, the loss's jitted function passed as an ARGUMENT to the cached kernel;
 * `literal`: each loss registers its scalar njit function in a registry keyed by its code, and one
   generic `@overload` resolves `code` at typing time (the kernel calls `numba.literally(code)`),
-  so the kernel is written once and contains no branch on any loss.
+  so the kernel is written once and contains no branch on any loss;
+* `typed`: each loss is an object of a numba type keyed by (code, hash of its scalar function's
+  source) that carries `param`; one `@overload` resolves the type to that function at typing time
+  (no `literally`, no branch on any loss; an edited loss is a new type, hence a new specialisation).
 
 Each design runs in process 1 (cold cache: compiles and writes) and process 2 (warm: should load).
 Columns: `cold_s` / `warm_s`, the wall time of the first calls of the kernel for both losses in that
 process (compile or load); `warm_hits` / `warm_misses`, numba's counts of loaded / compiled
 signatures in process 2 (`kernel.stats`); `run_ms`, the best of 20 runs of the kernel for both losses
-on n = 10^6 records (process 2); `new_loss_hit`, whether a loss defined in ANOTHER module (as a user
+on n = 10^6 records (process 2); `call_us`, the best time of one call on 11 records (the cost of
+dispatch: typing the arguments and finding the compiled entry); `new_loss_hit`, whether a loss defined in ANOTHER module (as a user
 or a test would) is computed by the unchanged kernel and loaded from the cache in a third process;
 `stale_after_edit`, whether, after that loss's body is edited (same code), the kernel still returns
 the OLD result (numba's cache does not watch other files). Run:
@@ -85,6 +89,54 @@ def call(code, param, z, y, u):
         return
     f(code, param, z, y, u)
 ''',
+    "typed": SCALARS + '''
+import hashlib, inspect
+from numba import types
+from numba.core import cgutils
+from numba.extending import (typeof_impl, models, register_model, unbox, NativeValue,
+                             make_attribute_wrapper, overload)
+class KernelLossType(types.Type):
+    "A loss as numba types it: (code, hash of its scalar function's source); carries param."
+    def __init__(self, code, digest):
+        self.code, self.digest = code, digest
+        super().__init__(name=f"KernelLoss({code}, {digest})")
+@register_model(KernelLossType)
+class _Model(models.StructModel):
+    def __init__(self, dmm, fe_type): super().__init__(dmm, fe_type, [("param", types.float64)])
+make_attribute_wrapper(KernelLossType, "param", "param")
+class KernelLoss:
+    __slots__ = ("param", "ty")
+    def __init__(self, ty, param): self.param, self.ty = float(param), ty
+@typeof_impl.register(KernelLoss)
+def _typeof(val, c): return val.ty
+@unbox(KernelLossType)
+def _unbox(typ, obj, c):
+    s = cgutils.create_struct_proxy(typ)(c.context, c.builder)
+    p = c.pyapi.object_getattr_string(obj, "param")
+    s.param = c.pyapi.float_as_double(p)
+    c.pyapi.decref(p)
+    return NativeValue(s._getvalue(), is_error=c.pyapi.c_api_error())
+_DERIV, _TYPES, _OBJ = {}, {}, {}
+def register(code, f):
+    "The loss of `code` computes phi' by the njit function `f(param, z, y)`; its type hashes f's source."
+    ty = KernelLossType(code, hashlib.sha1(inspect.getsource(f.py_func).encode()).hexdigest()[:12])
+    _DERIV[(ty.code, ty.digest)], _TYPES[code] = f, ty
+def deriv(kl, z, y): raise NotImplementedError("numba only")
+@overload(deriv, inline='always')
+def _ov_deriv(kl, z, y):
+    if not isinstance(kl, KernelLossType): return None
+    f = _DERIV[(kl.code, kl.digest)]
+    return lambda kl, z, y: f(kl.param, z, y)
+@njit(cache=True)
+def kern(kl, z, y, u):
+    for i in range(z.shape[0]): u[i] = deriv(kl, z[i], y[i])
+register(0, sq); register(2, hub)
+FUNCS = {0: 0, 2: 2}
+def call(code, param, z, y, u):
+    kl = _OBJ.get((code, param))
+    if kl is None: kl = _OBJ[(code, param)] = KernelLoss(_TYPES[code], param)
+    kern(kl, z, y, u)
+''',
 }
 NEWLOSS = '''
 from numba import njit
@@ -125,6 +177,12 @@ if sys.argv[1] == "speed":
         for c in codes: kernels.call(c, 1.0, Z, Y, U)
         best.append(time.perf_counter() - t)
     out["run_ms"] = 1e3 * min(best)
+    small = []   # one call on 11 records: the cost of dispatch (typing the arguments, finding the entry)
+    for _ in range(5):
+        t = time.perf_counter()
+        for _ in range(2000): kernels.call(codes[0], 1.0, z, y, u)
+        small.append((time.perf_counter() - t) / 2000)
+    out["call_us"] = 1e6 * min(small)
 print(json.dumps(out))
 '''
 
@@ -156,14 +214,14 @@ def measure(design):
         edited = _proc(d, "new")
         return {"design": design, "cold_s": round(cold["first_s"], 3), "warm_s": round(warm["first_s"], 3),
                 "warm_hits": warm["hits"], "warm_misses": warm["misses"],
-                "run_ms": round(warm["run_ms"], 3),
+                "run_ms": round(warm["run_ms"], 3), "call_us": round(warm["call_us"], 2),
                 "new_loss_hit": "error" not in new and new["hits"] > 0,
                 "stale_after_edit": ("error" not in edited and "error" not in new
                                      and edited["u"] == new["u"])}
 
 
 if __name__ == "__main__":
-    rows = [measure(d) for d in ("switch", "funcarg", "literal", "literal_hash")]
+    rows = [measure(d) for d in ("switch", "funcarg", "literal", "literal_hash", "typed")]
     load = os.getloadavg()[0]
     for r in rows:
         r["load"] = round(load, 2)

@@ -22,6 +22,12 @@ class UnknownLoss(SquaredLoss):
     def __repr__(self): return "UnknownLoss()"
 
 
+class HalfLoss(Loss):
+    "A user's loss written from the base class, without kernels: phi(z, y) = (z - y)^2 / 2."
+    code, name = 96, "half"
+    def __repr__(self): return "HalfLoss()"
+
+
 class UnknownPenalty(L2):
     "A user's penalty with a code no kernel computes."
     code = 98
@@ -50,12 +56,13 @@ def test_no_empty_capability_tuple(name):
     if "accountant" in s.option_names: assert s.accountants, name
 
 
+@pytest.mark.parametrize("loss", [UnknownLoss(), HalfLoss()], ids=repr)
 @pytest.mark.parametrize("name", NAMES)
-def test_an_unknown_loss_is_refused_naming_both(name):
+def test_an_unknown_loss_is_refused_naming_both(name, loss):
     X, y = _data(name)
     with pytest.raises(ValueError) as e:
-        SOLVERS[name].fit(X, y, UnknownLoss(), L2(0.1), epsilon=1.0, delta=1e-5)
-    assert name in str(e.value) and "UnknownLoss" in str(e.value), str(e.value)
+        SOLVERS[name].fit(X, y, loss, L2(0.1), epsilon=1.0, delta=1e-5)
+    assert name in str(e.value) and type(loss).__name__ in str(e.value), str(e.value)
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -44,6 +44,8 @@ class Loss:
     param: float = 0.0
     name: str = ""
     sup_deriv: float = np.inf  # sup |phi'| over predictions (inf: not Lipschitz)
+    signed_labels: bool = False  # labels are -1 and +1 (a classifier), never a real target
+    needs_y_bound: bool = False  # sup |phi'| grows with |y|: a private fit needs a bound on |y|
 
     def __repr__(self): return f"{type(self).__name__}()"
     def __eq__(self, other): return type(self) is type(other) and self.param == other.param
@@ -196,6 +198,7 @@ class Loss:
 class SquaredLoss(Loss):
     "Squared loss $\\ell(w;(x,y)) = (w^\\top x - y)^2$ (no factor 1/2, as in the papers)."
     code, param, name = SQUARED, 0.0, "squared"
+    needs_y_bound = True
     def deriv_bound(self, x_norm, y_bound=0.0, w_radius=np.inf):
         if not np.isfinite(w_radius):
             raise ValueError(
@@ -210,6 +213,7 @@ class LogisticLoss(Loss):
     $y\\in\\{-1,+1\\}$."""
 
     code, param, name, sup_deriv = LOGISTIC, 0.0, "logistic", 1.0
+    signed_labels = True
     def check_y(self, y, n=None):
         y = super().check_y(y, n)
         if np.any((y != 1.0) & (y != -1.0)):   # the message shows no label: they are private
@@ -727,6 +731,11 @@ class HingeLoss(Loss):
 
     code, param, name, sup_deriv = HINGE, 0.0, "hinge", 1.0
     curvature = np.inf   # not smooth: no finite sup of phi''
+    signed_labels = True
+
+    def kernel_args(self) -> tuple:
+        "`(code, param)` as the dual kernels take them (no primal kernel is called with it)."
+        return self.code, self.param
 
     def check_y(self, y, n=None):
         y = Loss.check_y(self, y, n)

@@ -81,7 +81,7 @@ def block_sums_dense(
     "out[b] = $Σ_i$ clip($X_{i j_b} φ'(z_i, y_i), ±C_{j_b}$) for the block's coordinates $j_b$."
     for b in range(coords.shape[0]):
         j = coords[b]
-        out[b] = clipped_coord_sum_dense(loss[0], loss[1], X, y, z, j, clips[j])
+        out[b] = clipped_coord_sum_dense(*loss, X, y, z, j, clips[j])
 
 # %% ../../nbs/03_solvers/09_block_cd.ipynb
 @njit(cache=True)
@@ -99,7 +99,7 @@ def block_sums_sparse(
     for b in range(coords.shape[0]):
         j = coords[b]
         out[b] = clipped_coord_sum_sparse(
-            loss[0], loss[1], data, indices, indptr, y, z, j, clips[j]
+            *loss, data, indices, indptr, y, z, j, clips[j]
         )
 
 # %% ../../nbs/03_solvers/09_block_cd.ipynb
@@ -181,8 +181,8 @@ def _rounds_dense(loss, penalty, X, y, z, w, coords, noise, steps, clips, interc
         S = coords[r]
         for b in range(B):   # all sums at the round's θ
             j = S[b]
-            if j == p: grads[b] = clipped_coord_sum_dense(loss[0], loss[1], ones, y, z, 0, clips[j])
-            else: grads[b] = clipped_coord_sum_dense(loss[0], loss[1], X, y, z, j, clips[j])
+            if j == p: grads[b] = clipped_coord_sum_dense(*loss, ones, y, z, 0, clips[j])
+            else: grads[b] = clipped_coord_sum_dense(*loss, X, y, z, j, clips[j])
         grads /= n
         intercept_block_step(penalty, ones_penalty, w, S, grads, noise[r], steps, changes, p)
         for b in range(B):
@@ -226,9 +226,9 @@ def _rounds_sparse(loss, penalty, X, y, z, w, coords, noise, steps, clips, inter
         S = coords[r]
         for b in range(B):
             j = S[b]
-            if j == p: grads[b] = clipped_coord_sum_sparse(loss[0], loss[1], ones[0], ones[1],
+            if j == p: grads[b] = clipped_coord_sum_sparse(*loss, ones[0], ones[1],
                                                            ones[2], y, z, 0, clips[j])
-            else: grads[b] = clipped_coord_sum_sparse(loss[0], loss[1], data, indices, indptr, y,
+            else: grads[b] = clipped_coord_sum_sparse(*loss, data, indices, indptr, y,
                                                       z, j, clips[j])
         grads /= n
         intercept_block_step(penalty, ones_penalty, w, S, grads, noise[r], steps, changes, p)
@@ -373,8 +373,8 @@ def _run(self, problem, plan, options, rng):
     "One kernel call per epoch, on the draws of `block_draws`; w starts at 0."
     P, px, every, o = plan.params, problem.p, options["record_every"], options
     kernel, design = _kernel(problem)
-    loss = (problem.loss.code, problem.loss.param)
-    penalty = (problem.penalty.code, problem.penalty.params)
+    loss = problem.loss.kernel_args()
+    penalty = problem.penalty.kernel_args()
     s = o["intercept_scaling"] if o["fit_intercept"] else 0.0   # 0: no intercept
     icpt = intercept_column(problem, penalty, o["penalize_intercept"], s) if s else None
     p = P["smoothness"].shape[0]   # coordinates (p + 1 with the intercept)

@@ -39,8 +39,8 @@ def _margins(Xc, z, w0, pending) -> np.ndarray:
 
 def _codes(problem) -> tuple:
     "(code, param) of the loss and (code, params) of the penalty, as the kernels take them."
-    return ((problem.loss.code, problem.loss.param),
-            (problem.penalty.code, problem.penalty.params))
+    return (problem.loss.kernel_args(),
+            problem.penalty.kernel_args())
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
 @njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
@@ -54,7 +54,7 @@ def row_clipped_sums(loss, X, y, w, coords, clips, out):
             zi = 0.0
             for j in range(X.shape[1]):
                 zi += X[a + i, j] * w[j]
-            d[i] = loss_deriv(loss[0], loss[1], zi, y[a + i])
+            d[i] = loss_deriv(*loss, zi, y[a + i])
         for b in range(coords.shape[0]):
             C, s = clips[coords[b]], 0.0
             for i in range(m):
@@ -127,7 +127,7 @@ def _gcd_chunk(Xc, yc, z, k, w, pending, clips, loss, keep):
         return None, g
     z = _margins(Xc, z, w, pending)   # w = w0 when z is None (the first iteration)
     u, g = np.empty(Xc.shape[0]), np.empty(Xc.shape[1])
-    loss_deriv_vec(loss[0], loss[1], z, yc, u)
+    loss_deriv_vec(*loss, z, yc, u)
     clipped_gradient_dense(Xc, u, clips, g)
     return z, g * Xc.shape[0]
 
@@ -231,7 +231,7 @@ def _sgd_chunk(Xc, yc, z, k, w, seed, t, q, clip, loss):
     rows = np.flatnonzero(chunk_generator(seed, k, t).random(Xc.shape[0]) < q)
     if rows.shape[0] == 0: return None, np.zeros(Xc.shape[1])
     Xb, d = Xc[rows], np.empty(rows.shape[0])
-    loss_deriv_vec(loss[0], loss[1], Xb @ w, yc[rows], d)
+    loss_deriv_vec(*loss, Xb @ w, yc[rows], d)
     return None, Xb.T @ _clip_factors(d, clipping_norms(Xb), clip)   # as in memory
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
@@ -275,10 +275,10 @@ def _op_chunk(Xc, yc, z, k, w, loss, bounds, hessian:bool, s:float=0.0):
         Xc, yc = pr.X, pr.y
     zc = np.asarray(Xc @ w)
     u, h = np.empty_like(zc), np.empty_like(zc)
-    loss_deriv_vec(loss.code, loss.param, zc, yc, u)
-    out = (np.array([loss_value_mean(loss.code, loss.param, zc, yc) * zc.shape[0]]), Xc.T @ u)
+    loss_deriv_vec(*loss.kernel_args(), zc, yc, u)
+    out = (np.array([loss_value_mean(*loss.kernel_args(), zc, yc) * zc.shape[0]]), Xc.T @ u)
     if not hessian: return None, out
-    loss_hess_vec(loss.code, loss.param, zc, yc, h)
+    loss_hess_vec(*loss.kernel_args(), zc, yc, h)
     return None, out + (Xc.T @ (h[:, None] * Xc),)
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
@@ -312,7 +312,7 @@ def _op_newton(fun, p:int, gtol:float, max_iter:int=100) -> tuple:
 def _op_run(self, problem, plan, options, rng, ex) -> Run:
     "The minimiser to τ by map-reduced Newton steps, plus the planned noise (private runs)."
     P, private, p = plan.params, len(plan.ledger) > 0, problem.p
-    y_bound = P["y_bound"] if isinstance(problem.loss, SquaredLoss) else None
+    y_bound = P["y_bound"] if problem.loss.needs_y_bound else None
     bounds = (P.get("row_bound", P["x_norm"]), y_bound) if private else None
     s, tau = P.get("intercept_scaling", 0.0), options["opt_tol"] * P["lipschitz"] / problem.n
     fun = _op_objective(ex, open_chunks(ex, problem), problem.loss, P["strong_convexity"],
@@ -358,7 +358,7 @@ def _scd_chunk(Xc, yc, alpha, k, v, batch, alpha_noise, fixed):
         if s: Xb = np.asfortranarray(np.hstack([Xb, np.full((rows.shape[0], 1), s)]))
         if sigma > 0:   # a private run: Lemma 1's ||x_i|| <= 1, as `project_records` in memory
             Xb = project_records(Problem(Xb, yc[rows], loss, NoPenalty(), False), 1.0).X
-        _scd_chunk_moves(Xb, yc[rows], alpha, rows, v, (loss.code, loss.param), (lam, N, L, C),
+        _scd_chunk_moves(Xb, yc[rows], alpha, rows, v, loss.kernel_args(), (lam, N, L, C),
                          out)
     if sigma > 0: alpha += sigma * alpha_noise[a:b]
     return alpha, out

@@ -1011,8 +1011,8 @@ def _run(self, problem, plan, options, rng):
     T, K, p, by_sample = P["T"], P["K"], P["smoothness"].shape[0], P["clipping"] in _PER_SAMPLE
     kernel, design = ((dpcd_inner_sparse, (X.data, X.indices, X.indptr)) if problem.sparse
                       else (dpcd_inner_dense, X))
-    loss = (problem.loss.code, problem.loss.param)
-    penalty = (problem.penalty.code, problem.penalty.params)
+    loss = problem.loss.kernel_args()
+    penalty = problem.penalty.kernel_args()
     s = o["intercept_scaling"] if o["fit_intercept"] else 0.0   # 0: no intercept
     icpt = intercept_column(problem, penalty, o["penalize_intercept"], s) if s else None
     scales = (P["steps"], P["clip_thresholds"])
@@ -1089,8 +1089,7 @@ def _run_chunks(self, problem, plan, options, rng, ex):
     if one_worker_pays(ex, problem.n, px, P["T"] * P["K"]):   # round trips would cost more
         return run_on_one_worker(ex, self, problem, plan, options, rng)
     T, K, p, by_sample = P["T"], P["K"], P["smoothness"].shape[0], P["clipping"] == "sample"
-    loss, penalty = (problem.loss.code, problem.loss.param), (problem.penalty.code,
-                                                              problem.penalty.params)
+    loss, penalty = problem.loss.kernel_args(), problem.penalty.kernel_args()
     s = o["intercept_scaling"] if o["fit_intercept"] else 0.0
     # the penalties of X's coordinates and of the intercept's column
     pens = (penalty, penalty if o["penalize_intercept"] else (0, penalty[1]))

@@ -544,10 +544,10 @@ def _clipped_gradient(design, loss, z, clips, u, g, threads=None):
     if threads is not None:   # None: numba prunes this branch, the threaded kernels never compile
         parallel = (data.shape[0] if sparse else X.size) >= _PARALLEL_MIN   # when they may pay
         if parallel:
-            _derivatives_parallel(loss[0], loss[1], z, y, u)
+            _derivatives_parallel(*loss, z, y, u)
             _clipped_gradient_parallel(sparse, X, data, indices, indptr, n, u, clips, g)
     if not parallel:
-        kernel_deriv_range(loss[0], loss[1], z, y, u, 0, n)   # φ'(z_i, y_i) once, for all columns
+        kernel_deriv_range(*loss, z, y, u, 0, n)   # φ'(z_i, y_i) once, for all columns
         if sparse: clipped_gradient_sparse(data, indices, indptr, n, u, clips, g)
         else: clipped_gradient_dense(X, u, clips, g)
     if s != 0.0: g[-1] = _clipped_constant(u, s, clips[-1]) / n   # the implicit column
@@ -843,8 +843,8 @@ def _kernel_inputs(problem, plan, options) -> tuple:
                                    P["noise_scales"], bool(s) and not penalised)
     return (
         _design(problem.X, problem.y, problem.sparse, s, penalised),
-        (problem.loss.code, problem.loss.param),
-        (problem.penalty.code, problem.penalty.params),
+        problem.loss.kernel_args(),
+        problem.penalty.kernel_args(),
         consts,
         selection,
     )

@@ -418,7 +418,7 @@ def _scd_kernel(problem, plan:Plan, alpha:np.ndarray, v:np.ndarray, sequential:b
     scales = (problem.penalty.lam, float(P["batch_size"]), P["clip"], noise_std)
     design = row_design(problem)
     icpt = _intercept_rows(problem, design, s, len(plan.ledger) > 0) if s else None
-    fixed = (design, problem.y, alpha, v, (loss.code, loss.param), scales)
+    fixed = (design, problem.y, alpha, v, loss.kernel_args(), scales)
     all_alpha = P["variant"] == "private"
     return lambda ptr, idx, noise_a, noise_v: kernel(*fixed, (ptr, idx), (noise_a, noise_v),
                                                      all_alpha, sequential, icpt)
@@ -665,7 +665,7 @@ def _primal_run(self, problem, plan:Plan, options:dict, rng) -> Run:
     kernel = primal_steps_sparse if problem.sparse else primal_steps_dense
     scales = (problem.penalty.lam, loss.curvature, float(L), P["clip"],
               plan.noise_scales[0] if private else 0.0)
-    fixed = (design, problem.y, theta, v, (loss.code, loss.param), scales, colsq)
+    fixed = (design, problem.y, theta, v, loss.kernel_args(), scales, colsq)
     per_block = max(1, min(max(1, int(round(q / L))), MAX_BLOCK // (N + L)))
     every = record_steps(options["record_every"], q, L)
     trace = [(0.0, theta[:p].copy())] if every else []

@@ -493,8 +493,8 @@ def _sgd_kernel(problem, plan:Plan, w:np.ndarray, ones:float=0.0, penalised:bool
     kernel = sgd_steps_sparse if problem.sparse else sgd_steps_dense
     scales = (P["step"], P["clip"], 1.0 / P["batch_size"], noise_std)
     return functools.partial(kernel, row_design(problem), problem.y,
-                             clipping_norms(problem.X, ones), w, (loss.code, loss.param),
-                             (penalty.code, penalty.params), scales, intercept=float(ones),
+                             clipping_norms(problem.X, ones), w, loss.kernel_args(),
+                             penalty.kernel_args(), scales, intercept=float(ones),
                              penalize_intercept=bool(penalised))
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb

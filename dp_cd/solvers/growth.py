@@ -936,8 +936,7 @@ class GLMObjective:
         x = np.asarray(x, dtype=np.float64)
         out = np.empty_like(x)
         _glm_mean_grad(
-            self.loss.code,
-            float(self.loss.param),
+            *self.loss.kernel_args(),
             self.lam,
             x,
             np.ascontiguousarray(S, dtype=np.float64),
@@ -945,7 +944,7 @@ class GLMObjective:
         )
         return out
     def _pgd(self, S, xc, coef, dom, step, iters):
-        return _glm_solve_phase(self.loss.code, float(self.loss.param), self.lam,
+        return _glm_solve_phase(*self.loss.kernel_args(), self.lam,
                                 np.ascontiguousarray(S, dtype=np.float64),
                                 np.asarray(xc, dtype=np.float64), coef, _domain(dom), step, iters)
 
@@ -1009,8 +1008,8 @@ def _resolve_x_norm(clip, x_norm, private:bool) -> float|None:
 
 
 def _resolve_y_bound(loss:Loss, y_bound) -> float|None:
-    "The label bound: 1 for the logistic loss (labels ±1), else `y_bound` (None: from the data)."
-    if isinstance(loss, LogisticLoss): return 1.0
+    "The label bound: 1 for a loss with labels ±1 (`signed_labels`), else `y_bound` (None: data)."
+    if loss.signed_labels: return 1.0
     return None if y_bound is None else check_scalar(y_bound, "y_bound", low=0)
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
@@ -1158,10 +1157,10 @@ def norm_bounds(self,
                 bounds:np.ndarray,  # public bounds $B_j ≥ |x_{ij}|$ (p,)
                 target_bound=None,  # public bound on $|y_i|$ (None: none)
                ) -> dict:  # {option: value}
-    """x_norm = ‖B‖₂ (and y_bound for the squared and Huber losses): public norms from public bounds
+    """x_norm = ‖B‖₂ (and y_bound for a loss of real labels): public norms from public bounds
     $B_j ≥ |x_{ij}|$; without y_bound a regression would read the largest $|y_i|$ off the data."""
     options = dict(x_norm=float(np.sqrt(np.sum(np.asarray(bounds) ** 2))))
-    if isinstance(loss, (SquaredLoss, HuberLoss)) and target_bound is not None:
+    if not loss.signed_labels and target_bound is not None:
         options["y_bound"] = float(target_bound)
     return options
 

@@ -117,7 +117,7 @@ def _op_bounds(problem, request, options:dict, rn:np.ndarray) -> tuple:
         x_norm = float(rn.max())
         leaks += _leak(request, "x_norm", "the bound on ||x||", "the feature-norm bound x_norm")
     x_norm = check_scalar(x_norm, "x_norm", low=0, low_open=True)
-    if not isinstance(problem.loss, SquaredLoss): return x_norm, 0.0, np.inf, leaks
+    if not problem.loss.needs_y_bound: return x_norm, 0.0, np.inf, leaks
     y_bound = options["y_bound"]
     if y_bound is None:
         y_bound = float(np.abs(problem.y).max())
@@ -141,7 +141,7 @@ def _op_rows(problem, params:dict, private:bool) -> tuple:
     s, scale, y = params.get("intercept_scaling", 0.0), None, problem.y
     if private:
         scale = row_scale(problem.X, params.get("row_bound", params["x_norm"]), s)
-        if isinstance(problem.loss, SquaredLoss):
+        if problem.loss.needs_y_bound:
             y = np.clip(y, -params["y_bound"], params["y_bound"])
         if np.all(scale == 1.0): scale = None   # no row moved: X as it is
     column = None if not s else (np.full(problem.n, s) if scale is None else s * scale)
@@ -297,8 +297,8 @@ def _objective(rows:tuple, y, loss:Loss, lam:float):
     def fun(w):
         z = _rows_times(rows, w)
         u = np.empty_like(z)
-        loss_deriv_vec(loss.code, loss.param, z, y, u)
-        value = loss_value_mean(loss.code, loss.param, z, y) + 0.5 * lam * w @ w
+        loss_deriv_vec(*loss.kernel_args(), z, y, u)
+        value = loss_value_mean(*loss.kernel_args(), z, y) + 0.5 * lam * w @ w
         return value, _rows_transpose_times(rows, u) / n + lam * w, z
     return fun
 
@@ -334,7 +334,7 @@ def l2_minimiser(X, # design (n, p), validated (Fortran dense or CSC)
     for _ in range(max_iter):
         gn = float(np.linalg.norm(g))
         if gn <= gtol: break
-        d = _newton_direction(rows, _curv(loss.code, loss.param, z, y), g, lam)
+        d = _newton_direction(rows, _curv(*loss.kernel_args(), z, y), g, lam)
         t = 1.0
         if gn > 1e-6 * max(g0, 1e-300):   # backtracking far from the optimum, pure steps near it
             while t > 1e-12 and fun(w - t * d)[0] > F - 1e-4 * t * (g @ d): t *= 0.5

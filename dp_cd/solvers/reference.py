@@ -273,7 +273,7 @@ class _Problem:
         if np.any(zero):
             w[zero] = np.array(
                 [
-                    prox_1d(penalty.code, penalty.params, j, w[j], 1e300)
+                    prox_1d(*penalty.kernel_args(), j, w[j], 1e300)
                     for j in np.flatnonzero(zero)
                 ]
             )
@@ -294,13 +294,13 @@ class _Problem:
     def primal(self, w, z=None):
         z = self.pred(w) if z is None else z
         return float(
-            loss_value_mean(self.loss.code, self.loss.param, z, self.y)
-            + penalty_value(self.pen.code, self.pen.params, w)
+            loss_value_mean(*self.loss.kernel_args(), z, self.y)
+            + penalty_value(*self.pen.kernel_args(), w)
         )
 
     def grad_u(self, z):
         u = np.empty(self.n)
-        loss_deriv_vec(self.loss.code, self.loss.param, z, self.y, u)
+        loss_deriv_vec(*self.loss.kernel_args(), z, self.y, u)
         return np.asarray(self.X.T @ u, dtype=np.float64).ravel() / self.n, u
 
     def criterion(self, w, z):
@@ -309,14 +309,14 @@ class _Problem:
         g, u = self.grad_u(z)
         if self.use_gap:
             D = dual_objective(
-                self.loss.code, self.loss.param, self.pen.code, self.pen.params, u, self.y, g
+                *self.loss.kernel_args(), *self.pen.kernel_args(), u, self.y, g
             )
             return P, max(P - D, 0.0) / max(abs(P), np.finfo(float).tiny)
         fp = 0.0
         for j in range(self.p):
             if self.M[j] > 0:
                 fp = max(
-                    fp, gs_score_1d(1, self.pen.code, self.pen.params, j, w[j], g[j], self.M[j])
+                    fp, gs_score_1d(1, *self.pen.kernel_args(), j, w[j], g[j], self.M[j])
                 )
         return P, fp
 
@@ -327,16 +327,16 @@ def _newton_step(pb, w, z, inner_tol):
     n, p = pb.n, pb.p
     g, _ = pb.grad_u(z)
     h = np.empty(n)
-    loss_hess_vec(pb.loss.code, pb.loss.param, z, pb.y, h)
+    loss_hess_vec(*pb.loss.kernel_args(), z, pb.y, h)
     if pb.sparse: H = np.asarray((pb.X.T @ pb.X.multiply(h[:, None]).tocsc()).todense()) / n
     else: H = (pb.X.T * h) @ pb.X / n
     H = np.asfortranarray(H)
     H[np.diag_indices(p)] += 1e-10 * pb.M   # tiny damping: Huber's Hessian can vanish
     v, Hd = w.copy(), np.zeros(p)
-    quad_cd(H, g, w, v, Hd, pb.pen.code, pb.pen.params, 100_000, inner_tol)
+    quad_cd(H, g, w, v, Hd, *pb.pen.kernel_args(), 100_000, inner_tol)
     d = v - w
-    psi_w = penalty_value(pb.pen.code, pb.pen.params, w)
-    Delta = g @ d + penalty_value(pb.pen.code, pb.pen.params, v) - psi_w
+    psi_w = penalty_value(*pb.pen.kernel_args(), w)
+    Delta = g @ d + penalty_value(*pb.pen.kernel_args(), v) - psi_w
     if not Delta < 0: return w, z, True
     Xd = pb.pred(d)
     Fw = pb.primal(w, z)
@@ -396,7 +396,7 @@ def solve(
     t0 = time.perf_counter()
     w = pb.w
     z = pb.pred(w)
-    lc, lp, pc, pp = loss.code, loss.param, pb.pen.code, pb.pen.params
+    lo, pe = loss.kernel_args(), pb.pen.kernel_args()
     Xd = pb.X if not pb.sparse else np.zeros((1, 1), order='F')
     empty = (np.zeros(1), np.zeros(1, np.int64), np.zeros(2, np.int64))
     # one argument of the kernels
@@ -415,11 +415,11 @@ def solve(
         if method == "cd":
             for _ in range(n_do):
                 order = cyc if selection == "cyclic" else rng.integers(0, pb.p, size=pb.p)
-                if pb.sparse: cd_epoch_sparse(lc, lp, pc, pp, csc, pb.y, z, w, pb.steps, order)
-                else: cd_epoch_dense(lc, lp, pc, pp, Xd, pb.y, z, w, pb.steps, order)
+                if pb.sparse: cd_epoch_sparse(*lo, *pe, csc, pb.y, z, w, pb.steps, order)
+                else: cd_epoch_dense(*lo, *pe, Xd, pb.y, z, w, pb.steps, order)
             it += n_do
         elif method == "gcd":
-            k = gcd_steps((lc, lp, pc, pp), rules[rule], pb.sparse, Xd, csc, pb.y, z, w, pb.M, n_do)
+            k = gcd_steps((*lo, *pe), rules[rule], pb.sparse, Xd, csc, pb.y, z, w, pb.M, n_do)
             it += k
             if k < n_do: done = True   # no coordinate can move: exact fixed point
         elif method == "newton":
@@ -431,8 +431,8 @@ def solve(
                 if stalled:
                     for _k in range(2000):
                         if pb.sparse:
-                            cd_epoch_sparse(lc, lp, pc, pp, csc, pb.y, z, w, pb.steps, cyc)
-                        else: cd_epoch_dense(lc, lp, pc, pp, Xd, pb.y, z, w, pb.steps, cyc)
+                            cd_epoch_sparse(*lo, *pe, csc, pb.y, z, w, pb.steps, cyc)
+                        else: cd_epoch_dense(*lo, *pe, Xd, pb.y, z, w, pb.steps, cyc)
                         if _k % 5 == 4 and pb.criterion(w, pb.pred(w))[1] <= tol: break
                     done = True
                     break
@@ -441,7 +441,7 @@ def solve(
                 zv = pb.pred(v)
                 g, _ = pb.grad_u(zv)
                 w_new = np.empty(pb.p)
-                prox_vec(pc, pp, v - gam * g, gam_v, w_new)
+                prox_vec(*pe, v - gam * g, gam_v, w_new)
                 if accelerated:
                     t_new = (1 + np.sqrt(1 + 4 * tk * tk)) / 2
                     v = w_new + (tk - 1) / t_new * (w_new - w)

@@ -279,7 +279,7 @@ def dpcd_train_and_score(X_train, # training features (n, p)
 # %% ../../nbs/03_solvers/05_tuning.ipynb
 def _per_example_loss(loss, z, y):
     from dp_cd.model.losses import loss_value
-    return np.array([loss_value(loss.code, loss.param, zi, yi) for zi, yi in zip(z, y)])
+    return np.array([loss_value(*loss.kernel_args(), zi, yi) for zi, yi in zip(z, y)])
 
 # %% ../../nbs/03_solvers/05_tuning.ipynb
 def event_rho(event:DPEvent, # a privacy event (possibly composed)
