@@ -200,7 +200,7 @@ def test_pages_in_a_browser(html_dir):
     """Every page in headless Chromium: no JavaScript error, no raw LaTeX, no markdown escape in an
     API table (`2\\^lo`), search finds a word; a figure in every core chapter, no `__main__.` name,
     no pseudo-TeX or subscript as plain text, no API table row without a description, no stored
-    warning."""
+    warning, no punctuation wrapped alone after math."""
     if cb.find_browser() is None:
         pytest.skip('no Chromium on this machine (apt-get install chromium, or set CHROMIUM)')
     if not (html_dir / 'mathjax' / 'tex-chtml.js').exists():
@@ -215,7 +215,7 @@ def test_pages_in_a_browser(html_dir):
     reader = next(l for l in r.stdout.splitlines() if l.startswith('reader: '))
     for goal in ('0 core chapters without a figure', '0 __main__ names', '0 pseudo-TeX spans',
                  '0 plain-text subscripts', '0 API table rows without a description',
-                 '0 formulas typeset token by token',
+                 '0 formulas typeset token by token', '0 punctuation marks wrapped alone after math',
                  '0 stored warnings'):
         assert re.search(rf'(?<!\d){goal}', reader), reader
 
@@ -225,6 +225,8 @@ _PAGE = '''<html><body><main>
 <p>Constants M_j and the variable max_iter.</p>
 <p>Bounds |<mjx-container>x</mjx-container>| ≤ <mjx-container>B</mjx-container>,
 one formula in pieces; <mjx-container>n</mjx-container> alone and (<mjx-container>p</mjx-container>) are not.</p>
+<p style="width: 200px"><span class="math"><mjx-container style="display: inline-block; width: 200px">w</mjx-container></span>, a comma wrapped alone;
+<span class="math"><mjx-container style="display: inline-block">v</mjx-container></span>, one that is not.</p>
 <div class="cell"><div class="cell_output"><div class="output stderr"><pre>UserWarning: delta</pre></div>
 <div class="output text_html"><div class="api-entry api-internal"><h3>f</h3>
 <pre class="api-signature"><code>f (pmf:__main__.PLDPmf)</code></pre><p>About PrivacyLeakWarning.</p>
@@ -241,7 +243,8 @@ one formula in pieces; <mjx-container>n</mjx-container> alone and (<mjx-containe
 
 def test_the_reader_measures_count_what_they_say(tmp_path):
     """On a page made for it (without the book's style sheet): pseudo-TeX of two kinds, `__main__`,
-    a warning, a late API entry, a printed output that scrolls."""
+    a warning, a late API entry, a printed output that scrolls, a comma wrapped alone after math,
+    two internal API entries before "Implementation and checks"."""
     if cb.find_browser() is None:
         pytest.skip('no Chromium on this machine (apt-get install chromium, or set CHROMIUM)')
     (tmp_path / 'index.html').write_text('<html><body><main>front</main></body></html>')
@@ -255,7 +258,8 @@ def test_the_reader_measures_count_what_they_say(tmp_path):
     for count in ('1 core chapters without a figure', '1 __main__ names', '2 pseudo-TeX spans',
                   '1 plain-text subscripts', '1 stored warnings', '1 formulas typeset token by token',
                   '1 chapters with their first API entry after 5 screens',
-                  '1 chapters in two parts'):
+                  '1 chapters in two parts', '1 punctuation marks wrapped alone after math',
+                  '2 kernels and private helpers in reader parts'):
         assert re.search(rf'(?<!\d){count}', reader), reader
     row = [l for l in r.stdout.splitlines() if l.startswith('03_solvers/01_dp_cd.html')][-1]
     assert row.rstrip().endswith('public'), row   # the kernel is not the first public entry
@@ -288,6 +292,29 @@ def test_commands_of_the_book_run_as_written(path):
     nb = json.loads(path.read_text())
     assert [(i, c, bb.command_problems(c)) for i, c in bb.shell_commands(nb)
             if bb.command_problems(c)] == []
+
+
+def test_cheap_forms_of_commands():
+    "Each `python` or `dp-cd` command of a chain is run with `--help` (or compiled), with its options."
+    py = sys.executable
+    assert bb.cheap_forms('DP_CD_DATA=/path/to/data python benchmarks/run.py --only accounting | head') \
+        == [([py, 'benchmarks/run.py', '--help'], ['--only'])]
+    assert bb.cheap_forms('python benchmarks/bench_dpgcd.py') == \
+        [([py, '-m', 'py_compile', 'benchmarks/bench_dpgcd.py'], [])]
+    assert bb.cheap_forms('.venv/bin/pip install -e . && .venv/bin/dp-cd reproduce NAME --out d') == \
+        [([py, '-c', *bb.CLI, 'reproduce', '--help'], ['--out'])]
+    assert bb.cheap_forms('python -m dp_cd.warmup') == [([py, '-m', 'dp_cd.warmup', '--help'], [])]
+
+
+@pytest.mark.heavy   # one process per program of the book (about a minute)
+def test_commands_of_the_book_run():
+    "Every command of the book's text runs in its cheap form: its help, naming the options used."
+    found = [(bb.page_of(p), c) for p in bb.notebooks()
+             for _, c in bb.shell_commands(json.loads(p.read_text()))]
+    assert len(found) > 50
+    assert bb.run_problems('python benchmarks/run.py --onlyy speed') == \
+        ['benchmarks/run.py --help: does not name --onlyy']
+    assert [(page, c, bb.run_problems(c)) for page, c in found if bb.run_problems(c)] == []
 
 
 def test_api_entries_name_public_classes_and_mark_kernels():

@@ -12,10 +12,11 @@ to the front page. API entries get an anchor, an index entry and MathJax; MathJa
 from `mathjax/` beside the pages (from the npm registry, cached in book/.mathjax). The build fails
 (exit 1) on a notebook that is not valid, has no `# Title`, shows code above its title, holds a
 control character (a lost backslash), stores an error output, or whose exported code or API docs
-fail to execute, and on any Sphinx warning. `tools/check_book.py` then checks the pages in a
-browser.
+fail to execute, and on any Sphinx warning. Punctuation right after inline math is kept on the
+math's line. `tools/check_book.py` then checks the pages in a browser; tests/test_book.py runs
+every command the text shows in a cheap form (`cheap_forms`).
 """
-import argparse, base64, configparser, html, inspect, json, re, shutil, subprocess, sys
+import argparse, base64, configparser, functools, html, inspect, json, re, shutil, subprocess, sys
 from functools import partial
 from pathlib import Path
 
@@ -275,6 +276,51 @@ def _cli_problems(args) -> list:
     incomplete = re.search(r'arguments are required|expected one argument', error)
     return [f'dp-cd {" ".join(args)}: {error}'] if error and not incomplete else []
 
+PYTHON = re.compile(r'^(?:\.venv/bin/)?python3?$')
+CLI = ('import sys; from dp_cd.cli import main; sys.exit(main(sys.argv[1:]))',)
+
+def cheap_forms(command: str) -> list:
+    """How a test runs `command` cheaply: for each `python` or `dp-cd` command of a pipe or chain,
+    (argv, options): its program asked for `--help` (`dp-cd` with its sub-command; a script without
+    an argument parser is compiled instead) and the `--options` the text gives it, which that help
+    must name. A command's own run (a benchmark, a reproduction) is what the text promises; its
+    help running and knowing the options is the part a test can afford."""
+    import shlex
+    forms = []
+    for part in re.split(r'&&|\|\||[|;]', command):
+        words = shlex.split(part, comments=True)
+        while words and re.match(r'^\w+=', words[0]): words = words[1:]
+        if not words: continue
+        options = lambda ws: [w.split('=')[0] for w in ws if w.startswith('--') and w != '--help']
+        if PYTHON.match(words[0]) and words[1:2] == ['-m'] and words[2:3] and \
+                words[2].startswith('dp_cd'):
+            forms.append(([sys.executable, '-m', words[2], '--help'], options(words[3:])))
+        elif PYTHON.match(words[0]) and words[1:] and REPO_PATH.match(words[1]) \
+                and words[1].endswith('.py') and not _placeholder(words[1]):
+            parsed = 'argparse' in (ROOT / words[1]).read_text(encoding='utf-8')
+            forms.append(([sys.executable, words[1], '--help'], options(words[2:])) if parsed
+                         else ([sys.executable, '-m', 'py_compile', words[1]], []))
+        elif re.match(r'^(?:\.venv/bin/)?dp-cd$', words[0]):
+            sub = words[1:2] if words[1:2] and not words[1].startswith('-') else []
+            forms.append(([sys.executable, '-c', *CLI, *sub, '--help'], options(words[1:])))
+    return forms
+
+@functools.lru_cache(maxsize=None)
+def _run(argv: tuple):
+    "Exit code and output of `argv`, run once from the repository's root."
+    r = subprocess.run(list(argv), cwd=ROOT, capture_output=True, text=True, timeout=600)
+    return r.returncode, r.stdout + r.stderr
+
+def run_problems(command: str) -> list:
+    "What goes wrong when `command` runs in its cheap form (`cheap_forms`): an exit code, an option."
+    problems = []
+    for argv, options in cheap_forms(command):
+        code, out = _run(tuple(argv))
+        shown = ' '.join(argv[3:] if argv[1] == '-c' else argv[1:])
+        if code: problems.append(f'{shown}: exit {code}: {out.strip()[-300:]}')
+        problems += [f'{shown}: does not name {o}' for o in options if o not in out]
+    return problems
+
 def check(path: Path):
     "Refuse notebooks that cannot be part of the book."
     try:
@@ -519,6 +565,8 @@ div.cell_output div.output.text_plain pre {
 }
 /* inline math is not clipped by the few pixels its glyphs overhang */
 span.math { overflow: visible; }
+/* inline math and the punctuation that follows it are kept on one line */
+span.math-punct { white-space: nowrap; }
 .api-entry { border-top: 1px solid var(--pst-color-border); }
 .api-entry h3, .api-entry h4 { margin-top: 0.75rem; }
 .api-entry pre.api-signature {
@@ -601,6 +649,18 @@ def link_figures(html_dir: Path):
         new = IMG.sub(partial(_link_figure, text), text)
         if new != text: page.write_text(new, encoding='utf-8')
 
+# inline math as Sphinx writes it, with the punctuation glued to it (`$x$.`, `$x$),`)
+MATH_PUNCT = re.compile(r'(<span class="math notranslate nohighlight">[^<]*</span>|\\\((?:[^<\\]|\\(?!\)))*\\\))'
+                        r'([.,;:!?)\]]+)')   # or as the API entries write it, `\(x\)`
+
+def keep_punctuation_with_math(html_dir: Path):
+    """Punctuation right after inline math stays on the math's line: both go in a span that does
+    not wrap (a line could otherwise break between `$x$` and its `.`, which then starts a line)."""
+    for page in html_dir.rglob('*.html'):
+        text = page.read_text(encoding='utf-8')
+        new = MATH_PUNCT.sub(r'<span class="math-punct">\1\2</span>', text)
+        if new != text: page.write_text(new, encoding='utf-8')
+
 def build(execute=False, keep=False):
     for d in (SRC, BOOK / '_build'): shutil.rmtree(d, ignore_errors=True)   # no stale pages
     SRC.mkdir(parents=True)
@@ -615,6 +675,7 @@ def build(execute=False, keep=False):
     if not keep: shutil.rmtree(SRC)
     html_dir = BOOK / '_build' / 'html'
     link_figures(html_dir)
+    keep_punctuation_with_math(html_dir)
     return html_dir
 
 if __name__ == '__main__':

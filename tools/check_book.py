@@ -21,11 +21,15 @@ typeset token by token (inline math glued to a formula character left as text, `
 math spans joined by an operator as text, `$B_j$ ≥ |$x_{ij}$|`: one formula, one `$...$`), rows of
 API parameter tables without a description, warnings stored in outputs (unless the cell is tagged
 `warning-shown`: `#| warning: shown`), the page's length and the screens before its first API entry that is not a kernel or
-private (goal: at most `API_SCREENS`; reported), and the length of its reader part: the screens
-before its "Implementation and checks" section, when it has one (reported).
+private (goal: at most `API_SCREENS`; reported), the length of its reader part: the screens
+before its "Implementation and checks" section, when it has one (reported), the kernels and private
+helpers documented in that reader part (the whole page when it has no such section; reported per
+chapter), and punctuation that wraps onto a line of its own after inline math (`$x$` ending a line,
+its `.` starting the next).
 
 Exits 1 on any JavaScript error, raw LaTeX, MathJax error, markdown escape, `__main__.` name,
-pseudo-TeX span, plain-text subscript, formula typeset token by token, API table row without a description, stored warning or core
+pseudo-TeX span, plain-text subscript, formula typeset token by token, punctuation wrapped alone
+after math, API table row without a description, stored warning or core
 chapter without a figure, or a search without results;
 2 when no Chromium is found (set CHROMIUM to its path) or the book is not built.
 """
@@ -163,7 +167,28 @@ MEASURE_JS = r"""(() => {
   const impl = [...article.querySelectorAll('h2')].find(h => /Implementation and checks/.test(h.textContent));
   const implScreens = impl ? (impl.getBoundingClientRect().top + window.scrollY) / window.innerHeight
                            : null;
-  return {implScreens, raw, mathErrors, escaped, mathjax: mjx.length, overflow: over, allowedOverflow: allowed,
+  // kernels and private helpers documented in the reader part (above "Implementation and
+  // checks", or anywhere on a page without one): a reader of the method should not meet them
+  const implTop = impl ? impl.getBoundingClientRect().top : Infinity;
+  const readerKernels = [...article.querySelectorAll('.api-entry.api-internal')]
+    .filter(e => e.getBoundingClientRect().top < implTop)
+    .map(e => (e.querySelector('h2, h3, h4, h5') || e).textContent.replace('#', '').trim());
+  // punctuation after inline math that wraps onto the next line alone (`$x$` at a line's end,
+  // its `.` or `,` starting the next one)
+  const orphans = [];
+  for (const u of units) {
+    const next = u.nextSibling;
+    if (!next || next.nodeType !== 3 || !/^[.,;:!?)\]]/.test(next.nodeValue)) continue;
+    const range = document.createRange();
+    range.setStart(next, 0); range.setEnd(next, 1);
+    const c = range.getBoundingClientRect(), m = u.getBoundingClientRect();
+    if (c.height && c.left < m.right - 1 && c.top > m.top + m.height / 2) {
+      const tex = u.querySelector('mjx-assistive-mml');
+      orphans.push(`⟨${(tex ? tex.textContent : u.textContent).slice(0, 40)}⟩${next.nodeValue.slice(0, 20)}`
+                   .replace(/\s+/g, ' ').trim());
+    }
+  }
+  return {readerKernels, orphans, implScreens, raw, mathErrors, escaped, mathjax: mjx.length, overflow: over, allowedOverflow: allowed,
           wideMath: math, mainNames, pseudo, subscripts, tokens, warnings, bare, rows, apiScreens, apiName,
           screens: document.scrollingElement.scrollHeight / window.innerHeight,
           mathjaxBytes: mjx.reduce((s, e) => s + (e.encodedBodySize || 0), 0), imgs,
@@ -352,8 +377,8 @@ CORE = ('03_solvers/01_dp_cd.html', '02_privacy/03_accountants.html', '02_privac
         '06_api/01_estimators.html')
 API_SCREENS = 5   # goal: a chapter's first public function within this many screens
 READER = (('mainNames', '__main__'), ('pseudo', 'pseudoTeX'), ('subscripts', 'x_j text'),
-          ('tokens', 'tokenTeX'),
-          ('warnings', 'warnings'))
+          ('tokens', 'tokenTeX'), ('orphans', 'lone punct'),
+          ('warnings', 'warnings'), ('readerKernels', 'kernels'))
 
 
 def is_chapter(page):
@@ -390,6 +415,9 @@ def reader_summary(results):
             'plain-text subscripts': sum(len(r['subscripts']) for r in results),
             'formulas typeset token by token': sum(len(r['tokens']) for r in results),
             'stored warnings': sum(len(r['warnings']) for r in results),
+            'punctuation marks wrapped alone after math': sum(len(r['orphans']) for r in results),
+            'kernels and private helpers in reader parts':
+                sum(len(r['readerKernels']) for r in chapters),
             'API table rows without a description': sum(len(r['bare']) for r in results),
             'API table rows': sum(r['rows'] for r in results),
             f'chapters with their first API entry after {API_SCREENS} screens': len(late),
@@ -402,10 +430,11 @@ def print_details(results, verbose):
     kinds = [('errors', 'JS error'), ('raw', 'raw LaTeX'), ('mathErrors', 'MathJax error'),
              ('escaped', 'markdown escape in an API table'), ('mainNames', '__main__ name'),
              ('pseudo', 'pseudo-TeX'), ('tokens', 'formula typeset token by token'),
-             ('warnings', 'stored warning')]
+             ('warnings', 'stored warning'), ('orphans', 'punctuation wrapped alone after math')]
     if verbose:
         kinds += [('overflow', 'overflow'), ('wideMath', 'wide equation'),
-                  ('subscripts', 'subscript as text'), ('bare', 'undescribed parameter')]
+                  ('subscripts', 'subscript as text'), ('bare', 'undescribed parameter'),
+                  ('readerKernels', 'kernel or private helper in the reader part')]
     for r in results:
         for key, kind in kinds:
             for item in r[key][:None if verbose else 5]:
@@ -438,7 +467,8 @@ def report(results, verbose):
     reader_failures = counts['__main__ names'] or counts['pseudo-TeX spans'] \
         or counts['stored warnings'] or counts['core chapters without a figure'] \
         or counts['API table rows without a description'] or counts['plain-text subscripts'] \
-        or counts['formulas typeset token by token']
+        or counts['formulas typeset token by token'] \
+        or counts['punctuation marks wrapped alone after math']
     return searching and not failures and not reader_failures
 
 

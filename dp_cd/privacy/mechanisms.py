@@ -15,8 +15,8 @@ from .calibration import calibrate_noise_multiplier
 from .closed_forms import remark_3_1_2_sigma
 
 # %% auto 0
-__all__ = ['GAUSSIAN_CALIBRATIONS', 'SELECTION_METHODS', 'RandomizedResponse', 'Laplace', 'Gaussian', 'noisy_argmax',
-           'gumbel_argmax', 'noisy_argmax_abs', 'SelectionCalibration', 'selection_scale', 'select']
+__all__ = ['GAUSSIAN_CALIBRATIONS', 'SELECTION_METHODS', 'RandomizedResponse', 'Laplace', 'Gaussian', 'SelectionCalibration',
+           'selection_scale', 'select', 'noisy_argmax', 'gumbel_argmax', 'noisy_argmax_abs']
 
 # %% ../../nbs/02_privacy/07_mechanisms.ipynb
 def _check_sens(s, name="sensitivity"): return check_scalar(s, name, low=0, low_open=True)
@@ -109,46 +109,6 @@ class Gaussian:
         v = check_array(value, "value")
         out = v + as_generator(random_state).normal(0.0, self.sigma, size=v.shape)
         return float(out) if np.ndim(value) == 0 else out
-
-# %% ../../nbs/02_privacy/07_mechanisms.ipynb
-@njit(cache=True)
-def noisy_argmax(scores, # float64 array of scores $s_j$
-                 noise, # float64 array of pre-drawn noise, same length
-                ) -> int: # the selected index j
-    "Index of the largest $s_j$ + noise_j (first index on ties)."
-    best, arg = -np.inf, 0
-    for j in range(scores.shape[0]):
-        v = scores[j] + noise[j]
-        if v > best: best, arg = v, j
-    return arg
-
-# %% ../../nbs/02_privacy/07_mechanisms.ipynb
-@njit(cache=True)
-def gumbel_argmax(scores, # float64 array of scores $s_j$
-                  scale, # Gumbel scale (2Δ/ε for the exponential mechanism)
-                  gumbel_noise, # float64 array of pre-drawn standard Gumbel variables
-                 ) -> int: # the selected index j
-    r"""Index of the largest $s_j + \mathrm{scale}\cdot G_j$: a draw of the exponential mechanism
-    $∝ \exp(s_j/\mathrm{scale})$."""
-    best, arg = -np.inf, 0
-    for j in range(scores.shape[0]):
-        v = scores[j] + scale * gumbel_noise[j]
-        if v > best: best, arg = v, j
-    return arg
-
-# %% ../../nbs/02_privacy/07_mechanisms.ipynb
-@njit(cache=True)
-def noisy_argmax_abs(values, # float64 array of signed query values $g_j$
-                     noise, # float64 array of pre-drawn noise, same length
-                     weights, # float64 array of positive weights $w_j$ (e.g. 1/sqrt($M_j$))
-                    ) -> int: # the selected index j
-    r"""Index of the largest $w_j|g_j + \mathrm{noise}_j|$ (DP-GCD's published selection rule, noise
-    inside $|\cdot|$)."""
-    best, arg = -np.inf, 0
-    for j in range(values.shape[0]):
-        v = weights[j] * abs(values[j] + noise[j])
-        if v > best: best, arg = v, j
-    return arg
 
 # %% ../../nbs/02_privacy/07_mechanisms.ipynb
 SELECTION_METHODS = ("exponential", "rnm", "as_published")
@@ -260,3 +220,43 @@ def select(
     s = (np.abs(g) if absolute else g) / D
     if method == "exponential": return int(gumbel_argmax(s, cal.scale, rng.gumbel(size=p)))
     return int(noisy_argmax(s, rng.laplace(0.0, cal.scale, p)))
+
+# %% ../../nbs/02_privacy/07_mechanisms.ipynb
+@njit(cache=True)
+def noisy_argmax(scores, # float64 array of scores $s_j$
+                 noise, # float64 array of pre-drawn noise, same length
+                ) -> int: # the selected index j
+    "Index of the largest $s_j$ + noise_j (first index on ties)."
+    best, arg = -np.inf, 0
+    for j in range(scores.shape[0]):
+        v = scores[j] + noise[j]
+        if v > best: best, arg = v, j
+    return arg
+
+# %% ../../nbs/02_privacy/07_mechanisms.ipynb
+@njit(cache=True)
+def gumbel_argmax(scores, # float64 array of scores $s_j$
+                  scale, # Gumbel scale (2Δ/ε for the exponential mechanism)
+                  gumbel_noise, # float64 array of pre-drawn standard Gumbel variables
+                 ) -> int: # the selected index j
+    r"""Index of the largest $s_j + \mathrm{scale}\cdot G_j$: a draw of the exponential mechanism
+    $∝ \exp(s_j/\mathrm{scale})$."""
+    best, arg = -np.inf, 0
+    for j in range(scores.shape[0]):
+        v = scores[j] + scale * gumbel_noise[j]
+        if v > best: best, arg = v, j
+    return arg
+
+# %% ../../nbs/02_privacy/07_mechanisms.ipynb
+@njit(cache=True)
+def noisy_argmax_abs(values, # float64 array of signed query values $g_j$
+                     noise, # float64 array of pre-drawn noise, same length
+                     weights, # float64 array of positive weights $w_j$ (e.g. 1/sqrt($M_j$))
+                    ) -> int: # the selected index j
+    r"""Index of the largest $w_j|g_j + \mathrm{noise}_j|$ (DP-GCD's published selection rule, noise
+    inside $|\cdot|$)."""
+    best, arg = -np.inf, 0
+    for j in range(values.shape[0]):
+        v = weights[j] * abs(values[j] + noise[j])
+        if v > best: best, arg = v, j
+    return arg
