@@ -1030,7 +1030,8 @@ def _prepare_chunked(self, X, y, reset:bool, **kw):
     if reset and not (isinstance(y, str) and y == "no_validation"):
         frame = hasattr(X, "to_dask_array")
         p = len(_one_hot(X._meta, _chunked_categories(X)).columns) if frame else X.shape[1]
-        whole = gathered_when_small(X, y, math.ceil(self.n_passes * (p + 1)), p)
+        whole = gathered_when_small(X if frame else checked_chunks(X), y,   # (chunks' shapes
+                                    math.ceil(self.n_passes * (p + 1)), p)   # checked)
         if whole is not None: return _prepare(self, *whole, reset=True, **kw)
     if hasattr(X, "to_dask_array"): X = _chunked_frame(self, X, reset)   # a dask DataFrame
     X = checked_chunks(X)   # a chunk of another shape: one error, before any lazy transform
