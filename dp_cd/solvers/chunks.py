@@ -262,6 +262,12 @@ class ChunkHolder:
         "`fn(Xc, yc, state, *args)` on each held chunk, in order (states changed in place)."
         return [fn(Xc, yc, state, *args) for Xc, yc, state in self.chunks]
 
+    def apply_packed(self, call:bytes) -> list:
+        "`apply` of a call packed as one argument, cloudpickle's bytes of (fn, args)."
+        import cloudpickle
+        fn, args = cloudpickle.loads(call)
+        return self.apply(fn, *args)
+
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 @dataclass
 class HeldChunks:
@@ -277,7 +283,11 @@ class HeldChunks:
 
     def apply(self, fn, *args) -> list:
         "The results of `fn(Xc, yc, state, *args)` on every chunk, in chunk order."
-        calls = [h.apply(fn, *args) for h in self.holders]   # all started before any is awaited
+        if self.futures:   # actors: the call packed as one argument (each argument of an actor's
+            import cloudpickle   # call is a message frame of its own: about 0.7 ms more per round)
+            call = cloudpickle.dumps((fn, args))
+            calls = [h.apply_packed(call) for h in self.holders]   # all started before any is awaited
+        else: calls = [h.apply(fn, *args) for h in self.holders]
         out = [None] * sum(len(k) for k in self.keys)
         for keys, call in zip(self.keys, calls):
             for k, r in zip(keys, call if isinstance(call, list) else call.result()): out[k] = r
