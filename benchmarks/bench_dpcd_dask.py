@@ -10,7 +10,11 @@ in the same process.
    (`hold_chunks` / `HeldChunks.apply` of DP-CD's `_chunk_sum`), (b) as one task per chunk
    submitted and gathered (`open_chunks` / `map_chunks` of block DP-CD's `_bcd_chunk` with a block
    of one coordinate, the pattern of the other chunked solvers); and (c) DP-CD's own cost of an
-   update, (time of a fit of 25 passes - time of 5 passes) / (extra updates).
+   update, (time of a fit of 25 passes - time of 5 passes) / (extra updates); (d) the floor: an
+   empty call of an actor on each worker, started together and awaited (a round that does no
+   work); and (e) the call of (a) with DP-CD's arguments to a function doing no work. (a), (d)
+   and (e) run interleaved, in blocks of 25 rounds, so that they meet the same load (medians of
+   the blocks): (e) - (d) is the cost of the holders' call itself, (a) - (e) the chunks' work.
 2. Fit time at n × 12, 5 passes (`n_passes=5` everywhere), n = 40,000 and 400,000 (best of k):
    `dp_cd` with public constants, and the default estimators `DPClassifier(epsilon=1,
    bounds=1.0)` (public bounds) and `DPClassifier(epsilon=1)` (private bounds and centres, every
@@ -20,7 +24,11 @@ in the same process.
    clock starts (the data lives on the cluster, as in `bench_dask.py`), so a fit does not ship
    the rows from the driver.
    On the cluster each fit runs where `dp_cd.solvers.chunks.one_worker_pays` (the cost model)
-   places it: "2 workers" rows; `dp_cd` is also timed with both placements forced ("2 workers,
+   places it, and an estimator gathers a design small for the cluster
+   (`dp_cd.solvers.chunks.gathered_when_small`): "2 workers" rows; the estimators are also timed
+   without gathering ("2 workers, not gathered": their small graphs of bounds, centres and M_j on
+   the chunks, then the solver where the cost model places it) and with the spread placement
+   forced ("2 workers, spread"); `dp_cd` is also timed with both placements forced ("2 workers,
    spread": one round trip per update; "2 workers, one worker": the in-memory run on the worker
    holding the most rows), and the model's predictions are written beside the measured times.
    The update latency of (c) is measured with the spread placement forced.
@@ -37,6 +45,7 @@ from dp_cd.model.penalties import L2
 from dp_cd.solvers.dpcd import dp_cd, _chunk_state, _chunk_sum
 from dp_cd.solvers.distributed import _bcd_chunk
 import dp_cd.solvers.chunks as chunks
+import dp_cd.estimators as estimators
 from dp_cd.solvers.chunks import executor, hold_chunks, map_chunks, open_chunks, placement_cost
 from dp_cd.solvers.contract import Problem
 from bench_dpscd_dask import best_of   # (seconds, result) of the fastest of k calls
@@ -44,15 +53,40 @@ from bench_dpscd_dask import best_of   # (seconds, result) of the fastest of k c
 N, P, PASSES = 40_000, 12, 5
 
 
+class _Empty:
+    "An actor doing nothing: the floor of a round."
+    def ping(self): return 0.0
+
+
+def _idle(Xc, yc, state, *args): return 0.0   # a held call doing no work
+
+
+def actor_rounds(ex, held, loss, rounds, block=25) -> dict:
+    """Milliseconds per round of DP-CD's call of the holders ("sums"), the same call to a function
+    doing no work ("idle") and an empty call of an actor per worker ("floor"): interleaved in
+    blocks of `block` rounds (the same load), medians of the blocks."""
+    actors = [ex.submit(_Empty, actor=True, workers=[w]).result()
+              for w in ex.scheduler_info()["workers"]]
+    kinds = {"sums": lambda r: sum(held.apply(_chunk_sum, loss, r % P, 1.0, (0, 0.0))),
+             "idle": lambda r: held.apply(_idle, loss, r % P, 1.0, (0, 0.0)),
+             "floor": lambda r: [f.result() for f in [a.ping() for a in actors]]}
+    times = {k: [] for k in kinds}
+    for f in kinds.values(): f(0)
+    for _ in range(max(1, rounds // block)):
+        for k, f in kinds.items():
+            t = time.perf_counter()
+            for r in range(block): f(r)
+            times[k].append(1e3 * (time.perf_counter() - t) / block)
+    return {k: float(np.median(v)) for k, v in times.items()}
+
+
 def round_latency(Xd, y, rounds):
-    "(actor calls, submitted tasks): milliseconds per round of one coordinate's clipped sums."
-    ex, loss, w = executor(), (LogisticLoss().code, LogisticLoss().param), np.zeros(P)
+    """(actor calls, submitted tasks, floor, actor calls doing no work): milliseconds per round
+    of one coordinate's clipped sums."""
+    ex, loss, w = executor(), LogisticLoss().kernel_args(), np.zeros(P)
     prob = Problem(Xd, y, LogisticLoss(), L2(0.0), False)
     held = hold_chunks(ex, prob, _chunk_state, w, 0.0, None)
-    held.apply(_chunk_sum, loss, 0, 1.0, (0, 0.0))
-    t = time.perf_counter()
-    for r in range(rounds): sum(held.apply(_chunk_sum, loss, r % P, 1.0, (0, 0.0)))
-    actor = (time.perf_counter() - t) / rounds
+    ms = actor_rounds(ex, held, loss, rounds)
     handles, clips = open_chunks(ex, prob), np.ones(P)
     zs, _ = map_chunks(ex, handles, _bcd_chunk, [None] * len(handles), w, None,
                        np.array([0]), clips, loss, True)
@@ -61,7 +95,7 @@ def round_latency(Xd, y, rounds):
         zs, parts = map_chunks(ex, handles, _bcd_chunk, zs, w, None, np.array([r % P]), clips,
                                loss, True)
         sum(parts)
-    return 1e3 * actor, 1e3 * (time.perf_counter() - t) / few
+    return ms["sums"], 1e3 * (time.perf_counter() - t) / few, ms["floor"], ms["idle"]
 
 
 def fits(X, y):
@@ -74,6 +108,12 @@ def fits(X, y):
             ).fit(Z, y),
             "DPClassifier() private bounds": lambda Z: DPClassifier(
                 epsilon=1.0, classes=[-1, 1], n_passes=PASSES, random_state=0).fit(Z, y)}
+
+
+ESTIMATORS = ("DPClassifier(bounds=1.0)", "DPClassifier() private bounds")
+
+
+def _never(*args, **kw): return None   # the estimators without gathering
 
 
 def _coef(r): return np.ravel(r.coef if hasattr(r, "coef") else r.coef_)
@@ -107,11 +147,15 @@ def main():
     for fit in fits(X, y).values(): fit(X), fit(Xd)   # compile, in process
     with LocalCluster(host="127.0.0.1", dashboard_address=None, n_workers=2,
                       threads_per_worker=1, processes=True) as cluster, Client(cluster):
-        actor, task = round_latency(Xd, y, rounds)
+        actor, task, floor, idle = round_latency(Xd, y, rounds)
         print(f"round latency, 2 workers: {actor:.2f} ms (actor calls), {task:.2f} ms "
-              "(one task per chunk)")
+              f"(one task per chunk); floor (empty actor calls) {floor:.2f} ms: "
+              f"ratio {actor / floor:.2f}; the same call doing no work {idle:.2f} ms")
         rows += [dict(what="round latency: actor calls", setting="2 workers", n=N, ms=actor),
-                 dict(what="round latency: one task per chunk", setting="2 workers", n=N, ms=task)]
+                 dict(what="round latency: one task per chunk", setting="2 workers", n=N, ms=task),
+                 dict(what="round floor: empty actor calls", setting="2 workers", n=N, ms=floor),
+                 dict(what="round latency: actor calls, no work", setting="2 workers", n=N,
+                      ms=idle)]
         M = 0.25 * (X**2).mean(0)
         chunks.PLACEMENT = "spread"   # (c) is the cost of an update with the chunks held
         per = [best_of(lambda m=m: dp_cd(Xd, y, LogisticLoss(), L2(1e-3), epsilon=1.0,
@@ -125,9 +169,13 @@ def main():
             Xn, Xdn, yn = problem(n)
             Xdn = Xdn.persist()
             rows += _fit_rows(Xn, Xdn, yn, k, "2 workers")
+            gather, estimators.gathered_when_small = estimators.gathered_when_small, _never
+            try: rows += _fit_rows(Xn, Xdn, yn, k, "2 workers, not gathered", only=ESTIMATORS)
+            finally: estimators.gathered_when_small = gather
             for forced in ("spread", "one worker"):
                 chunks.PLACEMENT = forced
-                rows += _fit_rows(Xn, Xdn, yn, k, f"2 workers, {forced}", only="dp_cd (public M_j)")
+                rows += _fit_rows(Xn, Xdn, yn, k, f"2 workers, {forced}",
+                                  only=None if forced == "spread" else ("dp_cd (public M_j)",))
             chunks.PLACEMENT = None
     for n in sizes: rows += _fit_rows(*problem(n), k, "in process")
     load1 = os.getloadavg()
@@ -148,16 +196,17 @@ def _fit_rows(X, Xd, y, k, setting, only=None):
     rows, (n, p) = [], X.shape
     if Xd is not None and setting != "in process":   # each placement's kernels loaded first
         for name, fit in fits(X, y).items():
-            if only is None or name == only: fit(Xd)
+            if only is None or name in only: fit(Xd)
     cost = placement_cost(n, p, PASSES * p, 2)
     for name, fit in fits(X, y).items():
-        if only is not None and name != only: continue
+        if only is not None and name not in only: continue
         base, ref = best_of(lambda: fit(X), k)
         s, r = best_of(lambda: fit(Xd), k)
         diff = float(np.abs(_coef(r) - _coef(ref)).max())
         assert diff < 1e-9 * max(1.0, float(np.abs(_coef(ref)).max())), diff
         res = getattr(r, "fit_results_", [r])[0]   # (an estimator's first solver run)
         path = res.params.get("data_path", "memory")
+        if setting != "in process" and path == "memory": path = "gathered"
         rows.append(dict(what=f"fit {name}", setting=setting, n=len(y), seconds=s,
                          in_memory_seconds=base, vs_in_memory=s / base, max_coef_diff=diff,
                          data_path=path, predicted_spread=cost["spread"],

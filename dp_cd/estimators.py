@@ -25,7 +25,7 @@ from .solvers import dpcd, dpgcd, dpsgd, dpscd, output_perturbation, growth, blo
 from .solvers import vertical   # registers dp-vcd (vertical DP-CD)
 from .utils import is_chunked
 from .solvers import distributed   # registers the solvers' runs on row chunks
-from .solvers.chunks import checked_chunks
+from .solvers.chunks import checked_chunks, gathered_when_small
 from .privacy.events import check_delta, check_epsilon
 from .privacy.bounds import (data_bounds, clip_records, private_center, private_scale,
                                    SCALE_FLOOR, unit_box_second_moment,
@@ -1003,7 +1003,7 @@ def _prepare(self, X, y="no_validation", reset=True, **kw):
     """Categorical columns one-hot encoded with their declared categories, then sklearn's validation.
     A private fit, and a private model's predictions, take missing and infinite values (a refusal
     would depend on one record): the public rule of *Missing values* maps them."""
-    if is_chunked(X): return _prepare_chunked(self, X, y, reset)
+    if is_chunked(X): return _prepare_chunked(self, X, y, reset, **kw)
     private = np.isfinite(check_epsilon(self.epsilon, allow_inf=True)) and (
         reset or getattr(self, "bounds_", None) is not None)   # (ε = ∞ has bounds_ too: exact)
     if reset: self.categories_ = _categorical_columns(X, private)
@@ -1068,9 +1068,16 @@ def _private_target(y, n:int, numeric:bool) -> np.ndarray:
     return pd.to_numeric(pd.Series(y, dtype=object), errors="coerce").to_numpy(dtype=np.float64)
 
 # %% ../nbs/06_api/01_estimators.ipynb
-def _prepare_chunked(self, X, y, reset:bool):
+def _prepare_chunked(self, X, y, reset:bool, **kw):
     """A row-chunked (dask) X kept lazy (the solver checks its chunks), a dask DataFrame prepared as
-    a pandas one (`_chunked_frame`); y gathered as a 1-d array."""
+    a pandas one (`_chunked_frame`); y gathered as a 1-d array. A fit whose public shape is small
+    for the cluster (`gathered_when_small`) gathers X and y once and runs the in-memory pipeline."""
+    if reset and not (isinstance(y, str) and y == "no_validation"):
+        frame = hasattr(X, "to_dask_array")
+        p = len(_one_hot(X._meta, _chunked_categories(X)).columns) if frame else X.shape[1]
+        whole = gathered_when_small(X if frame else checked_chunks(X), y,   # (chunks' shapes
+                                    math.ceil(self.n_passes * (p + 1)), p)   # checked)
+        if whole is not None: return _prepare(self, *whole, reset=True, **kw)
     if hasattr(X, "to_dask_array"): X = _chunked_frame(self, X, reset)   # a dask DataFrame
     X = checked_chunks(X)   # a chunk of another shape: one error, before any lazy transform
     if reset: self.n_features_in_ = X.shape[1]
