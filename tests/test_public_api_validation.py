@@ -145,6 +145,8 @@ SKIP = {
         "problem and plan its solver validated and calibrated (the solver is covered here)",
     "dp_cd.solvers.contract.Plan": RECORD,
     "dp_cd.solvers.contract.PrivacyRequest": "the record `check_privacy` returns, after its checks",
+    "dp_cd.solvers.vertical.LabelHolder": "the label holder's actor in a `dp_vcd` run, built from "
+        "the plan its solver validated and calibrated (the solver is covered here)",
     "dp_cd.solvers.dpcd.coordinate_setup": "a step of `dp_cd`'s plan, called after its checks",
     "dp_cd.solvers.growth.growth_privacy_report": RECORD,
     "dp_cd.solvers.tuning.private_select": "takes a training callback; its (ε, δ) go through "

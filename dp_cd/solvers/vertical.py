@@ -182,7 +182,8 @@ def _check_options(self, problem, request, options):
     return {**checked, "blocks": o["blocks"]}
 
 
-def o_common(o:dict) -> dict:
+def o_common(o:dict, # dp-cd's options, after its checks
+            ) -> dict: # the options dp-vcd shares with dp-cd
     "The options dp-vcd shares with dp-cd (the others keep dp-cd's defaults)."
     return {k: o[k] for k in ("n_passes", "step", "clip", "n_inner", "smoothness",
                               "smoothness_bound", "smoothness_budget", "accountant", "w0")}
