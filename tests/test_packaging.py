@@ -21,8 +21,10 @@ NUMBA_ALONE = 'from numba import njit\n@njit(cache=True)\ndef one():\n    return
 
 
 def clean_env() -> dict:
-    "This process's environment without PYTHONPATH/PYTHONHOME, so a new venv sees only itself."
-    return {k: v for k, v in os.environ.items() if k not in ('PYTHONPATH', 'PYTHONHOME')}
+    """This process's environment without PYTHONPATH/PYTHONHOME, so a new venv sees only itself, and
+    without NUMBA_CACHE_DIR, so the installed kernels cache where a user's would (beside the package)."""
+    return {k: v for k, v in os.environ.items()
+            if k not in ('PYTHONPATH', 'PYTHONHOME', 'NUMBA_CACHE_DIR')}
 
 
 def tail(result):
