@@ -176,6 +176,7 @@ class _DataBounds:
         # divided), and `moments` the released mean squares of those columns (`private_scale`)
         self.scale, self.moments = None, None
         self.center_sd = None   # the released centre's noise sd in the units of X (p,), None: none
+        self.fill_missing = True   # NaN -> the centre; False (ε = ∞): kept, refused by the solver
 
     @property
     def event(self):
@@ -208,7 +209,7 @@ class _DataBounds:
         else:   # one copy, in the kernels' layout (Fortran), which the solver then uses in place
             Xc = np.empty(X.shape, order="F")
             np.clip(np.subtract(X, 0.0 if c is None else c, out=Xc), -self.B, self.B, out=Xc)
-        Xc = _missing_to_zero(Xc)
+        if self.fill_missing: Xc = _missing_to_zero(Xc)
         if not scale: return Xc, y
         if sp.issparse(Xc): return (Xc @ sp.diags(1 / self.B)).tocsc(), y
         if is_chunked(Xc): return Xc / self.B, y
@@ -820,7 +821,7 @@ def _exact_box(self, X, y) -> _DataBounds:
         B = np.maximum(np.asarray(X.max(axis=0)) - c, c - np.asarray(X.min(axis=0)))
         B = np.where(B > 0, B, 1.0)
     b = _DataBounds(B)
-    b.offset = c
+    b.offset, b.fill_missing = c, False   # a NaN refused, in memory and on row chunks alike
     if y is not None:
         c_y = float(np.mean(y)) if c is not None else 0.0
         b.target = float(np.max(np.abs(y - c_y))) or 1.0
