@@ -13,33 +13,6 @@ from ..utils import check_array, check_scalar
 __all__ = ['mahalanobis_norm', 'conjugate_exponent', 'dual_norm', 'dual_maximiser', 'quadratic_strong_convexity']
 
 # %% ../../nbs/01_model/01_norms.ipynb
-@njit(cache=True)
-def _scaled_norm(w, m, q, inverse):
-    "‖M^{±1/2} w‖_q for positive `m`; `q = inf` gives the max norm. No validation (kernel)."
-    p = w.shape[0]
-    amax = 0.0
-    for j in range(p):
-        a = abs(w[j]) / np.sqrt(m[j]) if inverse else abs(w[j]) * np.sqrt(m[j])
-        if a > amax: amax = a
-    if amax == 0.0 or np.isinf(amax) or np.isinf(q): return amax
-    s = 0.0
-    for j in range(p):
-        a = abs(w[j]) / np.sqrt(m[j]) if inverse else abs(w[j]) * np.sqrt(m[j])
-        s += (a / amax) ** q
-    return amax * s ** (1.0 / q)
-
-# %% ../../nbs/01_model/01_norms.ipynb
-def _check_norm_args(w, M, q):
-    w = check_array(w, "w", ndim=1)
-    if M is None: M = np.ones_like(w)
-    else: M = check_array(M, "M", ndim=1)
-    if M.shape != w.shape:
-        raise ValueError(f"M must have the shape of w, got {M.shape} and {w.shape}")
-    if np.any(M <= 0): raise ValueError("M must be positive (a positive diagonal)")
-    q = check_scalar(q, "q", low=1, allow_inf=True)
-    return w, M, q
-
-# %% ../../nbs/01_model/01_norms.ipynb
 def mahalanobis_norm(w, # vector, shape (p,)
                      M=None, # positive diagonal of M, shape (p,); None means the identity
                      q:float=2, # order of the norm, q >= 1 (np.inf for the max norm)
@@ -110,3 +83,30 @@ def quadratic_strong_convexity(A, # symmetric positive definite matrix, shape (p
     S = np.array(list(itertools.product([-1., 1.], repeat=p - 1)))
     S = np.hstack([np.ones((len(S), 1)), S]) if p > 1 else np.ones((1, 1))
     return float(1 / np.max(np.einsum('ij,jk,ik->i', S, Binv, S)))
+
+# %% ../../nbs/01_model/01_norms.ipynb
+@njit(cache=True)
+def _scaled_norm(w, m, q, inverse):
+    "‖M^{±1/2} w‖_q for positive `m`; `q = inf` gives the max norm. No validation (kernel)."
+    p = w.shape[0]
+    amax = 0.0
+    for j in range(p):
+        a = abs(w[j]) / np.sqrt(m[j]) if inverse else abs(w[j]) * np.sqrt(m[j])
+        if a > amax: amax = a
+    if amax == 0.0 or np.isinf(amax) or np.isinf(q): return amax
+    s = 0.0
+    for j in range(p):
+        a = abs(w[j]) / np.sqrt(m[j]) if inverse else abs(w[j]) * np.sqrt(m[j])
+        s += (a / amax) ** q
+    return amax * s ** (1.0 / q)
+
+# %% ../../nbs/01_model/01_norms.ipynb
+def _check_norm_args(w, M, q):
+    w = check_array(w, "w", ndim=1)
+    if M is None: M = np.ones_like(w)
+    else: M = check_array(M, "M", ndim=1)
+    if M.shape != w.shape:
+        raise ValueError(f"M must have the shape of w, got {M.shape} and {w.shape}")
+    if np.any(M <= 0): raise ValueError("M must be positive (a positive diagonal)")
+    q = check_scalar(q, "q", low=1, allow_inf=True)
+    return w, M, q

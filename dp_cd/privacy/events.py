@@ -9,63 +9,9 @@ import numpy as np
 from ..utils import check_scalar
 
 # %% auto 0
-__all__ = ['RELATIONS', 'check_relation', 'check_epsilon', 'check_delta', 'check_noise_multiplier', 'check_steps', 'check_orders',
-           'sensitivity', 'DPEvent', 'GaussianEvent', 'LaplaceEvent', 'PureDPEvent', 'BoundedRangeEvent',
-           'PoissonSubsampledGaussianEvent', 'ZCDPEvent', 'SelfComposedEvent', 'ComposedEvent']
-
-# %% ../../nbs/02_privacy/01_events.ipynb
-RELATIONS = ("replace_one", "add_remove")
-
-def check_relation(relation:str, # neighbouring relation
-                  ) -> str: # `relation`, unchanged
-    "`relation` if it is one of `RELATIONS`, else a `ValueError`."
-    if relation not in RELATIONS:
-        raise ValueError(f"relation must be one of {RELATIONS}, got {relation!r}")
-    return relation
-
-def check_epsilon(epsilon:float, # ε to check
-                  name:str="epsilon", # argument name used in the error message
-                  allow_zero:bool=False, # accept ε = 0 (else ε > 0 is required)
-                  allow_inf:bool=False, # accept ε = +inf
-                 ) -> float: # `epsilon` as a float
-    "`epsilon` as a float, checked: > 0 (≥ 0 with `allow_zero`), finite unless `allow_inf`."
-    return check_scalar(epsilon, name, low=0, low_open=not allow_zero, allow_inf=allow_inf)
-
-# %% ../../nbs/02_privacy/01_events.ipynb
-def check_delta(delta:float, # δ to check
-                name:str="delta", # argument name used in the error message
-                allow_zero:bool=False, # accept δ = 0
-                allow_one:bool=False, # accept δ = 1
-               ) -> float: # `delta` as a float
-    "`delta` as a float in (0, 1), checked (0 allowed with `allow_zero`, 1 with `allow_one`)."
-    return check_scalar(delta, name, 0, 1, low_open=not allow_zero, high_open=not allow_one)
-
-def check_noise_multiplier(noise_multiplier:float, # z: noise per unit of sensitivity
-                           name:str="noise_multiplier", # argument name used in the error message
-                          ) -> float: # `noise_multiplier` as a float
-    "`noise_multiplier` as a float, checked to be finite and > 0."
-    return check_scalar(noise_multiplier, name, low=0, low_open=True)
-
-# %% ../../nbs/02_privacy/01_events.ipynb
-def check_steps(steps:int, # number of releases
-                name:str="steps", # argument name used in the error message
-               ) -> int: # `steps` as an int
-    "`steps` as an int, checked to be an integer ≥ 1."
-    return check_scalar(steps, name, low=1, integer=True)
-
-# %% ../../nbs/02_privacy/01_events.ipynb
-def check_orders(orders, # Rényi orders α > 1: a number or a 1-d array-like
-                 name:str="orders", # argument name used in the error message
-                ) -> np.ndarray: # the orders as a float array (0-d or 1-d)
-    "`orders` as a float array of its shape (0-d or 1-d, non-empty), checked: finite, all > 1."
-    try: a = np.asarray(orders, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be numbers (Rényi orders > 1)") from None
-    if a.ndim > 1 or a.size == 0:
-        raise ValueError(f"{name} must be a number or a non-empty 1-d sequence, got shape {a.shape}")
-    if not np.all(np.isfinite(a)) or not np.all(a > 1):
-        raise ValueError(f"{name} must be finite Rényi orders > 1")
-    return a
+__all__ = ['RELATIONS', 'sensitivity', 'DPEvent', 'GaussianEvent', 'LaplaceEvent', 'PureDPEvent', 'BoundedRangeEvent',
+           'PoissonSubsampledGaussianEvent', 'ZCDPEvent', 'SelfComposedEvent', 'ComposedEvent', 'check_relation',
+           'check_epsilon', 'check_delta', 'check_noise_multiplier', 'check_steps', 'check_orders']
 
 # %% ../../nbs/02_privacy/01_events.ipynb
 def sensitivity(clip_norm:float, # bound C on each record's contribution (norm of a clipped vector)
@@ -172,3 +118,57 @@ def leaves(event, count=1):
         for e in event.events: yield from leaves(e, count)
     elif isinstance(event, DPEvent): yield event, count
     else: raise TypeError(f"event must be a DPEvent, got {type(event).__name__}")
+
+# %% ../../nbs/02_privacy/01_events.ipynb
+RELATIONS = ("replace_one", "add_remove")
+
+def check_relation(relation:str, # neighbouring relation
+                  ) -> str: # `relation`, unchanged
+    "`relation` if it is one of `RELATIONS`, else a `ValueError`."
+    if relation not in RELATIONS:
+        raise ValueError(f"relation must be one of {RELATIONS}, got {relation!r}")
+    return relation
+
+def check_epsilon(epsilon:float, # ε to check
+                  name:str="epsilon", # argument name used in the error message
+                  allow_zero:bool=False, # accept ε = 0 (else ε > 0 is required)
+                  allow_inf:bool=False, # accept ε = +inf
+                 ) -> float: # `epsilon` as a float
+    "`epsilon` as a float, checked: > 0 (≥ 0 with `allow_zero`), finite unless `allow_inf`."
+    return check_scalar(epsilon, name, low=0, low_open=not allow_zero, allow_inf=allow_inf)
+
+# %% ../../nbs/02_privacy/01_events.ipynb
+def check_delta(delta:float, # δ to check
+                name:str="delta", # argument name used in the error message
+                allow_zero:bool=False, # accept δ = 0
+                allow_one:bool=False, # accept δ = 1
+               ) -> float: # `delta` as a float
+    "`delta` as a float in (0, 1), checked (0 allowed with `allow_zero`, 1 with `allow_one`)."
+    return check_scalar(delta, name, 0, 1, low_open=not allow_zero, high_open=not allow_one)
+
+def check_noise_multiplier(noise_multiplier:float, # z: noise per unit of sensitivity
+                           name:str="noise_multiplier", # argument name used in the error message
+                          ) -> float: # `noise_multiplier` as a float
+    "`noise_multiplier` as a float, checked to be finite and > 0."
+    return check_scalar(noise_multiplier, name, low=0, low_open=True)
+
+# %% ../../nbs/02_privacy/01_events.ipynb
+def check_steps(steps:int, # number of releases
+                name:str="steps", # argument name used in the error message
+               ) -> int: # `steps` as an int
+    "`steps` as an int, checked to be an integer ≥ 1."
+    return check_scalar(steps, name, low=1, integer=True)
+
+# %% ../../nbs/02_privacy/01_events.ipynb
+def check_orders(orders, # Rényi orders α > 1: a number or a 1-d array-like
+                 name:str="orders", # argument name used in the error message
+                ) -> np.ndarray: # the orders as a float array (0-d or 1-d)
+    "`orders` as a float array of its shape (0-d or 1-d, non-empty), checked: finite, all > 1."
+    try: a = np.asarray(orders, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be numbers (Rényi orders > 1)") from None
+    if a.ndim > 1 or a.size == 0:
+        raise ValueError(f"{name} must be a number or a non-empty 1-d sequence, got shape {a.shape}")
+    if not np.all(np.isfinite(a)) or not np.all(a > 1):
+        raise ValueError(f"{name} must be finite Rényi orders > 1")
+    return a

@@ -73,22 +73,6 @@ def azuma_epsilon(mean, var, delta):
     return mean + math.sqrt(2 * math.log(1 / delta) * var)
 
 # %% ../../nbs/02_privacy/02_formulas.ipynb
-def _log_optimal_delta(eps0, k, epsilon):
-    l = np.arange(0, k + 1, dtype=float)
-    loss = (k - 2 * l) * eps0
-    keep = loss > epsilon
-    if not keep.any(): return -np.inf
-    l, loss = l[keep], loss[keep]
-    logw = (
-        special.gammaln(k + 1)
-        - special.gammaln(l + 1)
-        - special.gammaln(k - l + 1)
-        + (k - l) * eps0
-        - k * np.logaddexp(0, eps0)
-    )
-    return float(special.logsumexp(logw + np.log(-np.expm1(epsilon - loss))))
-
-# %% ../../nbs/02_privacy/02_formulas.ipynb
 def optimal_composition_delta(eps0:float, # ε0 of each mechanism
                               k:int, # number of compositions
                               epsilon:float, # ε' ≥ 0
@@ -110,18 +94,6 @@ def optimal_composition_epsilon(eps0:float, # ε0 of each mechanism
     hi = k * eps0
     if eps0 == 0 or _log_optimal_delta(eps0, k, 0.0) <= ld: return 0.0
     return _root_decreasing(lambda e: max(_log_optimal_delta(eps0, k, e), -1e4) - ld, 0.0, hi)
-
-# %% ../../nbs/02_privacy/02_formulas.ipynb
-def _root_decreasing(f, lo, hi, margin=1e-12):
-    """Root of a decreasing f on [lo, hi] (f(lo) > 0 ≥ f(hi)), returned from above: f(result) ≤
-    -margin unless result = hi."""
-    from scipy import optimize
-    x = optimize.brentq(f, lo, hi, xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=1000)
-    step = max(abs(x), 1e-300) * 4e-16
-    while f(x) > -margin and x < hi:
-        x = min(hi, x + step)
-        step *= 2
-    return x
 
 # %% ../../nbs/02_privacy/02_formulas.ipynb
 def rdp_gaussian(noise_multiplier:float, # z = σ/Δ
@@ -164,36 +136,6 @@ def _log_a_int(z, q, alpha):
             logc + (alpha - k) * math.log1p(-q) + k * math.log(q) + (k * k - k) * half_inv_sq(z)
         )
     )
-
-# %% ../../nbs/02_privacy/02_formulas.ipynb
-def _log_a_frac(z, q, alpha, tol=1e-12, max_terms=1 << 17):
-    "log A_α at fractional α: MTZ's series (Sec. 3.3) in log space, stopped from above."
-    s2, lq, l1q = z * z, math.log(q), math.log1p(-q)
-    z0, m, n = s2 * (l1q - lq) + 0.5, math.floor(alpha), 64
-    while True:
-        i = np.arange(n, dtype=float)
-        j = alpha - i
-        logc = special.gammaln(alpha + 1) - special.gammaln(i + 1) - special.gammaln(j + 1)
-        s0 = i * lq + j * l1q + (i * i - i) / (2 * s2) + special.log_ndtr((z0 - i) / z)
-        s1 = j * lq + i * l1q + (j * j - j) / (2 * s2) + special.log_ndtr((j - z0) / z)
-        lt = logc + np.logaddexp(s0, s1)
-        sign = np.where((i > m + 1) & ((i - m) % 2 == 0), -1.0, 1.0)   # sign of C(α, i)
-        k = n - 1 if sign[n - 1] > 0 else n - 2     # end on a positive term: an upper bound
-        top = float(lt[:k + 1].max())
-        total = top + math.log(math.fsum(sign[:k + 1] * np.exp(lt[:k + 1] - top)))
-        if lt[k + 1 if k + 1 < n else k] <= total + math.log(tol) or n >= max_terms: return total
-        n *= 2
-
-# %% ../../nbs/02_privacy/02_formulas.ipynb
-@lru_cache(maxsize=100_000)
-def _rdp_sgm(z, q, alpha):
-    if q == 0: return 0.0
-    h = half_inv_sq(z)
-    # z so small that the privacy loss exceeds every float: no finite guarantee
-    if math.isinf(h): return math.inf
-    if q == 1: return alpha * h
-    la = _log_a_int(z, q, int(alpha)) if float(alpha).is_integer() else _log_a_frac(z, q, alpha)
-    return max(la, 0.0) / (alpha - 1)
 
 # %% ../../nbs/02_privacy/02_formulas.ipynb
 def rdp_poisson_subsampled_gaussian(
@@ -271,19 +213,6 @@ def rdp_to_delta_checked(a, r, e, conversion):
     return min(1.0, math.exp(float(logd[i]))), float(a[i])
 
 # %% ../../nbs/02_privacy/02_formulas.ipynb
-def _min_over_alpha(g):
-    "min over α > 1 of g(α), α = 1 + e^t: coarse grid in t, then bounded Brent refinement."
-    ts = np.linspace(-15, 30, 451)
-    vals = np.array([g(1 + math.exp(t)) for t in ts])
-    i = int(np.nanargmin(vals))
-    from scipy import optimize
-    lo, hi = ts[max(i - 1, 0)], ts[min(i + 1, len(ts) - 1)]
-    r = optimize.minimize_scalar(
-        lambda t: g(1 + math.exp(t)), bounds=(lo, hi), method="bounded", options={"xatol": 1e-10}
-    )
-    return min(float(vals[i]), float(r.fun))
-
-# %% ../../nbs/02_privacy/02_formulas.ipynb
 def zcdp_epsilon(rho:float, # ρ of a ρ-zCDP mechanism ((α, ρα)-RDP for all α)
                  delta:float, # target δ in (0, 1)
                  conversion:str="cks", # "cks" or "mironov"
@@ -358,3 +287,74 @@ def gdp_epsilon(mu:float, # μ ≥ 0
         hi *= 2
         if math.isinf(hi): return math.inf   # ε ≈ μ²/2 beyond the largest float (μ > ~1e154)
     return _root_decreasing(f, 0.0, hi)
+
+# %% ../../nbs/02_privacy/02_formulas.ipynb
+def _log_optimal_delta(eps0, k, epsilon):
+    l = np.arange(0, k + 1, dtype=float)
+    loss = (k - 2 * l) * eps0
+    keep = loss > epsilon
+    if not keep.any(): return -np.inf
+    l, loss = l[keep], loss[keep]
+    logw = (
+        special.gammaln(k + 1)
+        - special.gammaln(l + 1)
+        - special.gammaln(k - l + 1)
+        + (k - l) * eps0
+        - k * np.logaddexp(0, eps0)
+    )
+    return float(special.logsumexp(logw + np.log(-np.expm1(epsilon - loss))))
+
+# %% ../../nbs/02_privacy/02_formulas.ipynb
+def _root_decreasing(f, lo, hi, margin=1e-12):
+    """Root of a decreasing f on [lo, hi] (f(lo) > 0 ≥ f(hi)), returned from above: f(result) ≤
+    -margin unless result = hi."""
+    from scipy import optimize
+    x = optimize.brentq(f, lo, hi, xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=1000)
+    step = max(abs(x), 1e-300) * 4e-16
+    while f(x) > -margin and x < hi:
+        x = min(hi, x + step)
+        step *= 2
+    return x
+
+# %% ../../nbs/02_privacy/02_formulas.ipynb
+def _log_a_frac(z, q, alpha, tol=1e-12, max_terms=1 << 17):
+    "log A_α at fractional α: MTZ's series (Sec. 3.3) in log space, stopped from above."
+    s2, lq, l1q = z * z, math.log(q), math.log1p(-q)
+    z0, m, n = s2 * (l1q - lq) + 0.5, math.floor(alpha), 64
+    while True:
+        i = np.arange(n, dtype=float)
+        j = alpha - i
+        logc = special.gammaln(alpha + 1) - special.gammaln(i + 1) - special.gammaln(j + 1)
+        s0 = i * lq + j * l1q + (i * i - i) / (2 * s2) + special.log_ndtr((z0 - i) / z)
+        s1 = j * lq + i * l1q + (j * j - j) / (2 * s2) + special.log_ndtr((j - z0) / z)
+        lt = logc + np.logaddexp(s0, s1)
+        sign = np.where((i > m + 1) & ((i - m) % 2 == 0), -1.0, 1.0)   # sign of C(α, i)
+        k = n - 1 if sign[n - 1] > 0 else n - 2     # end on a positive term: an upper bound
+        top = float(lt[:k + 1].max())
+        total = top + math.log(math.fsum(sign[:k + 1] * np.exp(lt[:k + 1] - top)))
+        if lt[k + 1 if k + 1 < n else k] <= total + math.log(tol) or n >= max_terms: return total
+        n *= 2
+
+# %% ../../nbs/02_privacy/02_formulas.ipynb
+@lru_cache(maxsize=100_000)
+def _rdp_sgm(z, q, alpha):
+    if q == 0: return 0.0
+    h = half_inv_sq(z)
+    # z so small that the privacy loss exceeds every float: no finite guarantee
+    if math.isinf(h): return math.inf
+    if q == 1: return alpha * h
+    la = _log_a_int(z, q, int(alpha)) if float(alpha).is_integer() else _log_a_frac(z, q, alpha)
+    return max(la, 0.0) / (alpha - 1)
+
+# %% ../../nbs/02_privacy/02_formulas.ipynb
+def _min_over_alpha(g):
+    "min over α > 1 of g(α), α = 1 + e^t: coarse grid in t, then bounded Brent refinement."
+    ts = np.linspace(-15, 30, 451)
+    vals = np.array([g(1 + math.exp(t)) for t in ts])
+    i = int(np.nanargmin(vals))
+    from scipy import optimize
+    lo, hi = ts[max(i - 1, 0)], ts[min(i + 1, len(ts) - 1)]
+    r = optimize.minimize_scalar(
+        lambda t: g(1 + math.exp(t)), bounds=(lo, hi), method="bounded", options={"xatol": 1e-10}
+    )
+    return min(float(vals[i]), float(r.fun))

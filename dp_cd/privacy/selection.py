@@ -13,32 +13,6 @@ from ..utils import check_scalar, check_array
 __all__ = ['selection_probabilities', 'privacy_loss', 'worst_case_privacy_loss']
 
 # %% ../../nbs/02_privacy/08_selection.ipynb
-def _lap_cdf(x, b):
-    "Laplace(0, b) CDF, accurate in both tails."
-    return 0.5 * math.exp(x / b) if x < 0 else 1.0 - 0.5 * math.exp(-x / b)
-
-def _lap_pdf(x, b): return math.exp(-abs(x) / b) / (2 * b)
-
-def _lap_interval(lo, hi, b):
-    "P[lo < Z < hi] for Z ~ Laplace(0, b), without cancellation in the tails."
-    if hi <= lo: return 0.0
-    if lo >= 0: return 0.5 * (math.exp(-lo / b) - math.exp(-hi / b))
-    if hi <= 0: return 0.5 * (math.exp(hi / b) - math.exp(lo / b))
-    return 1.0 - 0.5 * math.exp(lo / b) - 0.5 * math.exp(-hi / b)
-
-# %% ../../nbs/02_privacy/08_selection.ipynb
-def _quad(f, lo, hi, points):
-    pts = sorted({float(x) for x in points if lo < x < hi})
-    edges = [lo] + pts + [hi]
-    total = 0.0
-    # roundoff near the 1e-11 target; accuracy is checked independently in the tests
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", integrate.IntegrationWarning)
-        for a, b in zip(edges[:-1], edges[1:]):
-            total += integrate.quad(f, a, b, epsabs=0.0, epsrel=1e-11, limit=400)[0]
-    return total
-
-# %% ../../nbs/02_privacy/08_selection.ipynb
 def selection_probabilities(
     values,  # normalised values $u_k$ (absolute=True) or scores $s_k$ (absolute=False)
     noise_scale: float,  # Laplace scale b of the noise on the normalised values
@@ -129,3 +103,29 @@ def worst_case_privacy_loss(
             if -res.fun > best[0]:
                 best = (-res.fun, res.x[:p].copy(), (res.x[:p] + res.x[p:]).copy())
     return best
+
+# %% ../../nbs/02_privacy/08_selection.ipynb
+def _lap_cdf(x, b):
+    "Laplace(0, b) CDF, accurate in both tails."
+    return 0.5 * math.exp(x / b) if x < 0 else 1.0 - 0.5 * math.exp(-x / b)
+
+def _lap_pdf(x, b): return math.exp(-abs(x) / b) / (2 * b)
+
+def _lap_interval(lo, hi, b):
+    "P[lo < Z < hi] for Z ~ Laplace(0, b), without cancellation in the tails."
+    if hi <= lo: return 0.0
+    if lo >= 0: return 0.5 * (math.exp(-lo / b) - math.exp(-hi / b))
+    if hi <= 0: return 0.5 * (math.exp(hi / b) - math.exp(lo / b))
+    return 1.0 - 0.5 * math.exp(lo / b) - 0.5 * math.exp(-hi / b)
+
+# %% ../../nbs/02_privacy/08_selection.ipynb
+def _quad(f, lo, hi, points):
+    pts = sorted({float(x) for x in points if lo < x < hi})
+    edges = [lo] + pts + [hi]
+    total = 0.0
+    # roundoff near the 1e-11 target; accuracy is checked independently in the tests
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", integrate.IntegrationWarning)
+        for a, b in zip(edges[:-1], edges[1:]):
+            total += integrate.quad(f, a, b, epsabs=0.0, epsrel=1e-11, limit=400)[0]
+    return total

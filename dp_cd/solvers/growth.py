@@ -29,71 +29,6 @@ __all__ = ['GrowthLoss', 'PowerLoss', 'LocationLoss', 'RegressionLoss', 'l2_lapl
            'inverse_sensitivity', 'GLMObjective', 'growth_adaptive', 'GrowthAdaptive', 'norm_bounds']
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
-_KINDS = {"power": 0, "location": 1, "regression": 2}
-
-@njit(cache=True)
-def _grad_scale(r2, kappa, mu):
-    """(r^2+mu^2)^(kappa/2-1), the factor in front of v in the gradient of phi(||v||); 0 at a kink
-    (min-norm subgradient)."""
-    if kappa == 2.0: return 1.0
-    t = r2 + mu * mu
-    if t == 0.0: return 0.0
-    return t ** (kappa / 2.0 - 1.0)
-
-@njit(cache=True)
-def _phi(r2, kappa, mu):
-    return ((r2 + mu * mu) ** (kappa / 2.0) - mu ** kappa) / kappa
-
-# %% ../../nbs/03_solvers/04_growth.ipynb
-@njit(cache=True)
-def _mean_grad(code, kappa, mu, b, x, S, out):
-    "Mean over the rows of S of the (min-norm sub)gradients of F(x; s), written to out."
-    n, d = S.shape[0], x.shape[0]
-    for j in range(d): out[j] = 0.0
-    if code == 0:
-        r2 = 0.0
-        for j in range(d): r2 += x[j] * x[j]
-        c = _grad_scale(r2, kappa, mu)
-        for j in range(d): out[j] = c * x[j]
-        for i in range(n):
-            for j in range(d): out[j] += b * S[i, j] / n
-    elif code == 1:
-        for i in range(n):
-            r2 = 0.0
-            for j in range(d): r2 += (x[j] - S[i, j]) ** 2
-            c = _grad_scale(r2, kappa, mu) / n
-            for j in range(d): out[j] += c * (x[j] - S[i, j])
-    else:
-        for i in range(n):
-            r = -S[i, d]
-            for j in range(d): r += S[i, j] * x[j]
-            c = _grad_scale(r * r, kappa, mu) * r / n
-            for j in range(d): out[j] += c * S[i, j]
-
-# %% ../../nbs/03_solvers/04_growth.ipynb
-@njit(cache=True)
-def _mean_value(code, kappa, mu, b, x, S):
-    n, d = S.shape[0], x.shape[0]
-    tot = 0.0
-    if code == 0:
-        r2 = 0.0
-        for j in range(d): r2 += x[j] * x[j]
-        tot = _phi(r2, kappa, mu)
-        for i in range(n):
-            for j in range(d): tot += b * S[i, j] * x[j] / n
-    elif code == 1:
-        for i in range(n):
-            r2 = 0.0
-            for j in range(d): r2 += (x[j] - S[i, j]) ** 2
-            tot += _phi(r2, kappa, mu) / n
-    else:
-        for i in range(n):
-            r = -S[i, d]
-            for j in range(d): r += S[i, j] * x[j]
-            tot += _phi(r * r, kappa, mu) / n
-    return tot
-
-# %% ../../nbs/03_solvers/04_growth.ipynb
 @dataclass(frozen=True)
 class GrowthLoss:
     "A convex loss $F(x; s)$ built on $\\phi_{\\kappa,\\mu}$ (see the table above)."
@@ -254,56 +189,6 @@ def gaussian_noise_multiplier(epsilon:float, # ε > 0
     return float(calibrate_noise_multiplier(epsilon, delta, steps=1, method="gdp"))
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
-@njit(cache=True)
-def _proj_ball(y, c, r, out):
-    nrm = 0.0
-    for j in range(y.shape[0]): nrm += (y[j] - c[j]) ** 2
-    nrm = math.sqrt(nrm)
-    if nrm <= r:
-        for j in range(y.shape[0]): out[j] = y[j]
-        return
-    for j in range(y.shape[0]): out[j] = c[j] + (y[j] - c[j]) * r / nrm
-
-@njit(cache=True)
-def _dist(a, b):
-    s = 0.0
-    for j in range(a.shape[0]): s += (a[j] - b[j]) ** 2
-    return math.sqrt(s)
-
-# %% ../../nbs/03_solvers/04_growth.ipynb
-@njit(cache=True)
-def _proj_two_balls(y, c1, r1, c2, r2, out):
-    "Projection of y onto B(c1, r1) ∩ B(c2, r2) (assumed non-empty); r2 = inf means B(c1, r1) only."
-    _proj_ball(y, c1, r1, out)
-    if _dist(out, c2) <= r2 * (1 + 1e-12): return
-    _proj_ball(y, c2, r2, out)
-    if _dist(out, c1) <= r1 * (1 + 1e-12): return
-    d = y.shape[0]
-    L = _dist(c1, c2)
-    t = (L * L + r1 * r1 - r2 * r2) / (2 * L)
-    rho = math.sqrt(max(r1 * r1 - t * t, 0.0))
-    w = np.empty(d)
-    proj = 0.0
-    for j in range(d): proj += (y[j] - c1[j]) * (c2[j] - c1[j]) / L
-    nw = 0.0
-    for j in range(d):
-        w[j] = y[j] - c1[j] - proj * (c2[j] - c1[j]) / L
-        nw += w[j] * w[j]
-    nw = math.sqrt(nw)
-    for j in range(d):
-        out[j] = c1[j] + t * (c2[j] - c1[j]) / L + (rho * w[j] / nw if nw > 0 else 0.0)
-    if nw == 0.0 and d > 1:  # any point of the circle: pick a direction orthogonal to c2 - c1
-        k = 0 if abs(c2[0] - c1[0]) < abs(c2[1] - c1[1]) else 1
-        e = np.zeros(d)
-        e[k] = 1.0
-        pe = (c2[k] - c1[k]) / L
-        nn = 0.0
-        for j in range(d):
-            e[j] -= pe * (c2[j] - c1[j]) / L
-            nn += e[j] * e[j]
-        for j in range(d): out[j] += rho * e[j] / math.sqrt(nn)
-
-# %% ../../nbs/03_solvers/04_growth.ipynb
 def project_two_balls(y,  # the point to project
                       c1,  # centre of the first ball
                       r1:float,  # its radius
@@ -318,44 +203,6 @@ def project_two_balls(y,  # the point to project
     out = np.empty_like(y)
     _proj_two_balls(y, c1, float(r1), c2, float(r2), out)
     return out
-
-# %% ../../nbs/03_solvers/04_growth.ipynb
-def _domain(dom) -> tuple:
-    "The phase domain (c1, r1, c2, r2) as the typed tuple the kernels take (float64 centres)."
-    c1, r1, c2, r2 = dom
-    return (
-        np.asarray(c1, dtype=np.float64),
-        float(r1),
-        np.asarray(c2, dtype=np.float64),
-        float(r2),
-    )
-
-# %% ../../nbs/03_solvers/04_growth.ipynb
-@njit(cache=True)
-def _solve_phase(code, kappa, mu, b, S, xc, coef, dom, step, iters):
-    """Projected gradient descent on mean F(x; s) + coef ||x - xc||^2 over dom = B(c1, r1) ∩ B(c2,
-    r2), from xc."""
-    c1, r1, c2, r2 = dom
-    d = xc.shape[0]
-    x = xc.copy()
-    g = np.empty(d)
-    y = np.empty(d)
-    for t in range(iters):
-        _mean_grad(code, kappa, mu, b, x, S, g)
-        for j in range(d): y[j] = x[j] - step * (g[j] + 2.0 * coef * (x[j] - xc[j]))
-        _proj_two_balls(y, c1, r1, c2, r2, x)
-    return x
-
-# %% ../../nbs/03_solvers/04_growth.ipynb
-def _phase_iterations(L:float, beta_F:float, coef:float, diam:float, tau:float) -> int:
-    "Projected-GD iterations certifying ||x_t - argmin|| <= tau (public constants only)."
-    lam = 2 * coef
-    beta = beta_F + lam
-    r0 = min(L / lam, diam)
-    if r0 <= tau: return 0
-    if beta_F <= 0: return 1
-    # -log(1 - lam/beta) = log(1 + lam/beta_F)
-    return int(math.ceil(2 * math.log(r0 / tau) / math.log1p(lam / beta_F)))
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
 def solve_phase(S, # records of the chunk, shape (n0, record dim)
@@ -421,45 +268,6 @@ def min_records_localization(min_chunk:int=1 # records required in each phase
     return n
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
-def _privacy_terms(request:PrivacyRequest, # (ε, δ) every phase is calibrated to
-                   noise:str, # "laplace_l2", "laplace_coord", "gaussian" or "none"
-                   scales:list, # noise scale of every phase
-                   n_used:int, # records read (each by exactly one phase)
-                  ) -> dict:
-    "The `Plan` fields of Algorithm 1 or 2's guarantee: one phase's, by parallel composition."
-    if not request.private:
-        return dict(noise_scales=scales, notes=["non-private run: no noise"])
-    notes = [f"{len(scales)} phases on disjoint chunks ({n_used} records, each read by exactly "
-             "one phase): parallel composition, so the run has the guarantee of a single phase; "
-             "projections are post-processing"]
-    if noise == "gaussian":
-        return _gaussian_terms(request, scales, notes)
-    return _pure_terms(request, noise, scales, notes)
-
-# %% ../../nbs/03_solvers/04_growth.ipynb
-def _gaussian_terms(request:PrivacyRequest, scales:list, notes:list) -> dict:
-    "One Gaussian release per record (by its phase), accounted exactly by Gaussian DP."
-    z = gaussian_noise_multiplier(request.epsilon, request.delta)
-    label = f"{len(scales)} phases on disjoint chunks (Gaussian, parallel composition)"
-    ledger = Ledger().add(label, GaussianEvent(z))
-    accountant = GDPAccountant().compose(ledger.event)
-    note = f"Gaussian output noise, noise multiplier sigma_i/Delta_i = {z:.6g}"
-    return dict(ledger=ledger, epsilon=accountant.get_epsilon(request.delta),
-                accountant=accountant.name + ", one release per chunk", releases=len(scales),
-                noise_scales=scales, notes=notes + [note])
-
-# %% ../../nbs/03_solvers/04_growth.ipynb
-def _pure_terms(request:PrivacyRequest, noise:str, scales:list, notes:list) -> dict:
-    "One pure ε-DP release per record (by its phase): ℓ2 or coordinate-wise Laplace noise."
-    label = f"{len(scales)} phases on disjoint chunks (pure DP, parallel composition)"
-    ledger = Ledger().add(label, PureDPEvent(request.epsilon))
-    accountant = PureDPAccountant().compose(ledger.event)
-    note = f"{noise} output noise: pure epsilon-DP per phase"
-    return dict(ledger=ledger, epsilon=accountant.epsilon0, delta=0.0,
-                accountant=accountant.name + ", one release per chunk", releases=len(scales),
-                noise_scales=scales, notes=notes + [note])
-
-# %% ../../nbs/03_solvers/04_growth.ipynb
 def growth_privacy_report(epsilon:float, # ε of every phase (np.inf: non-private)
                           delta:float, # δ of every phase (0: pure DP)
                           noise:str, # "laplace_l2", "laplace_coord", "gaussian" or "none"
@@ -496,113 +304,6 @@ class GrowthResult:
     def privacy_summary(self) -> str:
         "`str(self.privacy)` (kept for backward compatibility)."
         return str(self.privacy)
-
-# %% ../../nbs/03_solvers/04_growth.ipynb
-_NOISES = ("laplace_l2", "laplace_coord", "gaussian")
-
-# %% ../../nbs/03_solvers/04_growth.ipynb
-def _request_and_noise(epsilon, delta, noise:str|None, n:int) -> tuple:
-    "The request of Algorithms 1–2 (ε finite; δ = 0 for pure DP) and the noise that goes with it."
-    request = check_privacy(epsilon, delta, n, pure=True)
-    if not request.private:
-        raise ValueError(f"epsilon must be finite, got {epsilon!r}")
-    if noise is None:
-        noise = "laplace_l2" if request.delta == 0 else "gaussian"
-    if noise not in _NOISES:
-        raise ValueError(f"noise must be one of {_NOISES}, got {noise!r}")
-    if (noise == "gaussian") != (request.delta > 0):
-        needed = "delta > 0" if noise == "gaussian" else "delta = 0"
-        raise ValueError(f"noise={noise!r} requires {needed}")
-    return request, noise
-
-# %% ../../nbs/03_solvers/04_growth.ipynb
-def _check_domain(center, radius, d=None):
-    R = check_scalar(radius, "radius", low=0, low_open=True)
-    c = check_array(np.atleast_1d(center), "center", ndim=1)
-    if d is not None and c.shape[0] != d:
-        raise ValueError(f"center has dimension {c.shape[0]}, expected {d}")
-    return c, R
-
-# %% ../../nbs/03_solvers/04_growth.ipynb
-def _phase_steps(eta:float, L:float, tol_frac:float, k:int):
-    "Step η_i, certified accuracy τ_i and sensitivity Δ_i = Lη_i + 2τ_i of phases i = 1..k."
-    for i in range(1, k + 1):
-        eta_i = 2.0 ** (-4 * i) * eta
-        tau = tol_frac * L * eta_i
-        yield eta_i, tau, L * eta_i + 2 * tau
-
-
-def _noise_scale(noise:str, sensitivity:float, epsilon:float, d:int, z:float|None) -> float:
-    "A phase's noise scale: Δ/ε (ℓ2-Laplace), √d Δ/ε (coordinate Laplace), zΔ (Gaussian), or 0."
-    if not np.isfinite(epsilon): return 0.0
-    if noise == "laplace_l2": return sensitivity / epsilon
-    if noise == "laplace_coord": return math.sqrt(d) * sensitivity / epsilon
-    return z * sensitivity
-
-# %% ../../nbs/03_solvers/04_growth.ipynb
-def _draw_noise(noise:str, scale:float, d:int, rng) -> np.ndarray:
-    "A phase's output noise at `scale` (line 9 of Algorithm 1)."
-    if noise == "laplace_l2": return l2_laplace_noise(d, scale, rng)
-    if noise == "laplace_coord": return rng.laplace(scale=scale, size=d)
-    return rng.normal(scale=scale, size=d)
-
-# %% ../../nbs/03_solvers/04_growth.ipynb
-@dataclass(frozen=True)
-class _PhaseRule:
-    "What every phase of Algorithms 1-2 shares: the privacy of its release and its inner solver."
-    eps: float # ε of each phase's release
-    delta: float # δ of each phase's release
-    noise: str # "laplace_l2", "laplace_coord" or "gaussian"
-    tol_frac: float # inner accuracy τ_i = tol_frac·L·η_i
-    max_iter: int # cap on the inner iterations
-    min_chunk: int # minimum number of records per phase
-
-# %% ../../nbs/03_solvers/04_growth.ipynb
-def _algorithm1(S, loss, dom, L, eta, x0, rule:_PhaseRule, rng, log, offset=0, epoch=0):
-    "Algorithm 1's phases on the records S from x0 (log: one dict per phase); (x, records read)."
-    eps, delta, noise, tol_frac = rule.eps, rule.delta, rule.noise, rule.tol_frac
-    max_iter, min_chunk = rule.max_iter, rule.min_chunk
-    n, d = S.shape[0], x0.shape[0]
-    k = math.ceil(math.log(n)) if n >= 2 else 1
-    n0 = n // k
-    if n < 2 or n0 < min_chunk:
-        raise ValueError(
-            f"Algorithm 1 got {n} records: its k = ceil(log n) phases need at least {min_chunk} record(s) each "
-            f"(at least {min_records_localization(min_chunk)} records)"
-        )
-    z = gaussian_noise_multiplier(eps, delta) if noise == "gaussian" and np.isfinite(eps) else None
-    c1, r1, c2, r2 = dom
-    x = project_two_balls(x0, c1, r1, c2, r2)
-    for i, (eta_i, tau, Delta) in enumerate(_phase_steps(eta, L, tol_frac, k), start=1):
-        chunk = S[(i - 1) * n0: i * n0]
-        xh, iters = solve_phase(chunk, loss, x, eta_i, dom, tau, L, max_iter)
-        scale = _noise_scale(noise, Delta, eps, d, z)
-        zeta = _draw_noise(noise, scale, d, rng) if np.isfinite(eps) else np.zeros(d)
-        xn = project_two_balls(xh + zeta, c1, r1, c2, r2)
-        log.append(
-            dict(
-                epoch=epoch,
-                phase=i,
-                start=offset + (i - 1) * n0,
-                stop=offset + i * n0,
-                eta=eta_i,
-                sensitivity=Delta,
-                tol=tau,
-                noise_scale=scale,
-                iterations=iters,
-                center=x,
-                x_hat=xh,
-                x=xn,
-            )
-        )
-        x = xn
-    return x, k * n0
-
-# %% ../../nbs/03_solvers/04_growth.ipynb
-def _released(log:list) -> list:
-    """The transcript a fit returns: each phase's entry without `x_hat`, the chunk's exact minimiser
-    before noise (internal: the sensitivity tests read it; released, it would leak the chunk)."""
-    return [{k: v for k, v in phase.items() if k != "x_hat"} for phase in log]
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
 def localization(
@@ -738,66 +439,6 @@ def epoch_growth(
     return GrowthResult(x, _released(log), eps, delta, noise, used, note=note)
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
-def _epochs(S, loss, c, R, kappa_lower, x0, beta, rule:_PhaseRule, rng, step_scale):
-    "The epoch loop of Algorithm 2 (validated inputs): returns (x, phase log, records used, note)."
-    n, d = S.shape[0], c.shape[0]
-    T = growth_epochs(n, kappa_lower)
-    n0 = n // T
-    L = loss.lipschitz(float(np.linalg.norm(c)) + R)
-    D0 = 2 * R
-    eta0 = _initial_step(n, d, R, L, kappa_lower, rule.eps, rule.delta, beta, step_scale)
-    x = c.copy() if x0 is None else project_two_balls(check_array(x0, "x0", ndim=1), c, R)
-    check_scalar(rule.tol_frac, "tol_frac", low=0, low_open=True)
-    log, used = [], 0
-    for i in range(T):
-        Di, eta_i = 2.0 ** (-i) * D0, 2.0 ** (-i) * eta0
-        x, u = _algorithm1(
-            S[i * n0 : (i + 1) * n0],
-            loss,
-            (c, R, x.copy(), Di),
-            L,
-            eta_i,
-            x,
-            rule,
-            rng,
-            log,
-            offset=i * n0,
-            epoch=i,
-        )
-        used += u
-    return x, log, used, f"T={T} epochs of n0={n0} records, kappa_lower={kappa_lower}"
-
-# %% ../../nbs/03_solvers/04_growth.ipynb
-def _initial_step(n:int, d:int, R:float, L:float, kappa_lower:float, eps:float, delta:float,
-                  beta:float|None, step_scale:float) -> float:
-    "Algorithm 2's η_0 on a ball of radius R, times `step_scale` (public constants only)."
-    n0 = n // growth_epochs(n, kappa_lower)
-    scale = check_scalar(step_scale, "step_scale", low=0, low_open=True)
-    return scale * growth_step_size(n0, d, 2 * R, L, eps, delta, beta, n=n)
-
-
-def _growth_sensitivities(n:int, kappa_lower:float, L:float, eta0:float, tol_frac:float) -> tuple:
-    "Sensitivity Δ of every phase of Algorithm 2, in order, and the number of records read."
-    T = growth_epochs(n, kappa_lower)
-    n0 = n // T
-    k = math.ceil(math.log(n0))
-    steps = (_phase_steps(2.0 ** (-i) * eta0, L, tol_frac, k) for i in range(T))
-    return [Delta for epoch in steps for _, _, Delta in epoch], T * k * (n0 // k)
-
-# %% ../../nbs/03_solvers/04_growth.ipynb
-@njit(cache=True)
-def _grad_norms(code, kappa, mu, b, P, S):
-    m, d = P.shape
-    out = np.empty(m)
-    g = np.empty(d)
-    for i in range(m):
-        _mean_grad(code, kappa, mu, b, P[i], S, g)
-        s = 0.0
-        for j in range(d): s += g[j] * g[j]
-        out[i] = math.sqrt(s)
-    return out
-
-# %% ../../nbs/03_solvers/04_growth.ipynb
 def inverse_sensitivity_distribution(
     S,  # records
     loss: GrowthLoss,  # convex Lipschitz loss (μ = 0 allowed)
@@ -865,33 +506,6 @@ def inverse_sensitivity(
     return project_two_balls(P[i] + rng.uniform(-h / 2, h / 2, size=P.shape[1]), c, R)
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
-@njit(cache=True)
-def _glm_mean_grad(code, param, lam, x, S, out):
-    "out = mean_i l'(a_i.x, y_i) a_i + lam x, records S = [A | y]."
-    n, d = S.shape[0], x.shape[0]
-    for j in range(d): out[j] = lam * x[j]
-    for i in range(n):
-        z = 0.0
-        for j in range(d): z += S[i, j] * x[j]
-        u = loss_deriv(code, param, z, S[i, d]) / n
-        for j in range(d): out[j] += u * S[i, j]
-
-# %% ../../nbs/03_solvers/04_growth.ipynb
-@njit(cache=True)
-def _glm_solve_phase(code, param, lam, S, xc, coef, dom, step, iters):
-    "Projected gradient descent on mean l(a.x, y) + lam/2 ||x||^2 + coef ||x - xc||^2 over dom."
-    c1, r1, c2, r2 = dom
-    d = xc.shape[0]
-    x = xc.copy()
-    g = np.empty(d)
-    y = np.empty(d)
-    for t in range(iters):
-        _glm_mean_grad(code, param, lam, x, S, g)
-        for j in range(d): y[j] = x[j] - step * (g[j] + 2.0 * coef * (x[j] - xc[j]))
-        _proj_two_balls(y, c1, r1, c2, r2, x)
-    return x
-
-# %% ../../nbs/03_solvers/04_growth.ipynb
 class GLMObjective:
     """Per-record loss $F(w;(x,y)) = \\ell(x^\\top w, y) + \\frac\\lambda2\\|w\\|^2$ with public
     bounds, in the interface Algorithms 1–2 use."""
@@ -947,6 +561,425 @@ class GLMObjective:
         return _glm_solve_phase(*self.loss.kernel_args(), self.lam,
                                 np.ascontiguousarray(S, dtype=np.float64),
                                 np.asarray(xc, dtype=np.float64), coef, _domain(dom), step, iters)
+
+# %% ../../nbs/03_solvers/04_growth.ipynb
+def growth_adaptive(
+    X,  # design (n, p), dense or scipy sparse (densified)
+    y,  # labels (n,) (±1 for the logistic loss)
+    loss: Loss,  # SquaredLoss(), LogisticLoss() or HuberLoss(delta)
+    penalty: Penalty,  # NoPenalty() or L2(lam) (added to every record's loss); others are refused
+    *,
+    epsilon: float,  # ε > 0 (np.inf: non-private, no noise)
+    delta: float,  # δ in (0, 1) (Gaussian noise), or 0 for pure DP (ℓ2-Laplace noise)
+    radius: float = 1.0,  # R: the model is constrained to ||w||_2 <= R
+    # public bound on $‖x_i‖_2$ (rows are clipped to it); None: from the data (leaks, warns)
+    x_norm: float | None = None,
+    # public bound on $|y_i|$ (squared/Huber; labels clipped); None: from the data (leaks, warns)
+    y_bound: float | None = None,
+    kappa_lower: float = 1.5,  # lower bound κ̲ > 1 on the growth exponent
+    step: float | None = None,  # multiplier of Algorithm 2's $η_0$ (None: 256; 1 = as published)
+    # alias of x_norm (the common contract's threshold); np.inf only with epsilon = inf
+    clip: float | None = None,
+    tol_frac: float = 0.01,  # certified inner accuracy as a fraction of $Lη_i$
+    max_inner_iter: int = 10**5,  # refuse if a phase would need more inner iterations
+    w0=None,  # initial point (projected onto the ball); default 0
+    random_state=None,  # seed or Generator
+    # record (passes, coef) about every this many passes (after the phases)
+    record_every: float | None = None,
+) -> FitResult:  # the coefficients, the privacy report and the recorded iterates
+    """The growth-adaptive method: Algorithm 2 of Asi, Levy & Duchi (2021) for a linear model over
+    an ℓ2 ball; returns a `FitResult`."""
+    return get_solver("growth-adaptive").fit(
+        X, y, loss, penalty, epsilon=epsilon, delta=delta, random_state=random_state,
+        radius=radius, x_norm=x_norm, y_bound=y_bound, kappa_lower=kappa_lower, step=step,
+        clip=clip, tol_frac=tol_frac, max_inner_iter=max_inner_iter, w0=w0,
+        record_every=record_every)
+
+# %% ../../nbs/03_solvers/04_growth.ipynb
+_KINDS = {"power": 0, "location": 1, "regression": 2}
+
+@njit(cache=True)
+def _grad_scale(r2, kappa, mu):
+    """(r^2+mu^2)^(kappa/2-1), the factor in front of v in the gradient of phi(||v||); 0 at a kink
+    (min-norm subgradient)."""
+    if kappa == 2.0: return 1.0
+    t = r2 + mu * mu
+    if t == 0.0: return 0.0
+    return t ** (kappa / 2.0 - 1.0)
+
+@njit(cache=True)
+def _phi(r2, kappa, mu):
+    return ((r2 + mu * mu) ** (kappa / 2.0) - mu ** kappa) / kappa
+
+# %% ../../nbs/03_solvers/04_growth.ipynb
+@njit(cache=True)
+def _mean_grad(code, kappa, mu, b, x, S, out):
+    "Mean over the rows of S of the (min-norm sub)gradients of F(x; s), written to out."
+    n, d = S.shape[0], x.shape[0]
+    for j in range(d): out[j] = 0.0
+    if code == 0:
+        r2 = 0.0
+        for j in range(d): r2 += x[j] * x[j]
+        c = _grad_scale(r2, kappa, mu)
+        for j in range(d): out[j] = c * x[j]
+        for i in range(n):
+            for j in range(d): out[j] += b * S[i, j] / n
+    elif code == 1:
+        for i in range(n):
+            r2 = 0.0
+            for j in range(d): r2 += (x[j] - S[i, j]) ** 2
+            c = _grad_scale(r2, kappa, mu) / n
+            for j in range(d): out[j] += c * (x[j] - S[i, j])
+    else:
+        for i in range(n):
+            r = -S[i, d]
+            for j in range(d): r += S[i, j] * x[j]
+            c = _grad_scale(r * r, kappa, mu) * r / n
+            for j in range(d): out[j] += c * S[i, j]
+
+# %% ../../nbs/03_solvers/04_growth.ipynb
+@njit(cache=True)
+def _mean_value(code, kappa, mu, b, x, S):
+    n, d = S.shape[0], x.shape[0]
+    tot = 0.0
+    if code == 0:
+        r2 = 0.0
+        for j in range(d): r2 += x[j] * x[j]
+        tot = _phi(r2, kappa, mu)
+        for i in range(n):
+            for j in range(d): tot += b * S[i, j] * x[j] / n
+    elif code == 1:
+        for i in range(n):
+            r2 = 0.0
+            for j in range(d): r2 += (x[j] - S[i, j]) ** 2
+            tot += _phi(r2, kappa, mu) / n
+    else:
+        for i in range(n):
+            r = -S[i, d]
+            for j in range(d): r += S[i, j] * x[j]
+            tot += _phi(r * r, kappa, mu) / n
+    return tot
+
+# %% ../../nbs/03_solvers/04_growth.ipynb
+@njit(cache=True)
+def _proj_ball(y, c, r, out):
+    nrm = 0.0
+    for j in range(y.shape[0]): nrm += (y[j] - c[j]) ** 2
+    nrm = math.sqrt(nrm)
+    if nrm <= r:
+        for j in range(y.shape[0]): out[j] = y[j]
+        return
+    for j in range(y.shape[0]): out[j] = c[j] + (y[j] - c[j]) * r / nrm
+
+@njit(cache=True)
+def _dist(a, b):
+    s = 0.0
+    for j in range(a.shape[0]): s += (a[j] - b[j]) ** 2
+    return math.sqrt(s)
+
+# %% ../../nbs/03_solvers/04_growth.ipynb
+@njit(cache=True)
+def _proj_two_balls(y, c1, r1, c2, r2, out):
+    "Projection of y onto B(c1, r1) ∩ B(c2, r2) (assumed non-empty); r2 = inf means B(c1, r1) only."
+    _proj_ball(y, c1, r1, out)
+    if _dist(out, c2) <= r2 * (1 + 1e-12): return
+    _proj_ball(y, c2, r2, out)
+    if _dist(out, c1) <= r1 * (1 + 1e-12): return
+    d = y.shape[0]
+    L = _dist(c1, c2)
+    t = (L * L + r1 * r1 - r2 * r2) / (2 * L)
+    rho = math.sqrt(max(r1 * r1 - t * t, 0.0))
+    w = np.empty(d)
+    proj = 0.0
+    for j in range(d): proj += (y[j] - c1[j]) * (c2[j] - c1[j]) / L
+    nw = 0.0
+    for j in range(d):
+        w[j] = y[j] - c1[j] - proj * (c2[j] - c1[j]) / L
+        nw += w[j] * w[j]
+    nw = math.sqrt(nw)
+    for j in range(d):
+        out[j] = c1[j] + t * (c2[j] - c1[j]) / L + (rho * w[j] / nw if nw > 0 else 0.0)
+    if nw == 0.0 and d > 1:  # any point of the circle: pick a direction orthogonal to c2 - c1
+        k = 0 if abs(c2[0] - c1[0]) < abs(c2[1] - c1[1]) else 1
+        e = np.zeros(d)
+        e[k] = 1.0
+        pe = (c2[k] - c1[k]) / L
+        nn = 0.0
+        for j in range(d):
+            e[j] -= pe * (c2[j] - c1[j]) / L
+            nn += e[j] * e[j]
+        for j in range(d): out[j] += rho * e[j] / math.sqrt(nn)
+
+# %% ../../nbs/03_solvers/04_growth.ipynb
+def _domain(dom) -> tuple:
+    "The phase domain (c1, r1, c2, r2) as the typed tuple the kernels take (float64 centres)."
+    c1, r1, c2, r2 = dom
+    return (
+        np.asarray(c1, dtype=np.float64),
+        float(r1),
+        np.asarray(c2, dtype=np.float64),
+        float(r2),
+    )
+
+# %% ../../nbs/03_solvers/04_growth.ipynb
+@njit(cache=True)
+def _solve_phase(code, kappa, mu, b, S, xc, coef, dom, step, iters):
+    """Projected gradient descent on mean F(x; s) + coef ||x - xc||^2 over dom = B(c1, r1) ∩ B(c2,
+    r2), from xc."""
+    c1, r1, c2, r2 = dom
+    d = xc.shape[0]
+    x = xc.copy()
+    g = np.empty(d)
+    y = np.empty(d)
+    for t in range(iters):
+        _mean_grad(code, kappa, mu, b, x, S, g)
+        for j in range(d): y[j] = x[j] - step * (g[j] + 2.0 * coef * (x[j] - xc[j]))
+        _proj_two_balls(y, c1, r1, c2, r2, x)
+    return x
+
+# %% ../../nbs/03_solvers/04_growth.ipynb
+def _phase_iterations(L:float, beta_F:float, coef:float, diam:float, tau:float) -> int:
+    "Projected-GD iterations certifying ||x_t - argmin|| <= tau (public constants only)."
+    lam = 2 * coef
+    beta = beta_F + lam
+    r0 = min(L / lam, diam)
+    if r0 <= tau: return 0
+    if beta_F <= 0: return 1
+    # -log(1 - lam/beta) = log(1 + lam/beta_F)
+    return int(math.ceil(2 * math.log(r0 / tau) / math.log1p(lam / beta_F)))
+
+# %% ../../nbs/03_solvers/04_growth.ipynb
+def _privacy_terms(request:PrivacyRequest, # (ε, δ) every phase is calibrated to
+                   noise:str, # "laplace_l2", "laplace_coord", "gaussian" or "none"
+                   scales:list, # noise scale of every phase
+                   n_used:int, # records read (each by exactly one phase)
+                  ) -> dict:
+    "The `Plan` fields of Algorithm 1 or 2's guarantee: one phase's, by parallel composition."
+    if not request.private:
+        return dict(noise_scales=scales, notes=["non-private run: no noise"])
+    notes = [f"{len(scales)} phases on disjoint chunks ({n_used} records, each read by exactly "
+             "one phase): parallel composition, so the run has the guarantee of a single phase; "
+             "projections are post-processing"]
+    if noise == "gaussian":
+        return _gaussian_terms(request, scales, notes)
+    return _pure_terms(request, noise, scales, notes)
+
+# %% ../../nbs/03_solvers/04_growth.ipynb
+def _gaussian_terms(request:PrivacyRequest, scales:list, notes:list) -> dict:
+    "One Gaussian release per record (by its phase), accounted exactly by Gaussian DP."
+    z = gaussian_noise_multiplier(request.epsilon, request.delta)
+    label = f"{len(scales)} phases on disjoint chunks (Gaussian, parallel composition)"
+    ledger = Ledger().add(label, GaussianEvent(z))
+    accountant = GDPAccountant().compose(ledger.event)
+    note = f"Gaussian output noise, noise multiplier sigma_i/Delta_i = {z:.6g}"
+    return dict(ledger=ledger, epsilon=accountant.get_epsilon(request.delta),
+                accountant=accountant.name + ", one release per chunk", releases=len(scales),
+                noise_scales=scales, notes=notes + [note])
+
+# %% ../../nbs/03_solvers/04_growth.ipynb
+def _pure_terms(request:PrivacyRequest, noise:str, scales:list, notes:list) -> dict:
+    "One pure ε-DP release per record (by its phase): ℓ2 or coordinate-wise Laplace noise."
+    label = f"{len(scales)} phases on disjoint chunks (pure DP, parallel composition)"
+    ledger = Ledger().add(label, PureDPEvent(request.epsilon))
+    accountant = PureDPAccountant().compose(ledger.event)
+    note = f"{noise} output noise: pure epsilon-DP per phase"
+    return dict(ledger=ledger, epsilon=accountant.epsilon0, delta=0.0,
+                accountant=accountant.name + ", one release per chunk", releases=len(scales),
+                noise_scales=scales, notes=notes + [note])
+
+# %% ../../nbs/03_solvers/04_growth.ipynb
+_NOISES = ("laplace_l2", "laplace_coord", "gaussian")
+
+# %% ../../nbs/03_solvers/04_growth.ipynb
+def _request_and_noise(epsilon, delta, noise:str|None, n:int) -> tuple:
+    "The request of Algorithms 1–2 (ε finite; δ = 0 for pure DP) and the noise that goes with it."
+    request = check_privacy(epsilon, delta, n, pure=True)
+    if not request.private:
+        raise ValueError(f"epsilon must be finite, got {epsilon!r}")
+    if noise is None:
+        noise = "laplace_l2" if request.delta == 0 else "gaussian"
+    if noise not in _NOISES:
+        raise ValueError(f"noise must be one of {_NOISES}, got {noise!r}")
+    if (noise == "gaussian") != (request.delta > 0):
+        needed = "delta > 0" if noise == "gaussian" else "delta = 0"
+        raise ValueError(f"noise={noise!r} requires {needed}")
+    return request, noise
+
+# %% ../../nbs/03_solvers/04_growth.ipynb
+def _check_domain(center, radius, d=None):
+    R = check_scalar(radius, "radius", low=0, low_open=True)
+    c = check_array(np.atleast_1d(center), "center", ndim=1)
+    if d is not None and c.shape[0] != d:
+        raise ValueError(f"center has dimension {c.shape[0]}, expected {d}")
+    return c, R
+
+# %% ../../nbs/03_solvers/04_growth.ipynb
+def _phase_steps(eta:float, L:float, tol_frac:float, k:int):
+    "Step η_i, certified accuracy τ_i and sensitivity Δ_i = Lη_i + 2τ_i of phases i = 1..k."
+    for i in range(1, k + 1):
+        eta_i = 2.0 ** (-4 * i) * eta
+        tau = tol_frac * L * eta_i
+        yield eta_i, tau, L * eta_i + 2 * tau
+
+
+def _noise_scale(noise:str, sensitivity:float, epsilon:float, d:int, z:float|None) -> float:
+    "A phase's noise scale: Δ/ε (ℓ2-Laplace), √d Δ/ε (coordinate Laplace), zΔ (Gaussian), or 0."
+    if not np.isfinite(epsilon): return 0.0
+    if noise == "laplace_l2": return sensitivity / epsilon
+    if noise == "laplace_coord": return math.sqrt(d) * sensitivity / epsilon
+    return z * sensitivity
+
+# %% ../../nbs/03_solvers/04_growth.ipynb
+def _draw_noise(noise:str, scale:float, d:int, rng) -> np.ndarray:
+    "A phase's output noise at `scale` (line 9 of Algorithm 1)."
+    if noise == "laplace_l2": return l2_laplace_noise(d, scale, rng)
+    if noise == "laplace_coord": return rng.laplace(scale=scale, size=d)
+    return rng.normal(scale=scale, size=d)
+
+# %% ../../nbs/03_solvers/04_growth.ipynb
+@dataclass(frozen=True)
+class _PhaseRule:
+    "What every phase of Algorithms 1-2 shares: the privacy of its release and its inner solver."
+    eps: float # ε of each phase's release
+    delta: float # δ of each phase's release
+    noise: str # "laplace_l2", "laplace_coord" or "gaussian"
+    tol_frac: float # inner accuracy τ_i = tol_frac·L·η_i
+    max_iter: int # cap on the inner iterations
+    min_chunk: int # minimum number of records per phase
+
+# %% ../../nbs/03_solvers/04_growth.ipynb
+def _algorithm1(S, loss, dom, L, eta, x0, rule:_PhaseRule, rng, log, offset=0, epoch=0):
+    "Algorithm 1's phases on the records S from x0 (log: one dict per phase); (x, records read)."
+    eps, delta, noise, tol_frac = rule.eps, rule.delta, rule.noise, rule.tol_frac
+    max_iter, min_chunk = rule.max_iter, rule.min_chunk
+    n, d = S.shape[0], x0.shape[0]
+    k = math.ceil(math.log(n)) if n >= 2 else 1
+    n0 = n // k
+    if n < 2 or n0 < min_chunk:
+        raise ValueError(
+            f"Algorithm 1 got {n} records: its k = ceil(log n) phases need at least {min_chunk} record(s) each "
+            f"(at least {min_records_localization(min_chunk)} records)"
+        )
+    z = gaussian_noise_multiplier(eps, delta) if noise == "gaussian" and np.isfinite(eps) else None
+    c1, r1, c2, r2 = dom
+    x = project_two_balls(x0, c1, r1, c2, r2)
+    for i, (eta_i, tau, Delta) in enumerate(_phase_steps(eta, L, tol_frac, k), start=1):
+        chunk = S[(i - 1) * n0: i * n0]
+        xh, iters = solve_phase(chunk, loss, x, eta_i, dom, tau, L, max_iter)
+        scale = _noise_scale(noise, Delta, eps, d, z)
+        zeta = _draw_noise(noise, scale, d, rng) if np.isfinite(eps) else np.zeros(d)
+        xn = project_two_balls(xh + zeta, c1, r1, c2, r2)
+        log.append(
+            dict(
+                epoch=epoch,
+                phase=i,
+                start=offset + (i - 1) * n0,
+                stop=offset + i * n0,
+                eta=eta_i,
+                sensitivity=Delta,
+                tol=tau,
+                noise_scale=scale,
+                iterations=iters,
+                center=x,
+                x_hat=xh,
+                x=xn,
+            )
+        )
+        x = xn
+    return x, k * n0
+
+# %% ../../nbs/03_solvers/04_growth.ipynb
+def _released(log:list) -> list:
+    """The transcript a fit returns: each phase's entry without `x_hat`, the chunk's exact minimiser
+    before noise (internal: the sensitivity tests read it; released, it would leak the chunk)."""
+    return [{k: v for k, v in phase.items() if k != "x_hat"} for phase in log]
+
+# %% ../../nbs/03_solvers/04_growth.ipynb
+def _epochs(S, loss, c, R, kappa_lower, x0, beta, rule:_PhaseRule, rng, step_scale):
+    "The epoch loop of Algorithm 2 (validated inputs): returns (x, phase log, records used, note)."
+    n, d = S.shape[0], c.shape[0]
+    T = growth_epochs(n, kappa_lower)
+    n0 = n // T
+    L = loss.lipschitz(float(np.linalg.norm(c)) + R)
+    D0 = 2 * R
+    eta0 = _initial_step(n, d, R, L, kappa_lower, rule.eps, rule.delta, beta, step_scale)
+    x = c.copy() if x0 is None else project_two_balls(check_array(x0, "x0", ndim=1), c, R)
+    check_scalar(rule.tol_frac, "tol_frac", low=0, low_open=True)
+    log, used = [], 0
+    for i in range(T):
+        Di, eta_i = 2.0 ** (-i) * D0, 2.0 ** (-i) * eta0
+        x, u = _algorithm1(
+            S[i * n0 : (i + 1) * n0],
+            loss,
+            (c, R, x.copy(), Di),
+            L,
+            eta_i,
+            x,
+            rule,
+            rng,
+            log,
+            offset=i * n0,
+            epoch=i,
+        )
+        used += u
+    return x, log, used, f"T={T} epochs of n0={n0} records, kappa_lower={kappa_lower}"
+
+# %% ../../nbs/03_solvers/04_growth.ipynb
+def _initial_step(n:int, d:int, R:float, L:float, kappa_lower:float, eps:float, delta:float,
+                  beta:float|None, step_scale:float) -> float:
+    "Algorithm 2's η_0 on a ball of radius R, times `step_scale` (public constants only)."
+    n0 = n // growth_epochs(n, kappa_lower)
+    scale = check_scalar(step_scale, "step_scale", low=0, low_open=True)
+    return scale * growth_step_size(n0, d, 2 * R, L, eps, delta, beta, n=n)
+
+
+def _growth_sensitivities(n:int, kappa_lower:float, L:float, eta0:float, tol_frac:float) -> tuple:
+    "Sensitivity Δ of every phase of Algorithm 2, in order, and the number of records read."
+    T = growth_epochs(n, kappa_lower)
+    n0 = n // T
+    k = math.ceil(math.log(n0))
+    steps = (_phase_steps(2.0 ** (-i) * eta0, L, tol_frac, k) for i in range(T))
+    return [Delta for epoch in steps for _, _, Delta in epoch], T * k * (n0 // k)
+
+# %% ../../nbs/03_solvers/04_growth.ipynb
+@njit(cache=True)
+def _grad_norms(code, kappa, mu, b, P, S):
+    m, d = P.shape
+    out = np.empty(m)
+    g = np.empty(d)
+    for i in range(m):
+        _mean_grad(code, kappa, mu, b, P[i], S, g)
+        s = 0.0
+        for j in range(d): s += g[j] * g[j]
+        out[i] = math.sqrt(s)
+    return out
+
+# %% ../../nbs/03_solvers/04_growth.ipynb
+@njit(cache=True)
+def _glm_mean_grad(code, param, lam, x, S, out):
+    "out = mean_i l'(a_i.x, y_i) a_i + lam x, records S = [A | y]."
+    n, d = S.shape[0], x.shape[0]
+    for j in range(d): out[j] = lam * x[j]
+    for i in range(n):
+        z = 0.0
+        for j in range(d): z += S[i, j] * x[j]
+        u = loss_deriv(code, param, z, S[i, d]) / n
+        for j in range(d): out[j] += u * S[i, j]
+
+# %% ../../nbs/03_solvers/04_growth.ipynb
+@njit(cache=True)
+def _glm_solve_phase(code, param, lam, S, xc, coef, dom, step, iters):
+    "Projected gradient descent on mean l(a.x, y) + lam/2 ||x||^2 + coef ||x - xc||^2 over dom."
+    c1, r1, c2, r2 = dom
+    d = xc.shape[0]
+    x = xc.copy()
+    g = np.empty(d)
+    y = np.empty(d)
+    for t in range(iters):
+        _glm_mean_grad(code, param, lam, x, S, g)
+        for j in range(d): y[j] = x[j] - step * (g[j] + 2.0 * coef * (x[j] - xc[j]))
+        _proj_two_balls(y, c1, r1, c2, r2, x)
+    return x
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
 def _dense(problem:Problem) -> np.ndarray:
@@ -1103,39 +1136,6 @@ def _run_growth(self, problem:Problem, plan:_GrowthPlan, options:dict, rng) -> R
     trace = [] if every is None else _trace(log, passes, x, options["w0"], options["radius"], every)
     return Run(coef=x, n_iter=int(sum(ph["iterations"] for ph in log)), passes=float(passes[-1]),
                trace=trace, params=dict(phases=len(log), records_used=used, note=note))
-
-# %% ../../nbs/03_solvers/04_growth.ipynb
-def growth_adaptive(
-    X,  # design (n, p), dense or scipy sparse (densified)
-    y,  # labels (n,) (±1 for the logistic loss)
-    loss: Loss,  # SquaredLoss(), LogisticLoss() or HuberLoss(delta)
-    penalty: Penalty,  # NoPenalty() or L2(lam) (added to every record's loss); others are refused
-    *,
-    epsilon: float,  # ε > 0 (np.inf: non-private, no noise)
-    delta: float,  # δ in (0, 1) (Gaussian noise), or 0 for pure DP (ℓ2-Laplace noise)
-    radius: float = 1.0,  # R: the model is constrained to ||w||_2 <= R
-    # public bound on $‖x_i‖_2$ (rows are clipped to it); None: from the data (leaks, warns)
-    x_norm: float | None = None,
-    # public bound on $|y_i|$ (squared/Huber; labels clipped); None: from the data (leaks, warns)
-    y_bound: float | None = None,
-    kappa_lower: float = 1.5,  # lower bound κ̲ > 1 on the growth exponent
-    step: float | None = None,  # multiplier of Algorithm 2's $η_0$ (None: 256; 1 = as published)
-    # alias of x_norm (the common contract's threshold); np.inf only with epsilon = inf
-    clip: float | None = None,
-    tol_frac: float = 0.01,  # certified inner accuracy as a fraction of $Lη_i$
-    max_inner_iter: int = 10**5,  # refuse if a phase would need more inner iterations
-    w0=None,  # initial point (projected onto the ball); default 0
-    random_state=None,  # seed or Generator
-    # record (passes, coef) about every this many passes (after the phases)
-    record_every: float | None = None,
-) -> FitResult:  # the coefficients, the privacy report and the recorded iterates
-    """The growth-adaptive method: Algorithm 2 of Asi, Levy & Duchi (2021) for a linear model over
-    an ℓ2 ball; returns a `FitResult`."""
-    return get_solver("growth-adaptive").fit(
-        X, y, loss, penalty, epsilon=epsilon, delta=delta, random_state=random_state,
-        radius=radius, x_norm=x_norm, y_bound=y_bound, kappa_lower=kappa_lower, step=step,
-        clip=clip, tol_frac=tol_frac, max_inner_iter=max_inner_iter, w0=w0,
-        record_every=record_every)
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
 @register

@@ -42,8 +42,193 @@ from dp_cd.model.penalties import (
 )
 
 # %% auto 0
-__all__ = ['cd_epoch_dense', 'cd_epoch_sparse', 'gcd_steps', 'quad_cd', 'dual_objective', 'SolverResult', 'solve',
-           'reference_optimum']
+__all__ = ['SolverResult', 'solve', 'reference_optimum', 'cd_epoch_dense', 'cd_epoch_sparse', 'gcd_steps', 'quad_cd',
+           'dual_objective']
+
+# %% ../../nbs/03_solvers/00_reference.ipynb
+@dataclass
+class SolverResult:
+    "Outcome of `solve`."
+    coef: np.ndarray          # final coefficients w
+    objective: float          # F(w), recomputed from scratch
+    # epochs (cd: p updates each), coordinate updates (gcd) or gradient steps (pgd)
+    n_iter: int
+    criterion: float          # achieved stopping criterion
+    criterion_name: str       # "relative_gap" or "fixed_point"
+    converged: bool           # criterion <= tol
+    method: str               # "cd", "gcd" or "pgd"
+    time: float = 0.0         # wall-clock seconds
+    # objective after each iteration (if requested), history[0] = F(w0)
+    history: list = field(default_factory=list)
+
+    def __repr__(self):
+        return (
+            f"SolverResult(method={self.method!r}, objective={self.objective:.12g}, n_iter={self.n_iter}, "
+            f"{self.criterion_name}={self.criterion:.3g}, converged={self.converged})"
+        )
+
+# %% ../../nbs/03_solvers/00_reference.ipynb
+def solve(
+    X,  # design (n, p): dense array-like or scipy sparse (converted to CSC)
+    y,  # labels (n,)
+    loss: Loss,  # datafit, e.g. SquaredLoss()
+    penalty: Penalty | None = None,  # separable penalty (None: no penalty)
+    *,
+    method: str = "cd",  # "cd" (Alg. 2.2.3), "gcd" (Alg. 2.2.4), "pgd" (Alg. 2.2.1) or "newton" (proximal Newton, p <= a few thousand)
+    tol: float = 1e-10,  # stop when the criterion (relative gap or fixed-point violation) is <= tol
+    # max epochs (cd), coordinate updates (gcd) or gradient steps (pgd)
+    max_iter: int | None = None,
+    w0=None,  # initial point (default 0)
+    random_state=None,  # seed or Generator for the coordinate draws of "cd"
+    selection: str = "random",  # "random" (uniform, Alg. 2.2.3) or "cyclic" coordinate order for "cd"
+    rule: str = "gs-r",  # greedy rule of "gcd": "gs-s", "gs-r" or "gs-q" (all equal GS-L when psi = 0)
+    accelerated: bool = False,  # FISTA momentum for "pgd"
+    # iterations between criterion checks (default: 1 for cd/pgd, 10 for gcd)
+    check_every: int | None = None,
+    history: bool = False,  # record F after every iteration
+) -> SolverResult:  # the minimiser, its objective and the criterion reached
+    "Minimise $F(w)=\\frac1n\\sum_i\\ell(w;(x_i,y_i))+\\psi(w)$ without privacy."
+    if method not in ("cd", "gcd", "pgd", "newton"):
+        raise ValueError(f"method must be 'cd', 'gcd', 'pgd' or 'newton', got {method!r}")
+    if selection not in ("random", "cyclic"):
+        raise ValueError(f"selection must be 'random' or 'cyclic', got {selection!r}")
+    rules = {"gs-s": 0, "gs-r": 1, "gs-q": 2}
+    if rule not in rules: raise ValueError(f"rule must be one of {sorted(rules)}, got {rule!r}")
+    tol = check_scalar(tol, "tol", low=0)
+    max_iter = check_scalar(
+        {"cd": 10_000, "gcd": 100_000, "pgd": 100_000, "newton": 200}[method]
+        if max_iter is None
+        else max_iter,
+        "max_iter",
+        low=1,
+        integer=True,
+    )
+    check_every = check_scalar(
+        (10 if method == "gcd" else 1) if check_every is None else check_every,
+        "check_every",
+        low=1,
+        integer=True,
+    )
+    rng = as_generator(random_state)
+    pb = _Problem(X, y, loss, penalty, w0)
+    t0 = time.perf_counter()
+    w = pb.w
+    z = pb.pred(w)
+    lo, pe = loss.kernel_args(), pb.pen.kernel_args()
+    Xd = pb.X if not pb.sparse else np.zeros((1, 1), order='F')
+    empty = (np.zeros(1), np.zeros(1, np.int64), np.zeros(2, np.int64))
+    # one argument of the kernels
+    csc = (pb.X.data, pb.X.indices, pb.X.indptr) if pb.sparse else empty
+    hist = [pb.primal(w, z)] if history else []
+    F, crit = pb.criterion(w, z)
+    it, done = 0, crit <= tol
+    if method == "pgd":
+        Mg = loss.smoothness(pb.X)
+        gam = 1.0 / Mg if Mg > 0 else 1.0
+        gam_v = np.full(pb.p, gam)
+        w_prev, tk, v = w.copy(), 1.0, w.copy()
+    cyc = np.arange(pb.p, dtype=np.int64)
+    while not done and it < max_iter:
+        n_do = min(check_every, max_iter - it) if not history else 1
+        if method == "cd":
+            for _ in range(n_do):
+                order = cyc if selection == "cyclic" else rng.integers(0, pb.p, size=pb.p)
+                if pb.sparse: cd_epoch_sparse(*lo, *pe, csc, pb.y, z, w, pb.steps, order)
+                else: cd_epoch_dense(*lo, *pe, Xd, pb.y, z, w, pb.steps, order)
+            it += n_do
+        elif method == "gcd":
+            k = gcd_steps((*lo, *pe), rules[rule], pb.sparse, Xd, csc, pb.y, z, w, pb.M, n_do)
+            it += k
+            if k < n_do: done = True   # no coordinate can move: exact fixed point
+        elif method == "newton":
+            for _ in range(n_do):
+                w, z, stalled = _newton_step(pb, w, z, min(1e-6, 1e-2 * crit))
+                it += 1
+                # no measurable decrease left: polish with cyclic CD epochs (first order, rounding-
+                # robust)
+                if stalled:
+                    for _k in range(2000):
+                        if pb.sparse:
+                            cd_epoch_sparse(*lo, *pe, csc, pb.y, z, w, pb.steps, cyc)
+                        else: cd_epoch_dense(*lo, *pe, Xd, pb.y, z, w, pb.steps, cyc)
+                        if _k % 5 == 4 and pb.criterion(w, pb.pred(w))[1] <= tol: break
+                    done = True
+                    break
+        else:
+            for _ in range(n_do):
+                zv = pb.pred(v)
+                g, _ = pb.grad_u(zv)
+                w_new = np.empty(pb.p)
+                prox_vec(*pe, v - gam * g, gam_v, w_new)
+                if accelerated:
+                    t_new = (1 + np.sqrt(1 + 4 * tk * tk)) / 2
+                    v = w_new + (tk - 1) / t_new * (w_new - w)
+                    tk = t_new
+                else: v = w_new
+                w = w_new
+            it += n_do
+            z = pb.pred(w)
+        z = pb.pred(w)   # recompute the predictions: no drift from incremental updates
+        if history: hist.append(pb.primal(w, z))
+        if it % check_every == 0 or it >= max_iter or done:
+            F, crit = pb.criterion(w, z)
+            done = done or crit <= tol
+    F, crit = pb.criterion(w, z)
+    if not (np.all(np.isfinite(w)) and np.isfinite(F)):  # never return a NaN/inf model silently
+        raise ValueError(
+            f"the iterates left the float64 range after {it} iterations (F = {F:g}, non-finite coefficients: "
+            f"{int(np.sum(~np.isfinite(w)))}): the data are too badly scaled; rescale X and y"
+        )
+    return SolverResult(
+        coef=w,
+        objective=pb.primal(w),
+        n_iter=it,
+        criterion=crit,
+        criterion_name="relative_gap" if pb.use_gap else "fixed_point",
+        converged=bool(crit <= tol),
+        method=method,
+        time=time.perf_counter() - t0,
+        history=hist,
+    )
+
+# %% ../../nbs/03_solvers/00_reference.ipynb
+def reference_optimum(
+    X,  # design (n, p): dense array-like or scipy sparse
+    y,  # labels (n,)
+    loss: Loss,  # datafit
+    penalty: Penalty | None = None,  # separable penalty (None: no penalty)
+    tol: float = 1e-12,  # target criterion (relative duality gap when available)
+    max_iter: int = 100_000,  # max epochs of coordinate descent
+    return_result: bool = False,  # also return the SolverResult
+    method: str = "auto",  # "auto": proximal Newton if p <= 2000 (then CD if needed), else cyclic CD
+):
+    "$F^*$ to relative precision `tol` (certified by the duality gap when `penalty.has_gap`)."
+    if method not in ("auto", "cd", "newton"):
+        raise ValueError(f"method must be 'auto', 'cd' or 'newton', got {method!r}")
+    p = X.shape[1] if hasattr(X, "shape") and len(X.shape) == 2 else np.shape(X)[1]
+    res = None
+    if method == "newton" or (method == "auto" and p <= 2000):
+        res = solve(X, y, loss, penalty, method="newton", tol=tol, max_iter=500)
+    if res is None or not res.converged:
+        res = solve(
+            X,
+            y,
+            loss,
+            penalty,
+            method="cd",
+            tol=tol,
+            max_iter=max_iter,
+            selection="cyclic",
+            check_every=5,
+            w0=None if res is None else res.coef,
+        )
+    if not res.converged:
+        warnings.warn(
+            f"reference_optimum did not reach tol={tol:g} (criterion {res.criterion:.3g})",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    return (res.objective, res) if return_result else res.objective
 
 # %% ../../nbs/03_solvers/00_reference.ipynb
 _FM = {'reassoc', 'contract'}
@@ -228,28 +413,6 @@ def dual_objective(lcode:int, # the loss's code (`Loss.code`)
     return d
 
 # %% ../../nbs/03_solvers/00_reference.ipynb
-@dataclass
-class SolverResult:
-    "Outcome of `solve`."
-    coef: np.ndarray          # final coefficients w
-    objective: float          # F(w), recomputed from scratch
-    # epochs (cd: p updates each), coordinate updates (gcd) or gradient steps (pgd)
-    n_iter: int
-    criterion: float          # achieved stopping criterion
-    criterion_name: str       # "relative_gap" or "fixed_point"
-    converged: bool           # criterion <= tol
-    method: str               # "cd", "gcd" or "pgd"
-    time: float = 0.0         # wall-clock seconds
-    # objective after each iteration (if requested), history[0] = F(w0)
-    history: list = field(default_factory=list)
-
-    def __repr__(self):
-        return (
-            f"SolverResult(method={self.method!r}, objective={self.objective:.12g}, n_iter={self.n_iter}, "
-            f"{self.criterion_name}={self.criterion:.3g}, converged={self.converged})"
-        )
-
-# %% ../../nbs/03_solvers/00_reference.ipynb
 class _Problem:
     "Validated data, constants and criteria shared by the solvers."
     def __init__(self, X, y, loss, penalty, w0):
@@ -348,166 +511,3 @@ def _newton_step(pb, w, z, inner_tol):
             return wt, pb.pred(wt), False
         t /= 2
     return w, z, True
-
-# %% ../../nbs/03_solvers/00_reference.ipynb
-def solve(
-    X,  # design (n, p): dense array-like or scipy sparse (converted to CSC)
-    y,  # labels (n,)
-    loss: Loss,  # datafit, e.g. SquaredLoss()
-    penalty: Penalty | None = None,  # separable penalty (None: no penalty)
-    *,
-    method: str = "cd",  # "cd" (Alg. 2.2.3), "gcd" (Alg. 2.2.4), "pgd" (Alg. 2.2.1) or "newton" (proximal Newton, p <= a few thousand)
-    tol: float = 1e-10,  # stop when the criterion (relative gap or fixed-point violation) is <= tol
-    # max epochs (cd), coordinate updates (gcd) or gradient steps (pgd)
-    max_iter: int | None = None,
-    w0=None,  # initial point (default 0)
-    random_state=None,  # seed or Generator for the coordinate draws of "cd"
-    selection: str = "random",  # "random" (uniform, Alg. 2.2.3) or "cyclic" coordinate order for "cd"
-    rule: str = "gs-r",  # greedy rule of "gcd": "gs-s", "gs-r" or "gs-q" (all equal GS-L when psi = 0)
-    accelerated: bool = False,  # FISTA momentum for "pgd"
-    # iterations between criterion checks (default: 1 for cd/pgd, 10 for gcd)
-    check_every: int | None = None,
-    history: bool = False,  # record F after every iteration
-) -> SolverResult:  # the minimiser, its objective and the criterion reached
-    "Minimise $F(w)=\\frac1n\\sum_i\\ell(w;(x_i,y_i))+\\psi(w)$ without privacy."
-    if method not in ("cd", "gcd", "pgd", "newton"):
-        raise ValueError(f"method must be 'cd', 'gcd', 'pgd' or 'newton', got {method!r}")
-    if selection not in ("random", "cyclic"):
-        raise ValueError(f"selection must be 'random' or 'cyclic', got {selection!r}")
-    rules = {"gs-s": 0, "gs-r": 1, "gs-q": 2}
-    if rule not in rules: raise ValueError(f"rule must be one of {sorted(rules)}, got {rule!r}")
-    tol = check_scalar(tol, "tol", low=0)
-    max_iter = check_scalar(
-        {"cd": 10_000, "gcd": 100_000, "pgd": 100_000, "newton": 200}[method]
-        if max_iter is None
-        else max_iter,
-        "max_iter",
-        low=1,
-        integer=True,
-    )
-    check_every = check_scalar(
-        (10 if method == "gcd" else 1) if check_every is None else check_every,
-        "check_every",
-        low=1,
-        integer=True,
-    )
-    rng = as_generator(random_state)
-    pb = _Problem(X, y, loss, penalty, w0)
-    t0 = time.perf_counter()
-    w = pb.w
-    z = pb.pred(w)
-    lo, pe = loss.kernel_args(), pb.pen.kernel_args()
-    Xd = pb.X if not pb.sparse else np.zeros((1, 1), order='F')
-    empty = (np.zeros(1), np.zeros(1, np.int64), np.zeros(2, np.int64))
-    # one argument of the kernels
-    csc = (pb.X.data, pb.X.indices, pb.X.indptr) if pb.sparse else empty
-    hist = [pb.primal(w, z)] if history else []
-    F, crit = pb.criterion(w, z)
-    it, done = 0, crit <= tol
-    if method == "pgd":
-        Mg = loss.smoothness(pb.X)
-        gam = 1.0 / Mg if Mg > 0 else 1.0
-        gam_v = np.full(pb.p, gam)
-        w_prev, tk, v = w.copy(), 1.0, w.copy()
-    cyc = np.arange(pb.p, dtype=np.int64)
-    while not done and it < max_iter:
-        n_do = min(check_every, max_iter - it) if not history else 1
-        if method == "cd":
-            for _ in range(n_do):
-                order = cyc if selection == "cyclic" else rng.integers(0, pb.p, size=pb.p)
-                if pb.sparse: cd_epoch_sparse(*lo, *pe, csc, pb.y, z, w, pb.steps, order)
-                else: cd_epoch_dense(*lo, *pe, Xd, pb.y, z, w, pb.steps, order)
-            it += n_do
-        elif method == "gcd":
-            k = gcd_steps((*lo, *pe), rules[rule], pb.sparse, Xd, csc, pb.y, z, w, pb.M, n_do)
-            it += k
-            if k < n_do: done = True   # no coordinate can move: exact fixed point
-        elif method == "newton":
-            for _ in range(n_do):
-                w, z, stalled = _newton_step(pb, w, z, min(1e-6, 1e-2 * crit))
-                it += 1
-                # no measurable decrease left: polish with cyclic CD epochs (first order, rounding-
-                # robust)
-                if stalled:
-                    for _k in range(2000):
-                        if pb.sparse:
-                            cd_epoch_sparse(*lo, *pe, csc, pb.y, z, w, pb.steps, cyc)
-                        else: cd_epoch_dense(*lo, *pe, Xd, pb.y, z, w, pb.steps, cyc)
-                        if _k % 5 == 4 and pb.criterion(w, pb.pred(w))[1] <= tol: break
-                    done = True
-                    break
-        else:
-            for _ in range(n_do):
-                zv = pb.pred(v)
-                g, _ = pb.grad_u(zv)
-                w_new = np.empty(pb.p)
-                prox_vec(*pe, v - gam * g, gam_v, w_new)
-                if accelerated:
-                    t_new = (1 + np.sqrt(1 + 4 * tk * tk)) / 2
-                    v = w_new + (tk - 1) / t_new * (w_new - w)
-                    tk = t_new
-                else: v = w_new
-                w = w_new
-            it += n_do
-            z = pb.pred(w)
-        z = pb.pred(w)   # recompute the predictions: no drift from incremental updates
-        if history: hist.append(pb.primal(w, z))
-        if it % check_every == 0 or it >= max_iter or done:
-            F, crit = pb.criterion(w, z)
-            done = done or crit <= tol
-    F, crit = pb.criterion(w, z)
-    if not (np.all(np.isfinite(w)) and np.isfinite(F)):  # never return a NaN/inf model silently
-        raise ValueError(
-            f"the iterates left the float64 range after {it} iterations (F = {F:g}, non-finite coefficients: "
-            f"{int(np.sum(~np.isfinite(w)))}): the data are too badly scaled; rescale X and y"
-        )
-    return SolverResult(
-        coef=w,
-        objective=pb.primal(w),
-        n_iter=it,
-        criterion=crit,
-        criterion_name="relative_gap" if pb.use_gap else "fixed_point",
-        converged=bool(crit <= tol),
-        method=method,
-        time=time.perf_counter() - t0,
-        history=hist,
-    )
-
-# %% ../../nbs/03_solvers/00_reference.ipynb
-def reference_optimum(
-    X,  # design (n, p): dense array-like or scipy sparse
-    y,  # labels (n,)
-    loss: Loss,  # datafit
-    penalty: Penalty | None = None,  # separable penalty (None: no penalty)
-    tol: float = 1e-12,  # target criterion (relative duality gap when available)
-    max_iter: int = 100_000,  # max epochs of coordinate descent
-    return_result: bool = False,  # also return the SolverResult
-    method: str = "auto",  # "auto": proximal Newton if p <= 2000 (then CD if needed), else cyclic CD
-):
-    "$F^*$ to relative precision `tol` (certified by the duality gap when `penalty.has_gap`)."
-    if method not in ("auto", "cd", "newton"):
-        raise ValueError(f"method must be 'auto', 'cd' or 'newton', got {method!r}")
-    p = X.shape[1] if hasattr(X, "shape") and len(X.shape) == 2 else np.shape(X)[1]
-    res = None
-    if method == "newton" or (method == "auto" and p <= 2000):
-        res = solve(X, y, loss, penalty, method="newton", tol=tol, max_iter=500)
-    if res is None or not res.converged:
-        res = solve(
-            X,
-            y,
-            loss,
-            penalty,
-            method="cd",
-            tol=tol,
-            max_iter=max_iter,
-            selection="cyclic",
-            check_every=5,
-            w0=None if res is None else res.coef,
-        )
-    if not res.converged:
-        warnings.warn(
-            f"reference_optimum did not reach tol={tol:g} (criterion {res.criterion:.3g})",
-            RuntimeWarning,
-            stacklevel=2,
-        )
-    return (res.objective, res) if return_result else res.objective

@@ -161,21 +161,6 @@ def calibrate_selection(epsilon:float, # target ε of the whole selection
     return _calibrate_selection(check_epsilon(epsilon), check_delta(delta), dist)
 
 # %% ../../nbs/03_solvers/05_tuning.ipynb
-# pure in its (hashable) arguments; repeated selections then skip the bisection
-@functools.lru_cache(maxsize=256)
-def _calibrate_selection(epsilon, delta, dist):
-    lo, hi = 1e-12, 10.0
-    if selection_epsilon(lo, dist, delta) > epsilon:
-        raise ValueError(
-            f"epsilon={epsilon} is too small for E[K]={dist.mean:.3g} at delta={delta}"
-        )
-    for _ in range(100):
-        mid = math.sqrt(lo * hi)
-        if selection_epsilon(mid, dist, delta) <= epsilon: lo = mid
-        else: hi = mid
-    return lo
-
-# %% ../../nbs/03_solvers/05_tuning.ipynb
 @dataclass(frozen=True)
 class RandomStoppingEvent(DPEvent):
     "Best of $K ∼ D_{η,γ}$ runs of a ρ-zCDP mechanism: certified by `selection_epsilon` only."
@@ -195,26 +180,6 @@ class SelectionResult:
     score: float  # its noisy score (the released one)
     rho: float # zCDP parameter of each run
     privacy: PrivacyReport  # the privacy report of the whole selection
-
-# %% ../../nbs/03_solvers/05_tuning.ipynb
-def _selection_plan(rho, dist, delta, n_candidates, notes=()):
-    "What the selection certifies: the best of $K ∼ D_{η,γ}$ ρ-zCDP runs, one release."
-    accountant = (f"RDP of best-of-K (Papernot & Steinke 2022, Thm. 2), "
-                  f"K ~ TNB(eta={dist.eta:g}, gamma={dist.gamma:.4g}), CKS conversion")
-    notes = [f"{n_candidates} candidates drawn uniformly; E[K] = {dist.mean:.3g}",
-             "only the selected model (and its candidate/score) is covered; K and the other "
-             "runs are not released (with K known, the guarantee would not hold)", *notes]
-    ledger = Ledger().add(
-        "random-stopping selection", RandomStoppingEvent(rho, dist.eta, dist.gamma)
-    )
-    return Plan(
-        ledger=ledger,
-        epsilon=selection_epsilon(rho, dist, delta),
-        accountant=accountant,
-        releases=1,
-        budget_split={"per run (rho-zCDP)": rho},
-        notes=notes,
-    )
 
 # %% ../../nbs/03_solvers/05_tuning.ipynb
 def private_select(candidates, # list of hyperparameter settings (any objects)
@@ -275,11 +240,6 @@ def dpcd_train_and_score(X_train, # training features (n, p)
         per = np.minimum(_per_example_loss(loss, z_val, y_val), B)
         return fit, per.mean() + rng.normal(0.0, (B / n_val) / math.sqrt(2 * rho))
     return run
-
-# %% ../../nbs/03_solvers/05_tuning.ipynb
-def _per_example_loss(loss, z, y):
-    from dp_cd.model.losses import loss_value
-    return np.array([loss_value(*loss.kernel_args(), zi, yi) for zi, yi in zip(z, y)])
 
 # %% ../../nbs/03_solvers/05_tuning.ipynb
 def event_rho(event:DPEvent, # a privacy event (possibly composed)
@@ -470,3 +430,43 @@ def private_tune(
     return private_select(candidates, train_and_score, epsilon=epsilon, delta=delta,
                           mean_runs=mean_runs, eta=eta, random_state=random_state,
                           n_records=n_records, notes=[note])
+
+# %% ../../nbs/03_solvers/05_tuning.ipynb
+# pure in its (hashable) arguments; repeated selections then skip the bisection
+@functools.lru_cache(maxsize=256)
+def _calibrate_selection(epsilon, delta, dist):
+    lo, hi = 1e-12, 10.0
+    if selection_epsilon(lo, dist, delta) > epsilon:
+        raise ValueError(
+            f"epsilon={epsilon} is too small for E[K]={dist.mean:.3g} at delta={delta}"
+        )
+    for _ in range(100):
+        mid = math.sqrt(lo * hi)
+        if selection_epsilon(mid, dist, delta) <= epsilon: lo = mid
+        else: hi = mid
+    return lo
+
+# %% ../../nbs/03_solvers/05_tuning.ipynb
+def _selection_plan(rho, dist, delta, n_candidates, notes=()):
+    "What the selection certifies: the best of $K ∼ D_{η,γ}$ ρ-zCDP runs, one release."
+    accountant = (f"RDP of best-of-K (Papernot & Steinke 2022, Thm. 2), "
+                  f"K ~ TNB(eta={dist.eta:g}, gamma={dist.gamma:.4g}), CKS conversion")
+    notes = [f"{n_candidates} candidates drawn uniformly; E[K] = {dist.mean:.3g}",
+             "only the selected model (and its candidate/score) is covered; K and the other "
+             "runs are not released (with K known, the guarantee would not hold)", *notes]
+    ledger = Ledger().add(
+        "random-stopping selection", RandomStoppingEvent(rho, dist.eta, dist.gamma)
+    )
+    return Plan(
+        ledger=ledger,
+        epsilon=selection_epsilon(rho, dist, delta),
+        accountant=accountant,
+        releases=1,
+        budget_split={"per run (rho-zCDP)": rho},
+        notes=notes,
+    )
+
+# %% ../../nbs/03_solvers/05_tuning.ipynb
+def _per_example_loss(loss, z, y):
+    from dp_cd.model.losses import loss_value
+    return np.array([loss_value(*loss.kernel_args(), zi, yi) for zi, yi in zip(z, y)])

@@ -27,10 +27,6 @@ __all__ = ['NOTIONS', 'BOUND_METHODS', 'LinearClassifier', 'GroupFairness', 'fai
            'private_fairness_bound']
 
 # %% ../../nbs/04_theory/02_fairness.ipynb
-def _check_X(X, name="X"):
-    return check_array(X, name, ndim=2)
-
-# %% ../../nbs/04_theory/02_fairness.ipynb
 class LinearClassifier:
     """Linear classifier $h(x, y) = W_y^\\top x + b_y$; a single coefficient vector gives a binary
     model (scikit-learn convention)."""
@@ -217,33 +213,6 @@ class GroupFairness:
     desirable: tuple = () # desirable outcomes (equality of opportunity)
 
 # %% ../../nbs/04_theory/02_fairness.ipynb
-def _check_notion(notion):
-    if not isinstance(notion, str) or notion not in NOTIONS:
-        raise ValueError(f"notion must be one of {NOTIONS}, got {notion!r}")
-    return notion
-
-# %% ../../nbs/04_theory/02_fairness.ipynb
-def _labels(y, s, notion, n=None):
-    y = np.asarray(y)
-    if y.ndim != 1 or len(y) == 0:
-        raise ValueError(f"y must be a non-empty 1-dimensional array, got shape {y.shape}")
-    if n is not None and len(y) != n:
-        raise ValueError(f"X and y have different numbers of rows ({n} and {len(y)})")
-    if notion == "accuracy": return y, None
-    if s is None: raise ValueError(f"s (the sensitive attribute) is required for {notion}")
-    s = np.asarray(s)
-    if s.ndim != 1 or len(s) != len(y):
-        raise ValueError(
-            f"s must be 1-dimensional with one entry per example ({len(y)}), got shape {s.shape}"
-        )
-    if len(np.unique(s)) < 2:
-        raise ValueError(
-            f"s takes a single value ({np.unique(s)[0]!r}): every group fairness notion is "
-            f"trivially 0 with one sensitive group"
-        )
-    return y, s
-
-# %% ../../nbs/04_theory/02_fairness.ipynb
 def fairness_coefficients(notion:str, # one of `NOTIONS`
                           y, # (n,) true labels
                           s=None, # (n,) sensitive attribute (not needed for "accuracy")
@@ -345,21 +314,6 @@ def conditional_accuracies(model:LinearClassifier,  # the classifier h
     return np.bincount(gf.cell_index, weights=correct, minlength=len(gf.cells)) / cnt
 
 # %% ../../nbs/04_theory/02_fairness.ipynb
-def _direct(notion, pred, y, s, groups):
-    ok = pred == y
-    out = []
-    for g in groups:
-        if notion == "accuracy": out.append(ok.mean())
-        elif notion == "accuracy_parity": out.append(ok[s == g].mean() - ok.mean())
-        elif notion == "demographic_parity":
-            yv, r = g
-            out.append(np.mean(pred[s == r] == yv) - np.mean(pred == yv))
-        else:
-            yv, r = g
-            out.append(ok[(y == yv) & (s == r)].mean() - ok[y == yv].mean())
-    return np.array(out)
-
-# %% ../../nbs/04_theory/02_fairness.ipynb
 def fairness_levels(model:LinearClassifier, # the classifier h
                     X, # (n, p) evaluation features
                     y, # (n,) true labels
@@ -391,26 +345,6 @@ def _log_chernoff(t, R, d, n):
     a = -np.multiply.outer(t, R)
     m = a.max(axis=-1)
     return t * d + m + np.log(np.exp(a - m[..., None]).sum(axis=-1)) - np.log(n)
-
-# %% ../../nbs/04_theory/02_fairness.ipynb
-def _chernoff_min(Rk, d, n):
-    """min over t >= 0 of the log Chernoff objective: a grid in log t around 1/d, t = 0 and t = 1/d,
-    then a bounded refinement."""
-    if len(Rk) == 0: return -np.inf
-    us = np.log(1 / d) + np.linspace(-12, 12, 49)
-    vals = _log_chernoff(np.exp(us), Rk, d, n)
-    best = min(
-        float(_log_chernoff(0.0, Rk, d, n)), float(_log_chernoff(1 / d, Rk, d, n)), vals.min()
-    )
-    i = int(np.argmin(vals))
-    res = optimize.minimize_scalar(
-        lambda u: float(_log_chernoff(np.exp(u), Rk, d, n)),
-        bounds=(us[max(i - 1, 0)], us[min(i + 1, len(us) - 1)]),
-        method="bounded",
-        options=dict(xatol=1e-10),
-    )
-    if res.success: best = min(best, res.fun)
-    return best
 
 # %% ../../nbs/04_theory/02_fairness.ipynb
 def tail_bound(R, # ratios $|ρ(h, x, y)| / L_{x,y}$ of the examples of one event (may contain inf)
@@ -463,29 +397,6 @@ class FairnessLipschitz:
     notes: tuple = ()  # remarks, e.g. zero margins
     @property
     def aggregate(self) -> float: return float(np.mean(self.chi))
-
-# %% ../../nbs/04_theory/02_fairness.ipynb
-def _ratios(model, X, y, other=None):
-    rho = np.abs(model.margins(X, y))
-    L = (
-        model.refined_margin_lipschitz(other, X, y)
-        if other is not None
-        else model.margin_lipschitz(X)
-    )
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(L > 0, rho / np.where(L > 0, L, 1), np.where(rho > 0, np.inf, 0.0))
-
-# %% ../../nbs/04_theory/02_fairness.ipynb
-def _zero_margin_notes(R, gf):
-    notes = []
-    for j, c in enumerate(gf.cells):
-        z = int(np.sum(R[gf.cell_index == j] == 0))
-        if z:
-            notes.append(
-                f"event {c}: {z} example(s) with zero margin rho(h, x, y) = 0 (or zero Lipschitz constant): "
-                "the Markov bound E(L/|rho|) is infinite there; use a Chernoff or refined method, or a reference model without ties"
-            )
-    return tuple(notes)
 
 # %% ../../nbs/04_theory/02_fairness.ipynb
 def _safe_weighted(C, b):
@@ -623,24 +534,6 @@ def lemma_6_5_1_distance(
     )
 
 # %% ../../nbs/04_theory/02_fairness.ipynb
-def _logistic_obj(w, X, y, mu):
-    z = y * (X @ w)
-    f = np.mean(np.logaddexp(0, -z)) + 0.5 * mu * w @ w
-    g = X.T @ (-y * special.expit(-z)) / len(y) + mu * w
-    return f, g
-
-def _newton_polish(w, X, y, mu, tol, steps=50):
-    # f is smooth and mu-strongly convex: Newton converges quadratically from close by
-    for _ in range(steps):
-        f, g = _logistic_obj(w, X, y, mu)
-        if np.linalg.norm(g) <= tol: break
-        pz = special.expit(y * (X @ w))
-        D = pz * (1 - pz)
-        H = (X.T * D) @ X / len(y) + mu * np.eye(X.shape[1])
-        w = w - np.linalg.solve(H, g)
-    return w
-
-# %% ../../nbs/04_theory/02_fairness.ipynb
 def fit_l2_logistic(
     X,  # (n, p) features
     y,  # (n,) labels in {-1, +1}
@@ -691,18 +584,6 @@ class OutputPerturbation:
     delta: float  # δ of each private model
     notes: tuple = ()  # remarks on the calibration
     report: PrivacyReport|None = None # privacy guarantee of ONE private model
-
-# %% ../../nbs/04_theory/02_fairness.ipynb
-def _output_perturbation_notes(max_norm:float, sensitivity:float, tol:float, calibration:str,
-                               n_models:int) -> tuple:
-    "How the guarantee of one model of `output_perturbation` is obtained (the report's notes)."
-    notes = (f"rows clipped to l2 norm <= {max_norm:g} (public bound)",
-             f"sensitivity 2 Lambda / (mu n) + 2 tol / mu = {sensitivity:.4g} (inexact solve, "
-             f"tol = {tol:g}); Gaussian calibration: {calibration}",)
-    if n_models > 1:
-        notes += (f"{n_models} private models from the same h*: each is (epsilon, delta)-DP, "
-                  "releasing all of them is not",)
-    return notes
 
 # %% ../../nbs/04_theory/02_fairness.ipynb
 def output_perturbation(
@@ -777,3 +658,122 @@ def private_fairness_bound(
     if radius is None:
         raise ValueError("radius (a high-probability bound on ||h_priv - h*||) is required")
     return fairness_gap_bound(model_ref, X, y, s, notion, radius, method, desirable=desirable)
+
+# %% ../../nbs/04_theory/02_fairness.ipynb
+def _check_X(X, name="X"):
+    return check_array(X, name, ndim=2)
+
+# %% ../../nbs/04_theory/02_fairness.ipynb
+def _check_notion(notion):
+    if not isinstance(notion, str) or notion not in NOTIONS:
+        raise ValueError(f"notion must be one of {NOTIONS}, got {notion!r}")
+    return notion
+
+# %% ../../nbs/04_theory/02_fairness.ipynb
+def _labels(y, s, notion, n=None):
+    y = np.asarray(y)
+    if y.ndim != 1 or len(y) == 0:
+        raise ValueError(f"y must be a non-empty 1-dimensional array, got shape {y.shape}")
+    if n is not None and len(y) != n:
+        raise ValueError(f"X and y have different numbers of rows ({n} and {len(y)})")
+    if notion == "accuracy": return y, None
+    if s is None: raise ValueError(f"s (the sensitive attribute) is required for {notion}")
+    s = np.asarray(s)
+    if s.ndim != 1 or len(s) != len(y):
+        raise ValueError(
+            f"s must be 1-dimensional with one entry per example ({len(y)}), got shape {s.shape}"
+        )
+    if len(np.unique(s)) < 2:
+        raise ValueError(
+            f"s takes a single value ({np.unique(s)[0]!r}): every group fairness notion is "
+            f"trivially 0 with one sensitive group"
+        )
+    return y, s
+
+# %% ../../nbs/04_theory/02_fairness.ipynb
+def _direct(notion, pred, y, s, groups):
+    ok = pred == y
+    out = []
+    for g in groups:
+        if notion == "accuracy": out.append(ok.mean())
+        elif notion == "accuracy_parity": out.append(ok[s == g].mean() - ok.mean())
+        elif notion == "demographic_parity":
+            yv, r = g
+            out.append(np.mean(pred[s == r] == yv) - np.mean(pred == yv))
+        else:
+            yv, r = g
+            out.append(ok[(y == yv) & (s == r)].mean() - ok[y == yv].mean())
+    return np.array(out)
+
+# %% ../../nbs/04_theory/02_fairness.ipynb
+def _chernoff_min(Rk, d, n):
+    """min over t >= 0 of the log Chernoff objective: a grid in log t around 1/d, t = 0 and t = 1/d,
+    then a bounded refinement."""
+    if len(Rk) == 0: return -np.inf
+    us = np.log(1 / d) + np.linspace(-12, 12, 49)
+    vals = _log_chernoff(np.exp(us), Rk, d, n)
+    best = min(
+        float(_log_chernoff(0.0, Rk, d, n)), float(_log_chernoff(1 / d, Rk, d, n)), vals.min()
+    )
+    i = int(np.argmin(vals))
+    res = optimize.minimize_scalar(
+        lambda u: float(_log_chernoff(np.exp(u), Rk, d, n)),
+        bounds=(us[max(i - 1, 0)], us[min(i + 1, len(us) - 1)]),
+        method="bounded",
+        options=dict(xatol=1e-10),
+    )
+    if res.success: best = min(best, res.fun)
+    return best
+
+# %% ../../nbs/04_theory/02_fairness.ipynb
+def _ratios(model, X, y, other=None):
+    rho = np.abs(model.margins(X, y))
+    L = (
+        model.refined_margin_lipschitz(other, X, y)
+        if other is not None
+        else model.margin_lipschitz(X)
+    )
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(L > 0, rho / np.where(L > 0, L, 1), np.where(rho > 0, np.inf, 0.0))
+
+# %% ../../nbs/04_theory/02_fairness.ipynb
+def _zero_margin_notes(R, gf):
+    notes = []
+    for j, c in enumerate(gf.cells):
+        z = int(np.sum(R[gf.cell_index == j] == 0))
+        if z:
+            notes.append(
+                f"event {c}: {z} example(s) with zero margin rho(h, x, y) = 0 (or zero Lipschitz constant): "
+                "the Markov bound E(L/|rho|) is infinite there; use a Chernoff or refined method, or a reference model without ties"
+            )
+    return tuple(notes)
+
+# %% ../../nbs/04_theory/02_fairness.ipynb
+def _logistic_obj(w, X, y, mu):
+    z = y * (X @ w)
+    f = np.mean(np.logaddexp(0, -z)) + 0.5 * mu * w @ w
+    g = X.T @ (-y * special.expit(-z)) / len(y) + mu * w
+    return f, g
+
+def _newton_polish(w, X, y, mu, tol, steps=50):
+    # f is smooth and mu-strongly convex: Newton converges quadratically from close by
+    for _ in range(steps):
+        f, g = _logistic_obj(w, X, y, mu)
+        if np.linalg.norm(g) <= tol: break
+        pz = special.expit(y * (X @ w))
+        D = pz * (1 - pz)
+        H = (X.T * D) @ X / len(y) + mu * np.eye(X.shape[1])
+        w = w - np.linalg.solve(H, g)
+    return w
+
+# %% ../../nbs/04_theory/02_fairness.ipynb
+def _output_perturbation_notes(max_norm:float, sensitivity:float, tol:float, calibration:str,
+                               n_models:int) -> tuple:
+    "How the guarantee of one model of `output_perturbation` is obtained (the report's notes)."
+    notes = (f"rows clipped to l2 norm <= {max_norm:g} (public bound)",
+             f"sensitivity 2 Lambda / (mu n) + 2 tol / mu = {sensitivity:.4g} (inexact solve, "
+             f"tol = {tol:g}); Gaussian calibration: {calibration}",)
+    if n_models > 1:
+        notes += (f"{n_models} private models from the same h*: each is (epsilon, delta)-DP, "
+                  "releasing all of them is not",)
+    return notes
