@@ -3,6 +3,7 @@
     python benchmarks/run.py [--quick] [--out benchmarks/results] [--only speed,compile,memory,utility,scale,accounting,rawtables]
     python benchmarks/run.py --only compile,speed   (also: import time, first fit per layout, recompiles, threads under load;
                                                      --only threads: the threads alone)
+    python benchmarks/run.py --only breakdown   (where the time of the kernels above their goals goes)
     python benchmarks/run.py --only import   (the import rows of first_fit.csv alone: best of 7 processes)
     python benchmarks/run.py --only dask,ooc,block_utility   (the Dask path: benchmarks/bench_dask.py)
                              [--data-dir /work/shared/data]
@@ -474,7 +475,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small sizes and few repetitions (smoke run, < 1 min)")
     ap.add_argument("--out", default=str(Path(__file__).parent / "results"), help="directory of the CSVs")
-    ap.add_argument("--only", default="speed,compile,memory,utility,scale", help="comma-separated sections (also: accounting, outofbox, rawtables, dask, ooc, block_utility)")
+    ap.add_argument("--only", default="speed,compile,memory,utility,scale", help="comma-separated sections (also: breakdown, accounting, outofbox, rawtables, dask, ooc, block_utility)")
     ap.add_argument("--datasets", default=",".join(UTILITY_DATASETS), help="utility section: datasets to (re)run; rows of the others are kept")
     ap.add_argument("--data-dir", default=None, help="real datasets (default: $DP_CD_DATA)")
     ap.add_argument("--n-max", type=int, default=None, help="speed section: use at most this many rows (smoke runs)")
@@ -501,6 +502,12 @@ def main(argv=None):
     t0 = time.perf_counter()
     if "speed" in sections:
         print("== speed (best of k; ratios to the X.T @ r floor and to the thesis' C++ timings)"); write_csv(bench_speed(args), out / "speed.csv")
+    if "breakdown" in sections:   # not in the default list: run it with --only breakdown
+        sys.path.insert(0, str(Path(__file__).parent))
+        from bench_breakdown import bench_breakdown
+        print("== breakdown: the parts of the DP-SGD (batch 64), DP-CD (logistic) and DP-GCD kernels, Electricity")
+        write_csv(bench_breakdown(load_problem, best_of, marginal, args.data_dir, args.repeat or (3 if args.quick else 7)),
+                  out / "speed_breakdown.csv")
     if "compile" in sections:
         print("== compile: first call in a process with an empty numba cache, then a fresh process with the cache")
         write_csv(bench_compile(args), out / "compile.csv")
