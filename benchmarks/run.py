@@ -484,6 +484,7 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=None, help="speed section: best of this many repetitions")
     ap.add_argument("--timer", choices=("wall", "cpu"), default="wall",
                     help="speed section: wall-clock, or the process's CPU time (a loaded machine; meta records it)")
+    ap.add_argument("--rounds", type=int, default=3, help="threads section: interleaved rounds of fresh processes (best of)")
     ap.add_argument("--ooc-rows", default="10000000", help="ooc section: rows of the design on disk (comma-separated sizes)")
     ap.add_argument("--ooc-dir", default=None, help="ooc section: directory of the temporary file (default /tmp)")
     args = ap.parse_args(argv)
@@ -528,7 +529,7 @@ def main(argv=None):
         sys.path.insert(0, str(Path(__file__).parent))
         import bench_compile
         print("== threads: DP-GCD per iteration, one thread vs default vs threaded, quiet and with a busy-loop process")
-        rows = bench_compile.threads(dict(os.environ)); bench_compile.report(rows); write_csv(rows, out / "threads.csv")
+        rows = bench_compile.threads(dict(os.environ), rounds=args.rounds); bench_compile.report(rows); write_csv(rows, out / "threads.csv")
     if "memory" in sections:
         print("== memory beyond X (subprocess per run)"); write_csv(bench_memory(args), out / "memory.csv")
     if "utility" in sections:

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb 1
 from __future__ import annotations
-import math, functools, dataclasses, itertools
+import math, functools, dataclasses, itertools, time
 from dataclasses import dataclass, field
 import numpy as np
 from numba import njit, prange
@@ -863,11 +863,18 @@ def _dpgcd_run(self, problem, plan, options, rng) -> Run:
     threads = _gradient_threads(options["n_jobs"])
     buffers = (np.empty(problem.n), np.empty(w.size), np.empty(w.size), np.empty(w.size))
     trace = [(0.0, w[:p].copy())] if every else []
+    choice = _ThreadChoice(threads)   # n_jobs=1: one serial call per block
     for start, stop in _blocks(T, w.size, every):
-        noise = _block_noise(stop - start, w.size, options, private, rng)
-        with _numba_threads(threads):   # (None: serial, the threaded kernels are not compiled)
-            _dpgcd_block(*kernel, noise, z, w, buffers, chosen[start:stop],
-                         True if threads > 1 else None)
+        (sel, rel), a = _block_noise(stop - start, w.size, options, private, rng), 0
+        while a < stop - start:   # chunks of the block, each serial or threaded: the same result
+            b, parallel = choice.next(a, stop - start)
+            t0 = time.perf_counter()
+            # a serial chunk passes threads=None: the threaded kernels are not compiled for it
+            with _numba_threads(threads if parallel else 1):
+                _dpgcd_block(*kernel, (sel[a:b], rel[a:b]), z, w, buffers,
+                             chosen[start + a:start + b], True if parallel else None)
+            choice.record(parallel, b - a, time.perf_counter() - t0)
+            a = b
         if every and (stop % every == 0 or stop == T): trace.append((float(stop), w[:p].copy()))
     return Run(coef=w[:p].copy(), n_iter=T, passes=float(T), trace=trace,
                params=dict(coordinates=chosen),
@@ -881,6 +888,37 @@ def _gradient_threads(n_jobs) -> int:
     import numba
     pool = numba.config.NUMBA_NUM_THREADS
     return pool if n_jobs == -1 else min(int(n_jobs), pool)
+
+
+_CHUNK_S = 2e-3   # seconds of work per kernel call when threads are allowed
+_RETRY = 20   # the slower mode is tried again after this many times its last try in the other
+
+class _ThreadChoice:
+    """Serial or threaded gradient passes, chunk by chunk, whichever the clock measured faster (the
+    iterates are the same bit for bit): each mode is timed on one iteration first, then the slower
+    one is tried again once the time spent in the faster since its last try is `_RETRY` times that
+    try (trying costs at most about 1/`_RETRY` of the run); a chunk lasts about `_CHUNK_S` s."""
+    def __init__(self, threads:int):
+        self.on = threads > 1   # n_jobs asked for threads
+        self.per_it = {False: None, True: None}   # seconds per iteration, last measured
+        self.last = {False: 0.0, True: 0.0}   # duration of each mode's last chunk
+        self.since = {False: 0.0, True: 0.0}  # time in the other mode since each mode's last chunk
+
+    def next(self, a:int, B:int) -> tuple:
+        "(end of the next chunk of iterations a, ..., B - 1, threaded or not)."
+        if not self.on: return B, False
+        untried = [m for m in (False, True) if self.per_it[m] is None]
+        if untried: mode = untried[0]
+        else:
+            mode = min((False, True), key=lambda m: self.per_it[m])
+            if self.since[not mode] >= _RETRY * self.last[not mode]: mode = not mode
+        it = self.per_it[mode]
+        return min(B, a + (1 if it is None else max(1, int(_CHUNK_S / it)))), mode
+
+    def record(self, mode:bool, k:int, seconds:float):
+        "A chunk of `k` iterations in `mode` took `seconds`."
+        self.per_it[mode], self.last[mode], self.since[mode] = seconds / k, seconds, 0.0
+        self.since[not mode] += seconds
 
 
 class _numba_threads:
