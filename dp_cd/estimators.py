@@ -545,8 +545,8 @@ def _add_private_scale(b:_DataBounds, Xc, eps, delta, share, rng, known=None) ->
 
 # %% ../nbs/06_api/01_estimators.ipynb
 MISSING_RULE = ("a missing value (NaN, or a cell that is not a number) is set to its feature's "
-                "centre (0 if not centred), a regression's missing target likewise, and an "
-                "infinite value is clipped into the box: public rules, in training and prediction")
+                "centre (0 if not centred), a regression's missing target likewise, and a value "
+                "of ±∞ is clipped into the box: public rules, in training and prediction")
 
 def _compose_reports(eps, delta, bounds, parts):
     """(report, ledger) of a whole fit: the preprocessing's releases (bounds, centre, scales), then each
