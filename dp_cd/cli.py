@@ -49,9 +49,9 @@ _Progress, _progress_line, _csv_columns = Progress, progress_line, csv_columns
 _demo_plot = plot_demo
 
 # %% ../nbs/06_api/02_cli.ipynb
-MAX_PASSES = 10_000   # public upper bound on --passes (fit and demo): more is a typo, not a plan
-SOLVER_OPTIONS = {"passes": "n_passes", "step": "step", "clip": "clip", "smoothness": "smoothness",
-                  "clipping": "clipping"}   # option of `dp-cd fit` -> the solver option it sets
+MAX_PASSES = 10_000   # public upper bound on --n-passes (fit and demo): more is a typo, not a plan
+SOLVER_OPTIONS = {"n_passes": "n_passes", "step": "step", "clip": "clip",
+                  "smoothness": "smoothness", "clipping": "clipping"}   # option -> solver option
 
 def _takes(solver:str, option:str) -> bool:
     """Whether the registered `solver` takes `--option`: its public function has the option
@@ -67,18 +67,18 @@ def _whole_passes(solver:str) -> bool:
 
 # %% ../nbs/06_api/02_cli.ipynb
 def _step_solvers() -> list:
-    "The solvers that take a fractional --passes: those with passes, other than whole ones."
-    return sorted(s for s in SOLVERS if _takes(s, "passes") and not _whole_passes(s))
+    "The solvers that take a fractional --n-passes: those with passes, other than whole ones."
+    return sorted(s for s in SOLVERS if _takes(s, "n_passes") and not _whole_passes(s))
 
 def _check_passes(passes:float, solver:str):
-    "Refuse --passes not finite and > 0, above `MAX_PASSES`, or fractional for whole passes."
+    "Refuse --n-passes not finite and > 0, above `MAX_PASSES`, or fractional for whole passes."
     if not (passes > 0 and math.isfinite(passes)):   # (NaN fails the first test)
-        raise CLIError(f"--passes {passes:g}: give a finite number of passes > 0", 2)
+        raise CLIError(f"--n-passes {passes:g}: give a finite number of passes > 0", 2)
     if passes > MAX_PASSES:
-        raise CLIError(f"--passes {passes:g} is above the limit of {MAX_PASSES}; use at most "
+        raise CLIError(f"--n-passes {passes:g} is above the limit of {MAX_PASSES}; use at most "
                        f"{MAX_PASSES} passes", 2)
     if _whole_passes(solver) and not float(passes).is_integer():
-        raise CLIError(f"--passes {passes:g}: --solver {solver} runs whole passes, give an "
+        raise CLIError(f"--n-passes {passes:g}: --solver {solver} runs whole passes, give an "
                        f"integer (fractional passes: {', '.join(_step_solvers())})", 2)
 
 # %% ../nbs/06_api/02_cli.ipynb
@@ -106,8 +106,8 @@ def _check_bounds(args):
                            "the bound", 2)
 
 # %% ../nbs/06_api/02_cli.ipynb
-FIT_DEFAULTS = dict(solver="dp-cd", passes=10.0, alpha=1e-3)   # --clipping: the estimators' default
-TUNE_CHOOSES = ("solver", "passes", "step", "clip", "clipping", "smoothness", "smoothness_bound",
+FIT_DEFAULTS = dict(solver="dp-cd", n_passes=10.0, alpha=1e-3)   # --clipping: the estimators'
+TUNE_CHOOSES = ("solver", "n_passes", "step", "clip", "clipping", "smoothness", "smoothness_bound",
                 "loss", "dask", "scheduler")   # options of a plain fit that --tune refuses
 
 def _fit_options(args):
@@ -134,7 +134,7 @@ def _check_solver_options(args):
     """Refuse, in one line, options given explicitly that the chosen solver does not take (as the
     registry says: `_takes`), and a --clipping scheme that it does not list."""
     solver = args.solver or FIT_DEFAULTS["solver"]
-    given = [f"--{k}" for k in ("passes", "step", "clip", "smoothness")
+    given = [CLI_FLAGS[k] for k in ("n_passes", "step", "clip", "smoothness")
              if getattr(args, k) is not None and not _takes(solver, k)]
     if given:
         raise CLIError(f"--solver {solver} does not take {', '.join(given)}: drop "
@@ -148,7 +148,7 @@ def _check_solver_options(args):
 def _fit_cmd(args):
     _fit_options(args)   # --tune: conflicting options refused; else the documented defaults
     check_output(args.out, "--out")
-    if not args.tune: _check_passes(args.passes, args.solver)
+    if not args.tune: _check_passes(args.n_passes, args.solver)
     _check_bounds(args)
     if not args.budget_file: return _fit(args, None)
     with budget_lock(args.budget_file):   # held from the check through the ledger's rewrite
@@ -176,7 +176,7 @@ def _fit(args, acc):
         labels = _classes(args, y, tname, known_task) if task == "classification" else None
         if labels: est.set_params(classes=labels.values)
         label = ("dp-cd fit --tune (private search)" if args.tune
-                 else f"dp-cd fit ({args.solver}, {args.passes:g} passes)")
+                 else f"dp-cd fit ({args.solver}, {args.n_passes:g} passes)")
         elapsed, leaks = _fit_with_progress(est, X, y, label, (names, tname))
     for m in leaks: print(f"dp-cd: PrivacyLeakWarning: {_in_cli_terms(m)}", file=sys.stderr)
     d = model_to_dict(est, source=str(args.data), feature_names=names)
@@ -276,10 +276,10 @@ def _estimator(args, Est, loss, acc):
     if args.clipping is not None and _takes(args.solver, "clipping"):   # (a scheme it lists)
         opts["clipping"] = args.clipping
     return Est(loss=loss, penalty=args.penalty, alpha=args.alpha, solver=args.solver,
-               epsilon=args.epsilon, delta=args.delta, n_passes=args.passes, step=args.step,
+               epsilon=args.epsilon, delta=args.delta, n_passes=args.n_passes, step=args.step,
                clip=args.clip,
                bounds=_bounds_option(args), target_bound=args.target_bound,
-               fit_intercept=not args.no_intercept, random_state=args.seed, budget=acc,
+               fit_intercept=not args.no_intercept, random_state=args.random_state, budget=acc,
                solver_options=opts or None)
 
 # %% ../nbs/06_api/02_cli.ipynb
@@ -287,7 +287,7 @@ def _tuned_estimator(args, task:str, acc):
     "The privately tuned estimator of `dp-cd fit --tune` (its classes are set by `_fit`)."
     common = dict(epsilon=args.epsilon, delta=args.delta, bounds=_bounds_option(args),
                   penalty=args.penalty, fit_intercept=not args.no_intercept,
-                  random_state=args.seed, budget=acc)
+                  random_state=args.random_state, budget=acc)
     if args.alpha is not None: common["alpha"] = args.alpha   # else the tuned estimators' own
     if task == "classification":   # --tune asks for the search: it runs at any n epsilon
         return DPClassifierCV(min_search_n_eps=0, **common)
@@ -420,7 +420,7 @@ def _demo_cmd(args):
         raise CLIError(f"--epsilons must be numbers separated by commas, got {args.epsilons!r}", 2)
     plot = _demo_plot_path(args.plot)   # checked before any work
     with Progress("dp-cd demo") as bar:
-        res = run_demo(args.problem, epsilons, args.runs, args.seed, on_step=bar.update)
+        res = run_demo(args.problem, epsilons, args.runs, args.random_state, on_step=bar.update)
     if args.json:
         rows = [{**r, "privacy": r["privacy"].to_dict()} for r in res["rows"]]
         print(json.dumps(jsonable({**res, "rows": rows})))
@@ -490,12 +490,12 @@ def _reproduce_cmd(args):
 
 # %% ../nbs/06_api/02_cli.ipynb
 CLI_FLAGS = {   # parameters of the estimators and solvers -> the `dp-cd fit` option that sets them
-    "n_passes": "--passes", "epsilon": "--epsilon", "delta": "--delta", "bounds": "--bounds",
+    "n_passes": "--n-passes", "epsilon": "--epsilon", "delta": "--delta", "bounds": "--bounds",
     "feature_bounds": "--bounds", "target_bound": "--target-bound",
     "target_bounds": "--target-bound", "step": "--step", "clip": "--clip",
     "clipping": "--clipping", "alpha": "--alpha", "loss": "--loss", "penalty": "--penalty",
     "solver": "--solver", "classes": "--classes", "smoothness": "--smoothness",
-    "smoothness_bound": "--smoothness-bound", "random_state": "--seed",
+    "smoothness_bound": "--smoothness-bound", "random_state": "--random-state",
 }
 _PARAM = re.compile(r"(?<![\w.'\"-])(" + "|".join(sorted(CLI_FLAGS, key=len, reverse=True))
                     + r")\b(?:=('[^']*'|\"[^\"]*\"|\[[^\]]*\]|[A-Za-z_][\w.]*|)(?![\w.+-])|(=)"
@@ -577,7 +577,7 @@ def _add_demo(sub):
     d.add_argument("--epsilons", default="0.5,1,2,5",
                    help="privacy budgets, comma-separated (default 0.5,1,2,5)")
     d.add_argument("--runs", type=int, default=3, help="repetitions per epsilon (default 3)")
-    d.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    d.add_argument("--random-state", "--seed", type=int, default=0, help="random seed (default 0)")
     d.add_argument("--plot", default=None, help="PNG file for the figure (default dp_cd_demo.png "
                    "if matplotlib is installed, else none, with a note; '' for none)")
     d.add_argument("--json", action="store_true", help="machine-readable output")
@@ -609,7 +609,7 @@ def _add_fit(sub):
                    "printed is computed on it (no metric is printed on the training data)")
     _add_model_options(f)
     _add_bounds_options(f)
-    f.add_argument("--seed", type=int, default=None, help="random seed")
+    f.add_argument("--random-state", "--seed", type=int, help="random seed; --seed: deprecated")
     f.add_argument("--dask", action="store_true", default=None, help="read a .csv or .parquet table lazily and fit "
                    "on a Dask cluster: a local one on 127.0.0.1 (or --scheduler); the solvers "
                    f"{'/'.join(chunked_solvers())}; needs dp_cd[dask]")
@@ -629,7 +629,7 @@ def _takers(option:str) -> str:
 
 def _add_model_options(f):
     "The model, its solver, the privacy budget and the solver's hyper-parameters."
-    whole = ", ".join(s for s in sorted(SOLVERS) if _takes(s, "passes") and _whole_passes(s))
+    whole = ", ".join(s for s in sorted(SOLVERS) if _takes(s, "n_passes") and _whole_passes(s))
     f.add_argument("--loss", choices=sorted(LOSSES),
                    help="default: squared (regression) or logistic (classification)")
     f.add_argument("--penalty", default="l2", choices=["none", "l1", "l2", "elasticnet"],
@@ -640,8 +640,8 @@ def _add_model_options(f):
     f.add_argument("--epsilon", type=float, default=1.0,
                    help="privacy budget epsilon (default 1; 'inf' for non-private)")
     f.add_argument("--delta", type=float, default=None, help="delta (default 1/n^2)")
-    f.add_argument("--passes", type=float, default=None, help=f"passes over the data (default 10, "
-                   f"at most {MAX_PASSES}); an integer for {whole}")
+    f.add_argument("--n-passes", "--passes", type=float, help=f"passes over the data (default 10, "
+                   f"at most {MAX_PASSES}); an integer for {whole}; --passes: deprecated")
     f.add_argument("--step", type=float, default=None, help="step-size hyper-parameter (solver default)")
     f.add_argument("--clip", type=float, default=None, help="clipping hyper-parameter (solver default)")
 
@@ -668,7 +668,7 @@ def _add_bounds_options(f):
     f.add_argument("--no-intercept", action="store_true", help="do not fit an intercept")
     f.add_argument("--tune", action="store_true", help="fit DPClassifierCV / DPRegressorCV: the "
                    "solver and its hyper-parameters chosen privately inside --epsilon (the report "
-                   "covers the whole search); refuses --solver, --passes, --step, --clip, "
+                   "covers the whole search); refuses --solver, --n-passes, --step, --clip, "
                    "--clipping, --smoothness(-bound), --loss and --dask; fits in memory")
 
 def _add_budget_options(f):

@@ -35,8 +35,9 @@ from .privacy.events import ComposedEvent
 
 # %% auto 0
 __all__ = ['LOSSES', 'BOUNDS_LABEL', 'CENTER_LABEL', 'SCALE_LABEL', 'SPREAD_LABEL', 'PREPROCESSING_LABEL', 'HISTOGRAM_MAX_TAU',
-           'ONE_HOT_SCALE', 'SAMPLE_CLIP', 'make_loss', 'make_penalty', 'BudgetExceededError', 'BudgetAccountant',
-           'preprocessing_label', 'public_box', 'BoundsFallbackWarning', 'DPRegressor', 'DPClassifier']
+           'ONE_HOT_SCALE', 'MISSING_RULE', 'SAMPLE_CLIP', 'make_loss', 'make_penalty', 'BudgetExceededError',
+           'BudgetAccountant', 'preprocessing_label', 'public_box', 'BoundsFallbackWarning', 'DPRegressor',
+           'DPClassifier']
 
 # %% ../nbs/06_api/01_estimators.ipynb
 LOSSES = {"squared": SquaredLoss, "logistic": LogisticLoss, "huber": HuberLoss}
@@ -544,6 +545,10 @@ def _add_private_scale(b:_DataBounds, Xc, eps, delta, share, rng, known=None) ->
 
 
 # %% ../nbs/06_api/01_estimators.ipynb
+MISSING_RULE = ("a missing value (NaN, or a cell that is not a number) is set to its feature's "
+                "centre (0 if not centred), a regression's missing target likewise, and a value "
+                "of ±∞ is clipped into the box: public rules, in training and prediction")
+
 def _compose_reports(eps, delta, bounds, parts):
     """(report, ledger) of a whole fit: the preprocessing's releases (bounds, centre, scales), then each
     solver run, basic composition."""
@@ -556,6 +561,8 @@ def _compose_reports(eps, delta, bounds, parts):
         split[label], names = bounds.epsilon, [f"{label}: exact GDP"]
         notes.append(bounds.note)
     elif bounds.note: notes.append(bounds.note)   # a map without release (ε = ∞: exact)
+    if math.isfinite(eps) and bounds.B is not None:   # stated whatever the data holds
+        notes[-1:] = ["; ".join(notes[-1:] + [MISSING_RULE])]
     for prefix, res in parts:
         e, d = _replace_one(res.privacy)
         e_sum, d_sum, releases = e_sum + e, d_sum + d, releases + res.privacy.releases
@@ -604,7 +611,9 @@ def _one_hot(X, categories:dict):
     for col in X.columns:
         if col not in categories: parts.append(X[[col]].astype(float))
         else:
-            codes = pd.Categorical(X[col], categories=categories[col]).codes   # -1: not declared
+            s = X[col].astype(object)   # a value outside the declared categories: missing (-1)
+            s = s.where(s.isin(categories[col]))
+            codes = pd.Categorical(s, categories=categories[col]).codes
             cols = {f"{col}={c}": (codes == k).astype(float) for k, c in enumerate(categories[col])}
             parts.append(pd.DataFrame(cols, index=X.index))
     return pd.concat(parts, axis=1)
@@ -786,8 +795,10 @@ def _resolve_bounds(self, X, y, eps, delta, rng) -> _DataBounds:
                                        known=_one_hot_mask(self, X.shape[1]),
                                        anchor=None if private_center else
                                        center if center is not None else b.offset)
-    if self.target_bound is not None:
-        b.target = check_scalar(self.target_bound, "target_bound", low=0, low_open=True)
+    if self.target_bound is not None:   # T, or a public box (lower, upper): its larger magnitude
+        t = self.target_bound
+        t = max(abs(float(v)) for v in t) if isinstance(t, tuple) and len(t) == 2 else t
+        b.target = check_scalar(t, "target_bound", low=0, low_open=True)
     if private_center:
         b = _add_private_center(b, X, y, eps, delta, self.bounds_budget, rng, b.offset,
                                 releases=1 + scales)
@@ -1008,10 +1019,10 @@ def _prepare(self, X, y="no_validation", reset=True, **kw):
     private = np.isfinite(check_epsilon(self.epsilon, allow_inf=True)) and (
         reset or getattr(self, "bounds_", None) is not None)   # (ε = ∞ has bounds_ too: exact)
     if reset: self.categories_ = _categorical_columns(X, private)
+    X = _numbers_or_refuse(X, private=private, warn=reset)   # (ε = ∞: refused, naming no value)
     if getattr(self, "categories_", None) and hasattr(X, "columns"):   # (an array: encoded already)
         X = _one_hot(X, self.categories_)
     opts = dict(accept_sparse=["csr", "csc"], dtype=np.float64, ensure_all_finite=not private)
-    X = _numbers_or_refuse(X, private=private, warn=reset)   # (ε = ∞: refused, naming no value)
     if isinstance(y, str) and y == "no_validation":
         return validate_data(self, X, reset=reset, **opts)
     if not private: return validate_data(self, X, y, **opts, **kw)
@@ -1217,7 +1228,7 @@ class DPRegressor(RegressorMixin, _DPLinearBase):
         step=None,  # step-size hyper-parameter (solver default if None)
         clip=None,  # clipping hyper-parameter (solver default if None)
         bounds="private",  # "private" (estimated inside ε), PUBLIC $B_j ≥ |x_{ij}|$ (scalar or (p,)), or "data" (NOT private)
-        target_bound=None,  # PUBLIC bound on $|y_i|$ (default: estimated with the bounds)
+        target_bound=None,  # PUBLIC $T ≥ |y_i|$ or box (lower, upper) (default: estimated)
         bounds_budget=0.2,  # share of ε and δ spent on the preprocessing (bounds, centre, scales)
         scale_by_bounds=True,  # divide each feature by its bound, y by T, before the solver runs
         fit_intercept=True,  # learn an intercept (as an extra coordinate)

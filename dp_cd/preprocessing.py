@@ -8,7 +8,8 @@ import math
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
-from .utils import as_generator, check_scalar
+import warnings
+from .utils import as_generator, check_scalar, to_numbers
 from .privacy.events import GaussianEvent, ComposedEvent, check_epsilon, check_delta
 from .privacy.accountants import GDPAccountant
 from .privacy.calibration import calibrate_noise_multiplier
@@ -40,8 +41,26 @@ def release_moments(U:np.ndarray, # (n, p) records mapped into [-1, 1]
     return m, np.maximum(np.clip(S[p:] / n, 0.0, 1.0) - m ** 2, 4 * sigma / n)
 
 
-def _numbers(self, X, reset:bool) -> np.ndarray:
-    "X validated as numbers, one error naming no value (numpy's and scikit-learn's show one)."
+def _numbers(self, X, reset:bool, private:bool=True) -> np.ndarray:
+    """X validated as numbers, one error naming no value (numpy's and scikit-learn's show one). A
+    categorical column is refused by its dtype (the schema), naming it; a text or object dtype in a
+    private fit (or a private map's `transform`) is read cell by cell, a cell that is not a number
+    being missing: a refusal there would depend on that cell."""
+    cols = getattr(X, "columns", None)
+    kinds = [] if cols is None else [(c, d) for c, d in zip(cols, X.dtypes)]
+    cats = [str(c) for c, d in kinds if hasattr(d, "categories")]
+    if cats:
+        raise ValueError(f"columns {cats} of X are categorical: DPStandardScaler standardises "
+                         "numbers; fit DPRegressor / DPClassifier on the table, which one-hot "
+                         "encode DECLARED categories, or encode them before the scaler")
+    text = [c for c, d in kinds if getattr(d, "kind", "O") in "OSUT"]
+    if private and (text or cols is None and np.asarray(X).dtype.kind in "OSU"):
+        warnings.warn("X has a text or object dtype: a private fit reads each cell as a number, "
+                      "and a cell that is not one as missing (the public rule)", UserWarning, 3)
+        if cols is None: X = to_numbers(X)
+        else:
+            X = X.copy()
+            for c in text: X[c] = to_numbers(X[c].to_numpy(dtype=object))
     try: X = validate_data(self, X, dtype=np.float64, ensure_all_finite=False, reset=reset)
     except (TypeError, ValueError) as e:
         if "features" in str(e): raise   # a shape mismatch (public): scikit-learn's message
@@ -97,7 +116,7 @@ class DPStandardScaler(TransformerMixin, BaseEstimator):
     def fit(self, X, y=None):
         "Release the map's constants; `privacy_` is the report, charged to `budget`."
         eps = check_epsilon(self.epsilon, allow_inf=True)
-        X = _numbers(self, X, reset=True)
+        X = _numbers(self, X, reset=True, private=bool(np.isfinite(eps)))
         n, p = X.shape
         delta = 1.0 / n ** 2 if self.delta is None else check_delta(self.delta)
         if self.clip is not None: check_scalar(self.clip, "clip", low=0, low_open=True)
@@ -162,7 +181,7 @@ def transform(self,
              ):
     "The one map: clip((x - c)/B, -1, 1), centred and scaled by the released m and √v, clipped to K."
     check_is_fitted(self, "unit_mean_")
-    X = _numbers(self, X, reset=False)
+    X = _numbers(self, X, reset=False, private=self.privacy_ is not None)
     Z = (_map(X, self.center_, self.box_halfwidth_) - self.unit_mean_) / np.sqrt(self.unit_var_)
     return Z if self.clip is None else np.clip(Z, -self.clip, self.clip)
 

@@ -16,7 +16,7 @@ import math, warnings
 from scipy.optimize import brentq
 from .privacy.formulas import zcdp_epsilon
 from .estimators import (DPClassifier, make_penalty, _label_set, _n_samples, _resolve_delta,
-                              _resolve_budget,
+                              _resolve_budget, MISSING_RULE,
                               _private_data_bounds, _DataBounds, BOUNDS_LABEL, _box_rows,
                               _box_scores, _add_private_center, _private_target,
                               _refined_public_bounds, _add_private_spread, _histogram_pays,
@@ -80,10 +80,10 @@ def _read(self, X, reset:bool):
     declared (PUBLIC) categories, an undeclared value in none of them, as the plain estimators do
     (`_one_hot`); then numbers, a missing or non-numeric cell being NaN (the middle of the box)."""
     if reset: self.categories_ = _categorical_columns(X, private=True)
+    X = _numbers_or_refuse(X, private=True, warn=reset)   # (text columns first: then the encoding)
     if getattr(self, "categories_", None) and hasattr(X, "columns"):   # (an array: encoded already)
         X = _one_hot(X, self.categories_)
-    return validate_data(self, _numbers_or_refuse(X, private=True, warn=reset), reset=reset,
-                         **_READ)
+    return validate_data(self, X, reset=reset, **_READ)
 
 _READ = dict(accept_sparse=["csr", "csc"], dtype=np.float64, ensure_all_finite=False)
 _TunedBase._read = _read
@@ -196,7 +196,8 @@ def _whole_report(released:_DataBounds, search, eps, delta, refit:dict|None=None
                 releases=len(labels) + search.releases + (refit is not None),
                 noise_scales=search.noise_scales,
                 budget_split={k: e for k, (e, _) in parts.items()},
-                notes=[n for n in (released.note,) if n] + _rho_notes(search) + refit_note
+                notes=["; ".join([n for n in (released.note,) if n] + [MISSING_RULE])]
+                      + _rho_notes(search) + refit_note
                       + list(search.notes),
                 leaks=list(search.leaks))
     return build_report(PrivacyRequest(eps, delta), plan)

@@ -549,14 +549,14 @@ def test_unlisted_labels_are_stated_not_checked(tmp_path, capsys):
     assert "Labels outside the set are NOT checked" in " ".join(out.split())
 
 @pytest.mark.parametrize("extra,text", [
-    (["--passes", "2.5"], "--passes 2.5: --solver dp-cd runs whole passes, give an integer"),
-    (["--passes", "2.5", "--solver", "dp-bcd"], "--solver dp-bcd runs whole passes"),
-    (["--passes", "2.5", "--solver", "dp-gcd"], "--solver dp-gcd runs whole passes"),
-    (["--passes", "0"], "--passes 0: give a finite number of passes > 0"),
-    (["--passes", "-3"], "--passes -3: give a finite number of passes > 0"),
-    (["--passes", "nan"], "--passes nan: give a finite number of passes > 0"),
-    (["--passes", "3", "--solver", "output-perturbation"], "does not take --passes"),
-    (["--passes", "3", "--solver", "growth-adaptive"], "does not take --passes"),
+    (["--n-passes", "2.5"], "--n-passes 2.5: --solver dp-cd runs whole passes, give an integer"),
+    (["--n-passes", "2.5", "--solver", "dp-bcd"], "--solver dp-bcd runs whole passes"),
+    (["--n-passes", "2.5", "--solver", "dp-gcd"], "--solver dp-gcd runs whole passes"),
+    (["--n-passes", "0"], "--n-passes 0: give a finite number of passes > 0"),
+    (["--n-passes", "-3"], "--n-passes -3: give a finite number of passes > 0"),
+    (["--n-passes", "nan"], "--n-passes nan: give a finite number of passes > 0"),
+    (["--n-passes", "3", "--solver", "output-perturbation"], "does not take --n-passes"),
+    (["--n-passes", "3", "--solver", "growth-adaptive"], "does not take --n-passes"),
     (["--step", "1", "--clip", "1", "--solver", "output-perturbation"],
      "does not take --step, --clip"),
     (["--smoothness", "exact", "--solver", "dp-sgd"], "does not take --smoothness"),
