@@ -2,7 +2,11 @@
 design of n × 10 float64 on disk, in process, against one plain read of the same files.
 
     python benchmarks/bench_dpcd_ooc.py [--rows 100000000] [--dir /tmp] [--reps 3]
-                                        [--out benchmarks/results]
+                                        [--out benchmarks/results] [--csv dpcd_out_of_core.csv]
+                                        [--runs read,dp-cd,dp-cd-sample,dp-classifier]
+
+`--rows` takes a comma-separated list (e.g. `10000000,30000000`): each size is written, run and
+deleted in turn, and all rows go to one CSV (`--csv`), to show how memory and time scale with n.
 
 The design is written once as a Fortran-ordered `.npy` file (column after column), the labels
 ±1 as a second `.npy` file (an (n, 1) array, passed as `npy_chunks(y)[:, 0]`: the solver's one
@@ -18,6 +22,11 @@ by util-linux `fincore`) or after they were read once ("warm"). Runs, interleave
 - `dp-cd-sample`: the same with per-sample clipping (`clipping="sample"`, C = 1): the row norms
   read every column once when the chunks' states are made, then a permutation of the p
   coordinates (every column read in the pass);
+- `dp-classifier` (with `--runs ...,dp-classifier`): the default estimator,
+  `DPClassifier(epsilon=1, classes=[-1, 1], n_passes=1)` with every other option at its default
+  (private bounds, centre and scales; per-sample clipping; an intercept) on the same chunks: its
+  records are the lazily mapped chunks (clipped, centred, divided), so the run holds what the
+  map gives, not the file's columns;
 - `dp-bcd` (with `--runs ...,dp-bcd`): block DP-CD with B = p on the same file (every chunk
   read whole, once per pass).
 
@@ -43,6 +52,7 @@ from dp_cd.model.penalties import L2
 from dp_cd.solvers.dpcd import dp_cd
 from dp_cd.solvers.block_cd import dp_bcd
 from dp_cd.solvers.chunks import npy_chunks
+from dp_cd import DPClassifier
 what, path, ypath, rows = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 def status(key):
     for line in open("/proc/self/status"):
@@ -74,6 +84,9 @@ else:
     if what == "dp-cd": res = dp_cd(X, y, LogisticLoss(), L2(1e-3), **kw)
     elif what == "dp-cd-sample":   # per-sample clipping: every column once per pass (a permutation)
         res = dp_cd(X, y, LogisticLoss(), L2(1e-3), clipping="sample", clip=1.0, **kw)
+    elif what == "dp-classifier":   # the default estimator, one pass
+        res = DPClassifier(epsilon=1.0, classes=[-1.0, 1.0], n_passes=1, random_state=0).fit(X, y)
+        res.coef = res.coef_
     else: res = dp_bcd(X, y, LogisticLoss(), L2(1e-3), block_size=p, **kw)
     assert np.all(np.isfinite(res.coef))
 print(json.dumps(dict(what=what, seconds=time.perf_counter() - t, cpu_seconds=cpu() - c,
@@ -135,33 +148,36 @@ def run(what, paths, n, rows, cache, rep):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--rows", type=int, default=100_000_000)
+    ap.add_argument("--rows", default="100000000", help="n, or a comma-separated list of n")
     ap.add_argument("--chunk-rows", type=int, default=1_000_000)
     ap.add_argument("--dir", default="/tmp")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--caches", default="cold,warm")
     ap.add_argument("--runs", default="read,dp-cd,dp-cd-sample")
     ap.add_argument("--out", default="benchmarks/results")
+    ap.add_argument("--csv", default="dpcd_out_of_core.csv")
     args = ap.parse_args()
     d = Path(args.dir) / "dp_cd_dpcd_ooc"
     d.mkdir(parents=True, exist_ok=True)
     paths, out = (d / "X.npy", d / "y.npy"), []
     print(f"load average before: {os.getloadavg()}", flush=True)
     try:
-        write_design(d, args.rows, args.chunk_rows)
-        for cache in args.caches.split(","):
-            got = [r for rep in range(args.reps) for what in args.runs.split(",")
-                   for r in [run(what, paths, args.rows, args.chunk_rows, cache, rep)]
-                   if r is not None]
-            read = np.median([r["seconds"] for r in got if r["what"] == "read"] or [np.nan])
-            for r in got: r["vs_one_read"] = r["seconds"] / read
-            out += got
+        for n in map(int, args.rows.split(",")):
+            write_design(d, n, args.chunk_rows)
+            for cache in args.caches.split(","):
+                got = [r for rep in range(args.reps) for what in args.runs.split(",")
+                       for r in [run(what, paths, n, args.chunk_rows, cache, rep)]
+                       if r is not None]
+                read = np.median([r["seconds"] for r in got if r["what"] == "read"] or [np.nan])
+                for r in got: r["vs_one_read"] = r["seconds"] / read
+                out += got
+            for f in paths: f.unlink()
     finally:
         for f in d.glob("*.npy"): f.unlink()
         d.rmdir()
     print(f"load average after: {os.getloadavg()}")
     Path(args.out).mkdir(parents=True, exist_ok=True)
-    with open(Path(args.out) / "dpcd_out_of_core.csv", "w", newline="") as f:
+    with open(Path(args.out) / args.csv, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(out[0]))
         w.writeheader()
         w.writerows(out)

@@ -52,3 +52,19 @@ def test_non_private_fit_refuses_nan_on_chunks_as_in_memory(client, monkeypatch,
     with pytest.raises(ValueError, match="NaN"):
         est.fit(Xd, da.from_array(y, chunks=1000))
     assert not hasattr(est, "coef_")
+
+
+def test_a_refused_fit_leaves_a_persisted_design_intact(client, monkeypatch):
+    """A refusal on chunks held by the workers (a NaN, the spread placement) drops the run's holders
+    only: the caller's persisted array still computes, and a second fit gives the same error."""
+    from dp_cd.model.losses import LogisticLoss
+    from dp_cd.model.penalties import L2
+    from dp_cd.solvers.dpcd import dp_cd
+    X, y = data(2)
+    Xd = da.from_array(X, chunks=(1000, 5), name="persisted-nan").persist()
+    monkeypatch.setattr(chunks, "PLACEMENT", "spread")
+    for _ in range(2):
+        with pytest.raises(ValueError, match="NaN"):
+            dp_cd(Xd, y.astype(float), LogisticLoss(), L2(1e-3), epsilon=1.0, delta=1e-6,
+                  n_passes=1, smoothness=np.full(5, 0.25), random_state=0)
+    np.testing.assert_array_equal(Xd.compute(), X)

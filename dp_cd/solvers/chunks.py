@@ -328,9 +328,9 @@ def hold_chunks(ex, # `executor()`
                          [(k, a, s) for _, (k, a, b, s) in fs], init, args, actor=True,
                          workers=[w], allow_other_workers=False) for w, fs in mine.items()]
     try: holders = [f.result() for f in futures]   # raises a chunk's error (no model)
-    except Exception as e:   # no chunk stays held on a worker after a refusal
-        ex.cancel(futures + list(parts))
-        del futures, parts, where, mine   # (the traceback keeps this frame: drop its references)
+    except Exception as e:   # no chunk stays held on a worker after a refusal: the holders are
+        ex.cancel(futures)   # cancelled and the chunks' futures dropped (not cancelled: the keys
+        del futures, parts, where, mine   # of a persisted X are the caller's too)
         raise e.with_traceback(None) from None
     return HeldChunks(holders, [[span[0] for _, span in fs] for fs in mine.values()], tuple(futures))
 
