@@ -97,45 +97,6 @@ def to_numbers(values,  # an array-like of any shape, possibly of text or object
     return np.frompyfunc(_cell_number, 1, 1)(cells).astype(np.float64)
 
 # %% ../nbs/00_core/00_utils.ipynb
-def _all_finite(a:np.ndarray) -> bool:
-    """Whether every entry of `a` is finite, without an array-sized temporary (the sum is finite
-    unless an entry is not, or it overflows)."""
-    with np.errstate(all="ignore"): s = a.sum()
-    if np.isfinite(s): return True
-    return (
-        all(bool(np.isfinite(a[:, j]).all()) for j in range(a.shape[1]))
-        if a.ndim == 2
-        else bool(np.isfinite(a).all())
-    )
-
-# %% ../nbs/00_core/00_utils.ipynb
-@njit(cache=True)
-def _csc_canonical(indices, indptr, n):
-    """Whether CSC index arrays are well formed and canonical (indices strictly increasing within
-    each column, in [0, n)): O(nnz), no allocation."""
-    if indptr.shape[0] < 1 or indptr[0] != 0 or indptr[-1] != indices.shape[0]: return False
-    for j in range(indptr.shape[0] - 1):
-        if indptr[j + 1] < indptr[j]: return False
-        for k in range(indptr[j], indptr[j + 1]):
-            if (
-                indices[k] < 0
-                or indices[k] >= n
-                or (k > indptr[j] and indices[k] <= indices[k - 1])
-            ):
-                return False
-    return True
-
-# %% ../nbs/00_core/00_utils.ipynb
-def _read_only(a:np.ndarray, dtype=None) -> np.ndarray:
-    """A read-only view of `a` (a read-only copy if `dtype` differs). numba compiles a kernel once
-    per argument type, and an array's type includes its layout, dtype *and* writeability: every
-    design the kernels see is read-only, float64, F-ordered or CSC with int64 indices, so that one
-    compiled kernel serves C/F order, float32/float64 X and int32/int64 indices."""
-    v = a.view() if dtype is None or a.dtype == dtype else a.astype(dtype)
-    v.flags.writeable = False
-    return v
-
-# %% ../nbs/00_core/00_utils.ipynb
 def as_design(X, # dense array-like or scipy sparse matrix, shape (n, p)
               name:str="X", # argument name used in error messages
              ):
@@ -238,3 +199,42 @@ class _CompileNotice(_numba_event.Listener):
 
 
 _numba_event.register("numba:compile", _CompileNotice())
+
+# %% ../nbs/00_core/00_utils.ipynb
+def _all_finite(a:np.ndarray) -> bool:
+    """Whether every entry of `a` is finite, without an array-sized temporary (the sum is finite
+    unless an entry is not, or it overflows)."""
+    with np.errstate(all="ignore"): s = a.sum()
+    if np.isfinite(s): return True
+    return (
+        all(bool(np.isfinite(a[:, j]).all()) for j in range(a.shape[1]))
+        if a.ndim == 2
+        else bool(np.isfinite(a).all())
+    )
+
+# %% ../nbs/00_core/00_utils.ipynb
+@njit(cache=True)
+def _csc_canonical(indices, indptr, n):
+    """Whether CSC index arrays are well formed and canonical (indices strictly increasing within
+    each column, in [0, n)): O(nnz), no allocation."""
+    if indptr.shape[0] < 1 or indptr[0] != 0 or indptr[-1] != indices.shape[0]: return False
+    for j in range(indptr.shape[0] - 1):
+        if indptr[j + 1] < indptr[j]: return False
+        for k in range(indptr[j], indptr[j + 1]):
+            if (
+                indices[k] < 0
+                or indices[k] >= n
+                or (k > indptr[j] and indices[k] <= indices[k - 1])
+            ):
+                return False
+    return True
+
+# %% ../nbs/00_core/00_utils.ipynb
+def _read_only(a:np.ndarray, dtype=None) -> np.ndarray:
+    """A read-only view of `a` (a read-only copy if `dtype` differs). numba compiles a kernel once
+    per argument type, and an array's type includes its layout, dtype *and* writeability: every
+    design the kernels see is read-only, float64, F-ordered or CSC with int64 indices, so that one
+    compiled kernel serves C/F order, float32/float64 X and int32/int64 indices."""
+    v = a.view() if dtype is None or a.dtype == dtype else a.astype(dtype)
+    v.flags.writeable = False
+    return v
