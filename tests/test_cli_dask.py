@@ -41,7 +41,7 @@ def messy_csv(path, n=600, seed=0):
 
 
 def fit(path, out, extra, capsys, budget=None):
-    argv = ["fit", str(path), "--seed", "3", "--out", str(out), *extra]
+    argv = ["fit", str(path), "--random-state", "3", "--out", str(out), *extra]
     if budget: argv += ["--budget-file", str(budget), "--budget-epsilon", "5"]
     code, stdout, err = run(argv, capsys)
     assert code == 0, err
@@ -98,7 +98,7 @@ def test_dask_bad_input_one_line_nothing_written_nothing_charged(tmp_path, capsy
     budget = tmp_path / "b.json"
     fit(data, tmp_path / "first.json", ["--bounds", "1"], capsys, budget)   # a ledger to keep
     before = budget.read_text()
-    argv = ["fit", str(tmp_path / name), "--seed", "1", "--out", str(tmp_path / "m.json"),
+    argv = ["fit", str(tmp_path / name), "--random-state", "1", "--out", str(tmp_path / "m.json"),
             "--budget-file", str(budget), *[scheduler if a == "SCHED" else a for a in extra]]
     got, out, err = run(argv, capsys)
     assert got == code and one_line_error(err) and text in err, err
