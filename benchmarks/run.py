@@ -505,23 +505,23 @@ def main(argv=None):
         print("== compile: first call in a process with an empty numba cache, then a fresh process with the cache")
         write_csv(bench_compile(args), out / "compile.csv")
         sys.path.insert(0, str(Path(__file__).parent))
-        import bench_compile
+        import bench_compile as bench_compile_mod
         print("== import, first fit per layout (fresh processes, empty caches), per-layout recompiles, warmup")
-        rows = bench_compile.import_times(dict(os.environ)) + bench_compile.first_fits(dict(os.environ))
-        bench_compile.report(rows); write_csv(rows, out / "first_fit.csv")
+        rows = bench_compile_mod.import_times(dict(os.environ)) + bench_compile_mod.first_fits(dict(os.environ))
+        bench_compile_mod.report(rows); write_csv(rows, out / "first_fit.csv")
     if "import" in sections and "compile" not in sections:   # the import rows of first_fit.csv alone
         sys.path.insert(0, str(Path(__file__).parent))
-        import bench_compile
+        import bench_compile as bench_compile_mod
         print("== import: best of 7 fresh processes (the other rows of first_fit.csv are kept)")
-        rows = bench_compile.import_times(dict(os.environ), k=7); bench_compile.report(rows)
+        rows = bench_compile_mod.import_times(dict(os.environ), k=7); bench_compile_mod.report(rows)
         f = out / "first_fit.csv"
         kept = [r for r in csv.DictReader(open(f)) if r["part"] != "import"] if f.exists() else []
         write_csv(rows + kept, f)
     if ("speed" in sections and not args.quick) or "threads" in sections:   # (fresh processes: minutes)
         sys.path.insert(0, str(Path(__file__).parent))
-        import bench_compile
+        import bench_compile as bench_compile_mod
         print("== threads: DP-GCD per iteration, one thread vs default vs threaded, quiet and with a busy-loop process")
-        rows = bench_compile.threads(dict(os.environ)); bench_compile.report(rows); write_csv(rows, out / "threads.csv")
+        rows = bench_compile_mod.threads(dict(os.environ)); bench_compile_mod.report(rows); write_csv(rows, out / "threads.csv")
     if "memory" in sections:
         print("== memory beyond X (subprocess per run)"); write_csv(bench_memory(args), out / "memory.csv")
     if "utility" in sections:
