@@ -206,8 +206,8 @@ t1 = time.perf_counter()
 warnings.simplefilter("ignore")
 rng = np.random.default_rng(0); X = rng.normal(size=(2000, 10)); y = np.sign(X @ rng.normal(size=10))
 out = {"import": t1 - t0}
-def f_cd(): dp_cd(X, y, LogisticLoss(), L2(1e-3), 1.0, 1e-6, n_passes=2, smoothness=np.ones(10), random_state=0)
-def f_sgd(): dp_sgd(X, y, LogisticLoss(), L2(1e-3), 1.0, 1e-6, n_passes=1, step=0.1, batch_size=8, random_state=0)
+def f_cd(): dp_cd(X, y, LogisticLoss(), L2(1e-3), epsilon=1.0, delta=1e-6, n_passes=2, smoothness=np.ones(10), random_state=0)
+def f_sgd(): dp_sgd(X, y, LogisticLoss(), L2(1e-3), epsilon=1.0, delta=1e-6, n_passes=1, step=0.1, batch_size=8, random_state=0)
 for name, f in [("dp_cd", f_cd)] + ([("dp_sgd", f_sgd)] if dp_sgd else []):
     t = time.perf_counter(); f(); a = time.perf_counter() - t
     t = time.perf_counter(); f(); b = time.perf_counter() - t
@@ -251,7 +251,7 @@ def make(n, p, seed=0):
     return X, rng.normal(size=n)
 def run(X, y):
     if solver == "dp_cd": dp_cd(X, y, SquaredLoss(), L1(0.1), epsilon=1.0, delta=1e-6, n_passes=2, smoothness=np.ones(X.shape[1]), random_state=0)
-    else: dp_sgd(X, y, SquaredLoss(), L1(0.1), 1.0, 1e-6, n_passes=1, step=0.01, batch_size=64, random_state=0)
+    else: dp_sgd(X, y, SquaredLoss(), L1(0.1), epsilon=1.0, delta=1e-6, n_passes=1, step=0.01, batch_size=64, random_state=0)
 run(*make(500, min(p, 50)))          # compile / load caches before measuring
 X, y = make(n, p)
 data = X.nbytes if kind == "dense" else X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
