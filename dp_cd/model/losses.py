@@ -469,32 +469,32 @@ def feature_bounds(X, # design (n, p), dense or sparse
     return np.asarray(abs(X).max(axis=0).todense()).ravel() if is_sparse else np.abs(X).max(axis=0)
 
 # %% ../../nbs/01_model/02_losses.ipynb
-@njit(cache=True)
+@njit(cache=True, inline='always')   # no call passes the token per record
 def loss_value(code, param:float, z:float, y:float) -> float:
     """$\\phi(z, y)$: the loss of prediction `z` for label `y` (`code, param` =
     `loss.kernel_args()`: the loss class's `phi`)."""
     return _phi(code, param, z, y)
 
 # %% ../../nbs/01_model/02_losses.ipynb
-@njit(cache=True)
+@njit(cache=True, inline='always')   # no call passes the token per record
 def loss_deriv(code, param:float, z:float, y:float) -> float:
     "$\\phi'(z, y)$: derivative of the loss in the prediction `z` (the loss class's `dphi`)."
     return _dphi(code, param, z, y)
 
 # %% ../../nbs/01_model/02_losses.ipynb
-@njit(cache=True)
+@njit(cache=True, inline='always')   # no call passes the token per record
 def loss_curvature(code, param:float) -> float:
     "$\\sup_{z,y} \\phi''(z,y)$, the smoothness of the loss in the prediction (`sup_d2phi`)."
     return _sup_d2phi(code, param)
 
-@njit(cache=True)
+@njit(cache=True, inline='always')   # no call passes the token per record
 def residual_scale(code) -> float:
     """$c$ with $\\phi'(z, y) = c\\,(z - y)$ for all $z, y$ (squared loss: 2), or 0 if $\\phi'$ is
     not linear in the residual (the loss class's `residual_scale`)."""
     return _rscale(code)
 
 # %% ../../nbs/01_model/02_losses.ipynb
-@njit(cache=True)
+@njit(cache=True, inline='always')   # no call passes the token per record
 def loss_hess(code, param:float, z:float, y:float) -> float:
     "$\\phi''(z, y)$ (Huber: 1 inside the quadratic zone, 0 outside; the loss class's `d2phi`)."
     return _d2phi(code, param, z, y)
@@ -504,7 +504,7 @@ def _xlogx(s):
     return s * np.log(s) if s > 0 else 0.0
 
 # %% ../../nbs/01_model/02_losses.ipynb
-@njit(cache=True)
+@njit(cache=True, inline='always')   # no call passes the token per record
 def loss_conj(code, param:float, u:float, y:float) -> float:
     """Convex conjugate $\\phi^*(u, y)=\\sup_z\\{uz-\\phi(z,y)\\}$ (`inf` outside its domain; the
     loss class's `conj`)."""
@@ -858,14 +858,14 @@ def _ov_dual_step(tok, param, y, a, c, g, h):
     f = _carrier(tok, "dual_step")
     if f is not None: return lambda tok, param, y, a, c, g, h: f(param, y, a, c, g, h)
 
-@njit(cache=True)
+@njit(cache=True, inline='always')   # no call passes the token per record
 def dual_conj(code, param:float, a:float, y:float) -> float:
     """$\\phi^*(-a, y)$: the term of a dual coordinate `a` in the dual objective (`inf` outside its
     domain; the loss class's `dual_conj`, else its `conj` at $-a$)."""
     return _dual_conj(code, param, a, y)
 
 # %% ../../nbs/01_model/02_losses.ipynb
-@njit(cache=True)
+@njit(cache=True, inline='always')   # no call passes the token per record
 def dual_project(code, param:float, a:float, y:float) -> float:
     """The point of the closed dual domain $\\{b: \\phi^*(-b, y) < \\infty\\}$ nearest to `a` (the
     loss class's `dual_project`)."""
@@ -889,7 +889,7 @@ def _logistic_dual_point(y:float, c:float, g:float, h:float) -> float:
     return y * _sigmoid(t)
 
 # %% ../../nbs/01_model/02_losses.ipynb
-@njit(cache=True)
+@njit(cache=True, inline='always')   # no call passes the token per record
 def dual_coord_step(code, param:float, y:float, a:float, g:float, h:float) -> float:
     """Move $b^\\star - a$ of a dual coordinate: $b^\\star$ minimises
     $\\phi^*(-b,y) + g(b-c) + \\frac h2(b-c)^2$, $c$ = `a` projected (the loss class's
