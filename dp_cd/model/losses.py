@@ -469,32 +469,32 @@ def feature_bounds(X, # design (n, p), dense or sparse
     return np.asarray(abs(X).max(axis=0).todense()).ravel() if is_sparse else np.abs(X).max(axis=0)
 
 # %% ../../nbs/01_model/02_losses.ipynb
-@njit(cache=True, inline='always')   # no call passes the token per record
+@njit(cache=True)
 def loss_value(code, param:float, z:float, y:float) -> float:
     """$\\phi(z, y)$: the loss of prediction `z` for label `y` (`code, param` =
     `loss.kernel_args()`: the loss class's `phi`)."""
     return _phi(code, param, z, y)
 
 # %% ../../nbs/01_model/02_losses.ipynb
-@njit(cache=True, inline='always')   # no call passes the token per record
+@njit(cache=True)
 def loss_deriv(code, param:float, z:float, y:float) -> float:
     "$\\phi'(z, y)$: derivative of the loss in the prediction `z` (the loss class's `dphi`)."
     return _dphi(code, param, z, y)
 
 # %% ../../nbs/01_model/02_losses.ipynb
-@njit(cache=True, inline='always')   # no call passes the token per record
+@njit(cache=True)
 def loss_curvature(code, param:float) -> float:
     "$\\sup_{z,y} \\phi''(z,y)$, the smoothness of the loss in the prediction (`sup_d2phi`)."
     return _sup_d2phi(code, param)
 
-@njit(cache=True, inline='always')   # no call passes the token per record
+@njit(cache=True)
 def residual_scale(code) -> float:
     """$c$ with $\\phi'(z, y) = c\\,(z - y)$ for all $z, y$ (squared loss: 2), or 0 if $\\phi'$ is
     not linear in the residual (the loss class's `residual_scale`)."""
     return _rscale(code)
 
 # %% ../../nbs/01_model/02_losses.ipynb
-@njit(cache=True, inline='always')   # no call passes the token per record
+@njit(cache=True)
 def loss_hess(code, param:float, z:float, y:float) -> float:
     "$\\phi''(z, y)$ (Huber: 1 inside the quadratic zone, 0 outside; the loss class's `d2phi`)."
     return _d2phi(code, param, z, y)
@@ -504,7 +504,7 @@ def _xlogx(s):
     return s * np.log(s) if s > 0 else 0.0
 
 # %% ../../nbs/01_model/02_losses.ipynb
-@njit(cache=True, inline='always')   # no call passes the token per record
+@njit(cache=True)
 def loss_conj(code, param:float, u:float, y:float) -> float:
     """Convex conjugate $\\phi^*(u, y)=\\sup_z\\{uz-\\phi(z,y)\\}$ (`inf` outside its domain; the
     loss class's `conj`)."""
@@ -518,11 +518,11 @@ def coord_grad_dense(code, param:float, X, y, z, j:int) -> float:
     "$\\nabla_j f(w)$ for a Fortran-ordered dense `X` given predictions `z`$=Xw$."
     n = X.shape[0]
     s = 0.0
-    rs = residual_scale(code)   # a constant of the loss's type: one loop is compiled
+    rs = _rscale(code)   # a constant of the loss's type: one loop is compiled
     if rs != 0.0:
         for i in range(n): s += X[i, j] * (z[i] - y[i])
         return rs * s / n
-    for i in range(n): s += X[i, j] * loss_deriv(code, param, z[i], y[i])
+    for i in range(n): s += X[i, j] * _dphi(code, param, z[i], y[i])
     return s / n
 
 # %% ../../nbs/01_model/02_losses.ipynb
@@ -531,7 +531,7 @@ def coord_grad_sparse(code, param:float, data, indices, indptr, y, z, j:int) -> 
     "$\\nabla_j f(w)$ for a CSC design given by `(data, indices, indptr)` and predictions `z`."
     n = z.shape[0]
     s = 0.0
-    rs = residual_scale(code)
+    rs = _rscale(code)
     if rs != 0.0:
         for k in range(indptr[j], indptr[j + 1]):
             i = indices[k]
@@ -539,7 +539,7 @@ def coord_grad_sparse(code, param:float, data, indices, indptr, y, z, j:int) -> 
         return rs * s / n
     for k in range(indptr[j], indptr[j + 1]):
         i = indices[k]
-        s += data[k] * loss_deriv(code, param, z[i], y[i])
+        s += data[k] * _dphi(code, param, z[i], y[i])
     return s / n
 
 # %% ../../nbs/01_model/02_losses.ipynb
@@ -549,7 +549,7 @@ def ref_clipped_coord_sum_dense(code:int, param:float, X, y, z, j:int, C:float) 
     $\\sum_i \\mathrm{clip}(X_{ij}\\phi'(z_i,y_i), C)$, clip to $[-C, C]$; a NaN (0·inf) adds 0."""
     s = 0.0
     for i in range(X.shape[0]):
-        v = X[i, j] * loss_deriv(code, param, z[i], y[i])
+        v = X[i, j] * _dphi(code, param, z[i], y[i])
         s += min(C, max(-C, v)) if v == v else 0.0
     return s
 
@@ -561,7 +561,7 @@ def ref_clipped_coord_sum_sparse(code:int, param:float, data, indices, indptr, y
     s = 0.0
     for k in range(indptr[j], indptr[j + 1]):
         i = indices[k]
-        v = data[k] * loss_deriv(code, param, z[i], y[i])
+        v = data[k] * _dphi(code, param, z[i], y[i])
         s += min(C, max(-C, v)) if v == v else 0.0
     return s
 
@@ -582,7 +582,7 @@ def clipped_coord_grad_sparse(code:int, param:float, data, indices, indptr, y, z
 def coord_grad_samples_dense(code:int, param:float, X, y, z, j:int, out):
     """Write the per-sample coordinate gradients $\\nabla_j\\ell(w; d_i)=X_{ij}\\phi'(z_i,y_i)$ into
     `out`."""
-    for i in range(X.shape[0]): out[i] = X[i, j] * loss_deriv(code, param, z[i], y[i])
+    for i in range(X.shape[0]): out[i] = X[i, j] * _dphi(code, param, z[i], y[i])
 
 # %% ../../nbs/01_model/02_losses.ipynb
 @njit(cache=True)
@@ -591,7 +591,7 @@ def coord_grad_samples_sparse(code:int, param:float, data, indices, indptr, y, z
     out[:] = 0.0
     for k in range(indptr[j], indptr[j + 1]):
         i = indices[k]
-        out[i] = data[k] * loss_deriv(code, param, z[i], y[i])
+        out[i] = data[k] * _dphi(code, param, z[i], y[i])
 
 @njit(cache=True, fastmath=_FM)
 def update_pred_dense(X, z, j:int, delta:float):
@@ -607,18 +607,18 @@ def update_pred_sparse(data, indices, indptr, z, j:int, delta:float):
 @njit(cache=True)
 def loss_deriv_vec(code:int, param:float, z, y, out):
     "Write $u_i = \\phi'(z_i, y_i)$ into `out`."
-    for i in range(z.shape[0]): out[i] = loss_deriv(code, param, z[i], y[i])
+    for i in range(z.shape[0]): out[i] = _dphi(code, param, z[i], y[i])
 
 @njit(cache=True)
 def loss_hess_vec(code:int, param:float, z, y, out):
     "Write $\\phi''(z_i, y_i)$ into `out`."
-    for i in range(z.shape[0]): out[i] = loss_hess(code, param, z[i], y[i])
+    for i in range(z.shape[0]): out[i] = _d2phi(code, param, z[i], y[i])
 
 @njit(cache=True)
 def loss_value_mean(code:int, param:float, z, y) -> float:
     "$\\frac1n\\sum_i \\phi(z_i, y_i)$."
     s = 0.0
-    for i in range(z.shape[0]): s += loss_value(code, param, z[i], y[i])
+    for i in range(z.shape[0]): s += _phi(code, param, z[i], y[i])
     return s / z.shape[0]
 
 # %% ../../nbs/01_model/02_losses.ipynb
@@ -626,7 +626,7 @@ def loss_value_mean(code:int, param:float, z, y) -> float:
 def loss_conj_mean(code:int, param:float, u, y) -> float:
     "$\\frac1n\\sum_i \\phi^*(u_i, y_i)$."
     s = 0.0
-    for i in range(u.shape[0]): s += loss_conj(code, param, u[i], y[i])
+    for i in range(u.shape[0]): s += _conj(code, param, u[i], y[i])
     return s / u.shape[0]
 
 # %% ../../nbs/01_model/02_losses.ipynb
@@ -858,14 +858,14 @@ def _ov_dual_step(tok, param, y, a, c, g, h):
     f = _carrier(tok, "dual_step")
     if f is not None: return lambda tok, param, y, a, c, g, h: f(param, y, a, c, g, h)
 
-@njit(cache=True, inline='always')   # no call passes the token per record
+@njit(cache=True)
 def dual_conj(code, param:float, a:float, y:float) -> float:
     """$\\phi^*(-a, y)$: the term of a dual coordinate `a` in the dual objective (`inf` outside its
     domain; the loss class's `dual_conj`, else its `conj` at $-a$)."""
     return _dual_conj(code, param, a, y)
 
 # %% ../../nbs/01_model/02_losses.ipynb
-@njit(cache=True, inline='always')   # no call passes the token per record
+@njit(cache=True)
 def dual_project(code, param:float, a:float, y:float) -> float:
     """The point of the closed dual domain $\\{b: \\phi^*(-b, y) < \\infty\\}$ nearest to `a` (the
     loss class's `dual_project`)."""
@@ -889,12 +889,12 @@ def _logistic_dual_point(y:float, c:float, g:float, h:float) -> float:
     return y * _sigmoid(t)
 
 # %% ../../nbs/01_model/02_losses.ipynb
-@njit(cache=True, inline='always')   # no call passes the token per record
+@njit(cache=True)
 def dual_coord_step(code, param:float, y:float, a:float, g:float, h:float) -> float:
     """Move $b^\\star - a$ of a dual coordinate: $b^\\star$ minimises
     $\\phi^*(-b,y) + g(b-c) + \\frac h2(b-c)^2$, $c$ = `a` projected (the loss class's
     `dual_step`)."""
-    c = dual_project(code, param, a, y)
+    c = _dual_project(code, param, a, y)
     return _dual_step(code, param, y, a, c, g, h)
 
 # %% ../../nbs/01_model/02_losses.ipynb
@@ -902,7 +902,7 @@ def dual_coord_step(code, param:float, y:float, a:float, g:float, h:float) -> fl
 def dual_conj_mean(code:int, param:float, alpha, y) -> float:
     "$\\frac1N\\sum_i \\phi^*(-\\alpha_i, y_i)$, the loss part of the dual objective."
     s = 0.0
-    for i in range(alpha.shape[0]): s += dual_conj(code, param, alpha[i], y[i])
+    for i in range(alpha.shape[0]): s += _dual_conj(code, param, alpha[i], y[i])
     return s / alpha.shape[0]
 
 # %% ../../nbs/01_model/02_losses.ipynb
