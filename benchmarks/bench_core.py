@@ -76,7 +76,7 @@ def epoch_time(X, y, loss, pen, warm=5, epochs=20):
     M = loss.coordinate_smoothness(X); steps = np.where(M > 0, 1 / np.where(M > 0, M, 1), 0.0)
     sparse = sp.issparse(X)
     def run(w, z, order):
-        if sparse: cd_epoch_sparse(*loss.kernel_args(), *pen.kernel_args(), X.data, X.indices, X.indptr, y, z, w, steps, order)
+        if sparse: cd_epoch_sparse(*loss.kernel_args(), *pen.kernel_args(), (X.data, X.indices, X.indptr), y, z, w, steps, order)
         else: cd_epoch_dense(*loss.kernel_args(), *pen.kernel_args(), X, y, z, w, steps, order)
     w0, z0 = np.zeros(p), np.zeros(n)
     run(w0, z0, np.tile(np.arange(p, dtype=np.int64), warm))
@@ -100,15 +100,16 @@ import time, numpy as np, scipy.sparse as sp
 t0 = time.perf_counter()
 from dp_cd.solvers.reference import cd_epoch_dense, cd_epoch_sparse
 from dp_cd.model.penalties import L1
+from dp_cd.model.losses import SquaredLoss, LogisticLoss
 t1 = time.perf_counter()
 X = np.asfortranarray(np.random.default_rng(0).normal(size=(50, 4))); y = X.sum(1); pen = L1(0.1)
 o = np.arange(4, dtype=np.int64); s = np.ones(4)
 t2 = time.perf_counter()
-cd_epoch_dense(0, 0.0, pen.code, pen.params, X, y, np.zeros(50), np.zeros(4), s, o)
+cd_epoch_dense(*SquaredLoss().kernel_args(), *pen.kernel_args(), X, y, np.zeros(50), np.zeros(4), s, o)
 t3 = time.perf_counter()
 Xc = sp.csc_matrix(X); Xc.indices = Xc.indices.astype(np.int64); Xc.indptr = Xc.indptr.astype(np.int64)
 t4 = time.perf_counter()
-cd_epoch_sparse(1, 0.0, pen.code, pen.params, Xc.data, Xc.indices, Xc.indptr, np.sign(y), np.zeros(50), np.zeros(4), s, o)
+cd_epoch_sparse(*LogisticLoss().kernel_args(), *pen.kernel_args(), (Xc.data, Xc.indices, Xc.indptr), np.sign(y), np.zeros(50), np.zeros(4), s, o)
 t5 = time.perf_counter()
 print(f"{t1 - t0:.3f} {t3 - t2:.3f} {t5 - t4:.3f}")
 """

@@ -11,13 +11,14 @@ from pathlib import Path
 import numpy as np
 import numba
 from dp_cd.solvers.dpsgd import poisson_batches
+from dp_cd.model.losses import SquaredLoss
 from dp_cd.solvers.dpscd import scd_steps_dense, scd_steps_dense_parallel
 
 
 def run(kernel, X, y, ptr, idx, na, nv, parallel):
     a, v = np.zeros(X.shape[0]), np.zeros(X.shape[1])
     scales = (1e-3, float(np.diff(ptr).mean()), 1.0, 0.01)
-    args = (X, y, a, v, (0, 0.0), scales, (ptr, idx), (na, nv), True)
+    args = (X, y, a, v, SquaredLoss().kernel_args(), scales, (ptr, idx), (na, nv), True)
     t = time.perf_counter()
     kernel(*args) if parallel else kernel(*args, False)
     return time.perf_counter() - t, np.concatenate([a, v])

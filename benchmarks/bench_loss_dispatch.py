@@ -3,7 +3,7 @@
 Today every loss kernel switches on an integer `code` at run time (`if code == SQUARED: ...`). Issue
 32 asks for losses as classes that carry their own numba functions, with no code outside a loss
 branching on its identity, while keeping numba's ON-DISK cache (`cache=True`) and today's speed.
-This script measures three designs on the same small kernel, u_i = phi'(z_i, y_i) over n records,
+This script measures these designs on the same small kernel, u_i = phi'(z_i, y_i) over n records,
 for two losses (squared, Huber), each in a fresh module directory and numba cache:
 
 * `switch`: today's pattern, a runtime `if code == ...` chain in the cached kernel;
@@ -13,7 +13,11 @@ for two losses (squared, Huber), each in a fresh module directory and numba cach
   so the kernel is written once and contains no branch on any loss;
 * `typed`: each loss is an object of a numba type keyed by (code, hash of its scalar function's
   source) that carries `param`; one `@overload` resolves the type to that function at typing time
-  (no `literally`, no branch on any loss; an edited loss is a new type, hence a new specialisation).
+  (no `literally`, no branch on any loss; an edited loss is a new type, hence a new specialisation);
+* `record`: as `typed`, but the loss's token is an EMPTY ARRAY OF A STRUCTURED DTYPE whose one field
+  names the loss and a hash of its function's bytecode: numba's C dispatcher fingerprints such an
+  array (the dtype is interned) without calling back into Python, so dispatch costs what an int
+  argument costs, while `typed`'s custom type goes through `typeof` in Python.
 
 Each design runs in process 1 (cold cache: compiles and writes) and process 2 (warm: should load).
 Columns: `cold_s` / `warm_s`, the wall time of the first calls of the kernel for both losses in that
@@ -137,6 +141,31 @@ def call(code, param, z, y, u):
     if kl is None: kl = _OBJ[(code, param)] = KernelLoss(_TYPES[code], param)
     kern(kl, z, y, u)
 ''',
+    "record": SCALARS + '''
+import hashlib
+import numpy as np
+from numba import types
+from numba.extending import overload
+_DERIV, _TOKENS = {}, {}
+def register(code, f):
+    # the loss of `code` computes phi' by the njit `f(param, z, y)`; its token: an empty array of a
+    # structured dtype whose one field names the loss and hashes f's bytecode
+    co = f.py_func.__code__
+    key = f"loss{code}_" + hashlib.sha1(co.co_code + repr((co.co_consts, co.co_names)).encode()).hexdigest()[:12]
+    _DERIV[key], _TOKENS[code] = f, np.zeros(0, np.dtype([(key, np.uint8)]))
+def deriv(tok, param, z, y): raise NotImplementedError("numba only")
+@overload(deriv, inline='always')
+def _ov_deriv(tok, param, z, y):
+    if not isinstance(tok, types.Array) or not isinstance(tok.dtype, types.Record): return None
+    f = _DERIV[next(iter(tok.dtype.fields))]
+    return lambda tok, param, z, y: f(param, z, y)
+@njit(cache=True)
+def kern(tok, param, z, y, u):
+    for i in range(z.shape[0]): u[i] = deriv(tok, param, z[i], y[i])
+register(0, sq); register(2, hub)
+FUNCS = {0: 0, 2: 2}
+def call(code, param, z, y, u): kern(_TOKENS[code], param, z, y, u)
+''',
 }
 NEWLOSS = '''
 from numba import njit
@@ -221,7 +250,7 @@ def measure(design):
 
 
 if __name__ == "__main__":
-    rows = [measure(d) for d in ("switch", "funcarg", "literal", "literal_hash", "typed")]
+    rows = [measure(d) for d in ("switch", "funcarg", "literal", "literal_hash", "typed", "record")]
     load = os.getloadavg()[0]
     for r in rows:
         r["load"] = round(load, 2)

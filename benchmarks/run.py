@@ -207,8 +207,8 @@ t1 = time.perf_counter()
 warnings.simplefilter("ignore")
 rng = np.random.default_rng(0); X = rng.normal(size=(2000, 10)); y = np.sign(X @ rng.normal(size=10))
 out = {"import": t1 - t0}
-def f_cd(): dp_cd(X, y, LogisticLoss(), L2(1e-3), 1.0, 1e-6, n_passes=2, smoothness=np.ones(10), random_state=0)
-def f_sgd(): dp_sgd(X, y, LogisticLoss(), L2(1e-3), 1.0, 1e-6, n_passes=1, step=0.1, batch_size=8, random_state=0)
+def f_cd(): dp_cd(X, y, LogisticLoss(), L2(1e-3), epsilon=1.0, delta=1e-6, n_passes=2, smoothness=np.ones(10), random_state=0)
+def f_sgd(): dp_sgd(X, y, LogisticLoss(), L2(1e-3), epsilon=1.0, delta=1e-6, n_passes=1, step=0.1, batch_size=8, random_state=0)
 for name, f in [("dp_cd", f_cd)] + ([("dp_sgd", f_sgd)] if dp_sgd else []):
     t = time.perf_counter(); f(); a = time.perf_counter() - t
     t = time.perf_counter(); f(); b = time.perf_counter() - t
@@ -252,7 +252,7 @@ def make(n, p, seed=0):
     return X, rng.normal(size=n)
 def run(X, y):
     if solver == "dp_cd": dp_cd(X, y, SquaredLoss(), L1(0.1), epsilon=1.0, delta=1e-6, n_passes=2, smoothness=np.ones(X.shape[1]), random_state=0)
-    else: dp_sgd(X, y, SquaredLoss(), L1(0.1), 1.0, 1e-6, n_passes=1, step=0.01, batch_size=64, random_state=0)
+    else: dp_sgd(X, y, SquaredLoss(), L1(0.1), epsilon=1.0, delta=1e-6, n_passes=1, step=0.01, batch_size=64, random_state=0)
 run(*make(500, min(p, 50)))          # compile / load caches before measuring
 X, y = make(n, p)
 data = X.nbytes if kind == "dense" else X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
@@ -513,23 +513,23 @@ def main(argv=None):
         print("== compile: first call in a process with an empty numba cache, then a fresh process with the cache")
         write_csv(bench_compile(args), out / "compile.csv")
         sys.path.insert(0, str(Path(__file__).parent))
-        import bench_compile
+        import bench_compile as bench_compile_mod
         print("== import, first fit per layout (fresh processes, empty caches), per-layout recompiles, warmup")
-        rows = bench_compile.import_times(dict(os.environ)) + bench_compile.first_fits(dict(os.environ))
-        bench_compile.report(rows); write_csv(rows, out / "first_fit.csv")
+        rows = bench_compile_mod.import_times(dict(os.environ)) + bench_compile_mod.first_fits(dict(os.environ))
+        bench_compile_mod.report(rows); write_csv(rows, out / "first_fit.csv")
     if "import" in sections and "compile" not in sections:   # the import rows of first_fit.csv alone
         sys.path.insert(0, str(Path(__file__).parent))
-        import bench_compile
+        import bench_compile as bench_compile_mod
         print("== import: best of 7 fresh processes (the other rows of first_fit.csv are kept)")
-        rows = bench_compile.import_times(dict(os.environ), k=7); bench_compile.report(rows)
+        rows = bench_compile_mod.import_times(dict(os.environ), k=7); bench_compile_mod.report(rows)
         f = out / "first_fit.csv"
         kept = [r for r in csv.DictReader(open(f)) if r["part"] != "import"] if f.exists() else []
         write_csv(rows + kept, f)
     if ("speed" in sections and not args.quick) or "threads" in sections:   # (fresh processes: minutes)
         sys.path.insert(0, str(Path(__file__).parent))
-        import bench_compile
+        import bench_compile as bench_compile_mod
         print("== threads: DP-GCD per iteration, one thread vs default vs threaded, quiet and with a busy-loop process")
-        rows = bench_compile.threads(dict(os.environ), rounds=args.rounds); bench_compile.report(rows); write_csv(rows, out / "threads.csv")
+        rows = bench_compile_mod.threads(dict(os.environ), rounds=args.rounds); bench_compile_mod.report(rows); write_csv(rows, out / "threads.csv")
     if "memory" in sections:
         print("== memory beyond X (subprocess per run)"); write_csv(bench_memory(args), out / "memory.csv")
     if "utility" in sections:

@@ -1,24 +1,26 @@
 """Every registered solver refuses what it cannot run, with one error naming both (issue 32, item 2).
 
-A loss, a penalty and an accountant the library does not know (a `Loss` and a `Penalty` subclass
-with codes of their own, an accountant name outside the registry) are refused by every registered
-solver before anything is read, by a `ValueError` that names the solver and the thing refused. No
-solver declares an empty capability tuple, which `Solver.check_supports` would read as "every loss of
-the library" or "every penalty".
+A loss that carries no kernels (a subclass of a library loss that declares none of its own, or a
+`Loss` written from the base class), a `Penalty` subclass with a code of its own and an accountant
+name outside the registry are refused by every registered solver before anything is read, by a
+`ValueError` that names the solver and the thing refused. No solver takes no loss. A new loss
+declared as one class with its kernels (the smoothed hinge of dp_cd.model.losses) is taken by DP-CD,
+DP-GCD and DP-SGD with no edit to them, and its constants come from what the class declares.
 """
 import numpy as np
 import pytest
 
 import dp_cd   # registers every solver
-from dp_cd.model.losses import Loss, SquaredLoss
+from dp_cd.model.losses import Loss, SquaredLoss, SmoothHingeLoss
 from dp_cd.model.penalties import Penalty, L2
 from dp_cd.privacy.registry import ACCOUNTANTS
 from dp_cd.solvers.contract import SOLVERS
 
 
 class UnknownLoss(SquaredLoss):
-    "A user's loss with a code no kernel computes."
+    "A user's subclass of a library loss that declares no kernels of its own (e.g. a new phi in Python)."
     code = 97
+    def value(self, X, y, w): return 0.5 * super().value(X, y, w)
     def __repr__(self): return "UnknownLoss()"
 
 
@@ -83,3 +85,26 @@ def test_an_unknown_accountant_is_refused_naming_both(name):
         s.fit(X, y, s.losses[0](), s.penalties[0](*(() if s.penalties[0].__name__ in
               ("NoPenalty",) else (0.1,))), epsilon=1.0, delta=1e-5, accountant="prv")
     assert "accountant" in str(e.value) and "'prv'" in str(e.value) and name in str(e.value), str(e.value)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_solver_takes_the_losses_that_carry_its_kernels(name):
+    s = SOLVERS[name]
+    assert s.losses and all(set(s.loss_kernels) <= c.kernels for c in s.losses), name
+    assert UnknownLoss not in s.losses and HalfLoss not in s.losses
+
+
+@pytest.mark.parametrize("name", ["dp-cd", "dp-gcd", "dp-sgd"])
+def test_a_new_loss_is_one_class(name):
+    "The smoothed hinge, declared in one class, runs through the solver; its constants are its own."
+    s = SOLVERS[name]
+    assert SmoothHingeLoss in s.losses
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(200, 3)) / 3
+    y = np.where(X @ np.array([2.0, -1.0, 0.5]) + rng.normal(size=200) / 10 > 0, 1.0, -1.0)
+    loss = SmoothHingeLoss(0.5)
+    assert loss.curvature == 2.0 and loss.sup_deriv == 1.0
+    r = s.fit(X, y, loss, L2(0.01), epsilon=np.inf, delta=0.0, random_state=0)
+    assert np.all(np.isfinite(r.coef)) and loss.value(X, y, r.coef) < loss.value(X, y, np.zeros(3))
+    r = s.fit(X, y, loss, L2(0.01), epsilon=1.0, delta=1e-5, random_state=0)
+    assert np.all(np.isfinite(r.coef)) and r.privacy.epsilon <= 1.0 + 1e-9

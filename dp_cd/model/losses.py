@@ -4,26 +4,100 @@
 
 # %% ../../nbs/01_model/02_losses.ipynb 1
 from __future__ import annotations
-import warnings
+import hashlib, warnings
 import numpy as np
 import scipy.sparse as sp
 from numba import njit, types
-from numba.extending import intrinsic
+from numba.core.errors import TypingError
+from numba.extending import intrinsic, overload
 from llvmlite import ir
 from ..utils import check_array, check_scalar, as_design, PrivacyLeakWarning
 
 # %% auto 0
-__all__ = ['SQUARED', 'LOGISTIC', 'HUBER', 'HINGE', 'check_w', 'Loss', 'SquaredLoss', 'LogisticLoss', 'HuberLoss',
-           'feature_bounds', 'loss_value', 'loss_deriv', 'loss_curvature', 'residual_scale', 'loss_hess', 'loss_conj',
-           'coord_grad_dense', 'coord_grad_sparse', 'ref_clipped_coord_sum_dense', 'ref_clipped_coord_sum_sparse',
+__all__ = ['LOSS_KERNELS', 'loss_classes', 'check_w', 'Loss', 'SquaredLoss', 'LogisticLoss', 'HuberLoss', 'feature_bounds',
+           'loss_value', 'loss_deriv', 'loss_curvature', 'residual_scale', 'loss_hess', 'loss_conj', 'coord_grad_dense',
+           'coord_grad_sparse', 'ref_clipped_coord_sum_dense', 'ref_clipped_coord_sum_sparse',
            'clipped_coord_grad_dense', 'clipped_coord_grad_sparse', 'coord_grad_samples_dense',
            'coord_grad_samples_sparse', 'update_pred_dense', 'update_pred_sparse', 'loss_deriv_vec', 'loss_hess_vec',
            'loss_value_mean', 'loss_conj_mean', 'fast_exp', 'kernel_deriv', 'kernel_deriv_range',
            'update_clipped_sum_dense', 'clipped_sum_sparse', 'clipped_coord_sum_dense', 'clipped_coord_sum_sparse',
-           'dual_conj', 'dual_project', 'dual_coord_step', 'dual_conj_mean', 'HingeLoss']
+           'dual_conj', 'dual_project', 'dual_coord_step', 'dual_conj_mean', 'HingeLoss', 'SmoothHingeLoss']
 
 # %% ../../nbs/01_model/02_losses.ipynb
-SQUARED, LOGISTIC, HUBER = 0, 1, 2   # a loss as the kernels know it: an integer code
+LOSS_KERNELS = ("phi", "dphi", "dphi_fast", "d2phi", "sup_d2phi", "conj", "dual_conj",
+                "dual_project", "dual_step")   # the scalar numba functions a loss class may carry
+_CARRIERS = {}   # token field name -> the Loss class whose kernels it names
+
+
+def _digest(cls) -> str:
+    "A hash of the class's kernels' bytecode and constants: an edited loss is a new numba type."
+    h = hashlib.sha1(f"{cls.__module__}.{cls.__qualname__}:{cls.residual_scale!r}".encode())
+    for k in LOSS_KERNELS:
+        f = getattr(cls, k, None)
+        if f is None: continue
+        co = f.py_func.__code__
+        consts = tuple(c.co_code if hasattr(c, "co_code") else c for c in co.co_consts)
+        h.update(k.encode() + co.co_code + repr((consts, co.co_names)).encode())
+    return h.hexdigest()[:16]
+
+
+def _loss_token(cls) -> np.ndarray:
+    """The value the kernels receive for a loss class: an empty array of a structured dtype whose
+    one field names the class (numba types it by that dtype, without calling back into Python)."""
+    key = "".join(ch if ch.isalnum() else "_" for ch in cls.__qualname__) + "_" + _digest(cls)
+    _CARRIERS[key] = cls
+    return np.zeros(0, np.dtype([(key, np.uint8)]))
+
+
+def loss_classes(kernels=(), # names of scalar kernels (`LOSS_KERNELS`) a loss must carry
+                ) -> tuple: # the classes carrying all of them, in the order they were defined
+    "The loss classes (the library's and any defined since) that carry every kernel in `kernels`."
+    return tuple(c for c in dict.fromkeys(_CARRIERS.values()) if set(kernels) <= c.kernels)
+
+
+def _carrier(tok, kernel:str, fallback:str|None=None):
+    "At typing time: the `kernel` function of the loss whose token numba typed as `tok`."
+    if not (isinstance(tok, types.Array) and isinstance(tok.dtype, types.Record)): return None
+    cls = _CARRIERS.get(next(iter(tok.dtype.fields)))
+    if cls is None: return None
+    f = getattr(cls, kernel, None)
+    if f is None and fallback is not None: f = getattr(cls, fallback, None)
+    if f is None:
+        raise TypingError(f"{cls.__name__} carries no `{kernel}` kernel, which this kernel calls")
+    return f
+
+# one generic entry per scalar kernel: resolved from the loss's token when a kernel is compiled
+def _phi(tok, param, z, y): raise NotImplementedError("called from numba only")
+def _dphi(tok, param, z, y): raise NotImplementedError("called from numba only")
+def _dphi_fast(tok, param, z, y): raise NotImplementedError("called from numba only")
+def _d2phi(tok, param, z, y): raise NotImplementedError("called from numba only")
+def _conj(tok, param, u, y): raise NotImplementedError("called from numba only")
+def _sup_d2phi(tok, param): raise NotImplementedError("called from numba only")
+def _rscale(tok): raise NotImplementedError("called from numba only")
+
+def _scalar3(stub, kernel, fallback=None):
+    @overload(stub, inline='always')
+    def _ov(tok, param, z, y):
+        f = _carrier(tok, kernel, fallback)
+        if f is not None: return lambda tok, param, z, y: f(param, z, y)
+
+for _stub, _k, _fb in ((_phi, "phi", None), (_dphi, "dphi", None),
+                       (_dphi_fast, "dphi_fast", "dphi"), (_d2phi, "d2phi", None),
+                       (_conj, "conj", None)):
+    _scalar3(_stub, _k, _fb)
+
+@overload(_sup_d2phi, inline='always')
+def _ov_sup_d2phi(tok, param):
+    f = _carrier(tok, "sup_d2phi")
+    if f is not None: return lambda tok, param: f(param)
+
+@overload(_rscale, inline='always')
+def _ov_rscale(tok):
+    if not (isinstance(tok, types.Array) and isinstance(tok.dtype, types.Record)): return None
+    cls = _CARRIERS.get(next(iter(tok.dtype.fields)))
+    if cls is None: return None
+    c = float(cls.residual_scale)
+    return lambda tok: c
 
 # %% ../../nbs/01_model/02_losses.ipynb
 def check_w(w, # a coefficient vector
@@ -37,8 +111,8 @@ def check_w(w, # a coefficient vector
 
 # %% ../../nbs/01_model/02_losses.ipynb
 class Loss:
-    """Base class of the datafits $f(w)=\\frac1n\\sum_i\\phi(x_i^\\top w, y_i)$; subclasses set
-    `code`, `param`, `name`."""
+    """Base class of the datafits $f(w)=\\frac1n\\sum_i\\phi(x_i^\\top w, y_i)$; a subclass sets
+    `param`, `name`, its constants, and carries its scalar kernels (`LOSS_KERNELS`) in its body."""
 
     code: int = -1
     param: float = 0.0
@@ -46,20 +120,38 @@ class Loss:
     sup_deriv: float = np.inf  # sup |phi'| over predictions (inf: not Lipschitz)
     signed_labels: bool = False  # labels are -1 and +1 (a classifier), never a real target
     needs_y_bound: bool = False  # sup |phi'| grows with |y|: a private fit needs a bound on |y|
+    residual_scale: float = 0.0  # c if phi'(z, y) = c (z - y) for all z, y, else 0
+    kernels: frozenset = frozenset()  # the scalar kernels the class carries (set by the class)
+    token = None  # what the compiled kernels receive for the class (None: it carries none)
+    # the scalar kernels, numba functions: phi(param, z, y), dphi, dphi_fast (optional), d2phi,
+    # sup_d2phi(param), conj(param, u, y), dual_conj(param, a, y), dual_project(param, a, y),
+    # dual_step(param, y, a, c, g, h); None: not carried
+    phi = dphi = dphi_fast = d2phi = sup_d2phi = conj = None
+    dual_conj = dual_project = dual_step = None
+
+    def __init_subclass__(cls, **kwargs):
+        """A class that declares scalar kernels in its body carries them (with those of its parents
+        it does not redeclare) and gets its own token; one that declares none carries none."""
+        super().__init_subclass__(**kwargs)
+        if not any(k in cls.__dict__ for k in LOSS_KERNELS):
+            cls.kernels, cls.token = frozenset(), None
+            return
+        cls.kernels = frozenset(k for k in LOSS_KERNELS if getattr(cls, k) is not None)
+        cls.token = _loss_token(cls)
 
     def __repr__(self): return f"{type(self).__name__}()"
     def __eq__(self, other): return type(self) is type(other) and self.param == other.param
     def __hash__(self): return hash((type(self).__name__, self.param))
 
     def kernel_args(self) -> tuple:
-        """`(code, param)` as the scalar kernels take them; a code they do not compute is refused
-        (a subclass with a code of its own overrides the methods that call the kernels)."""
-        if self.code not in (SQUARED, LOGISTIC, HUBER):
+        """`(token, param)` as the compiled kernels take them (`kernel(*loss.kernel_args(), ...)`);
+        a loss that carries no kernels is refused."""
+        if self.token is None:
             raise NotImplementedError(
-                f"{self!r} has code {self.code!r}, which no kernel of dp_cd.model.losses computes "
-                f"(squared {SQUARED}, logistic {LOGISTIC}, Huber {HUBER}): override `curvature`, "
-                "`value`, `_u`, `coordinate_gradient` and `per_sample_coordinate_gradients`")
-        return self.code, self.param
+                f"{self!r} carries no kernels: declare its scalar kernels "
+                f"({', '.join(LOSS_KERNELS)}) as numba functions in its class body, or override "
+                "the methods that call them")
+        return self.token, self.param
 
     @property
     def curvature(self) -> float:
@@ -197,8 +289,9 @@ class Loss:
 # %% ../../nbs/01_model/02_losses.ipynb
 class SquaredLoss(Loss):
     "Squared loss $\\ell(w;(x,y)) = (w^\\top x - y)^2$ (no factor 1/2, as in the papers)."
-    code, param, name = SQUARED, 0.0, "squared"
+    code, param, name = 0, 0.0, "squared"
     needs_y_bound = True
+    residual_scale = 2.0   # phi'(z, y) = 2 (z - y): kernels may work on the residual z - y
     def deriv_bound(self, x_norm, y_bound=0.0, w_radius=np.inf):
         if not np.isfinite(w_radius):
             raise ValueError(
@@ -207,12 +300,46 @@ class SquaredLoss(Loss):
             )
         return 2.0 * (w_radius * x_norm + y_bound)
 
+    @staticmethod
+    @njit(cache=True)
+    def phi(param, z, y):
+        r = z - y
+        return r * r
+
+    @staticmethod
+    @njit(cache=True)
+    def dphi(param, z, y): return 2.0 * (z - y)
+
+    @staticmethod
+    @njit(cache=True, inline='always', error_model='numpy')
+    def dphi_fast(param, z, y): return 2.0 * (z - y)
+
+    @staticmethod
+    @njit(cache=True)
+    def d2phi(param, z, y): return 2.0
+
+    @staticmethod
+    @njit(cache=True)
+    def sup_d2phi(param): return 2.0
+
+    @staticmethod
+    @njit(cache=True)
+    def conj(param, u, y): return u * y + 0.25 * u * u
+
+    @staticmethod
+    @njit(cache=True)
+    def dual_project(param, a, y): return a
+
+    @staticmethod
+    @njit(cache=True)
+    def dual_step(param, y, a, c, g, h): return (y - 0.5 * c - g) / (0.5 + h)
+
 # %% ../../nbs/01_model/02_losses.ipynb
 class LogisticLoss(Loss):
     """Logistic loss $\\ell(w;(x,y)) = \\log(1+\\exp(-y\\,w^\\top x))$ with labels
     $y\\in\\{-1,+1\\}$."""
 
-    code, param, name, sup_deriv = LOGISTIC, 0.0, "logistic", 1.0
+    code, param, name, sup_deriv = 1, 0.0, "logistic", 1.0
     signed_labels = True
     def check_y(self, y, n=None):
         y = super().check_y(y, n)
@@ -221,12 +348,60 @@ class LogisticLoss(Loss):
                              "pass y = 2 * y - 1; the estimators encode any labels)")
         return y
 
+    @staticmethod
+    @njit(cache=True)
+    def phi(param, z, y):   # log(1 + e^{-m}) without exponentiating a large positive number
+        m = y * z
+        if m > 0: return np.log1p(np.exp(-m))
+        return -m + np.log1p(np.exp(m))
+
+    @staticmethod
+    @njit(cache=True)
+    def dphi(param, z, y):
+        m = y * z
+        if m >= 0:
+            e = np.exp(-m)
+            return -y * e / (1.0 + e)
+        return -y / (1.0 + np.exp(m))
+
+    @staticmethod
+    @njit(cache=True, inline='always', error_model='numpy')
+    def dphi_fast(param, z, y):   # dphi's formulas, selects only, `fast_exp`
+        m = y * z
+        e = fast_exp(-abs(m))
+        return -y * (e if m >= 0 else 1.0) / (1.0 + e)   # -y e^{-m}/(1+e^{-m}) or -y/(1+e^{m})
+
+    @staticmethod
+    @njit(cache=True)
+    def d2phi(param, z, y):
+        e = np.exp(-abs(z))
+        return e / ((1.0 + e) * (1.0 + e))
+
+    @staticmethod
+    @njit(cache=True)
+    def sup_d2phi(param): return 0.25
+
+    @staticmethod
+    @njit(cache=True)
+    def conj(param, u, y):
+        s = -u * y
+        if s < 0.0 or s > 1.0: return np.inf
+        return _xlogx(s) + _xlogx(1.0 - s)
+
+    @staticmethod
+    @njit(cache=True)
+    def dual_project(param, a, y): return y * min(max(y * a, 0.0), 1.0)
+
+    @staticmethod
+    @njit(cache=True)
+    def dual_step(param, y, a, c, g, h): return _logistic_dual_point(y, c, g, h) - a
+
 # %% ../../nbs/01_model/02_losses.ipynb
 class HuberLoss(Loss):
     """Huber loss of the residual $r = w^\\top x - y$: $r^2/2$ if $|r|\\le\\delta$, else
     $\\delta(|r|-\\delta/2)$."""
 
-    code, name = HUBER, "huber"
+    code, name = 2, "huber"
     def __init__(self, delta:float=1.0, # threshold between the quadratic and linear parts
                 ):
         self.param = check_scalar(delta, "delta", low=0, low_open=True)
@@ -234,6 +409,51 @@ class HuberLoss(Loss):
     @property
     def delta(self): return self.param
     def __repr__(self): return f"HuberLoss(delta={self.param})"
+
+    @staticmethod
+    @njit(cache=True)
+    def phi(param, z, y):
+        r = abs(z - y)
+        if r <= param: return 0.5 * r * r
+        return param * (r - 0.5 * param)
+
+    @staticmethod
+    @njit(cache=True)
+    def dphi(param, z, y):
+        r = z - y
+        if r > param: return param
+        if r < -param: return -param
+        return r
+
+    @staticmethod
+    @njit(cache=True, inline='always', error_model='numpy')
+    def dphi_fast(param, z, y):
+        r = z - y
+        d = param if r > param else r
+        return -param if r < -param else d
+
+    @staticmethod
+    @njit(cache=True)
+    def d2phi(param, z, y): return 1.0 if abs(z - y) <= param else 0.0
+
+    @staticmethod
+    @njit(cache=True)
+    def sup_d2phi(param): return 1.0
+
+    @staticmethod
+    @njit(cache=True)
+    def conj(param, u, y):
+        if abs(u) > param: return np.inf
+        return u * y + 0.5 * u * u
+
+    @staticmethod
+    @njit(cache=True)
+    def dual_project(param, a, y): return min(max(a, -param), param)
+
+    @staticmethod
+    @njit(cache=True)
+    def dual_step(param, y, a, c, g, h):
+        return min(max((y - g + h * c) / (1.0 + h), -param), param) - a
 
 # %% ../../nbs/01_model/02_losses.ipynb
 def feature_bounds(X, # design (n, p), dense or sparse
@@ -250,61 +470,34 @@ def feature_bounds(X, # design (n, p), dense or sparse
 
 # %% ../../nbs/01_model/02_losses.ipynb
 @njit(cache=True)
-def loss_value(code:int, param:float, z:float, y:float) -> float:
-    """$\\phi(z, y)$: the loss of prediction `z` for label `y` (code 0 squared, 1 logistic, 2 Huber
-    with delta=`param`)."""
-    if code == 0:
-        r = z - y
-        return r * r
-    elif code == 1:
-        m = y * z
-        if m > 0: return np.log1p(np.exp(-m))
-        return -m + np.log1p(np.exp(m))
-    r = abs(z - y)
-    if r <= param: return 0.5 * r * r
-    return param * (r - 0.5 * param)
+def loss_value(code, param:float, z:float, y:float) -> float:
+    """$\\phi(z, y)$: the loss of prediction `z` for label `y` (`code, param` =
+    `loss.kernel_args()`: the loss class's `phi`)."""
+    return _phi(code, param, z, y)
 
 # %% ../../nbs/01_model/02_losses.ipynb
 @njit(cache=True)
-def loss_deriv(code:int, param:float, z:float, y:float) -> float:
-    "$\\phi'(z, y)$: derivative of the loss in the prediction `z`."
-    if code == 0:
-        return 2.0 * (z - y)
-    elif code == 1:
-        m = y * z
-        if m >= 0:
-            e = np.exp(-m)
-            return -y * e / (1.0 + e)
-        return -y / (1.0 + np.exp(m))
-    r = z - y
-    if r > param: return param
-    if r < -param: return -param
-    return r
+def loss_deriv(code, param:float, z:float, y:float) -> float:
+    "$\\phi'(z, y)$: derivative of the loss in the prediction `z` (the loss class's `dphi`)."
+    return _dphi(code, param, z, y)
 
 # %% ../../nbs/01_model/02_losses.ipynb
 @njit(cache=True)
-def loss_curvature(code:int, param:float) -> float:
-    "$\\sup_{z,y} \\phi''(z,y)$, the smoothness of the loss in the prediction."
-    if code == 0: return 2.0
-    if code == 1: return 0.25
-    return 1.0
+def loss_curvature(code, param:float) -> float:
+    "$\\sup_{z,y} \\phi''(z,y)$, the smoothness of the loss in the prediction (`sup_d2phi`)."
+    return _sup_d2phi(code, param)
 
 @njit(cache=True)
-def residual_scale(code:int) -> float:
+def residual_scale(code) -> float:
     """$c$ with $\\phi'(z, y) = c\\,(z - y)$ for all $z, y$ (squared loss: 2), or 0 if $\\phi'$ is
-    not linear in the residual."""
-    return 2.0 if code == 0 else 0.0
+    not linear in the residual (the loss class's `residual_scale`)."""
+    return _rscale(code)
 
 # %% ../../nbs/01_model/02_losses.ipynb
 @njit(cache=True)
-def loss_hess(code:int, param:float, z:float, y:float) -> float:
-    "$\\phi''(z, y)$ (Huber: 1 inside the quadratic zone, 0 outside)."
-    if code == 0: return 2.0
-    if code == 1:
-        m = abs(z)
-        e = np.exp(-m)
-        return e / ((1.0 + e) * (1.0 + e))
-    return 1.0 if abs(z - y) <= param else 0.0
+def loss_hess(code, param:float, z:float, y:float) -> float:
+    "$\\phi''(z, y)$ (Huber: 1 inside the quadratic zone, 0 outside; the loss class's `d2phi`)."
+    return _d2phi(code, param, z, y)
 
 @njit(cache=True)
 def _xlogx(s):
@@ -312,45 +505,41 @@ def _xlogx(s):
 
 # %% ../../nbs/01_model/02_losses.ipynb
 @njit(cache=True)
-def loss_conj(code:int, param:float, u:float, y:float) -> float:
-    "Convex conjugate $\\phi^*(u, y)=\\sup_z\\{uz-\\phi(z,y)\\}$ (`inf` outside its domain)."
-    if code == 0:
-        return u * y + 0.25 * u * u
-    elif code == 1:
-        s = -u * y
-        if s < 0.0 or s > 1.0: return np.inf
-        return _xlogx(s) + _xlogx(1.0 - s)
-    if abs(u) > param: return np.inf
-    return u * y + 0.5 * u * u
+def loss_conj(code, param:float, u:float, y:float) -> float:
+    """Convex conjugate $\\phi^*(u, y)=\\sup_z\\{uz-\\phi(z,y)\\}$ (`inf` outside its domain; the
+    loss class's `conj`)."""
+    return _conj(code, param, u, y)
 
 # %% ../../nbs/01_model/02_losses.ipynb
 _FM = {'reassoc', 'contract'}
 
 @njit(cache=True, fastmath=_FM)
-def coord_grad_dense(code:int, param:float, X, y, z, j:int) -> float:
+def coord_grad_dense(code, param:float, X, y, z, j:int) -> float:
     "$\\nabla_j f(w)$ for a Fortran-ordered dense `X` given predictions `z`$=Xw$."
     n = X.shape[0]
     s = 0.0
-    if code == 0:
+    rs = _rscale(code)   # a constant of the loss's type: one loop is compiled
+    if rs != 0.0:
         for i in range(n): s += X[i, j] * (z[i] - y[i])
-        return 2.0 * s / n
-    for i in range(n): s += X[i, j] * loss_deriv(code, param, z[i], y[i])
+        return rs * s / n
+    for i in range(n): s += X[i, j] * _dphi(code, param, z[i], y[i])
     return s / n
 
 # %% ../../nbs/01_model/02_losses.ipynb
 @njit(cache=True, fastmath=_FM)
-def coord_grad_sparse(code:int, param:float, data, indices, indptr, y, z, j:int) -> float:
+def coord_grad_sparse(code, param:float, data, indices, indptr, y, z, j:int) -> float:
     "$\\nabla_j f(w)$ for a CSC design given by `(data, indices, indptr)` and predictions `z`."
     n = z.shape[0]
     s = 0.0
-    if code == 0:
+    rs = _rscale(code)
+    if rs != 0.0:
         for k in range(indptr[j], indptr[j + 1]):
             i = indices[k]
             s += data[k] * (z[i] - y[i])
-        return 2.0 * s / n
+        return rs * s / n
     for k in range(indptr[j], indptr[j + 1]):
         i = indices[k]
-        s += data[k] * loss_deriv(code, param, z[i], y[i])
+        s += data[k] * _dphi(code, param, z[i], y[i])
     return s / n
 
 # %% ../../nbs/01_model/02_losses.ipynb
@@ -360,7 +549,7 @@ def ref_clipped_coord_sum_dense(code:int, param:float, X, y, z, j:int, C:float) 
     $\\sum_i \\mathrm{clip}(X_{ij}\\phi'(z_i,y_i), C)$, clip to $[-C, C]$; a NaN (0·inf) adds 0."""
     s = 0.0
     for i in range(X.shape[0]):
-        v = X[i, j] * loss_deriv(code, param, z[i], y[i])
+        v = X[i, j] * _dphi(code, param, z[i], y[i])
         s += min(C, max(-C, v)) if v == v else 0.0
     return s
 
@@ -372,7 +561,7 @@ def ref_clipped_coord_sum_sparse(code:int, param:float, data, indices, indptr, y
     s = 0.0
     for k in range(indptr[j], indptr[j + 1]):
         i = indices[k]
-        v = data[k] * loss_deriv(code, param, z[i], y[i])
+        v = data[k] * _dphi(code, param, z[i], y[i])
         s += min(C, max(-C, v)) if v == v else 0.0
     return s
 
@@ -393,7 +582,7 @@ def clipped_coord_grad_sparse(code:int, param:float, data, indices, indptr, y, z
 def coord_grad_samples_dense(code:int, param:float, X, y, z, j:int, out):
     """Write the per-sample coordinate gradients $\\nabla_j\\ell(w; d_i)=X_{ij}\\phi'(z_i,y_i)$ into
     `out`."""
-    for i in range(X.shape[0]): out[i] = X[i, j] * loss_deriv(code, param, z[i], y[i])
+    for i in range(X.shape[0]): out[i] = X[i, j] * _dphi(code, param, z[i], y[i])
 
 # %% ../../nbs/01_model/02_losses.ipynb
 @njit(cache=True)
@@ -402,7 +591,7 @@ def coord_grad_samples_sparse(code:int, param:float, data, indices, indptr, y, z
     out[:] = 0.0
     for k in range(indptr[j], indptr[j + 1]):
         i = indices[k]
-        out[i] = data[k] * loss_deriv(code, param, z[i], y[i])
+        out[i] = data[k] * _dphi(code, param, z[i], y[i])
 
 @njit(cache=True, fastmath=_FM)
 def update_pred_dense(X, z, j:int, delta:float):
@@ -418,18 +607,18 @@ def update_pred_sparse(data, indices, indptr, z, j:int, delta:float):
 @njit(cache=True)
 def loss_deriv_vec(code:int, param:float, z, y, out):
     "Write $u_i = \\phi'(z_i, y_i)$ into `out`."
-    for i in range(z.shape[0]): out[i] = loss_deriv(code, param, z[i], y[i])
+    for i in range(z.shape[0]): out[i] = _dphi(code, param, z[i], y[i])
 
 @njit(cache=True)
 def loss_hess_vec(code:int, param:float, z, y, out):
     "Write $\\phi''(z_i, y_i)$ into `out`."
-    for i in range(z.shape[0]): out[i] = loss_hess(code, param, z[i], y[i])
+    for i in range(z.shape[0]): out[i] = _d2phi(code, param, z[i], y[i])
 
 @njit(cache=True)
 def loss_value_mean(code:int, param:float, z, y) -> float:
     "$\\frac1n\\sum_i \\phi(z_i, y_i)$."
     s = 0.0
-    for i in range(z.shape[0]): s += loss_value(code, param, z[i], y[i])
+    for i in range(z.shape[0]): s += _phi(code, param, z[i], y[i])
     return s / z.shape[0]
 
 # %% ../../nbs/01_model/02_losses.ipynb
@@ -437,7 +626,7 @@ def loss_value_mean(code:int, param:float, z, y) -> float:
 def loss_conj_mean(code:int, param:float, u, y) -> float:
     "$\\frac1n\\sum_i \\phi^*(u_i, y_i)$."
     s = 0.0
-    for i in range(u.shape[0]): s += loss_conj(code, param, u[i], y[i])
+    for i in range(u.shape[0]): s += _conj(code, param, u[i], y[i])
     return s / u.shape[0]
 
 # %% ../../nbs/01_model/02_losses.ipynb
@@ -475,31 +664,23 @@ def fast_exp(x:float) -> float:
 
 # %% ../../nbs/01_model/02_losses.ipynb
 @njit(cache=True, inline='always', error_model='numpy')
-def kernel_deriv(code:int, param:float, z:float, y:float) -> float:
-    "$\\phi'(z, y)$ for the specialised kernels: `loss_deriv`'s formulas, selects only, `fast_exp`."
-    if code == SQUARED: return 2.0 * (z - y)
-    if code == LOGISTIC:
-        m = y * z
-        e = fast_exp(-abs(m))
-        return -y * (e if m >= 0 else 1.0) / (1.0 + e)   # -y e^{-m}/(1+e^{-m}) or -y/(1+e^{m})
-    r = z - y
-    d = param if r > param else r
-    return -param if r < -param else d
+def kernel_deriv(code, param:float, z:float, y:float) -> float:
+    """$\\phi'(z, y)$ for the specialised kernels: the loss class's `dphi_fast` (`dphi`'s formulas,
+    selects only, `fast_exp`), or its `dphi` if it has none."""
+    return _dphi_fast(code, param, z, y)
 
 # %% ../../nbs/01_model/02_losses.ipynb
 @njit(cache=True, inline='always', error_model='numpy')
 def _kernel_deriv_loop(code, param, z, y, u, lo, hi):
-    "u[i] = φ'(z_i, y_i) for lo ≤ i < hi (inlined with a constant `code`)."
+    "u[i] = φ'(z_i, y_i) for lo ≤ i < hi (one loop specialised to the loss's type)."
     zs, ys, us = z[lo:hi], y[lo:hi], u[lo:hi]   # indices from 0: no negative-index wrap, vectorised
     for i in range(zs.shape[0]): us[i] = kernel_deriv(code, param, zs[i], ys[i])
 
 
 @njit(cache=True, error_model='numpy')
-def kernel_deriv_range(code:int, param:float, z, y, u, lo:int, hi:int):
+def kernel_deriv_range(code, param:float, z, y, u, lo:int, hi:int):
     "Write $u_i=\\phi'(z_i,y_i)$ for $lo\\le i<hi$ by `kernel_deriv`: one vectorised loop per loss."
-    if code == SQUARED: _kernel_deriv_loop(SQUARED, param, z, y, u, lo, hi)
-    elif code == LOGISTIC: _kernel_deriv_loop(LOGISTIC, param, z, y, u, lo, hi)
-    else: _kernel_deriv_loop(HUBER, param, z, y, u, lo, hi)
+    _kernel_deriv_loop(code, param, z, y, u, lo, hi)
 
 # %% ../../nbs/01_model/02_losses.ipynb
 @njit(cache=True, inline='always', fastmath=_FM, error_model='numpy')
@@ -549,27 +730,19 @@ def _clipped_switch_dense(code, param, X, records, z, j, C, shift, weighted):
 def _weighted_sum_dense(loss, X, records, z, j, C, shift):
     "`update_clipped_sum_dense` with weights (compiled apart: the unweighted loops unchanged)."
     code, param = loss[0], loss[1]
-    if code == SQUARED:
-        return _clipped_switch_dense(SQUARED, param, X, records, z, j, C, shift, True)
-    if code == LOGISTIC:
-        return _clipped_switch_dense(LOGISTIC, param, X, records, z, j, C, shift, True)
-    return _clipped_switch_dense(HUBER, param, X, records, z, j, C, shift, True)
+    return _clipped_switch_dense(code, param, X, records, z, j, C, shift, True)
 
 
 @njit(cache=True, fastmath=_FM, error_model='numpy')
 def _unweighted_sum_dense(loss, X, records, z, j, C, shift):
     "`update_clipped_sum_dense` without weights (`records[2]` is not read)."
     code, param = loss[0], loss[1]
-    if code == SQUARED:
-        return _clipped_switch_dense(SQUARED, param, X, records, z, j, C, shift, False)
-    if code == LOGISTIC:
-        return _clipped_switch_dense(LOGISTIC, param, X, records, z, j, C, shift, False)
-    return _clipped_switch_dense(HUBER, param, X, records, z, j, C, shift, False)
+    return _clipped_switch_dense(code, param, X, records, z, j, C, shift, False)
 
 
 @njit(cache=True, fastmath=_FM, error_model='numpy')
 def update_clipped_sum_dense(
-    loss,  # (code, param) of the loss
+    loss,  # `loss.kernel_args()`: (token, param) of the loss
     X,  # Fortran design (n, p)
     records,  # (y (n,), per-sample thresholds $c_i$ (n,) or empty[, weights $w_i$ (n,) or empty])
     z,  # predictions (n,), updated in place by the shift
@@ -612,23 +785,19 @@ def _clipped_switch_sparse(code, param, X, records, z, j, C, weighted):
 def _weighted_sum_sparse(loss, X, records, z, j, C):
     "`clipped_sum_sparse` with weights (compiled apart)."
     code, param = loss[0], loss[1]
-    if code == SQUARED: return _clipped_switch_sparse(SQUARED, param, X, records, z, j, C, True)
-    if code == LOGISTIC: return _clipped_switch_sparse(LOGISTIC, param, X, records, z, j, C, True)
-    return _clipped_switch_sparse(HUBER, param, X, records, z, j, C, True)
+    return _clipped_switch_sparse(code, param, X, records, z, j, C, True)
 
 
 @njit(cache=True, fastmath=_FM, error_model='numpy')
 def _unweighted_sum_sparse(loss, X, records, z, j, C):
     "`clipped_sum_sparse` without weights (`records[2]` is not read)."
     code, param = loss[0], loss[1]
-    if code == SQUARED: return _clipped_switch_sparse(SQUARED, param, X, records, z, j, C, False)
-    if code == LOGISTIC: return _clipped_switch_sparse(LOGISTIC, param, X, records, z, j, C, False)
-    return _clipped_switch_sparse(HUBER, param, X, records, z, j, C, False)
+    return _clipped_switch_sparse(code, param, X, records, z, j, C, False)
 
 
 @njit(cache=True, fastmath=_FM, error_model='numpy')
 def clipped_sum_sparse(
-    loss,  # (code, param) of the loss
+    loss,  # `loss.kernel_args()`: (token, param) of the loss
     X,  # CSC design as (data, indices, indptr), sorted int64 indices
     records,  # (y (n,), per-sample thresholds $c_i$ (n,) or empty[, weights $w_i$ (n,) or empty])
     z,  # predictions (n,)
@@ -662,29 +831,45 @@ def clipped_coord_sum_sparse(code:int, param:float, data, indices, indptr, y, z,
     return clipped_sum_sparse((code, param), (data, indices, indptr), (y, no), z, j, C)
 
 # %% ../../nbs/01_model/02_losses.ipynb
-HINGE = 3
-
 @njit(cache=True)
 def _sigmoid(t):
     "The logistic sigmoid, without overflow."
     return 1.0 / (1.0 + np.exp(-t)) if t >= 0 else np.exp(t) / (1.0 + np.exp(t))
 
+def _dual_conj(tok, param, a, y): raise NotImplementedError("called from numba only")
+def _dual_project(tok, param, a, y): raise NotImplementedError("called from numba only")
+def _dual_step(tok, param, y, a, c, g, h): raise NotImplementedError("called from numba only")
+
+@overload(_dual_conj, inline='always')
+def _ov_dual_conj(tok, param, a, y):
+    f = _carrier(tok, "dual_conj", "conj")
+    if f is None: return None
+    if getattr(_CARRIERS[next(iter(tok.dtype.fields))], "dual_conj", None) is not None:
+        return lambda tok, param, a, y: f(param, a, y)
+    return lambda tok, param, a, y: f(param, -a, y)   # phi*(-a, y) from the conjugate
+
+@overload(_dual_project, inline='always')
+def _ov_dual_project(tok, param, a, y):
+    f = _carrier(tok, "dual_project")
+    if f is not None: return lambda tok, param, a, y: f(param, a, y)
+
+@overload(_dual_step, inline='always')
+def _ov_dual_step(tok, param, y, a, c, g, h):
+    f = _carrier(tok, "dual_step")
+    if f is not None: return lambda tok, param, y, a, c, g, h: f(param, y, a, c, g, h)
+
 @njit(cache=True)
-def dual_conj(code:int, param:float, a:float, y:float) -> float:
+def dual_conj(code, param:float, a:float, y:float) -> float:
     """$\\phi^*(-a, y)$: the term of a dual coordinate `a` in the dual objective (`inf` outside its
-    domain)."""
-    if code == HINGE:
-        s = a * y
-        return -s if 0.0 <= s <= 1.0 else np.inf
-    return loss_conj(code, param, -a, y)
+    domain; the loss class's `dual_conj`, else its `conj` at $-a$)."""
+    return _dual_conj(code, param, a, y)
 
 # %% ../../nbs/01_model/02_losses.ipynb
 @njit(cache=True)
-def dual_project(code:int, param:float, a:float, y:float) -> float:
-    "The point of the closed dual domain $\\{b: \\phi^*(-b, y) < \\infty\\}$ nearest to `a`."
-    if code == LOGISTIC or code == HINGE: return y * min(max(y * a, 0.0), 1.0)
-    if code == HUBER: return min(max(a, -param), param)
-    return a
+def dual_project(code, param:float, a:float, y:float) -> float:
+    """The point of the closed dual domain $\\{b: \\phi^*(-b, y) < \\infty\\}$ nearest to `a` (the
+    loss class's `dual_project`)."""
+    return _dual_project(code, param, a, y)
 
 # %% ../../nbs/01_model/02_losses.ipynb
 @njit(cache=True)
@@ -705,37 +890,29 @@ def _logistic_dual_point(y:float, c:float, g:float, h:float) -> float:
 
 # %% ../../nbs/01_model/02_losses.ipynb
 @njit(cache=True)
-def dual_coord_step(code:int, param:float, y:float, a:float, g:float, h:float) -> float:
+def dual_coord_step(code, param:float, y:float, a:float, g:float, h:float) -> float:
     """Move $b^\\star - a$ of a dual coordinate: $b^\\star$ minimises
-    $\\phi^*(-b,y) + g(b-c) + \\frac h2(b-c)^2$, $c$ = `a` projected."""
-    c = dual_project(code, param, a, y)
-    if code == SQUARED: return (y - 0.5 * c - g) / (0.5 + h)
-    if code == HUBER: return min(max((y - g + h * c) / (1.0 + h), -param), param) - a
-    if code == HINGE:
-        s = y * c + (1.0 - y * g) / h if h > 0 else (1.0 if y * g < 1.0 else 0.0)
-        return y * min(max(s, 0.0), 1.0) - a
-    return _logistic_dual_point(y, c, g, h) - a
+    $\\phi^*(-b,y) + g(b-c) + \\frac h2(b-c)^2$, $c$ = `a` projected (the loss class's
+    `dual_step`)."""
+    c = _dual_project(code, param, a, y)
+    return _dual_step(code, param, y, a, c, g, h)
 
 # %% ../../nbs/01_model/02_losses.ipynb
 @njit(cache=True)
 def dual_conj_mean(code:int, param:float, alpha, y) -> float:
     "$\\frac1N\\sum_i \\phi^*(-\\alpha_i, y_i)$, the loss part of the dual objective."
     s = 0.0
-    for i in range(alpha.shape[0]): s += dual_conj(code, param, alpha[i], y[i])
+    for i in range(alpha.shape[0]): s += _dual_conj(code, param, alpha[i], y[i])
     return s / alpha.shape[0]
 
 # %% ../../nbs/01_model/02_losses.ipynb
 class HingeLoss(Loss):
     """Hinge loss $\\ell(w;(x,y)) = \\max(0, 1 - y\\,w^\\top x)$ (SVM) with labels
-    $y\\in\\{-1,+1\\}$."""
+    $y\\in\\{-1,+1\\}$: it carries the dual kernels only (no primal kernel computes it)."""
 
-    code, param, name, sup_deriv = HINGE, 0.0, "hinge", 1.0
+    code, param, name, sup_deriv = 3, 0.0, "hinge", 1.0
     curvature = np.inf   # not smooth: no finite sup of phi''
     signed_labels = True
-
-    def kernel_args(self) -> tuple:
-        "`(code, param)` as the dual kernels take them (no primal kernel is called with it)."
-        return self.code, self.param
 
     def check_y(self, y, n=None):
         y = Loss.check_y(self, y, n)
@@ -753,6 +930,22 @@ class HingeLoss(Loss):
         "A subgradient of $\\phi$ in the prediction: $-y$ where the margin is below 1, else 0."
         return np.where(y * np.asarray(X @ w, dtype=np.float64) < 1.0, -y, 0.0)
 
+    @staticmethod
+    @njit(cache=True)
+    def dual_conj(param, a, y):
+        s = a * y
+        return -s if 0.0 <= s <= 1.0 else np.inf
+
+    @staticmethod
+    @njit(cache=True)
+    def dual_project(param, a, y): return y * min(max(y * a, 0.0), 1.0)
+
+    @staticmethod
+    @njit(cache=True)
+    def dual_step(param, y, a, c, g, h):
+        s = y * c + (1.0 - y * g) / h if h > 0 else (1.0 if y * g < 1.0 else 0.0)
+        return y * min(max(s, 0.0), 1.0) - a
+
 # %% ../../nbs/01_model/02_losses.ipynb
 def _hinge_coordinate_gradient(self, X, y, w, j:int) -> float:
     "Coordinate $j$ of the subgradient."
@@ -769,3 +962,45 @@ def _hinge_per_sample_coordinate(self, X, y, w, j:int) -> np.ndarray:
 
 HingeLoss.coordinate_gradient = _hinge_coordinate_gradient
 HingeLoss.per_sample_coordinate_gradients = _hinge_per_sample_coordinate
+
+# %% ../../nbs/01_model/02_losses.ipynb
+class SmoothHingeLoss(Loss):
+    """Smoothed hinge loss of the margin $m = y\\,w^\\top x$ ($y\\in\\{-1,+1\\}$): 0 if $m\\ge1$,
+    $(1-m)^2/(2\\gamma)$ if $1-\\gamma<m<1$, else $1-m-\\gamma/2$."""
+
+    name, sup_deriv, signed_labels = "smooth_hinge", 1.0, True
+    def __init__(self, gamma:float=1.0, # width of the quadratic part (curvature 1/gamma)
+                ):
+        self.param = check_scalar(gamma, "gamma", low=0, low_open=True)
+    @property
+    def gamma(self): return self.param
+    def __repr__(self): return f"SmoothHingeLoss(gamma={self.param})"
+
+    def check_y(self, y, n=None):
+        y = super().check_y(y, n)
+        if np.any((y != 1.0) & (y != -1.0)):   # the message shows no label: they are private
+            raise ValueError("y must contain only -1 and +1 for the smoothed hinge loss "
+                             "(labels {0, 1}: pass y = 2 * y - 1)")
+        return y
+
+    @staticmethod
+    @njit(cache=True)
+    def phi(param, z, y):
+        t = 1.0 - y * z
+        if t <= 0.0: return 0.0
+        if t < param: return 0.5 * t * t / param
+        return t - 0.5 * param
+
+    @staticmethod
+    @njit(cache=True)
+    def dphi(param, z, y): return -y * min(max((1.0 - y * z) / param, 0.0), 1.0)
+
+    @staticmethod
+    @njit(cache=True)
+    def d2phi(param, z, y):
+        t = 1.0 - y * z
+        return 1.0 / param if 0.0 < t < param else 0.0
+
+    @staticmethod
+    @njit(cache=True)
+    def sup_d2phi(param): return 1.0 / param

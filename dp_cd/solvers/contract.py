@@ -12,18 +12,19 @@ import numpy as np
 import scipy.sparse as sp
 from ..utils import (as_design, as_generator, check_array, check_scalar, is_chunked,
                          to_numbers)
-from ..model.losses import Loss
+from ..model.losses import Loss, loss_classes
 from ..model.penalties import Penalty
 from ..privacy.events import (DPEvent, ComposedEvent, check_epsilon, check_delta,
                                   check_relation)
 from ..privacy.report import PrivacyReport
 
 # %% auto 0
-__all__ = ['MAX_PASSES', 'MAX_WORK', 'INTERCEPT_SCALING_RANGE', 'SOLVERS', 'PrivacyRequest', 'check_privacy', 'Problem',
-           'check_problem', 'row_scale', 'project_records', 'check_sample_weight', 'LedgerEntry', 'Ledger', 'Plan',
-           'build_report', 'Run', 'FitResult', 'kernel_losses', 'kernel_penalties', 'Solver', 'Option', 'check_limits',
-           'check_chunks', 'check_chunked_labels', 'check_chunked_problem', 'InProcess', 'executor', 'register',
-           'get_solver', 'chunked_solvers', 'check_chunked_options', 'check_solver_options']
+__all__ = ['DEFAULT_LOSS_KERNELS', 'MAX_PASSES', 'MAX_WORK', 'INTERCEPT_SCALING_RANGE', 'SOLVERS', 'PrivacyRequest',
+           'check_privacy', 'Problem', 'check_problem', 'row_scale', 'project_records', 'check_sample_weight',
+           'LedgerEntry', 'Ledger', 'Plan', 'build_report', 'Run', 'FitResult', 'kernel_losses', 'kernel_penalties',
+           'Solver', 'Option', 'check_limits', 'check_chunks', 'check_chunked_labels', 'check_chunked_problem',
+           'InProcess', 'executor', 'register', 'get_solver', 'chunked_solvers', 'check_chunked_options',
+           'check_solver_options']
 
 # %% ../../nbs/03_solvers/00_contract.ipynb
 @dataclass(frozen=True)
@@ -264,11 +265,17 @@ class FitResult:
                 f"{priv}, ||coef||_2={np.linalg.norm(self.coef):.4g})")
 
 # %% ../../nbs/03_solvers/00_contract.ipynb
-def kernel_losses() -> dict:
-    """code -> class of the losses defined in `dp_cd.model.losses`, the ones the kernels compute
-    (they dispatch on `Loss.code`); a loss of another code is refused by every solver that does not
-    list its class in `losses`."""
-    return _library_classes(Loss)
+DEFAULT_LOSS_KERNELS = ("phi", "dphi", "d2phi", "sup_d2phi")   # a smooth loss: the primal kernels
+
+def kernel_losses(kernels=DEFAULT_LOSS_KERNELS, # the scalar kernels a solver calls on a loss
+                 ) -> tuple: # the loss classes that carry them
+    "The loss classes that carry every scalar kernel in `kernels` (`model.losses.loss_classes`)."
+    return loss_classes(kernels)
+
+
+class _LossesCarrying:
+    "`Solver.losses` by default: the loss classes carrying the solver class's `loss_kernels`."
+    def __get__(self, obj, cls): return loss_classes(cls.loss_kernels)
 
 def kernel_penalties() -> dict:
     "code -> class of the penalties defined in `dp_cd.model.penalties`, as `kernel_losses`."
@@ -288,7 +295,8 @@ class Solver:
     name: str = ""  # the one spelling used everywhere, e.g. "dp-cd"
     summary: str = ""  # one line for listings
     private: bool = True  # False for non-private references
-    losses: tuple = ()  # supported Loss classes (never empty: a test checks)
+    loss_kernels: tuple = DEFAULT_LOSS_KERNELS  # the scalar kernels its code calls on a loss
+    losses = _LossesCarrying()  # supported Loss classes: those carrying `loss_kernels` (or a tuple)
     penalties: tuple = ()  # supported Penalty classes (empty: every penalty)
     sparse: bool = True  # accepts scipy sparse designs
     clipping: tuple = ()  # clipping schemes, e.g. ("coordinate", "sample")
@@ -323,18 +331,14 @@ class Solver:
 
     def check_supports(self, loss, penalty):
         "Refuse a loss or penalty the solver does not support, naming the ones it does."
-        if type(loss) not in self.losses and loss.code not in kernel_losses():
-            known = {c.code: c.__name__ for c in kernel_losses().values()}
-            raise ValueError(f"solver {self.name!r} does not support {loss!r}: its code "
-                             f"{loss.code!r} is none of the library's losses {known}, the only "
-                             "ones the kernels compute; use one of them, or a solver that lists "
-                             f"{type(loss).__name__} in its `losses`")
-        if self.losses and not isinstance(loss, self.losses):
+        missing = [k for k in self.loss_kernels if k not in type(loss).kernels]
+        if missing:
+            raise ValueError(f"solver {self.name!r} does not support {loss!r}: its kernels call "
+                             f"the loss's {', '.join(missing)}, which {type(loss).__name__} does not "
+                             f"carry; use one of {_names(self.losses)}")
+        if not isinstance(loss, self.losses):
             raise ValueError(f"solver {self.name!r} does not support {loss!r}: "
                              f"use one of {_names(self.losses)}")
-        if not self.losses and not np.isfinite(loss.curvature):   # e.g. the hinge loss
-            raise ValueError(f"solver {self.name!r} needs a smooth loss, got {loss!r}: "
-                             "use a solver that lists it (e.g. 'dp-scd')")
         if type(penalty) not in self.penalties and penalty.code not in kernel_penalties():
             known = {c.code: c.__name__ for c in kernel_penalties().values()}
             raise ValueError(f"solver {self.name!r} does not support {penalty!r}: its code "

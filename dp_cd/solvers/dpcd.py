@@ -1127,7 +1127,6 @@ class DPCD(Solver):
     "DP-CD on the solver contract: options, constants, noise calibration, ledger, kernels."
     name, function = "dp-cd", dp_cd
     summary = "private proximal coordinate descent (Algorithm 4.3.1, §4.5)"
-    losses = (SquaredLoss, LogisticLoss, HuberLoss)   # the losses the kernels implement
     penalties = (NoPenalty, L1, L2, ElasticNet, Box)
     clipping = ("coordinate", "sample", "adaptive", "coordinate_adaptive")
     intercept = True   # fit_intercept: an implicit constant column, X not copied

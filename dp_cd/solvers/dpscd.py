@@ -121,6 +121,7 @@ class DPSCD(Solver):
     name, function = "dp-scd", dp_scd
     summary = "DP-SCD (Damaskinos et al., 2021): private dual coordinate ascent, l2 penalty"
     losses, penalties = (SquaredLoss, LogisticLoss, HingeLoss), (L2,)
+    loss_kernels = ("dual_project", "dual_step")   # the dual kernels (the hinge has no primal ones)
     clipping = ("dual-update",)
     relations = ("replace_one", "add_remove")
     variants = ("private", "as_published")

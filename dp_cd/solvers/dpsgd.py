@@ -72,7 +72,6 @@ class DPSGD(Solver):
     "Proximal DP-SGD: clipped per-sample gradients of Poisson batches, plus Gaussian noise."
     name, function = "dp-sgd", dp_sgd
     summary = "proximal DP-SGD (per-sample clipping, Poisson subsampling, PLD accountant)"
-    losses = (SquaredLoss, LogisticLoss, HuberLoss)   # the smooth losses its kernels compute
     penalties = (NoPenalty, L1, L2, ElasticNet, Box)   # every prox of `prox_1d`
     clipping, intercept = ("sample",), True
     relations = ("replace_one", "add_remove")
