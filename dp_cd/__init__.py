@@ -7,6 +7,40 @@ __version__ = "0.1.0"
 __all__ = []
 
 # %% ../nbs/06_api/03_api.ipynb
+__all__ = [
+    'DPClassifier',
+    'DPRegressor',
+    'DPClassifierCV',
+    'DPRegressorCV',
+    'BudgetAccountant',
+    'BudgetExceededError',
+    'dp_cd',
+    'dp_bcd',
+    'dp_gcd',
+    'dp_sgd',
+    'dp_scd',
+    'output_perturbation',
+    'adassp',
+    'growth_adaptive',
+    'solve',
+    'Loss',
+    'SquaredLoss',
+    'LogisticLoss',
+    'HuberLoss',
+    'Penalty',
+    'NoPenalty',
+    'L1',
+    'L2',
+    'ElasticNet',
+    'Box',
+    'PrivacyReport',
+    'PureDPAccountant',
+    'RDPAccountant',
+    'ZCDPAccountant',
+    'GDPAccountant',
+]
+
+# %% ../nbs/06_api/03_api.ipynb
 def _writable(path):
     "Whether the directory `path` can be created and written to, tested as numba tests it."
     import os, tempfile
@@ -95,6 +129,7 @@ from .solvers.block_cd import dp_bcd
 from .solvers.ssp import adassp
 from .solvers import distributed   # attaches the solvers' runs on row chunks (run_chunks)
 
+# %% ../nbs/06_api/03_api.ipynb
 # imported on first use (PEP 562): scikit-learn, and pandas with it, cost more than the rest together
 _LAZY = {'DPClassifier': 'estimators', 'DPRegressor': 'estimators', 'BudgetAccountant': 'estimators',
          'BudgetExceededError': 'estimators', 'DPClassifierCV': 'tuned', 'DPRegressorCV': 'tuned'}
@@ -115,37 +150,3 @@ def __getattr__(name):
 
 def __dir__():
     return sorted(set(globals()) | set(_LAZY))
-
-# %% ../nbs/06_api/03_api.ipynb
-__all__ = [
-    'DPClassifier',
-    'DPRegressor',
-    'DPClassifierCV',
-    'DPRegressorCV',
-    'BudgetAccountant',
-    'BudgetExceededError',
-    'dp_cd',
-    'dp_bcd',
-    'dp_gcd',
-    'dp_sgd',
-    'dp_scd',
-    'output_perturbation',
-    'adassp',
-    'growth_adaptive',
-    'solve',
-    'Loss',
-    'SquaredLoss',
-    'LogisticLoss',
-    'HuberLoss',
-    'Penalty',
-    'NoPenalty',
-    'L1',
-    'L2',
-    'ElasticNet',
-    'Box',
-    'PrivacyReport',
-    'PureDPAccountant',
-    'RDPAccountant',
-    'ZCDPAccountant',
-    'GDPAccountant',
-]
