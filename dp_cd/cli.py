@@ -21,7 +21,7 @@ from .io import (InputError, MAX_ABS_VALUE, check_output, count_records, csv_col
                       read_table, write_atomic, write_error, quiet_stdout)
 from .model_files import (budget_lock, jsonable, load_model, maps_missing, model_to_dict,
                                open_ledger, prediction_texts, report_text, save_fit)
-from .progress import Progress, progress_line
+from .progress import Progress, fit_with_progress, progress_line
 from .demo import DEMO_BOUND, DEMO_PROBLEMS, plot_demo, run_demo, selected_text
 
 # %% auto 0
@@ -299,12 +299,7 @@ def _tuned_estimator(args, task:str, acc):
 def _fit_with_progress(est, X, y, label, columns=None):
     """Fit under a progress bar; returns the seconds and the PrivacyLeakWarnings (others re-issued;
     a `BoundsFallbackWarning` with the command line's advice, naming `columns` (names, target))."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        with Progress(label, timed=not hasattr(est, "candidates")):   # a search: no time
-            t0 = time.perf_counter()
-            est.fit(X, y)
-            elapsed = time.perf_counter() - t0
+    elapsed, caught = fit_with_progress(est, X, y, label, timed=not hasattr(est, "candidates"))
     leaks, (names, tname) = [], columns or ([], "")
     for w in caught:
         message = w.message
