@@ -106,3 +106,15 @@ def test_dask_gives_the_in_memory_model(tmp_path, capsys, monkeypatch, suffix, p
     np.testing.assert_allclose(far["coef"], mem["coef"], rtol=0, atol=1e-9)
     assert far["feature_names"] == mem["feature_names"] and far["privacy"] == mem["privacy"]
     assert "on 700 records x 5 features" in out
+
+
+@pytest.mark.parametrize("extra, text", [(["--test-file", "TEST"], "R^2 on"),
+                                         (["--tune"], "tuned privately")])
+def test_a_held_out_file_and_a_tuned_fit_read_the_same_categories(tmp_path, capsys, extra, text):
+    data, test = tmp_path / "d.csv", tmp_path / "t.csv"
+    table().to_csv(data, index=False)
+    table(seed=1).to_csv(test, index=False)
+    model, out = fit(data, tmp_path / "m.json", [str(test) if e == "TEST" else e for e in extra],
+                     capsys)
+    assert text in out and "on 700 records x 5 features" in out
+    assert model["feature_names"] == ["a", "colour=red", "colour=green", "colour=blue", "b"]
