@@ -16,17 +16,17 @@ from .tuned import DPClassifierCV, DPRegressorCV
 from .solvers.contract import SOLVERS, chunked_solvers, get_solver
 from .solvers.chunks import TABLE_SUFFIXES, chunked_table, dask_client, table_rows
 from .io import (InputError, MAX_ABS_VALUE, check_output, count_records, csv_columns,
-                      options_named, with_options,
+                      options_named, with_options, encoded_names, parse_categories,
                       label_codes, label_text, one_line, parse_labels, read_features,
                       read_table, write_atomic, write_error, quiet_stdout)
 from .model_files import (budget_lock, jsonable, load_model, maps_missing, model_to_dict,
-                               open_ledger, prediction_texts, save_fit)
-from .progress import Progress, progress_line
+                               open_ledger, prediction_texts, report_text, save_fit)
+from .progress import Progress, fit_with_progress, progress_line
 from .demo import DEMO_BOUND, DEMO_PROBLEMS, plot_demo, run_demo, selected_text
 
 # %% auto 0
-__all__ = ['CLIError', 'MAX_PASSES', 'SOLVER_OPTIONS', 'FIT_DEFAULTS', 'TUNE_CHOOSES', 'DATASET_LABELS', 'REPORT_PARAMETERS',
-           'DEMO_PLOT', 'REPRODUCTIONS', 'CLI_FLAGS', 'LIBRARY_OPTIONS', 'LIST_OPTIONS', 'main']
+__all__ = ['CLIError', 'MAX_PASSES', 'SOLVER_OPTIONS', 'FIT_DEFAULTS', 'TUNE_CHOOSES', 'DATASET_LABELS', 'DEMO_PLOT',
+           'REPRODUCTIONS', 'CLI_FLAGS', 'LIBRARY_OPTIONS', 'LIST_OPTIONS', 'main']
 
 # %% ../nbs/06_api/02_cli.ipynb
 def main(argv=None # arguments (default: sys.argv[1:])
@@ -146,6 +146,7 @@ def _check_solver_options(args):
 
 # %% ../nbs/06_api/02_cli.ipynb
 def _fit_cmd(args):
+    args.categories = parse_categories(args.categories)   # {column: its PUBLIC categories}
     _fit_options(args)   # --tune: conflicting options refused; else the documented defaults
     check_output(args.out, "--out")
     if not args.tune: _check_passes(args.n_passes, args.solver)
@@ -170,7 +171,7 @@ def _fit(args, acc):
     with contextlib.ExitStack() as stack:   # --dask: the cluster, reached before the data is read
         client = _dask_client(args, stack)
         X, y, names, tname, known_task = _read_train(args, client)
-        test = _read_test(args, X.shape[1])
+        test, names = _read_test(args, X.shape[1]), encoded_names(names, args.categories)
         task, Est, loss = _task(args, y, tname, known_task)
         est = _tuned_estimator(args, task, acc) if args.tune else _estimator(args, Est, loss, acc)
         labels = _classes(args, y, tname, known_task) if task == "classification" else None
@@ -185,7 +186,7 @@ def _fit(args, acc):
     if labels: d["class_labels"] = labels.texts   # as the user gave them, for `predict`
     save_fit(d, args.out, acc, args.budget_file)
     if args.json: print(json.dumps(d))
-    else: _report_fit(args, est, (len(y), X.shape[1]), task, loss, elapsed, acc, test, labels)
+    else: _report_fit(args, est, (len(y), len(names)), task, loss, elapsed, acc, test, labels)
     return 0
 
 # %% ../nbs/06_api/02_cli.ipynb
@@ -255,13 +256,14 @@ def _dask_client(args, stack):
 def _read_train(args, client):
     """The training table: in memory, or with a client read lazily on its cluster (CSV, Parquet:
     `chunked_table`); a private fit maps a value that is not a number to a missing one."""
-    private = bool(args.tune) or math.isfinite(args.epsilon)
+    private, cats = bool(args.tune) or math.isfinite(args.epsilon), args.categories
     if client is None: return read_table(args.data, args.target, args.data_dir, private,
-                                         _text_labels(args))
+                                         _text_labels(args), cats)
     try: X, y, names, tname = chunked_table(args.data, args.target, _text_labels(args),
-                                             persist=True)
+                                             persist=True, categories=cats)
     except ValueError as e: raise CLIError(str(e)) from None
-    return X.to_dask_array(lengths=True), np.asarray(y), names, tname, None   # (as in memory)
+    X = X if cats else X.to_dask_array(lengths=True)   # (categories: encoded by the estimator)
+    return X, np.asarray(y), names, tname, None   # (as in memory)
 
 # %% ../nbs/06_api/02_cli.ipynb
 def _estimator(args, Est, loss, acc):
@@ -297,12 +299,7 @@ def _tuned_estimator(args, task:str, acc):
 def _fit_with_progress(est, X, y, label, columns=None):
     """Fit under a progress bar; returns the seconds and the PrivacyLeakWarnings (others re-issued;
     a `BoundsFallbackWarning` with the command line's advice, naming `columns` (names, target))."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        with Progress(label, timed=not hasattr(est, "candidates")):   # a search: no time
-            t0 = time.perf_counter()
-            est.fit(X, y)
-            elapsed = time.perf_counter() - t0
+    elapsed, caught = fit_with_progress(est, X, y, label, timed=not hasattr(est, "candidates"))
     leaks, (names, tname) = [], columns or ([], "")
     for w in caught:
         message = w.message
@@ -336,7 +333,8 @@ def _fallback_advice(message:str, names:list, tname:str) -> str:
 def _read_test(args, n_features:int):
     "The held-out --test-file, read and checked BEFORE anything is fitted or charged (or None)."
     if not args.test_file: return None
-    Xt, yt = read_table(args.test_file, args.target, args.data_dir, labels=_text_labels(args))[:2]
+    Xt, yt = read_table(args.test_file, args.target, args.data_dir, labels=_text_labels(args),
+                        categories=args.categories)[:2]
     if Xt.shape[1] != n_features:
         raise CLIError(f"--test-file has {Xt.shape[1]} features, the training data {n_features}")
     return Xt, yt
@@ -365,7 +363,7 @@ def _report_fit(args, est, shape, task, loss, elapsed, acc, test=None, labels=No
               "below (the number of runs is not released)")
     if test is not None: print(_test_score(args, est, task, test))
     reports = est.privacy_ if isinstance(est.privacy_, list) else [est.privacy_]
-    print("privacy:", *(_report_text(r) for r in reports), sep="\n")
+    print("privacy:", *(report_text(r) for r in reports), sep="\n")
     if args.out: print(f"model written to {args.out}")
     if acc is not None:
         print(f"budget {args.budget_file}: spent epsilon = {acc.total_spent[0]:.4g} of "
@@ -383,21 +381,6 @@ def _labels_line(labels:_Labels, source) -> str:
             "for privacy (a check would reveal a rare label)")
 
 # %% ../nbs/06_api/02_cli.ipynb
-REPORT_PARAMETERS = {   # budget-split entries of the library's reports that are not shares of ε
-    "per run (rho-zCDP)": "each run of the search is rho-zCDP with rho = {:.3g} (a zCDP "
-                          "parameter of the random-stopping search, not a share of epsilon)",
-}
-
-def _report_text(rep) -> str:
-    """A privacy report as the command line prints it: the budget split holds shares of epsilon
-    only; an entry of `REPORT_PARAMETERS` becomes a note saying what its number is."""
-    split = dict(getattr(rep, "budget_split", None) or {})
-    params = [REPORT_PARAMETERS[k].format(split.pop(k)) for k in list(split)
-              if k in REPORT_PARAMETERS]
-    if not params: return str(rep)
-    return str(dataclasses.replace(rep, budget_split=split, notes=(*params, *rep.notes)))
-
-# %% ../nbs/06_api/02_cli.ipynb
 def _print_demo(res):
     print(f"dp_cd {dp_cd.__version__} demo: logistic regression on the {res['problem']} generator "
           f"(p = {res['p']}; {res['n_train']} training, {res['n_test']} test records)")
@@ -411,7 +394,7 @@ def _print_demo(res):
     print(f"majority class: {res['majority']:.3f}")
     shown = min(res["rows"], key=lambda r: abs(r["epsilon"] - 1.0))
     print(f"\nprivacy report of an epsilon = {shown['epsilon']:g} model (tuning included):")
-    print("    " + _report_text(shown["privacy"]).replace("\n", "\n    "))
+    print("    " + report_text(shown["privacy"]).replace("\n", "\n    "))
 
 # %% ../nbs/06_api/02_cli.ipynb
 def _demo_cmd(args):
@@ -523,7 +506,7 @@ def _warning_lines(caught) -> list:
 # %% ../nbs/06_api/02_cli.ipynb
 # the library's arguments (named in backquotes in its errors) -> the options that set them
 LIBRARY_OPTIONS = {"out": "--out", "ledger": "--budget-file", "labels": "--classes",
-                   "text": "--classes", "data_dir": "--data-dir"}
+                   "text": "--classes", "data_dir": "--data-dir", "categories": "--categories"}
 
 def _run_command(args) -> int:
     "Run a sub-command with library warnings captured, then report each as one line."
@@ -605,6 +588,9 @@ def _add_fit(sub):
                    "outside the set are NOT checked (a check would reveal a rare label): they "
                    "count as the first (negative) class of two, as a negative of every class "
                    "otherwise")
+    f.add_argument("--categories", action="append", metavar="COL=A,B,..",
+                   help="a categorical column and its PUBLIC categories (repeatable), one-hot "
+                   "encoded; a value outside them is missing (no column set)")
     f.add_argument("--test-file", default=None, help="held-out data file: the accuracy / R^2 "
                    "printed is computed on it (no metric is printed on the training data)")
     _add_model_options(f)

@@ -14,8 +14,8 @@ from .datasets import DatasetError, read_arff
 # %% auto 0
 __all__ = ['MAX_ABS_VALUE', 'NOT_SHOWN', 'InputError', 'one_line', 'with_options', 'options_named', 'stage_file', 'write_atomic',
            'check_output', 'write_error', 'is_number_text', 'private_rows', 'read_csv_table', 'csv_columns',
-           'check_data', 'read_data', 'read_table', 'count_records', 'parse_labels', 'label_codes', 'label_text',
-           'read_features', 'quiet_stdout']
+           'parse_categories', 'check_categories', 'categorical_frame', 'encoded_names', 'check_data', 'read_data',
+           'read_table', 'count_records', 'parse_labels', 'label_codes', 'label_text', 'read_features', 'quiet_stdout']
 
 # %% ../nbs/00_core/03_io.ipynb
 class InputError(Exception):
@@ -228,23 +228,25 @@ def _csv_cells(path:Path, name, cells, missing:bool):
                                  f"private fit maps them by a public rule) ({NOT_SHOWN})") from None
             else:
                 raise InputError(f"{path}: column {name!r} is not numeric; encode it as numbers "
-                                 f"first ({NOT_SHOWN})") from None
+                                 f"first, or declare its PUBLIC `categories`={name}=A,B,... "
+                                 f"({NOT_SHOWN})") from None
     return col
 
 # %% ../nbs/00_core/03_io.ipynb
-def _read_csv(path:Path, target, missing:bool=False, labels:dict|None=None):
+def _read_csv(path:Path, target, missing:bool=False, labels:dict|None=None, categories=None):
     """Features, target, feature names and target name of a CSV file (target: default last
-    column); `missing`: see `csv_columns`; `labels`: see `_csv_labels`."""
+    column); `missing`: see `csv_columns`; `labels`: see `_csv_labels`; `categories`: see
+    `categorical_frame`."""
     header, body = read_csv_table(path, missing)
     if target is None: target = header[-1]
     elif target not in header:
         raise InputError(f"{path}: unknown target column {target!r}; columns are {header}")
     names = [h for h in header if h != target]
-    if labels:
-        y = _csv_labels(path, header, body, target, labels, missing)
-        return csv_columns(path, header, body, names, missing), y, names, target
-    data = csv_columns(path, header, body, names + [target], missing)
-    return data[:, :-1], data[:, -1], names, target
+    X = (categorical_frame(path, header, body, names, categories, missing) if categories
+         else csv_columns(path, header, body, names, missing))
+    y = (_csv_labels(path, header, body, target, labels, missing) if labels
+         else csv_columns(path, header, body, [target], missing)[:, 0])
+    return X, y, names, target
 
 def _csv_labels(path:Path, header, body, target, labels:dict, missing:bool=False):
     """The target column of text class labels as their codes (`labels`: {text: code}). A cell that
@@ -256,6 +258,57 @@ def _csv_labels(path:Path, header, body, target, labels:dict, missing:bool=False
         raise InputError(f"{path}: column {target!r} holds a label that is not one of `labels` "
                          f"{', '.join(labels)}; fix the file or the label set ({NOT_SHOWN})")
     return y
+
+# %% ../nbs/00_core/03_io.ipynb
+def parse_categories(specs,  # texts 'column=category,category,...', e.g. ['colour=red,green,blue']
+                    ) -> dict:  # {column: its PUBLIC categories, in the order given}
+    "The PUBLIC categories of categorical columns, declared as texts `column=cat1,cat2,...`."
+    cats = {}
+    for spec in specs or ():
+        col, sep, rest = (s.strip() for s in spec.partition("="))
+        given = list(dict.fromkeys(c.strip() for c in rest.split(",") if c.strip()))
+        if not (sep and col and given) or col in cats:
+            raise InputError(f"`categories` {spec!r}: declare each column once with its PUBLIC "
+                             "categories, e.g. colour=red,green,blue", 2)
+        cats[col] = given
+    return cats
+
+def check_categories(names:list,  # the feature columns of the table
+                     categories:dict,  # {column: its PUBLIC categories}
+                    ):
+    "Refuse declared categories of a column that is not a feature column of the table."
+    unknown = [c for c in categories if c not in names]
+    if unknown:
+        raise InputError(f"`categories` of {', '.join(map(repr, unknown))}: not a feature column "
+                         f"(the feature columns are {names})", 2)
+
+def categorical_frame(path:Path,  # the CSV file, for the messages
+                      header:list,  # its column names
+                      body,  # (row number, row) pairs, as `read_csv_table` returns them
+                      names:list,  # the feature columns, in this order
+                      categories:dict,  # {column: its PUBLIC categories}, e.g. {"colour": ["red"]}
+                      missing:bool=False,  # a private fit: see `csv_columns`
+                     ):
+    """The feature columns `names` as a pandas DataFrame: a column of `categories` as a
+    categorical column of its declared categories (a cell compared as text, stripped; a cell that
+    is none of them, an empty one included, is missing, which the estimators encode by a public
+    rule: no one-hot column set), the others as `csv_columns` reads them."""
+    import pandas as pd
+    check_categories(names, categories)
+    numeric = [n for n in names if n not in categories]
+    data = dict(zip(numeric, csv_columns(path, header, body, numeric, missing).T))
+    for col in categories:
+        j, known = header.index(col), set(categories[col])
+        cells = (r[j].strip() for _, r in body)
+        data[col] = pd.Categorical([c if c in known else None for c in cells], categories[col])
+    return pd.DataFrame({n: data[n] for n in names})
+
+def encoded_names(names:list,  # the feature columns
+                  categories:dict|None,  # {column: its PUBLIC categories}, or None
+                 ) -> list:  # the model's features: `column=category` for each declared one
+    "The feature names of a model fitted with declared categories, as the estimators name them."
+    cats = categories or {}
+    return [x for n in names for x in ([f"{n}={c}" for c in cats[n]] if n in cats else [n])]
 
 # %% ../nbs/00_core/03_io.ipynb
 def _first_bad(A):
@@ -289,6 +342,8 @@ def check_data(X,  # features, 2-d (dense or sparse)
     if p < 1: raise InputError(f"{source}: no feature columns besides the target {target!r}")
     if y is not None and np.shape(y) != (n,):
         raise InputError(f"{source}: {n} records but the target has shape {np.shape(y)}")
+    if hasattr(X, "columns"):   # a frame with declared categories: its numeric columns are checked
+        X, names = X.select_dtypes("number").to_numpy(), list(X.select_dtypes("number").columns)
     if not sp.issparse(X) and np.asarray(X).dtype.kind not in "biuf":
         raise InputError(f"{source}: the features are not numeric")
     for A, label in ((X, None), (y, target)) if not missing else ():
@@ -312,25 +367,31 @@ def read_table(source,  # a file path, or a dataset name known to `dp_cd.dataset
                data_dir=None,  # data directory for named datasets
                missing:bool=False,  # a private fit: missing, infinite and huge values are kept
                labels:dict|None=None,  # {text: code} of text class labels in a CSV target, or None
+               categories:dict|None=None,  # {column: its PUBLIC categories} of a CSV file, or None
               ):
     """`read_data`'s four values and the task of a named dataset (None for a file); `missing`: a
     private fit, which takes missing, infinite and huge values (its public rule maps them);
-    `labels`: {text: code} of text class labels, read from a CSV target."""
-    X, y, names, tname, task = _read_source(source, target, data_dir, missing, labels)
+    `labels`: {text: code} of text class labels, read from a CSV target; `categories`: X is then a
+    DataFrame whose declared columns are categorical (`categorical_frame`)."""
+    X, y, names, tname, task = _read_source(source, target, data_dir, missing, labels, categories)
     check_data(X, y, names, tname, source, missing)
     return X, y, names, tname, task
 
 # %% ../nbs/00_core/03_io.ipynb
-def _read_source(source, target, data_dir, missing:bool=False, labels:dict|None=None):
+def _read_source(source, target, data_dir, missing:bool=False, labels:dict|None=None,
+                 categories:dict|None=None):
     "Unchecked (X, y, feature names, target name, task): a file (task None) or a named dataset."
     path = Path(source)
     suffix = path.suffix.lower() if path.exists() else ""
     if labels and suffix != ".csv":
         raise InputError(f"`labels` of text names the values of a CSV file's target column; "
                          f" {source} holds numeric labels: give them as numbers", 2)
+    if categories and suffix != ".csv":
+        raise InputError(f"`categories` name columns of a CSV file (or of a Parquet table read "
+                         f"lazily); {source} is not one", 2)
     if not path.exists(): return _read_named(source, data_dir)
     try:
-        if suffix == ".csv": return (*_read_csv(path, target, missing, labels), None)
+        if suffix == ".csv": return (*_read_csv(path, target, missing, labels, categories), None)
         if suffix == ".arff":
             X, y, names = _read_arff(path)
             return X, y, names, "class", None
@@ -449,7 +510,9 @@ def label_text(v,  # a numeric label
 
 # %% ../nbs/00_core/03_io.ipynb
 def _named_columns(path:Path, names:list, p:int, missing:bool):
-    "The feature columns `names` of a CSV file, matched by name (any order, other columns ignored)."
+    """The feature columns `names` of a CSV file, matched by name (any order, other columns
+    ignored); a name `column=category` absent from the file is the one-hot column of a declared
+    category of `column` (1 where the cell is that category)."""
     header, body = read_csv_table(path, missing)
     if not names:   # a model saved before feature names were recorded
         if len(header) != p:
@@ -457,11 +520,18 @@ def _named_columns(path:Path, names:list, p:int, missing:bool):
                              f"exactly its {p} feature columns in training order (it has "
                              f"{len(header)}); fit the model again to match by name")
         names = header
-    absent = [n for n in names if n not in header]
+    derived = {n: n.split("=", 1) for n in names if n not in header and "=" in n
+               and n.split("=", 1)[0] in header}   # `column=category`: a declared category
+    absent = [n for n in names if n not in header and n not in derived]
     if absent:
         raise InputError(f"{path}: missing column(s) {', '.join(map(repr, absent))} that the "
                          "model was trained on")
-    return csv_columns(path, header, body, names, missing)
+    if not derived: return csv_columns(path, header, body, names, missing)
+    plain = [n for n in names if n not in derived]
+    out = dict(zip(plain, csv_columns(path, header, body, plain, missing).T))
+    for n, (col, cat) in derived.items():   # its one-hot column: the cell is the category
+        out[n] = np.array([r[header.index(col)].strip() == cat for _, r in body], dtype=float)
+    return np.column_stack([out[n] for n in names])
 
 # %% ../nbs/00_core/03_io.ipynb
 def _feature_array(path:Path, p:int):

@@ -4,7 +4,7 @@
 
 # %% ../nbs/06_api/01d_model_files.ipynb 1
 from __future__ import annotations
-import contextlib, copy, fcntl, hashlib, json, math, os, re, types, warnings
+import contextlib, copy, dataclasses, fcntl, hashlib, json, math, os, re, types, warnings
 from pathlib import Path
 import numpy as np
 import dp_cd
@@ -13,9 +13,9 @@ from .tuned import DPClassifierCV, DPRegressorCV
 from .io import InputError, label_text, one_line, stage_file, write_error
 
 # %% auto 0
-__all__ = ['MODEL_FORMAT', 'MODEL_VERSION', 'BUDGET_DELTA', 'jsonable', 'model_to_dict', 'model_problem', 'model_checksum',
-           'seal_model', 'load_model', 'prediction_texts', 'maps_missing', 'budget_lock', 'ledger_problem',
-           'check_totals', 'open_ledger', 'ledger_json', 'save_fit']
+__all__ = ['MODEL_FORMAT', 'MODEL_VERSION', 'REPORT_PARAMETERS', 'BUDGET_DELTA', 'jsonable', 'model_to_dict', 'report_text',
+           'model_problem', 'model_checksum', 'seal_model', 'load_model', 'prediction_texts', 'maps_missing',
+           'budget_lock', 'ledger_problem', 'check_totals', 'open_ledger', 'ledger_json', 'save_fit']
 
 # %% ../nbs/06_api/01d_model_files.ipynb
 MODEL_FORMAT = "dp_cd-model"
@@ -122,6 +122,22 @@ def _restore_tuned(est, t:dict):
     "The selection and unit-box weights of a tuned estimator from the model file's `tuned` entry."
     est.fit_results_ = [types.SimpleNamespace(coef=np.asarray(w, float)) for w in t["unit_coef"]]
     est.best_params_ = t["selected"]
+
+# %% ../nbs/06_api/01d_model_files.ipynb
+REPORT_PARAMETERS = {   # budget-split entries of the library's reports that are not shares of ε
+    "per run (rho-zCDP)": "each run of the search is rho-zCDP with rho = {:.3g} (a zCDP "
+                          "parameter of the random-stopping search, not a share of epsilon)",
+}
+
+def report_text(rep,  # a privacy report (`est.privacy_`)
+               ) -> str:  # its text, as a fit's summary prints it
+    """A privacy report as text whose budget split holds shares of epsilon only; an entry of
+    `REPORT_PARAMETERS` becomes a note saying what its number is."""
+    split = dict(getattr(rep, "budget_split", None) or {})
+    params = [REPORT_PARAMETERS[k].format(split.pop(k)) for k in list(split)
+              if k in REPORT_PARAMETERS]
+    if not params: return str(rep)
+    return str(dataclasses.replace(rep, budget_split=split, notes=(*params, *rep.notes)))
 
 # %% ../nbs/06_api/01d_model_files.ipynb
 _MODEL_KEYS = {"estimator": str, "params": dict, "coef": list, "intercept": (int, float, list),

@@ -4,10 +4,10 @@
 
 # %% ../nbs/00_core/02_progress.ipynb 1
 from __future__ import annotations
-import os, sys, threading, time
+import os, sys, threading, time, warnings
 
 # %% auto 0
-__all__ = ['ACTIVE', 'progress_line', 'Progress', 'rounds']
+__all__ = ['ACTIVE', 'progress_line', 'Progress', 'fit_with_progress', 'rounds']
 
 # %% ../nbs/00_core/02_progress.ipynb
 def progress_line(label:str, # what runs, e.g. "dp-cd demo"
@@ -86,6 +86,22 @@ class Progress:
         if self in ACTIVE: ACTIVE.remove(self)
         self._stop.set()
         if self._thread is not None: self._thread.join()
+
+# %% ../nbs/00_core/02_progress.ipynb
+def fit_with_progress(est,  # an estimator (anything with `fit(X, y)`)
+                      X,  # its features
+                      y,  # its target
+                      label:str,  # what runs, e.g. "dp-cd fit (dp-cd, 10 passes)"
+                      timed:bool=True,  # the bar shows the seconds (False: a search's time)
+                     ) -> tuple:  # (the seconds of the fit, the warnings it raised, in order)
+    "Fit `est` under a progress bar, catching its warnings: (seconds, caught warnings)."
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with Progress(label, timed=timed):
+            t0 = time.perf_counter()
+            est.fit(X, y)
+            elapsed = time.perf_counter() - t0
+    return elapsed, list(caught)
 
 # %% ../nbs/00_core/02_progress.ipynb
 def rounds(total:int, # rounds the solver will run

@@ -19,6 +19,7 @@ CLI_ONLY = {"help", "data", "target", "task", "test_file", "dask", "scheduler", 
             "json", "budget_file", "budget_epsilon", "budget_delta", "tune",
             "no_intercept",            # fit_intercept=False
             "feature_bound",           # deprecated: --bounds B
+            "categories",              # the dtype of a column (pd.CategoricalDtype): no parameter
             "smoothness", "smoothness_bound"}   # the solver's options of these names
 # words that name one idea: a parameter spelled with two of them would be two spellings
 SYNONYMS = {"seed": "random_state", "passes": "n_passes", "n_iter": "n_passes",

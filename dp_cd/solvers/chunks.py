@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 from ..utils import is_chunked
-from ..io import count_records, csv_columns
+from ..io import categorical_frame, check_categories, count_records, csv_columns
 from .contract import (InProcess, Problem, check_chunks, check_chunked_labels,
                                     check_chunked_problem, chunked_solvers, executor)
 
@@ -456,9 +456,11 @@ def _line_ranges(path:Path, start:int, size:int) -> list:
     return list(zip(cuts, cuts[1:] + [end]))
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
-def _csv_part(path:str, a:int, b:int, header:list, columns:list, labels:dict|None):
+def _csv_part(path:str, a:int, b:int, header:list, columns:list, labels:dict|None,
+              categories:dict|None=None):
     """Rows in bytes [a, b) of the CSV file as a float DataFrame of `columns` (the target last),
-    read line by line as `dp_cd.io.private_rows` reads them, cells by `csv_columns` (missing)."""
+    read line by line as `dp_cd.io.private_rows` reads them, cells by `csv_columns` (missing);
+    the columns of `categories` as `dp_cd.io.categorical_frame` reads them."""
     import pandas as pd
     with open(path, "rb") as f:
         f.seek(a)
@@ -471,22 +473,31 @@ def _csv_part(path:str, a:int, b:int, header:list, columns:list, labels:dict|Non
     finally: csv.field_size_limit(limit)
     body = [(0, r if len(r) == k else (r + [""] * k)[:k]) for r in rows]
     body = [(i, r) for i, r in body if len(r) > 1 or (r and r[0].strip())]
-    names = columns[:-1] if labels else columns
+    cats = categories or {}
+    names = [c for c in (columns[:-1] if labels else columns) if c not in cats]
     frame = pd.DataFrame(csv_columns(Path(path), header, body, names, missing=True)
                          .reshape(len(body), len(names)), columns=names)
     if labels:
         j = header.index(columns[-1])
         frame[columns[-1]] = np.array([labels.get(r[j].strip(), np.nan) for _, r in body],
                                       dtype=float)
-    return frame
+    for c in cats:
+        frame[c] = categorical_frame(Path(path), header, body, [c], {c: cats[c]}, True)[c]
+    return frame[columns]
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
-def _numeric_part(frame, columns:list, labels:dict|None):
-    "A Parquet partition's `columns` as floats: a value that is not a number is missing (NaN)."
+def _numeric_part(frame, columns:list, labels:dict|None, categories:dict|None=None):
+    """A Parquet partition's `columns` as floats: a value that is not a number is missing (NaN);
+    a column of `categories` categorical, a value compared as text (another value: missing)."""
     import pandas as pd
     out = {}
     for c in columns:
         s = frame[c]
+        if c in (categories or {}):
+            text = (str(v).strip() if pd.notna(v) else None for v in s.astype(object))
+            out[c] = pd.Categorical([v if v in set(categories[c]) else None for v in text],
+                                    categories[c])
+            continue
         if labels and c == columns[-1]:   # text labels: their codes (another value: missing)
             s = s.astype(object).map(lambda v: labels.get(str(v).strip(), np.nan))
         numeric = s.dtype.kind in "biuf"
@@ -510,10 +521,12 @@ def chunked_table(path, # a CSV file with a header row, or a Parquet file or fol
                   labels:dict|None=None, # {text: code} of text class labels; else numbers
                   blocksize:int=64 * 2**20, # bytes of a CSV partition
                   persist:bool=False, # read once and keep it on the cluster's workers
+                  categories:dict|None=None, # {column: its PUBLIC categories}: categorical columns
                  ) -> tuple:  # (X, y): lazy dask arrays of the features and the target
     """(X, y, feature names, target name) of a table read lazily: X a Dask DataFrame of float
     columns, y a dask array. A cell that is not a number is missing (NaN), as in a private fit in
-    memory; no value is read to choose a column's type."""
+    memory; no value is read to choose a column's type. A column of `categories` is categorical
+    with its declared categories (another value: missing), as `dp_cd.io.categorical_frame`."""
     import dask.dataframe as dd, pandas as pd
     path = Path(path).resolve()   # (the workers' working directory may differ)
     if path.suffix.lower() not in TABLE_SUFFIXES:
@@ -525,16 +538,19 @@ def chunked_table(path, # a CSV file with a header row, or a Parquet file or fol
     if target not in header:
         raise ValueError(f"{path}: unknown target column {target!r}; columns are {header}")
     names = [h for h in header if h != target]
-    columns = names + [target]
-    meta = pd.DataFrame({c: pd.Series(dtype=float) for c in columns})
+    columns, cats = names + [target], categories or {}
+    check_categories(names, cats)
+    meta = pd.DataFrame({c: pd.Series(dtype=pd.CategoricalDtype(cats[c]) if c in cats else float)
+                         for c in columns})
     if start is None:
         frame = dd.read_parquet(path, columns=columns).map_partitions(
-            _numeric_part, columns, labels, meta=meta)
+            _numeric_part, columns, labels, cats, meta=meta)
     else:
         ranges = [(0, b) if k == 0 else (a, b)   # the first range holds the header
                   for k, (a, b) in enumerate(_line_ranges(path, start, blocksize))]
         frame = dd.from_map(_csv_part, [str(path)] * len(ranges), *zip(*ranges),
-                            header=header, columns=columns, labels=labels, meta=meta)
+                            header=header, columns=columns, labels=labels, categories=cats,
+                            meta=meta)
     if persist: frame = frame.persist()
     return frame[names], frame[target].to_dask_array(), names, target
 
