@@ -9,148 +9,13 @@ from numba import njit
 from ..utils import check_array, check_scalar
 
 # %% auto 0
-__all__ = ['NONE', 'L1_CODE', 'L2_CODE', 'ENET', 'BOX', 'penalty_value_1d', 'prox_1d', 'subdiff_1d', 'subdiff_dist_1d',
-           'prox_step_1d', 'quad_model_min_1d', 'gs_score_1d', 'conj_1d', 'conj_bound_1d', 'penalty_value', 'prox_vec',
-           'Penalty', 'NoPenalty', 'L1', 'L2', 'ElasticNet', 'Box', 'has_closed_form_scores', 'enet_weights',
-           'is_zero_penalty', 'is_quadratic_penalty', 'smooth_gradient_1d']
+__all__ = ['NONE', 'L1_CODE', 'L2_CODE', 'ENET', 'BOX', 'Penalty', 'NoPenalty', 'L1', 'L2', 'ElasticNet', 'Box',
+           'penalty_value_1d', 'prox_1d', 'subdiff_1d', 'subdiff_dist_1d', 'prox_step_1d', 'quad_model_min_1d',
+           'gs_score_1d', 'conj_1d', 'conj_bound_1d', 'penalty_value', 'prox_vec', 'has_closed_form_scores',
+           'enet_weights', 'is_zero_penalty', 'is_quadratic_penalty', 'smooth_gradient_1d']
 
 # %% ../../nbs/01_model/03_penalties.ipynb
 NONE, L1_CODE, L2_CODE, ENET, BOX = 0, 1, 2, 3, 4
-
-@njit(cache=True)
-def _box(params, j):
-    m = params.shape[0] // 2
-    if m == 1: return params[0], params[1]
-    return params[j], params[m + j]
-
-@njit(cache=True)
-def penalty_value_1d(code:int, params, j:int, x:float) -> float:
-    "$\\psi_j(x)$ for the penalty `code` with parameters `params`."
-    if code == 0: return 0.0
-    if code == 1: return params[0] * abs(x)
-    if code == 2: return 0.5 * params[0] * x * x
-    if code == 3: return params[0] * (params[1] * abs(x) + 0.5 * (1.0 - params[1]) * x * x)
-    lo, up = _box(params, j)
-    return 0.0 if lo <= x <= up else np.inf
-
-# %% ../../nbs/01_model/03_penalties.ipynb
-@njit(cache=True)
-def _soft(x, t):
-    if x > t: return x - t
-    if x < -t: return x + t
-    return 0.0
-
-@njit(cache=True)
-def prox_1d(code:int, params, j:int, x:float, step:float) -> float:
-    "$\\mathrm{prox}_{\\mathrm{step}\\,\\psi_j}(x) = \\arg\\min_v \\frac12(v-x)^2 + \\mathrm{step}\\,\\psi_j(v)$."
-    if code == 0: return x
-    if code == 1: return _soft(x, step * params[0])
-    if code == 2: return x / (1.0 + step * params[0])
-    if code == 3:
-        return _soft(x, step * params[0] * params[1]) / (1.0 + step * params[0] * (1.0 - params[1]))
-    lo, up = _box(params, j)
-    return min(up, max(lo, x))
-
-# %% ../../nbs/01_model/03_penalties.ipynb
-@njit(cache=True)
-def subdiff_1d(code:int, params, j:int, x:float):
-    """The subdifferential $\\partial\\psi_j(x)$ as an interval `(a, b)` (empty, `a > b`, outside a
-    box)."""
-    if code == 0: return 0.0, 0.0
-    if code == 1 or code == 3:
-        lam1 = params[0] if code == 1 else params[0] * params[1]
-        c = 0.0 if code == 1 else params[0] * (1.0 - params[1]) * x
-        if x > 0: return c + lam1, c + lam1
-        if x < 0: return c - lam1, c - lam1
-        return -lam1, lam1
-    if code == 2: return params[0] * x, params[0] * x
-    lo, up = _box(params, j)
-    if x < lo or x > up: return np.inf, -np.inf
-    a = -np.inf if x == lo else 0.0
-    b = np.inf if x == up else 0.0
-    return a, b
-
-# %% ../../nbs/01_model/03_penalties.ipynb
-@njit(cache=True)
-def subdiff_dist_1d(code:int, params, j:int, x:float, g:float) -> float:
-    """$\\min_{\\xi\\in\\partial\\psi_j(x)}|g+\\xi|$: distance of $-g$ to $\\partial\\psi_j(x)$
-    (`inf` if the subdifferential is empty)."""
-    a, b = subdiff_1d(code, params, j, x)
-    if a > b: return np.inf
-    return max(0.0, a + g, -g - b)
-
-@njit(cache=True)
-def prox_step_1d(code:int, params, j:int, x:float, g:float, step:float) -> float:
-    """The proximal coordinate step
-    $\\mathrm{prox}_{\\mathrm{step}\\,\\psi_j}(x-\\mathrm{step}\\cdot g) - x$."""
-    return prox_1d(code, params, j, x - step * g, step) - x
-
-# %% ../../nbs/01_model/03_penalties.ipynb
-@njit(cache=True)
-def quad_model_min_1d(code:int, params, j:int, x:float, g:float, m:float) -> float:
-    """$\\min_\\alpha\\; g\\alpha + \\frac m2\\alpha^2 + \\psi_j(x+\\alpha) - \\psi_j(x)$ (attained
-    at the prox step with step $1/m$)."""
-    v = prox_1d(code, params, j, x - g / m, 1.0 / m)
-    a = v - x  # psi_j is evaluated at v itself: x + (v - x) may round outside a box
-    return (
-        g * a
-        + 0.5 * m * a * a
-        + penalty_value_1d(code, params, j, v)
-        - penalty_value_1d(code, params, j, x)
-    )
-
-# %% ../../nbs/01_model/03_penalties.ipynb
-@njit(cache=True)
-def gs_score_1d(rule:int, code:int, params, j:int, x:float, g:float, m:float) -> float:
-    """Score of coordinate `j` for the greedy rule `rule` (0 GS-s, 1 GS-r, 2 GS-q), given
-    $g=\\nabla_jf$ (possibly noisy) and $m=M_j$; larger is better."""
-    if rule == 0: return subdiff_dist_1d(code, params, j, x, g) / np.sqrt(m)
-    if rule == 1: return np.sqrt(m) * abs(prox_step_1d(code, params, j, x, g, 1.0 / m))
-    return -quad_model_min_1d(code, params, j, x, g, m)
-
-# %% ../../nbs/01_model/03_penalties.ipynb
-@njit(cache=True)
-def conj_1d(code:int, params, j:int, v:float) -> float:
-    "Convex conjugate $\\psi_j^*(v)=\\sup_x\\{vx-\\psi_j(x)\\}$ (`inf` outside its domain)."
-    if code == 0: return 0.0 if v == 0.0 else np.inf
-    if code == 1: return 0.0 if abs(v) <= params[0] else np.inf
-    if code == 2:
-        if params[0] > 0: return 0.5 * v * v / params[0]
-        return 0.0 if v == 0.0 else np.inf
-    if code == 3:
-        l1, l2 = params[0] * params[1], params[0] * (1.0 - params[1])
-        t = max(abs(v) - l1, 0.0)
-        if l2 > 0: return 0.5 * t * t / l2
-        return 0.0 if t == 0.0 else np.inf
-    lo, up = _box(params, j)
-    if v > 0: return v * up if up < np.inf else np.inf
-    if v < 0: return v * lo if lo > -np.inf else np.inf
-    return 0.0
-
-# %% ../../nbs/01_model/03_penalties.ipynb
-@njit(cache=True)
-def conj_bound_1d(code:int, params, j:int) -> float:
-    """A radius $B_j$ such that $\\psi_j^*(v)<\\infty$ whenever $|v|\\le B_j$ (`inf`: finite
-    everywhere)."""
-    if code == 0: return 0.0
-    if code == 1: return params[0]
-    if code == 2: return np.inf if params[0] > 0 else 0.0
-    if code == 3: return np.inf if params[1] < 1.0 else params[0]
-    lo, up = _box(params, j)
-    return np.inf if (lo > -np.inf and up < np.inf) else 0.0
-
-# %% ../../nbs/01_model/03_penalties.ipynb
-@njit(cache=True)
-def penalty_value(code:int, params, w) -> float:
-    "$\\psi(w)=\\sum_j\\psi_j(w_j)$."
-    s = 0.0
-    for j in range(w.shape[0]): s += penalty_value_1d(code, params, j, w[j])
-    return s
-
-@njit(cache=True)
-def prox_vec(code:int, params, x, steps, out):
-    "Coordinate-wise prox: `out[j] = prox_1d(code, params, j, x[j], steps[j])`."
-    for j in range(x.shape[0]): out[j] = prox_1d(code, params, j, x[j], steps[j])
 
 # %% ../../nbs/01_model/03_penalties.ipynb
 class Penalty:
@@ -327,6 +192,153 @@ class Box(Penalty):
     def __repr__(self): return f"Box(lower={self.lower}, upper={self.upper})"
 
 # %% ../../nbs/01_model/03_penalties.ipynb
+def _l2_strength(self) -> float:
+    "$\\lambda_2\\ge0$, the weight of the quadratic part $\\frac{\\lambda_2}2x^2$ of $\\psi_j$."
+    return float(enet_weights(self.code, self.params)[1])
+
+Penalty.l2_strength = property(_l2_strength)
+Penalty.is_zero = property(lambda self: bool(is_zero_penalty(self.code)),
+                           doc="Whether $\\psi = 0$.")
+Penalty.is_quadratic = property(lambda self: bool(is_quadratic_penalty(self.code)),
+                                doc="Whether $\\psi_j(x)=\\frac{\\lambda_2}2x^2$ by its form.")
+
+# %% ../../nbs/01_model/03_penalties.ipynb
+@njit(cache=True)
+def _box(params, j):
+    m = params.shape[0] // 2
+    if m == 1: return params[0], params[1]
+    return params[j], params[m + j]
+
+@njit(cache=True)
+def penalty_value_1d(code:int, params, j:int, x:float) -> float:
+    "$\\psi_j(x)$ for the penalty `code` with parameters `params`."
+    if code == 0: return 0.0
+    if code == 1: return params[0] * abs(x)
+    if code == 2: return 0.5 * params[0] * x * x
+    if code == 3: return params[0] * (params[1] * abs(x) + 0.5 * (1.0 - params[1]) * x * x)
+    lo, up = _box(params, j)
+    return 0.0 if lo <= x <= up else np.inf
+
+# %% ../../nbs/01_model/03_penalties.ipynb
+@njit(cache=True)
+def _soft(x, t):
+    if x > t: return x - t
+    if x < -t: return x + t
+    return 0.0
+
+@njit(cache=True)
+def prox_1d(code:int, params, j:int, x:float, step:float) -> float:
+    "$\\mathrm{prox}_{\\mathrm{step}\\,\\psi_j}(x) = \\arg\\min_v \\frac12(v-x)^2 + \\mathrm{step}\\,\\psi_j(v)$."
+    if code == 0: return x
+    if code == 1: return _soft(x, step * params[0])
+    if code == 2: return x / (1.0 + step * params[0])
+    if code == 3:
+        return _soft(x, step * params[0] * params[1]) / (1.0 + step * params[0] * (1.0 - params[1]))
+    lo, up = _box(params, j)
+    return min(up, max(lo, x))
+
+# %% ../../nbs/01_model/03_penalties.ipynb
+@njit(cache=True)
+def subdiff_1d(code:int, params, j:int, x:float):
+    """The subdifferential $\\partial\\psi_j(x)$ as an interval `(a, b)` (empty, `a > b`, outside a
+    box)."""
+    if code == 0: return 0.0, 0.0
+    if code == 1 or code == 3:
+        lam1 = params[0] if code == 1 else params[0] * params[1]
+        c = 0.0 if code == 1 else params[0] * (1.0 - params[1]) * x
+        if x > 0: return c + lam1, c + lam1
+        if x < 0: return c - lam1, c - lam1
+        return -lam1, lam1
+    if code == 2: return params[0] * x, params[0] * x
+    lo, up = _box(params, j)
+    if x < lo or x > up: return np.inf, -np.inf
+    a = -np.inf if x == lo else 0.0
+    b = np.inf if x == up else 0.0
+    return a, b
+
+# %% ../../nbs/01_model/03_penalties.ipynb
+@njit(cache=True)
+def subdiff_dist_1d(code:int, params, j:int, x:float, g:float) -> float:
+    """$\\min_{\\xi\\in\\partial\\psi_j(x)}|g+\\xi|$: distance of $-g$ to $\\partial\\psi_j(x)$
+    (`inf` if the subdifferential is empty)."""
+    a, b = subdiff_1d(code, params, j, x)
+    if a > b: return np.inf
+    return max(0.0, a + g, -g - b)
+
+@njit(cache=True)
+def prox_step_1d(code:int, params, j:int, x:float, g:float, step:float) -> float:
+    """The proximal coordinate step
+    $\\mathrm{prox}_{\\mathrm{step}\\,\\psi_j}(x-\\mathrm{step}\\cdot g) - x$."""
+    return prox_1d(code, params, j, x - step * g, step) - x
+
+# %% ../../nbs/01_model/03_penalties.ipynb
+@njit(cache=True)
+def quad_model_min_1d(code:int, params, j:int, x:float, g:float, m:float) -> float:
+    """$\\min_\\alpha\\; g\\alpha + \\frac m2\\alpha^2 + \\psi_j(x+\\alpha) - \\psi_j(x)$ (attained
+    at the prox step with step $1/m$)."""
+    v = prox_1d(code, params, j, x - g / m, 1.0 / m)
+    a = v - x  # psi_j is evaluated at v itself: x + (v - x) may round outside a box
+    return (
+        g * a
+        + 0.5 * m * a * a
+        + penalty_value_1d(code, params, j, v)
+        - penalty_value_1d(code, params, j, x)
+    )
+
+# %% ../../nbs/01_model/03_penalties.ipynb
+@njit(cache=True)
+def gs_score_1d(rule:int, code:int, params, j:int, x:float, g:float, m:float) -> float:
+    """Score of coordinate `j` for the greedy rule `rule` (0 GS-s, 1 GS-r, 2 GS-q), given
+    $g=\\nabla_jf$ (possibly noisy) and $m=M_j$; larger is better."""
+    if rule == 0: return subdiff_dist_1d(code, params, j, x, g) / np.sqrt(m)
+    if rule == 1: return np.sqrt(m) * abs(prox_step_1d(code, params, j, x, g, 1.0 / m))
+    return -quad_model_min_1d(code, params, j, x, g, m)
+
+# %% ../../nbs/01_model/03_penalties.ipynb
+@njit(cache=True)
+def conj_1d(code:int, params, j:int, v:float) -> float:
+    "Convex conjugate $\\psi_j^*(v)=\\sup_x\\{vx-\\psi_j(x)\\}$ (`inf` outside its domain)."
+    if code == 0: return 0.0 if v == 0.0 else np.inf
+    if code == 1: return 0.0 if abs(v) <= params[0] else np.inf
+    if code == 2:
+        if params[0] > 0: return 0.5 * v * v / params[0]
+        return 0.0 if v == 0.0 else np.inf
+    if code == 3:
+        l1, l2 = params[0] * params[1], params[0] * (1.0 - params[1])
+        t = max(abs(v) - l1, 0.0)
+        if l2 > 0: return 0.5 * t * t / l2
+        return 0.0 if t == 0.0 else np.inf
+    lo, up = _box(params, j)
+    if v > 0: return v * up if up < np.inf else np.inf
+    if v < 0: return v * lo if lo > -np.inf else np.inf
+    return 0.0
+
+# %% ../../nbs/01_model/03_penalties.ipynb
+@njit(cache=True)
+def conj_bound_1d(code:int, params, j:int) -> float:
+    """A radius $B_j$ such that $\\psi_j^*(v)<\\infty$ whenever $|v|\\le B_j$ (`inf`: finite
+    everywhere)."""
+    if code == 0: return 0.0
+    if code == 1: return params[0]
+    if code == 2: return np.inf if params[0] > 0 else 0.0
+    if code == 3: return np.inf if params[1] < 1.0 else params[0]
+    lo, up = _box(params, j)
+    return np.inf if (lo > -np.inf and up < np.inf) else 0.0
+
+# %% ../../nbs/01_model/03_penalties.ipynb
+@njit(cache=True)
+def penalty_value(code:int, params, w) -> float:
+    "$\\psi(w)=\\sum_j\\psi_j(w_j)$."
+    s = 0.0
+    for j in range(w.shape[0]): s += penalty_value_1d(code, params, j, w[j])
+    return s
+
+@njit(cache=True)
+def prox_vec(code:int, params, x, steps, out):
+    "Coordinate-wise prox: `out[j] = prox_1d(code, params, j, x[j], steps[j])`."
+    for j in range(x.shape[0]): out[j] = prox_1d(code, params, j, x[j], steps[j])
+
+# %% ../../nbs/01_model/03_penalties.ipynb
 @njit(cache=True)
 def has_closed_form_scores(code:int) -> bool:
     """Whether $\\psi_j(x)=\\lambda_1|x|+\\frac{\\lambda_2}2x^2$ on every coordinate (elastic-net
@@ -358,14 +370,3 @@ def smooth_gradient_1d(code:int, params, j:int, x:float) -> float:
     if code == L2_CODE: return params[0] * x
     if code == ENET: return params[0] * (1.0 - params[1]) * x
     return 0.0
-
-# %% ../../nbs/01_model/03_penalties.ipynb
-def _l2_strength(self) -> float:
-    "$\\lambda_2\\ge0$, the weight of the quadratic part $\\frac{\\lambda_2}2x^2$ of $\\psi_j$."
-    return float(enet_weights(self.code, self.params)[1])
-
-Penalty.l2_strength = property(_l2_strength)
-Penalty.is_zero = property(lambda self: bool(is_zero_penalty(self.code)),
-                           doc="Whether $\\psi = 0$.")
-Penalty.is_quadratic = property(lambda self: bool(is_quadratic_penalty(self.code)),
-                                doc="Whether $\\psi_j(x)=\\frac{\\lambda_2}2x^2$ by its form.")
