@@ -317,6 +317,16 @@ def bench_tuned_diagnosis(data_dir, datasets=("credit_sim", "phishing", "mixed_s
     return rows
 
 
+def write_rows(rows, path):
+    "Write result rows (dicts with the same keys) to the CSV file `path`."
+    import csv
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    print(f"wrote {path}")
+
+
 if __name__ == "__main__":
     import argparse, os
     from pathlib import Path
@@ -338,20 +348,12 @@ if __name__ == "__main__":
     if args.tuned_diagnosis:
         rows = bench_tuned_diagnosis(args.data_dir, splits=args.splits)
         path = Path(args.out).with_name("rawtables_tuned_diagnosis.csv")
-        with open(path, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0]))
-            w.writeheader()
-            w.writerows(rows)
-        print(f"wrote {path}")
+        write_rows(rows, path)
         raise SystemExit(0)
     if args.fit_time:
         rows = bench_fit_time()
         path = Path(args.out).with_name("rawtables_fit_time.csv")
-        with open(path, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0]))
-            w.writeheader()
-            w.writerows(rows)
-        print(f"wrote {path}")
+        write_rows(rows, path)
         raise SystemExit(0)
     libs = None if args.libraries is None else args.libraries.split(",")
     datasets = args.datasets.split(",")
@@ -366,8 +368,4 @@ if __name__ == "__main__":
         rerun = lambda r: r["dataset"] in datasets and r["library"] in libs
         missing = [k for k in new if k not in {key(r) for r in old}]
         rows = [new.get(key(r), r) if rerun(r) else r for r in old] + [new[k] for k in missing]
-    with open(args.out, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    print(f"wrote {args.out}")
+    write_rows(rows, args.out)

@@ -165,6 +165,9 @@ class Loss:
         y = check_array(y, "y", ndim=1)
         if n is not None and y.shape[0] != n:
             raise ValueError(f"y has {y.shape[0]} entries but X has {n} rows")
+        if self.signed_labels and np.any((y != 1.0) & (y != -1.0)):   # (no label shown: private)
+            raise ValueError(f"y must contain only -1 and +1 for the {self.name} loss "
+                             "(labels {0, 1}: pass y = 2 * y - 1; the estimators encode any labels)")
         return y
 
     def validate(self, X, # design, dense (n, p) or sparse
@@ -341,12 +344,6 @@ class LogisticLoss(Loss):
 
     code, param, name, sup_deriv = 1, 0.0, "logistic", 1.0
     signed_labels = True
-    def check_y(self, y, n=None):
-        y = super().check_y(y, n)
-        if np.any((y != 1.0) & (y != -1.0)):   # the message shows no label: they are private
-            raise ValueError("y must contain only -1 and +1 for the logistic loss (labels {0, 1}: "
-                             "pass y = 2 * y - 1; the estimators encode any labels)")
-        return y
 
     @staticmethod
     @njit(cache=True)
@@ -914,13 +911,6 @@ class HingeLoss(Loss):
     curvature = np.inf   # not smooth: no finite sup of phi''
     signed_labels = True
 
-    def check_y(self, y, n=None):
-        y = Loss.check_y(self, y, n)
-        if np.any((y != 1.0) & (y != -1.0)):   # the message shows no label: they are private
-            raise ValueError("y must contain only -1 and +1 for the hinge loss (labels {0, 1}: "
-                             "pass y = 2 * y - 1)")
-        return y
-
     def value(self, X, y, w) -> float:
         "$f(w) = \\frac1n\\sum_i\\max(0, 1 - y_i x_i^\\top w)$."
         X, _, y, w = self.validate(X, y, w)
@@ -975,13 +965,6 @@ class SmoothHingeLoss(Loss):
     @property
     def gamma(self): return self.param
     def __repr__(self): return f"SmoothHingeLoss(gamma={self.param})"
-
-    def check_y(self, y, n=None):
-        y = super().check_y(y, n)
-        if np.any((y != 1.0) & (y != -1.0)):   # the message shows no label: they are private
-            raise ValueError("y must contain only -1 and +1 for the smoothed hinge loss "
-                             "(labels {0, 1}: pass y = 2 * y - 1)")
-        return y
 
     @staticmethod
     @njit(cache=True)
