@@ -363,9 +363,9 @@ class LogisticLoss(Loss):
 
     @staticmethod
     @njit(cache=True, inline='always', error_model='numpy')
-    def dphi_fast(param, z, y):   # dphi's formulas, selects only, `fast_exp`
+    def dphi_fast(param, z, y):   # dphi's formulas, selects only, `fast_exp` (of -|m| <= 0)
         m = y * z
-        e = fast_exp(-abs(m))
+        e = _exp_nonpos(-abs(m))
         return -y * (e if m >= 0 else 1.0) / (1.0 + e)   # -y e^{-m}/(1+e^{-m}) or -y/(1+e^{m})
 
     @staticmethod
@@ -657,6 +657,23 @@ def fast_exp(x:float) -> float:
     k = np.int64(kf)
     half = k >> 1   # 2^k as two normal powers of two: no overflow of 2^1024, one rounding
     e = poly * _bits_as_float((half + 1023) << 52) * _bits_as_float((k - half + 1023) << 52)
+    return e if x == x else x
+
+# %% ../../nbs/01_model/02_losses.ipynb
+_TWO_M60 = 2.0 ** -60
+
+@njit(cache=True, fastmath={'contract'}, error_model='numpy')
+def _exp_nonpos(x:float) -> float:
+    """`fast_exp(x)` for $x\\le0$ or NaN, bit for bit (not for $x>0$), with one power of two: there
+    $k\\ge-1076$, so $2^{k+60}$ is a normal number, its product with the polynomial is exact and the
+    product with $2^{-60}$ is the one rounding (`fast_exp` splits $2^k$ in two halves instead, to
+    serve $x>0$ too): the logistic derivative's exponential."""
+    xc = x if x > -746.0 else -746.0   # below: underflow to 0 (NaN: restored by the last line)
+    kf = np.floor(xc * _LOG2E + 0.5)   # x = k ln2 + r, |r| <= ln2 / 2, -1076 <= k <= 0
+    r = (xc - kf * _LN2_HI) - kf * _LN2_LO
+    poly = _TAYLOR[0]
+    for c in _TAYLOR[1:]: poly = poly * r + c
+    e = poly * _bits_as_float((np.int64(kf) + 60 + 1023) << 52) * _TWO_M60
     return e if x == x else x
 
 # %% ../../nbs/01_model/02_losses.ipynb

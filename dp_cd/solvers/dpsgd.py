@@ -334,20 +334,23 @@ def _clip_factors(d, norms, clip:float, m:int):
 @njit(cache=True, error_model='numpy')
 def _gather_dense(X, y, norms, rows, ones:float, Xb, yb, nb, w, zb):
     """Records `rows` into the columns of `Xb` (last row: the value `ones` if not 0), labels,
-    norms, and their margins z_k = Σ_j Xb[j, k] w_j into `zb`, summed in the order of j: one
-    read of each row (contiguous in a C-ordered `X`)."""
-    p = X.shape[1]
-    for k in range(rows.shape[0]):
+    norms, and their margins z_k = Σ_j Xb[j, k] w_j into `zb`, summed in the order of j. Column
+    by column: the m margins are m independent sums, one multiply-add per entry, instead of one
+    chain of p dependent multiply-adds per record (each margin's sum and its rounding unchanged)."""
+    p, m = X.shape[1], rows.shape[0]
+    for k in range(m):
         i = rows[k]
-        z = 0.0
-        for j in range(p):
-            x = X[i, j]
+        zb[k], yb[k], nb[k] = 0.0, y[i], norms[i]
+    for j in range(p):
+        wj = w[j]
+        for k in range(m):
+            x = X[rows[k], j]
             Xb[j, k] = x
-            z += x * w[j]
-        if ones != 0.0:
+            zb[k] += x * wj
+    if ones != 0.0:
+        for k in range(m):
             Xb[p, k] = ones
-            z += ones * w[p]
-        zb[k], yb[k], nb[k] = z, y[i], norms[i]
+            zb[k] += ones * w[p]
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 @njit(cache=True, fastmath=_FM, error_model='numpy')
