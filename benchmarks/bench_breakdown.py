@@ -14,8 +14,8 @@ size and the level-2 cache of one core. The parts of each kernel are timed apart
   exponential draws alone; the noise of one epoch.
 * DP-CD, logistic, one pass: the pass through `dp_cd` (marginal), with per-sample clipping and the intercept (the
   estimator's options) and through `DPClassifier`; the kernel alone (`dpcd_inner_dense`), the same kernel with the
-  squared loss (no exponential), the n*p logistic derivatives alone (`kernel_deriv_range` over a vector of n*p
-  margins: the exponential and division every pass must evaluate), the same derivatives with the general
+  squared loss (no exponential), the n*p logistic derivatives alone (`kernel_deriv_range`, p times over n margins:
+  the exponential and division every pass must evaluate), the same derivatives with the general
   `fast_exp` (the same values, checked), and the same loop with a multiplication in place of the exponential,
   then of the division (what each costs).
 * DP-GCD, one iteration on one thread: through `dp_gcd` (marginal), the n derivatives (`kernel_deriv_range`) and the
@@ -179,15 +179,6 @@ def bench_breakdown(load_problem, best_of, marginal, data_dir, k):
                          smoothness=M, random_state=0)
     cd(2)
     row("DP-CD logistic", "pass through dp_cd (marginal)", marginal(cd, 5, k), "as speed.csv")
-    cds = lambda P: dp_cd(X, y, loss, pen, epsilon=1.0, delta=delta, n_passes=P, step=1.0, clip=1.0,
-                          smoothness=M, random_state=0, clipping="sample", fit_intercept=True)
-    cds(2)
-    row("DP-CD logistic", "pass through dp_cd, per-sample clipping and intercept (marginal)", marginal(cds, 5, k),
-        "the estimator's solver options")
-    est = lambda P: DPClassifier(epsilon=1.0, n_passes=int(P), classes=[-1.0, 1.0], random_state=0).fit(X, y)
-    est(2)
-    row("DP-CD logistic", "pass through DPClassifier (marginal)", marginal(est, 5, k),
-        "the default estimator: private bounds, scaled copy, per-sample clipping, intercept")
     Mq = np.maximum(M, 1e-12)
     scales = (0.5 / Mq, np.sqrt(Mq / Mq.sum()))
     block = next(noise_blocks(np.random.default_rng(0), np.full(p, 1e-3), 1, 2 * p))
@@ -197,21 +188,34 @@ def bench_breakdown(load_problem, best_of, marginal, data_dir, k):
                                        block, scales)
         run()
         row("DP-CD logistic", what, best_of(run, k) / 2)
-    zz, yy = np.random.default_rng(2).normal(size=n * p), np.tile(y, p)
-    uu = np.empty(n * p)
-    dv = lambda: kernel_deriv_range(*loss.kernel_args(), zz, yy, uu, 0, n * p)
+    # p passes over n margins (arrays of n, cache-resident like a pass's z and y): n*p derivatives
+    zz, uu = np.random.default_rng(2).normal(size=n), np.empty(n)
+    def dv():
+        for _ in range(p): kernel_deriv_range(*loss.kernel_args(), zz, y, uu, 0, n)
     dv()
     row("DP-CD logistic", "n*p logistic derivatives alone (kernel_deriv_range)", best_of(dv, k),
-        "the exponential and division of every entry of a pass")
-    u2 = np.empty(n * p)
-    _parts_loop(2, zz, yy, u2)
+        "the exponential and division of every entry of a pass (p loops over n margins)")
+    u2 = np.empty(n)
+    def parts(which, out):
+        for _ in range(p): _parts_loop(which, zz, y, out)
+    parts(2, u2)
     assert np.array_equal(u2, uu)   # `_exp_nonpos` is `fast_exp` at -|m|, bit for bit
     row("DP-CD logistic", "the same derivatives with the general fast_exp (two powers of two)",
-        best_of(lambda: _parts_loop(2, zz, yy, u2), k), "what _exp_nonpos saves")
+        best_of(lambda: parts(2, u2), k), "what _exp_nonpos saves")
     for which, what, note in ((0, "the same loop, a multiplication in place of the exponential", "the division alone"),
                               (1, "the same loop, a multiplication in place of the division", "the exponential alone")):
-        _parts_loop(which, zz, yy, uu)
-        row("DP-CD logistic", what, best_of(lambda: _parts_loop(which, zz, yy, uu), k), note)
+        parts(which, u2)
+        row("DP-CD logistic", what, best_of(lambda: parts(which, u2), k), note)
+    # the estimator's rows last: a fit may leave threads (BLAS, numba) that the CPU clock of the process counts
+    cds = lambda P: dp_cd(X, y, loss, pen, epsilon=1.0, delta=delta, n_passes=P, step=1.0, clip=1.0,
+                          smoothness=M, random_state=0, clipping="sample", fit_intercept=True)
+    cds(2)
+    row("DP-CD logistic", "pass through dp_cd, per-sample clipping and intercept (marginal)", marginal(cds, 5, k),
+        "the estimator's solver options")
+    est = lambda P: DPClassifier(epsilon=1.0, n_passes=int(P), classes=[-1.0, 1.0], random_state=0).fit(X, y)
+    est(2)
+    row("DP-CD logistic", "pass through DPClassifier (marginal)", marginal(est, 5, k),
+        "the default estimator: private bounds, scaled copy, per-sample clipping, intercept")
 
     # DP-GCD: one iteration on one thread (n_jobs=1, the default)
     gcd = lambda P: dp_gcd(X, y, loss, pen, epsilon=1.0, delta=delta, n_passes=int(P), smoothness=M,
