@@ -334,9 +334,9 @@ def _clip_factors(d, norms, clip:float, m:int):
 @njit(cache=True, error_model='numpy')
 def _gather_dense(X, y, norms, rows, ones:float, Xb, yb, nb, w, zb):
     """Records `rows` into the columns of `Xb` (last row: the value `ones` if not 0), labels,
-    norms, and their margins z_k = Σ_j Xb[j, k] w_j into `zb`, summed in the order of j. Column
-    by column: the m margins are m independent sums, one multiply-add per entry, instead of one
-    chain of p dependent multiply-adds per record (each margin's sum and its rounding unchanged)."""
+    norms, and their margins z_k = Σ_j Xb[j, k] w_j into `zb`, each summed in the order of j. Column
+    by column: the m margins are m independent sums, one multiply-add per entry, not m chains of p
+    dependent multiply-adds."""
     p, m = X.shape[1], rows.shape[0]
     for k in range(m):
         i = rows[k]
