@@ -25,8 +25,9 @@ by util-linux `fincore`) or after they were read once ("warm"). Runs, interleave
 - `dp-classifier` (with `--runs ...,dp-classifier`): the default estimator,
   `DPClassifier(epsilon=1, classes=[-1, 1], n_passes=1)` with every other option at its default
   (private bounds, centre and scales; per-sample clipping; an intercept) on the same chunks: its
-  records are the lazily mapped chunks (clipped, centred, divided), so the run holds what the
-  map gives, not the file's columns;
+  records are the file's columns mapped into the box (clipped, centred, divided) as they are
+  read (`dp_cd.solvers.chunks.map_on_read`), so the run holds the solver's state (margins,
+  per-sample thresholds, one-byte labels), never the mapped design;
 - `dp-bcd` (with `--runs ...,dp-bcd`): block DP-CD with B = p on the same file (every chunk
   read whole, once per pass).
 

@@ -25,7 +25,7 @@ from .solvers import dpcd, dpgcd, dpsgd, dpscd, output_perturbation, growth, blo
 from .solvers import vertical   # registers dp-vcd (vertical DP-CD)
 from .utils import is_chunked
 from .solvers import distributed   # registers the solvers' runs on row chunks
-from .solvers.chunks import checked_chunks, gathered_when_small
+from .solvers.chunks import checked_chunks, gathered_when_small, map_on_read, scale_on_read
 from .privacy.events import check_delta, check_epsilon
 from .privacy.bounds import (data_bounds, clip_records, private_center, private_scale,
                                    SCALE_FLOOR, unit_box_second_moment,
@@ -211,16 +211,19 @@ class _DataBounds:
             Xc = np.empty(X.shape, order="F")
             np.clip(np.subtract(X, 0.0 if c is None else c, out=Xc), -self.B, self.B, out=Xc)
         if self.fill_missing: Xc = _missing_to_zero(Xc)
+        if is_chunked(X):   # a file of `npy_chunks`: read and mapped in one pass per chunk
+            fill = 0.0 if self.fill_missing else np.nan
+            Xs = Xc / self.B if scale else Xc
+            return map_on_read(X, Xs, c, self.B, self.B if scale else None, fill), y
         if not scale: return Xc, y
         if sp.issparse(Xc): return (Xc @ sp.diags(1 / self.B)).tocsc(), y
-        if is_chunked(Xc): return Xc / self.B, y
         return np.divide(Xc, self.B, out=Xc), y   # the map's own copy, scaled in place
 
     def standardize(self, Xc):
         "The records `transform` gave, divided column-wise by the scales s_j (in place when dense)."
         if self.scale is None: return Xc
         if sp.issparse(Xc): return (Xc @ sp.diags(1 / self.scale)).tocsc()
-        if is_chunked(Xc): return Xc / self.scale
+        if is_chunked(Xc): return scale_on_read(Xc, Xc / self.scale, self.scale)
         return np.divide(Xc, self.scale, out=Xc)
 
     @property
@@ -1351,6 +1354,7 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
         if self.classes is None and not np.isfinite(eps):   # with PUBLIC classes (or a refused
             check_classification_targets(y)   # fit) a check of y would reveal a record
         self.classes_ = _label_set(self.classes, y, eps)
+        if is_chunked(X): y = _class_codes(y, self.classes_)   # one byte a label, not eight
         rng = as_generator(self.random_state)
         bounds = self._resolve_bounds(X, None, eps, delta, rng)
         Xc, _ = self._map_records(bounds, X, None, eps, delta, rng)
@@ -1414,11 +1418,27 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
 def _one_vs_rest(self, X, y, loss, pen, solver, eps, delta, rng, options):
     "[(class, FitResult)]: one model for two classes, else one per class with (ε/K, δ/K) each."
     K = len(self.classes_)
-    targets = [self.classes_[1]] if K == 2 else list(self.classes_)
+    targets = [(1, self.classes_[1])] if K == 2 else list(enumerate(self.classes_))
+    coded = is_chunked(X)   # y holds the class codes of `_class_codes`
     e_k, d_k = (eps, delta) if K == 2 else (eps / K, delta / K)
-    # a label outside `classes` is in no positive class: a negative of every problem
-    return [(c, self._fit_one(X, np.where(y == c, 1.0, -1.0), loss, pen, solver, e_k, d_k, rng,
-                              options)) for c in targets]
+    # a label outside `classes` is in no positive class: a negative of every problem; on row
+    # chunks the ±1 take one byte each (int8), held so by the solver's chunks
+    one, minus = (np.int8(1), np.int8(-1)) if is_chunked(X) else (1.0, -1.0)
+    return [(c, self._fit_one(X, np.where(y == (i if coded else c), one, minus), loss, pen, solver,
+                              e_k, d_k, rng, options)) for i, c in targets]
+
+
+def _class_codes(y:np.ndarray, # the labels (n,)
+                 classes:np.ndarray, # the PUBLIC classes
+                 rows:int=2**20, # labels compared at a time
+                ) -> np.ndarray: # k for a label equal to classes[k], -1 for any other (int8)
+    """The labels as class codes, one byte each (two for more than 127 classes): what a fit on row
+    chunks keeps of y. Data-independent: the codes' type follows the public classes only."""
+    out = np.full(len(y), -1, dtype=np.int8 if len(classes) < 128 else np.int16)
+    for a in range(0, len(y), rows):
+        part, view = y[a:a + rows], out[a:a + rows]
+        for i, c in enumerate(classes): view[part == c] = i
+    return out
 
 def _prefix(self, c) -> str:
     "Label of a class's entries in the report ('' for a binary problem)."

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 from scipy import stats
+from numba import njit
 from ..utils import check_scalar, as_generator, is_chunked
 from .events import GaussianEvent, check_delta, check_epsilon
 from .calibration import calibrate_noise_multiplier, epsilon_gaussian
@@ -54,14 +55,35 @@ def _bin_counts(cols:np.ndarray, vals:np.ndarray, q:int, lo:int, hi:int) -> np.n
     H = np.bincount(cols[keep] * n_bins + k[keep], minlength=q * n_bins)
     return H.reshape(q, n_bins).astype(float)
 
-def _dense_histogram(A:np.ndarray, lo:int, hi:int, block:int=2**16) -> np.ndarray:
-    "`magnitude_histogram` of a dense A, a block of columns (about `block` entries) at a time."
+@njit(cache=True, nogil=True)
+def _bin(v:float, lo:int, hi:int) -> int:
+    "`magnitude_bins` of one v > 0: k - lo, k = ceil(log2 v) exactly (frexp), clamped to [lo, hi]."
+    if v == np.inf: return hi - lo
+    m, e = math.frexp(v)
+    return min(max(e - 1 if m == 0.5 else e, lo), hi) - lo
+
+
+@njit(cache=True, nogil=True)
+def _count_bins(A, c, signed:bool, H, lo:int, hi:int):
+    """Adds to H the bins of $d_{ij} = a_{ij} - c_j$: of |d| in H[j, :K] (`signed` False), or of
+    the positive d in H[j, :K] and of the negative ones in H[j, K:]; a zero or NaN d in none. One
+    pass over A in its memory order, no temporary."""
     n, q = A.shape
-    width = max(1, block // max(n, 1))
-    return np.vstack([np.zeros((0, hi - lo + 1))] + [
-        _bin_counts(np.repeat(np.arange(j1 - j0), n), A[:, j0:j1].ravel(order="F"), j1 - j0,
-                    lo, hi)
-        for j0, j1 in ((j, min(j + width, q)) for j in range(0, q, width))])
+    K = hi - lo + 1
+    rows_outer = A.strides[1] < A.strides[0]   # C order: a row after the other
+    for a in range(n if rows_outer else q):
+        for b in range(q if rows_outer else n):
+            i, j = (a, b) if rows_outer else (b, a)
+            d = A[i, j] - c[j]
+            if d > 0: H[j, _bin(d, lo, hi)] += 1.0
+            elif d < 0: H[j, (K if signed else 0) + _bin(-d, lo, hi)] += 1.0
+
+
+def _dense_histogram(A:np.ndarray, lo:int, hi:int) -> np.ndarray:
+    "`magnitude_histogram` of a dense A: one pass (`_count_bins`)."
+    H = np.zeros((A.shape[1], hi - lo + 1))
+    _count_bins(A, np.zeros(A.shape[1]), False, H, lo, hi)
+    return H
 
 # %% ../../nbs/02_privacy/11_bounds.ipynb
 def noisy_magnitude_histogram(C, # (n, q) per-record statistics (features, target, row maxima)
@@ -306,7 +328,7 @@ def signed_histogram(X, # (n, q) records, dense or row-chunked (a sparse design 
                      center, # PUBLIC centre c (q,): the histogram is that of $d_{ij} = x_{ij} - c_j$
                      lo:int=-30, # grid start $2^{\mathrm{lo}}$
                      hi:int=30, # grid end $2^{\mathrm{hi}}$
-                     block:int=2**16, # a dense X is read about `block` values at a time
+                     block:int=2**16, # (unused: a dense X is read in one pass, without a copy)
                     ) -> np.ndarray:  # counts (q, 2K): positive side, then negative side
     """H[j, :K] the histogram of magnitudes of the positive $d_{ij}$, H[j, K:] of the negative ones
     (q, 2K); a zero or missing $d_{ij}$ is in no bin. X is never copied whole."""
@@ -317,15 +339,10 @@ def signed_histogram(X, # (n, q) records, dense or row-chunked (a sparse design 
         return np.sum(dask.compute(*[dask.delayed(signed_histogram)(b, c, lo, hi, block)
                                      for b in blocks]), axis=0)
     if sp.issparse(X): raise ValueError("signed_histogram takes a dense or row-chunked X")
-    n, q = X.shape
-    width, out = max(1, block // max(n, 1)), []
-    for j0 in range(0, q, width):
-        j1 = min(j0 + width, q)
-        d = (np.asarray(X[:, j0:j1], dtype=float) - c[j0:j1]).ravel(order="F")
-        cols = np.repeat(np.arange(j1 - j0), n)
-        out.append(np.hstack([_bin_counts(cols, np.where(d > 0, d, 0.0), j1 - j0, lo, hi),
-                              _bin_counts(cols, np.where(d < 0, -d, 0.0), j1 - j0, lo, hi)]))
-    return np.vstack([np.zeros((0, 2 * (hi - lo + 1)))] + out)
+    H = np.zeros((X.shape[1], 2 * (hi - lo + 1)))
+    _count_bins(np.asarray(X, dtype=float), np.broadcast_to(c, (X.shape[1],)).astype(float), True,
+                H, lo, hi)   # one pass, no temporary of X's size
+    return H
 
 
 def noisy_signed_histogram(X, # (n, q) records, dense or row-chunked

@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib, csv, io, math, operator, os, sys, time
 from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 import numpy as np
 from numba import njit
 from ..utils import is_chunked
@@ -17,11 +17,11 @@ from .contract import (InProcess, Problem, check_chunks, check_chunked_labels,
 
 # %% auto 0
 __all__ = ['SHAPE_ERROR', 'NPY_SOURCES', 'ROUND_TRIP_SECONDS', 'ROW_SECONDS', 'BYTE_SECONDS', 'PLACEMENT', 'TABLE_SUFFIXES',
-           'run_seed', 'chunk_generator', 'connect', 'dask_client', 'all_finite', 'check_finite', 'load_chunk',
-           'checked_chunks', 'ChunkBuffer', 'LazyChunk', 'open_chunks', 'chunk_row_norms', 'map_chunks',
+           'run_seed', 'chunk_generator', 'connect', 'dask_client', 'all_finite', 'check_finite', 'float_labels',
+           'load_chunk', 'checked_chunks', 'ChunkBuffer', 'LazyChunk', 'open_chunks', 'chunk_row_norms', 'map_chunks',
            'reduce_chunks', 'ChunkHolder', 'HeldChunks', 'hold_chunks', 'placement_cost', 'placement',
            'one_worker_pays', 'run_on_one_worker', 'gathered_when_small', 'table_rows', 'chunked_table', 'NpyRows',
-           'npy_chunks', 'ColumnChunks']
+           'npy_chunks', 'ColumnChunks', 'map_column', 'MappedColumns', 'map_on_read', 'scale_on_read']
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 def run_seed(rng:np.random.Generator, # the run's generator (one draw is consumed)
@@ -92,6 +92,12 @@ def check_finite(Xc:np.ndarray, # a chunk's rows (C or Fortran contiguous)
         raise ValueError("X contains NaN or infinite values; no model is returned")
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
+def float_labels(y, # a chunk's labels (float64, or int8: one byte each), or None
+                ) -> np.ndarray|None: # as float64 (the same array when already float64)
+    "The labels as the kernels read them: float64 (a copy of int8 labels, one chunk at a time)."
+    return None if y is None else np.asarray(y, dtype=np.float64)
+
+
 SHAPE_ERROR = ("X holds a chunk of another shape than the design declares (X.chunks): its chunks' "
                "widths or lengths are inconsistent; no model is returned")   # names no chunk or row
 
@@ -109,9 +115,12 @@ def load_chunk(block, # the chunk's rows (array-like)
     if shape is not None and Xc.shape != tuple(shape):
         raise ValueError(SHAPE_ERROR)
     check_finite(Xc, k, start)
-    return Xc, y
+    return Xc, float_labels(y)
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
+NPY_SOURCES = {}  # a dask array's name -> its file's reader (`NpyRows`, `MappedColumns`)
+
+
 def _checked_block(block, block_info=None):
     "The block as read, if its shape is the one the design declares (`SHAPE_ERROR` otherwise)."
     (a, b), (c, d) = block_info[0]["array-location"]
@@ -121,8 +130,11 @@ def _checked_block(block, block_info=None):
 
 def checked_chunks(X, # a row-chunked design (dask.array)
                   ):
-    "X whose chunks are checked against their declared shape where they are read (lazily)."
-    return X.map_blocks(_checked_block, dtype=X.dtype)
+    """X whose chunks are checked against their declared shape where they are read (lazily); a file
+    of `npy_chunks` stays read directly (its reads give the declared shapes)."""
+    out = X.map_blocks(_checked_block, dtype=X.dtype)
+    if X.name in NPY_SOURCES: NPY_SOURCES[out.name] = NPY_SOURCES[X.name]
+    return out
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 class ChunkBuffer:
@@ -140,9 +152,6 @@ class ChunkBuffer:
         return self.data[:count * p].reshape(p, count).T
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
-NPY_SOURCES = {}  # name of a dask array made by `npy_chunks` -> its `NpyRows` (direct reads)
-
-
 @dataclass
 class LazyChunk:
     "A chunk read from its source at every use (in-process runs: memory bounded by a chunk)."
@@ -163,7 +172,7 @@ class LazyChunk:
         Xc = self.source.read(self.start, self.start + self.y.shape[0],
                               self.buffers[slot])
         check_finite(Xc, self.k, self.start)
-        return Xc, self.y
+        return Xc, float_labels(self.y)
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 def open_chunks(ex, # `executor()`
@@ -384,7 +393,7 @@ def _whole_run(solver, parts:list, spans:list, problem:Problem, plan, options:di
     "On a worker: the chunks checked and copied into one Fortran design, then `solver.run` on it."
     X = np.empty((problem.n, problem.p), order="F")
     for d, (k, a, b, shape) in zip(parts, spans): X[a:b] = load_chunk(d, None, k, a, shape)[0]
-    whole = Problem(X, problem.y, problem.loss, problem.penalty, sparse=False)
+    whole = Problem(X, float_labels(problem.y), problem.loss, problem.penalty, sparse=False)
     return solver.run(whole, plan, options, rng), rng.bit_generator.state
 
 
@@ -654,14 +663,14 @@ class ColumnChunks:
     "Chunks of a Fortran-ordered `.npy` file left on disk, their states kept (in process)."
     def __init__(self, source:NpyRows, # the file (`npy_chunks`)
                  spans:list, # (k, a, b, (rows, p)) of each chunk (`_spans`)
-                 y:np.ndarray, # the labels
+                 y:np.ndarray, # the labels (float64, or int8: kept in one byte each)
                  init, # init(Xc, yc, *args) -> the chunk's state; `init.columns`: what it reads
                  args:tuple=(), # public arguments of `init`
                 ):
         self.source, self.buffer, self.chunks = source, ChunkBuffer(), []
         for k, a, b, shape in spans:
             Xc = self._read(k, a, b, _columns(init, shape[1], args))
-            self.chunks.append((k, a, b, y[a:b], init(Xc, y[a:b], *args)))
+            self.chunks.append((k, a, b, y[a:b], init(Xc, float_labels(y[a:b]), *args)))
 
     def _read(self, k:int, a:int, b:int, columns:list) -> np.ndarray:
         "The chunk's Fortran view with `columns` read and checked (the others are stale)."
@@ -672,5 +681,100 @@ class ColumnChunks:
     def apply(self, fn, *args) -> list:
         "`fn(Xc, yc, state, *args)` on each chunk in order, after reading the columns it declares."
         cols = _columns(fn, self.source.p, args)
-        return [fn(self._read(k, a, b, cols), yc, state, *args)
+        return [fn(self._read(k, a, b, cols), float_labels(yc), state, *args)
                 for k, a, b, yc, state in self.chunks]
+
+# %% ../../nbs/03_solvers/02_chunks.ipynb
+@njit(cache=True, nogil=True)
+def map_column(x, # a column as read (1-d float64), overwritten by its map
+               c:float, # the centre $c$
+               B:float, # the bound $B$ > 0
+               d:float, # the first divisor $d$ (the bound, or 1)
+               s:float, # the second divisor $s$ (a scale, or 1)
+               fill:float, # a missing value's (NaN) replacement before the divisions
+              ):
+    "In place: $x_i ↦ (\mathrm{clip}(x_i - c, -B, B) / d) / s$; a NaN becomes fill / d / s."
+    for i in range(x.shape[0]):
+        v = x[i] - c
+        v = fill if v != v else min(max(v, -B), B)
+        x[i] = v / d / s
+
+# %% ../../nbs/03_solvers/02_chunks.ipynb
+@dataclass(frozen=True)
+class MappedColumns:
+    "The columns of a `.npy` file (`NpyRows`), each mapped by `map_column` as it is read."
+    source: NpyRows  # the file
+    center: np.ndarray  # $c_j$ (p,)
+    bound: np.ndarray  # $B_j$ (p,)
+    divisor: np.ndarray  # $d_j$ (p,)
+    scale: np.ndarray  # $s_j$ (p,)
+    fill: float = 0.0  # a missing value's replacement (NaN: kept, then refused by the checks)
+
+    p = property(lambda self: self.source.p)
+    n = property(lambda self: self.source.n)
+    fortran = property(lambda self: self.source.fortran)
+
+    def _map(self, out:np.ndarray, columns) -> np.ndarray:
+        "`out`'s `columns` (contiguous) mapped in place."
+        for j in columns:
+            map_column(out[:, j], self.center[j], self.bound[j], self.divisor[j], self.scale[j],
+                       self.fill)
+        return out
+
+    def __call__(self, a:int, b:int) -> np.ndarray:
+        "Rows [a, b) mapped, in a fresh Fortran float64 array."
+        return self._map(np.asarray(self.source(a, b), dtype=np.float64, order="F"), range(self.p))
+
+    def read(self, a:int, b:int, buffer:ChunkBuffer) -> np.ndarray:
+        "Rows [a, b) mapped, as float64 rows of `buffer` (C order)."
+        out = buffer.rows(b - a, self.p)
+        out[...] = self(a, b)
+        return out
+
+    def read_columns(self, a:int, b:int, columns, buffer:ChunkBuffer) -> np.ndarray:
+        "Only `columns` of rows [a, b) of a Fortran-ordered file, mapped, in a Fortran view."
+        return self._map(self.source.read_columns(a, b, columns, buffer), columns)
+
+
+def _vector(v, default:float, p:int) -> np.ndarray:
+    "v (scalar or (p,)), or `default` if None, as a float array of p entries."
+    return np.array(np.broadcast_to(np.asarray(default if v is None else v, dtype=float), (p,)))
+
+
+def _read_directly(source, # `NpyRows` or `MappedColumns`
+                   rows:tuple, # the row chunks
+                  ):
+    "A row-chunked dask array of `source`'s rows, one direct read per chunk; registered."
+    import dask, dask.array as da
+    read, edges = dask.delayed(source, pure=False), np.cumsum((0,) + tuple(rows))
+    X = da.concatenate([da.from_delayed(read(int(a), int(b)), (int(b - a), source.p),
+                                        dtype=np.float64) for a, b in zip(edges[:-1], edges[1:])])
+    NPY_SOURCES[X.name] = source
+    return X
+
+
+def map_on_read(X, # a row-chunked design
+                Xc, # the lazy dask array of X's map (returned unless X is a file)
+                center=None, # $c_j$ (None: 0)
+                bound=None, # $B_j$ > 0 (None: no clipping)
+                divisor=None, # $d_j$ (None: 1)
+                fill:float=0.0, # a missing value's replacement (NaN: kept)
+               ): # the map: Xc, or read and mapped chunk by chunk
+    """X's map: for a file of `npy_chunks`, the same values read and mapped by `MappedColumns`
+    (one read and one pass per chunk; a run in process maps only the columns it reads); else Xc."""
+    source, p = NPY_SOURCES.get(X.name), X.shape[1]
+    if not isinstance(source, NpyRows): return Xc
+    return _read_directly(MappedColumns(source, _vector(center, 0.0, p), _vector(bound, np.inf, p),
+                                        _vector(divisor, 1.0, p), np.ones(p), float(fill)),
+                          X.chunks[0])
+
+
+def scale_on_read(Xc, # a design, e.g. from `map_on_read`
+                  Xs, # the lazy dask array of Xc's columns divided by `scale` (returned unless
+                      # Xc was mapped on read)
+                  scale, # $s_j$ > 0
+                 ): # Xc's columns divided by the $s_j$
+    "Xc divided column-wise by $s_j$: read and mapped in one pass if `map_on_read` made Xc; else Xs."
+    source = NPY_SOURCES.get(Xc.name)
+    if not (isinstance(source, MappedColumns) and np.all(source.scale == 1.0)): return Xs
+    return _read_directly(replace(source, scale=_vector(scale, 1.0, Xc.shape[1])), Xc.chunks[0])

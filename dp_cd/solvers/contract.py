@@ -459,7 +459,9 @@ def check_chunked_labels(y, # labels (n,): array-like or dask.array
                          loss:Loss, # whose `check_y` validates them
                          rows:tuple, # the design's row chunks
                         ) -> np.ndarray: # the labels (n,)
-    "The labels in one float64 array, validated slice by slice (memory: n floats + a slice)."
+    """The labels in one array, validated slice by slice (memory: n labels + a slice): float64, or
+    one byte each for int8 labels (the estimators' ±1 on row chunks; the chunks' readers give
+    each chunk's as float64)."""
     y = y if is_chunked(y) else np.asarray(y)
     if y.ndim != 1: raise ValueError(f"y must be 1-dimensional, got shape {y.shape}")
     if y.shape[0] != sum(rows):
@@ -467,7 +469,7 @@ def check_chunked_labels(y, # labels (n,): array-like or dask.array
     starts = np.cumsum((0,) + rows[:-1])
     pieces = ((b.compute() for b in y.to_delayed().ravel()) if is_chunked(y)
               else (y[a:a + r] for a, r in zip(starts, rows)))
-    out, a = np.empty(sum(rows)), 0
+    out, a = np.empty(sum(rows), dtype=np.int8 if y.dtype == np.int8 else float), 0
     for piece in pieces:
         out[a:a + len(piece)] = loss.check_y(piece)
         a += len(piece)

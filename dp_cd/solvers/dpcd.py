@@ -1046,21 +1046,22 @@ def _run(self, problem, plan, options, rng):
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def _chunk_state(Xc, yc, w, s:float, by_sample) -> list:
-    """A held chunk's state: margins z_c = X_c w (+ s w_p), its column of s ((n_c, 1); empty without
-    intercept), per-sample thresholds (`by_sample` = (C, coordinates); None: empty)."""
+    """A held chunk's state: margins z_c = X_c w (+ s w_p), s (0: no intercept; its column of s is
+    made when an update uses it, not kept), per-sample thresholds (`by_sample` = (C,
+    coordinates); None: empty)."""
     z = (linear_margins(Xc, w, Xc.shape[1], s) if np.any(w[:Xc.shape[1]])
          else np.full(Xc.shape[0], s * w[-1] if s else 0.0))   # w = 0: X not read
-    ones = np.full((Xc.shape[0], 1), s) if s else np.empty((0, 1))
     per = (np.empty(0) if by_sample is None
            else sample_clip_thresholds(row_norms(Xc, s), by_sample[0], by_sample[1]))
-    return [z, ones, per]
+    return [z, float(s), per]
 
 
 def _chunk_sum(Xc, yc, state, loss, j:int, C:float, pending:tuple) -> float:
     """The chunk's clipped sum of coordinate j (p: the intercept's column), after the driver's last
     change `pending` = (j', Δ) is applied to its margins (fused with the sum, as in memory)."""
-    (z, ones, per), (jp, change), p = state, pending, Xc.shape[1]
+    (z, s, per), (jp, change), p = state, pending, Xc.shape[1]
     records = (yc, per)   # (unweighted)
+    ones = np.full((Xc.shape[0], 1), s) if p in (j, jp) else None   # the intercept's column
     if jp == p:   # the intercept's change: its column, then nothing pending
         if change != 0.0: update_pred_dense(ones, z, 0, change)
         jp, change = 0, 0.0
