@@ -1,7 +1,8 @@
 """Every registered solver refuses what it cannot run, with one error naming both (issue 32, item 2).
 
 A loss that carries no kernels (a subclass of a library loss that declares none of its own, or a
-`Loss` written from the base class), a `Penalty` subclass with a code of its own and an accountant
+`Loss` written from the base class), a penalty that carries no kernels (a subclass of a library
+penalty that declares none of its own, or a `Penalty` written from the base class) and an accountant
 name outside the registry are refused by every registered solver before anything is read, by a
 `ValueError` that names the solver and the thing refused. No solver takes no loss. A new loss
 declared as one class with its kernels (the smoothed hinge of dp_cd.model.losses) is taken by DP-CD,
@@ -12,7 +13,7 @@ import pytest
 
 import dp_cd   # registers every solver
 from dp_cd.model.losses import Loss, SquaredLoss, SmoothHingeLoss
-from dp_cd.model.penalties import Penalty, L2
+from dp_cd.model.penalties import Penalty, L2, PENALTY_KERNELS
 from dp_cd.privacy.registry import ACCOUNTANTS
 from dp_cd.solvers.contract import SOLVERS
 
@@ -31,9 +32,15 @@ class HalfLoss(Loss):
 
 
 class UnknownPenalty(L2):
-    "A user's penalty with a code no kernel computes."
-    code = 98
+    "A user's subclass of a library penalty that declares no kernels of its own."
+    def value(self, w): return 0.5 * super().value(w)
     def __repr__(self): return "UnknownPenalty()"
+
+
+class HalfPenalty(Penalty):
+    "A user's penalty written from the base class, without kernels: psi(w) = ||w||_2^2 / 4."
+    def __init__(self): self.params = np.array([0.5])
+    def __repr__(self): return "HalfPenalty()"
 
 
 def _data(solver):
@@ -67,13 +74,22 @@ def test_an_unknown_loss_is_refused_naming_both(name, loss):
     assert name in str(e.value) and type(loss).__name__ in str(e.value), str(e.value)
 
 
+@pytest.mark.parametrize("penalty", [UnknownPenalty(0.1), HalfPenalty()], ids=repr)
 @pytest.mark.parametrize("name", NAMES)
-def test_an_unknown_penalty_is_refused_naming_both(name):
+def test_an_unknown_penalty_is_refused_naming_both(name, penalty):
     X, y = _data(name)
     loss = SOLVERS[name].losses[0]()
     with pytest.raises(ValueError) as e:
-        SOLVERS[name].fit(X, y, loss, UnknownPenalty(0.1), epsilon=1.0, delta=1e-5)
-    assert name in str(e.value) and "UnknownPenalty" in str(e.value), str(e.value)
+        SOLVERS[name].fit(X, y, loss, penalty, epsilon=1.0, delta=1e-5)
+    assert name in str(e.value) and type(penalty).__name__ in str(e.value), str(e.value)
+    with pytest.raises(NotImplementedError, match="carries no kernels"): penalty.kernel_args()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_solver_takes_only_penalties_that_carry_their_kernels(name):
+    s = SOLVERS[name]
+    assert all(c.token is not None and set(PENALTY_KERNELS) <= c.kernels for c in s.penalties), name
+    assert UnknownPenalty not in s.penalties and HalfPenalty not in s.penalties
 
 
 @pytest.mark.parametrize("name", [n for n in NAMES if "accountant" in SOLVERS[n].option_names])

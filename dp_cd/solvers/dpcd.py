@@ -466,7 +466,7 @@ def _dpcd_dense(loss, penalty, data, z, w, block, scales, avg, intercept):
 @njit(cache=True)
 def dpcd_inner_dense(
     loss,  # (code, param) of the loss: (`Loss.code`, `Loss.param`)
-    penalty,  # (code, params) of the penalty: (`Penalty.code`, `Penalty.params`)
+    penalty,  # `penalty.kernel_args()`: (token, params) of the penalty
     X,  # Fortran design (n, p)
     y,  # labels (n,)
     z,  # predictions z = Xw (+ b) (n,), updated in place
@@ -481,8 +481,14 @@ def dpcd_inner_dense(
 ):
     "K noisy proximal coordinate updates of DP-CD on a dense design (Algorithm 4.3.1, inner loop)."
     # none: X itself stands in for the column, never read (coordinate p is never drawn), so that
-    # the callees see one array type with or without an intercept and compile once
-    column = (X, penalty) if intercept is None else intercept
+    # the callees see one array type with or without an intercept (two calls: an unpenalised
+    # intercept's penalty is a type of its own)
+    if intercept is None: _dense_records(loss, penalty, X, y, z, w, block, scales, avg, records,
+                                         (X, penalty))
+    else: _dense_records(loss, penalty, X, y, z, w, block, scales, avg, records, intercept)
+
+@njit(cache=True)
+def _dense_records(loss, penalty, X, y, z, w, block, scales, avg, records, column):
     data = (X, (y, np.empty(0)))   # (two calls: a tuple of 2 or 3 arrays is a type of its own)
     if records is None: _dpcd_dense(loss, penalty, data, z, w, block, scales, avg, column)
     else: _dpcd_dense(loss, penalty, (X, (y,) + records), z, w, block, scales, avg, column)
@@ -530,7 +536,12 @@ def dpcd_inner_sparse(loss, # (code, param) of the loss
                       intercept=None, # (CSC column of s as (data, indices, indptr), its penalty)
                      ):
     "Same as `dpcd_inner_dense` for a CSC design: an update costs O(nnz of the column)."
-    column = (X, penalty) if intercept is None else intercept   # (X: a stand-in, never read)
+    if intercept is None:   # (X: a stand-in, never read; two calls, as `dpcd_inner_dense`)
+        _sparse_records(loss, penalty, X, y, z, w, block, scales, avg, records, (X, penalty))
+    else: _sparse_records(loss, penalty, X, y, z, w, block, scales, avg, records, intercept)
+
+@njit(cache=True)
+def _sparse_records(loss, penalty, X, y, z, w, block, scales, avg, records, column):
     data = (X, (y, np.empty(0)))   # (two calls, as `dpcd_inner_dense`)
     if records is None: _dpcd_sparse(loss, penalty, data, z, w, block, scales, avg, column)
     else: _dpcd_sparse(loss, penalty, (X, (y,) + records), z, w, block, scales, avg, column)
@@ -1092,7 +1103,7 @@ def _run_chunks(self, problem, plan, options, rng, ex):
     loss, penalty = problem.loss.kernel_args(), problem.penalty.kernel_args()
     s = o["intercept_scaling"] if o["fit_intercept"] else 0.0
     # the penalties of X's coordinates and of the intercept's column
-    pens = (penalty, penalty if o["penalize_intercept"] else (0, penalty[1]))
+    pens = (penalty, penalty if o["penalize_intercept"] else NoPenalty().kernel_args())
     w = np.append(o["w0"], 0.0) if s else o["w0"].copy()
     per_sample = (float(o["clip"]), p) if by_sample else None
     held = hold_chunks(ex, problem, _chunk_state, w, s, per_sample)

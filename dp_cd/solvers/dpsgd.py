@@ -391,7 +391,7 @@ def sgd_steps_dense(
     row_norms,  # clipping norms of the rows (n,): of ($x_i$, s) with the intercept
     w,  # iterate (p,; p + 1 with the intercept), updated in place
     loss,  # (code, param) of the loss: (`Loss.code`, `Loss.param`)
-    penalty,  # (code, params) of the penalty: (`Penalty.code`, `Penalty.params`)
+    penalty,  # `penalty.kernel_args()`: (token, params) of the penalty
     scales,  # (step γ, clipping threshold C, 1/B, noise std σ = zC; 0: no noise)
     batches,  # (ptr, idx): batch t is `idx[ptr[t]:ptr[t+1]]`
     noise,  # standard normal noise (T, w.size), a fresh row per step; (0, ·) without noise
