@@ -102,7 +102,7 @@ def bench(X, y, name, pen, repeat, T=20):
         if sparse: clipped_gradient_sparse(data, ind, ptr, n, u, clips, g)
         else: clipped_gradient_dense(Xf, u, clips, g)
     grad(); t_g = _best(grad, repeat * 5)
-    t_s = _best(lambda: _scores(1, pen.code, pen.params, w, g, M, sqM, iM, shr, sc), repeat * 5)
+    t_s = _best(lambda: _scores(1, *pen.kernel_args(), w, g, M, sqM, iM, shr, sc), repeat * 5)
     t_d = _best(lambda: rng.standard_exponential(p), repeat * 5)
     E = rng.standard_exponential(p); t_r = _best(lambda: exponential_race(sc, 0.01, E), repeat * 5)
     print(f"{name}, {type(pen).__name__}: X.T@r {t_xtr * 1e3:.3f} ms, DP-GCD iteration {t_it * 1e3:.3f} ms (ratio {t_it / t_xtr:.2f}); "

@@ -1,7 +1,8 @@
 """Every registered solver refuses what it cannot run, with one error naming both (issue 32, item 2).
 
 A loss that carries no kernels (a subclass of a library loss that declares none of its own, or a
-`Loss` written from the base class), a `Penalty` subclass with a code of its own and an accountant
+`Loss` written from the base class), a penalty that carries no kernels (a subclass of a library
+penalty that declares none of its own, or a `Penalty` written from the base class) and an accountant
 name outside the registry are refused by every registered solver before anything is read, by a
 `ValueError` that names the solver and the thing refused. No solver takes no loss. A new loss
 declared as one class with its kernels (the smoothed hinge of dp_cd.model.losses) is taken by DP-CD,
@@ -9,10 +10,11 @@ DP-GCD and DP-SGD with no edit to them, and its constants come from what the cla
 """
 import numpy as np
 import pytest
+from numba import njit
 
 import dp_cd   # registers every solver
 from dp_cd.model.losses import Loss, SquaredLoss, SmoothHingeLoss
-from dp_cd.model.penalties import Penalty, L2
+from dp_cd.model.penalties import Penalty, L2, PENALTY_KERNELS
 from dp_cd.privacy.registry import ACCOUNTANTS
 from dp_cd.solvers.contract import SOLVERS
 
@@ -31,9 +33,44 @@ class HalfLoss(Loss):
 
 
 class UnknownPenalty(L2):
-    "A user's penalty with a code no kernel computes."
-    code = 98
+    "A user's subclass of a library penalty that declares no kernels of its own."
+    def value(self, w): return 0.5 * super().value(w)
     def __repr__(self): return "UnknownPenalty()"
+
+
+class HalfPenalty(Penalty):
+    "A user's penalty written from the base class, without kernels: psi(w) = ||w||_2^2 / 4."
+    def __init__(self): self.params = np.array([0.5])
+    def __repr__(self): return "HalfPenalty()"
+
+
+class NonNegativeL1(Penalty):
+    "A user's penalty in one class with its kernels: psi_j(v) = lam v for v >= 0, +inf for v < 0."
+    def __init__(self, lam): self.params = np.array([float(lam)])
+    def __repr__(self): return f"NonNegativeL1(lam={self.params[0]})"
+
+    @staticmethod
+    @njit(cache=True)
+    def value_1d(params, j, x): return params[0] * x if x >= 0 else np.inf
+
+    @staticmethod
+    @njit(cache=True)
+    def prox_1d(params, j, x, step): return max(x - step * params[0], 0.0)
+
+    @staticmethod
+    @njit(cache=True)
+    def subdiff_1d(params, j, x):
+        if x > 0: return params[0], params[0]
+        if x < 0: return np.inf, -np.inf
+        return -np.inf, params[0]
+
+    @staticmethod
+    @njit(cache=True)
+    def conj_1d(params, j, v): return 0.0 if v <= params[0] else np.inf
+
+    @staticmethod
+    @njit(cache=True)
+    def conj_bound_1d(params, j): return params[0]
 
 
 def _data(solver):
@@ -67,13 +104,22 @@ def test_an_unknown_loss_is_refused_naming_both(name, loss):
     assert name in str(e.value) and type(loss).__name__ in str(e.value), str(e.value)
 
 
+@pytest.mark.parametrize("penalty", [UnknownPenalty(0.1), HalfPenalty()], ids=repr)
 @pytest.mark.parametrize("name", NAMES)
-def test_an_unknown_penalty_is_refused_naming_both(name):
+def test_an_unknown_penalty_is_refused_naming_both(name, penalty):
     X, y = _data(name)
     loss = SOLVERS[name].losses[0]()
     with pytest.raises(ValueError) as e:
-        SOLVERS[name].fit(X, y, loss, UnknownPenalty(0.1), epsilon=1.0, delta=1e-5)
-    assert name in str(e.value) and "UnknownPenalty" in str(e.value), str(e.value)
+        SOLVERS[name].fit(X, y, loss, penalty, epsilon=1.0, delta=1e-5)
+    assert name in str(e.value) and type(penalty).__name__ in str(e.value), str(e.value)
+    with pytest.raises(NotImplementedError, match="carries no kernels"): penalty.kernel_args()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_solver_takes_only_penalties_that_carry_their_kernels(name):
+    s = SOLVERS[name]
+    assert all(c.token is not None and set(PENALTY_KERNELS) <= c.kernels for c in s.penalties), name
+    assert UnknownPenalty not in s.penalties and HalfPenalty not in s.penalties
 
 
 @pytest.mark.parametrize("name", [n for n in NAMES if "accountant" in SOLVERS[n].option_names])
@@ -108,3 +154,26 @@ def test_a_new_loss_is_one_class(name):
     assert np.all(np.isfinite(r.coef)) and loss.value(X, y, r.coef) < loss.value(X, y, np.zeros(3))
     r = s.fit(X, y, loss, L2(0.01), epsilon=1.0, delta=1e-5, random_state=0)
     assert np.all(np.isfinite(r.coef)) and r.privacy.epsilon <= 1.0 + 1e-9
+
+
+@pytest.mark.parametrize("name", ["dp-cd", "dp-gcd", "dp-sgd", "dp-bcd"])
+def test_a_new_penalty_is_one_class(name):
+    "A penalty declared in one class with its kernels runs through the solver, with no edit to it."
+    s = SOLVERS[name]
+    assert NonNegativeL1 in s.penalties
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 3)) / 3
+    y = X @ np.array([0.5, -0.3, 0.2]) + rng.normal(size=300) / 20
+    loss, pen = SquaredLoss(), NonNegativeL1(0.01)
+    for eps, delta in ((np.inf, 0.0), (1.0, 1e-5)):
+        r = s.fit(X, y, loss, pen, epsilon=eps, delta=delta, random_state=0)
+        assert np.all(r.coef >= 0), r.coef   # every iterate is a prox of the penalty
+        if eps == np.inf:   # the non-private run descends, and holds -0.3 at the bound 0
+            assert r.coef[1] == 0.0, r.coef
+            assert loss.value(X, y, r.coef) + pen.value(r.coef) < loss.value(X, y, np.zeros(3))
+
+
+def test_a_solver_that_narrows_its_penalties_refuses_a_new_one():
+    X, y = _data("dp-scd")
+    with pytest.raises(ValueError, match=r"'dp-scd' does not support NonNegativeL1\(lam=0.1\)"):
+        SOLVERS["dp-scd"].fit(X, y, SquaredLoss(), NonNegativeL1(0.1), epsilon=1.0, delta=1e-5)

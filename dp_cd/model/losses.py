@@ -14,9 +14,9 @@ from llvmlite import ir
 from ..utils import check_array, check_scalar, as_design, PrivacyLeakWarning
 
 # %% auto 0
-__all__ = ['LOSS_KERNELS', 'loss_classes', 'check_w', 'Loss', 'SquaredLoss', 'LogisticLoss', 'HuberLoss', 'feature_bounds',
-           'loss_value', 'loss_deriv', 'loss_curvature', 'residual_scale', 'loss_hess', 'loss_conj', 'coord_grad_dense',
-           'coord_grad_sparse', 'ref_clipped_coord_sum_dense', 'ref_clipped_coord_sum_sparse',
+__all__ = ['LOSS_KERNELS', 'kernel_digest', 'loss_classes', 'check_w', 'Loss', 'SquaredLoss', 'LogisticLoss', 'HuberLoss',
+           'feature_bounds', 'loss_value', 'loss_deriv', 'loss_curvature', 'residual_scale', 'loss_hess', 'loss_conj',
+           'coord_grad_dense', 'coord_grad_sparse', 'ref_clipped_coord_sum_dense', 'ref_clipped_coord_sum_sparse',
            'clipped_coord_grad_dense', 'clipped_coord_grad_sparse', 'coord_grad_samples_dense',
            'coord_grad_samples_sparse', 'update_pred_dense', 'update_pred_sparse', 'loss_deriv_vec', 'loss_hess_vec',
            'loss_value_mean', 'loss_conj_mean', 'fast_exp', 'kernel_deriv', 'kernel_deriv_range',
@@ -29,22 +29,47 @@ LOSS_KERNELS = ("phi", "dphi", "dphi_fast", "d2phi", "sup_d2phi", "conj", "dual_
 _CARRIERS = {}   # token field name -> the Loss class whose kernels it names
 
 
-def _digest(cls) -> str:
-    "A hash of the class's kernels' bytecode and constants: an edited loss is a new numba type."
-    h = hashlib.sha1(f"{cls.__module__}.{cls.__qualname__}:{cls.residual_scale!r}".encode())
-    for k in LOSS_KERNELS:
+def _canon(v) -> str:
+    "A text for `v` that is the same in every process (sets sorted, code objects by their bytes)."
+    if hasattr(v, "co_code"): return repr(v.co_code) + _canon(v.co_consts) + repr(v.co_names)
+    if isinstance(v, (set, frozenset)): return "{" + ",".join(sorted(map(_canon, v))) + "}"
+    if isinstance(v, (tuple, list)): return "(" + ",".join(map(_canon, v)) + ")"
+    if isinstance(v, dict):
+        return "{" + ",".join(sorted(f"{_canon(k)}:{_canon(x)}" for k, x in v.items())) + "}"
+    return repr(v)
+
+
+def kernel_digest(cls, # a class carrying numba kernels (a loss or a penalty)
+                  kernels, # the names of the kernels it may carry
+                  facts:str="", # what else its compiled code reads from the class, as text
+                 ) -> str: # 16 hexadecimal digits
+    """A hash of what the compiled kernels of `cls` depend on: each kernel's bytecode and constants,
+    its compile options (`fastmath`, `inline`, `error_model`, ...), and, recursively, the numba
+    functions and the numbers it reads from its module. An edit to any of them gives the class a
+    new token, hence a new numba type: numba's on-disk cache never serves code compiled for other
+    kernels."""
+    h, seen = hashlib.sha1(f"{cls.__module__}.{cls.__qualname__}:{facts}".encode()), set()
+    def add(f):
+        if id(f) in seen: return
+        seen.add(id(f))
+        py = f.py_func
+        h.update((_canon(py.__code__) + _canon(f.targetoptions)).encode())
+        for name in py.__code__.co_names:
+            g = py.__globals__.get(name)
+            if hasattr(g, "py_func") and hasattr(g, "targetoptions"): add(g)
+            elif isinstance(g, (bool, int, float, str, np.number)): h.update(f"{name}={g!r}".encode())
+            elif isinstance(g, np.ndarray): h.update(name.encode() + g.tobytes())
+    for k in kernels:
         f = getattr(cls, k, None)
-        if f is None: continue
-        co = f.py_func.__code__
-        consts = tuple(c.co_code if hasattr(c, "co_code") else c for c in co.co_consts)
-        h.update(k.encode() + co.co_code + repr((consts, co.co_names)).encode())
+        if f is not None: h.update(k.encode()); add(f)
     return h.hexdigest()[:16]
 
 
 def _loss_token(cls) -> np.ndarray:
     """The value the kernels receive for a loss class: an empty array of a structured dtype whose
     one field names the class (numba types it by that dtype, without calling back into Python)."""
-    key = "".join(ch if ch.isalnum() else "_" for ch in cls.__qualname__) + "_" + _digest(cls)
+    digest = kernel_digest(cls, LOSS_KERNELS, repr(cls.residual_scale))
+    key = "".join(ch if ch.isalnum() else "_" for ch in cls.__qualname__) + "_" + digest
     _CARRIERS[key] = cls
     return np.zeros(0, np.dtype([(key, np.uint8)]))
 

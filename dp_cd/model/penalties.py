@@ -5,23 +5,70 @@
 # %% ../../nbs/01_model/03_penalties.ipynb 1
 from __future__ import annotations
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.core.errors import TypingError
+from numba.extending import overload
 from ..utils import check_array, check_scalar
+from .losses import kernel_digest
 
 # %% auto 0
-__all__ = ['NONE', 'L1_CODE', 'L2_CODE', 'ENET', 'BOX', 'Penalty', 'NoPenalty', 'L1', 'L2', 'ElasticNet', 'Box',
+__all__ = ['PENALTY_KERNELS', 'PENALTY_FACTS', 'penalty_classes', 'Penalty', 'NoPenalty', 'L1', 'L2', 'ElasticNet', 'Box',
            'penalty_value_1d', 'prox_1d', 'subdiff_1d', 'subdiff_dist_1d', 'prox_step_1d', 'quad_model_min_1d',
            'gs_score_1d', 'conj_1d', 'conj_bound_1d', 'penalty_value', 'prox_vec', 'has_closed_form_scores',
            'enet_weights', 'is_zero_penalty', 'is_quadratic_penalty', 'smooth_gradient_1d']
 
 # %% ../../nbs/01_model/03_penalties.ipynb
-NONE, L1_CODE, L2_CODE, ENET, BOX = 0, 1, 2, 3, 4
+PENALTY_KERNELS = ("value_1d", "prox_1d", "subdiff_1d", "conj_1d", "conj_bound_1d")
+PENALTY_FACTS = ("enet_weights", "smooth_gradient_1d")   # optional: the elastic-net family's forms
+_CARRIERS = {}   # token field name -> the Penalty class whose kernels it names
+
+
+def _penalty_token(cls) -> np.ndarray:
+    """The value the kernels receive for a penalty class: an empty array of a structured dtype
+    whose one field names the class (numba types it by that dtype, without calling back into
+    Python)."""
+    digest = kernel_digest(cls, PENALTY_KERNELS + PENALTY_FACTS, f"{cls.zero!r}:{cls.quadratic!r}")
+    key = "".join(ch if ch.isalnum() else "_" for ch in cls.__qualname__) + "_" + digest
+    _CARRIERS[key] = cls
+    return np.zeros(0, np.dtype([(key, np.uint8)]))
+
+
+def penalty_classes() -> tuple: # the classes carrying kernels, in the order they were defined
+    "The penalty classes (the library's and any defined since) that carry their kernels."
+    return tuple(dict.fromkeys(_CARRIERS.values()))
+
 
 # %% ../../nbs/01_model/03_penalties.ipynb
 class Penalty:
-    "Base class of separable penalties; subclasses set `code` and the float64 array `params`."
-    code: int = -1
+    """Base class of the separable penalties $\\psi(w)=\\sum_j\\psi_j(w_j)$; a subclass sets the
+    float64 array `params` and carries its one-dimensional kernels (`PENALTY_KERNELS`, and the
+    optional `PENALTY_FACTS`) in its body."""
     params: np.ndarray
+    zero: bool = False  # psi = 0
+    quadratic: bool = False  # psi_j(x) = (lambda_2 / 2) x^2 by its form: a linear proximal map
+    kernels: frozenset = frozenset()  # the kernels the class carries (set by the class)
+    token = None  # what the compiled kernels receive for the class (None: it carries none)
+    # the kernels, numba functions of (params, j, ...): value_1d(params, j, x),
+    # prox_1d(params, j, x, step), subdiff_1d(params, j, x) -> (a, b), conj_1d(params, j, v),
+    # conj_bound_1d(params, j); optional: enet_weights(params) -> (lambda_1, lambda_2) and
+    # smooth_gradient_1d(params, j, x) of the elastic-net family; None: not carried
+    value_1d = prox_1d = subdiff_1d = conj_1d = conj_bound_1d = None
+    enet_weights = smooth_gradient_1d = None
+
+    def __init_subclass__(cls, **kwargs):
+        """A class that declares kernels in its body carries them (with those of its parents it
+        does not redeclare) and gets its own token; one that declares none carries none."""
+        super().__init_subclass__(**kwargs)
+        if not any(k in cls.__dict__ for k in PENALTY_KERNELS + PENALTY_FACTS):
+            cls.kernels, cls.token = frozenset(), None
+            return
+        cls.kernels = frozenset(k for k in PENALTY_KERNELS + PENALTY_FACTS
+                                if getattr(cls, k) is not None)
+        missing = [k for k in PENALTY_KERNELS if k not in cls.kernels]
+        if missing:
+            raise TypeError(f"{cls.__name__} declares kernels but not {', '.join(missing)}")
+        cls.token = _penalty_token(cls)
+
     def __repr__(self): return f"{type(self).__name__}()"
 
     def __eq__(self, other):
@@ -32,15 +79,15 @@ class Penalty:
     def check_dim(self, p:int): "Raise if the penalty cannot apply to `p` coordinates."
 
     def kernel_args(self) -> tuple:
-        """`(code, params)` as the one-dimensional kernels take them; a code they do not compute is
-        refused (a subclass with a code of its own overrides the methods that call the kernels)."""
-        if self.code not in (NONE, L1_CODE, L2_CODE, ENET, BOX):
+        """`(token, params)` as the compiled kernels take them (`kernel(*penalty.kernel_args(),
+        ...)`); a penalty that carries no kernels is refused."""
+        if self.token is None:
             raise NotImplementedError(
-                f"{self!r} has code {self.code!r}, which no kernel of dp_cd.model.penalties "
-                f"computes (none {NONE}, L1 {L1_CODE}, L2 {L2_CODE}, elastic net {ENET}, box "
-                f"{BOX}): override `value`, `prox`, `subdifferential`, `subdiff_dist`, "
-                "`gs_scores`, `conjugate` and `has_gap`")
-        return self.code, self.params
+                f"{self!r} carries no kernels: declare its one-dimensional kernels "
+                f"({', '.join(PENALTY_KERNELS)}) as numba functions in its class body, or override "
+                "`value`, `prox`, `subdifferential`, `subdiff_dist`, `gs_scores`, `conjugate` "
+                "and `has_gap`")
+        return self.token, self.params
 
     @property
     def has_gap(self) -> bool:
@@ -78,17 +125,17 @@ class Penalty:
 
     def subdifferential(self, w) -> tuple[np.ndarray, np.ndarray]:
         "The intervals $\\partial\\psi_j(w_j) = [a_j, b_j]$ as two arrays."
-        w, (code, params) = self._w(w), self.kernel_args()
+        w, (tok, params) = self._w(w), self.kernel_args()
         ab = np.array(
-            [subdiff_1d(code, params, j, w[j]) for j in range(w.shape[0])]
+            [subdiff_1d(tok, params, j, w[j]) for j in range(w.shape[0])]
         ).reshape(-1, 2)
         return ab[:, 0], ab[:, 1]
 
     def subdiff_dist(self, w, g) -> np.ndarray:
         "$\\mathrm{dist}(-g_j, \\partial\\psi_j(w_j))$ for each coordinate (the GS-s quantity)."
-        w, g, (code, params) = self._w(w), self._w(g, "g"), self.kernel_args()
+        w, g, (tok, params) = self._w(w), self._w(g, "g"), self.kernel_args()
         return np.array(
-            [subdiff_dist_1d(code, params, j, w[j], g[j]) for j in range(w.shape[0])]
+            [subdiff_dist_1d(tok, params, j, w[j], g[j]) for j in range(w.shape[0])]
         )
 
     def gs_scores(self, w, # current point (p,)
@@ -101,51 +148,131 @@ class Penalty:
         if rule not in rules: raise ValueError(f"rule must be one of {sorted(rules)}, got {rule!r}")
         w, g, M = self._w(w), self._w(g, "g"), self._w(M, "M")
         if np.any(M <= 0): raise ValueError("M must be positive")
-        code, params = self.kernel_args()
+        tok, params = self.kernel_args()
         return np.array(
             [
-                gs_score_1d(rules[rule], code, params, j, w[j], g[j], M[j])
+                gs_score_1d(rules[rule], tok, params, j, w[j], g[j], M[j])
                 for j in range(w.shape[0])
             ]
         )
 
     def conjugate(self, v) -> float:
         "$\\psi^*(v) = \\sum_j\\psi_j^*(v_j)$."
-        v, (code, params) = self._w(v, "v"), self.kernel_args()
-        return float(sum(conj_1d(code, params, j, v[j]) for j in range(v.shape[0])))
+        v, (tok, params) = self._w(v, "v"), self.kernel_args()
+        return float(sum(conj_1d(tok, params, j, v[j]) for j in range(v.shape[0])))
 
 # %% ../../nbs/01_model/03_penalties.ipynb
 class NoPenalty(Penalty):
     "$\\psi = 0$ (smooth problems)."
-    code = NONE
+    zero = quadratic = True
     def __init__(self): self.params = np.zeros(1)
+
+    @staticmethod
+    @njit(cache=True, inline='always')
+    def value_1d(params, j, x): return 0.0
+
+    @staticmethod
+    @njit(cache=True, inline='always')
+    def prox_1d(params, j, x, step): return x
+
+    @staticmethod
+    @njit(cache=True, inline='always')
+    def subdiff_1d(params, j, x): return 0.0, 0.0
+
+    @staticmethod
+    @njit(cache=True, inline='always')
+    def conj_1d(params, j, v): return 0.0 if v == 0.0 else np.inf
+
+    @staticmethod
+    @njit(cache=True, inline='always')
+    def conj_bound_1d(params, j): return 0.0
+
+    @staticmethod
+    @njit(cache=True, inline='always')
+    def enet_weights(params): return 0.0, 0.0
 
 
 def _lam(lam): return check_scalar(lam, "lam", low=0)
 
 class L1(Penalty):
     "$\\psi(w)=\\lambda\\|w\\|_1$."
-    code = L1_CODE
     def __init__(self, lam:float, # regularisation strength lambda >= 0
                 ): self.params = np.array([_lam(lam)])
     @property
     def lam(self): return float(self.params[0])
     def __repr__(self): return f"L1(lam={self.lam})"
 
+    @staticmethod
+    @njit(cache=True, inline='always')
+    def value_1d(params, j, x): return params[0] * abs(x)
+
+    @staticmethod
+    @njit(cache=True, inline='always')
+    def prox_1d(params, j, x, step): return _soft(x, step * params[0])
+
+    @staticmethod
+    @njit(cache=True, inline='always')
+    def subdiff_1d(params, j, x):
+        lam1, c = params[0], 0.0
+        if x > 0: return c + lam1, c + lam1
+        if x < 0: return c - lam1, c - lam1
+        return -lam1, lam1
+
+    @staticmethod
+    @njit(cache=True, inline='always')
+    def conj_1d(params, j, v): return 0.0 if abs(v) <= params[0] else np.inf
+
+    @staticmethod
+    @njit(cache=True, inline='always')
+    def conj_bound_1d(params, j): return params[0]
+
+    @staticmethod
+    @njit(cache=True, inline='always')
+    def enet_weights(params): return params[0], 0.0
+
 # %% ../../nbs/01_model/03_penalties.ipynb
 class L2(Penalty):
     "$\\psi(w)=\\frac\\lambda2\\|w\\|_2^2$."
-    code = L2_CODE
+    quadratic = True
     def __init__(self, lam:float, # regularisation strength lambda >= 0
                 ): self.params = np.array([_lam(lam)])
     @property
     def lam(self): return float(self.params[0])
     def __repr__(self): return f"L2(lam={self.lam})"
 
+    @staticmethod
+    @njit(cache=True, inline='always')
+    def value_1d(params, j, x): return 0.5 * params[0] * x * x
+
+    @staticmethod
+    @njit(cache=True, inline='always')
+    def prox_1d(params, j, x, step): return x / (1.0 + step * params[0])
+
+    @staticmethod
+    @njit(cache=True, inline='always')
+    def subdiff_1d(params, j, x): return params[0] * x, params[0] * x
+
+    @staticmethod
+    @njit(cache=True, inline='always')
+    def conj_1d(params, j, v):
+        if params[0] > 0: return 0.5 * v * v / params[0]
+        return 0.0 if v == 0.0 else np.inf
+
+    @staticmethod
+    @njit(cache=True, inline='always')
+    def conj_bound_1d(params, j): return np.inf if params[0] > 0 else 0.0
+
+    @staticmethod
+    @njit(cache=True, inline='always')
+    def enet_weights(params): return 0.0, params[0]
+
+    @staticmethod
+    @njit(cache=True, inline='always')
+    def smooth_gradient_1d(params, j, x): return params[0] * x
+
 # %% ../../nbs/01_model/03_penalties.ipynb
 class ElasticNet(Penalty):
     "$\\psi(w)=\\lambda(\\rho\\|w\\|_1 + \\frac{1-\\rho}2\\|w\\|_2^2)$ with $\\rho$ = `l1_ratio`."
-    code = ENET
     def __init__(self, lam:float, # regularisation strength lambda >= 0
                  l1_ratio:float=0.5, # rho in [0, 1]
                 ): self.params = np.array([_lam(lam), check_scalar(l1_ratio, "l1_ratio", 0, 1)])
@@ -155,10 +282,47 @@ class ElasticNet(Penalty):
     def l1_ratio(self): return float(self.params[1])
     def __repr__(self): return f"ElasticNet(lam={self.lam}, l1_ratio={self.l1_ratio})"
 
+    @staticmethod
+    @njit(cache=True, inline='always')
+    def value_1d(params, j, x):
+        return params[0] * (params[1] * abs(x) + 0.5 * (1.0 - params[1]) * x * x)
+
+    @staticmethod
+    @njit(cache=True, inline='always')
+    def prox_1d(params, j, x, step):
+        return _soft(x, step * params[0] * params[1]) / (1.0 + step * params[0] * (1.0 - params[1]))
+
+    @staticmethod
+    @njit(cache=True, inline='always')
+    def subdiff_1d(params, j, x):
+        lam1, c = params[0] * params[1], params[0] * (1.0 - params[1]) * x
+        if x > 0: return c + lam1, c + lam1
+        if x < 0: return c - lam1, c - lam1
+        return -lam1, lam1
+
+    @staticmethod
+    @njit(cache=True, inline='always')
+    def conj_1d(params, j, v):
+        l1, l2 = params[0] * params[1], params[0] * (1.0 - params[1])
+        t = max(abs(v) - l1, 0.0)
+        if l2 > 0: return 0.5 * t * t / l2
+        return 0.0 if t == 0.0 else np.inf
+
+    @staticmethod
+    @njit(cache=True, inline='always')
+    def conj_bound_1d(params, j): return np.inf if params[1] < 1.0 else params[0]
+
+    @staticmethod
+    @njit(cache=True, inline='always')
+    def enet_weights(params): return params[0] * params[1], params[0] * (1.0 - params[1])
+
+    @staticmethod
+    @njit(cache=True, inline='always')
+    def smooth_gradient_1d(params, j, x): return params[0] * (1.0 - params[1]) * x
+
 # %% ../../nbs/01_model/03_penalties.ipynb
 class Box(Penalty):
     "Indicator of the box $\\prod_j[l_j, u_j]$ (constraints; bounds may be infinite)."
-    code = BOX
     def __init__(self, lower=-1.0, # lower bounds l (scalar or (p,)), may be -inf
                  upper=1.0, # upper bounds u (scalar or (p,)), may be +inf
                 ):
@@ -191,182 +355,250 @@ class Box(Penalty):
 
     def __repr__(self): return f"Box(lower={self.lower}, upper={self.upper})"
 
+    @staticmethod
+    @njit(cache=True, inline='always')
+    def value_1d(params, j, x):
+        lo, up = _box(params, j)
+        return 0.0 if lo <= x <= up else np.inf
+
+    @staticmethod
+    @njit(cache=True, inline='always')
+    def prox_1d(params, j, x, step):
+        lo, up = _box(params, j)
+        return min(up, max(lo, x))
+
+    @staticmethod
+    @njit(cache=True, inline='always')
+    def subdiff_1d(params, j, x):
+        lo, up = _box(params, j)
+        if x < lo or x > up: return np.inf, -np.inf
+        a = -np.inf if x == lo else 0.0
+        b = np.inf if x == up else 0.0
+        return a, b
+
+    @staticmethod
+    @njit(cache=True, inline='always')
+    def conj_1d(params, j, v):
+        lo, up = _box(params, j)
+        if v > 0: return v * up if up < np.inf else np.inf
+        if v < 0: return v * lo if lo > -np.inf else np.inf
+        return 0.0
+
+    @staticmethod
+    @njit(cache=True, inline='always')
+    def conj_bound_1d(params, j):
+        lo, up = _box(params, j)
+        return np.inf if (lo > -np.inf and up < np.inf) else 0.0
+
 # %% ../../nbs/01_model/03_penalties.ipynb
 def _l2_strength(self) -> float:
     "$\\lambda_2\\ge0$, the weight of the quadratic part $\\frac{\\lambda_2}2x^2$ of $\\psi_j$."
-    return float(enet_weights(self.code, self.params)[1])
+    return float(enet_weights(*self.kernel_args())[1])
 
 Penalty.l2_strength = property(_l2_strength)
-Penalty.is_zero = property(lambda self: bool(is_zero_penalty(self.code)),
+Penalty.is_zero = property(lambda self: bool(is_zero_penalty(self.kernel_args()[0])),
                            doc="Whether $\\psi = 0$.")
-Penalty.is_quadratic = property(lambda self: bool(is_quadratic_penalty(self.code)),
+Penalty.is_quadratic = property(lambda self: bool(is_quadratic_penalty(self.kernel_args()[0])),
                                 doc="Whether $\\psi_j(x)=\\frac{\\lambda_2}2x^2$ by its form.")
 
 # %% ../../nbs/01_model/03_penalties.ipynb
-@njit(cache=True)
+def _cls(tok):
+    "At typing time: the penalty class whose token numba typed as `tok` (None: not a token)."
+    if not (isinstance(tok, types.Array) and isinstance(tok.dtype, types.Record)): return None
+    return _CARRIERS.get(next(iter(tok.dtype.fields)))
+
+
+def _kernel(tok, kernel:str):
+    cls = _cls(tok)
+    if cls is None: return None
+    f = getattr(cls, kernel, None)
+    if f is None:
+        raise TypingError(f"{cls.__name__} carries no `{kernel}` kernel, which this kernel calls")
+    return f
+
+# one generic entry per scalar kernel: resolved from the penalty's token when a kernel is compiled
+def _value(tok, params, j, x): raise NotImplementedError("called from numba only")
+def _prox(tok, params, j, x, step): raise NotImplementedError("called from numba only")
+def _subdiff(tok, params, j, x): raise NotImplementedError("called from numba only")
+def _conj(tok, params, j, v): raise NotImplementedError("called from numba only")
+def _conj_bound(tok, params, j): raise NotImplementedError("called from numba only")
+def _enet(tok, params): raise NotImplementedError("called from numba only")
+def _smooth_grad(tok, params, j, x): raise NotImplementedError("called from numba only")
+def _closed(tok): raise NotImplementedError("called from numba only")
+def _zero(tok): raise NotImplementedError("called from numba only")
+def _quadratic(tok): raise NotImplementedError("called from numba only")
+
+@overload(_value, inline='always')
+def _ov_value(tok, params, j, x):
+    f = _kernel(tok, "value_1d")
+    if f is not None: return lambda tok, params, j, x: f(params, j, x)
+
+@overload(_prox, inline='always')
+def _ov_prox(tok, params, j, x, step):
+    f = _kernel(tok, "prox_1d")
+    if f is not None: return lambda tok, params, j, x, step: f(params, j, x, step)
+
+@overload(_subdiff, inline='always')
+def _ov_subdiff(tok, params, j, x):
+    f = _kernel(tok, "subdiff_1d")
+    if f is not None: return lambda tok, params, j, x: f(params, j, x)
+
+@overload(_conj, inline='always')
+def _ov_conj(tok, params, j, v):
+    f = _kernel(tok, "conj_1d")
+    if f is not None: return lambda tok, params, j, v: f(params, j, v)
+
+@overload(_conj_bound, inline='always')
+def _ov_conj_bound(tok, params, j):
+    f = _kernel(tok, "conj_bound_1d")
+    if f is not None: return lambda tok, params, j: f(params, j)
+
+@overload(_enet, inline='always')
+def _ov_enet(tok, params):
+    cls = _cls(tok)
+    if cls is None: return None
+    f = cls.enet_weights
+    if f is None: return lambda tok, params: (0.0, 0.0)
+    return lambda tok, params: f(params)
+
+@overload(_smooth_grad, inline='always')
+def _ov_smooth_grad(tok, params, j, x):
+    cls = _cls(tok)
+    if cls is None: return None
+    f = cls.smooth_gradient_1d
+    if f is None: return lambda tok, params, j, x: 0.0
+    return lambda tok, params, j, x: f(params, j, x)
+
+def _constant(stub, fact):
+    @overload(stub, inline='always')
+    def _ov(tok):
+        cls = _cls(tok)
+        if cls is None: return None
+        v = bool(fact(cls))
+        return lambda tok: v
+
+_constant(_closed, lambda cls: cls.enet_weights is not None)
+_constant(_zero, lambda cls: cls.zero)
+_constant(_quadratic, lambda cls: cls.quadratic)
+
+@njit(cache=True, inline='always')
 def _box(params, j):
     m = params.shape[0] // 2
     if m == 1: return params[0], params[1]
     return params[j], params[m + j]
 
 @njit(cache=True)
-def penalty_value_1d(code:int, params, j:int, x:float) -> float:
-    "$\\psi_j(x)$ for the penalty `code` with parameters `params`."
-    if code == 0: return 0.0
-    if code == 1: return params[0] * abs(x)
-    if code == 2: return 0.5 * params[0] * x * x
-    if code == 3: return params[0] * (params[1] * abs(x) + 0.5 * (1.0 - params[1]) * x * x)
-    lo, up = _box(params, j)
-    return 0.0 if lo <= x <= up else np.inf
+def penalty_value_1d(tok, params, j:int, x:float) -> float:
+    "$\\psi_j(x)$ for the penalty `tok, params` = `penalty.kernel_args()` (its class's `value_1d`)."
+    return _value(tok, params, j, x)
 
 # %% ../../nbs/01_model/03_penalties.ipynb
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _soft(x, t):
     if x > t: return x - t
     if x < -t: return x + t
     return 0.0
 
 @njit(cache=True)
-def prox_1d(code:int, params, j:int, x:float, step:float) -> float:
+def prox_1d(tok, params, j:int, x:float, step:float) -> float:
     "$\\mathrm{prox}_{\\mathrm{step}\\,\\psi_j}(x) = \\arg\\min_v \\frac12(v-x)^2 + \\mathrm{step}\\,\\psi_j(v)$."
-    if code == 0: return x
-    if code == 1: return _soft(x, step * params[0])
-    if code == 2: return x / (1.0 + step * params[0])
-    if code == 3:
-        return _soft(x, step * params[0] * params[1]) / (1.0 + step * params[0] * (1.0 - params[1]))
-    lo, up = _box(params, j)
-    return min(up, max(lo, x))
+    return _prox(tok, params, j, x, step)
 
 # %% ../../nbs/01_model/03_penalties.ipynb
 @njit(cache=True)
-def subdiff_1d(code:int, params, j:int, x:float):
+def subdiff_1d(tok, params, j:int, x:float):
     """The subdifferential $\\partial\\psi_j(x)$ as an interval `(a, b)` (empty, `a > b`, outside a
     box)."""
-    if code == 0: return 0.0, 0.0
-    if code == 1 or code == 3:
-        lam1 = params[0] if code == 1 else params[0] * params[1]
-        c = 0.0 if code == 1 else params[0] * (1.0 - params[1]) * x
-        if x > 0: return c + lam1, c + lam1
-        if x < 0: return c - lam1, c - lam1
-        return -lam1, lam1
-    if code == 2: return params[0] * x, params[0] * x
-    lo, up = _box(params, j)
-    if x < lo or x > up: return np.inf, -np.inf
-    a = -np.inf if x == lo else 0.0
-    b = np.inf if x == up else 0.0
-    return a, b
+    return _subdiff(tok, params, j, x)
 
 # %% ../../nbs/01_model/03_penalties.ipynb
 @njit(cache=True)
-def subdiff_dist_1d(code:int, params, j:int, x:float, g:float) -> float:
+def subdiff_dist_1d(tok, params, j:int, x:float, g:float) -> float:
     """$\\min_{\\xi\\in\\partial\\psi_j(x)}|g+\\xi|$: distance of $-g$ to $\\partial\\psi_j(x)$
     (`inf` if the subdifferential is empty)."""
-    a, b = subdiff_1d(code, params, j, x)
+    a, b = subdiff_1d(tok, params, j, x)
     if a > b: return np.inf
     return max(0.0, a + g, -g - b)
 
 @njit(cache=True)
-def prox_step_1d(code:int, params, j:int, x:float, g:float, step:float) -> float:
+def prox_step_1d(tok, params, j:int, x:float, g:float, step:float) -> float:
     """The proximal coordinate step
     $\\mathrm{prox}_{\\mathrm{step}\\,\\psi_j}(x-\\mathrm{step}\\cdot g) - x$."""
-    return prox_1d(code, params, j, x - step * g, step) - x
+    return prox_1d(tok, params, j, x - step * g, step) - x
 
 # %% ../../nbs/01_model/03_penalties.ipynb
 @njit(cache=True)
-def quad_model_min_1d(code:int, params, j:int, x:float, g:float, m:float) -> float:
+def quad_model_min_1d(tok, params, j:int, x:float, g:float, m:float) -> float:
     """$\\min_\\alpha\\; g\\alpha + \\frac m2\\alpha^2 + \\psi_j(x+\\alpha) - \\psi_j(x)$ (attained
     at the prox step with step $1/m$)."""
-    v = prox_1d(code, params, j, x - g / m, 1.0 / m)
+    v = prox_1d(tok, params, j, x - g / m, 1.0 / m)
     a = v - x  # psi_j is evaluated at v itself: x + (v - x) may round outside a box
     return (
         g * a
         + 0.5 * m * a * a
-        + penalty_value_1d(code, params, j, v)
-        - penalty_value_1d(code, params, j, x)
+        + penalty_value_1d(tok, params, j, v)
+        - penalty_value_1d(tok, params, j, x)
     )
 
 # %% ../../nbs/01_model/03_penalties.ipynb
 @njit(cache=True)
-def gs_score_1d(rule:int, code:int, params, j:int, x:float, g:float, m:float) -> float:
+def gs_score_1d(rule:int, tok, params, j:int, x:float, g:float, m:float) -> float:
     """Score of coordinate `j` for the greedy rule `rule` (0 GS-s, 1 GS-r, 2 GS-q), given
     $g=\\nabla_jf$ (possibly noisy) and $m=M_j$; larger is better."""
-    if rule == 0: return subdiff_dist_1d(code, params, j, x, g) / np.sqrt(m)
-    if rule == 1: return np.sqrt(m) * abs(prox_step_1d(code, params, j, x, g, 1.0 / m))
-    return -quad_model_min_1d(code, params, j, x, g, m)
+    if rule == 0: return subdiff_dist_1d(tok, params, j, x, g) / np.sqrt(m)
+    if rule == 1: return np.sqrt(m) * abs(prox_step_1d(tok, params, j, x, g, 1.0 / m))
+    return -quad_model_min_1d(tok, params, j, x, g, m)
 
 # %% ../../nbs/01_model/03_penalties.ipynb
 @njit(cache=True)
-def conj_1d(code:int, params, j:int, v:float) -> float:
+def conj_1d(tok, params, j:int, v:float) -> float:
     "Convex conjugate $\\psi_j^*(v)=\\sup_x\\{vx-\\psi_j(x)\\}$ (`inf` outside its domain)."
-    if code == 0: return 0.0 if v == 0.0 else np.inf
-    if code == 1: return 0.0 if abs(v) <= params[0] else np.inf
-    if code == 2:
-        if params[0] > 0: return 0.5 * v * v / params[0]
-        return 0.0 if v == 0.0 else np.inf
-    if code == 3:
-        l1, l2 = params[0] * params[1], params[0] * (1.0 - params[1])
-        t = max(abs(v) - l1, 0.0)
-        if l2 > 0: return 0.5 * t * t / l2
-        return 0.0 if t == 0.0 else np.inf
-    lo, up = _box(params, j)
-    if v > 0: return v * up if up < np.inf else np.inf
-    if v < 0: return v * lo if lo > -np.inf else np.inf
-    return 0.0
+    return _conj(tok, params, j, v)
 
 # %% ../../nbs/01_model/03_penalties.ipynb
 @njit(cache=True)
-def conj_bound_1d(code:int, params, j:int) -> float:
+def conj_bound_1d(tok, params, j:int) -> float:
     """A radius $B_j$ such that $\\psi_j^*(v)<\\infty$ whenever $|v|\\le B_j$ (`inf`: finite
     everywhere)."""
-    if code == 0: return 0.0
-    if code == 1: return params[0]
-    if code == 2: return np.inf if params[0] > 0 else 0.0
-    if code == 3: return np.inf if params[1] < 1.0 else params[0]
-    lo, up = _box(params, j)
-    return np.inf if (lo > -np.inf and up < np.inf) else 0.0
+    return _conj_bound(tok, params, j)
 
 # %% ../../nbs/01_model/03_penalties.ipynb
 @njit(cache=True)
-def penalty_value(code:int, params, w) -> float:
+def penalty_value(tok, params, w) -> float:
     "$\\psi(w)=\\sum_j\\psi_j(w_j)$."
     s = 0.0
-    for j in range(w.shape[0]): s += penalty_value_1d(code, params, j, w[j])
+    for j in range(w.shape[0]): s += penalty_value_1d(tok, params, j, w[j])
     return s
 
 @njit(cache=True)
-def prox_vec(code:int, params, x, steps, out):
-    "Coordinate-wise prox: `out[j] = prox_1d(code, params, j, x[j], steps[j])`."
-    for j in range(x.shape[0]): out[j] = prox_1d(code, params, j, x[j], steps[j])
+def prox_vec(tok, params, x, steps, out):
+    "Coordinate-wise prox: `out[j] = prox_1d(tok, params, j, x[j], steps[j])`."
+    for j in range(x.shape[0]): out[j] = prox_1d(tok, params, j, x[j], steps[j])
 
 # %% ../../nbs/01_model/03_penalties.ipynb
 @njit(cache=True)
-def has_closed_form_scores(code:int) -> bool:
+def has_closed_form_scores(tok) -> bool:
     """Whether $\\psi_j(x)=\\lambda_1|x|+\\frac{\\lambda_2}2x^2$ on every coordinate (elastic-net
-    family)."""
-    return code == NONE or code == L1_CODE or code == L2_CODE or code == ENET
+    family: the class carries `enet_weights`)."""
+    return _closed(tok)
 
 @njit(cache=True)
-def enet_weights(code:int, params) -> tuple:
+def enet_weights(tok, params) -> tuple:
     "The weights $(\\lambda_1, \\lambda_2)$ of the elastic-net family; $(0, 0)$ for a box."
-    if code == L1_CODE: return params[0], 0.0
-    if code == L2_CODE: return 0.0, params[0]
-    if code == ENET: return params[0] * params[1], params[0] * (1.0 - params[1])
-    return 0.0, 0.0
+    return _enet(tok, params)
 
 # %% ../../nbs/01_model/03_penalties.ipynb
 @njit(cache=True)
-def is_zero_penalty(code:int) -> bool:
-    "Whether $\\psi = 0$."
-    return code == NONE
+def is_zero_penalty(tok) -> bool:
+    "Whether $\\psi = 0$ (the class's `zero`)."
+    return _zero(tok)
 
 @njit(cache=True)
-def is_quadratic_penalty(code:int) -> bool:
+def is_quadratic_penalty(tok) -> bool:
     "Whether $\\psi_j(x)=\\frac{\\lambda_2}2x^2$ by its form (none, L2): a linear proximal map."
-    return code == NONE or code == L2_CODE
+    return _quadratic(tok)
 
 @njit(cache=True)
-def smooth_gradient_1d(code:int, params, j:int, x:float) -> float:
+def smooth_gradient_1d(tok, params, j:int, x:float) -> float:
     "$c_j(x)$: the derivative at `x` of the quadratic part $\\frac{\\lambda_2}2x^2$ of $\\psi_j$."
-    if code == L2_CODE: return params[0] * x
-    if code == ENET: return params[0] * (1.0 - params[1]) * x
-    return 0.0
+    return _smooth_grad(tok, params, j, x)

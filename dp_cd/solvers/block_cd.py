@@ -397,7 +397,6 @@ class DPBCD(Solver):
     name, function = "dp-bcd", dp_bcd
     summary = "private proximal block coordinate descent (uniform blocks, ESO steps)"
     losses = (SquaredLoss, LogisticLoss, HuberLoss)   # the losses the kernels implement
-    penalties = (NoPenalty, L1, L2, ElasticNet, Box)
     clipping = ("coordinate",)
     intercept = True   # fit_intercept (in memory): an implicit constant column, X not copied
     accountants = ("gdp",)

@@ -13,7 +13,7 @@ import scipy.sparse as sp
 from ..utils import (as_design, as_generator, check_array, check_scalar, is_chunked,
                          to_numbers)
 from ..model.losses import Loss, loss_classes
-from ..model.penalties import Penalty
+from ..model.penalties import Penalty, NoPenalty, PENALTY_KERNELS, penalty_classes
 from ..privacy.events import (DPEvent, ComposedEvent, check_epsilon, check_delta,
                                   check_relation)
 from ..privacy.report import PrivacyReport
@@ -277,17 +277,14 @@ class _LossesCarrying:
     "`Solver.losses` by default: the loss classes carrying the solver class's `loss_kernels`."
     def __get__(self, obj, cls): return loss_classes(cls.loss_kernels)
 
-def kernel_penalties() -> dict:
-    "code -> class of the penalties defined in `dp_cd.model.penalties`, as `kernel_losses`."
-    return _library_classes(Penalty)
+def kernel_penalties() -> tuple: # the penalty classes that carry their kernels
+    "The penalty classes that carry their kernels (`model.penalties.penalty_classes`)."
+    return penalty_classes()
 
-def _library_classes(base) -> dict:
-    out, todo = {}, list(base.__subclasses__())
-    while todo:
-        c = todo.pop()
-        todo.extend(c.__subclasses__())
-        if c.__module__ == base.__module__: out.setdefault(c.code, c)
-    return out
+
+class _PenaltiesCarrying:
+    "`Solver.penalties` by default: the penalty classes carrying their kernels."
+    def __get__(self, obj, cls): return penalty_classes()
 
 # %% ../../nbs/03_solvers/00_contract.ipynb
 class Solver:
@@ -297,7 +294,7 @@ class Solver:
     private: bool = True  # False for non-private references
     loss_kernels: tuple = DEFAULT_LOSS_KERNELS  # the scalar kernels its code calls on a loss
     losses = _LossesCarrying()  # supported Loss classes: those carrying `loss_kernels` (or a tuple)
-    penalties: tuple = ()  # supported Penalty classes (empty: every penalty)
+    penalties = _PenaltiesCarrying()  # supported Penalty classes: those carrying kernels (or a tuple)
     sparse: bool = True  # accepts scipy sparse designs
     clipping: tuple = ()  # clipping schemes, e.g. ("coordinate", "sample")
     accountants: tuple = ()  # accountant names accepted by the `accountant` option
@@ -339,11 +336,12 @@ class Solver:
         if not isinstance(loss, self.losses):
             raise ValueError(f"solver {self.name!r} does not support {loss!r}: "
                              f"use one of {_names(self.losses)}")
-        if type(penalty) not in self.penalties and penalty.code not in kernel_penalties():
-            known = {c.code: c.__name__ for c in kernel_penalties().values()}
-            raise ValueError(f"solver {self.name!r} does not support {penalty!r}: its code "
-                             f"{penalty.code!r} is none of the library's penalties {known}")
-        if self.penalties and not isinstance(penalty, self.penalties):
+        if type(penalty).token is None:
+            raise ValueError(f"solver {self.name!r} does not support {penalty!r}: its kernels call "
+                             f"the penalty's {', '.join(PENALTY_KERNELS)}, which "
+                             f"{type(penalty).__name__} does not carry; use one of "
+                             f"{_names(self.penalties)}")
+        if not isinstance(penalty, self.penalties):
             raise ValueError(f"solver {self.name!r} does not support {penalty!r}: "
                              f"use one of {_names(self.penalties)}")
 
@@ -658,7 +656,7 @@ def intercept_column(problem, penalty, penalised:bool, s:float) -> tuple:
     column = ((np.full(n, s), np.arange(n, dtype=np.int64), np.array([0, n], dtype=np.int64))
               if problem.sparse else np.full((n, 2), s, order="F"))
     for a in column if problem.sparse else (column,): a.flags.writeable = False   # as X: one type
-    return column, (penalty if penalised else (0, penalty[1]))   # code 0: no penalty
+    return column, (penalty if penalised else NoPenalty().kernel_args())
 
 
 def linear_margins(X, w, p:int, s:float) -> np.ndarray:

@@ -98,7 +98,7 @@ def _bcd_run(self, problem, plan, options, rng, ex) -> Run:
     P, px, every = plan.params, problem.p, options["record_every"]
     s = options["intercept_scaling"] if options["fit_intercept"] else 0.0
     codes = _codes(problem)
-    icpt = (px, codes[1] if options["penalize_intercept"] else (0, codes[1][1])) if s else None
+    icpt = (px, codes[1] if options["penalize_intercept"] else NoPenalty().kernel_args()) if s else None
     handles = open_chunks(ex, _with_column(problem, s) if s else problem)
     p = P["smoothness"].shape[0]   # coordinates (p + 1 with the intercept)
     state = ([None] * len(handles), None, np.zeros(p))
@@ -133,12 +133,12 @@ def _gcd_chunk(Xc, yc, z, k, w, pending, clips, loss, keep):
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
 @njit(cache=True)
-def _gcd_select(rule, penalty, w, g, M, scale, expo, scores, px:int) -> int:
+def _gcd_select(rule, penalty, free, w, g, M, scale, expo, scores, px:int) -> int:
     """The exponential mechanism on the greedy scores (`gs_score_1d`), by `exponential_race`;
-    coordinates from `px` on (an unpenalised intercept) score as unpenalised."""
+    coordinates from `px` on (an unpenalised intercept) score under `free` (no penalty)."""
     for j in range(w.shape[0]):
-        code = penalty[0] if j < px else 0   # 0: no penalty
-        scores[j] = gs_score_1d(rule, code, penalty[1], j, w[j], g[j], M[j])
+        if j < px: scores[j] = gs_score_1d(rule, penalty[0], penalty[1], j, w[j], g[j], M[j])
+        else: scores[j] = gs_score_1d(rule, free[0], free[1], j, w[j], g[j], M[j])
     return exponential_race(scores, scale, expo)
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
@@ -196,6 +196,7 @@ def _gcd_run(self, problem, plan, options, rng, ex) -> Run:
     _gcd_supported(options)
     p, (problem, w, px, s) = problem.p, _gcd_start(problem, options)
     P, T, every, codes = plan.params, options["n_passes"], options["record_every"], _codes(problem)
+    free = NoPenalty().kernel_args()   # the penalty of the coordinates from px on
     cal = P["calibration"]
     scale = 0.0 if cal is None else cal.selection_noise * P["score_sensitivity"]
     handles, chosen = open_chunks(ex, problem), np.empty(T, dtype=np.int64)
@@ -206,7 +207,7 @@ def _gcd_run(self, problem, plan, options, rng, ex) -> Run:
         zs, sums = map_chunks(ex, handles, _gcd_chunk, zs, w, pending, P["clip_thresholds"],
                               codes[0], _keeps_margins(ex))
         g = reduce_chunks(sums) / problem.n
-        j = chosen[t] = _gcd_select(options["rule_index"], codes[1], w, g, P["smoothness"],
+        j = chosen[t] = _gcd_select(options["rule_index"], codes[1], free, w, g, P["smoothness"],
                                     scale, expo, scores, px)
         pending = _gcd_step(codes[1], P["steps"], w, g, j, P["noise_scales"][j] * draw, px)
         bar.tick()

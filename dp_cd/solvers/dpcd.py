@@ -8,7 +8,8 @@ import math
 from functools import partial
 import warnings
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 from ..utils import (check_scalar, check_array, as_design, as_generator, is_chunked,
                          PrivacyLeakWarning)
 from ..model.losses import (
@@ -463,10 +464,22 @@ def _dpcd_dense(loss, penalty, data, z, w, block, scales, avg, intercept):
     _finish_average(avg, last, w, coords.shape[0])
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
+def _intercept_column(X, penalty, intercept):
+    "`intercept`, or `(X, penalty)` (a stand-in, never read) when it is None."
+    raise NotImplementedError("called from numba only")
+
+@overload(_intercept_column)
+def _ov_intercept_column(X, penalty, intercept):
+    # chosen by the type of `intercept` when a kernel is compiled: numba keeps an `is None` branch
+    # on an argument that is not None, and would type the stand-in's call as well
+    if isinstance(intercept, (types.NoneType, types.Omitted)):
+        return lambda X, penalty, intercept: (X, penalty)
+    return lambda X, penalty, intercept: intercept
+
 @njit(cache=True)
 def dpcd_inner_dense(
     loss,  # (code, param) of the loss: (`Loss.code`, `Loss.param`)
-    penalty,  # (code, params) of the penalty: (`Penalty.code`, `Penalty.params`)
+    penalty,  # `penalty.kernel_args()`: (token, params) of the penalty
     X,  # Fortran design (n, p)
     y,  # labels (n,)
     z,  # predictions z = Xw (+ b) (n,), updated in place
@@ -480,9 +493,9 @@ def dpcd_inner_dense(
     intercept=None,  # (column of s (column 0 of an (n, k) array), penalty of the intercept): coordinate p
 ):
     "K noisy proximal coordinate updates of DP-CD on a dense design (Algorithm 4.3.1, inner loop)."
-    # none: X itself stands in for the column, never read (coordinate p is never drawn), so that
-    # the callees see one array type with or without an intercept and compile once
-    column = (X, penalty) if intercept is None else intercept
+    # none: X itself stands in for the column, never read (coordinate p is never drawn); an
+    # intercept's column and penalty (`NoPenalty` when unpenalised) are typed on their own
+    column = _intercept_column(X, penalty, intercept)
     data = (X, (y, np.empty(0)))   # (two calls: a tuple of 2 or 3 arrays is a type of its own)
     if records is None: _dpcd_dense(loss, penalty, data, z, w, block, scales, avg, column)
     else: _dpcd_dense(loss, penalty, (X, (y,) + records), z, w, block, scales, avg, column)
@@ -530,7 +543,7 @@ def dpcd_inner_sparse(loss, # (code, param) of the loss
                       intercept=None, # (CSC column of s as (data, indices, indptr), its penalty)
                      ):
     "Same as `dpcd_inner_dense` for a CSC design: an update costs O(nnz of the column)."
-    column = (X, penalty) if intercept is None else intercept   # (X: a stand-in, never read)
+    column = _intercept_column(X, penalty, intercept)   # (as `dpcd_inner_dense`)
     data = (X, (y, np.empty(0)))   # (two calls, as `dpcd_inner_dense`)
     if records is None: _dpcd_sparse(loss, penalty, data, z, w, block, scales, avg, column)
     else: _dpcd_sparse(loss, penalty, (X, (y,) + records), z, w, block, scales, avg, column)
@@ -1093,7 +1106,7 @@ def _run_chunks(self, problem, plan, options, rng, ex):
     loss, penalty = problem.loss.kernel_args(), problem.penalty.kernel_args()
     s = o["intercept_scaling"] if o["fit_intercept"] else 0.0
     # the penalties of X's coordinates and of the intercept's column
-    pens = (penalty, penalty if o["penalize_intercept"] else (0, penalty[1]))
+    pens = (penalty, penalty if o["penalize_intercept"] else NoPenalty().kernel_args())
     w = np.append(o["w0"], 0.0) if s else o["w0"].copy()
     per_sample = (float(o["clip"]), p) if by_sample else None
     held = hold_chunks(ex, problem, _chunk_state, w, s, per_sample)
@@ -1128,7 +1141,6 @@ class DPCD(Solver):
     "DP-CD on the solver contract: options, constants, noise calibration, ledger, kernels."
     name, function = "dp-cd", dp_cd
     summary = "private proximal coordinate descent (Algorithm 4.3.1, §4.5)"
-    penalties = (NoPenalty, L1, L2, ElasticNet, Box)
     clipping = ("coordinate", "sample", "adaptive", "coordinate_adaptive")
     intercept = True   # fit_intercept: an implicit constant column, X not copied
     sample_weight = True   # weights in [0, sample_weight_bound], applied after clipping

@@ -666,7 +666,6 @@ class DPGCD(Solver):
     "DP-GCD under the solver contract: its capabilities; its steps are the three cells below."
     name, function = "dp-gcd", dp_gcd
     summary = "DP greedy coordinate descent (thesis Algorithms 5.3.1-5.3.2)"
-    penalties = (NoPenalty, L1, L2, ElasticNet, Box)
     sparse, private, intercept = True, True, True
     clipping = ("coordinate",)
     accountants = DPGCD_ACCOUNTANTS

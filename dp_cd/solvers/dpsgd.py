@@ -72,7 +72,6 @@ class DPSGD(Solver):
     "Proximal DP-SGD: clipped per-sample gradients of Poisson batches, plus Gaussian noise."
     name, function = "dp-sgd", dp_sgd
     summary = "proximal DP-SGD (per-sample clipping, Poisson subsampling, PLD accountant)"
-    penalties = (NoPenalty, L1, L2, ElasticNet, Box)   # every prox of `prox_1d`
     clipping, intercept = ("sample",), True
     relations = ("replace_one", "add_remove")
     accountants = SGD_ACCOUNTANTS
@@ -394,7 +393,7 @@ def sgd_steps_dense(
     row_norms,  # clipping norms of the rows (n,): of ($x_i$, s) with the intercept
     w,  # iterate (p,; p + 1 with the intercept), updated in place
     loss,  # (code, param) of the loss: (`Loss.code`, `Loss.param`)
-    penalty,  # (code, params) of the penalty: (`Penalty.code`, `Penalty.params`)
+    penalty,  # `penalty.kernel_args()`: (token, params) of the penalty
     scales,  # (step γ, clipping threshold C, 1/B, noise std σ = zC; 0: no noise)
     batches,  # (ptr, idx): batch t is `idx[ptr[t]:ptr[t+1]]`
     noise,  # standard normal noise (T, w.size), a fresh row per step; (0, ·) without noise

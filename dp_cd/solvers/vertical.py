@@ -240,7 +240,6 @@ class DPVCD(Solver):
     name, function = "dp-vcd", dp_vcd
     summary = "DP-CD on feature-partitioned data (vertical federated learning)"
     losses = (SquaredLoss, LogisticLoss, HuberLoss)
-    penalties = (NoPenalty, L1, L2, ElasticNet, Box)
     sparse = False
     clipping = ("coordinate",)
     accountants = ACCOUNTANTS
