@@ -391,7 +391,7 @@ class LogisticLoss(Loss):
     def dphi_fast(param, z, y):   # dphi's formulas, selects only, `fast_exp` (of -|m| <= 0)
         m = y * z
         e = _exp_nonpos(-abs(m))
-        return -y * (e if m >= 0 else 1.0) / (1.0 + e)   # -y e^{-m}/(1+e^{-m}) or -y/(1+e^{m})
+        return -y * max(e, (m < 0) * 1.0) / (1.0 + e)   # -y e^{-m}/(1+e^{-m}) or -y/(1+e^{m})
 
     @staticmethod
     @njit(cache=True)
@@ -450,9 +450,7 @@ class HuberLoss(Loss):
     @staticmethod
     @njit(cache=True, inline='always', error_model='numpy')
     def dphi_fast(param, z, y):
-        r = z - y
-        d = param if r > param else r
-        return -param if r < -param else d
+        return min(max(z - y, -param), param)
 
     @staticmethod
     @njit(cache=True)
