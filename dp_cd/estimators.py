@@ -35,9 +35,9 @@ from .privacy.events import ComposedEvent
 
 # %% auto 0
 __all__ = ['LOSSES', 'BOUNDS_LABEL', 'CENTER_LABEL', 'SCALE_LABEL', 'SPREAD_LABEL', 'PREPROCESSING_LABEL', 'HISTOGRAM_MAX_TAU',
-           'ONE_HOT_SCALE', 'MISSING_RULE', 'SAMPLE_CLIP', 'make_loss', 'make_penalty', 'BudgetExceededError',
-           'BudgetAccountant', 'preprocessing_label', 'public_box', 'BoundsFallbackWarning', 'DPRegressor',
-           'DPClassifier']
+           'ONE_HOT_SCALE', 'MISSING_RULE', 'SAMPLE_CLIP', 'START_MIN_LOGIT', 'make_loss', 'make_penalty',
+           'BudgetExceededError', 'BudgetAccountant', 'preprocessing_label', 'public_box', 'BoundsFallbackWarning',
+           'DPRegressor', 'DPClassifier', 'logistic_start']
 
 # %% ../nbs/06_api/01_estimators.ipynb
 LOSSES = {"squared": SquaredLoss, "logistic": LogisticLoss, "huber": HuberLoss}
@@ -173,6 +173,8 @@ class _DataBounds:
         # the box of feature j is [c_j - B_j, c_j + B_j], c = offset + m B: `offset` public (None:
         # 0), m released (in units of the bounds; None: not centred); the solver sees (x - c)/B
         self.offset, self.center, self.target_center = None, None, None
+        # a classifier's released mean of its ±1 labels (released with the centre; None: not)
+        self.label_center = None
         # standardisation: the solver's column j is that of the box divided by s_j (None: not
         # divided), and `moments` the released mean squares of those columns (`private_scale`)
         self.scale, self.moments = None, None
@@ -414,23 +416,31 @@ def _leaky_data_bounds(X, y):
 
 # %% ../nbs/06_api/01_estimators.ipynb
 def _add_private_center(b:_DataBounds, X, y, eps, delta, share, rng, offset=None,
-                        releases:int=1) -> _DataBounds:
+                        releases:int=1, labels=None) -> _DataBounds:
     """`b` with the centres released (`private_center`) with the noise multiplier of its bounds'
     release, both paid by the share `share` of (ε, δ) (exact GDP); with public bounds, that share
     pays for the centre alone, or for the `releases` Gaussian releases of the same noise it starts
-    (2: the scales' too). The box of each feature is [offset - B, offset + B] (offset 0: None)."""
+    (2: the scales' too). The box of each feature is [offset - B, offset + B] (offset 0: None).
+    `labels`: a classifier's labels encoded ±1 (n,): their mean is released in the same release,
+    as one more column (`label_center`; the target's place, T = 1), at no extra event."""
     share = check_scalar(share, "bounds_budget", 0, 1, True, True)
     released = b.noise_multiplier is not None
     z = (b.noise_multiplier if released
          else calibrate_noise_multiplier(share * eps, share * delta, releases))
     y = y if y is not None and b.target is not None else None
-    rel = private_center(X, b.B, z, rng, y, b.target, center=offset)
-    b.center, b.target_center = rel.center, rel.target_center
+    labels = None if y is not None else labels   # (a regression's target has the place)
+    if labels is not None:
+        rel = private_center(X, b.B, z, rng, labels, 1.0, center=offset)
+        b.center, b.label_center = rel.center, rel.target_center
+    else:
+        rel = private_center(X, b.B, z, rng, y, b.target, center=offset)
+        b.center, b.target_center = rel.center, rel.target_center
     b.center_sd = rel.sigma * np.broadcast_to(np.asarray(b.B, dtype=float), (X.shape[1],))
     b.entries.append((CENTER_LABEL, rel.event))
     b.noise_multiplier, b.gaussian = z, b.gaussian + 1
     b.epsilon, b.delta = epsilon_gaussian(z, b.gaussian, share * delta), share * delta
     what = "features" + ("" if y is None else " and the target")
+    what += "" if labels is None else " (the labels' mean released with them)"
     text = (f"{what} centred at privately released means: Gaussian, sigma = {rel.sigma:.4g} in "
             f"units of the bounds (exact GDP{' with the bounds' if released else ''}, epsilon = "
             f"{b.epsilon:.4g}); the solver sees clip(x/B - m, -1, 1)")
@@ -766,7 +776,7 @@ def _center_setting(self, X) -> str|np.ndarray|None:
     return c
 
 
-def _resolve_bounds(self, X, y, eps, delta, rng) -> _DataBounds:
+def _resolve_bounds(self, X, y, eps, delta, rng, labels=None) -> _DataBounds:
     """The bounds of this fit (y: a regression's target, None for a classifier), its centre, and
     their cost."""
     value = self._bounds_setting(warn=False)
@@ -804,7 +814,7 @@ def _resolve_bounds(self, X, y, eps, delta, rng) -> _DataBounds:
         b.target = check_scalar(t, "target_bound", low=0, low_open=True)
     if private_center:
         b = _add_private_center(b, X, y, eps, delta, self.bounds_budget, rng, b.offset,
-                                releases=1 + scales)
+                                releases=1 + scales, labels=labels)
         if spread:
             b = _add_private_spread(b, X, eps, delta, self.bounds_budget, rng, releases,
                                     known=_one_hot_mask(self, X.shape[1]))
@@ -956,10 +966,13 @@ def _per_sample_default(self, solver, eps) -> bool:
     return bool(np.isfinite(eps) and not given and offers and whole)
 
 
-def _solver_options(self, solver, loss, bounds:_DataBounds, eps, y_scale:float=1.0) -> dict:
+def _solver_options(self, solver, loss, bounds:_DataBounds, eps, y_scale:float=1.0,
+                    start=None) -> dict:
     """The solver's options: from the bounds of the data it runs on (each solver's
-    `options_from_bounds`; the target's is T / `y_scale`), then the user's."""
-    kw, implicit = {}, self._implicit_intercept(solver)
+    `options_from_bounds`; the target's is T / `y_scale`), then the user's. `start`: a starting
+    point w0 with the intercept's coordinate last (`_label_start`): the intercept is then the
+    appended column's."""
+    kw, implicit = {}, self._implicit_intercept(solver) and start is None
     if bounds.B is not None:
         # of the solver's features
         B = bounds.solver_bounds if self.scale_by_bounds else bounds.B
@@ -972,6 +985,7 @@ def _solver_options(self, solver, loss, bounds:_DataBounds, eps, y_scale:float=1
         kw.update(fit_intercept=True, penalize_intercept=True,
                   intercept_scaling=check_scalar(self.intercept_scaling, "intercept_scaling",
                                                  low=0, low_open=True))
+    if start is not None: kw["w0"] = start
     kw.update(self.solver_options or {})
     kw.update({k: getattr(self, k) for k in _SOLVER_PARAMS if getattr(self, k) is not None})
     if self.clip is None and not np.isfinite(eps): kw["clip"] = np.inf   # non-private: no clipping
@@ -1356,8 +1370,12 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
         self.classes_ = _label_set(self.classes, y, eps)
         if is_chunked(X): y = _class_codes(y, self.classes_)   # one byte a label, not eight
         rng = as_generator(self.random_state)
-        bounds = self._resolve_bounds(X, None, eps, delta, rng)
+        two = len(self.classes_) == 2 and not is_chunked(y)   # its labels' mean: a start
+        labels = np.where(np.asarray(y) == self.classes_[1], 1.0, -1.0) if two else None
+        bounds = self._resolve_bounds(X, None, eps, delta, rng, labels=labels)
         Xc, _ = self._map_records(bounds, X, None, eps, delta, rng)
+        options = self._solver_options(solver, loss, bounds, eps,
+                                       start=_label_start(self, bounds, loss, solver, X.shape))
         results = self._one_vs_rest(
             Xc,
             y,
@@ -1367,8 +1385,7 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
             eps - bounds.epsilon,
             delta - bounds.delta,
             rng,
-            self._weight_options(solver, self._solver_options(solver, loss, bounds, eps),
-                                 sample_weight, X.shape[0]),
+            self._weight_options(solver, options, sample_weight, X.shape[0]),
         )
         report, ledger = _compose_reports(eps, delta, bounds,
                                           [(self._prefix(c), r) for c, r in results])
@@ -1439,6 +1456,36 @@ def _class_codes(y:np.ndarray, # the labels (n,)
         part, view = y[a:a + rows], out[a:a + rows]
         for i, c in enumerate(classes): view[part == c] = i
     return out
+
+def logistic_start(label_mean:float, # released mean m of the labels encoded ±1, in [-1, 1]
+                   n:int, # number of records (public)
+                   p:int, # number of features (the start has p + 1 coordinates)
+                   scale:float=1.0, # value s of the intercept's column
+                  ) -> np.ndarray: # (p + 1,): weights 0, then the intercept's coordinate
+    """The constant logistic model of a share $q = (1+m)/2$ of positives, clipped into
+    $[1/n, 1-1/n]$: weights 0 and intercept $b_0 = \\log(q/(1-q))$, i.e. the coordinate $b_0/s$ of a
+    column of value s. A function of a released mean: post-processing."""
+    q = float(np.clip((1 + label_mean) / 2, 1 / n, 1 - 1 / n))
+    s = check_scalar(scale, "scale", low=0, low_open=True)
+    return np.append(np.zeros(p), math.log(q / (1 - q)) / s)
+
+
+START_MIN_LOGIT = 1.0   # the start is used when |b_0| > 1: a share of positives outside [0.27, 0.73]
+
+def _label_start(self, bounds:_DataBounds, loss, solver, shape:tuple) -> np.ndarray|None:
+    """The solver's starting point: `logistic_start` of the released labels' mean (the intercept
+    then the appended column's coordinate, which costs a copy of the records: only when the start's
+    intercept $|b_0|$ exceeds `START_MIN_LOGIT`, a public rule on a released value). Rare positives
+    put the optimal intercept far from 0, which coordinate steps of size $1/M$ reach slowly while
+    the columns whose released centre is off absorb it (a wrong sign). None (start at 0) without a
+    released mean, without an intercept, for a loss other than the logistic, with balanced
+    classes, or with the user's own `w0`."""
+    m, (n, p) = bounds.label_center, shape
+    user = "w0" in (self.solver_options or {})
+    if m is None or not self.fit_intercept or not isinstance(loss, LogisticLoss) or user \
+            or "w0" not in solver.option_names: return None
+    w0 = logistic_start(m, n, p, self.intercept_scaling)
+    return w0 if abs(w0[-1] * self.intercept_scaling) > START_MIN_LOGIT else None
 
 def _prefix(self, c) -> str:
     "Label of a class's entries in the report ('' for a binary problem)."

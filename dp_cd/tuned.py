@@ -21,7 +21,7 @@ from .estimators import (DPClassifier, make_penalty, _label_set, _n_samples, _re
                               _box_scores, _add_private_center, _private_target,
                               _refined_public_bounds, _add_private_spread, _histogram_pays,
                               _add_private_scale, SAMPLE_CLIP, _categorical_columns, _one_hot,
-                              _one_hot_mask,
+                              _one_hot_mask, logistic_start,
                               preprocessing_label, public_box, _numbers_or_refuse)
 from .solvers.contract import (Plan, PrivacyRequest, build_report, check_sample_weight,
                                     get_solver)
@@ -108,7 +108,7 @@ def _weighted(candidates:list) -> list:
 _TunedBase._weights = _weights
 
 # %% ../nbs/06_api/01b_tuned.ipynb
-def _box(self, X, y, eps, delta, rng) -> _DataBounds:
+def _box(self, X, y, eps, delta, rng, labels=None) -> _DataBounds:
     """`center_`, `scale_`, `feature_scale_`: from public bounds, or from bounds released with
     `bounds_budget`; with an intercept and a dense X, the box is then centred at the released means
     and narrowed around them, public bounds are first tightened privately inside them
@@ -138,7 +138,7 @@ def _box(self, X, y, eps, delta, rng) -> _DataBounds:
             c0 = np.zeros(p) if released.offset is None else released.offset
     if centre:
         released = _add_private_center(released, X, y, eps, delta, share, rng, c0,
-                                       releases=1 + scales)
+                                       releases=1 + scales, labels=labels)
         if spread: released = _add_private_spread(released, X, eps, delta, share, rng,
                                                    3 + scales, known=known)
         c0 = released.raw_center
@@ -236,7 +236,8 @@ def _unit_scores(self, X, W:np.ndarray, block=None) -> np.ndarray:
                        ones=bool(self.fit_intercept), order="F", block=block)
 
 # %% ../nbs/06_api/01b_tuned.ipynb
-def _search(self, X, targets, loss, score_losses, score_bound, eps, delta, rng, weights=None):
+def _search(self, X, targets, loss, score_losses, score_bound, eps, delta, rng, weights=None,
+            start=None):
     """The private search: one ρ-zCDP fit per target column per run (ρ split evenly), scored held
     out (`score_losses(models, held design, held positions)`); with `weights`, only the candidates
     whose solver takes them, trained with them. The records are mapped into the unit box once."""
@@ -256,7 +257,7 @@ def _search(self, X, targets, loss, score_losses, score_bound, eps, delta, rng, 
         cands = _weighted(cands)
         extra = dict(sample_weight=weights[train], sample_weight_bound=self.sample_weight_bound)
     def fit(cand, rho, g):   # one run: each binary problem gets ρ/k
-        opts = self._moment_options(cand, loss, extra, dim)
+        opts = _started(self._moment_options(cand, loss, extra, dim), cand, start)
         return [f(opts, rho / len(fitters), g) for f in fitters]
     scores = lambda models: score_losses(models, X_held, held)
     sel = private_tune(fit, scores, len(held), score_bound, cands, epsilon=share * eps,
@@ -270,7 +271,8 @@ def _search(self, X, targets, loss, score_losses, score_bound, eps, delta, rng, 
         rho = refit_rho(e_f, d_f)
         w_all = {} if weights is None else dict(sample_weight=weights,
                                                 sample_weight_bound=self.sample_weight_bound)
-        opts = self._moment_options(sel.candidate, loss, w_all, dim)
+        opts = _started(self._moment_options(sel.candidate, loss, w_all, dim), sel.candidate,
+                        start)
         if "batch_size" in opts:   # the same sampling rate on n records (a full batch stays one)
             opts["batch_size"] = min(n, round(opts["batch_size"] * n / len(train)))
         models = [linear_fitter(X_all, t, loss, pen, B)(opts, rho / len(targets), rng)
@@ -281,6 +283,13 @@ def _search(self, X, targets, loss, score_losses, score_bound, eps, delta, rng, 
         note = _WEIGHT_NOTE.format(W=self.sample_weight_bound)
         sel.privacy = replace(sel.privacy, notes=[*sel.privacy.notes, note])
     return sel
+
+def _started(opts:dict, cand:dict, start) -> dict:
+    """A run's options with the starting point `start` (`logistic_start` of the released labels'
+    mean; None: none) where its solver takes one and the candidate gives none."""
+    if start is None or "w0" in cand or "w0" not in get_solver(cand["solver"]).option_names:
+        return opts
+    return {**opts, "w0": start}
 
 _WEIGHT_NOTE = ("sample weights projected onto [0, {W:g}] (public bound): only candidates whose "
                 "solver accepts sample_weight (DP-CD) were searched; held-out scores unweighted")
@@ -442,14 +451,19 @@ class DPClassifierCV(ClassifierMixin, _TunedBase):
         # y is not checked (classes are PUBLIC): a label outside them counts as negative
         self.classes_ = _label_set(self.classes, y, eps)
         rng = as_generator(self.random_state)
-        released = self._box(X, None, eps, delta, rng)
+        two = len(self.classes_) == 2   # its labels' mean: released with the centre, a start
+        labels = np.where(y == self.classes_[1], 1.0, -1.0) if two else None
+        released = self._box(X, None, eps, delta, rng, labels=labels)
+        m = released.label_center
+        start = None if m is None else logistic_start(m, X.shape[0], X.shape[1])
         positives = [self.classes_[1]] if len(self.classes_) == 2 else list(self.classes_)
         targets = [np.where(y == c, 1.0, -1.0) for c in positives]
         def errors(models, X_held, held):   # 0/1 loss of each held-out record
             s = X_held @ np.array([m.coef for m in models]).T
             return (self._labels(s) != y[held]).astype(float)
         sel = self._search(X, targets, LogisticLoss(), errors, 1.0, eps - released.epsilon,
-                           delta - released.delta, rng, self._weights(sample_weight, len(y)))
+                           delta - released.delta, rng, self._weights(sample_weight, len(y)),
+                           start=start)
         return self._finish(sel, released, eps, delta)
 
     def _labels(self, s):

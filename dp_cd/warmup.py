@@ -32,6 +32,11 @@ def _fit(name:str, dense:bool, weighted:bool=False):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model.fit(X if dense else S, labels if "Classifier" in name else t, sample_weight=weights)
+        if name == "DPClassifier" and dense:   # both intercept paths: from 0 (implicit column;
+            model.set_params(solver_options={"w0": np.zeros(X.shape[1])})   # a given w0 keeps it)
+            model.fit(X, labels, sample_weight=weights)
+            model.set_params(solver_options=None)   # unbalanced: started at the labels' mean
+            model.fit(X, (t > 1.5).astype(int), sample_weight=weights)   # (appended column)
 
 
 PATHS = {f"{name}{'' if dense else ', sparse X'}": (name, dense)

@@ -1,0 +1,244 @@
+"""Untuned tables: the defaults on tables nothing was tuned for (benchmarks/README.md, `untuned`).
+
+A user fits a table once with the defaults and the public label set only:
+`DPClassifier(epsilon=eps, classes=[-1, 1])` / `DPRegressor(epsilon=eps)` on the raw table, and
+the tuned `DPClassifierCV` / `DPRegressorCV` with their defaults. No bound, centre, scale or
+hyper-parameter is given: every statistic of the data is estimated privately inside ε.
+
+Tables: Dorothea (sparse, 350 rows x 100,000 binary features, 34 positives: p >> n, rare
+positives), CelebA (20,000 rows, one attribute as the label, the other 39 as +-1 features; common
+and rare labels: Male, Smiling, Bald, Mustache, Gray_Hair), and tables generated here with one
+pathology each: heavy-tailed columns in raw units (Cauchy, log-normal ~1e6), degenerate columns
+(a constant, duplicates, a one-hot block), 1 % positives, missing values in many columns,
+integer-coded categoricals, and a regression target in units of ~1e9.
+
+Baselines: the non-private scikit-learn model (mean imputation, standardisation, logistic or
+least-squares regression on the same features) and the constant model (majority class: AUC 0.5,
+balanced accuracy 0.5; the training mean for regression). Per seeded 80/20 split (stratified when
+positives are rare, so that every test split holds positives): test ROC AUC, balanced accuracy and
+accuracy, or R². Each row also records the fit's seconds, the number of warnings the fit emitted
+and an error (empty when the fit worked). The summary gives the mean and the WORST split.
+
+    python benchmarks/bench_untuned.py [--data-dir DIR] [--splits 3] [--tables a,b] [--out CSV]
+"""
+import time, warnings
+import numpy as np
+
+EPSILONS = (0.5, 1.0, 2.0)
+CELEBA_LABELS = ("Male", "Smiling", "Bald", "Mustache", "Gray_Hair")
+SYNTHETIC = ("heavy_tails", "degenerate_columns", "positives_1pct", "missing_many",
+             "integer_categories", "huge_target")
+TABLES = ("dorothea",) + tuple(f"celeba_{a}" for a in CELEBA_LABELS) + SYNTHETIC
+
+
+def _logistic_labels(g, z, rate):
+    "Labels +-1 drawn with P(y = 1) = sigmoid(z + b), b set so that the positive rate is ~`rate`."
+    lo, hi = -50.0, 50.0
+    for _ in range(60):   # bisection on the offset b: the mean probability is increasing in b
+        b = (lo + hi) / 2
+        lo, hi = (b, hi) if np.mean(1 / (1 + np.exp(-(z + b)))) < rate else (lo, b)
+    return np.where(g.random(len(z)) < 1 / (1 + np.exp(-(z + b))), 1.0, -1.0)
+
+
+def make_table(name, n=10_000, seed=0):
+    "(X, y, task) of a generated table with one pathology (see the module docstring)."
+    g = np.random.default_rng(seed)
+    if name == "heavy_tails":   # raw units up to ~1e6 and beyond, a Cauchy column, a normal one
+        logn = g.lognormal(13, 1.0, n)                     # median ~4e5
+        cauchy = 1e6 * g.standard_cauchy(n)
+        normal = g.normal(50, 10, n)
+        z = 1.2 * (np.log(logn) - 13) + 1.5 * np.arctan(cauchy / 1e6) + 0.08 * (normal - 50)
+        return np.column_stack([logn, cauchy, normal]), _logistic_labels(g, z, 0.3), "classification"
+    if name == "degenerate_columns":   # a constant, two duplicates of a column, a one-hot block
+        a, b = g.normal(size=n), g.normal(size=n)
+        cat = g.integers(0, 5, n)
+        onehot = (cat[:, None] == np.arange(5)).astype(float)
+        z = a - 0.7 * b + np.array([0.0, 1.0, -1.0, 0.5, 0.0])[cat]
+        X = np.column_stack([np.full(n, 7.0), a, a, a, b, onehot])
+        return X, _logistic_labels(g, z, 0.4), "classification"
+    if name == "positives_1pct":   # 1 % positives, five informative columns of five
+        X = g.normal(size=(n, 5)) * np.array([1, 10, 100, 1, 1]) + np.array([0, 0, 1000, 0, 0])
+        z = (X - np.array([0, 0, 1000, 0, 0])) / np.array([1, 10, 100, 1, 1]) @ np.array(
+            [1.5, -1.0, 1.0, 0.5, 0.0])
+        return X, _logistic_labels(g, z, 0.01), "classification"
+    if name == "missing_many":   # 10 columns, each missing in 30 % of the records
+        X = g.normal(size=(n, 10)) * 3 + 5
+        z = (X - 5) / 3 @ np.linspace(1, -1, 10)
+        y = _logistic_labels(g, z, 0.3)
+        X[g.random(X.shape) < 0.3] = np.nan
+        return X, y, "classification"
+    if name == "integer_categories":   # codes 0..19 and 1..7 passed as plain integers
+        c1, c2 = g.integers(0, 20, n), g.integers(1, 8, n)
+        x = g.normal(size=n)
+        z = g.normal(size=20)[c1] * 1.5 + 0.3 * c2 + x
+        return np.column_stack([c1, c2, x]).astype(float), _logistic_labels(g, z, 0.35), \
+            "classification"
+    if name == "huge_target":   # a price-like target in units of ~1e9, features in their units
+        X = np.column_stack([g.normal(100, 20, n), g.lognormal(3, 0.5, n), g.integers(0, 2, n)])
+        y = 1e9 + 2e7 * (X[:, 0] - 100) / 20 + 3e7 * np.log(X[:, 1]) + 4e7 * X[:, 2] \
+            + 2e7 * g.normal(size=n)
+        return X, y, "regression"
+    raise ValueError(f"unknown generated table {name!r}")
+
+
+def load_table(name, data_dir):
+    "(X, y, task) of a table: sparse CSC for Dorothea, dense float otherwise."
+    from dp_cd import datasets as dsets
+    if name == "dorothea":
+        ds = dsets.load_dorothea(data_dir)
+        return ds.X, np.asarray(ds.y, dtype=float), "classification"
+    if name.startswith("celeba_"):
+        label = name[len("celeba_"):]
+        other = "Smiling" if label == "Male" else "Male"   # kept as a feature, not left out
+        ds = dsets.load_celeba(data_dir, label=label, sensitive=other)
+        s = np.where(np.asarray(ds.sensitive) > 0, 1.0, -1.0)
+        return np.column_stack([np.asarray(ds.X), s]), np.asarray(ds.y, dtype=float), \
+            "classification"
+    return make_table(name)
+
+
+def splits_of(y, task, n_splits):
+    "Seeded 80/20 (train, test) index pairs; stratified for classification (rare positives)."
+    out = []
+    for s in range(n_splits):
+        g = np.random.default_rng(s)
+        if task == "classification":
+            te = []
+            for c in np.unique(y):
+                idx = g.permutation(np.flatnonzero(y == c))
+                te.append(idx[:max(1, len(idx) // 5)])
+            te = np.sort(np.concatenate(te))
+            tr = np.setdiff1d(np.arange(len(y)), te)
+        else:
+            perm = g.permutation(len(y))
+            te, tr = np.sort(perm[:len(y) // 5]), np.sort(perm[len(y) // 5:])
+        out.append((tr, te))
+    return out
+
+
+def scores(task, y, pred, score):
+    "dict of the test metrics: auc, balanced accuracy, accuracy (classification) or r2."
+    from sklearn.metrics import roc_auc_score, balanced_accuracy_score
+    if task == "regression":
+        r2 = 1 - np.mean((pred - y) ** 2) / np.var(y) if np.all(np.isfinite(pred)) else np.nan
+        return dict(r2=float(r2), auc=np.nan, balanced_accuracy=np.nan, accuracy=np.nan)
+    ok = np.all(np.isfinite(score))
+    return dict(r2=np.nan, auc=float(roc_auc_score(y > 0, score)) if ok else np.nan,
+                balanced_accuracy=float(balanced_accuracy_score(y, pred)),
+                accuracy=float(np.mean(pred == y)))
+
+
+def models(task, eps):
+    "library -> make(seed) of an unfitted private model with its defaults, at this ε."
+    from dp_cd import DPClassifier, DPRegressor
+    from dp_cd.tuned import DPClassifierCV, DPRegressorCV
+    if task == "classification":
+        return {"DPClassifier": lambda s: DPClassifier(epsilon=eps, classes=[-1.0, 1.0],
+                                                       random_state=s),
+                "DPClassifierCV": lambda s: DPClassifierCV(epsilon=eps, classes=[-1.0, 1.0],
+                                                           random_state=s)}
+    return {"DPRegressor": lambda s: DPRegressor(epsilon=eps, random_state=s),
+            "DPRegressorCV": lambda s: DPRegressorCV(epsilon=eps, random_state=s)}
+
+
+def non_private(task):
+    "The non-private scikit-learn model on the same features (mean imputation, standardised)."
+    from sklearn.linear_model import LogisticRegression, LinearRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.impute import SimpleImputer
+    last = LogisticRegression(max_iter=2000) if task == "classification" else LinearRegression()
+    return make_pipeline(SimpleImputer(), StandardScaler(with_mean=False), last)
+
+
+def _fit_one(task, make, Xtr, ytr, Xte, yte):
+    "(metrics, seconds, number of warnings, error text) of one fit."
+    t0 = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            m = make().fit(Xtr, ytr)
+            seconds = time.perf_counter() - t0
+            pred = m.predict(Xte)
+            score = (m.decision_function(Xte) if task == "classification"
+                     and hasattr(m, "decision_function") else pred)
+            out, err = scores(task, yte, pred, score), ""
+        except Exception as e:   # a crash or a refusal is a result here
+            seconds = time.perf_counter() - t0
+            out = dict(r2=np.nan, auc=np.nan, balanced_accuracy=np.nan, accuracy=np.nan)
+            err = f"{type(e).__name__}: {str(e)[:160]}"
+    return out, seconds, len(caught), err
+
+
+def bench_untuned(data_dir, tables=TABLES, epsilons=EPSILONS, n_splits=3, libraries=None):
+    "Rows of `untuned.csv`: one per table, split, library (with ε, or the baselines)."
+    rows = []
+    for name in tables:
+        X, y, task = load_table(name, data_dir)
+        n, p = X.shape
+        pos = float(np.mean(y > 0)) if task == "classification" else np.nan
+        for split, (tr, te) in enumerate(splits_of(y, task, n_splits)):
+            Xtr, Xte, ytr, yte = X[tr], X[te], y[tr], y[te]
+            row = lambda **kw: dict(table=name, task=task, n=n, p=p, positive_rate=pos,
+                                    split=split, **kw)
+            Xd = lambda Z: Z.toarray() if hasattr(Z, "toarray") else Z
+            if task == "classification":
+                maj = 1.0 if np.mean(ytr > 0) > 0.5 else -1.0
+                base = scores(task, yte, np.full(len(yte), maj), np.zeros(len(yte)))
+            else:
+                base = scores(task, yte, np.full(len(yte), ytr.mean()), None)
+            rows.append(row(library="constant", epsilon=np.inf, seconds=0.0, n_warnings=0,
+                            error="", **base))
+            m, sec, nw, err = _fit_one(task, lambda: non_private(task), Xd(Xtr), ytr, Xd(Xte), yte)
+            rows.append(row(library="non-private", epsilon=np.inf, seconds=sec, n_warnings=nw,
+                            error=err, **m))
+            for eps in epsilons:
+                for lib, make in models(task, eps).items():
+                    if libraries is not None and lib not in libraries: continue
+                    seed = 1000 * split + int(10 * eps)
+                    m, sec, nw, err = _fit_one(task, lambda: make(seed), Xtr, ytr, Xte, yte)
+                    rows.append(row(library=lib, epsilon=eps, seconds=sec, n_warnings=nw,
+                                    error=err, **m))
+            last = [r for r in rows if r["table"] == name and r["split"] == split
+                    and r["epsilon"] in (1.0, np.inf)]
+            key = "r2" if task == "regression" else "auc"
+            print(f"  {name:20s} split {split}: " + "  ".join(
+                f"{r['library']}={r[key]:.3f}" + (f"[{r['error'][:40]}]" if r["error"] else "")
+                for r in last), flush=True)
+    return rows
+
+
+def summarise(rows):
+    "Mean and worst split of each metric per table, ε and library."
+    import pandas as pd
+    df = pd.DataFrame(rows)
+    t = df.groupby(["table", "epsilon", "library"]).agg(
+        auc_mean=("auc", "mean"), auc_worst=("auc", "min"),
+        bacc_worst=("balanced_accuracy", "min"), r2_mean=("r2", "mean"), r2_worst=("r2", "min"),
+        seconds=("seconds", "max"), warnings=("n_warnings", "max"),
+        errors=("error", lambda e: int((e.astype(str).str.len() > 0).sum())))
+    print(t.round(3).to_string())
+    return t
+
+
+if __name__ == "__main__":
+    import argparse, csv, os
+    from pathlib import Path
+    ap = argparse.ArgumentParser(description="The defaults on untuned tables (untuned.csv).")
+    ap.add_argument("--data-dir", default=os.environ.get("DP_CD_DATA"))
+    ap.add_argument("--tables", default=",".join(TABLES))
+    ap.add_argument("--splits", type=int, default=3)
+    ap.add_argument("--epsilons", default=",".join(map(str, EPSILONS)))
+    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "untuned.csv"))
+    args = ap.parse_args()
+    warnings.filterwarnings("ignore")
+    print("load at start:", os.getloadavg(), flush=True)
+    rows = bench_untuned(args.data_dir, args.tables.split(","),
+                         tuple(float(e) for e in args.epsilons.split(",")), args.splits)
+    print("load at end:", os.getloadavg(), flush=True)
+    summarise(rows)
+    with open(args.out, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    print(f"wrote {args.out}")
