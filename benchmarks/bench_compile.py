@@ -1,7 +1,8 @@
 """Compile, import and threads (issue 29), for `benchmarks/run.py --only compile,speed`.
 
 Every measurement runs in fresh subprocesses (a process has one numba cache and one thread pool):
-- import time of `dp_cd` and of the estimators (best of 3 fresh interpreters);
+- import time of `dp_cd` and of the estimators (min and median of k fresh interpreters, bytecode
+  cached), with the floors: numpy + numba, with scipy.sparse, and sklearn.base;
 - the first default `DPClassifier` fit in a fresh process with an empty numba cache, for a C- and an
   F-ordered float64 X, a float32 X and a CSC X (each its own empty cache), then a fresh process with
   the cache filled (a second process), and `dp-cd warmup`'s time from an empty cache;
@@ -57,9 +58,10 @@ fits = {"DPClassifier": lambda A: DPClassifier(epsilon=1.0, classes=[0, 1], rand
 out = []
 for item in sys.argv[1:]:
     how, kind = item.split(":")
-    n0, t = len(compiled), time.perf_counter()
+    n0, t, cpu = len(compiled), time.perf_counter(), time.process_time()
     fits[how](layout(kind))
-    out.append(dict(layout=item, seconds=time.perf_counter() - t, compiled=len(compiled) - n0))
+    out.append(dict(layout=item, seconds=time.perf_counter() - t, cpu_seconds=time.process_time() - cpu,
+                    compiled=len(compiled) - n0))
 print(json.dumps(out))
 """
 
@@ -99,15 +101,29 @@ def _run(code, args, env, timeout=1800):
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
+IMPORTS = (("import dp_cd", "import dp_cd"),
+           ("from dp_cd import DPClassifier", "from dp_cd import DPClassifier"),
+           ("floor: import numpy, numba", "import numpy, numba"),
+           ("floor: import numpy, scipy.sparse, numba", "import numpy, scipy.sparse, numba"),
+           ("floor: import sklearn.base", "import sklearn.base"))   # (DPClassifier's base class)
+
+
 def import_times(env, k=3):
+    """Each import in `k` fresh interpreters: min and median wall seconds, min CPU seconds. The
+    bytecode is cached first, in a private PYTHONPYCACHEPREFIX, as an installed package has it (an
+    environment with PYTHONDONTWRITEBYTECODE would compile every module's source on each import)."""
     rows = []
-    for what, stmt in (("import dp_cd", "import dp_cd"), ("from dp_cd import DPClassifier", "from dp_cd import DPClassifier"),
-                       ("floor: import numpy, scipy.sparse, numba", "import numpy, scipy.sparse, numba")):
-        code = (f"import time, json; t, c = time.perf_counter(), time.process_time(); {stmt}; "
-                "print(json.dumps([time.perf_counter() - t, time.process_time() - c]))")
-        runs = [_run(code, [], env) for _ in range(k)]   # best of k: wall and CPU seconds
-        rows.append(dict(part="import", what=what, seconds=min(r[0] for r in runs),
-                         cpu_seconds=min(r[1] for r in runs), load=_load()))
+    with tempfile.TemporaryDirectory() as pyc:
+        env = {key: v for key, v in env.items() if key != "PYTHONDONTWRITEBYTECODE"}
+        env["PYTHONPYCACHEPREFIX"] = pyc
+        for _, stmt in IMPORTS: _run(f"{stmt}; print(1)", [], env)   # writes the bytecode
+        for what, stmt in IMPORTS:
+            code = (f"import time, json; t, c = time.perf_counter(), time.process_time(); {stmt}; "
+                    "print(json.dumps([time.perf_counter() - t, time.process_time() - c]))")
+            runs = [_run(code, [], env) for _ in range(k)]
+            rows.append(dict(part="import", what=what, seconds=min(r[0] for r in runs),
+                             median_seconds=float(np.median([r[0] for r in runs])),
+                             cpu_seconds=min(r[1] for r in runs), load=_load()))
     return rows
 
 
@@ -120,10 +136,12 @@ def first_fits(env):
         with tempfile.TemporaryDirectory() as cache:
             e = {**env, "NUMBA_CACHE_DIR": cache}
             (r,) = _run(FIT, [f"DPClassifier:{kind}"], e)
-            rows.append(dict(part="first fit, empty cache", what=kind, seconds=r["seconds"], compiled=r["compiled"], load=_load()))
+            rows.append(dict(part="first fit, empty cache", what=kind, seconds=r["seconds"], compiled=r["compiled"],
+                             cpu_seconds=r["cpu_seconds"], load=_load()))
             if kind != "C": continue
             (r,) = _run(FIT, ["DPClassifier:C"], e)
-            rows.append(dict(part="first fit, cache filled", what=kind, seconds=r["seconds"], compiled=r["compiled"], load=_load()))
+            rows.append(dict(part="first fit, cache filled", what=kind, seconds=r["seconds"], compiled=r["compiled"],
+                             cpu_seconds=r["cpu_seconds"], load=_load()))
             seq = ["DPClassifier:F", "DPClassifier:float32", "dp_cd:C", "dp_cd:F", "DPClassifier:sparse int32",
                    "DPClassifier:sparse int64", "dp_cd:sparse int32", "dp_cd:sparse int64"]
             for r in _run(FIT, seq, e):   # after the C fit; "DPClassifier:sparse int32": the sparse path's first
@@ -136,7 +154,8 @@ def first_fits(env):
         if w.returncode == 0:
             rows.append(dict(part="warmup, empty cache", what="python -m dp_cd.warmup", seconds=time.perf_counter() - t, load=_load()))
             (r,) = _run(FIT, ["DPClassifier:C"], e)
-            rows.append(dict(part="first fit after warmup", what="C", seconds=r["seconds"], compiled=r["compiled"], load=_load()))
+            rows.append(dict(part="first fit after warmup", what="C", seconds=r["seconds"], compiled=r["compiled"],
+                             cpu_seconds=r["cpu_seconds"], load=_load()))
         else: print("  dp_cd.warmup not available:", w.stderr.strip().splitlines()[-1:])
     return rows
 
@@ -169,17 +188,21 @@ def _children_cpu() -> float:
 
 def compare(before:str, now:str, env, rounds:int=2):
     """The trees `before` and `now` (repository roots) measured in one run, interleaved: import times
-    (best of 3 per round), then per default fit a fresh process with an empty numba cache (best of
-    `rounds`), then `python -m dp_cd.warmup` from an empty cache (once each)."""
+    (min and median of 5 fresh interpreters per round, the best round), then per default fit a fresh
+    process with an empty numba cache (best of `rounds`), then `python -m dp_cd.warmup` from an empty cache (once each)."""
     trees = {"before": before, "now": now}
     os.chdir(tempfile.gettempdir())   # (a child's `-c` imports from its working directory first)
     envs = {k: {**env, "PYTHONPATH": v, "DP_CD_COMPILE_NOTICE": "0"} for k, v in trees.items()}
     best, rows, same = {}, [], {}
     for _ in range(rounds):
         for k, e in envs.items():
-            for r in import_times(e):
+            for r in import_times(e, k=5):   # min and median of 5 per round; the best round's
                 key = (k, r["part"], r["what"])
                 best[key] = min(best.get(key, (np.inf, 0, None)), (r["seconds"], 0, r["load"]))
+                key = (k, "import: median", r["what"])
+                best[key] = min(best.get(key, (np.inf, 0, None)), (r["median_seconds"], 0, r["load"]))
+                key = (k, "import: CPU seconds", r["what"])
+                best[key] = min(best.get(key, (np.inf, 0, None)), (r["cpu_seconds"], 0, r["load"]))
         for fit in ("DPClassifier", "DPRegressor", "DPClassifier(solver='dp-gcd')"):
             coefs = {}
             for k, e in envs.items():

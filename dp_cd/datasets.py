@@ -8,7 +8,7 @@ import csv, hashlib, os, re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 import numpy as np
-import scipy.sparse as sp
+from .utils import scipy_sparse as sp   # imported on first use
 from .utils import check_scalar, check_array, as_generator
 
 # %% auto 0

@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib, csv, math, operator, os, re, sys, tempfile
 from pathlib import Path
 import numpy as np
-import scipy.sparse as sp
+from .utils import scipy_sparse as sp   # imported on first use
 from . import datasets
 from .datasets import DatasetError, read_arff
 

@@ -4,15 +4,14 @@
 
 # %% ../nbs/00_core/00_utils.ipynb 1
 from __future__ import annotations
-import numbers, warnings
+import numbers, sys, warnings
 from dataclasses import dataclass, field
 import numpy as np
-import scipy.sparse as sp
 from numba import njit
 
 # %% auto 0
-__all__ = ['scipy_special', 'COMPILE_SECONDS', 'PrivacyLeakWarning', 'LazyModule', 'check_scalar', 'check_array', 'to_numbers',
-           'as_design', 'is_chunked', 'as_generator']
+__all__ = ['scipy_special', 'scipy_sparse', 'COMPILE_SECONDS', 'PrivacyLeakWarning', 'LazyModule', 'LazySparse', 'check_scalar',
+           'check_array', 'to_numbers', 'as_design', 'is_chunked', 'as_generator']
 
 # %% ../nbs/00_core/00_utils.ipynb
 class PrivacyLeakWarning(UserWarning):
@@ -31,6 +30,17 @@ class LazyModule:
     def __repr__(self): return f"LazyModule({self._name!r}, loaded={self._module is not None})"
 
 scipy_special = LazyModule("scipy.special")   # the privacy formulas' special functions
+
+# %% ../nbs/00_core/00_utils.ipynb
+class LazySparse(LazyModule):
+    "`scipy.sparse` imported on first use; `issparse` answers without importing it."
+    def issparse(self, x, # any object
+                ) -> bool: # whether `x` is a scipy sparse matrix or array
+        "scipy's `issparse` without importing scipy (no sparse object exists before its import)."
+        module = sys.modules.get("scipy.sparse")
+        return module is not None and module.issparse(x)
+
+scipy_sparse = LazySparse("scipy.sparse")   # the sparse designs
 
 # %% ../nbs/00_core/00_utils.ipynb
 def check_scalar(x, # value to check
@@ -65,7 +75,8 @@ def check_array(a, # array-like
                 order:str='C', # memory order of the returned copy
                ) -> np.ndarray: # a float64 copy of `a`
     "A float64 copy of `a`, checked to be finite, numeric and of the right dimension."
-    if sp.issparse(a): raise TypeError(f"{name} must be a dense array, got a sparse matrix")
+    if scipy_sparse.issparse(a):
+        raise TypeError(f"{name} must be a dense array, got a sparse matrix")
     try:
         arr = np.array(a, dtype=np.float64, order=order, copy=True)
     except (TypeError, ValueError) as e:   # (numpy's message would show the value)
@@ -103,7 +114,7 @@ def as_design(X, # dense array-like or scipy sparse matrix, shape (n, p)
     """A validated, read-only float64 `X` in the kernels' one layout: Fortran-ordered if dense, CSC
     with sorted int64 indices if sparse (used in place when already so; a canonical CSC with int32
     indices shares its values and copies only its index arrays). Returns `(X, is_sparse)`."""
-    if sp.issparse(X):
+    if scipy_sparse.issparse(X):
         if X.ndim != 2: raise ValueError(f"{name} must be 2-dimensional")
         canonical = (
             X.format == "csc"
@@ -120,12 +131,12 @@ def as_design(X, # dense array-like or scipy sparse matrix, shape (n, p)
             if min(X.shape) == 0: raise ValueError(f"{name} is empty (shape {X.shape})")
             if not _all_finite(X.data): raise ValueError(f"{name} contains NaN or infinite values")
             ro = [_read_only(X.data)] + idx
-            V = sp.csc_matrix(X.shape, dtype=np.float64)
+            V = scipy_sparse.csc_matrix(X.shape, dtype=np.float64)
             V.data, V.indices, V.indptr = ro
             V.has_sorted_indices = True
             V.has_canonical_format = True
             return V, True
-        Xc = sp.csc_matrix(X, dtype=np.float64, copy=True)
+        Xc = scipy_sparse.csc_matrix(X, dtype=np.float64, copy=True)
         Xc.has_sorted_indices = False
         # do not trust flags scipy cached before the caller edited the arrays
         Xc.has_canonical_format = False

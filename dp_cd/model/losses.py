@@ -6,7 +6,7 @@
 from __future__ import annotations
 import hashlib, warnings
 import numpy as np
-import scipy.sparse as sp
+from ..utils import scipy_sparse as sp   # imported on first use
 from numba import njit, types
 from numba.core.errors import TypingError
 from numba.extending import intrinsic, overload

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 import warnings
 from dataclasses import dataclass, field, replace
 import numpy as np
-import scipy.sparse as sp
+from ..utils import scipy_sparse as sp   # imported on first use
 from ..utils import (as_design, as_generator, check_array, check_scalar, is_chunked,
                          to_numbers)
 from ..model.losses import Loss, loss_classes

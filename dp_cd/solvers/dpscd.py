@@ -8,7 +8,7 @@ import math
 import numpy as np
 from numba import njit, prange
 from dataclasses import replace
-import scipy.sparse as sp
+from ..utils import scipy_sparse as sp   # imported on first use
 from ..utils import check_scalar, as_design
 from ..model.losses import (Loss, SquaredLoss, LogisticLoss, HingeLoss, dual_coord_step,
                                 coord_grad_dense, coord_grad_sparse, update_pred_dense,

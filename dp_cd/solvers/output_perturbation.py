@@ -6,7 +6,7 @@
 from __future__ import annotations
 import math, warnings
 import numpy as np
-import scipy.sparse as sp
+from ..utils import scipy_sparse as sp   # imported on first use
 from numba import njit
 from ..utils import check_scalar, PrivacyLeakWarning
 from dp_cd.model.losses import (

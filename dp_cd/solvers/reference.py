@@ -7,7 +7,7 @@ from __future__ import annotations
 import time, warnings
 from dataclasses import dataclass, field
 import numpy as np
-import scipy.sparse as sp
+from ..utils import scipy_sparse as sp   # imported on first use
 from numba import njit
 from ..utils import check_scalar, check_array, as_generator
 from dp_cd.model.losses import (

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from statistics import NormalDist
 import numpy as np
-import scipy.sparse as sp
+from ..utils import scipy_sparse as sp   # imported on first use
 from ..utils import check_scalar
 from ..model.losses import Loss, SquaredLoss
 from ..model.penalties import Penalty, NoPenalty, L2
