@@ -64,10 +64,14 @@ def test_the_notebooks_report_progress_times_and_failures(tmp_path, capsys):
              notebook(tmp_path / 'b_fail.ipynb', 'assert 1 == 2'),
              notebook(tmp_path / 'c_pass.ipynb',   # 1 s of CPU work: counted in the worker
                       'import time\nt = time.process_time()\nwhile time.process_time() - t < 1: pass')]
-    results = runner().run_notebooks(paths, 2, [], dict(os.environ))
+    cells = {}
+    results = runner().run_notebooks(paths, 2, [], dict(os.environ), cells=cells)
     out = capsys.readouterr().out
     assert [ok for ok, *_ in (results[p] for p in paths)] == [True, False, True]   # slow cell skipped
     assert results[paths[0]][1] >= 1.5 and results[paths[2]][2] >= 1.0   # wall s, CPU s
+    (cpu, wall, k, line), = cells[paths[2]]   # each cell run: its CPU and wall seconds
+    assert cpu >= 1.0 and wall >= 0.9 and k == 0 and line == 'import time'
+    assert [(k, line) for *_, k, line in cells[paths[0]]] == [(0, 'import time')]   # not the slow one
     for k, p in enumerate(paths, 1):
         assert f'[{k}/3] {p} ...' in out and f'{p}: ' in out
         assert 'CPU s)' in out.split(f'{p}: ')[1].splitlines()[0]

@@ -132,9 +132,27 @@ def _test_notebook(path, skip_flags, force_flags):
     return passed, time.time() - start, cpu_seconds() - cpu
 
 
+def _time_cells(times):
+    """Make execnb's shell append (CPU s, wall s, cell number, first line) of each code cell it runs
+    to `times` (in a notebook's own process: the runner's shell is left as it is)."""
+    from execnb.shell import CaptureShell
+    run = CaptureShell.cell
+    def cell(self, cell, *args, **kwargs):
+        start, cpu = time.time(), cpu_seconds()
+        try: return run(self, cell, *args, **kwargs)
+        finally:
+            if cell.cell_type == 'code':
+                lines = [l for l in cell.source.splitlines() if l.strip() and not l.startswith('#|')]
+                times.append((cpu_seconds() - cpu, time.time() - start, cell.idx_, (lines or [''])[0][:60]))
+    CaptureShell.cell = cell
+
+
 def _notebook_process(path, skip_flags, force_flags, conn):
-    "The process of one notebook (forked from the runner): sends `_test_notebook`'s result."
-    conn.send(_test_notebook(path, skip_flags, force_flags))
+    """The process of one notebook (forked from the runner): sends `_test_notebook`'s result and
+    the times of its cells."""
+    cells = []
+    _time_cells(cells)
+    conn.send((_test_notebook(path, skip_flags, force_flags), cells))
     conn.close()
 
 
@@ -157,15 +175,17 @@ def preload(names):
             print(f'  (not preloaded: {name}: {type(e).__name__})', flush=True)
 
 
-def run_notebooks(paths, workers, force_flags, env, side=None, preload_names=()):
+def run_notebooks(paths, workers, force_flags, env, side=None, preload_names=(), cells=None):
     """Test the notebooks `paths`, `workers` at a time, with the environment `env`, printing each
     start and each time; returns {path: (passed, seconds, CPU seconds)}. Each notebook runs in a
     process of its own, forked from this one after `preload(preload_names)`: a notebook sees no
     state another one left (a solver it registered, a class it changed, a crash), whatever ran
     before it. `side`, if given, is `(k, start)`: `start()` starts a `Lines` job (pytest), which
     holds one of the `workers` slots from when the first `k` notebooks have started; its result
-    is then under the key `'side'`."""
+    is then under the key `'side'`. `cells`, a dict if given, receives {path: [(CPU s, wall s,
+    cell number, first line) of each code cell run]}."""
     from multiprocessing.connection import wait as wait_for
+    cells = {} if cells is None else cells
     from nbdev.config import get_config
     skip_flags, pending, running, out = get_config().tst_flags.split(), list(paths), {}, {}
     side_job, context = None, multiprocessing.get_context('fork')
@@ -200,7 +220,7 @@ def run_notebooks(paths, workers, force_flags, env, side=None, preload_names=())
                     continue
                 proc, receive, path, start = running.pop(ready)
                 proc.join()
-                try: out[path] = receive.recv()
+                try: out[path], cells[path] = receive.recv()
                 except EOFError:   # the process died (a crash): no result
                     print(f'      {_rel(path)}: its process ended with exit code {proc.exitcode}', flush=True)
                     out[path] = (False, time.time() - start, float('nan'))
@@ -317,10 +337,11 @@ def main():
     pytest_cmd = [sys.executable, '-m', 'pytest', 'tests', '-q', '-rs', '--durations=0',
                   '--durations-min=0.5', *marker]
     side = (pytest_start(nbs), lambda: Lines(pytest_cmd, env, prefix='pytest| '))
-    start, load0 = time.time(), os.getloadavg()
+    start, load0, cells = time.time(), os.getloadavg(), {}
     with notebook_env(env) as nb_env:
         results = run_notebooks(nbs, workers, ['slow', 'heavy'] if args.slow else ['heavy'] if args.heavy else [],
-                                nb_env, side=side if workers > 1 else None, preload_names=PRELOAD)
+                                nb_env, side=side if workers > 1 else None, preload_names=PRELOAD,
+                                cells=cells)
     py_rc, py_out, py_s, py_cpu = results.pop('side') if workers > 1 else run_pytest(pytest_cmd, env)
     wall = time.time() - start
     nb_rc = int(not all(passed for passed, *_ in results.values()))
@@ -331,6 +352,10 @@ def main():
           sep='\n')
     print('the 10 notebooks with the most CPU time:',
           *slowest({str(_rel(p)): c for p, (*_, c) in results.items()}),
+          sep='\n')
+    print('the 10 notebook cells with the most CPU time (CPU s, wall s, cell):',
+          *[f'  {c:7.1f} {w:7.1f}  {_rel(p)} cell {k}: {line}' for c, w, k, line, p in
+            sorted((t + (p,) for p, ts in cells.items() for t in ts), key=lambda t: -t[0])[:10]],
           sep='\n')
     print('the 10 slowest tests (call, set-up and tear-down):', *slowest(pytest_durations(py_out)), sep='\n')
     failed = [str(_rel(p)) for p, (ok, *_) in results.items() if not ok]
