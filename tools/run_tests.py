@@ -173,6 +173,10 @@ def preload(names):
                 with contextlib.suppress(Exception): importlib.import_module(info.name)
         except Exception as e:
             print(f'  (not preloaded: {name}: {type(e).__name__})', flush=True)
+    if 'numba' in sys.modules:   # its first compile sets up its CPU target (about 1 CPU s): once here
+        with contextlib.suppress(Exception):
+            import numba, numpy
+            numba.njit(lambda x: numpy.sqrt(x).sum())(numpy.ones(2))
 
 
 def run_notebooks(paths, workers, force_flags, env, side=None, preload_names=(), cells=None):
