@@ -22,10 +22,14 @@ and could crash or give wrong results.
 CI (.ci/run) runs the fast part, then `--heavy`, so that every check runs once. `#| slow` cells and
 slow tests are experiments that regenerate the book's results (hours), not checks.
 The notebooks run as nbdev_test runs them (its `test_nb`, two at a time), with a line when each
-starts and its time when it ends (flushed, so CI logs show progress too). pytest takes one of the
-two slots once the notebooks from `nbs/06_api` on start (the earlier chapters have then compiled
-the package's kernels into its cache, which pytest loads), its lines prefixed `pytest|`; the
-10 slowest notebooks and tests are listed at the end.
+starts and its time when it ends (flushed, so CI logs show progress too). Each notebook runs in a
+process of its own, forked from the runner once it has imported nbdev, IPython's shell, hypothesis
+and every module of the package (and set up numba's compiler): a notebook sees no state that
+another left (a solver it registered, a class it changed, a failure half-way, a crash), so its
+result does not depend on which notebooks ran before it. pytest takes one of the two slots once
+the notebooks from `nbs/06_api` on start (the earlier chapters have then compiled the package's
+kernels into its cache, which pytest loads), its lines prefixed `pytest|`; the 10 slowest
+notebooks, notebook cells (CPU seconds) and tests are listed at the end.
 Exits non-zero if any notebook or test fails.
 """
 import argparse
