@@ -64,10 +64,14 @@ def test_the_notebooks_report_progress_times_and_failures(tmp_path, capsys):
              notebook(tmp_path / 'b_fail.ipynb', 'assert 1 == 2'),
              notebook(tmp_path / 'c_pass.ipynb',   # 1 s of CPU work: counted in the worker
                       'import time\nt = time.process_time()\nwhile time.process_time() - t < 1: pass')]
-    results = runner().run_notebooks(paths, 2, [], dict(os.environ))
+    cells = {}
+    results = runner().run_notebooks(paths, 2, [], dict(os.environ), cells=cells)
     out = capsys.readouterr().out
     assert [ok for ok, *_ in (results[p] for p in paths)] == [True, False, True]   # slow cell skipped
     assert results[paths[0]][1] >= 1.5 and results[paths[2]][2] >= 1.0   # wall s, CPU s
+    (cpu, wall, k, line), = cells[paths[2]]   # each cell run: its CPU and wall seconds
+    assert cpu >= 1.0 and wall >= 0.9 and k == 0 and line == 'import time'
+    assert [(k, line) for *_, k, line in cells[paths[0]]] == [(0, 'import time')]   # not the slow one
     for k, p in enumerate(paths, 1):
         assert f'[{k}/3] {p} ...' in out and f'{p}: ' in out
         assert 'CPU s)' in out.split(f'{p}: ')[1].splitlines()[0]
@@ -130,19 +134,20 @@ def test_pytest_holds_one_slot_from_its_chapter_on(tmp_path, capsys):
     cell = ('import time\nt = time.time()\ntime.sleep(0.6)\n'
             'open(STAMPS, "a").write(f"NB {t} {time.time()}\\n")').replace('STAMPS', repr(str(stamps)))
     paths = [notebook(tmp_path / f'{k}.ipynb', cell.replace('NB', str(k))) for k in range(4)]
-    span = []
-    def side():
-        span.append(time.time()); time.sleep(2.0); span.append(time.time())
-        return 'ran'
+    job = 'import time\nprint(time.time(), flush=True)\ntime.sleep(2.0)\nprint(time.time())'
+    side = lambda: runner().Lines([sys.executable, '-c', job], dict(os.environ))
     results = runner().run_notebooks(paths, 2, [], dict(os.environ), side=(2, side))
-    assert results.pop('side') == 'ran' and all(ok for ok, *_ in results.values())
+    code, output, *_ = results.pop('side')
+    span = [float(t) for t in output.split()]
+    assert code == 0 and len(span) == 2 and all(ok for ok, *_ in results.values())
     runs = {int(k): (float(a), float(b)) for k, a, b in map(str.split, stamps.read_text().splitlines())}
     assert len(runs) == 4 and runs[2][0] >= span[0] and runs[3][0] >= span[0]
     assert runs[3][0] >= runs[2][1] or runs[2][0] >= runs[3][1]   # one slot left: not together
-    stamps.unlink(); span.clear()   # its turn once the last notebook started: next to it
+    stamps.unlink()   # its turn once the last notebook started: next to it
     results = runner().run_notebooks(paths[:1], 2, [], dict(os.environ), side=(1, side))
     (a, b), = [tuple(map(float, l.split()[1:])) for l in stamps.read_text().splitlines()]
-    assert results.pop('side') == 'ran' and span[0] < b
+    code, output, *_ = results.pop('side')
+    assert code == 0 and float(output.split()[0]) < b
     r = runner()
     assert r.pytest_start([Path('nbs/a/x.ipynb'), Path('nbs/06_api/y.ipynb')]) == 1
     assert r.pytest_start([Path('nbs/a/x.ipynb')]) == 1
@@ -154,3 +159,14 @@ def test_heavy_cells_and_slow_cells_are_counted_apart(tmp_path):
     r = runner()
     assert [r.slow_cells(p) for p in (fast, slow)] == [0, 2] and r.count_slow_cells([fast, slow]) == 2
     assert [r.slow_cells(p, 'heavy') for p in (fast, slow)] == [0, 1]
+
+
+def test_each_notebook_starts_from_the_runners_state(tmp_path):
+    """A notebook that changes a loaded module (as a chapter re-registers a solver) and fails
+    half-way, or whose process dies, leaves nothing to the next one, even in the same slot."""
+    paths = [notebook(tmp_path / 'a.ipynb', 'import json\njson.MARK = 1', 'assert False'),
+             notebook(tmp_path / 'b.ipynb', 'import json\nassert not hasattr(json, "MARK")'),
+             notebook(tmp_path / 'c.ipynb', 'import os\nos._exit(3)'),
+             notebook(tmp_path / 'd.ipynb', 'import json\nassert not hasattr(json, "MARK")')]
+    results = runner().run_notebooks(paths, 1, [], dict(os.environ), preload_names=('json',))
+    assert [results[p][0] for p in paths] == [False, True, False, True]

@@ -22,10 +22,14 @@ and could crash or give wrong results.
 CI (.ci/run) runs the fast part, then `--heavy`, so that every check runs once. `#| slow` cells and
 slow tests are experiments that regenerate the book's results (hours), not checks.
 The notebooks run as nbdev_test runs them (its `test_nb`, two at a time), with a line when each
-starts and its time when it ends (flushed, so CI logs show progress too). pytest takes one of the
-two slots once the notebooks from `nbs/06_api` on start (the earlier chapters have then compiled
-the package's kernels into its cache, which pytest loads), its lines prefixed `pytest|`; the
-10 slowest notebooks and tests are listed at the end.
+starts and its time when it ends (flushed, so CI logs show progress too). Each notebook runs in a
+process of its own, forked from the runner once it has imported nbdev, IPython's shell, hypothesis
+and every module of the package (and set up numba's compiler): a notebook sees no state that
+another left (a solver it registered, a class it changed, a failure half-way, a crash), so its
+result does not depend on which notebooks ran before it. pytest takes one of the two slots once
+the notebooks from `nbs/06_api` on start (the earlier chapters have then compiled the package's
+kernels into its cache, which pytest loads), its lines prefixed `pytest|`; the 10 slowest
+notebooks, notebook cells (CPU seconds) and tests are listed at the end.
 Exits non-zero if any notebook or test fails.
 """
 import argparse
@@ -42,28 +46,48 @@ import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
+# imported once by the runner: most notebooks import them (the package: all its modules)
+PRELOAD = ('nbdev.test', 'execnb.shell', 'hypothesis', 'dp_cd.*')
+
+
+class Lines:
+    """A child process whose output is shown line by line as it comes (each line after `prefix`)
+    and kept (for the durations report), read without a thread: `fileno()` for `wait`, `read()`
+    when it is ready; `done` once it ended, then `result`: (exit code, output, seconds, CPU s)."""
+    def __init__(self, cmd, env, prefix=''):
+        print(prefix + '$ ' + ' '.join(map(str, cmd)), flush=True)
+        self.prefix, self.start, self.chunks, self.partial, self.done = prefix, time.time(), [], b'', False
+        self.proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE)
+
+    def fileno(self): return self.proc.stdout.fileno()
+
+    def read(self):
+        "Show the lines that came; at the end of the output, wait for the process (its CPU time)."
+        data = os.read(self.fileno(), 1 << 16)
+        *lines, self.partial = (self.partial + data).split(b'\n') if data else (self.partial, b'')
+        for line in lines + ([self.partial] if not data and self.partial else []):
+            text = line.decode(errors='replace') + '\n'
+            print(self.prefix + text, end='', flush=True)
+            self.chunks.append(text)
+        if data: return
+        self.proc.stdout.close()
+        _, status, usage = os.wait4(self.proc.pid, 0)
+        self.proc.returncode = code = os.waitstatus_to_exitcode(status)
+        seconds, cpu = time.time() - self.start, usage.ru_utime + usage.ru_stime
+        print(f'{self.prefix}  ({seconds:.0f}s, {cpu:.0f} CPU s, exit {code})', flush=True)
+        self.done, self.result = True, (code, ''.join(self.chunks), seconds, cpu)
 
 
 def run_pytest(cmd, env, prefix=''):
     """`run` for pytest, its output shown line by line as it comes (each line after `prefix`) and
     also returned (for the durations report): (exit code, output, seconds, CPU seconds)."""
-    print(prefix + '$ ' + ' '.join(map(str, cmd)), flush=True)
-    start, lines = time.time(), []
-    with subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True) as proc:
-        for line in proc.stdout:
-            print(prefix + line, end='', flush=True)
-            lines.append(line)
-        # the child's CPU time, read before the context manager's own wait reaps it elsewhere
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-    seconds, cpu = time.time() - start, usage.ru_utime + usage.ru_stime
-    print(f'{prefix}  ({seconds:.0f}s, {cpu:.0f} CPU s, exit {proc.returncode})', flush=True)
-    return proc.returncode, ''.join(lines), seconds, cpu
+    job = Lines(cmd, env, prefix)
+    while not job.done: job.read()
+    return job.result
 
 
 def notebooks():
@@ -101,60 +125,120 @@ def cpu_seconds():
 
 
 def _test_notebook(path, skip_flags, force_flags):
-    "One notebook as nbdev_test runs it (in a worker process): (passed, seconds, CPU seconds)."
+    "One notebook as nbdev_test runs it: (passed, seconds, CPU seconds)."
     from nbdev.config import get_config
     from nbdev.test import test_nb
     cfg = get_config()
     os.chdir(cfg.nbs_path)
-    start, cpu, main = time.time(), cpu_seconds(), sys.modules['__main__']
-    try:
-        passed, _ = test_nb(Path(path), skip_flags=skip_flags, force_flags=force_flags,
-                            basepath=cfg.config_path)
-    finally:   # IPython's shell replaces __main__, where the next task's function is looked up
-        sys.modules['__main__'] = main
+    start, cpu = time.time(), cpu_seconds()
+    passed, _ = test_nb(Path(path), skip_flags=skip_flags, force_flags=force_flags,
+                        basepath=cfg.config_path)
     return passed, time.time() - start, cpu_seconds() - cpu
 
 
-def run_notebooks(paths, workers, force_flags, env, side=None):
-    """Test the notebooks `paths` in `workers` processes with the environment `env`, printing each
-    start and each time; returns {path: (passed, seconds, CPU seconds)}. `side`, if given, is
-    `(k, job)`: `job()` runs in a thread holding one of the `workers` slots, from when the first
-    `k` notebooks have started; its result is then under the key `'side'`."""
+def _time_cells(times):
+    """Make execnb's shell append (CPU s, wall s, cell number, first line) of each code cell it runs
+    to `times` (in a notebook's own process: the runner's shell is left as it is)."""
+    from execnb.shell import CaptureShell
+    run = CaptureShell.cell
+    def cell(self, cell, *args, **kwargs):
+        start, cpu = time.time(), cpu_seconds()
+        try: return run(self, cell, *args, **kwargs)
+        finally:
+            if cell.cell_type == 'code':
+                lines = [l for l in cell.source.splitlines() if l.strip() and not l.startswith('#|')]
+                times.append((cpu_seconds() - cpu, time.time() - start, cell.idx_, (lines or [''])[0][:60]))
+    CaptureShell.cell = cell
+
+
+def _notebook_process(path, skip_flags, force_flags, conn):
+    """The process of one notebook (forked from the runner): sends `_test_notebook`'s result and
+    the times of its cells."""
+    cells = []
+    _time_cells(cells)
+    conn.send((_test_notebook(path, skip_flags, force_flags), cells))
+    conn.close()
+
+
+def preload(names):
+    """Import the modules `names` (`'pkg.*'`: the package `pkg` with all its modules) in the runner,
+    before it forks a process per notebook: each notebook then starts with them loaded, as it
+    would after the notebooks before it in a shared process, but sees none of their state. A
+    module that cannot be imported (an extra not installed) is left to the notebooks that need it."""
+    import importlib, pkgutil
+    from nbdev.config import get_config
+    root = str(get_config().config_path)   # where nbdev_test imports the package from
+    if root not in sys.path: sys.path.insert(0, root)
+    for name in names:
+        name, every = name.removesuffix('.*'), name.endswith('.*')
+        try:
+            module = importlib.import_module(name)
+            for info in pkgutil.walk_packages(module.__path__, name + '.') if every else ():
+                with contextlib.suppress(Exception): importlib.import_module(info.name)
+        except Exception as e:
+            print(f'  (not preloaded: {name}: {type(e).__name__})', flush=True)
+    if 'numba' in sys.modules:   # its first compile sets up its CPU target (about 1 CPU s): once here
+        with contextlib.suppress(Exception):
+            import numba, numpy
+            numba.njit(lambda x: numpy.sqrt(x).sum())(numpy.ones(2))
+
+
+def run_notebooks(paths, workers, force_flags, env, side=None, preload_names=(), cells=None):
+    """Test the notebooks `paths`, `workers` at a time, with the environment `env`, printing each
+    start and each time; returns {path: (passed, seconds, CPU seconds)}. Each notebook runs in a
+    process of its own, forked from this one after `preload(preload_names)`: a notebook sees no
+    state another one left (a solver it registered, a class it changed, a crash), whatever ran
+    before it. `side`, if given, is `(k, start)`: `start()` starts a `Lines` job (pytest), which
+    holds one of the `workers` slots from when the first `k` notebooks have started; its result
+    is then under the key `'side'`. `cells`, a dict if given, receives {path: [(CPU s, wall s,
+    cell number, first line) of each code cell run]}."""
+    from multiprocessing.connection import wait as wait_for
+    cells = {} if cells is None else cells
     from nbdev.config import get_config
     skip_flags, pending, running, out = get_config().tst_flags.split(), list(paths), {}, {}
-    side_pool = ThreadPoolExecutor(1) if side else None
+    side_job, context = None, multiprocessing.get_context('fork')
     saved = dict(os.environ)
     os.environ.clear()
-    os.environ.update({**env, 'IN_TEST': '1'})   # the workers inherit it when they fork
+    os.environ.update({**env, 'IN_TEST': '1'})   # the notebooks' processes inherit it
     print(f'$ notebooks ({len(paths)}, {workers} at a time, like nbdev_test)', flush=True)
     try:
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context('fork')) as ex:
-            while pending or running or side:
-                while len(running) < workers and (pending or side):
-                    if side and len(paths) - len(pending) >= side[0]:   # its turn: it goes first
-                        running[side_pool.submit(side[1])], side = 'side', None
-                        continue
-                    path = pending.pop(0)
-                    print(f'  [{len(paths) - len(pending)}/{len(paths)}] {_rel(path)} ...',
-                          flush=True)
-                    running[ex.submit(_test_notebook, path, skip_flags, force_flags)] = path
-                done, _ = wait(running, return_when=FIRST_COMPLETED)
-                for future in done:
-                    path = running.pop(future)
-                    if path == 'side':
-                        out[path] = future.result()
-                        continue
-                    try: out[path] = future.result()
-                    except Exception as e:   # a crashed worker
-                        print(f'      {_rel(path)}: {type(e).__name__}: {e}', flush=True)
-                        out[path] = (False, float('nan'), float('nan'))
-                    passed, seconds, cpu = out[path]
-                    print(f'      {_rel(path)}: {seconds:.0f} s ({cpu:.0f} CPU s)'
-                          + ('' if passed else '  FAILED'), flush=True)
+        if preload_names:
+            cpu = cpu_seconds()
+            preload(preload_names)
+            print(f'  (preloaded {", ".join(preload_names)}: {cpu_seconds() - cpu:.1f} CPU s)', flush=True)
+        while pending or running or side or (side_job and not side_job.done):
+            busy = len(running) + bool(side_job and not side_job.done)
+            while busy < workers and (pending or side):
+                busy += 1
+                if side and len(paths) - len(pending) >= side[0]:   # its turn: it goes first
+                    side_job, side = side[1](), None
+                    continue
+                path = pending.pop(0)
+                print(f'  [{len(paths) - len(pending)}/{len(paths)}] {_rel(path)} ...', flush=True)
+                receive, send = context.Pipe(duplex=False)
+                proc = context.Process(target=_notebook_process, args=(path, skip_flags, force_flags, send))
+                proc.start()
+                send.close()
+                running[proc.sentinel] = proc, receive, path, time.time()
+            watch = list(running) + ([side_job] if side_job and not side_job.done else [])
+            for ready in wait_for(watch):
+                if ready is side_job:
+                    side_job.read()
+                    if side_job.done: out['side'] = side_job.result
+                    continue
+                proc, receive, path, start = running.pop(ready)
+                proc.join()
+                try: out[path], cells[path] = receive.recv()
+                except EOFError:   # the process died (a crash): no result
+                    print(f'      {_rel(path)}: its process ended with exit code {proc.exitcode}', flush=True)
+                    out[path] = (False, time.time() - start, float('nan'))
+                receive.close()
+                passed, seconds, cpu = out[path]
+                print(f'      {_rel(path)}: {seconds:.0f} s ({cpu:.0f} CPU s)'
+                      + ('' if passed else '  FAILED'), flush=True)
     finally:
         os.environ.clear()
         os.environ.update(saved)
-        if side_pool: side_pool.shutdown()
     return out
 
 
@@ -260,11 +344,12 @@ def main():
     marker = [] if args.slow else ['-m', 'heavy' if args.heavy else 'not slow and not heavy']
     pytest_cmd = [sys.executable, '-m', 'pytest', 'tests', '-q', '-rs', '--durations=0',
                   '--durations-min=0.5', *marker]
-    side = (pytest_start(nbs), lambda: run_pytest(pytest_cmd, env, prefix='pytest| '))
-    start, load0 = time.time(), os.getloadavg()
+    side = (pytest_start(nbs), lambda: Lines(pytest_cmd, env, prefix='pytest| '))
+    start, load0, cells = time.time(), os.getloadavg(), {}
     with notebook_env(env) as nb_env:
         results = run_notebooks(nbs, workers, ['slow', 'heavy'] if args.slow else ['heavy'] if args.heavy else [],
-                                nb_env, side=side if workers > 1 else None)
+                                nb_env, side=side if workers > 1 else None, preload_names=PRELOAD,
+                                cells=cells)
     py_rc, py_out, py_s, py_cpu = results.pop('side') if workers > 1 else run_pytest(pytest_cmd, env)
     wall = time.time() - start
     nb_rc = int(not all(passed for passed, *_ in results.values()))
@@ -275,6 +360,10 @@ def main():
           sep='\n')
     print('the 10 notebooks with the most CPU time:',
           *slowest({str(_rel(p)): c for p, (*_, c) in results.items()}),
+          sep='\n')
+    print('the 10 notebook cells with the most CPU time (CPU s, wall s, cell):',
+          *[f'  {c:7.1f} {w:7.1f}  {_rel(p)} cell {k}: {line}' for c, w, k, line, p in
+            sorted((t + (p,) for p, ts in cells.items() for t in ts), key=lambda t: -t[0])[:10]],
           sep='\n')
     print('the 10 slowest tests (call, set-up and tear-down):', *slowest(pytest_durations(py_out)), sep='\n')
     failed = [str(_rel(p)) for p, (ok, *_) in results.items() if not ok]
