@@ -1039,12 +1039,24 @@ def _prepare(self, X, y="no_validation", reset=True, **kw):
     X = _numbers_or_refuse(X, private=private, warn=reset)   # (ε = ∞: refused, naming no value)
     if getattr(self, "categories_", None) and hasattr(X, "columns"):   # (an array: encoded already)
         X = _one_hot(X, self.categories_)
-    opts = dict(accept_sparse=["csr", "csc"], dtype=np.float64, ensure_all_finite=not private)
+    opts = dict(accept_sparse=["csr", "csc"], dtype=np.float64, ensure_all_finite=False)
     if isinstance(y, str) and y == "no_validation":
-        return validate_data(self, X, reset=reset, **opts)
-    if not private: return validate_data(self, X, y, **opts, **kw)
+        X = validate_data(self, X, reset=reset, **opts)
+        return X if private else _finite_or_refuse(X)
+    if not private:
+        X, y = validate_data(self, X, y, **opts, **kw)   # (y's own checks: scikit-learn's)
+        return _finite_or_refuse(X), y
     X = validate_data(self, X, reset=reset, **opts)
     return X, _private_target(y, X.shape[0], kw.get("y_numeric", False))
+
+
+def _finite_or_refuse(X):
+    """A validated X of a non-private fit (ε = ∞) or of its model's predictions, when finite; else
+    one error naming the problem and no value (such a fit releases its data anyway)."""
+    if np.all(np.isfinite(X.data if sp.issparse(X) else X)): return X
+    raise ValueError("X contains NaN or infinite values (a missing value, or a table cell that is not "
+                     "a number): a non-private fit (epsilon=inf) and its model take finite numbers "
+                     "only; impute or remove them first (a private fit maps them by a public rule)")
 
 
 def _numbers_or_refuse(X, private:bool=False, warn:bool=True):

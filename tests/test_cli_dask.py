@@ -103,3 +103,16 @@ def test_dask_bad_input_one_line_nothing_written_nothing_charged(tmp_path, capsy
     got, out, err = run(argv, capsys)
     assert got == code and one_line_error(err) and text in err, err
     assert not (tmp_path / "m.json").exists() and budget.read_text() == before
+
+
+def test_dask_non_private_missing_value_is_one_line(tmp_path, capsys, scheduler):
+    "At ε = ∞ no public rule maps a missing value: one line naming the problem, nothing written."
+    data = tmp_path / "d.csv"
+    data.write_text("a,b,label\n" + "".join(f"{i % 7},{'n/a' if i == 5 else i % 3},{i % 2}\n"
+                                             for i in range(300)))   # a text cell in column b
+    argv = ["fit", str(data), "--classes", "0,1", "--epsilon", "inf", "--scheduler", scheduler,
+            "--out", str(tmp_path / "m.json")]
+    got, out, err = run(argv, capsys)
+    assert got == 1 and one_line_error(err), err
+    assert "X contains NaN or infinite values (a missing value, or a table cell that is not" in err
+    assert not (tmp_path / "m.json").exists()
