@@ -1054,9 +1054,10 @@ def _finite_or_refuse(X):
     """A validated X of a non-private fit (ε = ∞) or of its model's predictions, when finite; else
     one error naming the problem and no value (such a fit releases its data anyway)."""
     if np.all(np.isfinite(X.data if sp.issparse(X) else X)): return X
-    raise ValueError("X contains NaN or infinite values (a missing value, or a table cell that is not "
-                     "a number): a non-private fit (epsilon=inf) and its model take finite numbers "
-                     "only; impute or remove them first (a private fit maps them by a public rule)")
+    raise ValueError("X contains NaN or infinite values (a missing value, or a table cell that is "
+                     "not a number): a non-private fit (epsilon=inf) and its model take finite "
+                     "numbers only; impute or remove them first (a private fit maps them by a "
+                     "public rule)")
 
 
 def _numbers_or_refuse(X, private:bool=False, warn:bool=True):

@@ -64,19 +64,26 @@ def _bin(v:float, lo:int, hi:int) -> int:
 
 
 @njit(cache=True, nogil=True)
-def _count_bins(A, c, signed:bool, H, lo:int, hi:int):
-    """Adds to H the bins of $d_{ij} = a_{ij} - c_j$: of |d| in H[j, :K] (`signed` False), or of
-    the positive d in H[j, :K] and of the negative ones in H[j, K:]; a zero or NaN d in none. One
-    pass over A in its memory order, no temporary."""
-    n, q = A.shape
+def _count_bins_c(M, transposed:bool, c, signed:bool, H, lo:int, hi:int):
+    """Adds to H the bins of $d_{ij} = a_{ij} - c_j$ where A is M (`transposed`: M.T): of |d| in
+    H[j, :K] (`signed` False), or of the positive d in H[j, :K] and of the negative ones in H[j, K:];
+    a zero or NaN d in none. One pass over M (C order) in its memory order, no temporary."""
     K = hi - lo + 1
-    rows_outer = A.strides[1] < A.strides[0]   # C order: a row after the other
-    for a in range(n if rows_outer else q):
-        for b in range(q if rows_outer else n):
-            i, j = (a, b) if rows_outer else (b, a)
-            d = A[i, j] - c[j]
+    for a in range(M.shape[0]):
+        for b in range(M.shape[1]):
+            j = a if transposed else b
+            d = M[a, b] - c[j]
             if d > 0: H[j, _bin(d, lo, hi)] += 1.0
             elif d < 0: H[j, (K if signed else 0) + _bin(-d, lo, hi)] += 1.0
+
+
+def _count_bins(A:np.ndarray, c:np.ndarray, signed:bool, H:np.ndarray, lo:int, hi:int):
+    """`_count_bins_c` of A as one kernel type whatever its layout: float64, read-only, C order (a
+    Fortran-ordered A is read as its transpose; another layout or dtype is copied)."""
+    transposed = A.flags.f_contiguous and not A.flags.c_contiguous
+    M = np.ascontiguousarray(A.T if transposed else A, dtype=np.float64).view()
+    M.flags.writeable = False
+    _count_bins_c(M, transposed, np.ascontiguousarray(c, dtype=np.float64), signed, H, lo, hi)
 
 
 def _dense_histogram(A:np.ndarray, lo:int, hi:int) -> np.ndarray:

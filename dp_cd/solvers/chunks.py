@@ -693,7 +693,7 @@ def map_column(x, # a column as read (1-d float64), overwritten by its map
                s:float, # the second divisor $s$ (a scale, or 1)
                fill:float, # a missing value's (NaN) replacement before the divisions
               ):
-    "In place: $x_i ↦ (\mathrm{clip}(x_i - c, -B, B) / d) / s$; a NaN becomes fill / d / s."
+    "In place: $x_i ↦ (\\mathrm{clip}(x_i - c, -B, B) / d) / s$; a NaN becomes fill / d / s."
     for i in range(x.shape[0]):
         v = x[i] - c
         v = fill if v != v else min(max(v, -B), B)
