@@ -1483,7 +1483,7 @@ def logistic_start(label_mean:float, # released mean m of the labels encoded ±1
     return np.append(np.zeros(p), math.log(q / (1 - q)) / s)
 
 
-START_MIN_LOGIT = 1.0   # the start is used when |b_0| > 1: a share of positives outside [0.27, 0.73]
+START_MIN_LOGIT = 1.0   # the start is used when |b_0| > 1: positives' share outside [0.27, 0.73]
 
 def _label_start(self, bounds:_DataBounds, loss, solver, shape:tuple) -> np.ndarray|None:
     """The solver's starting point: `logistic_start` of the released labels' mean (the intercept

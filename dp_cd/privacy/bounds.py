@@ -66,8 +66,9 @@ def _bin(v:float, lo:int, hi:int) -> int:
 @njit(cache=True, nogil=True)
 def _count_bins_c(M, transposed:bool, c, signed:bool, H, lo:int, hi:int):
     """Adds to H the bins of $d_{ij} = a_{ij} - c_j$ where A is M (`transposed`: M.T): of |d| in
-    H[j, :K] (`signed` False), or of the positive d in H[j, :K] and of the negative ones in H[j, K:];
-    a zero or NaN d in none. One pass over M (C order) in its memory order, no temporary."""
+    H[j, :K] (`signed` False), or of the positive d in H[j, :K] and of the negative ones in
+    H[j, K:]; a zero or NaN d in none. One pass over M (C order) in its memory order, no
+    temporary."""
     K = hi - lo + 1
     for a in range(M.shape[0]):
         for b in range(M.shape[1]):
