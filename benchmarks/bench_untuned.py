@@ -20,6 +20,7 @@ accuracy, or R². Each row also records the fit's seconds, the number of warning
 and an error (empty when the fit worked). The summary gives the mean and the WORST split.
 
     python benchmarks/bench_untuned.py [--data-dir DIR] [--splits 3] [--tables a,b] [--out CSV]
+                                       [--replace]   # only the rows of --tables rewritten
 """
 import time, warnings
 import numpy as np
@@ -230,6 +231,8 @@ if __name__ == "__main__":
     ap.add_argument("--splits", type=int, default=3)
     ap.add_argument("--epsilons", default=",".join(map(str, EPSILONS)))
     ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "untuned.csv"))
+    ap.add_argument("--replace", action="store_true",
+                    help="keep the other tables' rows of --out, replace those of --tables")
     args = ap.parse_args()
     warnings.filterwarnings("ignore")
     print("load at start:", os.getloadavg(), flush=True)
@@ -237,6 +240,11 @@ if __name__ == "__main__":
                          tuple(float(e) for e in args.epsilons.split(",")), args.splits)
     print("load at end:", os.getloadavg(), flush=True)
     summarise(rows)
+    if args.replace and os.path.exists(args.out):   # the rows of the tables not re-run, kept
+        with open(args.out, newline="") as f: old = list(csv.DictReader(f))
+        new = {r["table"] for r in rows}   # in the file's order of tables, new tables last
+        order = dict.fromkeys([r["table"] for r in old] + [r["table"] for r in rows])
+        rows = [r for t in order for r in (rows if t in new else old) if r["table"] == t]
     with open(args.out, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()

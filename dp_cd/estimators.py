@@ -34,10 +34,10 @@ from .privacy.calibration import calibrate_noise_multiplier, epsilon_gaussian
 from .privacy.events import ComposedEvent
 
 # %% auto 0
-__all__ = ['LOSSES', 'BOUNDS_LABEL', 'CENTER_LABEL', 'SCALE_LABEL', 'SPREAD_LABEL', 'PREPROCESSING_LABEL', 'HISTOGRAM_MAX_TAU',
-           'ONE_HOT_SCALE', 'MISSING_RULE', 'SAMPLE_CLIP', 'START_MIN_LOGIT', 'make_loss', 'make_penalty',
-           'BudgetExceededError', 'BudgetAccountant', 'preprocessing_label', 'public_box', 'BoundsFallbackWarning',
-           'DPRegressor', 'DPClassifier', 'logistic_start']
+__all__ = ['LOSSES', 'BOUNDS_LABEL', 'CENTER_LABEL', 'SCALE_LABEL', 'SPREAD_LABEL', 'LABEL_MEAN_LABEL', 'PREPROCESSING_LABEL',
+           'SCALE_MAX_SIGMA', 'HISTOGRAM_MAX_TAU', 'ONE_HOT_SCALE', 'MISSING_RULE', 'SAMPLE_CLIP', 'START_MIN_LOGIT',
+           'make_loss', 'make_penalty', 'BudgetExceededError', 'BudgetAccountant', 'preprocessing_label', 'public_box',
+           'BoundsFallbackWarning', 'scale_swamped', 'DPRegressor', 'DPClassifier', 'logistic_start']
 
 # %% ../nbs/06_api/01_estimators.ipynb
 LOSSES = {"squared": SquaredLoss, "logistic": LogisticLoss, "huber": HuberLoss}
@@ -179,6 +179,7 @@ class _DataBounds:
         # divided), and `moments` the released mean squares of those columns (`private_scale`)
         self.scale, self.moments = None, None
         self.center_sd = None   # the released centre's noise sd in the units of X (p,), None: none
+        self.scale_swamped = False   # the scales' release skipped (`scale_swamped`): not divided
         self.fill_missing = True   # NaN -> the centre; False (ε = ∞): kept, refused by the solver
 
     @property
@@ -256,6 +257,7 @@ BOUNDS_LABEL = "data bounds (Gaussian histogram)"
 CENTER_LABEL = "feature means (Gaussian)"
 SCALE_LABEL = "feature scales (Gaussian)"
 SPREAD_LABEL = "data bounds around the means (Gaussian histogram)"
+LABEL_MEAN_LABEL = "labels' mean (Gaussian)"
 
 def preprocessing_label(labels,  # the preprocessing releases' labels
                        ) -> str:  # the line
@@ -446,6 +448,59 @@ def _add_private_center(b:_DataBounds, X, y, eps, delta, share, rng, offset=None
             f"{b.epsilon:.4g}); the solver sees clip(x/B - m, -1, 1)")
     b.note = text if b.note is None else f"{b.note}; {text}"
     return b
+
+# %% ../nbs/06_api/01_estimators.ipynb
+SCALE_MAX_SIGMA = 0.5   # the scales' release is skipped when its noise sd σ reaches 1/2
+
+def scale_swamped(n:int, # number of records (public)
+                  q:int, # number of columns whose scales would be released (public)
+                  epsilon:float, # the preprocessing's share of ε
+                  delta:float, # the preprocessing's share of δ
+                  releases:int, # its Gaussian releases, the scales' one included
+                 ) -> bool: # whether the scales' release is skipped
+    r"""Whether the release of the q columns' mean squares (`private_scale`, noise sd
+    $σ = z\sqrt{q}/n$, z the noise multiplier of `releases` releases paid by (ε, δ)) is skipped:
+    when $σ \ge 1/2$, every released scale is $s_j = \sqrt{\max(ṽ_j, 2σ, s_{min}^2)} = \sqrt{2σ}$
+    and every smoothness $\min(ṽ_j + 2σ, 1)/s_j^2 = 1/(2σ)$ whatever the data ($ṽ_j ≤ 1 ≤ 2σ$):
+    the release would tell nothing about the columns. A rule on public quantities (n, q, ε, δ, the
+    number of releases); the columns are then not divided (as with `standardize=False`) and the
+    other releases share the budget."""
+    if q == 0: return False
+    z = calibrate_noise_multiplier(epsilon, delta, releases)
+    return z * math.sqrt(q) / n >= SCALE_MAX_SIGMA
+
+
+def _note_swamped(b:_DataBounds, n:int, q:int, eps, delta, releases:int) -> _DataBounds:
+    "`b` marked as not standardised (`scale_swamped`), with the report's sentence on why."
+    z = calibrate_noise_multiplier(eps, delta, releases)
+    b.scale_swamped = True
+    text = (f"features not divided by released scales: with n = {n} records and {q} columns "
+            f"their release's noise sd would be {z * math.sqrt(q) / n:.4g} >= "
+            f"{SCALE_MAX_SIGMA:g}, so every released scale would be the same whatever the data "
+            f"(a public rule: nothing released)")
+    b.note = text if b.note is None else f"{b.note}; {text}"
+    return b
+
+
+def _add_label_mean(b:_DataBounds, labels, eps, delta, share, rng, releases:int=1) -> _DataBounds:
+    """`b` with a classifier's labels' mean (labels encoded ±1, (n,)) released alone: the
+    `private_center` release of no feature and the labels as its target (T = 1), noise
+    $σ = z\cdot 2/n$, with the noise multiplier z of the earlier releases (or of the `releases`
+    releases the share `share` of (ε, δ) pays for): one Gaussian event more (exact GDP). For a
+    design that is not centred (sparse): the start of `_label_start`."""
+    share = check_scalar(share, "bounds_budget", 0, 1, True, True)
+    z = b.noise_multiplier or calibrate_noise_multiplier(share * eps, share * delta, releases)
+    labels = np.asarray(labels, dtype=float)
+    rel = private_center(np.empty((len(labels), 0)), np.ones(0), z, rng, labels, 1.0)
+    b.label_center = rel.target_center
+    b.entries.append((LABEL_MEAN_LABEL, rel.event))
+    b.noise_multiplier, b.gaussian = z, b.gaussian + 1
+    b.epsilon, b.delta = epsilon_gaussian(z, b.gaussian, share * delta), share * delta
+    text = (f"the labels' mean released alone (no centre for this design): Gaussian, sigma = "
+            f"{rel.sigma:.4g} (exact GDP with the other releases, epsilon = {b.epsilon:.4g})")
+    b.note = text if b.note is None else f"{b.note}; {text}"
+    return b
+
 
 # %% ../nbs/06_api/01_estimators.ipynb
 HISTOGRAM_MAX_TAU = 1 / 8   # an optional histogram is released only when τ <= n/8 (public)
@@ -789,10 +844,19 @@ def _resolve_bounds(self, X, y, eps, delta, rng, labels=None) -> _DataBounds:
     q = X.shape[1] if known is None else int(np.sum(~known))
     share = check_scalar(self.bounds_budget, "bounds_budget", 0, 1, True, True)
     pays = lambda k: _histogram_pays(X.shape[0], q, share * eps, share * delta, k)
-    base, private = private_center + scales, isinstance(value, str) and value == "private"
-    refine = not isinstance(value, str) and self._refines(base > 0) and pays(base + 1)
-    spread = private_center and (private or refine) and pays(base + 2)
-    releases = base + (private or refine) + spread   # the preprocessing's Gaussian releases
+    # a private centre asked for but not possible (sparse X): the labels' mean released alone
+    label_mean = (labels is not None and isinstance(self.center, str) and self.center == "private"
+                  and self.fit_intercept and sp.issparse(X))
+    private = isinstance(value, str) and value == "private"
+    def count(scales):   # (refine, spread, releases): the preprocessing's Gaussian releases
+        base = private_center + scales + label_mean
+        refine = not isinstance(value, str) and self._refines(base > 0) and pays(base + 1)
+        spread = private_center and (private or refine) and pays(base + 2)
+        return refine, spread, base + (private or refine) + spread
+    refine, spread, releases = count(scales)
+    swamped = scales and scale_swamped(X.shape[0], q, share * eps, share * delta, releases)
+    full = releases   # with the scales' release: what decides the rule
+    if swamped: scales, (refine, spread, releases) = False, count(False)
     if isinstance(value, str) and value == "private":
         b = _private_data_bounds(X, y_est, eps, delta, self.bounds_budget, rng,
                                  releases=releases,
@@ -812,6 +876,9 @@ def _resolve_bounds(self, X, y, eps, delta, rng, labels=None) -> _DataBounds:
         t = self.target_bound
         t = max(abs(float(v)) for v in t) if isinstance(t, tuple) and len(t) == 2 else t
         b.target = check_scalar(t, "target_bound", low=0, low_open=True)
+    if swamped: b = _note_swamped(b, X.shape[0], q, share * eps, share * delta, full)
+    if label_mean:
+        b = _add_label_mean(b, labels, eps, delta, self.bounds_budget, rng, releases)
     if private_center:
         b = _add_private_center(b, X, y, eps, delta, self.bounds_budget, rng, b.offset,
                                 releases=1 + scales, labels=labels)
@@ -883,7 +950,7 @@ def _map_records(self, bounds:_DataBounds, X, y, eps, delta, rng):
     """The records the solver sees: clipped into the box, centred, divided by the bounds, and, when
     `standardize`, by the released scales (their release charged to `bounds`)."""
     Xc, yc = bounds.transform(X, y, self.scale_by_bounds)
-    if bounds.B is not None and self._standardizes():
+    if bounds.B is not None and self._standardizes() and not bounds.scale_swamped:
         if not np.isfinite(eps): bounds = _exact_scale(bounds, Xc)
         else: bounds = _add_private_scale(bounds, Xc, eps, delta, self.bounds_budget, rng,
                                          known=_one_hot_mask(self, X.shape[1]))

@@ -21,7 +21,7 @@ from .estimators import (DPClassifier, make_penalty, _label_set, _n_samples, _re
                               _box_scores, _add_private_center, _private_target,
                               _refined_public_bounds, _add_private_spread, _histogram_pays,
                               _add_private_scale, SAMPLE_CLIP, _categorical_columns, _one_hot,
-                              _one_hot_mask, logistic_start,
+                              _one_hot_mask, logistic_start, _add_label_mean,
                               preprocessing_label, public_box, _numbers_or_refuse)
 from .solvers.contract import (Plan, PrivacyRequest, build_report, check_sample_weight,
                                     get_solver)
@@ -117,6 +117,9 @@ def _box(self, X, y, eps, delta, rng, labels=None) -> _DataBounds:
     released root mean square (`private_scale`, the plain estimators' map)."""
     centre, (n, p), share = _centres(self, X), X.shape, self.bounds_budget
     scales = int(centre and _standardizes(self))
+    # no centre for a sparse X: a classifier's labels' mean released alone (`_add_label_mean`)
+    label_mean = int(labels is not None and not centre and isinstance(self.center, str)
+                     and bool(self.fit_intercept) and sp.issparse(X))
     known = _one_hot_mask(self, p)   # one-hot columns of declared categories: bounded by 1
     q = p if known is None else int(np.sum(~known))
     pays = lambda k: _histogram_pays(n, q, share * eps, share * delta, k)
@@ -125,7 +128,8 @@ def _box(self, X, y, eps, delta, rng, labels=None) -> _DataBounds:
     spread = centre and (isinstance(self.bounds, str) or refine) and pays(3 + scales)
     if isinstance(self.bounds, str):   # "private": y is a regression's target, or None
         released = _private_data_bounds(X, y, eps, delta, share, rng,
-                                        releases=1 + centre + spread + scales, known=known,
+                                        releases=1 + centre + spread + scales + label_mean,
+                                        known=known,
                                         names=getattr(self, "feature_names_in_", None))
         c0 = np.zeros(p)
     else:
@@ -136,6 +140,7 @@ def _box(self, X, y, eps, delta, rng, labels=None) -> _DataBounds:
             released = _refined_public_bounds(released, X, eps, delta, share, rng,
                                               releases=2 + spread + scales, known=known)
             c0 = np.zeros(p) if released.offset is None else released.offset
+    if label_mean: released = _add_label_mean(released, labels, eps, delta, share, rng)
     if centre:
         released = _add_private_center(released, X, y, eps, delta, share, rng, c0,
                                        releases=1 + scales, labels=labels)

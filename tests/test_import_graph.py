@@ -125,7 +125,7 @@ KNOWN = {("dp_cd.tuned", n) for n in (
     "_label_set", "_n_samples", "_resolve_delta", "_resolve_budget", "_private_data_bounds",
     "_DataBounds", "_box_rows", "_box_scores", "_add_private_center", "_private_target",
     "_numbers_or_refuse", "_refined_public_bounds", "_add_private_spread", "_histogram_pays",
-    "_add_private_scale", "_categorical_columns", "_one_hot", "_one_hot_mask")}
+    "_add_private_scale", "_categorical_columns", "_one_hot", "_one_hot_mask", "_add_label_mean")}
 
 
 def test_no_private_name_is_imported_across_modules():
