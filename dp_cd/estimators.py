@@ -485,7 +485,7 @@ def _note_swamped(b:_DataBounds, n:int, q:int, eps, delta, releases:int) -> _Dat
 def _add_label_mean(b:_DataBounds, labels, eps, delta, share, rng, releases:int=1) -> _DataBounds:
     """`b` with a classifier's labels' mean (labels encoded ±1, (n,)) released alone: the
     `private_center` release of no feature and the labels as its target (T = 1), noise
-    $σ = z\cdot 2/n$, with the noise multiplier z of the earlier releases (or of the `releases`
+    $σ = z\\cdot 2/n$, with the noise multiplier z of the earlier releases (or of the `releases`
     releases the share `share` of (ε, δ) pays for): one Gaussian event more (exact GDP). For a
     design that is not centred (sparse): the start of `_label_start`."""
     share = check_scalar(share, "bounds_budget", 0, 1, True, True)
