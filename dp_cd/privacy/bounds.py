@@ -336,10 +336,11 @@ def signed_histogram(X, # (n, q) records, dense or row-chunked (a sparse design 
                      center, # PUBLIC centre c (q,): the histogram is that of $d_{ij} = x_{ij} - c_j$
                      lo:int=-30, # grid start $2^{\mathrm{lo}}$
                      hi:int=30, # grid end $2^{\mathrm{hi}}$
-                     block:int=2**16, # (unused: a dense X is read in one pass, without a copy)
+                     block:int=2**16, # (unused, kept for callers: X is read in one pass)
                     ) -> np.ndarray:  # counts (q, 2K): positive side, then negative side
     """H[j, :K] the histogram of magnitudes of the positive $d_{ij}$, H[j, K:] of the negative ones
-    (q, 2K); a zero or missing $d_{ij}$ is in no bin. X is never copied whole."""
+    (q, 2K); a zero or missing $d_{ij}$ is in no bin. A float64 X in C or Fortran order is read
+    in place; another dtype or a strided view is copied once."""
     c = np.asarray(center, dtype=float)
     if is_chunked(X):
         import dask
