@@ -9,7 +9,8 @@ declared as one class with its kernels (the smoothed hinge of dp_cd.model.losses
 DP-GCD, DP-SGD, DP-BCD, vertical DP-CD and the growth-adaptive method with no edit to them, and its
 constants come from what the class declares. A solver that needs a fact of a penalty (AdaSSP and the
 growth-adaptive method: a quadratic penalty whose weight `enet_weights` gives) takes a user's class that
-declares it and refuses one that does not, naming both.
+declares it and refuses one that does not, naming both. A loss of the growth algorithms is one class
+with its two kernels too.
 """
 import numpy as np
 import pytest
@@ -265,3 +266,47 @@ def test_growth_losses_carry_their_kernels():
         Shifted(2).value(np.zeros(2), np.zeros((3, 2)))
     with pytest.raises(TypeError, match="declares kernels but not mean_grad"):
         class Half(GrowthLoss): mean_value = PowerLoss.mean_value
+
+
+def test_a_new_growth_loss_is_one_class():
+    "A user's loss for Algorithms 1-2, one class with its two kernels, runs with no edit to them."
+    from dp_cd.solvers.growth import GrowthLoss, LocationLoss, epoch_growth
+
+    class MeanLoss(GrowthLoss):
+        "F(x; s) = ||x - s||^2 / 2: the location loss of exponent 2, written by a user."
+        shown = ("kappa",)
+        def __init__(self): super().__init__(2.0)
+
+        @property
+        def reach_offset(self): return 1.0   # ||x - s|| <= ||x|| + 1
+
+        @staticmethod
+        @njit(cache=True)
+        def mean_value(kappa, mu, b, x, S):
+            n, d = S.shape[0], x.shape[0]
+            tot = 0.0
+            for i in range(n):
+                r2 = 0.0
+                for j in range(d): r2 += (x[j] - S[i, j]) ** 2
+                tot += r2 / 2.0 / n
+            return tot
+
+        @staticmethod
+        @njit(cache=True)
+        def mean_grad(kappa, mu, b, x, S, out):
+            n, d = S.shape[0], x.shape[0]
+            for j in range(d): out[j] = 0.0
+            for i in range(n):
+                for j in range(d): out[j] += (x[j] - S[i, j]) / n
+
+    rng = np.random.default_rng(3)
+    S = rng.normal(size=(3000, 2)) / 3
+    S /= np.maximum(1.0, np.linalg.norm(S, axis=1))[:, None]
+    mine, ref, x = MeanLoss(), LocationLoss(2), np.array([0.3, -0.2])
+    assert mine.token is not None and mine.token.dtype != ref.token.dtype
+    assert np.isclose(mine.value(x, S), ref.value(x, S), rtol=1e-12)
+    assert np.allclose(mine.grad(x, S), ref.grad(x, S), rtol=1e-12, atol=1e-15)
+    assert mine.lipschitz(1.0) == ref.lipschitz(1.0) and mine.smoothness(1.0) == ref.smoothness(1.0)
+    a, b = (epoch_growth(S, loss, np.zeros(2), 1.0, 1.5, epsilon=1.0, delta=1e-5, random_state=0)
+            for loss in (mine, ref))
+    assert np.allclose(a.x, b.x, atol=1e-9) and a.privacy.epsilon == b.privacy.epsilon
