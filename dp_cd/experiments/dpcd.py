@@ -12,6 +12,7 @@ from ..utils import check_scalar, PrivacyLeakWarning
 from ..model.losses import SquaredLoss, LogisticLoss
 from ..model.penalties import L1, L2
 from ..solvers.dpcd import dp_cd
+from ..solvers.dpscd import DPSCD
 from ..solvers.reference import reference_optimum
 from .. import datasets
 
@@ -151,14 +152,15 @@ def _solvers():
 # %% ../../nbs/05_experiments/01_dp_cd.ipynb
 def applicable(solver:str,  # a solver name of Table D.1
                problem:str,  # a problem name of Table D.1
-               loss=None,  # the problem's loss (unused)
+               loss=None,  # the problem's loss (None: logistic)
                penalty=None,  # the problem's penalty (None: decided by the name)
               ) -> bool:  # whether the solver is run
-    """Whether `solver` is run on `problem` (DP-CD-P: imbalanced problems; DP-SCD: smooth
-    (ℓ2-logistic) problems)."""
+    """Whether `solver` is run on `problem` (DP-CD-P: imbalanced problems; DP-SCD: the problems
+    whose loss and penalty it declares it runs, the smooth ℓ2-logistic ones)."""
     if solver == "DP-CD-P": return problem.endswith("imbalanced")
     if solver == "DP-SCD":
-        return isinstance(penalty, L2) if penalty is not None else problem.startswith("electricity")
+        if penalty is None: return problem.startswith("electricity")
+        return DPSCD().supports(LogisticLoss() if loss is None else loss, penalty)
     return True
 
 # %% ../../nbs/05_experiments/01_dp_cd.ipynb

@@ -138,7 +138,7 @@ def figure_1(data_dir=None,  # data directory (None: $DP_CD_DATA)
         ref = run_method(P, "dp-scd", np.inf, 10, 1.0, passes=50)
         for eps in epsilons:
             for method in METHODS:
-                if method == "dp-sgd" and isinstance(P["loss"], HingeLoss): continue
+                if not get_solver(method).supports(P["loss"], P["penalty"]): continue
                 t = time.time()
                 val = [(score(P, run_method(P, method, eps, passes=passes, **c).coef, "val"), c)
                        for c in _configs(method, grid)]

@@ -396,7 +396,7 @@ class DPBCD(Solver):
     "DP-BCD on the solver contract: options, ESO steps, noise calibration, ledger, kernels."
     name, function = "dp-bcd", dp_bcd
     summary = "private proximal block coordinate descent (uniform blocks, ESO steps)"
-    losses = (SquaredLoss, LogisticLoss, HuberLoss)   # the losses the kernels implement
+    loss_kernels = ("dphi", "sup_d2phi")   # the clipped gradients' φ', the constants' sup φ''
     clipping = ("coordinate",)
     intercept = True   # fit_intercept (in memory): an implicit constant column, X not copied
     accountants = ("gdp",)

@@ -273,9 +273,18 @@ def kernel_losses(kernels=DEFAULT_LOSS_KERNELS, # the scalar kernels a solver ca
     return loss_classes(kernels)
 
 
+def _unmet(cls, facts:dict) -> list:
+    """The facts (`attribute = value`) that `cls` does not declare: all of them for a class that
+    carries no kernels of its own (it inherits attributes, not the guarantees behind them)."""
+    return [f"{k} = {v!r}" for k, v in facts.items()
+            if cls.token is None or getattr(cls, k, None) != v]
+
+
 class _LossesCarrying:
-    "`Solver.losses` by default: the loss classes carrying the solver class's `loss_kernels`."
-    def __get__(self, obj, cls): return loss_classes(cls.loss_kernels)
+    """`Solver.losses` by default: the loss classes carrying the solver class's `loss_kernels` and
+    declaring its `loss_facts`."""
+    def __get__(self, obj, cls):
+        return tuple(c for c in loss_classes(cls.loss_kernels) if not _unmet(c, cls.loss_facts))
 
 def kernel_penalties() -> tuple: # the penalty classes that carry their kernels
     "The penalty classes that carry their kernels (`model.penalties.penalty_classes`)."
@@ -283,8 +292,11 @@ def kernel_penalties() -> tuple: # the penalty classes that carry their kernels
 
 
 class _PenaltiesCarrying:
-    "`Solver.penalties` by default: the penalty classes carrying their kernels."
-    def __get__(self, obj, cls): return penalty_classes()
+    """`Solver.penalties` by default: the penalty classes carrying their kernels and the solver
+    class's `penalty_kernels`, and declaring its `penalty_facts`."""
+    def __get__(self, obj, cls):
+        return tuple(c for c in penalty_classes() if set(cls.penalty_kernels) <= c.kernels
+                     and not _unmet(c, cls.penalty_facts))
 
 # %% ../../nbs/03_solvers/00_contract.ipynb
 class Solver:
@@ -293,8 +305,11 @@ class Solver:
     summary: str = ""  # one line for listings
     private: bool = True  # False for non-private references
     loss_kernels: tuple = DEFAULT_LOSS_KERNELS  # the scalar kernels its code calls on a loss
-    losses = _LossesCarrying()  # supported Loss classes: those carrying `loss_kernels` (or a tuple)
-    penalties = _PenaltiesCarrying()  # supported Penalty classes: those carrying kernels (or a tuple)
+    loss_facts: dict = {}  # class attributes a loss must declare, with their values
+    losses = _LossesCarrying()  # supported Loss classes: carrying `loss_kernels`, `loss_facts`
+    penalty_kernels: tuple = ()  # optional penalty kernels its code calls (e.g. enet_weights)
+    penalty_facts: dict = {}  # class attributes a penalty must declare, with their values
+    penalties = _PenaltiesCarrying()  # supported Penalty classes: carrying kernels and facts
     sparse: bool = True  # accepts scipy sparse designs
     clipping: tuple = ()  # clipping schemes, e.g. ("coordinate", "sample")
     accountants: tuple = ()  # accountant names accepted by the `accountant` option
@@ -333,6 +348,11 @@ class Solver:
             raise ValueError(f"solver {self.name!r} does not support {loss!r}: its kernels call "
                              f"the loss's {', '.join(missing)}, which {type(loss).__name__} does not "
                              f"carry; use one of {_names(self.losses)}")
+        unmet = _unmet(type(loss), self.loss_facts)
+        if unmet:
+            raise ValueError(f"solver {self.name!r} does not support {loss!r}: it needs a loss "
+                             f"class declaring {', '.join(unmet)}, which {type(loss).__name__} "
+                             f"does not; use one of {_names(self.losses)}")
         if not isinstance(loss, self.losses):
             raise ValueError(f"solver {self.name!r} does not support {loss!r}: "
                              f"use one of {_names(self.losses)}")
@@ -341,9 +361,24 @@ class Solver:
                              f"the penalty's {', '.join(PENALTY_KERNELS)}, which "
                              f"{type(penalty).__name__} does not carry; use one of "
                              f"{_names(self.penalties)}")
+        lacks = [k for k in self.penalty_kernels if k not in type(penalty).kernels]
+        lacks += _unmet(type(penalty), self.penalty_facts)
+        if lacks:
+            raise ValueError(f"solver {self.name!r} does not support {penalty!r}: it needs a "
+                             f"penalty class carrying or declaring {', '.join(lacks)}, which "
+                             f"{type(penalty).__name__} does not; use one of "
+                             f"{_names(self.penalties)}")
         if not isinstance(penalty, self.penalties):
             raise ValueError(f"solver {self.name!r} does not support {penalty!r}: "
                              f"use one of {_names(self.penalties)}")
+
+    def supports(self, loss:Loss, # a datafit
+                 penalty:Penalty|None=None, # a penalty (None: no penalty)
+                ) -> bool: # whether `check_supports` takes them
+        "Whether the solver runs `loss` with `penalty` (what `check_supports` refuses, as a bool)."
+        try: self.check_supports(loss, NoPenalty() if penalty is None else penalty)
+        except ValueError: return False
+        return True
 
     def check_sample_weight_support(self, registry:dict|None=None):
         "Refuse `sample_weight` without the capability, naming the solvers that have it."

@@ -9,67 +9,165 @@ import numbers
 import warnings
 from dataclasses import dataclass, field
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 from ..utils import check_array, check_scalar, as_generator, PrivacyLeakWarning, scipy_special as special
 from ..privacy.events import GaussianEvent, PureDPEvent, check_delta, check_epsilon
 from ..privacy.accountants import GDPAccountant, PureDPAccountant
 from ..privacy.calibration import calibrate_noise_multiplier
 from ..privacy.report import PrivacyReport
-from ..model.losses import Loss, SquaredLoss, LogisticLoss, HuberLoss, loss_deriv, loss_value
-from ..model.penalties import Penalty, NoPenalty, L2
+from ..model.losses import Loss, kernel_digest, loss_deriv, loss_value
+from ..model.penalties import Penalty
 from .contract import (PrivacyRequest, check_privacy, Problem, check_problem, Ledger,
                                     Plan, build_report, Run, FitResult, Solver, register,
                                     get_solver)
 
 # %% auto 0
-__all__ = ['GrowthLoss', 'PowerLoss', 'LocationLoss', 'RegressionLoss', 'l2_laplace_noise', 'l2_laplace_logdensity',
-           'gaussian_noise_multiplier', 'project_two_balls', 'solve_phase', 'localization_step_size',
-           'min_records_localization', 'growth_privacy_report', 'GrowthResult', 'localization', 'growth_epochs',
-           'min_records_growth', 'growth_step_size', 'epoch_growth', 'inverse_sensitivity_distribution',
-           'inverse_sensitivity', 'GLMObjective', 'growth_adaptive', 'GrowthAdaptive', 'norm_bounds']
+__all__ = ['GROWTH_KERNELS', 'GLM_LOSS_KERNELS', 'GrowthLoss', 'PowerLoss', 'LocationLoss', 'RegressionLoss', 'l2_laplace_noise',
+           'l2_laplace_logdensity', 'gaussian_noise_multiplier', 'project_two_balls', 'solve_phase',
+           'localization_step_size', 'min_records_localization', 'growth_privacy_report', 'GrowthResult',
+           'localization', 'growth_epochs', 'min_records_growth', 'growth_step_size', 'epoch_growth',
+           'inverse_sensitivity_distribution', 'inverse_sensitivity', 'GLMObjective', 'growth_adaptive',
+           'GrowthAdaptive', 'norm_bounds']
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
-@dataclass(frozen=True)
-class GrowthLoss:
-    "A convex loss $F(x; s)$ built on $\\phi_{\\kappa,\\mu}$ (see the table above)."
-    kind:str # "power", "location" or "regression"
-    kappa:float # exponent κ >= 1 (convexity)
-    smoothing:float=0.0 # μ >= 0; required > 0 when κ < 2 for Algorithms 1-2
-    b:float=1.0 # weight of the linear term (kind "power")
-    y_bound:float=1.0 # bound Y on |y| (kind "regression")
+GROWTH_KERNELS = ("mean_value", "mean_grad")   # the numba functions a growth loss class carries
+_GROWTH_CARRIERS = {}   # token field name -> the GrowthLoss class whose kernels it names
 
-    def __post_init__(self):
-        if self.kind not in _KINDS:
-            raise ValueError(f"kind must be one of {sorted(_KINDS)}, got {self.kind!r}")
-        k = check_scalar(self.kappa, "kappa")
+
+def _growth_token(cls) -> np.ndarray:
+    """The value the kernels receive for a growth loss class: an empty array of a structured dtype
+    whose one field names the class and a digest of its kernels (as for the losses of
+    `dp_cd.model.losses`: an edited kernel gives a new type, never a stale cached compilation)."""
+    key = "".join(ch if ch.isalnum() else "_" for ch in cls.__qualname__)
+    key += "_" + kernel_digest(cls, GROWTH_KERNELS)
+    _GROWTH_CARRIERS[key] = cls
+    return np.zeros(0, np.dtype([(key, np.uint8)]))
+
+
+def _growth_kernel(tok, kernel:str):
+    "At typing time: the `kernel` function of the growth loss whose token numba typed as `tok`."
+    if not (isinstance(tok, types.Array) and isinstance(tok.dtype, types.Record)): return None
+    cls = _GROWTH_CARRIERS.get(next(iter(tok.dtype.fields)))
+    return None if cls is None else getattr(cls, kernel)
+
+# the generic entries, resolved from the loss's token when a kernel is compiled
+def _value_of(tok, kappa, mu, b, x, S): raise NotImplementedError("called from numba only")
+def _grad_of(tok, kappa, mu, b, x, S, out): raise NotImplementedError("called from numba only")
+
+@overload(_value_of, inline='always')
+def _ov_value_of(tok, kappa, mu, b, x, S):
+    f = _growth_kernel(tok, "mean_value")
+    if f is not None: return lambda tok, kappa, mu, b, x, S: f(kappa, mu, b, x, S)
+
+@overload(_grad_of, inline='always')
+def _ov_grad_of(tok, kappa, mu, b, x, S, out):
+    f = _growth_kernel(tok, "mean_grad")
+    if f is not None: return lambda tok, kappa, mu, b, x, S, out: f(kappa, mu, b, x, S, out)
+
+
+@njit(cache=True)
+def _mean_value(tok, kappa, mu, b, x, S):
+    "Mean of F(x; s) over the rows of S (the loss class's `mean_value`)."
+    return _value_of(tok, kappa, mu, b, x, S)
+
+
+@njit(cache=True)
+def _mean_grad(tok, kappa, mu, b, x, S, out):
+    "Mean over the rows of S of the (min-norm sub)gradients of F(x; s), into out (`mean_grad`)."
+    _grad_of(tok, kappa, mu, b, x, S, out)
+
+
+@njit(cache=True)
+def _grad_scale(r2, kappa, mu):
+    """(r^2+mu^2)^(kappa/2-1), the factor in front of v in the gradient of phi(||v||); 0 at a kink
+    (min-norm subgradient)."""
+    if kappa == 2.0: return 1.0
+    t = r2 + mu * mu
+    if t == 0.0: return 0.0
+    return t ** (kappa / 2.0 - 1.0)
+
+@njit(cache=True)
+def _phi(r2, kappa, mu):
+    return ((r2 + mu * mu) ** (kappa / 2.0) - mu ** kappa) / kappa
+
+
+# %% ../../nbs/03_solvers/04_growth.ipynb
+class GrowthLoss:
+    """Base class of the convex losses $F(x; s)$ built on $\\phi_{\\kappa,\\mu}$ (the table above): a
+    subclass declares its record layout (`label_columns`, `reach_offset`) and carries its kernels
+    (`GROWTH_KERNELS`: `mean_value(kappa, mu, b, x, S)`, `mean_grad(kappa, mu, b, x, S, out)`,
+    numba functions) in its body."""
+    kind: str = ""   # the row of the table above (a label for listings)
+    label_columns: int = 0   # columns of a record after its d features (a label y: 1)
+    shown: tuple = ("kappa", "smoothing", "b", "y_bound")   # the parameters its repr shows
+    mean_value = mean_grad = None   # the kernels (None: not carried)
+    token = None   # what the compiled kernels receive for the class (None: it carries none)
+
+    def __init_subclass__(cls, **kwargs):
+        """A class that declares kernels in its body carries them and gets its own token; one that
+        declares none carries none (its parent's token would name the parent's kernels)."""
+        super().__init_subclass__(**kwargs)
+        if not any(k in cls.__dict__ for k in GROWTH_KERNELS):
+            cls.token = None
+            return
+        missing = [k for k in GROWTH_KERNELS if getattr(cls, k) is None]
+        if missing: raise TypeError(f"{cls.__name__} declares kernels but not {', '.join(missing)}")
+        cls.token = _growth_token(cls)
+
+    def __init__(self, kappa:float, # exponent κ >= 1 (convexity)
+                 smoothing:float=0.0, # μ >= 0; required > 0 when κ < 2 for Algorithms 1-2
+                 b:float=0.0, # weight of the linear term b⟨x, s⟩ (PowerLoss)
+                 y_bound:float=1.0, # bound Y on |y| (RegressionLoss)
+                ):
+        k = check_scalar(kappa, "kappa")
         if k < 1:
             raise ValueError(
                 f"kappa must be >= 1: F(x; s) = |r|^kappa/kappa is not convex for kappa = {k} < 1, "
                 "and the growth algorithms require convex losses"
             )
-        check_scalar(self.smoothing, "smoothing", low=0)
-        check_scalar(self.b, "b", low=0)
-        check_scalar(self.y_bound, "y_bound", low=0)
+        check_scalar(smoothing, "smoothing", low=0)
+        check_scalar(b, "b", low=0)
+        check_scalar(y_bound, "y_bound", low=0)
+        for name, v in (("kappa", kappa), ("smoothing", smoothing), ("b", b), ("y_bound", y_bound)):
+            object.__setattr__(self, name, v)
 
-    @property
-    def code(self) -> int: return _KINDS[self.kind]
+    def __setattr__(self, name, value): raise AttributeError(f"{type(self).__name__} is immutable")
+    def _key(self): return (type(self), self.kappa, self.smoothing, self.b, self.y_bound)
+    def __eq__(self, other): return isinstance(other, GrowthLoss) and self._key() == other._key()
+    def __hash__(self): return hash(self._key())
+    def __repr__(self):
+        return f"{type(self).__name__}({', '.join(f'{a}={getattr(self, a)!r}' for a in self.shown)})"
+
+    def kernel_args(self) -> tuple:
+        """`(token, κ, μ, b)` as the compiled kernels take them; a class that carries no kernels
+        is refused."""
+        if self.token is None:
+            raise NotImplementedError(
+                f"{self!r} carries no kernels: declare {' and '.join(GROWTH_KERNELS)} as numba "
+                "functions in its class body")
+        return self.token, float(self.kappa), float(self.smoothing), float(self.b)
+
     @property
     def smooth(self) -> bool: return self.kappa >= 2 or self.smoothing > 0
 
-    def record_dim(self, d:int) -> int: return d + 1 if self.kind == "regression" else d
+    def record_dim(self, d:int) -> int: return d + self.label_columns
+
+    @property
+    def reach_offset(self) -> float:
+        "c with $r\\le\\|x\\|_2 + c$ for the argument r of φ (records in the record domain)."
+        return 0.0
 
     def _reach(self, xmax:float) -> float:
         "Bound on the argument r of phi when ||x|| <= xmax."
-        return xmax + (
-            1.0 if self.kind == "location" else self.y_bound if self.kind == "regression" else 0.0
-        )
+        return xmax + self.reach_offset
 
     def lipschitz(self, xmax:float # bound on ||x||_2 over the domain
                  ) -> float:
         "Lipschitz constant $L$ of every $F(\\cdot; s)$ on $\\{\\|x\\|_2\\le$ `xmax`$\\}$."
         V, k, mu = self._reach(xmax), self.kappa, self.smoothing
         psi = V * (V * V + mu * mu) ** (k / 2 - 1) if V > 0 or k >= 2 else (1.0 if k == 1 else 0.0)
-        return psi + (self.b if self.kind == "power" else 0.0)
+        return psi + self.b
 
     def smoothness(self, xmax:float # bound on ||x||_2 over the domain
                   ) -> float:
@@ -79,18 +177,14 @@ class GrowthLoss:
         if k >= 2: return (k - 1) * (V * V + mu * mu) ** (k / 2 - 1)
         return mu ** (k - 2) if mu > 0 else np.inf
 
+    def _features(self, S:np.ndarray) -> np.ndarray:
+        "The features of the records S (a class with labels checks them here)."
+        return S
+
     def check_records(self, S, d:int|None=None) -> np.ndarray:
         "Validated float64 copy of the records (rows), checked to lie in the loss's record domain."
         S = check_array(S, "S", ndim=2)
-        if self.kind == "regression":
-            a, y = S[:, :-1], S[:, -1]
-            if S.shape[1] < 2:
-                raise ValueError(
-                    "S must have d + 1 columns (features a, then label y) for kind 'regression'"
-                )
-            if np.any(np.abs(y) > self.y_bound * (1 + 1e-12)):
-                raise ValueError(f"S: labels must satisfy |y| <= y_bound = {self.y_bound}")
-        else: a = S
+        a = self._features(S)
         if np.any(np.linalg.norm(a, axis=1) > 1 + 1e-12):
             raise ValueError(
                 "S: every record (features) must have Euclidean norm <= 1; clip or rescale the data "
@@ -104,48 +198,136 @@ class GrowthLoss:
         "Empirical loss $\\frac1n\\sum_i F(x; s_i)$."
         x = np.asarray(x, dtype=np.float64)
         S = np.ascontiguousarray(S, dtype=np.float64)
-        return _mean_value(self.code, float(self.kappa), float(self.smoothing), float(self.b), x, S)
+        return _mean_value(*self.kernel_args(), x, S)
 
     def grad(self, x, S) -> np.ndarray:
         "Mean of the minimum-norm subgradients $\\frac1n\\sum_i\\nabla F(x; s_i)$."
         x = np.asarray(x, dtype=np.float64)
         S = np.ascontiguousarray(S, dtype=np.float64)
         out = np.empty_like(x)
-        _mean_grad(self.code, float(self.kappa), float(self.smoothing), float(self.b), x, S, out)
+        _mean_grad(*self.kernel_args(), x, S, out)
         return out
 
     def _pgd(self, S, xc, coef, dom, step, iters):
         "Projected gradient descent on the phase objective (kernel `_solve_phase`, defined below)."
-        return _solve_phase(self.code, float(self.kappa), float(self.smoothing), float(self.b),
-                            np.ascontiguousarray(S, dtype=np.float64),
+        return _solve_phase(*self.kernel_args(), np.ascontiguousarray(S, dtype=np.float64),
                             np.asarray(xc, dtype=np.float64), coef, _domain(dom), step, iters)
 
+
 # %% ../../nbs/03_solvers/04_growth.ipynb
-def PowerLoss(kappa:float,  # exponent κ ≥ 1 of φ (convexity)
-              b:float=1.0,  # weight b of the linear term
-              # smoothing μ ≥ 0 of φ near 0; required > 0 when κ < 2 for Algorithms 1-2
-              smoothing:float=0.0,
-             ) -> GrowthLoss:  # the loss
+class PowerLoss(GrowthLoss):
     """$F(x;s) = \\phi_{\\kappa,\\mu}(\\|x\\|) + b\\langle x, s\\rangle$: exact $(1,\\kappa)$-growth
     of $f$ when $\\mathbb{E}s=0$, $\\mu=0$."""
-    return GrowthLoss("power", kappa, smoothing, b=b)
-
-def LocationLoss(kappa:float,  # exponent κ ≥ 1 of φ (convexity)
+    kind, shown = "power", ("kappa", "b", "smoothing")
+    def __init__(self, kappa:float,  # exponent κ ≥ 1 of φ (convexity)
+                 b:float=1.0,  # weight b of the linear term
                  # smoothing μ ≥ 0 of φ near 0; required > 0 when κ < 2 for Algorithms 1-2
                  smoothing:float=0.0,
-                ) -> GrowthLoss:  # the loss
+                ):
+        super().__init__(kappa, smoothing, b=b)
+
+    @staticmethod
+    @njit(cache=True)
+    def mean_value(kappa, mu, b, x, S):
+        n, d = S.shape[0], x.shape[0]
+        r2 = 0.0
+        for j in range(d): r2 += x[j] * x[j]
+        tot = _phi(r2, kappa, mu)
+        for i in range(n):
+            for j in range(d): tot += b * S[i, j] * x[j] / n
+        return tot
+
+    @staticmethod
+    @njit(cache=True)
+    def mean_grad(kappa, mu, b, x, S, out):
+        n, d = S.shape[0], x.shape[0]
+        r2 = 0.0
+        for j in range(d): r2 += x[j] * x[j]
+        c = _grad_scale(r2, kappa, mu)
+        for j in range(d): out[j] = c * x[j]
+        for i in range(n):
+            for j in range(d): out[j] += b * S[i, j] / n
+
+
+class LocationLoss(GrowthLoss):
     """$F(x;s) = \\phi_{\\kappa,\\mu}(\\|x - s\\|)$ (mean for κ = 2, smoothed geometric median for κ
     = 1)."""
-    return GrowthLoss("location", kappa, smoothing)
+    kind, shown = "location", ("kappa", "smoothing")
+    def __init__(self, kappa:float,  # exponent κ ≥ 1 of φ (convexity)
+                 # smoothing μ ≥ 0 of φ near 0; required > 0 when κ < 2 for Algorithms 1-2
+                 smoothing:float=0.0,
+                ):
+        super().__init__(kappa, smoothing)
 
-def RegressionLoss(kappa:float,  # exponent κ ≥ 1 of φ (convexity)
-                   # smoothing μ ≥ 0 of φ near 0; required > 0 when κ < 2 for Algorithms 1-2
-                   smoothing:float=0.0,
-                   y_bound:float=1.0,  # bound Y on |y|
-                  ) -> GrowthLoss:  # the loss
+    @property
+    def reach_offset(self) -> float: return 1.0   # r = ||x - s|| <= ||x|| + 1
+
+    @staticmethod
+    @njit(cache=True)
+    def mean_value(kappa, mu, b, x, S):
+        n, d = S.shape[0], x.shape[0]
+        tot = 0.0
+        for i in range(n):
+            r2 = 0.0
+            for j in range(d): r2 += (x[j] - S[i, j]) ** 2
+            tot += _phi(r2, kappa, mu) / n
+        return tot
+
+    @staticmethod
+    @njit(cache=True)
+    def mean_grad(kappa, mu, b, x, S, out):
+        n, d = S.shape[0], x.shape[0]
+        for j in range(d): out[j] = 0.0
+        for i in range(n):
+            r2 = 0.0
+            for j in range(d): r2 += (x[j] - S[i, j]) ** 2
+            c = _grad_scale(r2, kappa, mu) / n
+            for j in range(d): out[j] += c * (x[j] - S[i, j])
+
+
+class RegressionLoss(GrowthLoss):
     """$F(x;(a,y)) = \\phi_{\\kappa,\\mu}(\\lvert\\langle a,x\\rangle - y\\rvert)$ ($\\ell_1$
     regression for κ = 1, least squares for κ = 2)."""
-    return GrowthLoss("regression", kappa, smoothing, y_bound=y_bound)
+    kind, shown, label_columns = "regression", ("kappa", "smoothing", "y_bound"), 1
+    def __init__(self, kappa:float,  # exponent κ ≥ 1 of φ (convexity)
+                 # smoothing μ ≥ 0 of φ near 0; required > 0 when κ < 2 for Algorithms 1-2
+                 smoothing:float=0.0,
+                 y_bound:float=1.0,  # bound Y on |y|
+                ):
+        super().__init__(kappa, smoothing, y_bound=y_bound)
+
+    @property
+    def reach_offset(self) -> float: return self.y_bound   # r = |<a, x> - y| <= ||x|| + Y
+
+    def _features(self, S):
+        if S.shape[1] < 2:
+            raise ValueError("S must have d + 1 columns (features a, then label y) for RegressionLoss")
+        if np.any(np.abs(S[:, -1]) > self.y_bound * (1 + 1e-12)):
+            raise ValueError(f"S: labels must satisfy |y| <= y_bound = {self.y_bound}")
+        return S[:, :-1]
+
+    @staticmethod
+    @njit(cache=True)
+    def mean_value(kappa, mu, b, x, S):
+        n, d = S.shape[0], x.shape[0]
+        tot = 0.0
+        for i in range(n):
+            r = -S[i, d]
+            for j in range(d): r += S[i, j] * x[j]
+            tot += _phi(r * r, kappa, mu) / n
+        return tot
+
+    @staticmethod
+    @njit(cache=True)
+    def mean_grad(kappa, mu, b, x, S, out):
+        n, d = S.shape[0], x.shape[0]
+        for j in range(d): out[j] = 0.0
+        for i in range(n):
+            r = -S[i, d]
+            for j in range(d): r += S[i, j] * x[j]
+            c = _grad_scale(r * r, kappa, mu) * r / n
+            for j in range(d): out[j] += c * S[i, j]
+
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
 def l2_laplace_noise(d:int, # dimension
@@ -463,10 +645,7 @@ def inverse_sensitivity_distribution(
     P = np.stack([a.ravel() for a in np.meshgrid(*axes, indexing="ij")], axis=1)
     inside = np.linalg.norm(P - c, axis=1) <= R * (1 + 1e-12)
     g = _grad_norms(
-        loss.code,
-        float(loss.kappa),
-        float(loss.smoothing),
-        float(loss.b),
+        *loss.kernel_args(),
         np.ascontiguousarray(P),
         np.ascontiguousarray(S),
     )
@@ -506,6 +685,9 @@ def inverse_sensitivity(
     return project_two_balls(P[i] + rng.uniform(-h / 2, h / 2, size=P.shape[1]), c, R)
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
+GLM_LOSS_KERNELS = ("phi", "dphi", "sup_d2phi")   # what GLMObjective calls on a loss
+
+
 class GLMObjective:
     """Per-record loss $F(w;(x,y)) = \\ell(x^\\top w, y) + \\frac\\lambda2\\|w\\|^2$ with public
     bounds, in the interface Algorithms 1–2 use."""
@@ -513,15 +695,15 @@ class GLMObjective:
     kind = "glm"
     smooth = True
 
-    def __init__(self, loss:Loss, # SquaredLoss, LogisticLoss or HuberLoss
+    def __init__(self, loss:Loss, # a loss carrying the kernels GLM_LOSS_KERNELS
                  lam:float, # ridge strength λ >= 0
                  x_norm:float, # public bound X on ||x||_2
                  y_bound:float=0.0, # public bound Y on |y|
                 ):
-        if not isinstance(loss, (SquaredLoss, LogisticLoss, HuberLoss)):
-            raise TypeError(
-                f"loss must be SquaredLoss, LogisticLoss or HuberLoss, got {type(loss).__name__}"
-            )
+        lacks = [k for k in GLM_LOSS_KERNELS if k not in getattr(type(loss), "kernels", ())]
+        if not isinstance(loss, Loss) or lacks:
+            raise TypeError(f"loss must be a Loss carrying the kernels {', '.join(lacks)} (the "
+                            f"phase solver calls them), got {loss!r}")
         self.loss, self.lam = loss, check_scalar(lam, "lam", low=0)
         self.x_norm = check_scalar(x_norm, "x_norm", low=0, low_open=True)
         self.y_bound = check_scalar(y_bound, "y_bound", low=0)
@@ -596,71 +778,6 @@ def growth_adaptive(
         record_every=record_every)
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
-_KINDS = {"power": 0, "location": 1, "regression": 2}
-
-@njit(cache=True)
-def _grad_scale(r2, kappa, mu):
-    """(r^2+mu^2)^(kappa/2-1), the factor in front of v in the gradient of phi(||v||); 0 at a kink
-    (min-norm subgradient)."""
-    if kappa == 2.0: return 1.0
-    t = r2 + mu * mu
-    if t == 0.0: return 0.0
-    return t ** (kappa / 2.0 - 1.0)
-
-@njit(cache=True)
-def _phi(r2, kappa, mu):
-    return ((r2 + mu * mu) ** (kappa / 2.0) - mu ** kappa) / kappa
-
-# %% ../../nbs/03_solvers/04_growth.ipynb
-@njit(cache=True)
-def _mean_grad(code, kappa, mu, b, x, S, out):
-    "Mean over the rows of S of the (min-norm sub)gradients of F(x; s), written to out."
-    n, d = S.shape[0], x.shape[0]
-    for j in range(d): out[j] = 0.0
-    if code == 0:
-        r2 = 0.0
-        for j in range(d): r2 += x[j] * x[j]
-        c = _grad_scale(r2, kappa, mu)
-        for j in range(d): out[j] = c * x[j]
-        for i in range(n):
-            for j in range(d): out[j] += b * S[i, j] / n
-    elif code == 1:
-        for i in range(n):
-            r2 = 0.0
-            for j in range(d): r2 += (x[j] - S[i, j]) ** 2
-            c = _grad_scale(r2, kappa, mu) / n
-            for j in range(d): out[j] += c * (x[j] - S[i, j])
-    else:
-        for i in range(n):
-            r = -S[i, d]
-            for j in range(d): r += S[i, j] * x[j]
-            c = _grad_scale(r * r, kappa, mu) * r / n
-            for j in range(d): out[j] += c * S[i, j]
-
-# %% ../../nbs/03_solvers/04_growth.ipynb
-@njit(cache=True)
-def _mean_value(code, kappa, mu, b, x, S):
-    n, d = S.shape[0], x.shape[0]
-    tot = 0.0
-    if code == 0:
-        r2 = 0.0
-        for j in range(d): r2 += x[j] * x[j]
-        tot = _phi(r2, kappa, mu)
-        for i in range(n):
-            for j in range(d): tot += b * S[i, j] * x[j] / n
-    elif code == 1:
-        for i in range(n):
-            r2 = 0.0
-            for j in range(d): r2 += (x[j] - S[i, j]) ** 2
-            tot += _phi(r2, kappa, mu) / n
-    else:
-        for i in range(n):
-            r = -S[i, d]
-            for j in range(d): r += S[i, j] * x[j]
-            tot += _phi(r * r, kappa, mu) / n
-    return tot
-
-# %% ../../nbs/03_solvers/04_growth.ipynb
 @njit(cache=True)
 def _proj_ball(y, c, r, out):
     nrm = 0.0
@@ -723,7 +840,7 @@ def _domain(dom) -> tuple:
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
 @njit(cache=True)
-def _solve_phase(code, kappa, mu, b, S, xc, coef, dom, step, iters):
+def _solve_phase(tok, kappa, mu, b, S, xc, coef, dom, step, iters):
     """Projected gradient descent on mean F(x; s) + coef ||x - xc||^2 over dom = B(c1, r1) ∩ B(c2,
     r2), from xc."""
     c1, r1, c2, r2 = dom
@@ -732,7 +849,7 @@ def _solve_phase(code, kappa, mu, b, S, xc, coef, dom, step, iters):
     g = np.empty(d)
     y = np.empty(d)
     for t in range(iters):
-        _mean_grad(code, kappa, mu, b, x, S, g)
+        _mean_grad(tok, kappa, mu, b, x, S, g)
         for j in range(d): y[j] = x[j] - step * (g[j] + 2.0 * coef * (x[j] - xc[j]))
         _proj_two_balls(y, c1, r1, c2, r2, x)
     return x
@@ -943,12 +1060,12 @@ def _growth_sensitivities(n:int, kappa_lower:float, L:float, eta0:float, tol_fra
 
 # %% ../../nbs/03_solvers/04_growth.ipynb
 @njit(cache=True)
-def _grad_norms(code, kappa, mu, b, P, S):
+def _grad_norms(tok, kappa, mu, b, P, S):
     m, d = P.shape
     out = np.empty(m)
     g = np.empty(d)
     for i in range(m):
-        _mean_grad(code, kappa, mu, b, P[i], S, g)
+        _mean_grad(tok, kappa, mu, b, P[i], S, g)
         s = 0.0
         for j in range(d): s += g[j] * g[j]
         out[i] = math.sqrt(s)
@@ -1102,10 +1219,14 @@ def _growth_noise_scales(problem:Problem, request:PrivacyRequest, noise:str, L:f
 def _plan_growth(self, problem:Problem, request:PrivacyRequest, options:dict, rng) -> _GrowthPlan:
     "Public constants (bounds, Lipschitz constant, phase schedule) and the calibration."
     x_norm, y_bound, leaks = _growth_bounds(problem, options, request.private)
-    lam = float(problem.penalty.lam) if isinstance(problem.penalty, L2) else 0.0
+    lam = problem.penalty.l2_strength   # ψ_j(x) = λ x²/2: the class declares it (penalty_facts)
     objective = GLMObjective(problem.loss, lam, x_norm, y_bound)
     noise = "none" if not request.private else "gaussian" if request.delta > 0 else "laplace_l2"
     R, kl, L = options["radius"], options["kappa_lower"], objective.lipschitz(options["radius"])
+    if not np.isfinite(L):
+        raise ValueError(f"solver {self.name!r} does not support {problem.loss!r}: its Lipschitz "
+                         f"constant on the ball of radius {R:g} is not finite (the loss declares "
+                         "no finite bound on its derivative, `sup_deriv` or `deriv_bound`)")
     scales, used = _growth_noise_scales(problem, request, noise, L, options)
     params = dict(radius=R, x_norm=x_norm, y_bound=y_bound, lam=lam, kappa_lower=kl,
                   step=options["step"], tol_frac=options["tol_frac"], lipschitz=L,
@@ -1143,8 +1264,9 @@ class GrowthAdaptive(Solver):
     "The registered solver behind `growth_adaptive` (Algorithm 2 of Asi, Levy & Duchi, 2021)."
     name, function = "growth-adaptive", growth_adaptive
     summary = "adapts to the growth of the objective (Asi, Levy & Duchi 2021, Algorithm 2)"
-    losses = (SquaredLoss, LogisticLoss, HuberLoss)
-    penalties = (NoPenalty, L2)  # the phase solver needs a smooth objective
+    loss_kernels = GLM_LOSS_KERNELS   # what the phase solver calls on a loss
+    # the phase solver needs a smooth objective: ψ_j(x) = λ x²/2, λ read from `enet_weights`
+    penalty_kernels, penalty_facts = ("enet_weights",), {"quadratic": True}
     sparse = True  # densified
     accountants = ()  # fixed by δ: Gaussian DP (δ > 0) or pure DP (δ = 0)
     relations = ("replace_one",)

@@ -9,8 +9,8 @@ from statistics import NormalDist
 import numpy as np
 from ..utils import scipy_sparse as sp   # imported on first use
 from ..utils import check_scalar
-from ..model.losses import Loss, SquaredLoss
-from ..model.penalties import Penalty, NoPenalty, L2
+from ..model.losses import Loss
+from ..model.penalties import Penalty
 from ..privacy.events import GaussianEvent, ComposedEvent
 from ..privacy.calibration import calibrate, calibrate_noise_multiplier
 from ..privacy.registry import check_accountant, make_accountant, supporting
@@ -72,7 +72,10 @@ class AdaSSP(Solver):
     "Sufficient-statistics perturbation for least squares, with an adaptive ridge (AdaSSP)."
     name, function = "adassp", adassp
     summary = "sufficient-statistics perturbation with an adaptive ridge (AdaSSP, Wang 2018)"
-    losses, penalties, accountants = (SquaredLoss,), (NoPenalty, L2), ADASSP_ACCOUNTANTS
+    accountants = ADASSP_ACCOUNTANTS
+    # least squares: φ'(z, y) = 2(z - y) (no loss kernel is called); a ridge ψ_j(x) = α x²/2
+    loss_kernels, loss_facts = (), {"residual_scale": 2.0}
+    penalty_kernels, penalty_facts = ("enet_weights",), {"quadratic": True}
 
 AdaSSP.options_from_bounds = norm_bounds   # x_norm = ‖B‖₂, y_bound = the target's bound
 
@@ -113,7 +116,7 @@ AdaSSP.check_options = _ssp_check_options
 # %% ../../nbs/03_solvers/11_ssp.ipynb
 def _ssp_plan(self, problem, request, options:dict, rng) -> Plan:
     "Calibrate z for the three releases (z_k = z/√s_k); the ledger, noise scales and report."
-    alpha = problem.penalty.lam if isinstance(problem.penalty, L2) else 0.0
+    alpha = problem.penalty.l2_strength   # ψ_j(x) = α x²/2: the class declares it (penalty_facts)
     params = dict(rho=options["rho"], shares=options["shares"], x_norm=options["x_norm"],
                   y_bound=options["y_bound"], ridge_penalty=problem.n * alpha / 2)
     if not request.private:

@@ -6,8 +6,7 @@
 from __future__ import annotations
 import numpy as np
 from ..utils import check_array
-from ..model.losses import (Loss, SquaredLoss, LogisticLoss, HuberLoss, update_clipped_sum_dense,
-                            update_pred_dense)
+from ..model.losses import Loss, update_clipped_sum_dense, update_pred_dense
 from ..model.penalties import Penalty, NoPenalty, L1, L2, ElasticNet, Box, prox_1d
 from .contract import (FitResult, Run, Solver, register, get_solver, with_defaults, executor,
                        InProcess)
@@ -239,7 +238,7 @@ class DPVCD(Solver):
     "Vertical DP-CD on the solver contract: dp-cd's plan, rounds between parties."
     name, function = "dp-vcd", dp_vcd
     summary = "DP-CD on feature-partitioned data (vertical federated learning)"
-    losses = (SquaredLoss, LogisticLoss, HuberLoss)
+    loss_kernels = ("dphi", "sup_d2phi")   # the clipped gradients' φ', the constants' sup φ''
     sparse = False
     clipping = ("coordinate",)
     accountants = ACCOUNTANTS
