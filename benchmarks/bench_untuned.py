@@ -10,7 +10,9 @@ positives), CelebA (20,000 rows, one attribute as the label, the other 39 as +-1
 and rare labels: Male, Smiling, Bald, Mustache, Gray_Hair), and tables generated here with one
 pathology each: heavy-tailed columns in raw units (Cauchy, log-normal ~1e6), degenerate columns
 (a constant, duplicates, a one-hot block), 1 % positives, missing values in many columns,
-integer-coded categoricals, and a regression target in units of ~1e9.
+integer-coded categoricals, a regression target in units of ~1e9, and two regressions with few
+records for their columns (3,000 x 10 with a log-normal price near 6e4, spread over powers of two;
+5,000 x 30 with a score near 10, in one power of two).
 
 Baselines: the non-private scikit-learn model (mean imputation, standardisation, logistic or
 least-squares regression on the same features) and the constant model (majority class: AUC 0.5,
@@ -38,7 +40,7 @@ import numpy as np
 EPSILONS = (0.5, 1.0, 2.0)
 CELEBA_LABELS = ("Male", "Smiling", "Bald", "Mustache", "Gray_Hair")
 SYNTHETIC = ("heavy_tails", "degenerate_columns", "positives_1pct", "missing_many",
-             "integer_categories", "huge_target")
+             "integer_categories", "huge_target", "small_price", "small_score")
 TABLES = ("dorothea",) + tuple(f"celeba_{a}" for a in CELEBA_LABELS) + SYNTHETIC
 # the tables scikit-learn ships (offline): raw units, 2, 3 and 10 classes, a small regression
 SKLEARN = ("breast_cancer", "wine", "digits", "iris", "diabetes")
@@ -92,6 +94,14 @@ def make_table(name, n=10_000, seed=0):
         y = 1e9 + 2e7 * (X[:, 0] - 100) / 20 + 3e7 * np.log(X[:, 1]) + 4e7 * X[:, 2] \
             + 2e7 * g.normal(size=n)
         return X, y, "regression"
+    if name in ("small_price", "small_score"):   # few records for many columns, raw units
+        n, p = (3000, 10) if name == "small_price" else (5000, 30)
+        scale, shift = np.geomspace(1, 100, p), np.linspace(0, 50, p)
+        X = g.normal(size=(n, p)) * scale + shift
+        z = (X - shift) / scale @ g.normal(size=p) / np.sqrt(p)
+        if name == "small_price":   # a log-normal price around 6e4: spread over powers of two
+            return X, np.exp(11 + 0.5 * z + 0.3 * g.normal(size=n)), "regression"
+        return X, 10 + z + 0.5 * g.normal(size=n), "regression"   # a score near 10: one bin
     raise ValueError(f"unknown generated table {name!r}")
 
 
