@@ -10,17 +10,29 @@ positives), CelebA (20,000 rows, one attribute as the label, the other 39 as +-1
 and rare labels: Male, Smiling, Bald, Mustache, Gray_Hair), and tables generated here with one
 pathology each: heavy-tailed columns in raw units (Cauchy, log-normal ~1e6), degenerate columns
 (a constant, duplicates, a one-hot block), 1 % positives, missing values in many columns,
-integer-coded categoricals, and a regression target in units of ~1e9.
+integer-coded categoricals, a regression target in units of ~1e9, and two regressions with few
+records for their columns (3,000 x 10 with a log-normal price near 6e4, spread over powers of two;
+5,000 x 30 with a score near 10, in one power of two).
 
 Baselines: the non-private scikit-learn model (mean imputation, standardisation, logistic or
 least-squares regression on the same features) and the constant model (majority class: AUC 0.5,
 balanced accuracy 0.5; the training mean for regression). Per seeded 80/20 split (stratified when
 positives are rare, so that every test split holds positives): test ROC AUC, balanced accuracy and
-accuracy, or R². Each row also records the fit's seconds, the number of warnings the fit emitted
+accuracy, or R²; for a regression also the plain default with its target's bound always in the
+features' histogram (`JOINT`: the ablation of the rule `target_apart`). Each row also records the fit's seconds, the number of warnings the fit emitted
 and an error (empty when the fit worked). The summary gives the mean and the WORST split.
+
+The tables scikit-learn ships with it (no download; `--suite sklearn`, written to
+`untuned_sklearn.csv`): breast cancer (569 rows, 30 raw-unit columns up to ~4000, binary),
+wine (178 rows, 13 columns, 3 classes), digits (1,797 rows, 64 pixel counts 0..16, 10 classes),
+iris (150 rows, 4 columns, 3 classes) and diabetes (442 rows, a regression whose raw target is
+25..346); the PUBLIC label set is the table's documented one; ε ∈ {0.5, 1, 4}, 5 splits. With more
+than two classes the AUC is the one-vs-rest macro AUC of the class probabilities (a softmax of the
+scores), the constant model's 0.5.
 
     python benchmarks/bench_untuned.py [--data-dir DIR] [--splits 3] [--tables a,b] [--out CSV]
                                        [--replace]   # only the rows of --tables rewritten
+    python benchmarks/bench_untuned.py --suite sklearn   # untuned_sklearn.csv (about a minute)
 """
 import time, warnings
 import numpy as np
@@ -28,8 +40,11 @@ import numpy as np
 EPSILONS = (0.5, 1.0, 2.0)
 CELEBA_LABELS = ("Male", "Smiling", "Bald", "Mustache", "Gray_Hair")
 SYNTHETIC = ("heavy_tails", "degenerate_columns", "positives_1pct", "missing_many",
-             "integer_categories", "huge_target")
+             "integer_categories", "huge_target", "small_price", "small_score")
 TABLES = ("dorothea",) + tuple(f"celeba_{a}" for a in CELEBA_LABELS) + SYNTHETIC
+# the tables scikit-learn ships (offline): raw units, 2, 3 and 10 classes, a small regression
+SKLEARN = ("breast_cancer", "wine", "digits", "iris", "diabetes")
+SKLEARN_EPSILONS, SKLEARN_SPLITS = (0.5, 1.0, 4.0), 5
 
 
 def _logistic_labels(g, z, rate):
@@ -79,12 +94,28 @@ def make_table(name, n=10_000, seed=0):
         y = 1e9 + 2e7 * (X[:, 0] - 100) / 20 + 3e7 * np.log(X[:, 1]) + 4e7 * X[:, 2] \
             + 2e7 * g.normal(size=n)
         return X, y, "regression"
+    if name in ("small_price", "small_score"):   # few records for many columns, raw units
+        n, p = (3000, 10) if name == "small_price" else (5000, 30)
+        scale, shift = np.geomspace(1, 100, p), np.linspace(0, 50, p)
+        X = g.normal(size=(n, p)) * scale + shift
+        z = (X - shift) / scale @ g.normal(size=p) / np.sqrt(p)
+        if name == "small_price":   # a log-normal price around 6e4: spread over powers of two
+            return X, np.exp(11 + 0.5 * z + 0.3 * g.normal(size=n)), "regression"
+        return X, 10 + z + 0.5 * g.normal(size=n), "regression"   # a score near 10: one bin
     raise ValueError(f"unknown generated table {name!r}")
 
 
 def load_table(name, data_dir):
     "(X, y, task) of a table: sparse CSC for Dorothea, dense float otherwise."
     from dp_cd import datasets as dsets
+    if name in SKLEARN:   # bundled with scikit-learn: no download
+        import sklearn.datasets as skd
+        X, y = getattr(skd, f"load_{name}")(return_X_y=True)
+        if name == "diabetes":   # the raw target (25..346); its features come scaled by sklearn
+            return np.asarray(X, float), np.asarray(y, float), "regression"
+        y = np.asarray(y, float)
+        if name == "breast_cancer": y = np.where(y > 0, 1.0, -1.0)
+        return np.asarray(X, float), y, "classification"
     if name == "dorothea":
         ds = dsets.load_dorothea(data_dir)
         return ds.X, np.asarray(ds.y, dtype=float), "classification"
@@ -124,22 +155,42 @@ def scores(task, y, pred, score):
         r2 = 1 - np.mean((pred - y) ** 2) / np.var(y) if np.all(np.isfinite(pred)) else np.nan
         return dict(r2=float(r2), auc=np.nan, balanced_accuracy=np.nan, accuracy=np.nan)
     ok = np.all(np.isfinite(score))
-    return dict(r2=np.nan, auc=float(roc_auc_score(y > 0, score)) if ok else np.nan,
+    if ok and np.ndim(score) == 2:   # more than two classes: one-vs-rest AUC of the probabilities
+        auc = float(roc_auc_score(y, score, multi_class="ovr"))
+    else: auc = float(roc_auc_score(y > 0, score)) if ok else np.nan
+    return dict(r2=np.nan, auc=auc,
                 balanced_accuracy=float(balanced_accuracy_score(y, pred)),
                 accuracy=float(np.mean(pred == y)))
 
 
-def models(task, eps):
+def models(task, eps, classes=(-1.0, 1.0)):
     "library -> make(seed) of an unfitted private model with its defaults, at this ε."
     from dp_cd import DPClassifier, DPRegressor
     from dp_cd.tuned import DPClassifierCV, DPRegressorCV
+    classes = None if classes is None else list(classes)   # the PUBLIC label set
     if task == "classification":
-        return {"DPClassifier": lambda s: DPClassifier(epsilon=eps, classes=[-1.0, 1.0],
+        return {"DPClassifier": lambda s: DPClassifier(epsilon=eps, classes=classes,
                                                        random_state=s),
-                "DPClassifierCV": lambda s: DPClassifierCV(epsilon=eps, classes=[-1.0, 1.0],
+                "DPClassifierCV": lambda s: DPClassifierCV(epsilon=eps, classes=classes,
                                                            random_state=s)}
     return {"DPRegressor": lambda s: DPRegressor(epsilon=eps, random_state=s),
-            "DPRegressorCV": lambda s: DPRegressorCV(epsilon=eps, random_state=s)}
+            "DPRegressorCV": lambda s: DPRegressorCV(epsilon=eps, random_state=s),
+            JOINT: lambda s: _JointTarget(DPRegressor(epsilon=eps, random_state=s))}
+
+
+JOINT = "DPRegressor (target in the joint release)"   # the ablation of `target_apart`
+
+class _JointTarget:
+    """A `DPRegressor` fitted with the rule `target_apart` switched off (the target's bound always
+    in the features' histogram): the ablation that shows what the rule changes. Benchmark only."""
+    def __init__(self, model): self.model = model
+    def fit(self, X, y):
+        from unittest import mock
+        import dp_cd.estimators as est
+        with mock.patch.object(est, "target_apart", lambda *a, **k: False):
+            self.model.fit(X, y)
+        return self
+    def predict(self, X): return self.model.predict(X)
 
 
 def non_private(task):
@@ -163,6 +214,9 @@ def _fit_one(task, make, Xtr, ytr, Xte, yte):
             pred = m.predict(Xte)
             score = (m.decision_function(Xte) if task == "classification"
                      and hasattr(m, "decision_function") else pred)
+            if np.ndim(score) == 2:   # more than two classes: probabilities (softmax of scores)
+                score = np.exp(score - score.max(axis=1, keepdims=True))
+                score = score / score.sum(axis=1, keepdims=True)
             out, err = scores(task, yte, pred, score), ""
         except Exception as e:   # a crash or a refusal is a result here
             seconds = time.perf_counter() - t0
@@ -178,14 +232,18 @@ def bench_untuned(data_dir, tables=TABLES, epsilons=EPSILONS, n_splits=3, librar
         X, y, task = load_table(name, data_dir)
         n, p = X.shape
         pos = float(np.mean(y > 0)) if task == "classification" else np.nan
+        classes = np.unique(y) if task == "classification" else None   # public label sets
         for split, (tr, te) in enumerate(splits_of(y, task, n_splits)):
             Xtr, Xte, ytr, yte = X[tr], X[te], y[tr], y[te]
             row = lambda **kw: dict(table=name, task=task, n=n, p=p, positive_rate=pos,
                                     split=split, **kw)
             Xd = lambda Z: Z.toarray() if hasattr(Z, "toarray") else Z
             if task == "classification":
-                maj = 1.0 if np.mean(ytr > 0) > 0.5 else -1.0
-                base = scores(task, yte, np.full(len(yte), maj), np.zeros(len(yte)))
+                labels, counts = np.unique(ytr, return_counts=True)
+                maj = labels[np.argmax(counts)]
+                flat = (np.zeros(len(yte)) if len(classes) == 2
+                        else np.full((len(yte), len(classes)), 1 / len(classes)))
+                base = scores(task, yte, np.full(len(yte), maj), flat)
             else:
                 base = scores(task, yte, np.full(len(yte), ytr.mean()), None)
             rows.append(row(library="constant", epsilon=np.inf, seconds=0.0, n_warnings=0,
@@ -194,7 +252,7 @@ def bench_untuned(data_dir, tables=TABLES, epsilons=EPSILONS, n_splits=3, librar
             rows.append(row(library="non-private", epsilon=np.inf, seconds=sec, n_warnings=nw,
                             error=err, **m))
             for eps in epsilons:
-                for lib, make in models(task, eps).items():
+                for lib, make in models(task, eps, classes).items():
                     if libraries is not None and lib not in libraries: continue
                     seed = 1000 * split + int(10 * eps)
                     m, sec, nw, err = _fit_one(task, lambda: make(seed), Xtr, ytr, Xte, yte)
@@ -227,13 +285,22 @@ if __name__ == "__main__":
     from pathlib import Path
     ap = argparse.ArgumentParser(description="The defaults on untuned tables (untuned.csv).")
     ap.add_argument("--data-dir", default=os.environ.get("DP_CD_DATA"))
-    ap.add_argument("--tables", default=",".join(TABLES))
-    ap.add_argument("--splits", type=int, default=3)
-    ap.add_argument("--epsilons", default=",".join(map(str, EPSILONS)))
-    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "untuned.csv"))
+    ap.add_argument("--suite", choices=("data", "sklearn"), default="data",
+                    help="data: the tables of --data-dir and the generated ones (untuned.csv); "
+                         "sklearn: the tables scikit-learn ships (untuned_sklearn.csv)")
+    ap.add_argument("--tables", default=None)
+    ap.add_argument("--splits", type=int, default=None)
+    ap.add_argument("--epsilons", default=None)
+    ap.add_argument("--out", default=None)
     ap.add_argument("--replace", action="store_true",
                     help="keep the other tables' rows of --out, replace those of --tables")
     args = ap.parse_args()
+    sk = args.suite == "sklearn"
+    args.tables = args.tables or ",".join(SKLEARN if sk else TABLES)
+    args.splits = args.splits or (SKLEARN_SPLITS if sk else 3)
+    args.epsilons = args.epsilons or ",".join(map(str, SKLEARN_EPSILONS if sk else EPSILONS))
+    args.out = args.out or str(Path(__file__).parent / "results"
+                               / ("untuned_sklearn.csv" if sk else "untuned.csv"))
     warnings.filterwarnings("ignore")
     print("load at start:", os.getloadavg(), flush=True)
     rows = bench_untuned(args.data_dir, args.tables.split(","),

@@ -29,15 +29,16 @@ from .solvers.chunks import checked_chunks, gathered_when_small, map_on_read, sc
 from .privacy.events import check_delta, check_epsilon
 from .privacy.bounds import (data_bounds, clip_records, private_center, private_scale,
                                    SCALE_FLOOR, unit_box_second_moment,
-                                   private_two_sided_bounds)
+                                   private_two_sided_bounds, private_bounds)
 from .privacy.calibration import calibrate_noise_multiplier, epsilon_gaussian
 from .privacy.events import ComposedEvent
 
 # %% auto 0
-__all__ = ['LOSSES', 'BOUNDS_LABEL', 'CENTER_LABEL', 'SCALE_LABEL', 'SPREAD_LABEL', 'LABEL_MEAN_LABEL', 'PREPROCESSING_LABEL',
-           'SCALE_MAX_SIGMA', 'HISTOGRAM_MAX_TAU', 'ONE_HOT_SCALE', 'MISSING_RULE', 'SAMPLE_CLIP', 'START_MIN_LOGIT',
-           'make_loss', 'make_penalty', 'BudgetExceededError', 'BudgetAccountant', 'preprocessing_label', 'public_box',
-           'BoundsFallbackWarning', 'scale_swamped', 'DPRegressor', 'DPClassifier', 'logistic_start']
+__all__ = ['LOSSES', 'BOUNDS_LABEL', 'CENTER_LABEL', 'SCALE_LABEL', 'SPREAD_LABEL', 'LABEL_MEAN_LABEL', 'TARGET_BOUND_LABEL',
+           'PREPROCESSING_LABEL', 'SCALE_MAX_SIGMA', 'HISTOGRAM_MAX_TAU', 'ONE_HOT_SCALE', 'MISSING_RULE',
+           'SAMPLE_CLIP', 'START_MIN_LOGIT', 'make_loss', 'make_penalty', 'BudgetExceededError', 'BudgetAccountant',
+           'preprocessing_label', 'public_box', 'BoundsFallbackWarning', 'scale_swamped', 'target_apart', 'DPRegressor',
+           'DPClassifier', 'logistic_start']
 
 # %% ../nbs/06_api/01_estimators.ipynb
 LOSSES = {"squared": SquaredLoss, "logistic": LogisticLoss, "huber": HuberLoss}
@@ -258,6 +259,7 @@ CENTER_LABEL = "feature means (Gaussian)"
 SCALE_LABEL = "feature scales (Gaussian)"
 SPREAD_LABEL = "data bounds around the means (Gaussian histogram)"
 LABEL_MEAN_LABEL = "labels' mean (Gaussian)"
+TARGET_BOUND_LABEL = "target bound (Gaussian histogram)"
 
 def preprocessing_label(labels,  # the preprocessing releases' labels
                        ) -> str:  # the line
@@ -341,36 +343,67 @@ def _fallback_note(names:list, n:int, threshold:float, default:float=1.0) -> str
             f"threshold tau = {tau}; {why}")
 
 # %% ../nbs/06_api/01_estimators.ipynb
-def _private_data_bounds(X, y, eps, delta, share, rng, releases:int=1, known=None, names=None):
+def _private_data_bounds(X, y, eps, delta, share, rng, releases:int=1, known=None, names=None,
+                         target_apart:bool=False):
     """Bounds estimated privately with the share `share` of (ε, δ) (`data_bounds`); with
     `releases=2` that share also pays for the centre's release (`_add_private_center`). The
     columns `known` (a mask: one-hot columns of declared categories) are bounded by 1, publicly:
     they are left out of the release, whose noise then grows with the other columns only. `names`:
-    the public feature names (a DataFrame's columns), which the fallback warning names."""
+    the public feature names (a DataFrame's columns), which the fallback warning names.
+    `target_apart` (the public rule `target_apart`): a regression's target is left out of the
+    features' release and gets a histogram of its own, one Gaussian release more with the same
+    noise multiplier (`releases` counts it)."""
     share = check_scalar(share, "bounds_budget", 0, 1, True, True)
     p = X.shape[1]
     cols = np.arange(p) if known is None else np.flatnonzero(~np.asarray(known))
-    if len(cols) == 0 and y is None: return _DataBounds(np.ones(p))   # nothing to release
-    Xs = X if len(cols) == p else X[:, cols]
-    B_s, target, rel = data_bounds(Xs, y, share * eps, share * delta, rng, releases=releases)
-    B = np.ones(p)
-    B[cols] = B_s
-    note = (f"bounds on |x_j|{'' if y is None else ' and |y|'} estimated privately: Gaussian "
-            f"histogram of magnitudes, sigma = {rel.sigma:.4g}, threshold {rel.threshold:.4g} "
-            f"(exact GDP, epsilon = {rel.epsilon:.4g}); records clipped into them")
-    if len(cols) < p:
-        note += (f"; the {p - len(cols)} one-hot columns of declared categories are bounded by 1 "
-                 "(public: their values are 0 or 1)")
-    fell_back = _fallback(rel, len(cols), y is not None, cols, names)
+    apart = y is not None and target_apart
+    y_joint = None if apart else y
+    B, target, entries, notes, whys, z = np.ones(p), None, [], [], [], None
+    if len(cols) > 0 or y_joint is not None:   # the features' release (and the target's)
+        Xs = X if len(cols) == p else X[:, cols]
+        B_s, target, rel = data_bounds(Xs, y_joint, share * eps, share * delta, rng,
+                                       releases=releases)
+        B[cols] = B_s
+        notes.append(f"bounds on |x_j|{'' if y_joint is None else ' and |y|'} estimated privately: "
+                     f"Gaussian histogram of magnitudes, sigma = {rel.sigma:.4g}, threshold "
+                     f"{rel.threshold:.4g} (exact GDP, epsilon = {rel.epsilon:.4g}); records "
+                     "clipped into them")
+        if len(cols) < p:
+            notes[-1] += (f"; the {p - len(cols)} one-hot columns of declared categories are "
+                          "bounded by 1 (public: their values are 0 or 1)")
+        names_x = _fallback(rel, len(cols), y_joint is not None, cols, names)
+        if names_x: whys.append((names_x, rel.threshold))
+        entries.append((BOUNDS_LABEL, rel.event))
+        z = rel.noise_multiplier
+    if apart:   # the target's own histogram, the same noise multiplier
+        rel_y = private_bounds(np.asarray(y, dtype=float)[:, None], share * eps, share * delta,
+                               rng, releases=releases)
+        if z is not None and not math.isclose(rel_y.noise_multiplier, z, rel_tol=1e-9):
+            raise RuntimeError("the target's release must share the noise multiplier of the others")
+        located = bool(np.isfinite(rel_y.bounds[0]))
+        target = float(rel_y.bounds[0]) if located else 1.0
+        if not located: whys.append((["|y|"], rel_y.threshold))
+        entries.append((TARGET_BOUND_LABEL, rel_y.event))
+        z = rel_y.noise_multiplier
+        notes.append(f"the bound on |y| from a Gaussian histogram of its own (few records for the "
+                     f"features' release: `target_apart`), sigma = {rel_y.sigma:.4g}, threshold "
+                     f"{rel_y.threshold:.4g}")
+    if not entries: return _DataBounds(np.ones(p))   # nothing to release
+    eps_b = epsilon_gaussian(z, len(entries), share * delta)
+    if apart: notes[-1] += f" (exact GDP with the features' release, epsilon = {eps_b:.4g})"
+    fell_back = [f for names_, _ in whys for f in names_]
     if fell_back:
-        why = _fallback_note(fell_back, X.shape[0], rel.threshold)
-        note += "; " + why
+        why = "; ".join(_fallback_note(names_, X.shape[0], tau) for names_, tau in whys)
+        notes.append(why)
         warnings.warn(why + ". If that default is wrong for them, give PUBLIC bounds (bounds=B; "
                       "target_bound for a regression), or a larger bounds_budget or more records "
                       "(tau shrinks as the bounds' share of epsilon grows)",
                       BoundsFallbackWarning, stacklevel=4)
-    return _DataBounds(B, target, rel.epsilon, share * delta, [(BOUNDS_LABEL, rel.event)], note,
-                       fell_back=fell_back, noise_multiplier=rel.noise_multiplier)
+    b = _DataBounds(B, target, eps_b, share * delta, entries, "; ".join(notes),
+                    fell_back=fell_back, noise_multiplier=z)
+    b.gaussian = len(entries)
+    return b
+
 
 # %% ../nbs/06_api/01_estimators.ipynb
 def _refined_public_bounds(pub:_DataBounds, X, eps, delta, share, rng, releases:int=1, known=None,
@@ -516,6 +549,21 @@ def _histogram_pays(n:int, q:int, eps, delta, releases:int) -> bool:
     z = calibrate_noise_multiplier(eps, delta, releases)
     K = 2 * (30 - (-30) + 1)   # the signed histogram's bins per column (the default grid)
     return z * math.sqrt(2 * q) * stats.norm.isf(1e-3 / K) <= HISTOGRAM_MAX_TAU * n
+
+def target_apart(n:int, # number of records (public)
+                 q:int, # columns of the joint histogram: features released, the target, row maxima
+                 epsilon:float, # the preprocessing's share of ε
+                 delta:float, # the preprocessing's share of δ
+                 releases:int, # its Gaussian releases, the target's own one included
+                ) -> bool: # whether the target gets a histogram of its own
+    r"""Whether a regression's target bound is released apart from the features' (a public rule
+    on n, q, ε, δ and the number of releases): when the joint histogram's threshold
+    $τ = z\sqrt{2q}\,Φ^{-1}(1 - φ/K)$ ($K = 61$ bins, $φ = 10^{-3}$) exceeds `HISTOGRAM_MAX_TAU` n.
+    Its noise grows with $\sqrt{q}$, and a target spread over a few powers of two then leaves every
+    bin below τ: clipped to the default 1, a target in other units is lost whole. Alone, its
+    histogram's τ is $\sqrt{q}$ times smaller, for one release more of the same noise multiplier."""
+    z = calibrate_noise_multiplier(epsilon, delta, releases)
+    return bool(z * math.sqrt(2 * q) * stats.norm.isf(1e-3 / 61) > HISTOGRAM_MAX_TAU * n)
 
 def _add_private_spread(b:_DataBounds, X, eps, delta, share, rng, releases:int, known=None
                        ) -> _DataBounds:
@@ -854,14 +902,20 @@ def _resolve_bounds(self, X, y, eps, delta, rng, labels=None) -> _DataBounds:
         spread = private_center and (private or refine) and pays(base + 2)
         return refine, spread, base + (private or refine) + spread
     refine, spread, releases = count(scales)
+    # a regression's target bound released apart (`target_apart`): one release more
+    apart = bool(private and y_est is not None and target_apart(
+        X.shape[0], q + 2, share * eps, share * delta, releases + 1))
+    releases += apart
     swamped = scales and scale_swamped(X.shape[0], q, share * eps, share * delta, releases)
     full = releases   # with the scales' release: what decides the rule
     if swamped: scales, (refine, spread, releases) = False, count(False)
+    releases += apart and swamped
     if isinstance(value, str) and value == "private":
         b = _private_data_bounds(X, y_est, eps, delta, self.bounds_budget, rng,
                                  releases=releases,
                                  known=_one_hot_mask(self, X.shape[1]),
-                                 names=getattr(self, "feature_names_in_", None))
+                                 names=getattr(self, "feature_names_in_", None),
+                                 target_apart=apart)
     elif isinstance(value, str): b = _leaky_data_bounds(X, y_est)
     else:
         b = (_public_box_bounds(value, X) if isinstance(value, tuple)

@@ -22,7 +22,7 @@ from .estimators import (DPClassifier, make_penalty, _label_set, _n_samples, _re
                               _refined_public_bounds, _add_private_spread, _histogram_pays,
                               _add_private_scale, SAMPLE_CLIP, _categorical_columns, _one_hot,
                               _one_hot_mask, logistic_start, _add_label_mean,
-                              preprocessing_label, public_box, _numbers_or_refuse)
+                              preprocessing_label, public_box, _numbers_or_refuse, target_apart)
 from .solvers.contract import (Plan, PrivacyRequest, build_report, check_sample_weight,
                                     get_solver)
 from .solvers.tuning import (default_candidates, linear_fitter, holdout_split,
@@ -126,11 +126,15 @@ def _box(self, X, y, eps, delta, rng, labels=None) -> _DataBounds:
     refine = (centre and not isinstance(self.bounds, str) and _refines(self)
               and pays(2 + scales))
     spread = centre and (isinstance(self.bounds, str) or refine) and pays(3 + scales)
+    base = 1 + centre + spread + scales + label_mean   # the preprocessing's releases
+    # a regression's target bound released apart (`target_apart`, the plain estimators' rule)
+    apart = int(isinstance(self.bounds, str) and y is not None
+                and target_apart(n, q + 2, share * eps, share * delta, base + 1))
     if isinstance(self.bounds, str):   # "private": y is a regression's target, or None
         released = _private_data_bounds(X, y, eps, delta, share, rng,
-                                        releases=1 + centre + spread + scales + label_mean,
-                                        known=known,
-                                        names=getattr(self, "feature_names_in_", None))
+                                        releases=base + apart, known=known,
+                                        names=getattr(self, "feature_names_in_", None),
+                                        target_apart=bool(apart))
         c0 = np.zeros(p)
     else:
         c0, h = affine_from_bounds(self.bounds, p)
@@ -145,7 +149,7 @@ def _box(self, X, y, eps, delta, rng, labels=None) -> _DataBounds:
         released = _add_private_center(released, X, y, eps, delta, share, rng, c0,
                                        releases=1 + scales, labels=labels)
         if spread: released = _add_private_spread(released, X, eps, delta, share, rng,
-                                                   3 + scales, known=known)
+                                                   3 + scales + apart, known=known)
         c0 = released.raw_center
     if scales:   # the records in the unit box (one copy, freed before the search maps them)
         U = _box_rows(X, slice(None), -1.0, 1.0, c0, released.B)
