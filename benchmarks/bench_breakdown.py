@@ -109,16 +109,16 @@ def _steps_rows(X, y, norms, w, loss, penalty, scales, batches, noise):
     (code, param), (step, clip, inv_b, noise_std), (ptr, idx) = loss, scales, batches
     p = w.shape[0]
     Xb, g = np.empty((p, _SLICE)), np.empty(p)
-    zb, yb, nb = np.empty(_SLICE), np.empty(_SLICE), np.empty(_SLICE)
+    zb, yb, nb, db = np.empty(_SLICE), np.empty(_SLICE), np.empty(_SLICE), np.empty(_SLICE)
     for t in range(ptr.shape[0] - 1):
         g[:] = 0.0
         for s in range(ptr[t], ptr[t + 1], _SLICE):
             rows = idx[s:min(s + _SLICE, ptr[t + 1])]
             m = rows.shape[0]
             _gather_rows(X, y, norms, rows, 0.0, Xb, yb, nb, w, zb)
-            kernel_deriv_range(code, param, zb, yb, zb, 0, m)
-            _clip_factors(zb, nb, clip, m)
-            _add_weighted(Xb, zb, m, g)
+            kernel_deriv_range(code, param, zb, yb, db, 0, m)
+            _clip_factors(db, nb, clip, m)
+            _add_weighted(Xb, db, m, g)
         _sgd_update_px(w, g, penalty[0], penalty[1], step, inv_b, noise_std, noise, t, p)
 
 

@@ -33,12 +33,12 @@ from ..progress import rounds
 from .chunks import check_chunks, hold_chunks, load_chunk, one_worker_pays, run_on_one_worker
 
 # %% auto 0
-__all__ = ['ACCOUNTANTS', 'dp_cd', 'clip_thresholds', 'dpcd_noise_multiplier', 'dpcd_events', 'row_norms',
+__all__ = ['ACCOUNTANTS', 'JOIN_UPDATES', 'dp_cd', 'clip_thresholds', 'dpcd_noise_multiplier', 'dpcd_events', 'row_norms',
            'sample_clip_thresholds', 'private_smoothness', 'importance_probabilities', 'coordinate_blocks',
            'coordinate_setup', 'intercept_setup', 'noise_blocks', 'dpcd_inner_dense', 'dpcd_inner_sparse',
            'dpcd_dog_dense', 'dog_state', 'check_selection', 'selection_params', 'unclipped_count',
-           'geometric_clip_update', 'coordinate_unclipped_counts', 'adaptive_hook', 'record_due', 'DPCD',
-           'smoothness_from_bounds', 'smoothness_from_moments']
+           'geometric_clip_update', 'coordinate_unclipped_counts', 'adaptive_hook', 'record_due', 'joined_blocks',
+           'DPCD', 'smoothness_from_bounds', 'smoothness_from_moments']
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def dp_cd(
@@ -1018,8 +1018,36 @@ def record_due(t:int, # outer iteration (0-based)
     return math.floor(done / every + 1e-9) > math.floor(before / every + 1e-9) or t == T - 1
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
+JOIN_UPDATES = 1 << 16   # at most this many updates per kernel call of joined outer iterations
+
+def joined_blocks(blocks, # `coordinate_blocks` items, one per outer iteration, in order
+                  T:int, # outer iterations
+                  K:int, # updates per outer iteration
+                  p:int, # coordinates (a pass is p updates)
+                  every:float=0.0, # recording period in passes (0: none)
+                  join:bool=True, # False: each block alone
+                 ):
+    """(t, block): consecutive blocks concatenated (at most `JOIN_UPDATES` updates, ending at each
+    recording point of `record_due`), t the last outer iteration in it; the draws are the blocks'
+    own, in their order. One kernel call then runs many outer iterations: the same updates as one
+    call per iteration (the kernel carries nothing from one call to the next but z and w), without
+    a Python call per pass."""
+    if not join:
+        yield from enumerate(blocks)
+        return
+    coords, noise, size = [], [], 0
+    for t, (c, e) in enumerate(blocks):
+        coords.append(c)
+        noise.append(e)
+        size += c.shape[0]
+        if (t == T - 1 or size + K > max(JOIN_UPDATES, K)
+                or (every and record_due(t, T, K, p, every))):
+            yield t, ((c, e) if len(coords) == 1 else (np.concatenate(coords), np.concatenate(noise)))
+            coords, noise, size = [], [], 0
+
 def _run(self, problem, plan, options, rng):
-    "One kernel call per outer iteration, on the blocks of `noise_blocks`."
+    """Kernel calls on the blocks of `noise_blocks`: one per outer iteration with averaging,
+    adaptive clipping or DoG steps (work between iterations), else on `joined_blocks`."""
     X, P, o, px = problem.X, plan.params, options, problem.p
     T, K, p, by_sample = P["T"], P["K"], P["smoothness"].shape[0], P["clipping"] in _PER_SAMPLE
     kernel, design = ((dpcd_inner_sparse, (X.data, X.indices, X.indptr)) if problem.sparse
@@ -1042,7 +1070,9 @@ def _run(self, problem, plan, options, rng):
     order = "permutation" if by_sample else "uniform"
     adapt = adaptive_hook(P, problem, s)
     dog = dog_state(P, w) if P.get("step_rule") == "dog" else None
-    for t, block in enumerate(coordinate_blocks(rng, P, T, K, order)):
+    join = avg is None and adapt is None and dog is None   # nothing to do between iterations
+    blocks = coordinate_blocks(rng, P, T, K, order)
+    for t, block in joined_blocks(blocks, T, K, p, o["record_every"] or 0.0, join):
         if adapt: block, records, scales = adapt.next_pass(z, block, records, scales, rng)
         if dog is None:
             kernel(loss, penalty, design, problem.y, z, w, block, scales, avg, records, icpt)

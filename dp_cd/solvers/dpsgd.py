@@ -257,33 +257,26 @@ def _sgd_run(self, problem, plan:Plan, options:dict, rng) -> Run:
 DPSGD.run = _sgd_run
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
-@njit(cache=True)
-def _split_positions(flat, n:int, steps:int):
-    """Sorted positions t·n + i of the (step, record) pairs as `(ptr, idx)`, in one pass without
-    division."""
-    ptr, idx = np.empty(steps + 1, np.int64), np.empty(flat.shape[0], np.int64)
-    ptr[0], t, base = 0, 0, 0
-    for k in range(flat.shape[0]):
-        while flat[k] >= base + n:   # position k starts step t + 1 (or a later one: empty steps)
-            t += 1
-            base += n
-            ptr[t] = k
-        idx[k] = flat[k] - base
-    ptr[t + 1:] = flat.shape[0]
-    return ptr, idx
-
-# %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 @njit(cache=True, error_model='numpy')
-def _success_positions(expo, inv_rate:float, last:int, N:int, out) -> tuple:
-    """Positions last + G_1, last + G_1 + G_2, ... below N into `out`, G_k = ⌊E_k/λ⌋ + 1
-    (`inv_rate` = 1/λ): their count and the last position reached (≥ N once the draws sufficed)."""
-    count = 0
+def _poisson_positions(expo, inv_rate:float, n:int, N:int, state, ptr, idx):
+    """Positions last + G_1, last + G_1 + G_2, ... below N (G_k = ⌊E_k/λ⌋ + 1, `inv_rate` = 1/λ,
+    E_k = `expo`), each written as its (step t, record i) pair in one pass without division: i
+    into `idx` (from 0; it may be `expo`'s memory: entry k is written after E_k is read), and
+    `ptr[t]` = the pairs before step t's first. `state` = [last position reached, pairs written,
+    step t, t·n] is carried from one array of draws to the next (last ≥ N: done)."""
+    last, count, t, base = state[0], state[1], state[2], state[3]
+    start = count
     for k in range(expo.shape[0]):
         last += np.int64(min(expo[k] * inv_rate, 4e18)) + 1   # capped: no integer overflow
-        if last >= N: return count, last
-        out[count] = last
+        if last >= N: break
+        while last >= base + n:   # the position starts step t + 1 (or a later one: empty steps)
+            t += 1
+            base += n
+            ptr[t] = count
+        idx[count - start] = last - base
         count += 1
-    return count, last
+    state[0], state[1], state[2], state[3] = last, count, t, base
+
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 def poisson_batches(rng:np.random.Generator, # random generator (consumed)
@@ -297,12 +290,16 @@ def poisson_batches(rng:np.random.Generator, # random generator (consumed)
     N = n * steps
     if q <= 0: return np.zeros(steps + 1, dtype=np.int64), np.zeros(0, dtype=np.int64)
     inv_rate = -1.0 / math.log1p(-q) if q < 1 else 0.0   # 1/λ, λ = -log(1 - q); q = 1: gaps of 1
-    m = int(N * q + 10 * math.sqrt(N * q) + 16)
-    parts, last, out = [], -1, np.empty(m, np.int64)
-    while last < N:
-        count, last = _success_positions(rng.standard_exponential(m), inv_rate, last, N, out)
-        parts.append(out[:count].copy())
-    return _split_positions(np.concatenate(parts), n, steps)
+    m = int(N * q + 10 * math.sqrt(N * q) + 16)   # draws: BT expected, 10 sd more (one round)
+    ptr, state, parts = np.zeros(steps + 1, np.int64), np.array([-1, 0, 0, 0], np.int64), []
+    while state[0] < N:
+        expo = rng.standard_exponential(m)
+        idx, before = expo.view(np.int64), state[1]   # the records overwrite their draws
+        _poisson_positions(expo, inv_rate, n, N, state, ptr, idx)
+        parts.append(idx[:state[1] - before])
+    ptr[state[2] + 1:] = state[1]
+    return ptr, parts[0] if len(parts) == 1 else np.concatenate(parts)
+
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 _SLICE = 256   # records of a batch processed together: buffers of (p + 1) × 256 numbers
@@ -404,7 +401,7 @@ def sgd_steps_dense(
     (code, param), (step, clip, inv_b, noise_std), (ptr, idx) = loss, scales, batches
     q, p = w.shape[0], X.shape[1]
     Xb, g = np.empty((q, _SLICE)), np.empty(q)
-    zb, yb, nb = np.empty(_SLICE), np.empty(_SLICE), np.empty(_SLICE)
+    zb, yb, nb, db = np.empty(_SLICE), np.empty(_SLICE), np.empty(_SLICE), np.empty(_SLICE)
     for t in range(ptr.shape[0] - 1):
         g[:] = 0.0
         lo, hi = ptr[t], ptr[t + 1]
@@ -415,9 +412,10 @@ def sgd_steps_dense(
                 rows = idx[s:min(s + _SLICE, hi)]
                 m = rows.shape[0]
                 _gather_dense(X, y, row_norms, rows, intercept, Xb, yb, nb, w, zb)
-                kernel_deriv_range(code, param, zb, yb, zb, 0, m)   # φ' in place of the margins
-                _clip_factors(zb, nb, clip, m)
-                _add_weighted(Xb, zb, m, g)
+                # φ' into its own buffer: in place of the margins the loop would not vectorise
+                kernel_deriv_range(code, param, zb, yb, db, 0, m)
+                _clip_factors(db, nb, clip, m)
+                _add_weighted(Xb, db, m, g)
         _sgd_update_px(w, g, penalty[0], penalty[1], step, inv_b, noise_std, noise, t,
                        q if penalize_intercept else p)
 
@@ -452,7 +450,8 @@ def sgd_steps_sparse(X, # CSR design as (data, indices, indptr)
     (data, indices, indptr), (code, param), (ptr, idx) = X, loss, batches
     step, clip, inv_b, noise_std = scales
     q = w.shape[0]
-    g, zb, yb, nb = np.empty(q), np.empty(_SLICE), np.empty(_SLICE), np.empty(_SLICE)
+    g = np.empty(q)
+    zb, yb, nb, db = np.empty(_SLICE), np.empty(_SLICE), np.empty(_SLICE), np.empty(_SLICE)
     for t in range(ptr.shape[0] - 1):
         g[:] = 0.0
         for lo in range(ptr[t], ptr[t + 1], _SLICE):
@@ -461,12 +460,12 @@ def sgd_steps_sparse(X, # CSR design as (data, indices, indptr)
             _margins_csr(data, indices, indptr, y, row_norms, w, rows, intercept, zb, yb, nb)
             if m < _FUSED_MIN:   # one record at a time: no loop set-up
                 for k in range(m):
-                    zb[k] = _clip_factor(kernel_deriv(code, param, zb[k], yb[k]), nb[k], clip)
-            else:
-                kernel_deriv_range(code, param, zb, yb, zb, 0, m)
-                _clip_factors(zb, nb, clip, m)
+                    db[k] = _clip_factor(kernel_deriv(code, param, zb[k], yb[k]), nb[k], clip)
+            else:   # (φ' into its own buffer: in place, the loop would not vectorise)
+                kernel_deriv_range(code, param, zb, yb, db, 0, m)
+                _clip_factors(db, nb, clip, m)
             for k in range(m):
-                i, a = rows[k], zb[k]
+                i, a = rows[k], db[k]
                 for s in range(indptr[i], indptr[i + 1]): g[indices[s]] += a * data[s]
                 if intercept != 0.0: g[-1] += a * intercept
         _sgd_update_px(w, g, penalty[0], penalty[1], step, inv_b, noise_std, noise, t,
