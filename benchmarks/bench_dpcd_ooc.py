@@ -20,14 +20,14 @@ by util-linux `fincore`) or after they were read once ("warm"). Runs, interleave
   with public M_j; its chunks stay on disk and each update reads only its columns
   (`dp_cd.solvers.chunks.ColumnChunks`); the labels are read inside the timed run;
 - `dp-cd-sample`: the same with per-sample clipping (`clipping="sample"`, C = 1): the row norms
-  read every column once when the chunks' states are made, then a permutation of the p
-  coordinates (every column read in the pass);
+  read every column once when the chunks' states are made (each record's threshold kept in
+  float32, rounded down), then a permutation of the p coordinates (every column read in the pass);
 - `dp-classifier` (with `--runs ...,dp-classifier`): the default estimator,
   `DPClassifier(epsilon=1, classes=[-1, 1], n_passes=1)` with every other option at its default
   (private bounds, centre and scales; per-sample clipping; an intercept) on the same chunks: its
   records are the file's columns mapped into the box (clipped, centred, divided) as they are
-  read (`dp_cd.solvers.chunks.map_on_read`), so the run holds the solver's state (margins,
-  per-sample thresholds, one-byte labels), never the mapped design;
+  read (`dp_cd.solvers.chunks.map_on_read`), so the run holds the solver's state (margins 8 B,
+  per-sample thresholds 4 B (float32, rounded down), one-byte labels), never the mapped design;
 - `dp-bcd` (with `--runs ...,dp-bcd`): block DP-CD with B = p on the same file (every chunk
   read whole, once per pass).
 

@@ -1505,8 +1505,11 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
         if is_chunked(X): y = _class_codes(y, self.classes_)   # one byte a label, not eight
         rng = as_generator(self.random_state)
         two = len(self.classes_) == 2 and not is_chunked(y)   # its labels' mean: a start
-        labels = np.where(np.asarray(y) == self.classes_[1], 1.0, -1.0) if two else None
+        # ±1 (int8 on row chunks, where y holds the class codes: the positive class is code 1)
+        pos, one = (1, np.int8(1)) if is_chunked(X) else (self.classes_[1], 1.0)
+        labels = np.where(np.asarray(y) == pos, one, -one) if two else None
         bounds = self._resolve_bounds(X, None, eps, delta, rng, labels=labels)
+        labels = None   # (released: not kept during the solver's run)
         Xc, _ = self._map_records(bounds, X, None, eps, delta, rng)
         options = self._solver_options(solver, loss, bounds, eps,
                                        start=_label_start(self, bounds, loss, solver, X.shape))

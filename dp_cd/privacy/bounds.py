@@ -239,6 +239,9 @@ def unit_box_mean(X, # design (n, p), dense, scipy sparse or row-chunked (dask)
                 u = np.clip(part / B[j:j + width], -1, 1)
             m[j:j + width] = np.nan_to_num(u, copy=False).mean(axis=0)
     if y is None: return m
+    y = np.asarray(y)
+    if y.dtype.kind in "iu" and T == 1.0:   # integer labels (±1 in one byte): an exact sum, no copy
+        return np.append(m, np.clip(y, -1, 1).sum(dtype=np.int64) / len(y))   # in float64
     return np.append(m, np.nan_to_num(np.clip(np.asarray(y, dtype=float) / T, -1, 1)).mean())
 
 # %% ../../nbs/02_privacy/11_bounds.ipynb

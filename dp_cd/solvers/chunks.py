@@ -19,7 +19,7 @@ from .contract import (InProcess, Problem, check_chunks, check_chunked_labels,
 __all__ = ['SHAPE_ERROR', 'NPY_SOURCES', 'ROUND_TRIP_SECONDS', 'ROW_SECONDS', 'BYTE_SECONDS', 'PLACEMENT', 'TABLE_SUFFIXES',
            'run_seed', 'chunk_generator', 'connect', 'dask_client', 'all_finite', 'check_finite', 'float_labels',
            'load_chunk', 'checked_chunks', 'ChunkBuffer', 'LazyChunk', 'open_chunks', 'chunk_row_norms', 'map_chunks',
-           'reduce_chunks', 'ChunkHolder', 'HeldChunks', 'hold_chunks', 'placement_cost', 'placement',
+           'reduce_chunks', 'ChunkHolder', 'HeldChunks', 'stays_on_disk', 'hold_chunks', 'placement_cost', 'placement',
            'one_worker_pays', 'run_on_one_worker', 'gathered_when_small', 'table_rows', 'chunked_table', 'NpyRows',
            'npy_chunks', 'ColumnChunks', 'map_column', 'MappedColumns', 'map_on_read', 'scale_on_read']
 
@@ -311,6 +311,14 @@ def _spans(problem:Problem) -> list:
             enumerate(zip(starts[:-1], starts[1:]))]
 
 
+def stays_on_disk(ex, # `executor()`
+                  problem:Problem, # a validated chunked problem
+                 ) -> bool: # whether `hold_chunks` leaves its design on disk (`ColumnChunks`)
+    "In process, a design of `npy_chunks` in Fortran order: only the chunks' states are held."
+    source = NPY_SOURCES.get(problem.X.name) if isinstance(ex, InProcess) else None
+    return source is not None and source.fortran
+
+
 def hold_chunks(ex, # `executor()`
                 problem:Problem, # a validated chunked problem
                 init, # init(Xc, yc, *args) -> a chunk's state (runs where the chunk is held)
@@ -319,8 +327,8 @@ def hold_chunks(ex, # `executor()`
     "Read every chunk once and keep it with its state: on the workers (actors) or in process."
     spans, parts = _spans(problem), list(problem.X.to_delayed().ravel())
     y = problem.y
-    source = NPY_SOURCES.get(problem.X.name) if isinstance(ex, InProcess) else None
-    if source is not None and source.fortran:   # on disk: only the columns of each call read
+    if stays_on_disk(ex, problem):   # on disk: only the columns of each call read
+        source = NPY_SOURCES[problem.X.name]
         return HeldChunks([ColumnChunks(source, spans, y, init, args)], [[k for k, *_ in spans]])
     if isinstance(ex, InProcess):   # one chunk read at a time (its copy kept, the read dropped)
         h = ChunkHolder([], [], [], init, args)

@@ -494,7 +494,8 @@ def check_chunked_labels(y, # labels (n,): array-like or dask.array
                         ) -> np.ndarray: # the labels (n,)
     """The labels in one array, validated slice by slice (memory: n labels + a slice): float64, or
     one byte each for int8 labels (the estimators' ±1 on row chunks; the chunks' readers give
-    each chunk's as float64)."""
+    each chunk's as float64). An int8 array in memory is checked, not copied (`check_y` only
+    validates)."""
     y = y if is_chunked(y) else np.asarray(y)
     if y.ndim != 1: raise ValueError(f"y must be 1-dimensional, got shape {y.shape}")
     if y.shape[0] != sum(rows):
@@ -502,9 +503,11 @@ def check_chunked_labels(y, # labels (n,): array-like or dask.array
     starts = np.cumsum((0,) + rows[:-1])
     pieces = ((b.compute() for b in y.to_delayed().ravel()) if is_chunked(y)
               else (y[a:a + r] for a, r in zip(starts, rows)))
-    out, a = np.empty(sum(rows), dtype=np.int8 if y.dtype == np.int8 else float), 0
+    keep = isinstance(y, np.ndarray) and y.dtype == np.int8   # (n bytes, not 2n)
+    out, a = y if keep else np.empty(sum(rows), dtype=np.int8 if y.dtype == np.int8 else float), 0
     for piece in pieces:
-        out[a:a + len(piece)] = loss.check_y(piece)
+        checked = loss.check_y(piece)
+        if not keep: out[a:a + len(piece)] = checked
         a += len(piece)
     return out
 

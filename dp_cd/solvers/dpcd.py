@@ -30,7 +30,8 @@ from .contract import (FitResult, Ledger, Plan, Run, Solver, register, get_solve
                                     check_sample_weight, check_intercept, intercept_column,
                                     linear_margins)
 from ..progress import rounds
-from .chunks import check_chunks, hold_chunks, load_chunk, one_worker_pays, run_on_one_worker
+from .chunks import (check_chunks, hold_chunks, load_chunk, one_worker_pays,
+                                  run_on_one_worker, stays_on_disk)
 
 # %% auto 0
 __all__ = ['ACCOUNTANTS', 'JOIN_UPDATES', 'dp_cd', 'clip_thresholds', 'dpcd_noise_multiplier', 'dpcd_events', 'row_norms',
@@ -38,7 +39,7 @@ __all__ = ['ACCOUNTANTS', 'JOIN_UPDATES', 'dp_cd', 'clip_thresholds', 'dpcd_nois
            'coordinate_setup', 'intercept_setup', 'noise_blocks', 'dpcd_inner_dense', 'dpcd_inner_sparse',
            'dpcd_dog_dense', 'dog_state', 'check_selection', 'selection_params', 'unclipped_count',
            'geometric_clip_update', 'coordinate_unclipped_counts', 'adaptive_hook', 'record_due', 'joined_blocks',
-           'DPCD', 'smoothness_from_bounds', 'smoothness_from_moments']
+           'thresholds_float32', 'DPCD', 'smoothness_from_bounds', 'smoothness_from_moments']
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def dp_cd(
@@ -1088,14 +1089,24 @@ def _run(self, problem, plan, options, rng):
                params={} if adapt is None else adapt.report())
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
+def thresholds_float32(c, # per-sample thresholds $c_i \ge 0$ (`sample_clip_thresholds`), float64
+                      ) -> np.ndarray: # $\tilde c_i \le c_i$ in float32 (4 bytes each)
+    "The thresholds rounded DOWN to float32: the largest float32 $\\le c_i$ (inf stays inf)."
+    c = np.asarray(c, dtype=np.float64)
+    out = c.astype(np.float32)   # (to nearest: may be above c_i, or inf above the float32 range)
+    np.nextafter(out, np.float32(0), out=out, where=out > c)
+    return out
+
+# %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def _chunk_state(Xc, yc, w, s:float, by_sample) -> list:
     """A held chunk's state: margins z_c = X_c w (+ s w_p), s (0: no intercept; its column of s is
     made when an update uses it, not kept), per-sample thresholds (`by_sample` = (C,
-    coordinates); None: empty)."""
+    coordinates, whether in float32 rounded down: `thresholds_float32`); None: empty)."""
     z = (linear_margins(Xc, w, Xc.shape[1], s) if np.any(w[:Xc.shape[1]])
          else np.full(Xc.shape[0], s * w[-1] if s else 0.0))   # w = 0: X not read
     per = (np.empty(0) if by_sample is None
            else sample_clip_thresholds(row_norms(Xc, s), by_sample[0], by_sample[1]))
+    if by_sample is not None and by_sample[2]: per = thresholds_float32(per)   # (design on disk)
     return [z, float(s), per]
 
 
@@ -1138,7 +1149,8 @@ def _run_chunks(self, problem, plan, options, rng, ex):
     # the penalties of X's coordinates and of the intercept's column
     pens = (penalty, penalty if o["penalize_intercept"] else NoPenalty().kernel_args())
     w = np.append(o["w0"], 0.0) if s else o["w0"].copy()
-    per_sample = (float(o["clip"]), p) if by_sample else None
+    # a design left on disk: the chunks' states are all the run holds, thresholds in 4 bytes
+    per_sample = (float(o["clip"]), p, stays_on_disk(ex, problem)) if by_sample else None
     held = hold_chunks(ex, problem, _chunk_state, w, s, per_sample)
     try:   # the held chunks are released on every exit (a lost worker included)
         avg, pending = (np.zeros(p) if o["averaging"] else None), (0, 0.0)
