@@ -451,7 +451,8 @@ def _kernels(tok, kernel:str, args:str, default=None):
         raise TypingError(f"{cls.__name__} carries no `{kernel}` kernel, which this kernel calls")
     return _dispatch(args, [default if f is None else f for f in impls])
 
-# one generic entry per scalar kernel: resolved from the penalty's token when a kernel is compiled
+# one generic entry per scalar kernel: resolved from the penalty's token when a kernel is compiled,
+# to a function compiled once per token type (not inlined by numba: a family's chain is typed once)
 def _value(tok, params, j, x): raise NotImplementedError("called from numba only")
 def _prox(tok, params, j, x, step): raise NotImplementedError("called from numba only")
 def _subdiff(tok, params, j, x): raise NotImplementedError("called from numba only")
@@ -463,31 +464,31 @@ def _closed(tok): raise NotImplementedError("called from numba only")
 def _zero(tok): raise NotImplementedError("called from numba only")
 def _quadratic(tok): raise NotImplementedError("called from numba only")
 
-@overload(_value, inline='always')
+@overload(_value)
 def _ov_value(tok, params, j, x): return _kernels(tok, "value_1d", "params, j, x")
 
-@overload(_prox, inline='always')
+@overload(_prox)
 def _ov_prox(tok, params, j, x, step): return _kernels(tok, "prox_1d", "params, j, x, step")
 
-@overload(_subdiff, inline='always')
+@overload(_subdiff)
 def _ov_subdiff(tok, params, j, x): return _kernels(tok, "subdiff_1d", "params, j, x")
 
-@overload(_conj, inline='always')
+@overload(_conj)
 def _ov_conj(tok, params, j, v): return _kernels(tok, "conj_1d", "params, j, v")
 
-@overload(_conj_bound, inline='always')
+@overload(_conj_bound)
 def _ov_conj_bound(tok, params, j): return _kernels(tok, "conj_bound_1d", "params, j")
 
-@overload(_enet, inline='always')
+@overload(_enet)
 def _ov_enet(tok, params): return _kernels(tok, "enet_weights", "params", (0.0, 0.0))
 
-@overload(_smooth_grad, inline='always')
+@overload(_smooth_grad)
 def _ov_smooth_grad(tok, params, j, x):
     return _kernels(tok, "smooth_gradient_1d", "params, j, x", 0.0)
 
 def _constant(stub, fact):
     "Resolve `stub(tok)` to `fact(cls)` of the token's class, a compile-time constant per class."
-    @overload(stub, inline='always')
+    @overload(stub)
     def _ov(tok):
         classes = _classes(tok)
         if classes is not None: return _dispatch("", [bool(fact(cls)) for cls in classes])
