@@ -4,6 +4,7 @@
 
 # %% ../../nbs/01_model/03_penalties.ipynb 1
 from __future__ import annotations
+import hashlib
 import numpy as np
 from numba import njit, types
 from numba.core.errors import TypingError
@@ -20,22 +21,38 @@ __all__ = ['PENALTY_KERNELS', 'PENALTY_FACTS', 'penalty_classes', 'Penalty', 'No
 # %% ../../nbs/01_model/03_penalties.ipynb
 PENALTY_KERNELS = ("value_1d", "prox_1d", "subdiff_1d", "conj_1d", "conj_bound_1d")
 PENALTY_FACTS = ("enet_weights", "smooth_gradient_1d")   # optional: the elastic-net family's forms
-_CARRIERS = {}   # token field name -> the Penalty class whose kernels it names
+_CARRIERS = {}   # token field name -> the Penalty classes whose kernels it names, in order
 
 
-def _penalty_token(cls) -> np.ndarray:
-    """The value the kernels receive for a penalty class: an empty array of a structured dtype
-    whose one field names the class (numba types it by that dtype, without calling back into
-    Python)."""
-    digest = kernel_digest(cls, PENALTY_KERNELS + PENALTY_FACTS, f"{cls.zero!r}:{cls.quadratic!r}")
-    key = "".join(ch if ch.isalnum() else "_" for ch in cls.__qualname__) + "_" + digest
-    _CARRIERS[key] = cls
-    return np.zeros(0, np.dtype([(key, np.uint8)]))
+def _penalty_tokens(name:str, classes:tuple) -> list:
+    """The values the kernels receive for `classes`, compiled as one numba type: arrays of one
+    structured dtype whose one field names them (numba types it by that dtype, without calling back
+    into Python), the k-th of length k (the compiled code dispatches on it)."""
+    digests = [kernel_digest(c, PENALTY_KERNELS + PENALTY_FACTS, f"{c.zero!r}:{c.quadratic!r}")
+               for c in classes]
+    digest = digests[0] if len(classes) == 1 else hashlib.sha1(
+        ":".join(digests).encode()).hexdigest()[:16]
+    key = "".join(ch if ch.isalnum() else "_" for ch in name) + "_" + digest
+    _CARRIERS[key] = tuple(classes)
+    return [np.zeros(k, np.dtype([(key, np.uint8)])) for k in range(len(classes))]
+
+
+class _Family:
+    "Penalty classes whose kernels are compiled as one type (their tokens share one dtype)."
+    def __init__(self, name:str): self.name, self.members = name, []
+
+    def add(self, cls):
+        "Make `cls` a member: every member's token gets the digest of all members' kernels."
+        self.members.append(cls)
+        for member, tok in zip(self.members, _penalty_tokens(self.name, tuple(self.members))):
+            member.token = tok
+
+_LIBRARY = _Family("library_penalties")   # the classes of this chapter
 
 
 def penalty_classes() -> tuple: # the classes carrying kernels, in the order they were defined
     "The penalty classes (the library's and any defined since) that carry their kernels."
-    return tuple(dict.fromkeys(_CARRIERS.values()))
+    return tuple(dict.fromkeys(c for cs in _CARRIERS.values() for c in cs))
 
 
 # %% ../../nbs/01_model/03_penalties.ipynb
@@ -55,9 +72,10 @@ class Penalty:
     value_1d = prox_1d = subdiff_1d = conj_1d = conj_bound_1d = None
     enet_weights = smooth_gradient_1d = None
 
-    def __init_subclass__(cls, **kwargs):
+    def __init_subclass__(cls, family=None, **kwargs):
         """A class that declares kernels in its body carries them (with those of its parents it
-        does not redeclare) and gets its own token; one that declares none carries none."""
+        does not redeclare) and gets its own token, or a member's token of `family` (the
+        library's classes: one compiled type); one that declares none carries none."""
         super().__init_subclass__(**kwargs)
         if not any(k in cls.__dict__ for k in PENALTY_KERNELS + PENALTY_FACTS):
             cls.kernels, cls.token = frozenset(), None
@@ -67,7 +85,8 @@ class Penalty:
         missing = [k for k in PENALTY_KERNELS if k not in cls.kernels]
         if missing:
             raise TypeError(f"{cls.__name__} declares kernels but not {', '.join(missing)}")
-        cls.token = _penalty_token(cls)
+        if family is None: cls.token = _penalty_tokens(cls.__qualname__, (cls,))[0]
+        else: family.add(cls)
 
     def __repr__(self): return f"{type(self).__name__}()"
 
@@ -162,7 +181,7 @@ class Penalty:
         return float(sum(conj_1d(tok, params, j, v[j]) for j in range(v.shape[0])))
 
 # %% ../../nbs/01_model/03_penalties.ipynb
-class NoPenalty(Penalty):
+class NoPenalty(Penalty, family=_LIBRARY):
     "$\\psi = 0$ (smooth problems)."
     zero = quadratic = True
     def __init__(self): self.params = np.zeros(1)
@@ -194,7 +213,7 @@ class NoPenalty(Penalty):
 
 def _lam(lam): return check_scalar(lam, "lam", low=0)
 
-class L1(Penalty):
+class L1(Penalty, family=_LIBRARY):
     "$\\psi(w)=\\lambda\\|w\\|_1$."
     def __init__(self, lam:float, # regularisation strength lambda >= 0
                 ): self.params = np.array([_lam(lam)])
@@ -231,7 +250,7 @@ class L1(Penalty):
     def enet_weights(params): return params[0], 0.0
 
 # %% ../../nbs/01_model/03_penalties.ipynb
-class L2(Penalty):
+class L2(Penalty, family=_LIBRARY):
     "$\\psi(w)=\\frac\\lambda2\\|w\\|_2^2$."
     quadratic = True
     def __init__(self, lam:float, # regularisation strength lambda >= 0
@@ -271,7 +290,7 @@ class L2(Penalty):
     def smooth_gradient_1d(params, j, x): return params[0] * x
 
 # %% ../../nbs/01_model/03_penalties.ipynb
-class ElasticNet(Penalty):
+class ElasticNet(Penalty, family=_LIBRARY):
     "$\\psi(w)=\\lambda(\\rho\\|w\\|_1 + \\frac{1-\\rho}2\\|w\\|_2^2)$ with $\\rho$ = `l1_ratio`."
     def __init__(self, lam:float, # regularisation strength lambda >= 0
                  l1_ratio:float=0.5, # rho in [0, 1]
@@ -321,7 +340,7 @@ class ElasticNet(Penalty):
     def smooth_gradient_1d(params, j, x): return params[0] * (1.0 - params[1]) * x
 
 # %% ../../nbs/01_model/03_penalties.ipynb
-class Box(Penalty):
+class Box(Penalty, family=_LIBRARY):
     "Indicator of the box $\\prod_j[l_j, u_j]$ (constraints; bounds may be infinite)."
     def __init__(self, lower=-1.0, # lower bounds l (scalar or (p,)), may be -inf
                  upper=1.0, # upper bounds u (scalar or (p,)), may be +inf
@@ -402,21 +421,38 @@ Penalty.is_quadratic = property(lambda self: bool(is_quadratic_penalty(self.kern
                                 doc="Whether $\\psi_j(x)=\\frac{\\lambda_2}2x^2$ by its form.")
 
 # %% ../../nbs/01_model/03_penalties.ipynb
-def _cls(tok):
-    "At typing time: the penalty class whose token numba typed as `tok` (None: not a token)."
+def _classes(tok):
+    """At typing time: the penalty classes whose token numba typed as `tok` (one, or a family's in
+    order; None: not a token)."""
     if not (isinstance(tok, types.Array) and isinstance(tok.dtype, types.Record)): return None
     return _CARRIERS.get(next(iter(tok.dtype.fields)))
 
 
-def _kernel(tok, kernel:str):
-    cls = _cls(tok)
-    if cls is None: return None
-    f = getattr(cls, kernel, None)
-    if f is None:
-        raise TypingError(f"{cls.__name__} carries no `{kernel}` kernel, which this kernel calls")
-    return f
+def _dispatch(args:str, impls:list):
+    """`impl(tok, <args>)` returning `impls[k](<args>)` for the k-th class of the token's family
+    (`k = len(tok)`; an entry that is not a function is returned as a constant): a chain generated
+    from the family's list of classes, so that no code names one; one class: the call itself."""
+    ns = {"__name__": __name__} | {f"f{k}": f for k, f in enumerate(impls) if callable(f)}
+    ret = [f"f{k}({args})" if callable(f) else repr(f) for k, f in enumerate(impls)]
+    body = "".join(f"    if k == {k}: return {r}\n" for k, r in enumerate(ret[:-1]))
+    head = "    k = len(tok)\n" if body else ""
+    exec(f"def impl(tok{', ' + args if args else ''}):\n{head}{body}    return {ret[-1]}\n", ns)
+    return ns["impl"]
 
-# one generic entry per scalar kernel: resolved from the penalty's token when a kernel is compiled
+
+def _kernels(tok, kernel:str, args:str, default=None):
+    """The implementation of `kernel` for the token `tok` (None: not a token), `default` for a
+    class that does not carry it (None: refused)."""
+    classes = _classes(tok)
+    if classes is None: return None
+    impls = [getattr(cls, kernel, None) for cls in classes]
+    if default is None and None in impls:
+        cls = classes[impls.index(None)]
+        raise TypingError(f"{cls.__name__} carries no `{kernel}` kernel, which this kernel calls")
+    return _dispatch(args, [default if f is None else f for f in impls])
+
+# one generic entry per scalar kernel: resolved from the penalty's token when a kernel is compiled,
+# to a function compiled once per token type (not inlined by numba: a family's chain is typed once)
 def _value(tok, params, j, x): raise NotImplementedError("called from numba only")
 def _prox(tok, params, j, x, step): raise NotImplementedError("called from numba only")
 def _subdiff(tok, params, j, x): raise NotImplementedError("called from numba only")
@@ -428,54 +464,34 @@ def _closed(tok): raise NotImplementedError("called from numba only")
 def _zero(tok): raise NotImplementedError("called from numba only")
 def _quadratic(tok): raise NotImplementedError("called from numba only")
 
-@overload(_value, inline='always')
-def _ov_value(tok, params, j, x):
-    f = _kernel(tok, "value_1d")
-    if f is not None: return lambda tok, params, j, x: f(params, j, x)
+@overload(_value)
+def _ov_value(tok, params, j, x): return _kernels(tok, "value_1d", "params, j, x")
 
-@overload(_prox, inline='always')
-def _ov_prox(tok, params, j, x, step):
-    f = _kernel(tok, "prox_1d")
-    if f is not None: return lambda tok, params, j, x, step: f(params, j, x, step)
+@overload(_prox)
+def _ov_prox(tok, params, j, x, step): return _kernels(tok, "prox_1d", "params, j, x, step")
 
-@overload(_subdiff, inline='always')
-def _ov_subdiff(tok, params, j, x):
-    f = _kernel(tok, "subdiff_1d")
-    if f is not None: return lambda tok, params, j, x: f(params, j, x)
+@overload(_subdiff)
+def _ov_subdiff(tok, params, j, x): return _kernels(tok, "subdiff_1d", "params, j, x")
 
-@overload(_conj, inline='always')
-def _ov_conj(tok, params, j, v):
-    f = _kernel(tok, "conj_1d")
-    if f is not None: return lambda tok, params, j, v: f(params, j, v)
+@overload(_conj)
+def _ov_conj(tok, params, j, v): return _kernels(tok, "conj_1d", "params, j, v")
 
-@overload(_conj_bound, inline='always')
-def _ov_conj_bound(tok, params, j):
-    f = _kernel(tok, "conj_bound_1d")
-    if f is not None: return lambda tok, params, j: f(params, j)
+@overload(_conj_bound)
+def _ov_conj_bound(tok, params, j): return _kernels(tok, "conj_bound_1d", "params, j")
 
-@overload(_enet, inline='always')
-def _ov_enet(tok, params):
-    cls = _cls(tok)
-    if cls is None: return None
-    f = cls.enet_weights
-    if f is None: return lambda tok, params: (0.0, 0.0)
-    return lambda tok, params: f(params)
+@overload(_enet)
+def _ov_enet(tok, params): return _kernels(tok, "enet_weights", "params", (0.0, 0.0))
 
-@overload(_smooth_grad, inline='always')
+@overload(_smooth_grad)
 def _ov_smooth_grad(tok, params, j, x):
-    cls = _cls(tok)
-    if cls is None: return None
-    f = cls.smooth_gradient_1d
-    if f is None: return lambda tok, params, j, x: 0.0
-    return lambda tok, params, j, x: f(params, j, x)
+    return _kernels(tok, "smooth_gradient_1d", "params, j, x", 0.0)
 
 def _constant(stub, fact):
-    @overload(stub, inline='always')
+    "Resolve `stub(tok)` to `fact(cls)` of the token's class, a compile-time constant per class."
+    @overload(stub)
     def _ov(tok):
-        cls = _cls(tok)
-        if cls is None: return None
-        v = bool(fact(cls))
-        return lambda tok: v
+        classes = _classes(tok)
+        if classes is not None: return _dispatch("", [bool(fact(cls)) for cls in classes])
 
 _constant(_closed, lambda cls: cls.enet_weights is not None)
 _constant(_zero, lambda cls: cls.zero)
