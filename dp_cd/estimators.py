@@ -37,8 +37,8 @@ from .privacy.events import ComposedEvent
 __all__ = ['LOSSES', 'BOUNDS_LABEL', 'CENTER_LABEL', 'SCALE_LABEL', 'SPREAD_LABEL', 'LABEL_MEAN_LABEL', 'TARGET_BOUND_LABEL',
            'PREPROCESSING_LABEL', 'SCALE_MAX_SIGMA', 'HISTOGRAM_MAX_TAU', 'ONE_HOT_SCALE', 'MISSING_RULE',
            'SAMPLE_CLIP', 'START_MIN_LOGIT', 'make_loss', 'make_penalty', 'BudgetExceededError', 'BudgetAccountant',
-           'preprocessing_label', 'public_box', 'BoundsFallbackWarning', 'scale_swamped', 'target_apart', 'DPRegressor',
-           'DPClassifier', 'logistic_start']
+           'preprocessing_label', 'public_box', 'BoundsFallbackWarning', 'scale_swamped', 'target_apart',
+           'histogram_threshold', 'histogram_futile', 'DPRegressor', 'DPClassifier', 'logistic_start']
 
 # %% ../nbs/06_api/01_estimators.ipynb
 LOSSES = {"squared": SquaredLoss, "logistic": LogisticLoss, "huber": HuberLoss}
@@ -169,6 +169,7 @@ class _DataBounds:
         self.B, self.target, self.epsilon, self.delta = B, target, epsilon, delta
         self.entries, self.note, self.leaks = list(entries), note, list(leaks)
         self.fell_back = list(fell_back)   # bounds set to the public default (nothing located)
+        self.skipped = []   # labels of releases not made (`histogram_futile`: nothing to locate)
         self.noise_multiplier = noise_multiplier   # z of the Gaussian releases (None: none yet)
         self.gaussian = int(noise_multiplier is not None)   # how many releases of noise z so far
         # the box of feature j is [c_j - B_j, c_j + B_j], c = offset + m B: `offset` public (None:
@@ -352,14 +353,30 @@ def _private_data_bounds(X, y, eps, delta, share, rng, releases:int=1, known=Non
     the public feature names (a DataFrame's columns), which the fallback warning names.
     `target_apart` (the public rule `target_apart`): a regression's target is left out of the
     features' release and gets a histogram of its own, one Gaussian release more with the same
-    noise multiplier (`releases` counts it)."""
+    noise multiplier (`releases` counts it). A release that cannot locate anything
+    (`histogram_futile`: its τ reaches n, a public rule) is not made: its bounds are the public
+    default 1, and the ε it would have cost goes to the solver (z stays calibrated for `releases`,
+    the preprocessing's ε counts the releases made)."""
     share = check_scalar(share, "bounds_budget", 0, 1, True, True)
     p = X.shape[1]
     cols = np.arange(p) if known is None else np.flatnonzero(~np.asarray(known))
     apart = y is not None and target_apart
     y_joint = None if apart else y
     B, target, entries, notes, whys, z = np.ones(p), None, [], [], [], None
-    if len(cols) > 0 or y_joint is not None:   # the features' release (and the target's)
+    n, q_x = X.shape[0], len(cols) + 1 + (y_joint is not None)   # + the records' largest |x_ij|
+    futile = lambda q: histogram_futile(n, q, share * eps, share * delta, releases)
+    skip_x = (len(cols) > 0 or y_joint is not None) and futile(q_x)
+    skip_y = apart and futile(1)
+    skipped = [(what, histogram_threshold(q, share * eps, share * delta, releases))
+               for what, q, s in ((BOUNDS_LABEL, q_x, skip_x), (TARGET_BOUND_LABEL, 1, skip_y)) if s]
+    if skip_x or skip_y: z = calibrate_noise_multiplier(share * eps, share * delta, releases)
+    if skip_x:
+        target = None if y_joint is None else 1.0
+        notes.append(f"{BOUNDS_LABEL} not released: its threshold tau = {skipped[0][1]:.4g} is at "
+                     f"least the n = {n} records, so it could locate nothing (a public rule, "
+                     "`histogram_futile`); the bounds are the public default 1 and its share of "
+                     "epsilon goes to the solver")
+    if (len(cols) > 0 or y_joint is not None) and not skip_x:   # the features' (and the target's)
         Xs = X if len(cols) == p else X[:, cols]
         B_s, target, rel = data_bounds(Xs, y_joint, share * eps, share * delta, rng,
                                        releases=releases)
@@ -375,7 +392,12 @@ def _private_data_bounds(X, y, eps, delta, share, rng, releases:int=1, known=Non
         if names_x: whys.append((names_x, rel.threshold))
         entries.append((BOUNDS_LABEL, rel.event))
         z = rel.noise_multiplier
-    if apart:   # the target's own histogram, the same noise multiplier
+    if skip_y:
+        target = 1.0
+        notes.append(f"{TARGET_BOUND_LABEL} not released: its threshold tau = {skipped[-1][1]:.4g} "
+                     f"is at least the n = {n} records (`histogram_futile`); the target bound is "
+                     "the public default 1")
+    elif apart:   # the target's own histogram, the same noise multiplier
         rel_y = private_bounds(np.asarray(y, dtype=float)[:, None], share * eps, share * delta,
                                rng, releases=releases)
         if z is not None and not math.isclose(rel_y.noise_multiplier, z, rel_tol=1e-9):
@@ -388,21 +410,47 @@ def _private_data_bounds(X, y, eps, delta, share, rng, releases:int=1, known=Non
         notes.append(f"the bound on |y| from a Gaussian histogram of its own (few records for the "
                      f"features' release: `target_apart`), sigma = {rel_y.sigma:.4g}, threshold "
                      f"{rel_y.threshold:.4g}")
-    if not entries: return _DataBounds(np.ones(p))   # nothing to release
-    eps_b = epsilon_gaussian(z, len(entries), share * delta)
-    if apart: notes[-1] += f" (exact GDP with the features' release, epsilon = {eps_b:.4g})"
+    if z is None: return _DataBounds(np.ones(p))   # nothing to release
+    eps_b = epsilon_gaussian(z, len(entries), share * delta) if entries else 0.0
+    if apart and not skip_y and len(entries) > 1:
+        notes[-1] += f" (exact GDP with the features' release, epsilon = {eps_b:.4g})"
     fell_back = [f for names_, _ in whys for f in names_]
-    if fell_back:
-        why = "; ".join(_fallback_note(names_, X.shape[0], tau) for names_, tau in whys)
+    if skip_x: fell_back = _fallback_all(p, cols, y_joint is not None, names) + fell_back
+    if skip_y: fell_back.append("|y|")
+    said = ([_futile_warning(n, eps, skip_x, skip_y or (skip_x and y_joint is not None))]
+            if skipped else [])
+    if whys:
+        why = "; ".join(_fallback_note(names_, n, tau) for names_, tau in whys)
         notes.append(why)
-        warnings.warn(why + ". If that default is wrong for them, give PUBLIC bounds (bounds=B; "
-                      "target_bound for a regression), or a larger bounds_budget or more records "
-                      "(tau shrinks as the bounds' share of epsilon grows)",
-                      BoundsFallbackWarning, stacklevel=4)
-    b = _DataBounds(B, target, eps_b, share * delta, entries, "; ".join(notes),
-                    fell_back=fell_back, noise_multiplier=z)
-    b.gaussian = len(entries)
+        said.append(why + ". If that default is wrong for them, give PUBLIC bounds (bounds=B; "
+                    "target_bound for a regression), or a larger bounds_budget or more records "
+                    "(tau shrinks as the bounds' share of epsilon grows)")
+    if said: warnings.warn(". ".join(said), BoundsFallbackWarning, stacklevel=4)
+    b = _DataBounds(B, target, eps_b, share * delta if entries else 0.0, entries,
+                    "; ".join(notes), fell_back=fell_back, noise_multiplier=z)
+    b.gaussian, b.skipped = len(entries), [what for what, _ in skipped]
     return b
+
+def _fallback_all(p:int, cols, has_target:bool, names=None) -> list:
+    "Names of every bound of a release not made (`histogram_futile`): the features `cols`, |y|."
+    name = (lambda j: f"x_{j}") if names is None else (lambda j: str(names[j]))
+    return [f"|{name(j)}|" for j in cols] + (["|y|"] if has_target else [])
+
+def _futile_warning(n:int, eps:float, features:bool, target:bool) -> str:
+    """The warning, in plain words, when a bounds release is not made (`histogram_futile`): what
+    cannot be located, what the fit does instead, and which estimator parameters give public
+    bounds. Depends on public values only (n, ε, the rule's decisions)."""
+    what = " and ".join(w for w, s in (("feature bounds", features), ("target bound", target)) if s)
+    done = []
+    if features: done.append("each feature is clipped to the public default bound 1 (|x_j| <= 1, "
+                              "around its released mean when centred)")
+    if target: done.append("the target to the public default bound 1 (|y| <= 1)")
+    give = (["bounds=B or bounds=(lower, upper)"] if features else []) + (
+        ["target_bound=T"] if target else [])
+    return (f"with {n} records at epsilon = {eps:g} the {what} cannot be located privately "
+            f"(nothing is released for them, their share of epsilon goes to the solver): "
+            f"{' and '.join(done)}. Pass {' and '.join(give)} (public knowledge of your columns' "
+            f"ranges)")
 
 
 # %% ../nbs/06_api/01_estimators.ipynb
@@ -459,8 +507,8 @@ def _add_private_center(b:_DataBounds, X, y, eps, delta, share, rng, offset=None
     `labels`: a classifier's labels encoded ±1 (n,): their mean is released in the same release,
     as one more column (`label_center`; the target's place, T = 1), at no extra event."""
     share = check_scalar(share, "bounds_budget", 0, 1, True, True)
-    released = b.noise_multiplier is not None
-    z = (b.noise_multiplier if released
+    released = b.gaussian > 0   # (a release skipped by `histogram_futile` left z, nothing made)
+    z = (b.noise_multiplier if b.noise_multiplier is not None
          else calibrate_noise_multiplier(share * eps, share * delta, releases))
     y = y if y is not None and b.target is not None else None
     labels = None if y is not None else labels   # (a regression's target has the place)
@@ -564,6 +612,34 @@ def target_apart(n:int, # number of records (public)
     histogram's τ is $\sqrt{q}$ times smaller, for one release more of the same noise multiplier."""
     z = calibrate_noise_multiplier(epsilon, delta, releases)
     return bool(z * math.sqrt(2 * q) * stats.norm.isf(1e-3 / 61) > HISTOGRAM_MAX_TAU * n)
+
+def histogram_threshold(q:int, # columns of the histogram (public)
+                        epsilon:float, # the preprocessing's share of ε
+                        delta:float, # the preprocessing's share of δ
+                        releases:int, # its Gaussian releases (one noise multiplier z)
+                        bins:int=61, # K: bins per column (the default grid $2^{-30}..2^{30}$)
+                        false_positive:float=1e-3, # φ of `private_bounds`
+                       ) -> float: # τ
+    r"""The threshold $τ = z\sqrt{2q}\,Φ^{-1}(1 - φ/K)$ of a histogram of magnitudes over q columns
+    (`private_bounds`), z the noise multiplier of `releases` releases paid by (ε, δ): public."""
+    z = calibrate_noise_multiplier(epsilon, delta, releases)
+    return float(z * math.sqrt(2 * q) * stats.norm.isf(false_positive / bins))
+
+def histogram_futile(n:int, # number of records (public)
+                     q:int, # columns of the histogram (public)
+                     epsilon:float, # the preprocessing's share of ε
+                     delta:float, # the preprocessing's share of δ
+                     releases:int, # its Gaussian releases, this one included
+                    ) -> bool: # whether the histogram is not released
+    r"""Whether a histogram of magnitudes is skipped because it cannot locate anything: when its
+    threshold reaches the number of records, $τ ≥ n$ (`histogram_threshold`; a rule on public
+    quantities only). A bin's count is at most n, so it clears τ only if its noise reaches
+    $τ - H_k ≥ 0$. Gaussian noise is unbounded, so no threshold makes a location impossible; but a
+    column's counts sum to at most n, and $\bar Φ((τ - h)/σ)$ is convex in h on [0, τ], so the
+    chance that any bin of a column clears τ is largest when all n records share one bin:
+    $P(\text{located}) ≤ \bar Φ((τ - n)/σ) + φ ≤ 1/2 + φ$, whatever the data. Not released, its
+    bounds are the public default 1 and its share of ε goes to the releases that remain."""
+    return histogram_threshold(q, epsilon, delta, releases) >= n
 
 def _add_private_spread(b:_DataBounds, X, eps, delta, share, rng, releases:int, known=None
                        ) -> _DataBounds:
