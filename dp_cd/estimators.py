@@ -417,8 +417,9 @@ def _private_data_bounds(X, y, eps, delta, share, rng, releases:int=1, known=Non
     fell_back = [f for names_, _ in whys for f in names_]
     if skip_x: fell_back = _fallback_all(p, cols, y_joint is not None, names) + fell_back
     if skip_y: fell_back.append("|y|")
-    said = ([_futile_warning(n, eps, skip_x, skip_y or (skip_x and y_joint is not None))]
-            if skipped else [])
+    said = ([_futile_warning(n, eps, skip_x, skip_y or (skip_x and y_joint is not None),
+                             _fallback_all(p, cols, y_joint is not None or skip_y, names)
+                             if skip_x else ["|y|"])] if skipped else [])
     if whys:
         why = "; ".join(_fallback_note(names_, n, tau) for names_, tau in whys)
         notes.append(why)
@@ -436,10 +437,10 @@ def _fallback_all(p:int, cols, has_target:bool, names=None) -> list:
     name = (lambda j: f"x_{j}") if names is None else (lambda j: str(names[j]))
     return [f"|{name(j)}|" for j in cols] + (["|y|"] if has_target else [])
 
-def _futile_warning(n:int, eps:float, features:bool, target:bool) -> str:
+def _futile_warning(n:int, eps:float, features:bool, target:bool, names:list) -> str:
     """The warning, in plain words, when a bounds release is not made (`histogram_futile`): what
     cannot be located, what the fit does instead, and which estimator parameters give public
-    bounds. Depends on public values only (n, ε, the rule's decisions)."""
+    bounds. Depends on public values only (n, ε, the rule's decisions, the bounds' public names)."""
     what = " and ".join(w for w, s in (("feature bounds", features), ("target bound", target)) if s)
     done = []
     if features: done.append("each feature is clipped to the public default bound 1 (|x_j| <= 1, "
@@ -447,8 +448,9 @@ def _futile_warning(n:int, eps:float, features:bool, target:bool) -> str:
     if target: done.append("the target to the public default bound 1 (|y| <= 1)")
     give = (["bounds=B or bounds=(lower, upper)"] if features else []) + (
         ["target_bound=T"] if target else [])
+    shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
     return (f"with {n} records at epsilon = {eps:g} the {what} cannot be located privately "
-            f"(nothing is released for them, their share of epsilon goes to the solver): "
+            f"({shown}; nothing is released for them, their share of epsilon goes to the solver): "
             f"{' and '.join(done)}. Pass {' and '.join(give)} (public knowledge of your columns' "
             f"ranges)")
 
