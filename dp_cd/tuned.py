@@ -186,7 +186,7 @@ def _refines(self) -> bool:
 def _whole_report(released:_DataBounds, search, eps, delta, refit:dict|None=None):
     """The report of the fit: the preprocessing's releases (if any), then the search, then the refit
     of the selected candidate (if any; ρ-zCDP, converted at its δ): basic composition."""
-    if released.event is None and refit is None: return search
+    if released.event is None and refit is None and not released.skipped: return search
     labels = [label for label, _ in released.entries]
     parts = ({} if released.event is None else
              {preprocessing_label(labels): (released.epsilon, released.delta)})
