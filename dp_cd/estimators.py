@@ -37,8 +37,9 @@ from .privacy.events import ComposedEvent
 __all__ = ['LOSSES', 'BOUNDS_LABEL', 'CENTER_LABEL', 'SCALE_LABEL', 'SPREAD_LABEL', 'LABEL_MEAN_LABEL', 'TARGET_BOUND_LABEL',
            'PREPROCESSING_LABEL', 'SCALE_MAX_SIGMA', 'HISTOGRAM_MAX_TAU', 'ONE_HOT_SCALE', 'MISSING_RULE',
            'SAMPLE_CLIP', 'START_MIN_LOGIT', 'make_loss', 'make_penalty', 'BudgetExceededError', 'BudgetAccountant',
-           'preprocessing_label', 'public_box', 'BoundsFallbackWarning', 'scale_swamped', 'target_apart',
-           'histogram_threshold', 'histogram_futile', 'DPRegressor', 'DPClassifier', 'logistic_start']
+           'count_records', 'resolve_delta', 'preprocessing_label', 'public_box', 'BoundsFallbackWarning',
+           'scale_swamped', 'histogram_pays', 'target_apart', 'histogram_threshold', 'histogram_futile', 'DPRegressor',
+           'label_set', 'DPClassifier', 'logistic_start']
 
 # %% ../nbs/06_api/01_estimators.ipynb
 LOSSES = {"squared": SquaredLoss, "logistic": LogisticLoss, "huber": HuberLoss}
@@ -115,7 +116,8 @@ class BudgetAccountant:
         return f"BudgetAccountant(epsilon={self.epsilon:g}, delta={self.delta:g}; spent epsilon={e:.4g}, delta={d:.3g} in {len(self.spent)} fits)"
 
 # %% ../nbs/06_api/01_estimators.ipynb
-def _n_samples(X):
+def count_records(X, # a design: array, sparse matrix, DataFrame, row-chunked array or sequence
+                 ) -> int: # n
     "Number of records (public under replace-one), read without touching the values."
     shape = (
         X.shape
@@ -142,7 +144,10 @@ def _replace_one(report):
     e, d = report.epsilon, report.delta
     return 2 * e, d * (1 + math.exp(e))
 
-def _resolve_delta(delta, n):
+def resolve_delta(delta, # the estimator's `delta` (None: the default)
+                  n:int, # number of records (public)
+                 ) -> float: # δ of the fit
+    "δ of a fit: the given one (checked), by default $δ = 1/n^2$."
     if delta is None: return 1.0 / n**2
     return check_delta(delta)
 
@@ -588,7 +593,12 @@ def _add_label_mean(b:_DataBounds, labels, eps, delta, share, rng, releases:int=
 # %% ../nbs/06_api/01_estimators.ipynb
 HISTOGRAM_MAX_TAU = 1 / 8   # an optional histogram is released only when τ <= n/8 (public)
 
-def _histogram_pays(n:int, q:int, eps, delta, releases:int) -> bool:
+def histogram_pays(n:int, # number of records (public)
+                   q:int, # columns of the histogram (public)
+                   eps:float, # the preprocessing's share of ε
+                   delta:float, # the preprocessing's share of δ
+                   releases:int, # its Gaussian releases, this one included
+                  ) -> bool: # whether the optional histogram is released
     """Whether an optional histogram (public bounds tightened, the bounds around the centre) is
     released: only when its threshold τ (public: from n, the q columns, the share (ε, δ) and the
     number of releases; τ of the signed histogram, 2K bins per column, the larger of the two) is at
@@ -890,14 +900,14 @@ class _DPLinearBase(BaseEstimator):
         """Parameters, weights, and the budget check that happen before the data is read (only the
         public n is used)."""
         loss, pen, solver, eps = self._check_params()
-        delta = _resolve_delta(self.delta, _n_samples(X))
+        delta = resolve_delta(self.delta, count_records(X))
         self._bounds_setting()   # a bad `bounds` is refused before anything is read or charged
         defaults = {o.name: o.default for o in solver.options}
         check_limits({**defaults, **check_solver_options(self.solver_options, solver),
                       "n_passes": self.n_passes, "fit_intercept": self.fit_intercept,
                       "intercept_scaling": self.intercept_scaling},
                      getattr(X, "shape", None))   # public work limits, before any read
-        self._check_weights(solver, sample_weight, _n_samples(X))   # refused before any read
+        self._check_weights(solver, sample_weight, count_records(X))   # refused before any read
         budget = _resolve_budget(self, warn=False)
         if budget is not None: budget.check(eps, delta)
         return loss, pen, solver, eps, delta
@@ -969,7 +979,7 @@ def _resolve_bounds(self, X, y, eps, delta, rng, labels=None) -> _DataBounds:
     known = _one_hot_mask(self, X.shape[1])
     q = X.shape[1] if known is None else int(np.sum(~known))
     share = check_scalar(self.bounds_budget, "bounds_budget", 0, 1, True, True)
-    pays = lambda k: _histogram_pays(X.shape[0], q, share * eps, share * delta, k)
+    pays = lambda k: histogram_pays(X.shape[0], q, share * eps, share * delta, k)
     # a private centre asked for but not possible (sparse X): the labels' mean released alone
     label_mean = (labels is not None and isinstance(self.center, str) and self.center == "private"
                   and self.fit_intercept and sp.issparse(X))
@@ -1517,10 +1527,10 @@ class DPRegressor(RegressorMixin, _DPLinearBase):
         return t
 
 # %% ../nbs/06_api/01_estimators.ipynb
-def _label_set(classes, # the PUBLIC label set given to the estimator, or None
+def label_set(classes, # the PUBLIC label set given to the estimator, or None
                y:np.ndarray, # the (private) labels
                epsilon:float, # the fit's ε (inf: non-private, the labels may be read)
-              ) -> np.ndarray:
+              ) -> np.ndarray: # `classes_`
     "`classes_`: the public `classes` (sorted, distinct); read from `y` only when ε = ∞."
     if classes is None and np.isfinite(epsilon):
         raise ValueError("classes=None: a private fit needs the PUBLIC label set, since reading it "
@@ -1559,7 +1569,7 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
         random_state=None,  # seed or Generator
         accountant=None,  # deprecated name of `budget`
         solver_options=None,  # extra keyword arguments for the solver
-        classes=None,  # PUBLIC label set (required when epsilon is finite; see `_label_set`)
+        classes=None,  # PUBLIC label set (required when epsilon is finite; see `label_set`)
         feature_bounds=None,  # deprecated name of `bounds`
         budget=None,  # optional BudgetAccountant charged by every fit (`accountant`: old name)
         sample_weight_bound=1.0,  # PUBLIC bound W: fit's sample_weight is projected onto [0, W]
@@ -1579,7 +1589,7 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
         X, y = self._prepare(X, y)
         if self.classes is None and not np.isfinite(eps):   # with PUBLIC classes (or a refused
             check_classification_targets(y)   # fit) a check of y would reveal a record
-        self.classes_ = _label_set(self.classes, y, eps)
+        self.classes_ = label_set(self.classes, y, eps)
         if is_chunked(X): y = _class_codes(y, self.classes_)   # one byte a label, not eight
         rng = as_generator(self.random_state)
         two = len(self.classes_) == 2 and not is_chunked(y)   # its labels' mean: a start
