@@ -28,7 +28,9 @@ wine (178 rows, 13 columns, 3 classes), digits (1,797 rows, 64 pixel counts 0..1
 iris (150 rows, 4 columns, 3 classes) and diabetes (442 rows, a regression whose raw target is
 25..346); the PUBLIC label set is the table's documented one; ε ∈ {0.5, 1, 4}, 5 splits. With more
 than two classes the AUC is the one-vs-rest macro AUC of the class probabilities (a softmax of the
-scores), the constant model's 0.5.
+scores), the constant model's 0.5. These rows also hold the ablation of the public rule
+`histogram_futile` (a bounds histogram whose threshold reaches n is not released): the plain
+default with that histogram always released (`FUTILE`).
 
     python benchmarks/bench_untuned.py [--data-dir DIR] [--splits 3] [--tables a,b] [--out CSV]
                                        [--replace]   # only the rows of --tables rewritten
@@ -169,13 +171,24 @@ def models(task, eps, classes=(-1.0, 1.0)):
     from dp_cd.tuned import DPClassifierCV, DPRegressorCV
     classes = None if classes is None else list(classes)   # the PUBLIC label set
     if task == "classification":
-        return {"DPClassifier": lambda s: DPClassifier(epsilon=eps, classes=classes,
-                                                       random_state=s),
-                "DPClassifierCV": lambda s: DPClassifierCV(epsilon=eps, classes=classes,
-                                                           random_state=s)}
-    return {"DPRegressor": lambda s: DPRegressor(epsilon=eps, random_state=s),
-            "DPRegressorCV": lambda s: DPRegressorCV(epsilon=eps, random_state=s),
-            JOINT: lambda s: _JointTarget(DPRegressor(epsilon=eps, random_state=s))}
+        out = {"DPClassifier": lambda s: DPClassifier(epsilon=eps, classes=classes,
+                                                      random_state=s),
+               "DPClassifierCV": lambda s: DPClassifierCV(epsilon=eps, classes=classes,
+                                                          random_state=s)}
+        plain = out["DPClassifier"]
+    else:
+        out = {"DPRegressor": lambda s: DPRegressor(epsilon=eps, random_state=s),
+               "DPRegressorCV": lambda s: DPRegressorCV(epsilon=eps, random_state=s),
+               JOINT: lambda s: _JointTarget(DPRegressor(epsilon=eps, random_state=s))}
+        plain = out["DPRegressor"]
+    if ABLATE_FUTILE: out[FUTILE] = lambda s: _Ablation(plain(s), "histogram_futile")
+    return out
+
+
+# the ablation of `histogram_futile`: the bounds' histograms released (and charged) even when
+# their threshold reaches n (the `--suite sklearn` rows only)
+FUTILE = "default (futile histograms released)"
+ABLATE_FUTILE = False
 
 
 JOINT = "DPRegressor (target in the joint release)"   # the ablation of `target_apart`
@@ -191,6 +204,18 @@ class _JointTarget:
             self.model.fit(X, y)
         return self
     def predict(self, X): return self.model.predict(X)
+
+
+class _Ablation(_JointTarget):
+    "A default estimator fitted with the public rule `rule` of dp_cd.estimators switched off."
+    def __init__(self, model, rule): self.model, self.rule = model, rule
+    def fit(self, X, y):
+        from unittest import mock
+        import dp_cd.estimators as est
+        with mock.patch.object(est, self.rule, lambda *a, **k: False):
+            self.model.fit(X, y)
+        return self
+    def decision_function(self, X): return self.model.decision_function(X)
 
 
 def non_private(task):
@@ -296,6 +321,7 @@ if __name__ == "__main__":
                     help="keep the other tables' rows of --out, replace those of --tables")
     args = ap.parse_args()
     sk = args.suite == "sklearn"
+    ABLATE_FUTILE = sk
     args.tables = args.tables or ",".join(SKLEARN if sk else TABLES)
     args.splits = args.splits or (SKLEARN_SPLITS if sk else 3)
     args.epsilons = args.epsilons or ",".join(map(str, SKLEARN_EPSILONS if sk else EPSILONS))

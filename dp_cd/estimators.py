@@ -37,8 +37,9 @@ from .privacy.events import ComposedEvent
 __all__ = ['LOSSES', 'BOUNDS_LABEL', 'CENTER_LABEL', 'SCALE_LABEL', 'SPREAD_LABEL', 'LABEL_MEAN_LABEL', 'TARGET_BOUND_LABEL',
            'PREPROCESSING_LABEL', 'SCALE_MAX_SIGMA', 'HISTOGRAM_MAX_TAU', 'ONE_HOT_SCALE', 'MISSING_RULE',
            'SAMPLE_CLIP', 'START_MIN_LOGIT', 'make_loss', 'make_penalty', 'BudgetExceededError', 'BudgetAccountant',
-           'preprocessing_label', 'public_box', 'BoundsFallbackWarning', 'scale_swamped', 'target_apart', 'DPRegressor',
-           'DPClassifier', 'logistic_start']
+           'count_records', 'resolve_delta', 'preprocessing_label', 'public_box', 'BoundsFallbackWarning',
+           'scale_swamped', 'histogram_pays', 'target_apart', 'histogram_threshold', 'histogram_futile', 'DPRegressor',
+           'label_set', 'DPClassifier', 'logistic_start']
 
 # %% ../nbs/06_api/01_estimators.ipynb
 LOSSES = {"squared": SquaredLoss, "logistic": LogisticLoss, "huber": HuberLoss}
@@ -115,7 +116,8 @@ class BudgetAccountant:
         return f"BudgetAccountant(epsilon={self.epsilon:g}, delta={self.delta:g}; spent epsilon={e:.4g}, delta={d:.3g} in {len(self.spent)} fits)"
 
 # %% ../nbs/06_api/01_estimators.ipynb
-def _n_samples(X):
+def count_records(X, # a design: array, sparse matrix, DataFrame, row-chunked array or sequence
+                 ) -> int: # n
     "Number of records (public under replace-one), read without touching the values."
     shape = (
         X.shape
@@ -142,7 +144,10 @@ def _replace_one(report):
     e, d = report.epsilon, report.delta
     return 2 * e, d * (1 + math.exp(e))
 
-def _resolve_delta(delta, n):
+def resolve_delta(delta, # the estimator's `delta` (None: the default)
+                  n:int, # number of records (public)
+                 ) -> float: # δ of the fit
+    "δ of a fit: the given one (checked), by default $δ = 1/n^2$."
     if delta is None: return 1.0 / n**2
     return check_delta(delta)
 
@@ -169,6 +174,7 @@ class _DataBounds:
         self.B, self.target, self.epsilon, self.delta = B, target, epsilon, delta
         self.entries, self.note, self.leaks = list(entries), note, list(leaks)
         self.fell_back = list(fell_back)   # bounds set to the public default (nothing located)
+        self.skipped = []   # labels of releases not made (`histogram_futile`: nothing to locate)
         self.noise_multiplier = noise_multiplier   # z of the Gaussian releases (None: none yet)
         self.gaussian = int(noise_multiplier is not None)   # how many releases of noise z so far
         # the box of feature j is [c_j - B_j, c_j + B_j], c = offset + m B: `offset` public (None:
@@ -352,14 +358,30 @@ def _private_data_bounds(X, y, eps, delta, share, rng, releases:int=1, known=Non
     the public feature names (a DataFrame's columns), which the fallback warning names.
     `target_apart` (the public rule `target_apart`): a regression's target is left out of the
     features' release and gets a histogram of its own, one Gaussian release more with the same
-    noise multiplier (`releases` counts it)."""
+    noise multiplier (`releases` counts it). A release that cannot locate anything
+    (`histogram_futile`: its τ reaches n, a public rule) is not made: its bounds are the public
+    default 1, and the ε it would have cost goes to the solver (z stays calibrated for `releases`,
+    the preprocessing's ε counts the releases made)."""
     share = check_scalar(share, "bounds_budget", 0, 1, True, True)
     p = X.shape[1]
     cols = np.arange(p) if known is None else np.flatnonzero(~np.asarray(known))
     apart = y is not None and target_apart
     y_joint = None if apart else y
     B, target, entries, notes, whys, z = np.ones(p), None, [], [], [], None
-    if len(cols) > 0 or y_joint is not None:   # the features' release (and the target's)
+    n, q_x = X.shape[0], len(cols) + 1 + (y_joint is not None)   # + the records' largest |x_ij|
+    futile = lambda q: histogram_futile(n, q, share * eps, share * delta, releases)
+    skip_x = (len(cols) > 0 or y_joint is not None) and futile(q_x)
+    skip_y = apart and futile(1)
+    skipped = [(what, histogram_threshold(q, share * eps, share * delta, releases))
+               for what, q, s in ((BOUNDS_LABEL, q_x, skip_x), (TARGET_BOUND_LABEL, 1, skip_y)) if s]
+    if skip_x or skip_y: z = calibrate_noise_multiplier(share * eps, share * delta, releases)
+    if skip_x:
+        target = None if y_joint is None else 1.0
+        notes.append(f"{BOUNDS_LABEL} not released: its threshold tau = {skipped[0][1]:.4g} is at "
+                     f"least the n = {n} records, so it could locate nothing (a public rule, "
+                     "`histogram_futile`); the bounds are the public default 1 and its share of "
+                     "epsilon goes to the solver")
+    if (len(cols) > 0 or y_joint is not None) and not skip_x:   # the features' (and the target's)
         Xs = X if len(cols) == p else X[:, cols]
         B_s, target, rel = data_bounds(Xs, y_joint, share * eps, share * delta, rng,
                                        releases=releases)
@@ -375,7 +397,12 @@ def _private_data_bounds(X, y, eps, delta, share, rng, releases:int=1, known=Non
         if names_x: whys.append((names_x, rel.threshold))
         entries.append((BOUNDS_LABEL, rel.event))
         z = rel.noise_multiplier
-    if apart:   # the target's own histogram, the same noise multiplier
+    if skip_y:
+        target = 1.0
+        notes.append(f"{TARGET_BOUND_LABEL} not released: its threshold tau = {skipped[-1][1]:.4g} "
+                     f"is at least the n = {n} records (`histogram_futile`); the target bound is "
+                     "the public default 1")
+    elif apart:   # the target's own histogram, the same noise multiplier
         rel_y = private_bounds(np.asarray(y, dtype=float)[:, None], share * eps, share * delta,
                                rng, releases=releases)
         if z is not None and not math.isclose(rel_y.noise_multiplier, z, rel_tol=1e-9):
@@ -388,21 +415,49 @@ def _private_data_bounds(X, y, eps, delta, share, rng, releases:int=1, known=Non
         notes.append(f"the bound on |y| from a Gaussian histogram of its own (few records for the "
                      f"features' release: `target_apart`), sigma = {rel_y.sigma:.4g}, threshold "
                      f"{rel_y.threshold:.4g}")
-    if not entries: return _DataBounds(np.ones(p))   # nothing to release
-    eps_b = epsilon_gaussian(z, len(entries), share * delta)
-    if apart: notes[-1] += f" (exact GDP with the features' release, epsilon = {eps_b:.4g})"
+    if z is None: return _DataBounds(np.ones(p))   # nothing to release
+    eps_b = epsilon_gaussian(z, len(entries), share * delta) if entries else 0.0
+    if apart and not skip_y and len(entries) > 1:
+        notes[-1] += f" (exact GDP with the features' release, epsilon = {eps_b:.4g})"
     fell_back = [f for names_, _ in whys for f in names_]
-    if fell_back:
-        why = "; ".join(_fallback_note(names_, X.shape[0], tau) for names_, tau in whys)
+    if skip_x: fell_back = _fallback_all(p, cols, y_joint is not None, names) + fell_back
+    if skip_y: fell_back.append("|y|")
+    said = ([_futile_warning(n, eps, skip_x, skip_y or (skip_x and y_joint is not None),
+                             _fallback_all(p, cols, y_joint is not None or skip_y, names)
+                             if skip_x else ["|y|"])] if skipped else [])
+    if whys:
+        why = "; ".join(_fallback_note(names_, n, tau) for names_, tau in whys)
         notes.append(why)
-        warnings.warn(why + ". If that default is wrong for them, give PUBLIC bounds (bounds=B; "
-                      "target_bound for a regression), or a larger bounds_budget or more records "
-                      "(tau shrinks as the bounds' share of epsilon grows)",
-                      BoundsFallbackWarning, stacklevel=4)
-    b = _DataBounds(B, target, eps_b, share * delta, entries, "; ".join(notes),
-                    fell_back=fell_back, noise_multiplier=z)
-    b.gaussian = len(entries)
+        said.append(why + ". If that default is wrong for them, give PUBLIC bounds (bounds=B; "
+                    "target_bound for a regression), or a larger bounds_budget or more records "
+                    "(tau shrinks as the bounds' share of epsilon grows)")
+    if said: warnings.warn(". ".join(said), BoundsFallbackWarning, stacklevel=4)
+    b = _DataBounds(B, target, eps_b, share * delta if entries else 0.0, entries,
+                    "; ".join(notes), fell_back=fell_back, noise_multiplier=z)
+    b.gaussian, b.skipped = len(entries), [what for what, _ in skipped]
     return b
+
+def _fallback_all(p:int, cols, has_target:bool, names=None) -> list:
+    "Names of every bound of a release not made (`histogram_futile`): the features `cols`, |y|."
+    name = (lambda j: f"x_{j}") if names is None else (lambda j: str(names[j]))
+    return [f"|{name(j)}|" for j in cols] + (["|y|"] if has_target else [])
+
+def _futile_warning(n:int, eps:float, features:bool, target:bool, names:list) -> str:
+    """The warning, in plain words, when a bounds release is not made (`histogram_futile`): what
+    cannot be located, what the fit does instead, and which estimator parameters give public
+    bounds. Depends on public values only (n, ε, the rule's decisions, the bounds' public names)."""
+    what = " and ".join(w for w, s in (("feature bounds", features), ("target bound", target)) if s)
+    done = []
+    if features: done.append("each feature is clipped to the public default bound 1 (|x_j| <= 1, "
+                              "around its released mean when centred)")
+    if target: done.append("the target to the public default bound 1 (|y| <= 1)")
+    give = (["bounds=B or bounds=(lower, upper)"] if features else []) + (
+        ["target_bound=T"] if target else [])
+    shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+    return (f"with {n} records at epsilon = {eps:g} the {what} cannot be located privately "
+            f"({shown}; nothing is released for them, their share of epsilon goes to the solver): "
+            f"{' and '.join(done)}. Pass {' and '.join(give)} (public knowledge of your columns' "
+            f"ranges)")
 
 
 # %% ../nbs/06_api/01_estimators.ipynb
@@ -459,8 +514,8 @@ def _add_private_center(b:_DataBounds, X, y, eps, delta, share, rng, offset=None
     `labels`: a classifier's labels encoded ±1 (n,): their mean is released in the same release,
     as one more column (`label_center`; the target's place, T = 1), at no extra event."""
     share = check_scalar(share, "bounds_budget", 0, 1, True, True)
-    released = b.noise_multiplier is not None
-    z = (b.noise_multiplier if released
+    released = b.gaussian > 0   # (a release skipped by `histogram_futile` left z, nothing made)
+    z = (b.noise_multiplier if b.noise_multiplier is not None
          else calibrate_noise_multiplier(share * eps, share * delta, releases))
     y = y if y is not None and b.target is not None else None
     labels = None if y is not None else labels   # (a regression's target has the place)
@@ -538,7 +593,12 @@ def _add_label_mean(b:_DataBounds, labels, eps, delta, share, rng, releases:int=
 # %% ../nbs/06_api/01_estimators.ipynb
 HISTOGRAM_MAX_TAU = 1 / 8   # an optional histogram is released only when τ <= n/8 (public)
 
-def _histogram_pays(n:int, q:int, eps, delta, releases:int) -> bool:
+def histogram_pays(n:int, # number of records (public)
+                   q:int, # columns of the histogram (public)
+                   eps:float, # the preprocessing's share of ε
+                   delta:float, # the preprocessing's share of δ
+                   releases:int, # its Gaussian releases, this one included
+                  ) -> bool: # whether the optional histogram is released
     """Whether an optional histogram (public bounds tightened, the bounds around the centre) is
     released: only when its threshold τ (public: from n, the q columns, the share (ε, δ) and the
     number of releases; τ of the signed histogram, 2K bins per column, the larger of the two) is at
@@ -564,6 +624,34 @@ def target_apart(n:int, # number of records (public)
     histogram's τ is $\sqrt{q}$ times smaller, for one release more of the same noise multiplier."""
     z = calibrate_noise_multiplier(epsilon, delta, releases)
     return bool(z * math.sqrt(2 * q) * stats.norm.isf(1e-3 / 61) > HISTOGRAM_MAX_TAU * n)
+
+def histogram_threshold(q:int, # columns of the histogram (public)
+                        epsilon:float, # the preprocessing's share of ε
+                        delta:float, # the preprocessing's share of δ
+                        releases:int, # its Gaussian releases (one noise multiplier z)
+                        bins:int=61, # K: bins per column (the default grid $2^{-30}..2^{30}$)
+                        false_positive:float=1e-3, # φ of `private_bounds`
+                       ) -> float: # τ
+    r"""The threshold $τ = z\sqrt{2q}\,Φ^{-1}(1 - φ/K)$ of a histogram of magnitudes over q columns
+    (`private_bounds`), z the noise multiplier of `releases` releases paid by (ε, δ): public."""
+    z = calibrate_noise_multiplier(epsilon, delta, releases)
+    return float(z * math.sqrt(2 * q) * stats.norm.isf(false_positive / bins))
+
+def histogram_futile(n:int, # number of records (public)
+                     q:int, # columns of the histogram (public)
+                     epsilon:float, # the preprocessing's share of ε
+                     delta:float, # the preprocessing's share of δ
+                     releases:int, # its Gaussian releases, this one included
+                    ) -> bool: # whether the histogram is not released
+    r"""Whether a histogram of magnitudes is skipped because it cannot locate anything: when its
+    threshold reaches the number of records, $τ ≥ n$ (`histogram_threshold`; a rule on public
+    quantities only). A bin's count is at most n, so it clears τ only if its noise reaches
+    $τ - H_k ≥ 0$. Gaussian noise is unbounded, so no threshold makes a location impossible; but a
+    column's counts sum to at most n, and $\bar Φ((τ - h)/σ)$ is convex in h on [0, τ], so the
+    chance that any bin of a column clears τ is largest when all n records share one bin:
+    $P(\text{located}) ≤ \bar Φ((τ - n)/σ) + φ ≤ 1/2 + φ$, whatever the data. Not released, its
+    bounds are the public default 1 and its share of ε goes to the releases that remain."""
+    return histogram_threshold(q, epsilon, delta, releases) >= n
 
 def _add_private_spread(b:_DataBounds, X, eps, delta, share, rng, releases:int, known=None
                        ) -> _DataBounds:
@@ -812,14 +900,14 @@ class _DPLinearBase(BaseEstimator):
         """Parameters, weights, and the budget check that happen before the data is read (only the
         public n is used)."""
         loss, pen, solver, eps = self._check_params()
-        delta = _resolve_delta(self.delta, _n_samples(X))
+        delta = resolve_delta(self.delta, count_records(X))
         self._bounds_setting()   # a bad `bounds` is refused before anything is read or charged
         defaults = {o.name: o.default for o in solver.options}
         check_limits({**defaults, **check_solver_options(self.solver_options, solver),
                       "n_passes": self.n_passes, "fit_intercept": self.fit_intercept,
                       "intercept_scaling": self.intercept_scaling},
                      getattr(X, "shape", None))   # public work limits, before any read
-        self._check_weights(solver, sample_weight, _n_samples(X))   # refused before any read
+        self._check_weights(solver, sample_weight, count_records(X))   # refused before any read
         budget = _resolve_budget(self, warn=False)
         if budget is not None: budget.check(eps, delta)
         return loss, pen, solver, eps, delta
@@ -891,7 +979,7 @@ def _resolve_bounds(self, X, y, eps, delta, rng, labels=None) -> _DataBounds:
     known = _one_hot_mask(self, X.shape[1])
     q = X.shape[1] if known is None else int(np.sum(~known))
     share = check_scalar(self.bounds_budget, "bounds_budget", 0, 1, True, True)
-    pays = lambda k: _histogram_pays(X.shape[0], q, share * eps, share * delta, k)
+    pays = lambda k: histogram_pays(X.shape[0], q, share * eps, share * delta, k)
     # a private centre asked for but not possible (sparse X): the labels' mean released alone
     label_mean = (labels is not None and isinstance(self.center, str) and self.center == "private"
                   and self.fit_intercept and sp.issparse(X))
@@ -1439,10 +1527,10 @@ class DPRegressor(RegressorMixin, _DPLinearBase):
         return t
 
 # %% ../nbs/06_api/01_estimators.ipynb
-def _label_set(classes, # the PUBLIC label set given to the estimator, or None
+def label_set(classes, # the PUBLIC label set given to the estimator, or None
                y:np.ndarray, # the (private) labels
                epsilon:float, # the fit's ε (inf: non-private, the labels may be read)
-              ) -> np.ndarray:
+              ) -> np.ndarray: # `classes_`
     "`classes_`: the public `classes` (sorted, distinct); read from `y` only when ε = ∞."
     if classes is None and np.isfinite(epsilon):
         raise ValueError("classes=None: a private fit needs the PUBLIC label set, since reading it "
@@ -1481,7 +1569,7 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
         random_state=None,  # seed or Generator
         accountant=None,  # deprecated name of `budget`
         solver_options=None,  # extra keyword arguments for the solver
-        classes=None,  # PUBLIC label set (required when epsilon is finite; see `_label_set`)
+        classes=None,  # PUBLIC label set (required when epsilon is finite; see `label_set`)
         feature_bounds=None,  # deprecated name of `bounds`
         budget=None,  # optional BudgetAccountant charged by every fit (`accountant`: old name)
         sample_weight_bound=1.0,  # PUBLIC bound W: fit's sample_weight is projected onto [0, W]
@@ -1501,7 +1589,7 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
         X, y = self._prepare(X, y)
         if self.classes is None and not np.isfinite(eps):   # with PUBLIC classes (or a refused
             check_classification_targets(y)   # fit) a check of y would reveal a record
-        self.classes_ = _label_set(self.classes, y, eps)
+        self.classes_ = label_set(self.classes, y, eps)
         if is_chunked(X): y = _class_codes(y, self.classes_)   # one byte a label, not eight
         rng = as_generator(self.random_state)
         two = len(self.classes_) == 2 and not is_chunked(y)   # its labels' mean: a start

@@ -15,11 +15,11 @@ from .privacy.events import check_epsilon
 import math, warnings
 from scipy.optimize import brentq
 from .privacy.formulas import zcdp_epsilon
-from .estimators import (DPClassifier, make_penalty, _label_set, _n_samples, _resolve_delta,
+from .estimators import (DPClassifier, make_penalty, label_set, count_records, resolve_delta,
                               _resolve_budget, MISSING_RULE,
                               _private_data_bounds, _DataBounds, BOUNDS_LABEL, _box_rows,
                               _box_scores, _add_private_center, _private_target,
-                              _refined_public_bounds, _add_private_spread, _histogram_pays,
+                              _refined_public_bounds, _add_private_spread, histogram_pays,
                               _add_private_scale, SAMPLE_CLIP, _categorical_columns, _one_hot,
                               _one_hot_mask, logistic_start, _add_label_mean,
                               preprocessing_label, public_box, _numbers_or_refuse, target_apart)
@@ -63,8 +63,8 @@ class _TunedBase(BaseEstimator):
                              "estimated inside epsilon) or PUBLIC bounds (bounds=B with "
                              "|x_j| <= B_j, or bounds=(lower, upper)), e.g. from the data's schema")
         budget = _resolve_budget(self, stacklevel=4)
-        n = _n_samples(X)
-        delta = _resolve_delta(self.delta, n)
+        n = count_records(X)
+        delta = resolve_delta(self.delta, n)
         check_scalar(self.validation_fraction, "validation_fraction", 0, 1, True, True)
         check_scalar(self.bounds_budget, "bounds_budget", 0, 1, True, True)
         _centres(self, X)   # a bad `center` is refused here
@@ -112,7 +112,7 @@ def _box(self, X, y, eps, delta, rng, labels=None) -> _DataBounds:
     """`center_`, `scale_`, `feature_scale_`: from public bounds, or from bounds released with
     `bounds_budget`; with an intercept and a dense X, the box is then centred at the released means
     and narrowed around them, public bounds are first tightened privately inside them
-    (`refine_bounds`), as the plain estimators' defaults do, where that pays (`_histogram_pays`;
+    (`refine_bounds`), as the plain estimators' defaults do, where that pays (`histogram_pays`;
     the same share pays for all), and, with `standardize`, each column of the box is divided by its
     released root mean square (`private_scale`, the plain estimators' map)."""
     centre, (n, p), share = _centres(self, X), X.shape, self.bounds_budget
@@ -122,7 +122,7 @@ def _box(self, X, y, eps, delta, rng, labels=None) -> _DataBounds:
                      and bool(self.fit_intercept) and sp.issparse(X))
     known = _one_hot_mask(self, p)   # one-hot columns of declared categories: bounded by 1
     q = p if known is None else int(np.sum(~known))
-    pays = lambda k: _histogram_pays(n, q, share * eps, share * delta, k)
+    pays = lambda k: histogram_pays(n, q, share * eps, share * delta, k)
     refine = (centre and not isinstance(self.bounds, str) and _refines(self)
               and pays(2 + scales))
     spread = centre and (isinstance(self.bounds, str) or refine) and pays(3 + scales)
@@ -186,7 +186,7 @@ def _refines(self) -> bool:
 def _whole_report(released:_DataBounds, search, eps, delta, refit:dict|None=None):
     """The report of the fit: the preprocessing's releases (if any), then the search, then the refit
     of the selected candidate (if any; ρ-zCDP, converted at its δ): basic composition."""
-    if released.event is None and refit is None: return search
+    if released.event is None and refit is None and not released.skipped: return search
     labels = [label for label, _ in released.entries]
     parts = ({} if released.event is None else
              {preprocessing_label(labels): (released.epsilon, released.delta)})
@@ -398,7 +398,7 @@ def _plain_default(self, X, y, eps, delta):
     self.fit_results_ = [replace(r, coef=np.append(w, b) if self.fit_intercept else w)
                          for r, (w, b) in zip(plain.fit_results_, units)]
     self.coef_, self.intercept_ = plain.coef_, np.atleast_1d(plain.intercept_)
-    note = (f"n epsilon = {_n_samples(X) * eps:.4g} is below min_search_n_eps = "
+    note = (f"n epsilon = {count_records(X) * eps:.4g} is below min_search_n_eps = "
             f"{self.min_search_n_eps:g} (public): the search was not run, and the plain "
             "DPClassifier's default was fitted with the whole budget")
     self.privacy_ = replace(plain.privacy_, notes=[*plain.privacy_.notes, note])
@@ -453,12 +453,12 @@ class DPClassifierCV(ClassifierMixin, _TunedBase):
         """Search privately, fit the selected candidate; `privacy_` reports the whole search. With
         `sample_weight`, only candidates whose solver accepts weights (DP-CD) are searched."""
         eps, delta = self._begin(X, sample_weight)
-        if _keeps_plain(self, _n_samples(X), eps, sample_weight):
+        if _keeps_plain(self, count_records(X), eps, sample_weight):
             return _plain_default(self, X, y, eps, delta)
         X = self._read(X, reset=True)   # declared categories one-hot; NaN: the middle
         y = _private_target(y, X.shape[0], False)
         # y is not checked (classes are PUBLIC): a label outside them counts as negative
-        self.classes_ = _label_set(self.classes, y, eps)
+        self.classes_ = label_set(self.classes, y, eps)
         rng = as_generator(self.random_state)
         two = len(self.classes_) == 2   # its labels' mean: released with the centre, a start
         labels = np.where(y == self.classes_[1], 1.0, -1.0) if two else None

@@ -95,7 +95,7 @@ def test_fit_per_sample_clipping(csv_file, capsys):
                           "--passes", "4", "--seed", "0", "--json"], capsys)
     assert code == 0, err
     rep = json.loads(out)["privacy"][0]
-    # the centre and the scales (public bounds, too few records to tighten them: `_histogram_pays`);
+    # the centre and the scales (public bounds, too few records to tighten them: `histogram_pays`);
     # 4 passes; the M_j follow from the scales
     assert rep["epsilon"] <= 1 + 1e-9 and rep["releases"] == 2 + 4
     assert any("passes" in n and "l2" in n for n in rep["notes"])

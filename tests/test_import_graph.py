@@ -122,9 +122,9 @@ def package_private_imports() -> set:
 # the one module left: the tuned estimators share the plain estimators' internals (both in
 # nbs/06_api); listed name by name, so that a new private import anywhere fails the test
 KNOWN = {("dp_cd.tuned", n) for n in (
-    "_label_set", "_n_samples", "_resolve_delta", "_resolve_budget", "_private_data_bounds",
-    "_DataBounds", "_box_rows", "_box_scores", "_add_private_center", "_private_target",
-    "_numbers_or_refuse", "_refined_public_bounds", "_add_private_spread", "_histogram_pays",
+    "_resolve_budget", "_private_data_bounds", "_DataBounds", "_box_rows", "_box_scores",
+    "_add_private_center", "_private_target", "_numbers_or_refuse", "_refined_public_bounds",
+    "_add_private_spread",
     "_add_private_scale", "_categorical_columns", "_one_hot", "_one_hot_mask", "_add_label_mean")}
 
 
