@@ -1638,10 +1638,10 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
             else self.classes_[np.argmax(s, axis=1)]
         )
 
-    @available_if(lambda self: isinstance(make_loss(self.loss), LogisticLoss))
+    @available_if(lambda self: make_loss(self.loss).link == "logit")
     def predict_proba(self, X):
         """Class probabilities from the logistic link (normalised one-vs-rest for more than two
-        classes); logistic loss only."""
+        classes); a loss with the logit link only (`link = "logit"`: the logistic loss)."""
         s = self.decision_function(X)
         if s.ndim == 1:
             p1 = 1 / (1 + np.exp(-s))
@@ -1707,7 +1707,7 @@ def _label_start(self, bounds:_DataBounds, loss, solver, shape:tuple) -> np.ndar
     classes, or with the user's own `w0`."""
     m, (n, p) = bounds.label_center, shape
     user = "w0" in (self.solver_options or {})
-    if m is None or not self.fit_intercept or not isinstance(loss, LogisticLoss) or user \
+    if m is None or not self.fit_intercept or loss.link != "logit" or user \
             or "w0" not in solver.option_names: return None
     w0 = logistic_start(m, n, p, self.intercept_scaling)
     return w0 if abs(w0[-1] * self.intercept_scaling) > START_MIN_LOGIT else None

@@ -145,6 +145,8 @@ class Loss:
     sup_deriv: float = np.inf  # sup |phi'| over predictions (inf: not Lipschitz)
     signed_labels: bool = False  # labels are -1 and +1 (a classifier), never a real target
     needs_y_bound: bool = False  # sup |phi'| grows with |y|: a private fit needs a bound on |y|
+    link: str | None = None  # "logit": sigmoid(score) estimates P(y = +1), and the constant
+    # model that minimises the mean loss is the logit of the positive labels' share
     residual_scale: float = 0.0  # c if phi'(z, y) = c (z - y) for all z, y, else 0
     kernels: frozenset = frozenset()  # the scalar kernels the class carries (set by the class)
     token = None  # what the compiled kernels receive for the class (None: it carries none)
@@ -368,7 +370,7 @@ class LogisticLoss(Loss):
     $y\\in\\{-1,+1\\}$."""
 
     code, param, name, sup_deriv = 1, 0.0, "logistic", 1.0
-    signed_labels = True
+    signed_labels, link = True, "logit"
 
     @staticmethod
     @njit(cache=True)
