@@ -378,7 +378,8 @@ def _private_data_bounds(X, y, eps, delta, share, rng, releases:int=1, known=Non
     if skip_x:
         target = None if y_joint is None else 1.0
         notes.append(f"{BOUNDS_LABEL} not released: its threshold tau = {skipped[0][1]:.4g} is at "
-                     f"least the n = {n} records, so it could locate nothing (a public rule, "
+                     f"least the n = {n} records, so it would locate a bound with probability "
+                     f"at most 1/2 + phi whatever the data (a public rule, "
                      "`histogram_futile`); the bounds are the public default 1 and its share of "
                      "epsilon goes to the solver")
     if (len(cols) > 0 or y_joint is not None) and not skip_x:   # the features' (and the target's)
@@ -622,8 +623,7 @@ def target_apart(n:int, # number of records (public)
     Its noise grows with $\sqrt{q}$, and a target spread over a few powers of two then leaves every
     bin below τ: clipped to the default 1, a target in other units is lost whole. Alone, its
     histogram's τ is $\sqrt{q}$ times smaller, for one release more of the same noise multiplier."""
-    z = calibrate_noise_multiplier(epsilon, delta, releases)
-    return bool(z * math.sqrt(2 * q) * stats.norm.isf(1e-3 / 61) > HISTOGRAM_MAX_TAU * n)
+    return histogram_threshold(q, epsilon, delta, releases) > HISTOGRAM_MAX_TAU * n
 
 def histogram_threshold(q:int, # columns of the histogram (public)
                         epsilon:float, # the preprocessing's share of ε
