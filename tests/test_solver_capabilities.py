@@ -6,7 +6,8 @@ penalty that declares none of its own, or a `Penalty` written from the base clas
 name outside the registry are refused by every registered solver before anything is read, by a
 `ValueError` that names the solver and the thing refused. No solver takes no loss. A new loss
 declared as one class with its kernels (the smoothed hinge of dp_cd.model.losses) is taken by DP-CD,
-DP-GCD, DP-SGD, DP-BCD, vertical DP-CD and the growth-adaptive method with no edit to them, and its
+DP-GCD, DP-SGD, DP-BCD, vertical DP-CD, the growth-adaptive method, primalDP-SCD and output
+perturbation (which also asks the class to declare `bounded_deriv`) with no edit to them, and its
 constants come from what the class declares. A solver that needs a fact of a penalty (AdaSSP and the
 growth-adaptive method: a quadratic penalty whose weight `enet_weights` gives) takes a user's class that
 declares it and refuses one that does not, naming both. A loss of the growth algorithms is one class
@@ -146,7 +147,7 @@ def test_every_solver_takes_the_losses_that_carry_its_kernels(name):
 
 
 @pytest.mark.parametrize("name", ["dp-cd", "dp-gcd", "dp-sgd", "dp-bcd", "dp-vcd",
-                                  "growth-adaptive"])
+                                  "growth-adaptive", "primal-dp-scd", "output-perturbation"])
 def test_a_new_loss_is_one_class(name):
     "The smoothed hinge, declared in one class, runs through the solver; its constants are its own."
     s = SOLVERS[name]
@@ -156,7 +157,8 @@ def test_a_new_loss_is_one_class(name):
     y = np.where(X @ np.array([2.0, -1.0, 0.5]) + rng.normal(size=200) / 10 > 0, 1.0, -1.0)
     loss = SmoothHingeLoss(0.5)
     assert loss.curvature == 2.0 and loss.sup_deriv == 1.0
-    kw = dict(x_norm=float(np.linalg.norm(X, axis=1).max())) if name == "growth-adaptive" else {}
+    kw = (dict(x_norm=float(np.linalg.norm(X, axis=1).max()))
+          if name in ("growth-adaptive", "output-perturbation") else {})
     r = s.fit(X, y, loss, L2(0.01), epsilon=np.inf, delta=0.0, random_state=0, **kw)
     assert np.all(np.isfinite(r.coef)) and loss.value(X, y, r.coef) < loss.value(X, y, np.zeros(3))
     r = s.fit(X, y, loss, L2(0.01), epsilon=1.0, delta=1e-5, random_state=0, **kw)

@@ -145,6 +145,9 @@ class Loss:
     sup_deriv: float = np.inf  # sup |phi'| over predictions (inf: not Lipschitz)
     signed_labels: bool = False  # labels are -1 and +1 (a classifier), never a real target
     needs_y_bound: bool = False  # sup |phi'| grows with |y|: a private fit needs a bound on |y|
+    # |phi'| is bounded once |y| and the prediction are (`deriv_bound` finite for finite bounds):
+    # each record's loss is Lipschitz in w on a bounded universe (`lipschitz`)
+    bounded_deriv: bool = False
     link: str | None = None  # "logit": sigmoid(score) estimates P(y = +1), and the constant
     # model that minimises the mean loss is the logit of the positive labels' share
     residual_scale: float = 0.0  # c if phi'(z, y) = c (z - y) for all z, y, else 0
@@ -320,7 +323,7 @@ class Loss:
 class SquaredLoss(Loss):
     "Squared loss $\\ell(w;(x,y)) = (w^\\top x - y)^2$ (no factor 1/2, as in the papers)."
     code, param, name = 0, 0.0, "squared"
-    needs_y_bound = True
+    needs_y_bound = bounded_deriv = True
     residual_scale = 2.0   # phi'(z, y) = 2 (z - y): kernels may work on the residual z - y
     def deriv_bound(self, x_norm, y_bound=0.0, w_radius=np.inf):
         if not np.isfinite(w_radius):
@@ -370,7 +373,7 @@ class LogisticLoss(Loss):
     $y\\in\\{-1,+1\\}$."""
 
     code, param, name, sup_deriv = 1, 0.0, "logistic", 1.0
-    signed_labels, link = True, "logit"
+    signed_labels, link, bounded_deriv = True, "logit", True
 
     @staticmethod
     @njit(cache=True)
@@ -425,7 +428,7 @@ class HuberLoss(Loss):
     """Huber loss of the residual $r = w^\\top x - y$: $r^2/2$ if $|r|\\le\\delta$, else
     $\\delta(|r|-\\delta/2)$."""
 
-    code, name = 2, "huber"
+    code, name, bounded_deriv = 2, "huber", True   # |phi'| <= delta
     def __init__(self, delta:float=1.0, # threshold between the quadratic and linear parts
                 ):
         self.param = check_scalar(delta, "delta", low=0, low_open=True)
@@ -951,7 +954,7 @@ class HingeLoss(Loss):
 
     code, param, name, sup_deriv = 3, 0.0, "hinge", 1.0
     curvature = np.inf   # not smooth: no finite sup of phi''
-    signed_labels = True
+    signed_labels = bounded_deriv = True
 
     def value(self, X, y, w) -> float:
         "$f(w) = \\frac1n\\sum_i\\max(0, 1 - y_i x_i^\\top w)$."
@@ -1000,7 +1003,7 @@ class SmoothHingeLoss(Loss):
     """Smoothed hinge loss of the margin $m = y\\,w^\\top x$ ($y\\in\\{-1,+1\\}$): 0 if $m\\ge1$,
     $(1-m)^2/(2\\gamma)$ if $1-\\gamma<m<1$, else $1-m-\\gamma/2$."""
 
-    name, sup_deriv, signed_labels = "smooth_hinge", 1.0, True
+    name, sup_deriv, signed_labels, bounded_deriv = "smooth_hinge", 1.0, True, True
     def __init__(self, gamma:float=1.0, # width of the quadratic part (curvature 1/gamma)
                 ):
         self.param = check_scalar(gamma, "gamma", low=0, low_open=True)

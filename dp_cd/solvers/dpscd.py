@@ -10,8 +10,7 @@ from numba import njit, prange
 from dataclasses import replace
 from ..utils import scipy_sparse as sp   # imported on first use
 from ..utils import check_scalar, as_design
-from ..model.losses import (Loss, SquaredLoss, LogisticLoss, HingeLoss, dual_coord_step,
-                                coord_grad_dense, coord_grad_sparse, update_pred_dense,
+from ..model.losses import (Loss, dual_coord_step, coord_grad_dense, coord_grad_sparse, update_pred_dense,
                                 update_pred_sparse)
 from ..model.penalties import Penalty, L2
 from .contract import (Solver, Plan, Run, Ledger, FitResult, register, get_solver,
@@ -33,7 +32,7 @@ __all__ = ['dp_scd', 'seq_dp_scd', 'primal_dp_scd', 'DPSCD', 'scd_move', 'scd_st
 def dp_scd(
     X,  # design (N, p), dense or sparse (read in place / as one CSR copy), rows of norm <= 1
     y,  # labels (N,)
-    loss: Loss,  # `SquaredLoss()` (ridge), `LogisticLoss()` or `HingeLoss()` (SVM)
+    loss: Loss,  # carrying the dual kernels: squared (ridge), logistic, Huber, hinge (SVM)
     penalty: Penalty,  # `L2(lam)`, lam > 0
     *,
     epsilon: float,  # privacy budget ε > 0 (`np.inf`: non-private, no scaling, no noise)
@@ -61,7 +60,7 @@ def dp_scd(
 # %% ../../nbs/03_solvers/07_dp_scd.ipynb
 def seq_dp_scd(X, # design (N, p), dense or sparse, rows of norm <= 1
                y, # labels (N,)
-               loss:Loss, # `SquaredLoss()`, `LogisticLoss()` or `HingeLoss()`
+               loss:Loss, # a loss carrying the dual kernels (as for `dp_scd`)
                penalty:Penalty, # `L2(lam)`, lam > 0
                *,
                epsilon:float, # privacy budget ε > 0 (`np.inf`: non-private)
@@ -89,7 +88,7 @@ def seq_dp_scd(X, # design (N, p), dense or sparse, rows of norm <= 1
 # %% ../../nbs/03_solvers/07_dp_scd.ipynb
 def primal_dp_scd(X, # design (N, p), dense or sparse, rows of norm <= 1
                   y, # labels (N,)
-                  loss:Loss, # `SquaredLoss()` or `LogisticLoss()`
+                  loss:Loss, # a smooth loss: `SquaredLoss()`, `LogisticLoss()`, `HuberLoss()`, ...
                   penalty:Penalty, # `L2(lam)`, lam > 0
                   *,
                   epsilon:float, # privacy budget ε > 0 (`np.inf`: non-private)
@@ -120,8 +119,10 @@ class DPSCD(Solver):
     "DP-SCD: mini-batch dual coordinate ascent with scaled updates and Gaussian noise on [α; v]."
     name, function = "dp-scd", dp_scd
     summary = "DP-SCD (Damaskinos et al., 2021): private dual coordinate ascent, l2 penalty"
-    losses, penalties = (SquaredLoss, LogisticLoss, HingeLoss), (L2,)
-    loss_kernels = ("dual_project", "dual_step")   # the dual kernels (the hinge has no primal ones)
+    penalties = (L2,)
+    # the losses: those carrying the dual kernels (the hinge has no primal ones); Lemma 1 needs
+    # nothing else of a loss, since the update is scaled to |ζ| <= C whatever the loss
+    loss_kernels = ("dual_project", "dual_step")
     clipping = ("dual-update",)
     relations = ("replace_one", "add_remove")
     variants = ("private", "as_published")
@@ -483,7 +484,10 @@ class PrimalDPSCD(Solver):
     "primalDP-SCD: L primal coordinates per step, scaled moves, Gaussian noise."
     name, function = "primal-dp-scd", primal_dp_scd
     summary = "primalDP-SCD (Damaskinos et al., 2021, Alg. 2): private primal CD, l2 penalty"
-    losses, penalties = (SquaredLoss, LogisticLoss), (L2,)
+    penalties = (L2,)
+    # the losses: those carrying φ' (the coordinate gradient) and sup φ'' (the step's curvature);
+    # Lemma 4 needs nothing else of a loss, since each move is scaled to |ζ| <= C
+    loss_kernels = ("dphi", "sup_d2phi")
     clipping = ("coordinate-update",)
     relations = ("replace_one", "add_remove")
     variants = ("private", "as_published")

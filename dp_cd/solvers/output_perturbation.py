@@ -11,9 +11,6 @@ from numba import njit
 from ..utils import check_scalar, PrivacyLeakWarning
 from dp_cd.model.losses import (
     Loss,
-    SquaredLoss,
-    LogisticLoss,
-    HuberLoss,
     loss_deriv_vec,
     loss_hess_vec,
     loss_value_mean,
@@ -35,7 +32,7 @@ __all__ = ['output_perturbation', 'OutputPerturbation', 'l2_minimiser']
 def output_perturbation(
     X,  # design (n, p), dense or scipy sparse
     y,  # labels (n,)
-    loss: Loss,  # datafit (squared, logistic or Huber)
+    loss: Loss,  # a smooth datafit, φ' bounded (squared, logistic, Huber, smoothed hinge)
     penalty: Penalty,  # must be `L2(lam)` with lam > 0 (the strong convexity μ = lam)
     *,
     epsilon: float,  # privacy budget ε > 0 (`np.inf`: return the exact minimiser)
@@ -62,7 +59,9 @@ class OutputPerturbation(Solver):
     "Output perturbation: the exact minimiser of a strongly convex objective plus Gaussian noise."
     name, function = "output-perturbation", output_perturbation
     summary = "output perturbation of the exact l2-regularised minimiser (analytic Gaussian)"
-    losses, penalties, intercept = (SquaredLoss, LogisticLoss, HuberLoss), (L2,), True
+    penalties, intercept = (L2,), True
+    # of a loss: φ, φ', φ'' (the Newton solve) and a Lipschitz constant Λ on bounded data
+    loss_kernels, loss_facts = ("phi", "dphi", "d2phi"), {"bounded_deriv": True}
 
 
 # %% ../../nbs/03_solvers/08_output_perturbation.ipynb
