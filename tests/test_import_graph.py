@@ -89,6 +89,25 @@ def test_modules_import_each_other_at_the_top_level_only(package):
     assert inside == set()
 
 
+def package_imports() -> dict:
+    "module ↦ {imported dp_cd module} over the whole package (top level and inside functions)."
+    graph = {}
+    for path in sorted((ROOT / "dp_cd").rglob("*.py")):
+        module = _module_name(path)
+        name = module[:-len(".__init__")] if path.name == "__init__.py" else module
+        graph[name] = {t for node in ast.walk(ast.parse(path.read_text()))
+                       if isinstance(node, (ast.Import, ast.ImportFrom))
+                       for t in _imported(node, module) if t != name}
+    return graph
+
+
+def test_no_import_loop_in_the_package():
+    "No loop among all the modules of dp_cd (API, CLI, experiments and subpackages together)."
+    graph = package_imports()
+    assert len(graph) >= 40 and "dp_cd.estimators" in graph["dp_cd.tuned"], sorted(graph)
+    assert cycles({m: dict.fromkeys(ts) for m, ts in graph.items()}) == []
+
+
 def private_imports(package: str) -> set:
     "(module, name) for each `_name` a module of `package` imports from another of its modules."
     found = set()
