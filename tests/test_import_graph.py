@@ -174,3 +174,9 @@ def test_every_chunked_run_is_attached_on_import():
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["dp-bcd", "dp-cd", "dp-gcd", "dp-scd", "dp-sgd",
                                   "output-perturbation"]
+
+
+def test_the_command_line_stays_thin():
+    "The command line reads arguments and calls the library: dp_cd/cli.py stays under 800 lines."
+    lines = len((ROOT / "dp_cd" / "cli.py").read_text().splitlines())
+    assert 0 < lines < 800, lines

@@ -10,9 +10,9 @@ from numba import njit, prange
 from dataclasses import replace
 from ..utils import scipy_sparse as sp   # imported on first use
 from ..utils import check_scalar, as_design
-from ..model.losses import (Loss, dual_coord_step, coord_grad_dense, coord_grad_sparse, update_pred_dense,
-                                update_pred_sparse)
-from ..model.penalties import Penalty, L2
+from ..model.losses import (Loss, dual_coord_step, coord_grad_dense, coord_grad_sparse,
+                                update_pred_dense, update_pred_sparse)
+from ..model.penalties import Penalty
 from .contract import (Solver, Plan, Run, Ledger, FitResult, register, get_solver,
                                     project_records, row_scale, check_intercept, check_positive,
                                     row_design, step_ranges, with_defaults)
@@ -119,7 +119,9 @@ class DPSCD(Solver):
     "DP-SCD: mini-batch dual coordinate ascent with scaled updates and Gaussian noise on [α; v]."
     name, function = "dp-scd", dp_scd
     summary = "DP-SCD (Damaskinos et al., 2021): private dual coordinate ascent, l2 penalty"
-    penalties = (L2,)
+    # of a penalty: the ridge ψ_j(x) = λx²/2 (`quadratic`), λ = `l2_strength` > 0 read from
+    # `enet_weights` (checked with the options): the dual and Lemma 1 are those of λ/2 ||θ||²
+    penalty_kernels, penalty_facts = ("enet_weights",), {"quadratic": True}
     # the losses: those carrying the dual kernels (the hinge has no primal ones); Lemma 1 needs
     # nothing else of a loss, since the update is scaled to |ζ| <= C whatever the loss
     loss_kernels = ("dual_project", "dual_step")
@@ -133,9 +135,9 @@ class DPSCD(Solver):
 def _scd_check_options(self, problem, request, options:dict) -> dict:
     "The options checked, defaults filled in (nothing is read from the data)."
     opts = with_defaults(self, options)
-    if problem.penalty.lam <= 0:
-        raise ValueError(f"penalty must be L2(lam) with lam > 0 for {self.name}, "
-                         f"got {problem.penalty!r}")
+    if problem.penalty.l2_strength <= 0:
+        raise ValueError(f"penalty must be L2(lam) with lam > 0 (a ridge: strongly convex) for "
+                         f"{self.name}, got {problem.penalty!r}")
     if opts["variant"] not in self.variants:
         raise ValueError(f"variant must be 'private' or 'as_published', got {opts['variant']!r}")
     opts["n_passes"] = check_positive(opts["n_passes"], "n_passes")
@@ -231,7 +233,7 @@ def _scd_published_plan(request, params:dict, sequential:bool) -> Plan:
 def _scd_run(self, problem, plan:Plan, options:dict, rng) -> Run:
     """Dual steps on (α, v), rows projected to norm ≤ 1 if private; the model θ = v/(λN). With
     `fit_intercept` v has p + 1 entries, the last the implicit column's (b = s θ_{p+1})."""
-    P, N, p, lam = plan.params, problem.n, problem.p, problem.penalty.lam
+    P, N, p, lam = plan.params, problem.n, problem.p, problem.penalty.l2_strength
     s = options["intercept_scaling"] if P["fit_intercept"] else 0.0   # 0: no intercept
     if len(plan.ledger) and not s: problem = project_records(problem, 1.0)   # ||x_i|| <= 1
     L, T, q = P["batch_size"], P["steps"], p + bool(s)
@@ -417,7 +419,7 @@ def _scd_kernel(problem, plan:Plan, alpha:np.ndarray, v:np.ndarray, sequential:b
     P, loss = plan.params, problem.loss
     noise_std = plan.noise_scales[0] if len(plan.ledger) else 0.0
     kernel = scd_steps_sparse if problem.sparse else scd_steps_dense
-    scales = (problem.penalty.lam, float(P["batch_size"]), P["clip"], noise_std)
+    scales = (problem.penalty.l2_strength, float(P["batch_size"]), P["clip"], noise_std)
     design = row_design(problem)
     icpt = _intercept_rows(problem, design, s, len(plan.ledger) > 0) if s else None
     fixed = (design, problem.y, alpha, v, loss.kernel_args(), scales)
@@ -484,7 +486,9 @@ class PrimalDPSCD(Solver):
     "primalDP-SCD: L primal coordinates per step, scaled moves, Gaussian noise."
     name, function = "primal-dp-scd", primal_dp_scd
     summary = "primalDP-SCD (Damaskinos et al., 2021, Alg. 2): private primal CD, l2 penalty"
-    penalties = (L2,)
+    # of a penalty: the ridge ψ_j(x) = λx²/2 (`quadratic`), λ = `l2_strength` > 0 read from
+    # `enet_weights` (checked with the options): Lemma 4 and the step are those of λ/2 ||θ||²
+    penalty_kernels, penalty_facts = ("enet_weights",), {"quadratic": True}
     # the losses: those carrying φ' (the coordinate gradient) and sup φ'' (the step's curvature);
     # Lemma 4 needs nothing else of a loss, since each move is scaled to |ζ| <= C
     loss_kernels = ("dphi", "sup_d2phi")
@@ -668,7 +672,7 @@ def _primal_run(self, problem, plan:Plan, options:dict, rng) -> Run:
     if s: colsq = np.append(colsq, (ones * ones).sum(0))
     design = (X.data, X.indices, X.indptr) if problem.sparse else X
     kernel = primal_steps_sparse if problem.sparse else primal_steps_dense
-    scales = (problem.penalty.lam, loss.curvature, float(L), P["clip"],
+    scales = (problem.penalty.l2_strength, loss.curvature, float(L), P["clip"],
               plan.noise_scales[0] if private else 0.0)
     fixed = (design, problem.y, theta, v, loss.kernel_args(), scales, colsq)
     per_block = max(1, min(max(1, int(round(q / L))), MAX_BLOCK // (N + L)))

@@ -15,7 +15,7 @@ from dp_cd.model.losses import (
     loss_hess_vec,
     loss_value_mean,
 )
-from ..model.penalties import Penalty, L2
+from ..model.penalties import Penalty
 from .dpcd import row_norms
 from .chunks import chunk_row_norms, is_chunked
 from .contract import (Solver, Plan, Run, Ledger, FitResult, register, get_solver,
@@ -59,7 +59,10 @@ class OutputPerturbation(Solver):
     "Output perturbation: the exact minimiser of a strongly convex objective plus Gaussian noise."
     name, function = "output-perturbation", output_perturbation
     summary = "output perturbation of the exact l2-regularised minimiser (analytic Gaussian)"
-    penalties, intercept = (L2,), True
+    intercept = True
+    # of a penalty: the ridge ψ_j(x) = λx²/2 (`quadratic`), λ = `l2_strength` > 0 read from
+    # `enet_weights` (checked with the options): the strong convexity μ = λ of Theorem 3.2.1
+    penalty_kernels, penalty_facts = ("enet_weights",), {"quadratic": True}
     # of a loss: φ, φ', φ'' (the Newton solve) and a Lipschitz constant Λ on bounded data
     loss_kernels, loss_facts = ("phi", "dphi", "d2phi"), {"bounded_deriv": True}
 
@@ -72,7 +75,7 @@ OutputPerturbation.options_from_bounds = norm_bounds   # x_norm = ‖B‖₂, y_
 def _op_check_options(self, problem, request, options:dict) -> dict:
     "The options checked, defaults filled in; the penalty must be strongly convex (in b too)."
     opts = with_defaults(self, options)
-    if problem.penalty.lam <= 0:
+    if problem.penalty.l2_strength <= 0:
         raise ValueError(f"penalty must be L2(lam) with lam > 0 for output perturbation "
                          f"(strong convexity), got {problem.penalty!r}")
     opts["opt_tol"] = check_positive(opts["opt_tol"], "opt_tol")
@@ -122,7 +125,7 @@ def _op_bounds(problem, request, options:dict, rn:np.ndarray) -> tuple:
         y_bound = float(np.abs(problem.y).max())
         leaks += _leak(request, "y_bound", "the bound on |y|", "the label bound y_bound")
     y_bound = check_scalar(y_bound, "y_bound", low=0)
-    return x_norm, y_bound, y_bound * math.sqrt(2.0 / problem.penalty.lam), leaks
+    return x_norm, y_bound, y_bound * math.sqrt(2.0 / problem.penalty.l2_strength), leaks
 
 # %% ../../nbs/03_solvers/08_output_perturbation.ipynb
 def _leak(request, option:str, bound:str, leak:str) -> list:
@@ -155,7 +158,7 @@ _BLOCK = 2 ** 17   # entries of a block of rows: temporaries of ~1 MiB, never of
 # %% ../../nbs/03_solvers/08_output_perturbation.ipynb
 def _op_lipschitz(problem, request, options:dict, rn:np.ndarray, bounds:tuple) -> tuple:
     "`(Λ, μ)`, refusing bounds whose curvature x²/μ or sensitivity 2Λ/(μn) overflows float64."
-    (x_norm, y_bound, radius), mu, n = bounds, problem.penalty.lam, problem.n
+    (x_norm, y_bound, radius), mu, n = bounds, problem.penalty.l2_strength, problem.n
     name = ("the row bound √(x_norm² + intercept_scaling²)" if options.get("fit_intercept")
             else "x_norm")   # with the intercept: the bound on ‖(x_i, s)‖₂
     scale = x_norm if request.private else max(x_norm, float(rn.max()))
