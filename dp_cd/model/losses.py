@@ -14,14 +14,15 @@ from llvmlite import ir
 from ..utils import check_array, check_scalar, as_design, PrivacyLeakWarning
 
 # %% auto 0
-__all__ = ['LOSS_KERNELS', 'kernel_digest', 'loss_classes', 'check_w', 'Loss', 'SquaredLoss', 'LogisticLoss', 'HuberLoss',
-           'feature_bounds', 'loss_value', 'loss_deriv', 'loss_curvature', 'residual_scale', 'loss_hess', 'loss_conj',
-           'coord_grad_dense', 'coord_grad_sparse', 'ref_clipped_coord_sum_dense', 'ref_clipped_coord_sum_sparse',
-           'clipped_coord_grad_dense', 'clipped_coord_grad_sparse', 'coord_grad_samples_dense',
-           'coord_grad_samples_sparse', 'update_pred_dense', 'update_pred_sparse', 'loss_deriv_vec', 'loss_hess_vec',
-           'loss_value_mean', 'loss_conj_mean', 'fast_exp', 'kernel_deriv', 'kernel_deriv_range',
-           'update_clipped_sum_dense', 'clipped_sum_sparse', 'clipped_coord_sum_dense', 'clipped_coord_sum_sparse',
-           'dual_conj', 'dual_project', 'dual_coord_step', 'dual_conj_mean', 'HingeLoss', 'SmoothHingeLoss']
+__all__ = ['LOSS_KERNELS', 'kernel_digest', 'kernel_tokens', 'token_carried', 'loss_classes', 'check_w', 'Loss', 'SquaredLoss',
+           'LogisticLoss', 'HuberLoss', 'feature_bounds', 'loss_value', 'loss_deriv', 'loss_curvature',
+           'residual_scale', 'loss_hess', 'loss_conj', 'coord_grad_dense', 'coord_grad_sparse',
+           'ref_clipped_coord_sum_dense', 'ref_clipped_coord_sum_sparse', 'clipped_coord_grad_dense',
+           'clipped_coord_grad_sparse', 'coord_grad_samples_dense', 'coord_grad_samples_sparse', 'update_pred_dense',
+           'update_pred_sparse', 'loss_deriv_vec', 'loss_hess_vec', 'loss_value_mean', 'loss_conj_mean', 'fast_exp',
+           'kernel_deriv', 'kernel_deriv_range', 'update_clipped_sum_dense', 'clipped_sum_sparse',
+           'clipped_coord_sum_dense', 'clipped_coord_sum_sparse', 'dual_conj', 'dual_project', 'dual_coord_step',
+           'dual_conj_mean', 'HingeLoss', 'SmoothHingeLoss']
 
 # %% ../../nbs/01_model/02_losses.ipynb
 LOSS_KERNELS = ("phi", "dphi", "dphi_fast", "d2phi", "sup_d2phi", "conj", "dual_conj",
@@ -65,13 +66,33 @@ def kernel_digest(cls, # a class carrying numba kernels (a loss or a penalty)
     return h.hexdigest()[:16]
 
 
+def kernel_tokens(name:str, # what the token names (a class, or a family of classes)
+                  digest:str, # `kernel_digest` of what their compiled code depends on
+                  carriers:dict, # the registry of one kind of carrier: field name -> `carried`
+                  carried, # what the kernels resolve the token to at typing time
+                  lengths=(0,), # the tokens' lengths (a family: one length per member)
+                 ) -> list: # empty arrays of one structured dtype, one per length
+    """The values compiled kernels receive for carriers of numba kernels (losses, penalties, the
+    growth losses): arrays of a structured dtype whose one field, `name` and the digest, names
+    them, so that numba types them by that dtype without calling back into Python; `carriers`
+    maps the field to `carried`, read at typing time by `token_carried`."""
+    key = "".join(ch if ch.isalnum() else "_" for ch in name) + "_" + digest
+    carriers[key] = carried
+    return [np.zeros(k, np.dtype([(key, np.uint8)])) for k in lengths]
+
+
+def token_carried(tok, # a numba type, at typing time
+                  carriers:dict, # the registry the token was made in (`kernel_tokens`)
+                 ): # what `carriers` holds for the token (None: not one of its tokens)
+    "At typing time: what the token numba typed as `tok` names in `carriers`."
+    if not (isinstance(tok, types.Array) and isinstance(tok.dtype, types.Record)): return None
+    return carriers.get(next(iter(tok.dtype.fields)))
+
+
 def _loss_token(cls) -> np.ndarray:
-    """The value the kernels receive for a loss class: an empty array of a structured dtype whose
-    one field names the class (numba types it by that dtype, without calling back into Python)."""
+    "The value the kernels receive for a loss class (`kernel_tokens`: the class and its digest)."
     digest = kernel_digest(cls, LOSS_KERNELS, repr(cls.residual_scale))
-    key = "".join(ch if ch.isalnum() else "_" for ch in cls.__qualname__) + "_" + digest
-    _CARRIERS[key] = cls
-    return np.zeros(0, np.dtype([(key, np.uint8)]))
+    return kernel_tokens(cls.__qualname__, digest, _CARRIERS, cls)[0]
 
 
 def loss_classes(kernels=(), # names of scalar kernels (`LOSS_KERNELS`) a loss must carry
@@ -82,8 +103,7 @@ def loss_classes(kernels=(), # names of scalar kernels (`LOSS_KERNELS`) a loss m
 
 def _carrier(tok, kernel:str, fallback:str|None=None):
     "At typing time: the `kernel` function of the loss whose token numba typed as `tok`."
-    if not (isinstance(tok, types.Array) and isinstance(tok.dtype, types.Record)): return None
-    cls = _CARRIERS.get(next(iter(tok.dtype.fields)))
+    cls = token_carried(tok, _CARRIERS)
     if cls is None: return None
     f = getattr(cls, kernel, None)
     if f is None and fallback is not None: f = getattr(cls, fallback, None)
@@ -118,8 +138,7 @@ def _ov_sup_d2phi(tok, param):
 
 @overload(_rscale, inline='always')
 def _ov_rscale(tok):
-    if not (isinstance(tok, types.Array) and isinstance(tok.dtype, types.Record)): return None
-    cls = _CARRIERS.get(next(iter(tok.dtype.fields)))
+    cls = token_carried(tok, _CARRIERS)
     if cls is None: return None
     c = float(cls.residual_scale)
     return lambda tok: c
@@ -886,7 +905,7 @@ def _dual_step(tok, param, y, a, c, g, h): raise NotImplementedError("called fro
 def _ov_dual_conj(tok, param, a, y):
     f = _carrier(tok, "dual_conj", "conj")
     if f is None: return None
-    if getattr(_CARRIERS[next(iter(tok.dtype.fields))], "dual_conj", None) is not None:
+    if getattr(token_carried(tok, _CARRIERS), "dual_conj", None) is not None:
         return lambda tok, param, a, y: f(param, a, y)
     return lambda tok, param, a, y: f(param, -a, y)   # phi*(-a, y) from the conjugate
 

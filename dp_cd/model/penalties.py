@@ -6,11 +6,11 @@
 from __future__ import annotations
 import hashlib
 import numpy as np
-from numba import njit, types
+from numba import njit
 from numba.core.errors import TypingError
 from numba.extending import overload
 from ..utils import check_array, check_scalar
-from .losses import kernel_digest
+from .losses import kernel_digest, kernel_tokens, token_carried
 
 # %% auto 0
 __all__ = ['PENALTY_KERNELS', 'PENALTY_FACTS', 'penalty_classes', 'Penalty', 'NoPenalty', 'L1', 'L2', 'ElasticNet', 'Box',
@@ -32,9 +32,7 @@ def _penalty_tokens(name:str, classes:tuple) -> list:
                for c in classes]
     digest = digests[0] if len(classes) == 1 else hashlib.sha1(
         ":".join(digests).encode()).hexdigest()[:16]
-    key = "".join(ch if ch.isalnum() else "_" for ch in name) + "_" + digest
-    _CARRIERS[key] = tuple(classes)
-    return [np.zeros(k, np.dtype([(key, np.uint8)])) for k in range(len(classes))]
+    return kernel_tokens(name, digest, _CARRIERS, tuple(classes), range(len(classes)))
 
 
 class _Family:
@@ -424,8 +422,7 @@ Penalty.is_quadratic = property(lambda self: bool(is_quadratic_penalty(self.kern
 def _classes(tok):
     """At typing time: the penalty classes whose token numba typed as `tok` (one, or a family's in
     order; None: not a token)."""
-    if not (isinstance(tok, types.Array) and isinstance(tok.dtype, types.Record)): return None
-    return _CARRIERS.get(next(iter(tok.dtype.fields)))
+    return token_carried(tok, _CARRIERS)
 
 
 def _dispatch(args:str, impls:list):

@@ -9,14 +9,15 @@ import numbers
 import warnings
 from dataclasses import dataclass, field
 import numpy as np
-from numba import njit, types
+from numba import njit
 from numba.extending import overload
 from ..utils import check_array, check_scalar, as_generator, PrivacyLeakWarning, scipy_special as special
 from ..privacy.events import GaussianEvent, PureDPEvent, check_delta, check_epsilon
 from ..privacy.accountants import GDPAccountant, PureDPAccountant
 from ..privacy.calibration import calibrate_noise_multiplier
 from ..privacy.report import PrivacyReport
-from ..model.losses import Loss, kernel_digest, loss_deriv, loss_value
+from ..model.losses import (Loss, kernel_digest, kernel_tokens, token_carried, loss_deriv,
+                                loss_value)
 from ..model.penalties import Penalty
 from .contract import (PrivacyRequest, check_privacy, Problem, check_problem, Ledger,
                                     Plan, build_report, Run, FitResult, Solver, register,
@@ -39,16 +40,13 @@ def _growth_token(cls) -> np.ndarray:
     """The value the kernels receive for a growth loss class: an empty array of a structured dtype
     whose one field names the class and a digest of its kernels (as for the losses of
     `dp_cd.model.losses`: an edited kernel gives a new type, never a stale cached compilation)."""
-    key = "".join(ch if ch.isalnum() else "_" for ch in cls.__qualname__)
-    key += "_" + kernel_digest(cls, GROWTH_KERNELS)
-    _GROWTH_CARRIERS[key] = cls
-    return np.zeros(0, np.dtype([(key, np.uint8)]))
+    return kernel_tokens(cls.__qualname__, kernel_digest(cls, GROWTH_KERNELS), _GROWTH_CARRIERS,
+                         cls)[0]
 
 
 def _growth_kernel(tok, kernel:str):
     "At typing time: the `kernel` function of the growth loss whose token numba typed as `tok`."
-    if not (isinstance(tok, types.Array) and isinstance(tok.dtype, types.Record)): return None
-    cls = _GROWTH_CARRIERS.get(next(iter(tok.dtype.fields)))
+    cls = token_carried(tok, _GROWTH_CARRIERS)
     return None if cls is None else getattr(cls, kernel)
 
 # the generic entries, resolved from the loss's token when a kernel is compiled
