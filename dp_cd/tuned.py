@@ -502,7 +502,7 @@ def _target_setting(self):
         raise ValueError("target_bound= and target_bounds= both given: pass target_bound= only "
                          "(target_bounds is its deprecated former name)")
     warnings.warn("target_bounds is deprecated: use target_bound= (same meaning, the spelling of "
-                  "DPRegressor and of the command line's --target-bound)", FutureWarning,
+                  "DPRegressor)", FutureWarning,
                   stacklevel=3)
     return self.target_bounds
 
