@@ -172,7 +172,7 @@ class DataBounds:
     """Bounds of a fit (None: non-private, nothing clipped), its centre, and what obtaining them
     cost (`entries`: the (label, event) of each private release)."""
     def __init__(self,
-                 B=None, # the half-widths B_j of the boxes (p,) (None: non-private, nothing clipped)
+                 B=None, # the half-widths $B_j$ of the boxes (p,) (None: non-private, nothing clipped)
                  target=None, # a regression's target bound T (None: none)
                  epsilon=0.0, # ε spent obtaining them
                  delta=0.0, # δ spent obtaining them
@@ -493,11 +493,11 @@ def refined_public_bounds(pub:DataBounds, # the PUBLIC bounds to tighten
                           anchor=None, # PUBLIC point a (p,) the magnitudes are measured from
                          ) -> DataBounds: # `pub` tightened where a release located a bound
     """PUBLIC bounds `pub` tightened by a private release (`refine_bounds`): the histogram of
-    `data_bounds` on |x_ij - a_j|, a = `anchor` (PUBLIC, (p,)), by default the point of each
-    public box nearest 0 (for a box then centred privately): a released bound below the public half-width
-    gives the box [a - B̃, a + B̃], otherwise (or where no bin cleared τ) the public box is kept.
-    Paid, like `private_data_bounds`, by the share `share` of (ε, δ); the columns `known` (one-hot,
-    declared) keep their public bounds."""
+    `data_bounds` on $|x_{ij} - a_j|$, $a$ = `anchor` (PUBLIC, (p,)), by default the point of each
+    public box nearest 0 (for a box then centred privately): a released bound $\\tilde B_j$ below the
+    public half-width gives the box $[a_j - \\tilde B_j, a_j + \\tilde B_j]$, otherwise (or where no
+    bin cleared τ) the public box is kept. Paid, like `private_data_bounds`, by the share `share`
+    of (ε, δ); the columns `known` (one-hot, declared) keep their public bounds."""
     share = check_scalar(share, "bounds_budget", 0, 1, True, True)
     p = X.shape[1]
     c = np.zeros(p) if pub.offset is None else pub.offset
@@ -707,12 +707,12 @@ def add_private_spread(b:DataBounds, # the bounds, their centre released
                        known=None, # mask (p,) of one-hot columns of declared categories
                       ) -> DataBounds: # `b` with its boxes narrowed around the centre
     """`b` (its bounds released, then its centre c) with each box narrowed around c: the signed
-    histogram of the deviations x_ij - c_j (c is public once released; `private_two_sided_bounds`),
-    with the noise multiplier of the earlier releases (`releases`: how many the share `share` of
-    (ε, δ) pays for in all). Where both sides are located and 2 max(B⁻_j, B⁺_j) < B_j, the box
-    becomes [c_j - 2 max, c_j + 2 max] (one bin of slack); otherwise it is kept (also when the
-    released centre lies outside a column's data, all on one side). The columns `known` (one-hot,
-    declared) keep theirs."""
+    histogram of the deviations $x_{ij} - c_j$ ($c$ is public once released;
+    `private_two_sided_bounds`), with the noise multiplier of the earlier releases (`releases`: how
+    many the share `share` of (ε, δ) pays for in all). Where both sides are located and
+    $m_j = 2\\max(B^-_j, B^+_j) < B_j$, the box becomes $[c_j - m_j, c_j + m_j]$ (one bin of
+    slack); otherwise it is kept (also when the released centre lies outside a column's data, all
+    on one side). The columns `known` (one-hot, declared) keep theirs."""
     p, c = X.shape[1], b.raw_center
     cols = np.arange(p) if known is None else np.flatnonzero(~np.asarray(known))
     if c is None or len(cols) == 0 or sp.issparse(X): return b
