@@ -384,7 +384,7 @@ def _scd_chunked_run(self, problem, plan, options, rng, ex) -> Run:
     """DP-SCD (Algorithm 1) on chunks: the in-memory draws, one map-reduce per step; with
     `fit_intercept` v has p + 1 entries, the last the implicit column's."""
     _scd_supported(options)
-    P, N, p, lam = plan.params, problem.n, problem.p, problem.penalty.lam
+    P, N, p, lam = plan.params, problem.n, problem.p, problem.penalty.l2_strength
     L, s = P["batch_size"], options["intercept_scaling"] if P.get("fit_intercept") else 0.0
     sigma = plan.noise_scales[0] if len(plan.ledger) else 0.0
     starts = np.concatenate([[0], np.cumsum(check_chunks(problem.X))]).astype(np.int64)
