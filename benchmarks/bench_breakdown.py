@@ -2,15 +2,20 @@
 
 `python benchmarks/run.py --only breakdown [--timer cpu]` (writes `results/speed_breakdown.csv`). Every row is the
 best of k calls, divided by the floor `X.T @ r` (single-threaded BLAS, Fortran-ordered X, the speed section's floor)
-timed in the same process; the load average is recorded on every row, and the floor row's note gives the design's
-size and the level-2 cache of one core. The parts of each kernel are timed apart:
+ticked between those calls in the same process (`floor.Floor`: its best and median tick are stored on every row);
+the load average is recorded on every row, and the floor row's note gives the design's size and the level-2 cache
+of one core. The parts of each kernel are timed apart:
 
 * DP-SGD, batch 64, one epoch: the epoch through `dp_sgd` (marginal cost, as in `speed.csv`); the kernel alone
   (`sgd_steps_dense` on batches and noise drawn beforehand); the same kernel on a C-ordered copy of X (rows
   contiguous: what the strided reads of the Fortran-ordered design cost); the same kernel with a record-by-record
   gather (`_steps_rows`: the same iterate, bit for bit, checked); the gather alone (the epoch's records read
   from the Fortran-ordered X into the kernel's small buffer, with their margins: `_gather_dense`, column by column,
-  and `_gather_rows`, record by record); the Poisson sampler of one epoch (`poisson_batches`) and its standard
+  and `_gather_rows`, record by record; and `_gather_columns`, all the epoch's records gathered ahead one column
+  of X at a time, so that a column's cache lines serve many records: it needs an n x p buffer, O(np) memory, and
+  shows what locality alone would buy), and the kernel with the records gathered so (`_steps_ahead`, at most 2^18
+  numbers gathered ahead, then each slice copied from that buffer with its margins: the same iterate, bit for
+  bit, checked); the Poisson sampler of one epoch (`poisson_batches`) and its standard
   exponential draws alone; the noise of one epoch.
 * DP-CD, logistic, one pass: the pass through `dp_cd` (marginal), with per-sample clipping and the intercept (the
   estimator's options) and through `DPClassifier`; the kernel alone (`dpcd_inner_dense`), the same kernel with the
@@ -32,8 +37,9 @@ from dp_cd.model.penalties import L2
 from dp_cd.solvers.dpcd import dp_cd, dpcd_inner_dense, noise_blocks
 from dp_cd.solvers.dpsgd import dp_sgd, poisson_batches, sgd_steps_dense, clipping_norms
 from dp_cd.solvers.dpsgd import _gather_dense   # the kernel's own gather (a benchmark reads internals)
-from dp_cd.solvers.dpsgd import _clip_factors, _add_weighted, _sgd_update_px, _SLICE
+from dp_cd.solvers.dpsgd import _clip_factors, _add_weighted, _sgd_update_px, _SLICE, _FUSED_MIN, _records_dense
 from dp_cd.solvers.dpgcd import dp_gcd, clipped_gradient_dense
+from floor import Floor
 
 
 def _l2_size():
@@ -58,6 +64,63 @@ def _gather_rows(X, y, norms, rows, ones, Xb, yb, nb, w, zb):
             Xb[p, k] = ones
             z += ones * w[p]
         zb[k], yb[k], nb[k] = z, y[i], norms[i]
+
+
+@njit(cache=False, error_model='numpy')
+def _gather_columns(X, idx, buf):
+    "The records `idx` gathered one column of X at a time into the rows of `buf` (p, len(idx)): O(np) memory."
+    for j in range(X.shape[1]):
+        for k in range(idx.shape[0]): buf[j, k] = X[idx[k], j]
+
+
+_AHEAD = 1 << 18   # numbers gathered ahead by `_steps_ahead` (2 MiB, like a block of noise)
+
+
+@njit(cache=False, error_model='numpy')
+def _from_buffer(buf, off, m, y, norms, rows, Xb, yb, nb, w, zb):
+    "`_gather_dense` (no intercept) from the records gathered ahead into `buf[:, off:off + m]`: the same margins."
+    for k in range(m):
+        i = rows[k]
+        zb[k], yb[k], nb[k] = 0.0, y[i], norms[i]
+    for j in range(buf.shape[0]):
+        wj = w[j]
+        for k in range(m):
+            x = buf[j, off + k]
+            Xb[j, k] = x
+            zb[k] += x * wj
+
+
+@njit(cache=False)
+def _steps_ahead(X, y, norms, w, loss, penalty, scales, batches, noise):
+    "`sgd_steps_dense` (no intercept) reading the records of up to `_AHEAD` numbers' worth of steps gathered ahead."
+    (code, param), (step, clip, inv_b, noise_std), (ptr, idx) = loss, scales, batches
+    p, T = w.shape[0], ptr.shape[0] - 1
+    Xb, g = np.empty((p, _SLICE)), np.empty(p)
+    zb, yb, nb, db = np.empty(_SLICE), np.empty(_SLICE), np.empty(_SLICE), np.empty(_SLICE)
+    ahead = max(_SLICE, _AHEAD // p)
+    buf = np.empty((p, min(ahead, ptr[T] - ptr[0])))
+    t0 = 0
+    while t0 < T:
+        t1 = t0
+        while t1 < T and ptr[t1 + 1] - ptr[t0] <= ahead: t1 += 1
+        fits = t1 > t0
+        if fits: _gather_columns(X, idx[ptr[t0]:ptr[t1]], buf)
+        for t in range(t0, max(t1, t0 + 1)):
+            g[:] = 0.0
+            lo, hi = ptr[t], ptr[t + 1]
+            if hi - lo < _FUSED_MIN:
+                _records_dense(X, y, norms, w, code, param, clip, idx[lo:hi], 0.0, g)
+            else:
+                for s in range(lo, hi, _SLICE):
+                    rows = idx[s:min(s + _SLICE, hi)]
+                    m = rows.shape[0]
+                    if fits: _from_buffer(buf, s - ptr[t0], m, y, norms, rows, Xb, yb, nb, w, zb)
+                    else: _gather_dense(X, y, norms, rows, 0.0, Xb, yb, nb, w, zb)
+                    kernel_deriv_range(code, param, zb, yb, db, 0, m)
+                    _clip_factors(db, nb, clip, m)
+                    _add_weighted(Xb, db, m, g)
+            _sgd_update_px(w, g, penalty[0], penalty[1], step, inv_b, noise_std, noise, t, p)
+        t0 = max(t1, t0 + 1)
 
 
 @njit(cache=False)
@@ -122,19 +185,19 @@ def _steps_rows(X, y, norms, w, loss, penalty, scales, batches, noise):
         _sgd_update_px(w, g, penalty[0], penalty[1], step, inv_b, noise_std, noise, t, p)
 
 
-def bench_breakdown(load_problem, best_of, marginal, data_dir, k):
+def bench_breakdown(load_problem, best_of, marginal, data_dir, k, clock=None):
     X, y, src = load_problem("electricity", data_dir)
     n, p = X.shape
     loss, pen, delta = LogisticLoss(), L2(1e-3), 1.0 / n**2
     r = np.random.default_rng(0).normal(size=n)
-    floor = best_of(lambda: X.T @ r, 10 * k)
+    floor = Floor(X, r, *([clock] if clock else [])).__enter__()   # ticked before every timed call (`best_of`), in this process
     rows = []
-    def row(solver, part, seconds, note=""):
+    def row(solver, part, seconds, note=""):   # the ratio at the end, with the floor's best tick
         rows.append(dict(dataset="electricity", source=src, n=n, p=p, solver=solver, part=part, seconds=seconds,
-                         vs_floor=seconds / floor, load=os.getloadavg()[0], note=note))
-        print(f"  {solver:18s} {part:58s} {seconds * 1e3:9.3f} ms = {seconds / floor:6.2f} x floor", flush=True)
-    row("floor", "X.T @ r", floor, f"Fortran-ordered X ({X.nbytes / 2**20:.1f} MiB), one BLAS thread; "
-        f"L2 cache per core: {_l2_size()}")
+                         vs_floor=None, load=os.getloadavg()[0], note=note))
+        print(f"  {solver:18s} {part:58s} {seconds * 1e3:9.3f} ms", flush=True)
+    row("floor", "X.T @ r", np.nan, f"Fortran-ordered X ({X.nbytes / 2**20:.1f} MiB), one BLAS thread; "
+        f"L2 cache per core: {_l2_size()}; best of the ticks between the timings below")
 
     # DP-SGD, batch 64: one epoch = T = n/64 steps
     B, T = 64, int(round(n / 64))
@@ -153,6 +216,7 @@ def bench_breakdown(load_problem, best_of, marginal, data_dir, k):
         steps(design, y, norms, v, *args)
         return v
     assert np.array_equal(kern(X), kern(X, _steps_rows))   # the two gathers: the same margins, bit for bit
+    assert np.array_equal(kern(X), kern(X, _steps_ahead))   # and the gather ahead
     for design, what in ((X, "kernel alone (Fortran-ordered X, as the solver runs it)"),
                          (Xc, "kernel alone on a C-ordered copy of X (contiguous rows)")):
         kern(design)
@@ -165,6 +229,13 @@ def bench_breakdown(load_problem, best_of, marginal, data_dir, k):
             (_gather_rows, "gather alone, record by record (Fortran X)", "the same reads and sums, record by record")):
         _gather_epoch(gather, X, y, norms, ptr, idx, w)
         row("DP-SGD batch 64", what, best_of(lambda: _gather_epoch(gather, X, y, norms, ptr, idx, w), k), note)
+    buf = np.empty((p, idx.shape[0]))
+    _gather_columns(X, idx, buf)
+    assert np.array_equal(buf, X[idx].T)
+    row("DP-SGD batch 64", "gather ahead: the epoch's records one column at a time (O(np) buffer)",
+        best_of(lambda: _gather_columns(X, idx, buf), k), "each column's lines reused by many records; no margins")
+    row("DP-SGD batch 64", "kernel alone, records gathered ahead one column at a time (2 MiB buffer)",
+        best_of(lambda: kern(X, _steps_ahead), k), "_steps_ahead: the gather above, then each slice copied back")
     g = np.random.default_rng(1)
     row("DP-SGD batch 64", "Poisson sampler of one epoch (poisson_batches)",
         best_of(lambda: poisson_batches(g, n, B / n, T), k))
@@ -229,4 +300,11 @@ def bench_breakdown(load_problem, best_of, marginal, data_dir, k):
     cg = lambda: clipped_gradient_dense(X, u, clips, gg)
     cg()
     row("DP-GCD 1 thread", "n*p clipped column sums (clipped_gradient_dense)", best_of(cg, 10 * k))
+    floor.__exit__()
+    rows[0]["seconds"] = floor.best
+    for r_ in rows: r_.update(vs_floor=r_["seconds"] / floor.best, **floor.fields())
+    print(f"  {floor}")
+    for r_ in rows:
+        print(f"  {r_['solver']:18s} {r_['part']:58s} {r_['seconds'] * 1e3:9.3f} ms / {floor.best * 1e3:.4f} ms "
+              f"= {r_['vs_floor']:6.2f} x floor")
     return rows

@@ -1,15 +1,20 @@
 """DP-CD pass before and after the per-loss kernels, in one process (issue #17's table).
 
-For each problem it times, back to back: one `X.T @ r` (the memory-bound floor), one DP-CD pass
+For each problem it times, alternately: one `X.T @ r` (the memory-bound floor), one DP-CD pass
 (p clipped, noisy proximal coordinate updates) with the kernels the solver runs now
 (`dpcd_inner_dense` / `dpcd_inner_sparse`), the same pass with the reference loop of the previous
 kernels (`ref_clipped_coord_sum_*`: one loop for every loss, libm `exp`, then `update_pred_*`),
 and, for the squared loss, one epoch of scikit-learn's (non-private) `Lasso` (difference of fits
 with 105 and 5 epochs, tol=0, over 100). Problems: California (squared) and Electricity
 (logistic) when `DP_CD_DATA` has them (else same-shaped synthetic data), dense 10^5 x 100 and
-CSC 10^5 x 10^4 at 1 % (both losses). Writes `results/dpcd_kernels.csv`.
+CSC 10^5 x 10^4 at 1 % (both losses). Every time is the best of k; the floor is ticked before each timed
+call (`floor.Floor`), so that it and the kernels meet the same load, and every row stores the floor's best and
+median tick next to both kernels' times. The clock (`--timer`) is by default the CPU time of the process
+(everything here runs on one thread): on a loaded machine a call longer than a time slice is preempted, so its
+wall-clock time grows with the load while the floor's, shorter than a slice, does not. Writes
+`results/dpcd_kernels.csv`.
 
-    python benchmarks/bench_dpcd.py [--quick] [--out benchmarks/results/dpcd_kernels.csv]
+    python benchmarks/bench_dpcd.py [--quick] [--timer cpu|wall] [--out benchmarks/results/dpcd_kernels.csv]
 """
 import argparse, csv, os, sys, time, warnings
 for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
@@ -25,6 +30,8 @@ from dp_cd.model.losses import (SquaredLoss, LogisticLoss, ref_clipped_coord_sum
 from dp_cd.model.penalties import L1, L2
 from dp_cd.utils import as_design
 from dp_cd import datasets
+sys.path.insert(0, str(Path(__file__).parent))
+from floor import Floor, between
 
 
 @njit(cache=True)
@@ -51,12 +58,16 @@ def _before_sparse(loss, penalty, X, y, z, w, block, scales):
         if change != 0.0: update_pred_sparse(data, indices, indptr, z, j, change)
 
 
+CLOCK = time.process_time   # --timer cpu (default); wall: time.perf_counter
+
+
 def best_of(f, k):
     ts = []
     for _ in range(k):
-        t = time.perf_counter()
+        between()   # the active floor's tick
+        t = CLOCK()
         f()
-        ts.append(time.perf_counter() - t)
+        ts.append(CLOCK() - t)
     return min(ts)
 
 
@@ -98,14 +109,18 @@ def bench(name, src, X, y, loss, k, passes=2):
     now(*args())
     before(*args())
     r = np.random.default_rng(1).normal(size=n)
-    floor = best_of(lambda: X.T @ r, 10 * k)
-    t_now = best_of(lambda: now(*args()), k) / passes
-    t_before = best_of(lambda: before(*args()), k) / passes
+    with Floor(X, r, CLOCK) as fl:   # ticked before every timed call below
+        t_now, t_before = np.inf, np.inf
+        for _ in range(k):   # alternately, best of k each
+            t_now = min(t_now, best_of(lambda: now(*args()), 1) / passes)
+            t_before = min(t_before, best_of(lambda: before(*args()), 1) / passes)
+    floor = fl.best
     row = dict(problem=name, source=src, n=n, p=p, nnz=X.nnz if sparse else n * p, loss=loss.name,
                floor_s=floor, pass_now_s=t_now, pass_before_s=t_before,
                now_vs_floor=t_now / floor, before_vs_floor=t_before / floor,
                speedup=t_before / t_now, sklearn_epoch_s=None, now_vs_sklearn=None,
-               before_vs_sklearn=None)
+               before_vs_sklearn=None, floor_median_s=fl.median, floor_ticks=len(fl.ticks),
+               load=os.getloadavg()[0], timer="cpu" if CLOCK is time.process_time else "wall")
     if isinstance(loss, SquaredLoss) and not sparse:
         from sklearn.linear_model import Lasso
         fit = lambda it: Lasso(alpha=0.005, max_iter=it, tol=0.0, fit_intercept=False).fit(X, y)
@@ -118,8 +133,11 @@ def bench(name, src, X, y, loss, k, passes=2):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--timer", choices=("cpu", "wall"), default="cpu", help="CPU time of the process or wall-clock")
     ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "dpcd_kernels.csv"))
     args = ap.parse_args(argv)
+    global CLOCK
+    CLOCK = time.process_time if args.timer == "cpu" else time.perf_counter
     warnings.simplefilter("ignore")
     k = 3 if args.quick else 7
     rows = []
@@ -129,8 +147,10 @@ def main(argv=None):
             r = rows[-1]
             sk = "" if r["now_vs_sklearn"] is None else (
                 f"; vs sklearn Lasso epoch {r['before_vs_sklearn']:.2f} -> {r['now_vs_sklearn']:.2f}")
-            print(f"{name:24s} {loss.name:9s} pass / X.T@r: before {r['before_vs_floor']:6.2f}, "
-                  f"now {r['now_vs_floor']:6.2f} (x{r['speedup']:.1f}){sk}", flush=True)
+            print(f"{name:24s} {loss.name:9s} pass / X.T@r: before {r['pass_before_s'] * 1e3:.4f} ms / "
+                  f"{r['floor_s'] * 1e3:.4f} ms = {r['before_vs_floor']:6.2f}, now {r['pass_now_s'] * 1e3:.4f} ms / "
+                  f"{r['floor_s'] * 1e3:.4f} ms = {r['now_vs_floor']:6.2f} (x{r['speedup']:.1f}); floor median "
+                  f"{r['floor_median_s'] * 1e3:.4f} ms over {r['floor_ticks']} ticks{sk}", flush=True)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(out, "w", newline="") as f:

@@ -10,11 +10,17 @@ design with 100,000 features (1,000 rows, 0.5% density). Target: ratio <= 2.
 thread (`numba.set_num_threads(1)`): on a shared, loaded machine a multi-threaded BLAS product is much slower and would
 flatter the ratio. Times are the best of k runs. Threads: the clipped gradient (derivatives + clipped column sums) and
 the whole iteration are then timed with 1 and with all of numba's threads, interleaved in the same process; the
-speed-up is printed with the load average (the machine is shared).
+speed-up is printed with the load average (the machine is shared). The floor is ticked between the one-thread
+timings (best of 20 products per tick, k ticks): its best tick divides, its median tick is stored next to it.
+`--timer cpu` (the default) times the floor and the one-thread iteration and gradient by the CPU time of the
+process, which a loaded machine does not inflate (a call longer than a time slice is preempted: its wall-clock
+time grows with the load); the threads' comparison is wall-clock (the CPU time would add the threads up). The CSV
+stores both: `iteration_1thread_s`, `gradient_1thread_s` by the timer; `*_wall_s` and `*_threads_s` wall-clock.
 Also printed: the parts of one iteration (derivatives + clipped gradient, scores, noise draw, race) timed separately.
 
     python benchmarks/bench_dpgcd.py            # best of 7 x 20 single iterations (and of 7 x 20 products)
     python benchmarks/bench_dpgcd.py --quick    # best of 3 x 20
+    python benchmarks/bench_dpgcd.py --repeat 15 --timer wall   # best of 15 x 20; wall-clock one-thread timings
     python benchmarks/bench_dpgcd.py --only electricity,dense   # some of the problems
     python benchmarks/bench_dpgcd.py --only electricity,dense --csv benchmarks/results/dpgcd_threads.csv
 """
@@ -31,10 +37,12 @@ from dp_cd.model.losses import LogisticLoss
 from dp_cd.model.losses import kernel_deriv_range
 from dp_cd.utils import as_design, PrivacyLeakWarning
 
-def _best(f, repeat):
+CLOCK = time.process_time   # the floor and the one-thread timings (--timer cpu, the default; wall: perf_counter)
+
+def _best(f, repeat, clock=time.perf_counter):
     ts = []
     for _ in range(repeat):
-        t = time.perf_counter(); f(); ts.append(time.perf_counter() - t)
+        t = clock(); f(); ts.append(clock() - t)
     return min(ts)
 
 def _madelon():
@@ -84,17 +92,20 @@ def bench(X, y, name, pen, repeat, T=20):
         _dpgcd_block(design, lossp, penp, consts, selection, (sel, eta), z, w, buffers, ch1, par[0])
     for _ in range(T): run()   # compile, and move away from w = 0
     r = rng.normal(size=n)
-    t_xtr, t_it = np.inf, np.inf
+    t_it, ticks = np.inf, []
     threads = numba.config.NUMBA_NUM_THREADS
     numba.set_num_threads(1)
-    for _ in range(repeat):   # interleaved, best of k of each (the machine is shared)
-        t_xtr = min(t_xtr, _best(lambda: Xd.T @ r, 20)); t_it = min(t_it, _best(run, 20))
+    t_g1c = np.inf
     grad_k = lambda: _clipped_gradient(design, lossp, z, consts[6], u, g, par[0])   # row 6: the thresholds C_j
+    for _ in range(repeat):   # interleaved, best of k of each (the machine is shared), by CLOCK
+        ticks.append(_best(lambda: Xd.T @ r, 20, CLOCK)); t_it = min(t_it, _best(run, 20, CLOCK))
+        t_g1c = min(t_g1c, _best(grad_k, 20, CLOCK))
     t_g1, t_gk, t_i1, t_ik = np.inf, np.inf, np.inf, np.inf
-    for _ in range(repeat):   # 1 thread vs all, interleaved
+    for _ in range(repeat):   # 1 thread vs all, interleaved, wall-clock (CPU time would add the threads up)
         numba.set_num_threads(1); par[0] = False; t_g1 = min(t_g1, _best(grad_k, 20)); t_i1 = min(t_i1, _best(run, 20))
         numba.set_num_threads(threads); par[0] = True; t_gk = min(t_gk, _best(grad_k, 20)); t_ik = min(t_ik, _best(run, 20))
     numba.set_num_threads(1); par[0] = False
+    t_xtr, t_xtr_median = min(ticks), float(np.median(ticks))   # best and median of the ticks
     # the parts, on the same data
     z = rng.normal(size=n) * 0.1; w = np.zeros(p); clips = P["clip_thresholds"]
     def grad():
@@ -105,13 +116,16 @@ def bench(X, y, name, pen, repeat, T=20):
     t_s = _best(lambda: _scores(1, *pen.kernel_args(), w, g, M, sqM, iM, shr, sc), repeat * 5)
     t_d = _best(lambda: rng.standard_exponential(p), repeat * 5)
     E = rng.standard_exponential(p); t_r = _best(lambda: exponential_race(sc, 0.01, E), repeat * 5)
-    print(f"{name}, {type(pen).__name__}: X.T@r {t_xtr * 1e3:.3f} ms, DP-GCD iteration {t_it * 1e3:.3f} ms (ratio {t_it / t_xtr:.2f}); "
+    print(f"{name}, {type(pen).__name__}: X.T@r {t_xtr * 1e3:.4f} ms (median {t_xtr_median * 1e3:.4f} ms over "
+          f"{len(ticks)} ticks), DP-GCD iteration {t_it * 1e3:.3f} ms (ratio {t_it / t_xtr:.2f}); "
           f"parts (ms): gradient {t_g * 1e3:.3f}, scores {t_s * 1e3:.3f}, noise draw {t_d * 1e3:.3f}, race {t_r * 1e3:.3f}")
     print(f"    threads: clipped gradient 1 thread {t_g1 * 1e3:.3f} ms, {threads} threads {t_gk * 1e3:.3f} ms "
           f"(speed-up {t_g1 / t_gk:.2f}); iteration {t_i1 * 1e3:.3f} -> {t_ik * 1e3:.3f} ms (speed-up {t_i1 / t_ik:.2f}, "
-          f"{t_ik / t_xtr:.2f} x X.T@r); load average {os.getloadavg()[0]:.2f}", flush=True)
+          f"wall-clock); load average {os.getloadavg()[0]:.2f}", flush=True)
     ROWS.append(dict(problem=name, n=n, p=p, penalty=type(pen).__name__, threads=threads, floor_s=t_xtr,
-                     iteration_1thread_s=t_i1, iteration_threads_s=t_ik, gradient_1thread_s=t_g1,
+                     floor_median_s=t_xtr_median, floor_ticks=len(ticks), iteration_1thread_s=t_it,
+                     gradient_1thread_s=t_g1c, timer="cpu" if CLOCK is time.process_time else "wall",
+                     iteration_1thread_wall_s=t_i1, iteration_threads_s=t_ik, gradient_1thread_wall_s=t_g1,
                      gradient_threads_s=t_gk, load_average=os.getloadavg()[0]))
     return t_it / t_xtr
 
@@ -119,6 +133,8 @@ ROWS = []
 
 if __name__ == "__main__":
     repeat = 3 if "--quick" in sys.argv else 7
+    if "--repeat" in sys.argv: repeat = int(sys.argv[sys.argv.index("--repeat") + 1])   # rounds (a loaded machine: more)
+    if "--timer" in sys.argv and sys.argv[sys.argv.index("--timer") + 1] == "wall": CLOCK = time.perf_counter
     warnings.simplefilter("ignore", PrivacyLeakWarning)
     ratios = []
     problems = {"electricity": _electricity, "dense": _dense, "madelon": _madelon, "sparse": _sparse}

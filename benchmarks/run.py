@@ -33,6 +33,7 @@ from dp_cd.model.losses import SquaredLoss, LogisticLoss
 from dp_cd.model.penalties import L1, L2
 from dp_cd.solvers.dpcd import dp_cd
 from dp_cd import datasets
+from floor import Floor, between   # the floor X.T @ r, ticked between the timings
 
 try: from dp_cd.solvers.dpsgd import dp_sgd
 except ImportError: dp_sgd = None
@@ -53,9 +54,10 @@ THESIS_D2 = {("california", "dp_cd", 50): 0.0647, ("electricity", "dp_cd", 50): 
 CLOCK = time.perf_counter
 
 def best_of(f, k):
-    "Smallest time of `k` calls of `f()` (by `CLOCK`)."
+    "Smallest time of `k` calls of `f()` (by `CLOCK`); the active `Floor`, if any, is ticked before each."
     ts = []
     for _ in range(k):
+        between()
         t = CLOCK(); f(); ts.append(CLOCK() - t)
     return min(ts)
 
@@ -128,12 +130,14 @@ def bench_speed(args):
         n, p = X.shape; delta = 1.0 / n**2
         M = loss.coordinate_smoothness(X)   # constants passed explicitly: the timing excludes nothing hidden
         r = np.random.default_rng(0).normal(size=n)
-        t_floor = best_of(lambda: X.T @ r, 10 * k)
-        def row(what, unit, seconds, ref=None, note=""):
+        floor = Floor(X, r, CLOCK).__enter__()   # ticked before every timed call of this dataset
+        first = len(rows)
+        def row(what, unit, seconds, ref=None, note=""):   # vs_floor: at the end, with the floor's best tick
             rows.append(dict(dataset=name, source=src, n=n, p=p, what=what, unit=unit, seconds=seconds,
-                             vs_floor=seconds / t_floor, reference_seconds=ref,
+                             vs_floor=None, reference_seconds=ref,
                              vs_reference=None if ref is None else seconds / ref, note=note))
-        row("floor X.T @ r", "product", t_floor, note="memory-bound floor: reads X once")
+        row("floor X.T @ r", "product", np.nan, note="memory-bound floor: reads X once; best of the ticks "
+            "interleaved with the timings below")
         cd = lambda P: dp_cd(X, y, loss, pen(lam), epsilon=1.0, delta=delta, n_passes=P, step=1.0, clip=1.0, smoothness=M, random_state=0)
         cd(2)   # compile / load the cache
         row("DP-CD pass", "pass", marginal(cd, 5, k), note="marginal cost (difference of runs)")
@@ -196,9 +200,14 @@ def bench_speed(args):
             t = best_of(lambda: LogisticRegression(C=C, fit_intercept=False).fit(X, y), k)
             row("sklearn LogisticRegression fit (lbfgs)", "call", t, note=f"non-private, to convergence ({int(m.n_iter_[0])} iterations)")
             row("sklearn LogisticRegression iteration", "iteration", t / max(1, int(m.n_iter_[0])), note="fit time / n_iter_")
+        floor.__exit__()
+        rows[first]["seconds"] = floor.best
+        for r_ in rows[first:]: r_.update(vs_floor=r_["seconds"] / floor.best, **floor.fields())
+        print(f"  {name}: {floor}")
     for r in rows:
         ref = "" if r["vs_reference"] is None else f"  = {r['vs_reference']:6.2f} x published C++ ({r['reference_seconds']} s)"
-        print(f"  {r['dataset']:12s} {r['what']:40s} {r['seconds'] * 1e3:10.3f} ms = {r['vs_floor']:8.2f} x floor{ref}")
+        print(f"  {r['dataset']:12s} {r['what']:40s} {r['seconds'] * 1e3:10.3f} ms / floor {r['floor_s'] * 1e3:.4f} ms "
+              f"= {r['vs_floor']:8.2f} x floor{ref}")
     return rows
 
 # ------------------------------------------------------------------------------------------------ compile
@@ -514,7 +523,7 @@ def main(argv=None):
         sys.path.insert(0, str(Path(__file__).parent))
         from bench_breakdown import bench_breakdown
         print("== breakdown: the parts of the DP-SGD (batch 64), DP-CD (logistic) and DP-GCD kernels, Electricity")
-        write_csv(bench_breakdown(load_problem, best_of, marginal, args.data_dir, args.repeat or (3 if args.quick else 7)),
+        write_csv(bench_breakdown(load_problem, best_of, marginal, args.data_dir, args.repeat or (3 if args.quick else 7), CLOCK),
                   out / "speed_breakdown.csv")
     if "compile" in sections:
         print("== compile: first call in a process with an empty numba cache, then a fresh process with the cache")
