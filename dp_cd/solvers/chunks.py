@@ -668,7 +668,8 @@ def _columns(fn, p:int, args:tuple) -> list:
 
 
 class ColumnChunks:
-    "Chunks of a Fortran-ordered `.npy` file left on disk, their states kept (in process)."
+    """Chunks of a Fortran-ordered `.npy` file left on disk, their states kept (in process). The
+    states are made in the read of the first call: one read of each chunk's columns for both."""
     def __init__(self, source:NpyRows, # the file (`npy_chunks`)
                  spans:list, # (k, a, b, (rows, p)) of each chunk (`_spans`)
                  y:np.ndarray, # the labels (float64, or int8: kept in one byte each)
@@ -676,9 +677,7 @@ class ColumnChunks:
                  args:tuple=(), # public arguments of `init`
                 ):
         self.source, self.buffer, self.chunks = source, ChunkBuffer(), []
-        for k, a, b, shape in spans:
-            Xc = self._read(k, a, b, _columns(init, shape[1], args))
-            self.chunks.append((k, a, b, y[a:b], init(Xc, float_labels(y[a:b]), *args)))
+        self.pending = (spans, y, init, args)   # the states, made by the first `apply`
 
     def _read(self, k:int, a:int, b:int, columns:list) -> np.ndarray:
         "The chunk's Fortran view with `columns` read and checked (the others are stale)."
@@ -686,11 +685,24 @@ class ColumnChunks:
         for j in columns: check_finite(Xc[:, j], k, a)
         return Xc
 
+    def _first(self, fn, cols:list, args:tuple) -> list:
+        "The first call: per chunk, one read of the columns `init` and `fn` declare, then both."
+        (spans, y, init, iargs), chunks, out = self.pending, [], []
+        for k, a, b, shape in spans:
+            Xc = self._read(k, a, b, sorted(set(_columns(init, shape[1], iargs)) | set(cols)))
+            yc = float_labels(y[a:b])
+            chunks.append((k, a, b, y[a:b], init(Xc, yc, *iargs)))
+            out.append(fn(Xc, yc, chunks[-1][-1], *args))
+        self.chunks, self.pending = chunks, None
+        return out
+
     def apply(self, fn, *args) -> list:
         "`fn(Xc, yc, state, *args)` on each chunk in order, after reading the columns it declares."
         cols = _columns(fn, self.source.p, args)
+        if self.pending is not None: return self._first(fn, cols, args)
         return [fn(self._read(k, a, b, cols), float_labels(yc), state, *args)
                 for k, a, b, yc, state in self.chunks]
+
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 @njit(cache=True, nogil=True)
