@@ -58,13 +58,17 @@ P = 10
 
 # the phases of a fit timed by `install_phase_timers`: (module, attribute, label); a name the
 # library does not define (any more) is skipped with a message, not an error
+# (names separated by "|": the first one the module defines)
 PHASES = (("dp_cd.estimators", "_prepare_chunked", "prepare (chunks checked, labels read)"),
-          ("dp_cd.estimators", "_private_data_bounds", "release: bounds (histogram)"),
-          ("dp_cd.estimators", "_refined_public_bounds", "release: refined public bounds"),
-          ("dp_cd.estimators", "_add_label_mean", "release: labels' mean"),
-          ("dp_cd.estimators", "_add_private_center", "release: centre"),
-          ("dp_cd.estimators", "_add_private_spread", "release: bounds around the centre"),
-          ("dp_cd.estimators", "_add_private_scale", "release: scales"),
+          ("dp_cd.estimators", "private_data_bounds|_private_data_bounds",
+           "release: bounds (histogram)"),
+          ("dp_cd.estimators", "refined_public_bounds|_refined_public_bounds",
+           "release: refined public bounds"),
+          ("dp_cd.estimators", "add_label_mean|_add_label_mean", "release: labels' mean"),
+          ("dp_cd.estimators", "add_private_center|_add_private_center", "release: centre"),
+          ("dp_cd.estimators", "add_private_spread|_add_private_spread",
+           "release: bounds around the centre"),
+          ("dp_cd.estimators", "add_private_scale|_add_private_scale", "release: scales"),
           ("dp_cd.solvers.contract", "Solver.fit", "solver"),
           ("dp_cd.solvers.dpcd", "DPCD.run_chunks", "solver: run on the chunks"),
           ("dp_cd.solvers.dpcd", "hold_chunks", "solver: chunk states (row norms)"))
@@ -102,14 +106,15 @@ def install_phase_timers(drop=None, # drop(): the files' pages dropped at each p
                                     read_bytes=r1 - r, disk_bytes=d1 - d))
                 if drop is not None and label.endswith("(row norms)"): drop()   # the pass: cold
         return timed
-    for module, name, label in PHASES:
-        owner = importlib.import_module(module)
-        *path, attr = name.split(".")
-        for part in path: owner = getattr(owner, part, None)
-        if owner is None or not hasattr(owner, attr):
-            print(f"phase {label!r}: {module}.{name} not found, not timed", file=sys.stderr)
-            continue
-        setattr(owner, attr, wrap(getattr(owner, attr), label))
+    for module, names, label in PHASES:
+        for name in names.split("|"):
+            owner = importlib.import_module(module)
+            *path, attr = name.split(".")
+            for part in path: owner = getattr(owner, part, None)
+            if owner is not None and hasattr(owner, attr):
+                setattr(owner, attr, wrap(getattr(owner, attr), label))
+                break
+        else: print(f"phase {label!r}: {module}.{names} not found, not timed", file=sys.stderr)
     return records
 
 
