@@ -33,6 +33,16 @@ in the same process.
    holding the most rows), and the model's predictions are written beside the measured times.
    The update latency of (c) is measured with the spread placement forced.
 
+3. With `--phases` (instead of 1 and 2): the two estimators at each n of `--sizes`, in memory
+   and on the 2 workers (the cost model's placement), interleaved `--best-of` times, each fit
+   timed by phase in the driver (`bench_dpcd_ooc.install_phase_timers`: preparing the chunks,
+   each private release, the solver's chunk states and its run; the rest of the fit is
+   "other"), to see where the time of a fit on the cluster goes: per-round costs (the
+   solver's run after its chunk states: the updates' round trips and work) against the fixed
+   costs of the cluster (the releases' graphs, the chunks mapped and held by the workers).
+   Results: `dpcd_dask_phases.csv` (one row per fit and phase, the first fit of each kind on
+   the cluster marked `first`).
+
 The load average (`os.getloadavg()`) is printed before and after and written with the results
 (`dpcd_dask.csv`): the machine is shared, so the latencies are those of the load it ran under.
 """
@@ -135,9 +145,12 @@ def main():
     ap.add_argument("--sizes", type=int, nargs="+", default=None,
                     help="the n of the fits (default 40,000 and 400,000; --quick: 40,000)")
     ap.add_argument("--best-of", type=int, default=None, help="k (default 3; --quick: 1)")
+    ap.add_argument("--phases", action="store_true",
+                    help="only the estimators' fits by phase (dpcd_dask_phases.csv)")
     args = ap.parse_args()
     from distributed import Client, LocalCluster
     warnings.simplefilter("ignore")
+    if args.phases: return phase_rows(args.sizes or (N,), args.best_of or 2, args.out)
     k, rounds = (1, 100) if args.quick else (3, 500)
     k = args.best_of or k
     sizes = tuple(args.sizes) if args.sizes else (N,) if args.quick else (N, 10 * N)
@@ -215,6 +228,53 @@ def _fit_rows(X, Xd, y, k, setting, only=None):
               f"{base:.3f} s in memory, "
               f"x{s / base:5.1f}, max |coef diff| {diff:.1e} ({path})")
     return rows
+
+
+def phase_rows(sizes, reps:int, out:str):
+    "The estimators' fits by phase, in memory and on 2 workers, interleaved `reps` times."
+    from distributed import Client, LocalCluster
+    from bench_dpcd_ooc import install_phase_timers
+    records, rows = install_phase_timers(), []
+    load0 = os.getloadavg()
+    print(f"load average before: {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f} (2 cores)")
+    X, Xd, y = problem(N)
+    for name in ESTIMATORS: fits(X, y)[name](X), fits(X, y)[name](Xd)   # compile, in process
+    with LocalCluster(host="127.0.0.1", dashboard_address=None, n_workers=2,
+                      threads_per_worker=1, processes=True) as cluster, Client(cluster):
+        for n in sizes:
+            Xn, Xdn, yn = problem(n)
+            Xdn = Xdn.persist()
+            seen = set()
+            for rep in range(reps):
+                for name in ESTIMATORS:
+                    for setting, Z in (("in memory", Xn), ("2 workers", Xdn)):
+                        del records[:]
+                        t = time.perf_counter()
+                        r = fits(Xn, yn)[name](Z)
+                        total = time.perf_counter() - t
+                        res = r.fit_results_[0]
+                        first = setting != "in memory" and name not in seen
+                        if first: seen.add(name)
+                        top = sum(ph["seconds"] for ph in records if ph["depth"] == 0)
+                        base = dict(what=f"fit {name}", setting=setting, n=n, rep=rep,
+                                    first=first, data_path=res.params.get("data_path", "memory"))
+                        rows += [dict(base, **ph) for ph in records]
+                        rows += [dict(base, phase="other", depth=0, seconds=total - top),
+                                 dict(base, phase="fit", depth=-1, seconds=total)]
+                        print(f"{setting:9s} n={n} rep {rep} {name:30s} {total:7.2f} s "
+                              f"({res.params.get('data_path', 'memory')}): " + ", ".join(
+                                  f"{ph['phase']} {ph['seconds']:.2f}" for ph in records),
+                              flush=True)
+    load1 = os.getloadavg()
+    print(f"load average after: {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}")
+    for r in rows: r.update(load_before=load0[0], load_after=load1[0])
+    names = ["what", "setting", "n", "rep", "first", "data_path", "phase", "depth", "seconds",
+             "cpu_seconds", "load_before", "load_after"]
+    Path(out).mkdir(parents=True, exist_ok=True)
+    with open(Path(out) / "dpcd_dask_phases.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=names, extrasaction="ignore")
+        w.writeheader()
+        w.writerows(rows)
 
 
 if __name__ == "__main__":

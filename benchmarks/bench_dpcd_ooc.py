@@ -31,23 +31,105 @@ by util-linux `fincore`) or after they were read once ("warm"). Runs, interleave
 - `dp-bcd` (with `--runs ...,dp-bcd`): block DP-CD with B = p on the same file (every chunk
   read whole, once per pass).
 
+- `dp-classifier-cold` (with `--runs ...,dp-classifier-cold`): the same fit, the files' pages
+  dropped again at the start of each phase below (and after the chunks' states), so that every
+  phase, the DP-CD pass included, is timed from a cold cache, as one cold read is.
+
 `read_bytes` is what the timed part asked of `read()` (from the page cache or the disk,
-`/proc/self/io` rchar): with coordinate-wise clipping DP-CD draws its p coordinates uniformly with
-replacement, so a pass reads the columns it drew, not always all of them.
+`/proc/self/io` rchar), `disk_bytes` what came from the disk (`read_bytes` of `/proc/self/io`):
+with coordinate-wise clipping DP-CD draws its p coordinates uniformly with replacement, so a pass
+reads the columns it drew, not always all of them.
+
+The estimator's runs are also timed by phase (`install_phase_timers`: each private release of
+the preprocessing, the solver's chunk states (the per-sample clipping's row norms), the solver's
+run on the chunks, whose remainder is the DP-CD pass), with the wall-clock and CPU seconds and
+the bytes asked of `read()` and read from the disk during each; written to `<csv>_phases.csv`
+beside the runs' CSV, each phase also against the median cold read (`vs_one_read`).
 
 Peak RSS is the process's `VmHWM`. A pass is compared with the median of the reads in the same
 cache state (`vs_one_read`). The load average is written with every row: the machine is shared.
 Results: `dpcd_out_of_core.csv`.
 """
-import argparse, csv, json, os, subprocess, sys
+import argparse, csv, json, os, resource, subprocess, sys, time
 from pathlib import Path
 import numpy as np
 
 P = 10
 
+# the phases of a fit timed by `install_phase_timers`: (module, attribute, label); a name the
+# library does not define (any more) is skipped with a message, not an error
+# (names separated by "|": the first one the module defines)
+PHASES = (("dp_cd.estimators", "_prepare_chunked", "prepare (chunks checked, labels read)"),
+          ("dp_cd.estimators", "private_data_bounds|_private_data_bounds",
+           "release: bounds (histogram)"),
+          ("dp_cd.estimators", "refined_public_bounds|_refined_public_bounds",
+           "release: refined public bounds"),
+          ("dp_cd.estimators", "add_label_mean|_add_label_mean", "release: labels' mean"),
+          ("dp_cd.estimators", "add_private_center|_add_private_center", "release: centre"),
+          ("dp_cd.estimators", "add_private_spread|_add_private_spread",
+           "release: bounds around the centre"),
+          ("dp_cd.estimators", "add_private_scale|_add_private_scale", "release: scales"),
+          ("dp_cd.solvers.contract", "Solver.fit", "solver"),
+          ("dp_cd.solvers.dpcd", "DPCD.run_chunks", "solver: run on the chunks"),
+          ("dp_cd.solvers.dpcd", "hold_chunks", "solver: chunk states (row norms)"))
+
+
+def io_counters() -> tuple:
+    "(bytes asked of read(), bytes read from the disk) by this process so far (/proc/self/io)."
+    got = {}
+    for line in open("/proc/self/io"):
+        k, v = line.split(":")
+        got[k] = int(v)
+    return got["rchar"], got["read_bytes"]
+
+
+def install_phase_timers(drop=None, # drop(): the files' pages dropped at each phase's start
+                        ) -> list: # the records, appended to as the phases run
+    """Wrap the functions of `PHASES` so that each call appends (phase, start, seconds, CPU
+    seconds, bytes asked of read(), bytes from the disk); the wrappers call the originals."""
+    import importlib
+    records, depth = [], [0]
+    def cpu():
+        r = resource.getrusage(resource.RUSAGE_SELF)
+        return r.ru_utime + r.ru_stime
+    def wrap(fn, label):
+        def timed(*args, **kw):
+            if drop is not None: drop()
+            t, c, (r, d) = time.perf_counter(), cpu(), io_counters()
+            depth[0] += 1
+            try: return fn(*args, **kw)
+            finally:
+                depth[0] -= 1
+                r1, d1 = io_counters()
+                records.append(dict(phase=label, depth=depth[0], start=t,
+                                    seconds=time.perf_counter() - t, cpu_seconds=cpu() - c,
+                                    read_bytes=r1 - r, disk_bytes=d1 - d))
+                if drop is not None and label.endswith("(row norms)"): drop()   # the pass: cold
+        return timed
+    for module, names, label in PHASES:
+        for name in names.split("|"):
+            owner = importlib.import_module(module)
+            *path, attr = name.split(".")
+            for part in path: owner = getattr(owner, part, None)
+            if owner is not None and hasattr(owner, attr):
+                setattr(owner, attr, wrap(getattr(owner, attr), label))
+                break
+        else: print(f"phase {label!r}: {module}.{names} not found, not timed", file=sys.stderr)
+    return records
+
+
+def drop_pages(paths):
+    "Drop the files' pages from the page cache (`posix_fadvise(POSIX_FADV_DONTNEED)`)."
+    for name in paths:
+        fd = os.open(name, os.O_RDONLY)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        os.close(fd)
+
 SNIPPET = r"""
 import json, resource, sys, time
 import numpy as np
+sys.path.insert(0, BENCHMARKS)
+from bench_dpcd_ooc import drop_pages, install_phase_timers, io_counters
 from dp_cd.model.losses import LogisticLoss
 from dp_cd.model.penalties import L2
 from dp_cd.solvers.dpcd import dp_cd
@@ -61,9 +143,6 @@ def status(key):
 def cpu():
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime + r.ru_stime
-def rchar():   # bytes this process asked of read() calls (page cache or disk)
-    for line in open("/proc/self/io"):
-        if line.startswith("rchar"): return int(line.split()[1])
 def read_once(*paths):
     buf = memoryview(np.empty(rows * 10)).cast("B")
     for name in paths:
@@ -74,7 +153,9 @@ r = np.random.default_rng(0)
 Xw, yw = r.normal(size=(200, 10)), np.where(r.normal(size=200) > 0, 1.0, -1.0)
 dp_cd(Xw, yw, LogisticLoss(), L2(1e-3), epsilon=1.0, delta=1e-6, n_passes=1,
       smoothness=np.full(10, 0.25), random_state=0)
-base, t, c, r0 = status("VmHWM"), time.perf_counter(), cpu(), rchar()
+phases = (install_phase_timers(lambda: drop_pages((path, ypath)) if what.endswith("-cold")
+                               else None) if what.startswith("dp-classifier") else [])
+base, t, c, (r0, d0) = status("VmHWM"), time.perf_counter(), cpu(), io_counters()
 if what == "read":
     read_once(path, ypath)
 else:
@@ -85,13 +166,16 @@ else:
     if what == "dp-cd": res = dp_cd(X, y, LogisticLoss(), L2(1e-3), **kw)
     elif what == "dp-cd-sample":   # per-sample clipping: every column once per pass (a permutation)
         res = dp_cd(X, y, LogisticLoss(), L2(1e-3), clipping="sample", clip=1.0, **kw)
-    elif what == "dp-classifier":   # the default estimator, one pass
+    elif what.startswith("dp-classifier"):   # the default estimator, one pass
         res = DPClassifier(epsilon=1.0, classes=[-1.0, 1.0], n_passes=1, random_state=0).fit(X, y)
         res.coef = res.coef_
     else: res = dp_bcd(X, y, LogisticLoss(), L2(1e-3), block_size=p, **kw)
     assert np.all(np.isfinite(res.coef))
+r1, d1 = io_counters()
+for ph in phases: ph["start"] -= t
 print(json.dumps(dict(what=what, seconds=time.perf_counter() - t, cpu_seconds=cpu() - c,
-                      peak_rss=status("VmHWM"), rss_before=base, read_bytes=rchar() - r0)))
+                      peak_rss=status("VmHWM"), rss_before=base, read_bytes=r1 - r0,
+                      disk_bytes=d1 - d0, phases=phases)))
 """
 
 
@@ -114,10 +198,7 @@ def write_design(d:Path, n:int, rows:int):
 def set_cache(paths, cache:str) -> float:
     "Drop the files' pages (cold) or read them once (warm); the fraction of bytes cached after."
     for name in paths:
-        if cache == "cold":
-            fd = os.open(name, os.O_RDONLY)
-            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-            os.close(fd)
+        if cache == "cold": drop_pages([name])
         else:
             with open(name, "rb", buffering=0) as f:
                 buf = memoryview(bytearray(1 << 24))
@@ -134,16 +215,22 @@ def run(what, paths, n, rows, cache, rep):
     "One run in a fresh process, the page cache set first; its row (None: failed)."
     cached = set_cache(paths, cache)
     env = dict(os.environ, NUMBA_NUM_THREADS="1")
-    res = subprocess.run([sys.executable, "-c", SNIPPET, what, *map(str, paths), str(rows)],
+    code = SNIPPET.replace("BENCHMARKS", repr(str(Path(__file__).resolve().parent)))
+    res = subprocess.run([sys.executable, "-c", code, what, *map(str, paths), str(rows)],
                          capture_output=True, text=True, timeout=7200, env=env)
     if res.returncode: print(res.stderr[-3000:]); return None
     r = dict(json.loads(res.stdout.strip().splitlines()[-1]), n=n, p=P, cache=cache, rep=rep,
              cached_fraction=cached, file_bytes=sum(os.path.getsize(p) for p in paths),
              chunk_rows=rows, load_avg=os.getloadavg()[0])
     print(f"  {cache} {what:12s} n={n}: {r['seconds']:8.2f} s (cpu {r['cpu_seconds']:.2f} s), "
-          f"peak RSS {r['peak_rss'] / 2**30:.2f} GiB, read {r['read_bytes'] / 1e9:.2f} GB, "
+          f"peak RSS {r['peak_rss'] / 2**30:.2f} GiB, read {r['read_bytes'] / 1e9:.2f} GB "
+          f"({r['disk_bytes'] / 1e9:.2f} GB from the disk), "
           f"cached before {cached:.0%}, "
           f"load {r['load_avg']:.1f}", flush=True)
+    for ph in r["phases"]:
+        print(f"    {ph['phase']:38s} {ph['seconds']:8.2f} s (cpu {ph['cpu_seconds']:.2f} s), "
+              f"read {ph['read_bytes'] / 1e9:.2f} GB ({ph['disk_bytes'] / 1e9:.2f} GB from the "
+              f"disk)", flush=True)
     return r
 
 
@@ -160,7 +247,7 @@ def main():
     args = ap.parse_args()
     d = Path(args.dir) / "dp_cd_dpcd_ooc"
     d.mkdir(parents=True, exist_ok=True)
-    paths, out = (d / "X.npy", d / "y.npy"), []
+    paths, out, phases = (d / "X.npy", d / "y.npy"), [], []
     print(f"load average before: {os.getloadavg()}", flush=True)
     try:
         for n in map(int, args.rows.split(",")):
@@ -170,7 +257,12 @@ def main():
                        for r in [run(what, paths, n, args.chunk_rows, cache, rep)]
                        if r is not None]
                 read = np.median([r["seconds"] for r in got if r["what"] == "read"] or [np.nan])
-                for r in got: r["vs_one_read"] = r["seconds"] / read
+                for r in got:
+                    r["vs_one_read"] = r["seconds"] / read
+                    for ph in r["phases"]:
+                        phases.append(dict(what=r["what"], n=n, cache=cache, rep=r["rep"], **ph,
+                                           file_bytes=r["file_bytes"], load_avg=r["load_avg"],
+                                           vs_one_read=ph["seconds"] / read))
                 out += got
             for f in paths: f.unlink()
     finally:
@@ -178,10 +270,16 @@ def main():
         d.rmdir()
     print(f"load average after: {os.getloadavg()}")
     Path(args.out).mkdir(parents=True, exist_ok=True)
+    for r in out: del r["phases"]
     with open(Path(args.out) / args.csv, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(out[0]))
         w.writeheader()
         w.writerows(out)
+    if phases:
+        with open(Path(args.out) / args.csv.replace(".csv", "_phases.csv"), "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(phases[0]))
+            w.writeheader()
+            w.writerows(phases)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb 1
 from __future__ import annotations
-import contextlib, csv, io, math, operator, os, sys, time
+import contextlib, csv, io, math, operator, os, sys, time, weakref
 from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -17,11 +17,12 @@ from .contract import (InProcess, Problem, check_chunks, check_chunked_labels,
 
 # %% auto 0
 __all__ = ['SHAPE_ERROR', 'NPY_SOURCES', 'ROUND_TRIP_SECONDS', 'ROW_SECONDS', 'BYTE_SECONDS', 'PLACEMENT', 'TABLE_SUFFIXES',
-           'run_seed', 'chunk_generator', 'connect', 'dask_client', 'all_finite', 'check_finite', 'float_labels',
-           'load_chunk', 'checked_chunks', 'ChunkBuffer', 'LazyChunk', 'open_chunks', 'chunk_row_norms', 'map_chunks',
-           'reduce_chunks', 'ChunkHolder', 'HeldChunks', 'stays_on_disk', 'hold_chunks', 'placement_cost', 'placement',
-           'one_worker_pays', 'run_on_one_worker', 'gathered_when_small', 'table_rows', 'chunked_table', 'NpyRows',
-           'npy_chunks', 'ColumnChunks', 'map_column', 'MappedColumns', 'map_on_read', 'scale_on_read']
+           'MAPPED_BLOCKS', 'run_seed', 'chunk_generator', 'connect', 'dask_client', 'all_finite', 'check_finite',
+           'float_labels', 'load_chunk', 'checked_chunks', 'ChunkBuffer', 'LazyChunk', 'open_chunks', 'chunk_row_norms',
+           'map_chunks', 'reduce_chunks', 'ChunkHolder', 'HeldChunks', 'stays_on_disk', 'hold_chunks', 'placement_cost',
+           'placement', 'one_worker_pays', 'run_on_one_worker', 'gathered_when_small', 'table_rows', 'chunked_table',
+           'NpyRows', 'npy_chunks', 'ColumnChunks', 'map_column', 'MappedColumns', 'MappedBlocks', 'map_on_read',
+           'scale_on_read']
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 def run_seed(rng:np.random.Generator, # the run's generator (one draw is consumed)
@@ -668,7 +669,8 @@ def _columns(fn, p:int, args:tuple) -> list:
 
 
 class ColumnChunks:
-    "Chunks of a Fortran-ordered `.npy` file left on disk, their states kept (in process)."
+    """Chunks of a Fortran-ordered `.npy` file left on disk, their states kept (in process). The
+    states are made in the read of the first call: one read of each chunk's columns for both."""
     def __init__(self, source:NpyRows, # the file (`npy_chunks`)
                  spans:list, # (k, a, b, (rows, p)) of each chunk (`_spans`)
                  y:np.ndarray, # the labels (float64, or int8: kept in one byte each)
@@ -676,9 +678,7 @@ class ColumnChunks:
                  args:tuple=(), # public arguments of `init`
                 ):
         self.source, self.buffer, self.chunks = source, ChunkBuffer(), []
-        for k, a, b, shape in spans:
-            Xc = self._read(k, a, b, _columns(init, shape[1], args))
-            self.chunks.append((k, a, b, y[a:b], init(Xc, float_labels(y[a:b]), *args)))
+        self.pending = (spans, y, init, args)   # the states, made by the first `apply`
 
     def _read(self, k:int, a:int, b:int, columns:list) -> np.ndarray:
         "The chunk's Fortran view with `columns` read and checked (the others are stale)."
@@ -686,11 +686,24 @@ class ColumnChunks:
         for j in columns: check_finite(Xc[:, j], k, a)
         return Xc
 
+    def _first(self, fn, cols:list, args:tuple) -> list:
+        "The first call: per chunk, one read of the columns `init` and `fn` declare, then both."
+        (spans, y, init, iargs), chunks, out = self.pending, [], []
+        for k, a, b, shape in spans:
+            Xc = self._read(k, a, b, sorted(set(_columns(init, shape[1], iargs)) | set(cols)))
+            yc = float_labels(y[a:b])
+            chunks.append((k, a, b, y[a:b], init(Xc, yc, *iargs)))
+            out.append(fn(Xc, yc, chunks[-1][-1], *args))
+        self.chunks, self.pending = chunks, None
+        return out
+
     def apply(self, fn, *args) -> list:
         "`fn(Xc, yc, state, *args)` on each chunk in order, after reading the columns it declares."
         cols = _columns(fn, self.source.p, args)
+        if self.pending is not None: return self._first(fn, cols, args)
         return [fn(self._read(k, a, b, cols), float_labels(yc), state, *args)
                 for k, a, b, yc, state in self.chunks]
+
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 @njit(cache=True, nogil=True)
@@ -761,28 +774,69 @@ def _read_directly(source, # `NpyRows` or `MappedColumns`
     return X
 
 
+@dataclass(frozen=True)
+class MappedBlocks:
+    "The map of `map_column` applied to each block of a dask array: one copy, mapped in place."
+    center: np.ndarray  # $c_j$ (p,)
+    bound: np.ndarray  # $B_j$ (p,)
+    divisor: np.ndarray  # $d_j$ (p,)
+    scale: np.ndarray  # $s_j$ (p,)
+    fill: float = 0.0  # a missing value's replacement (NaN: kept, then refused by the checks)
+
+    def __call__(self, block, block_info=None) -> np.ndarray:
+        "The block mapped, in a fresh Fortran float64 array (its columns: by its place in X)."
+        j0 = block_info[0]["array-location"][1][0] if block_info else 0
+        out = np.array(block, dtype=np.float64, order="F")   # a copy: the block is X's
+        for j in range(out.shape[1]):
+            map_column(out[:, j], self.center[j0 + j], self.bound[j0 + j], self.divisor[j0 + j],
+                       self.scale[j0 + j], self.fill)
+        return out
+
+
+MAPPED_BLOCKS = {}  # a mapped dask array's name -> (weak reference to its design, `MappedBlocks`)
+
+
+def _map_blocks(X, # a dask array
+                m:MappedBlocks, # the map
+               ):
+    "X mapped block by block by `m` (lazy), registered so that `scale_on_read` can fold a scale."
+    from dask.base import tokenize
+    name = "mapped-" + tokenize(X.name, m.center, m.bound, m.divisor, m.scale, m.fill)
+    Y = X.map_blocks(m, dtype=np.float64, name=name)
+    MAPPED_BLOCKS[Y.name] = (weakref.ref(X), m)
+    return Y
+
+
 def map_on_read(X, # a row-chunked design
-                Xc, # the lazy dask array of X's map (returned unless X is a file)
+                Xc, # the lazy dask array of X's map (returned when X is not a dask array)
                 center=None, # $c_j$ (None: 0)
                 bound=None, # $B_j$ > 0 (None: no clipping)
                 divisor=None, # $d_j$ (None: 1)
                 fill:float=0.0, # a missing value's replacement (NaN: kept)
-               ): # the map: Xc, or read and mapped chunk by chunk
-    """X's map: for a file of `npy_chunks`, the same values read and mapped by `MappedColumns`
-    (one read and one pass per chunk; a run in process maps only the columns it reads); else Xc."""
+               ): # X's map, the values of Xc
+    """X's map in one pass per chunk: for a file of `npy_chunks`, read and mapped by
+    `MappedColumns` (a run in process maps only the columns it reads); for another dask array,
+    each block mapped by `MappedBlocks` (one copy, instead of a temporary per operation)."""
     source, p = NPY_SOURCES.get(X.name), X.shape[1]
-    if not isinstance(source, NpyRows): return Xc
-    return _read_directly(MappedColumns(source, _vector(center, 0.0, p), _vector(bound, np.inf, p),
-                                        _vector(divisor, 1.0, p), np.ones(p), float(fill)),
-                          X.chunks[0])
+    vectors = (_vector(center, 0.0, p), _vector(bound, np.inf, p), _vector(divisor, 1.0, p),
+               np.ones(p))
+    if isinstance(source, NpyRows):
+        return _read_directly(MappedColumns(source, *vectors, float(fill)), X.chunks[0])
+    if not hasattr(X, "map_blocks"): return Xc
+    return _map_blocks(X, MappedBlocks(*vectors, float(fill)))
 
 
 def scale_on_read(Xc, # a design, e.g. from `map_on_read`
                   Xs, # the lazy dask array of Xc's columns divided by `scale` (returned unless
-                      # Xc was mapped on read)
+                      # `map_on_read` made Xc)
                   scale, # $s_j$ > 0
                  ): # Xc's columns divided by the $s_j$
-    "Xc divided column-wise by $s_j$: read and mapped in one pass if `map_on_read` made Xc; else Xs."
-    source = NPY_SOURCES.get(Xc.name)
-    if not (isinstance(source, MappedColumns) and np.all(source.scale == 1.0)): return Xs
-    return _read_directly(replace(source, scale=_vector(scale, 1.0, Xc.shape[1])), Xc.chunks[0])
+    "Xc divided column-wise by $s_j$, folded into the map of `map_on_read` if it made Xc; else Xs."
+    source, s = NPY_SOURCES.get(Xc.name), _vector(scale, 1.0, Xc.shape[1])
+    if isinstance(source, MappedColumns) and np.all(source.scale == 1.0):
+        return _read_directly(replace(source, scale=s), Xc.chunks[0])
+    X, m = MAPPED_BLOCKS.get(Xc.name, (lambda: None, None))
+    X = X()
+    if X is None or not np.all(m.scale == 1.0): return Xs
+    return _map_blocks(X, replace(m, scale=s))
+
