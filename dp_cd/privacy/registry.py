@@ -10,7 +10,8 @@ from .accountants import (Accountant, AdvancedCompositionAccountant, BestOfAccou
 from .pld import PLDAccountant
 
 # %% auto 0
-__all__ = ['BEST_OF', 'ACCOUNTANT_FACTORIES', 'ACCOUNTANTS', 'make_accountant', 'supporting', 'check_accountant']
+__all__ = ['BEST_OF', 'ACCOUNTANT_FACTORIES', 'ACCOUNTANTS', 'make_accountant', 'supporting', 'check_accountant',
+           'register_accountant', 'SupportedAccountants']
 
 # %% ../../nbs/02_privacy/12_registry.ipynb
 BEST_OF = ("rdp", "zcdp", "advanced", "gdp", "pld")   # the members of "best", in this order
@@ -25,7 +26,7 @@ ACCOUNTANT_FACTORIES = {   # name ↦ (relation ↦ a new, empty accountant)
     "pld": lambda relation: PLDAccountant(relation=relation),
     "best": lambda relation: BestOfAccountant([make_accountant(m, relation) for m in BEST_OF]),
 }
-ACCOUNTANTS = tuple(ACCOUNTANT_FACTORIES)   # the names, in the order above
+ACCOUNTANTS = tuple(ACCOUNTANT_FACTORIES)   # the library's names, in the order above
 
 # %% ../../nbs/02_privacy/12_registry.ipynb
 def make_accountant(
@@ -55,3 +56,44 @@ def check_accountant(name, # the `accountant=` option given
     if not isinstance(name, str) or name not in accepted:
         raise ValueError(f"accountant must be one of {tuple(accepted)} for {caller}, got {name!r}")
     return name
+
+# %% ../../nbs/02_privacy/12_registry.ipynb
+def register_accountant(name:str, # the new name, an identifier not in the table yet
+                        factory, # relation ↦ a new, empty `Accountant`
+                       ) -> str: # `name`
+    """Add an accountant to the table (Opacus' `register_accountant`): `make_accountant` builds it,
+    and every solver whose ledger it supports accepts `name` (the solvers ask `supporting`)."""
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"name must be an identifier, got {name!r}")
+    if name in ACCOUNTANT_FACTORIES:
+        raise ValueError(f"name {name!r} is already an accountant of the registry")
+    if not callable(factory):
+        raise TypeError(f"factory must be callable (relation -> Accountant), got {factory!r}")
+    if not isinstance(built := factory("add_remove"), Accountant):
+        raise TypeError(f"factory must build an Accountant, got {type(built).__name__}")
+    ACCOUNTANT_FACTORIES[name] = factory
+    return name
+
+
+class SupportedAccountants:
+    """A solver's `accountants`: the names of the registry's accountants that support the kind of
+    ledger it emits, asked at each read (an accountant registered later is accepted), then the
+    solver's own words (`extra`) and without the names it excludes."""
+    def __init__(self, event:DPEvent, # a ledger of the kind the solver emits
+                 relation:str="add_remove", # neighbouring relation of its guarantee
+                 extra:tuple=(), # words of the solver's own, accepted after the registry's names
+                 exclude:tuple=(), # registry names the solver does not take
+                ):
+        if not isinstance(event, DPEvent):
+            raise TypeError(f"event must be a DPEvent, got {type(event).__name__}")
+        self.event, self.relation = event, check_relation(relation)
+        self.extra, self.exclude = tuple(extra), tuple(exclude)
+
+    @property
+    def names(self) -> tuple:
+        "The accepted names, now."
+        return (tuple(n for n in supporting(self.event, self.relation) if n not in self.exclude)
+                + self.extra)
+
+    def __get__(self, obj, cls): return self.names
+
