@@ -6,9 +6,9 @@ and class with an invalid value for each parameter it names in `INVALID`, the ot
 from `VALID`. Each call must raise `ValueError` (or `TypeError`, for a value of the wrong type; or the
 library's `InputError`, a usage error of the functions that read files) whose message names the
 parameter. A scikit-learn estimator validates in `fit`, as scikit-learn's do: it is built with the
-invalid value, then fitted. A new function is
-covered as soon as it is exported: if one of its required parameters has no valid value in `VALID`,
-the test fails until the value is added or the function is listed in `SKIP` with a reason.
+invalid value, then fitted. A new function is covered as soon as it is exported: if one of its
+required parameters has no valid value in `VALID`, the test fails until the value is added or the
+function is listed in `SKIP` with a reason.
 """
 import ast, importlib, inspect, math, pkgutil, re, tempfile
 from pathlib import Path
@@ -150,7 +150,8 @@ VALID_FOR = {
 RECORD = "a result record the library builds from checked values, not an entry point"
 SKIP = {
     **{f"dp_cd.{q}": RECORD for q in (
-        "estimators.DataBounds", "privacy.audit.AuditResult", "privacy.bounds.BoundsRelease", "privacy.bounds.CenterRelease",
+        "estimators.DataBounds", "privacy.audit.AuditResult", "privacy.bounds.BoundsRelease",
+        "privacy.bounds.CenterRelease",
         "privacy.bounds.ScaleRelease", "privacy.bounds.TwoSidedRelease",
         "privacy.mechanisms.SelectionCalibration", "solvers.contract.Run", "solvers.contract.FitResult",
         "solvers.dpgcd.DPGCDCalibration", "solvers.growth.GrowthResult", "solvers.reference.SolverResult",
@@ -223,7 +224,8 @@ def _cases():
 
 CASES, UNCOVERED = _cases()
 
-# functions walked whose checks are not written yet: each case must fail until they are (strict)
+# functions walked whose checks are not all written yet: the cases they do not refuse are expected
+# failures, and a function leaves the list once it refuses every one (the last test below)
 PENDING = {f"dp_cd.estimators.{f}": "a step of the estimators' `fit`, fed its checked (ε, δ): its "
            "own checks of delta, q or epsilon are to be written in 06_api/01_estimators"
            for f in ("private_data_bounds", "refined_public_bounds", "add_private_center",
@@ -233,7 +235,7 @@ PENDING = {f"dp_cd.estimators.{f}": "a step of the estimators' `fit`, fed its ch
 
 
 def _refused(qn, f, param, bad, required):
-    "Whether `f` refuses `param`=`bad` naming it (a pending function's case that passes: XPASS)."
+    "Whether `f` refuses `param`=`bad` with one error naming it (the test below, as a boolean)."
     valid = _valid(qn)
     kwargs = {p: valid[p] for p in required if p != param}
     kwargs[param] = bad

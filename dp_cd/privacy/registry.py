@@ -77,23 +77,25 @@ def register_accountant(name:str, # the new name, an identifier not in the table
 
 class SupportedAccountants:
     """A solver's `accountants`: the names of the registry's accountants that support the kind of
-    ledger it emits, asked at each read (an accountant registered later is accepted), then the
-    solver's own words (`extra`) and without the names it excludes."""
-    def __init__(self, event:DPEvent, # a ledger of the kind the solver emits
+    ledger it emits (one of them, if it emits several kinds), asked at each read (an accountant
+    registered later is accepted), then the solver's own words (`extra`), without those it excludes."""
+    def __init__(self, event, # a ledger of the kind the solver emits (DPEvent), or a tuple of kinds
                  relation:str="add_remove", # neighbouring relation of its guarantee
                  extra:tuple=(), # words of the solver's own, accepted after the registry's names
                  exclude:tuple=(), # registry names the solver does not take
                 ):
-        if not isinstance(event, DPEvent):
-            raise TypeError(f"event must be a DPEvent, got {type(event).__name__}")
-        self.event, self.relation = event, check_relation(relation)
+        self.events = tuple(event) if isinstance(event, tuple) else (event,)
+        if not self.events or not all(isinstance(e, DPEvent) for e in self.events):
+            raise TypeError(f"event must be a DPEvent or a tuple of them, got {event!r}")
+        self.relation = check_relation(relation)
         self.extra, self.exclude = tuple(extra), tuple(exclude)
 
     @property
     def names(self) -> tuple:
         "The accepted names, now."
-        return (tuple(n for n in supporting(self.event, self.relation) if n not in self.exclude)
-                + self.extra)
+        found = {n for e in self.events for n in supporting(e, self.relation)}
+        names = tuple(n for n in ACCOUNTANT_FACTORIES if n in found and n not in self.exclude)
+        return names + self.extra
 
     def __get__(self, obj, cls): return self.names
 
