@@ -78,7 +78,7 @@ def register_accountant(name:str, # the new name, an identifier not in the table
 class SupportedAccountants:
     """A solver's `accountants`: the names of the registry's accountants that support the kind of
     ledger it emits (one of them, if it emits several kinds), asked at each read (an accountant
-    registered later is accepted), then the solver's own words (`extra`), without those it excludes."""
+    registered later is accepted), then the solver's own words (`extra`), without `exclude`."""
     def __init__(self, event, # a ledger of the kind the solver emits (DPEvent), or a tuple of kinds
                  relation:str="add_remove", # neighbouring relation of its guarantee
                  extra:tuple=(), # words of the solver's own, accepted after the registry's names

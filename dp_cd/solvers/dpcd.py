@@ -34,10 +34,10 @@ from .chunks import (check_chunks, hold_chunks, load_chunk, one_worker_pays,
                                   run_on_one_worker, stays_on_disk)
 
 # %% auto 0
-__all__ = ['DPCD_ACCOUNTANTS', 'JOIN_UPDATES', 'dp_cd', 'clip_thresholds', 'dpcd_noise_multiplier', 'dpcd_accountant',
-           'dpcd_events', 'row_norms', 'sample_clip_thresholds', 'private_smoothness', 'importance_probabilities',
-           'coordinate_blocks', 'coordinate_setup', 'intercept_setup', 'noise_blocks', 'dpcd_inner_dense',
-           'dpcd_inner_sparse', 'dpcd_dog_dense', 'dog_state', 'check_selection', 'selection_params', 'unclipped_count',
+__all__ = ['DPCD_ACCOUNTANTS', 'JOIN_UPDATES', 'dp_cd', 'clip_thresholds', 'dpcd_noise_multiplier', 'dpcd_events', 'row_norms',
+           'sample_clip_thresholds', 'private_smoothness', 'importance_probabilities', 'coordinate_blocks',
+           'coordinate_setup', 'intercept_setup', 'noise_blocks', 'dpcd_inner_dense', 'dpcd_inner_sparse',
+           'dpcd_dog_dense', 'dog_state', 'check_selection', 'selection_params', 'unclipped_count',
            'geometric_clip_update', 'coordinate_unclipped_counts', 'adaptive_hook', 'record_due', 'joined_blocks',
            'thresholds_float32', 'DPCD', 'smoothness_from_bounds', 'smoothness_from_moments']
 
@@ -140,7 +140,7 @@ def dpcd_noise_multiplier(
     epsilon: float,  # target ε of the optimisation part (> 0)
     delta: float,  # target δ in (0, 1)
     n_updates: int,  # number of released coordinate gradients, T*K
-    accountant: str = "gdp",  # "gdp" (exact), "rdp", "rdp_mironov", "closed_form", ... (DPCD_ACCOUNTANTS)
+    accountant: str = "gdp",  # "gdp" (exact), "closed_form" or another of `DPCD_ACCOUNTANTS`
 ) -> float:  # z
     "Noise multiplier $z = σ_j/Δ_j$ (every coordinate) making `n_updates` releases (ε, δ)-DP."
     epsilon = check_epsilon(epsilon)
@@ -151,12 +151,12 @@ def dpcd_noise_multiplier(
     if accountant in _METHOD:   # the Gaussian calibrations (closed_form: above)
         method = _METHOD[accountant]
         return float(calibrate_noise_multiplier(epsilon, delta, n_updates, method=method))
-    make = lambda z: dpcd_accountant(accountant).compose(dpcd_events(z, n_updates))
+    make = lambda z: _dpcd_accountant(accountant).compose(dpcd_events(z, n_updates))
     guess = math.sqrt(2 * n_updates * math.log(1.25 / delta)) / epsilon   # Remark 3.1.2's scale
     return float(calibrate(make, epsilon, delta, lo=guess / 8, hi=guess * 2))
 
 
-def dpcd_accountant(name:str, # one of `DPCD_ACCOUNTANTS` but "closed_form"
+def _dpcd_accountant(name:str, # one of `DPCD_ACCOUNTANTS` but "closed_form"
                    ):  # a new, empty accountant of the registry (replace-one)
     "The registry's accountant `name` for DP-CD's replace-one ledger."
     return make_accountant(name, "replace_one")
@@ -819,7 +819,7 @@ def _private_plan(setup, params, request, n, p, p_x):
 def _certified(name, z, n_rel, delta):
     "(ε of `n_rel` Gaussian releases of multiplier z at δ, the accountant's label) by `name`."
     if name in _METHOD: return epsilon_gaussian(z, n_rel, delta, _METHOD[name]), _CERTIFIED_BY[name]
-    acc = dpcd_accountant(name).compose(dpcd_events(z, n_rel))
+    acc = _dpcd_accountant(name).compose(dpcd_events(z, n_rel))
     return acc.get_epsilon(delta), acc.name
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb

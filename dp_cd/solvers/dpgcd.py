@@ -46,10 +46,9 @@ from .contract import (Solver, Plan, Run, Ledger, FitResult, register, get_solve
 from ..model.norms import quadratic_strong_convexity
 
 # %% auto 0
-__all__ = ['SELECTIONS', 'RELEASES', 'DPGCD_ACCEPTED', 'DPGCD_ACCOUNTANTS', 'RULES', 'dp_gcd', 'DPGCDCalibration',
-           'dpgcd_calibration', 'quasi_sparsity', 'quasi_sparsity_alpha', 'quadratic_constants', 'noise_beta',
-           'strongly_convex_bound_T', 'quasi_sparse_bound_T', 'clipped_gradient_dense', 'clipped_gradient_sparse',
-           'exponential_race', 'DPGCD']
+__all__ = ['SELECTIONS', 'RELEASES', 'DPGCD_ACCOUNTANTS', 'RULES', 'dp_gcd', 'DPGCDCalibration', 'dpgcd_calibration',
+           'quasi_sparsity', 'quasi_sparsity_alpha', 'quadratic_constants', 'noise_beta', 'strongly_convex_bound_T',
+           'quasi_sparse_bound_T', 'clipped_gradient_dense', 'clipped_gradient_sparse', 'exponential_race', 'DPGCD']
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
 def dp_gcd(
@@ -97,8 +96,8 @@ def _ledger(release): # one iteration's events: an exponential-mechanism selecti
     return ComposedEvent((selection_scale(1.0, 1.0, "exponential").event, rel))
 
 _ACCOUNTANTS_OF = {r: SupportedAccountants(_ledger(r)) for r in RELEASES}   # asked at each read
-DPGCD_ACCEPTED = SupportedAccountants(tuple(_ledger(r) for r in RELEASES))   # either release's
-DPGCD_ACCOUNTANTS = DPGCD_ACCEPTED.names   # the library's names (a registered one: DPGCD_ACCEPTED)
+_DPGCD_ACCEPTED = SupportedAccountants(tuple(_ledger(r) for r in RELEASES))   # either release's
+DPGCD_ACCOUNTANTS = _DPGCD_ACCEPTED.names   # the library's names, at import
 
 @dataclass(frozen=True)
 class DPGCDCalibration:
@@ -139,7 +138,7 @@ def dpgcd_calibration(
         raise ValueError(f"selection must be one of {SELECTIONS}, got {selection!r}")
     if release not in RELEASES:
         raise ValueError(f"release must be one of {RELEASES}, got {release!r}")
-    check_accountant(accountant, DPGCD_ACCEPTED.names, "DP-GCD")
+    check_accountant(accountant, _DPGCD_ACCEPTED.names, "DP-GCD")
     share = check_scalar(selection_share, "selection_share", 0, 1, True, True)
     notes = []
     if selection == "as_published":
@@ -670,7 +669,7 @@ class DPGCD(Solver):
     summary = "DP greedy coordinate descent (thesis Algorithms 5.3.1-5.3.2)"
     sparse, private, intercept = True, True, True
     clipping = ("coordinate",)
-    accountants = DPGCD_ACCEPTED   # the registry's, asked at each read
+    accountants = _DPGCD_ACCEPTED   # the registry's, asked at each read
     relations = ("replace_one",)
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
