@@ -347,6 +347,9 @@ def check_totals(epsilon:float|None=None, # a ledger's total epsilon
                  delta:float|None=None, # its total delta
                 ):
     "Refuse a total epsilon not finite and > 0, or a total delta not in [0, 1) (usage errors)."
+    for name, v in (("epsilon", epsilon), ("delta", delta)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float, np.number))):
+            raise InputError(f"`{name}`={v!r}: a budget's total must be a number", 2)
     if epsilon is not None and not (math.isfinite(epsilon) and epsilon > 0):
         raise InputError(f"`epsilon`={epsilon:g}: a budget's total must be finite and "
                          "> 0", 2)

@@ -36,6 +36,7 @@ def release_moments(U:np.ndarray, # (n, p) records mapped into [-1, 1]
                    ) -> tuple: # (m, v), each (p,)
     "(m, v): the released mean and variance of each column of U (release 4, then post-processing)."
     n, p = U.shape
+    sigma = check_scalar(sigma, "sigma", low=0, low_open=True)   # a private release: σ > 0
     S = moment_sums(U) + sigma * rng.standard_normal(2 * p)
     m = np.clip(S[:p] / n, -1.0, 1.0)
     return m, np.maximum(np.clip(S[p:] / n, 0.0, 1.0) - m ** 2, 4 * sigma / n)

@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
-from .utils import check_scalar, as_generator
+from .utils import check_array, check_scalar, as_generator
 from .model.losses import LogisticLoss, SquaredLoss
 from .privacy.events import check_epsilon
 import math, warnings
@@ -46,6 +46,8 @@ def to_unit_box(X,  # records (n, p), dense or sparse
                 h,  # half-widths of the box (p,)
                ) -> np.ndarray:  # the mapped records, dense
     "Each record mapped by x ↦ clip((x - c)/h, -1, 1): record-wise and data-independent."
+    h = check_array(h, "h")   # finite half-widths, > 0
+    if np.any(h <= 0): raise ValueError("h must be > 0 (the half-widths of the box)")
     X = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=float)
     return np.clip((X - c) / h, -1.0, 1.0)
 

@@ -1,13 +1,16 @@
 """Every exported function validates its numeric arguments.
 
 The test walks the public API (the `__all__` of every module of `dp_cd.privacy`, `dp_cd.model`,
-`dp_cd.solvers` and `dp_cd.theory`), and calls each function and class with an invalid value for each parameter it
-names in `INVALID`, the others at a valid value from `VALID`. Each call must raise `ValueError`
-(or `TypeError`, for a value of the wrong type) whose message names the parameter. A new function is
-covered as soon as it is exported: if one of its required parameters has no valid value in `VALID`,
-the test fails until the value is added or the function is listed in `SKIP` with a reason.
+`dp_cd.solvers` and `dp_cd.theory`, and of the top-level modules `dp_cd.*`), and calls each function
+and class with an invalid value for each parameter it names in `INVALID`, the others at a valid value
+from `VALID`. Each call must raise `ValueError` (or `TypeError`, for a value of the wrong type; or the
+library's `InputError`, a usage error of the functions that read files) whose message names the
+parameter. A scikit-learn estimator validates in `fit`, as scikit-learn's do: it is built with the
+invalid value, then fitted. A new function is covered as soon as it is exported: if one of its
+required parameters has no valid value in `VALID`, the test fails until the value is added or the
+function is listed in `SKIP` with a reason.
 """
-import ast, importlib, inspect, math, pkgutil, re
+import ast, importlib, inspect, math, pkgutil, re, tempfile
 from pathlib import Path
 import numpy as np
 import pytest
@@ -15,7 +18,9 @@ from numba.core.registry import CPUDispatcher
 
 import dp_cd.model, dp_cd.privacy, dp_cd.solvers, dp_cd.theory
 import dp_cd
-from dp_cd.io import parse_labels
+from dp_cd.io import InputError, parse_labels
+from dp_cd.estimators import DataBounds
+from sklearn.base import BaseEstimator, is_classifier
 from dp_cd.datasets import DatasetError
 from dp_cd.model.losses import SquaredLoss
 from dp_cd.model.penalties import L2
@@ -87,8 +92,13 @@ def _valid(qn=None):
         "initial_distance": 1.0, "lam_max": 1.0, "M_min": 1.0, "L_max": 1.0, "record_every": 1,
         "x_norm": 1.0, "gtol": 1e-8, "eps_lam": 0.5, "eps_hat": 0.5, "lam_hat": 0.5,
         "noise_var": 1.0,
+        # the top-level modules' helpers (the estimators' preprocessing steps, files, maps)
+        "eps": 1.0, "share": 0.1, "releases": 2, "labels": np.where(rng.normal(size=20) > 0, 1.0, -1.0),
+        "Xc": np.clip(rng.normal(size=(20, 3)), -1, 1), "classes": None, "c": np.zeros(3),
+        "path": str(Path(tempfile.gettempdir()) / "dp_cd_api_walk_ledger.json"),
     }
-    named = {"pmf": values["pmf"], "growth_loss": PowerLoss(2.0), "L_vector": np.ones(3)}
+    named = {"pmf": values["pmf"], "growth_loss": PowerLoss(2.0), "L_vector": np.ones(3),
+             "bounds": DataBounds(B=np.ones(3)), "half_widths": np.ones(3)}
     values.update({k: named[v] for k, v in VALID_FOR.get(qn, {}).items() if v in named})
     values.update({k: v for k, v in VALID_FOR.get(qn, {}).items() if v not in named})
     return values
@@ -111,6 +121,14 @@ OVERRIDE = {
     **{f"dp_cd.theory.dpscd.{f}": {"batch_size": COUNT}   # DP-SCD's batch: a number of records
        for f in ("lemma2_rate", "lemma3_increase", "theorem2_hypothesis",
                  "theorem2_recursion_bound", "table1_bounds")},
+    **{f"dp_cd.datasets.{f}": {"sigma": NON_NEGATIVE}   # the coefficients' log-normal shape
+       for f in ("make_log", "make_square")},             # (σ = 0: equal magnitudes)
+    **{f"dp_cd.estimators.{f}": {"b": []}   # the fit's `DataBounds` record, not a noise scale
+       for f in ("add_private_center", "add_label_mean", "add_private_spread", "add_private_scale")},
+    "dp_cd.tuned.to_unit_box": {"h": [[-1.0, 1.0, 1.0], [0.0, 1.0, 1.0], [nan, 1.0, 1.0]]},
+    **{f"dp_cd.estimators.{f}": {"q": COUNT}   # a number of columns
+       for f in ("scale_swamped", "histogram_pays", "target_apart", "histogram_threshold",
+                 "histogram_futile")},
 }
 
 # valid values that differ from `VALID` for one function: {function: {name: value}}
@@ -119,6 +137,10 @@ VALID_FOR = {
     **{f"dp_cd.theory.rates.{f}": {"L": "L_vector"}   # one L_j per coordinate of M
        for f in ("predict_winner", "comparison_quantities")},
     "dp_cd.privacy.closed_forms.theorem_3_1_8_rdp": {"noise_multiplier": 3.0},   # its z > √5
+    "dp_cd.tuned.to_unit_box": {"h": "half_widths"},   # one half-width per column
+    **{f"dp_cd.estimators.{f}": {"b": "bounds"}
+       for f in ("add_private_center", "add_label_mean", "add_private_spread", "add_private_scale")},
+    "dp_cd.estimators.refined_public_bounds": {"pub": "bounds"},
     **{f"dp_cd.solvers.growth.{f}": {"loss": "growth_loss"}
        for f in ("localization", "epoch_growth", "inverse_sensitivity_distribution",
                  "inverse_sensitivity")},
@@ -128,7 +150,8 @@ VALID_FOR = {
 RECORD = "a result record the library builds from checked values, not an entry point"
 SKIP = {
     **{f"dp_cd.{q}": RECORD for q in (
-        "privacy.audit.AuditResult", "privacy.bounds.BoundsRelease", "privacy.bounds.CenterRelease",
+        "estimators.DataBounds", "privacy.audit.AuditResult", "privacy.bounds.BoundsRelease",
+        "privacy.bounds.CenterRelease",
         "privacy.bounds.ScaleRelease", "privacy.bounds.TwoSidedRelease",
         "privacy.mechanisms.SelectionCalibration", "solvers.contract.Run", "solvers.contract.FitResult",
         "solvers.dpgcd.DPGCDCalibration", "solvers.growth.GrowthResult", "solvers.reference.SolverResult",
@@ -154,9 +177,16 @@ SKIP = {
     "dp_cd.solvers.tuning.private_tune": "takes training and scoring callbacks, not built here",
 }
 
-MODULES = [f"dp_cd.{pkg.__name__.split('.')[-1]}.{m.name}"
-           for pkg in (dp_cd.privacy, dp_cd.model, dp_cd.solvers, dp_cd.theory)
-           for m in pkgutil.iter_modules(pkg.__path__)]
+# top-level modules not walked, and why
+TOP_LEVEL_SKIP = {
+    "_modidx": "nbdev's index of the book's pages, no functions",
+}
+
+MODULES = ([f"dp_cd.{pkg.__name__.split('.')[-1]}.{m.name}"
+            for pkg in (dp_cd.privacy, dp_cd.model, dp_cd.solvers, dp_cd.theory)
+            for m in pkgutil.iter_modules(pkg.__path__)]
+           + [f"dp_cd.{m.name}" for m in pkgutil.iter_modules(dp_cd.__path__)   # the top level
+              if not m.ispkg and m.name not in TOP_LEVEL_SKIP])
 
 
 def _public():
@@ -194,20 +224,50 @@ def _cases():
 
 CASES, UNCOVERED = _cases()
 
+# functions walked whose checks are not all written yet: the cases they do not refuse are expected
+# failures, and a function leaves the list once it refuses every one (the last test below)
+PENDING = {f"dp_cd.estimators.{f}": "a step of the estimators' `fit`, fed its checked (ε, δ): its "
+           "own checks of delta, q or epsilon are to be written in 06_api/01_estimators"
+           for f in ("private_data_bounds", "refined_public_bounds", "add_private_center",
+                     "scale_swamped", "add_label_mean", "histogram_pays", "target_apart",
+                     "histogram_threshold", "histogram_futile", "add_private_spread",
+                     "add_private_scale", "label_set")}
+
+
+def _refused(qn, f, param, bad, required):
+    "Whether `f` refuses `param`=`bad` with one error naming it (the test below, as a boolean)."
+    valid = _valid(qn)
+    kwargs = {p: valid[p] for p in required if p != param}
+    kwargs[param] = bad
+    try:
+        out = f(**kwargs)
+        if inspect.isclass(f) and issubclass(f, BaseEstimator): _fit(out, valid)
+    except (ValueError, TypeError, InputError) as e: return param in str(e)
+    return False
+
 
 def test_every_public_function_is_covered_or_skipped_with_a_reason():
     assert UNCOVERED == [], "add a valid value to VALID, or the function to SKIP with its reason"
 
 
-@pytest.mark.parametrize("qn, f, param, bad, required", CASES,
-                         ids=[f"{c[0].split('.', 2)[-1]}-{c[2]}={c[3]!r}" for c in CASES])
+@pytest.mark.parametrize("qn, f, param, bad, required", [
+    c if c[0] not in PENDING or _refused(*c)
+    else pytest.param(*c, marks=pytest.mark.xfail(strict=True, reason=PENDING[c[0]])) for c in CASES],
+                         ids=[f"{c[0].split('.', 1)[-1]}-{c[2]}={c[3]!r}" for c in CASES])
 def test_invalid_argument_is_refused_naming_it(qn, f, param, bad, required):
     valid = _valid(qn)
     kwargs = {p: valid[p] for p in required if p != param}
     kwargs[param] = bad
-    with pytest.raises((ValueError, TypeError)) as info:
-        f(**kwargs)
+    with pytest.raises((ValueError, TypeError, InputError)) as info:
+        out = f(**kwargs)
+        if inspect.isclass(f) and issubclass(f, BaseEstimator): _fit(out, valid)
     assert param in str(info.value), f"{qn}({param}={bad!r}): {info.value}"
+
+
+def _fit(est, valid):
+    "Fit a scikit-learn estimator built with an invalid value (it validates in `fit`)."
+    X, y = valid["X"], valid["y"]
+    est.fit(X, np.where(y > 0, 1, -1) if is_classifier(est) else y)
 
 
 OPTION = re.compile(r"(?<![\w-])--[a-z][a-z-]*")
@@ -246,3 +306,12 @@ def test_the_command_line_names_its_options_for_the_library_arguments(capsys):
     assert "`data_dir`=DIR" in str(missing.value) and "--data-dir" not in str(missing.value)
     assert main(["fit", "california", "--data-dir", "/nonexistent/dp_cd_data", "--epsilon", "1"]) == 1
     assert "with --data-dir DIR or" in capsys.readouterr().err
+
+
+def test_a_pending_function_is_listed_only_while_it_has_a_gap():
+    "A function of `PENDING` that refuses every invalid value leaves the list (its cases then pass)."
+    walked = {c[0] for c in CASES}
+    for qn in PENDING:
+        assert qn in walked, f"{qn}: not walked, remove it from PENDING"
+        assert any(not _refused(*c) for c in CASES if c[0] == qn), \
+            f"{qn} refuses every invalid value: remove it from PENDING"

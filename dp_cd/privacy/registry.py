@@ -10,7 +10,8 @@ from .accountants import (Accountant, AdvancedCompositionAccountant, BestOfAccou
 from .pld import PLDAccountant
 
 # %% auto 0
-__all__ = ['BEST_OF', 'ACCOUNTANT_FACTORIES', 'ACCOUNTANTS', 'make_accountant', 'supporting', 'check_accountant']
+__all__ = ['BEST_OF', 'ACCOUNTANT_FACTORIES', 'ACCOUNTANTS', 'make_accountant', 'supporting', 'check_accountant',
+           'register_accountant', 'SupportedAccountants']
 
 # %% ../../nbs/02_privacy/12_registry.ipynb
 BEST_OF = ("rdp", "zcdp", "advanced", "gdp", "pld")   # the members of "best", in this order
@@ -25,7 +26,7 @@ ACCOUNTANT_FACTORIES = {   # name ↦ (relation ↦ a new, empty accountant)
     "pld": lambda relation: PLDAccountant(relation=relation),
     "best": lambda relation: BestOfAccountant([make_accountant(m, relation) for m in BEST_OF]),
 }
-ACCOUNTANTS = tuple(ACCOUNTANT_FACTORIES)   # the names, in the order above
+ACCOUNTANTS = tuple(ACCOUNTANT_FACTORIES)   # the library's names, in the order above
 
 # %% ../../nbs/02_privacy/12_registry.ipynb
 def make_accountant(
@@ -55,3 +56,46 @@ def check_accountant(name, # the `accountant=` option given
     if not isinstance(name, str) or name not in accepted:
         raise ValueError(f"accountant must be one of {tuple(accepted)} for {caller}, got {name!r}")
     return name
+
+# %% ../../nbs/02_privacy/12_registry.ipynb
+def register_accountant(name:str, # the new name, an identifier not in the table yet
+                        factory, # relation ↦ a new, empty `Accountant`
+                       ) -> str: # `name`
+    """Add an accountant to the table (Opacus' `register_accountant`): `make_accountant` builds it,
+    and every solver whose ledger it supports accepts `name` (the solvers ask `supporting`)."""
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"name must be an identifier, got {name!r}")
+    if name in ACCOUNTANT_FACTORIES:
+        raise ValueError(f"name {name!r} is already an accountant of the registry")
+    if not callable(factory):
+        raise TypeError(f"factory must be callable (relation -> Accountant), got {factory!r}")
+    if not isinstance(built := factory("add_remove"), Accountant):
+        raise TypeError(f"factory must build an Accountant, got {type(built).__name__}")
+    ACCOUNTANT_FACTORIES[name] = factory
+    return name
+
+
+class SupportedAccountants:
+    """A solver's `accountants`: the names of the registry's accountants that support the kind of
+    ledger it emits (one of them, if it emits several kinds), asked at each read (an accountant
+    registered later is accepted), then the solver's own words (`extra`), without `exclude`."""
+    def __init__(self, event, # a ledger of the kind the solver emits (DPEvent), or a tuple of kinds
+                 relation:str="add_remove", # neighbouring relation of its guarantee
+                 extra:tuple=(), # words of the solver's own, accepted after the registry's names
+                 exclude:tuple=(), # registry names the solver does not take
+                ):
+        self.events = tuple(event) if isinstance(event, tuple) else (event,)
+        if not self.events or not all(isinstance(e, DPEvent) for e in self.events):
+            raise TypeError(f"event must be a DPEvent or a tuple of them, got {event!r}")
+        self.relation = check_relation(relation)
+        self.extra, self.exclude = tuple(extra), tuple(exclude)
+
+    @property
+    def names(self) -> tuple:
+        "The accepted names, now."
+        found = {n for e in self.events for n in supporting(e, self.relation)}
+        names = tuple(n for n in ACCOUNTANT_FACTORIES if n in found and n not in self.exclude)
+        return names + self.extra
+
+    def __get__(self, obj, cls): return self.names
+

@@ -24,8 +24,8 @@ from dp_cd.privacy.events import (
     check_epsilon,
     check_steps,
 )
-from ..privacy.calibration import GAUSSIAN_METHODS, calibrate_noise_multiplier, epsilon_gaussian
-from ..privacy.registry import check_accountant
+from ..privacy.calibration import calibrate, calibrate_noise_multiplier, epsilon_gaussian
+from ..privacy.registry import SupportedAccountants, check_accountant, make_accountant
 from .contract import (FitResult, Ledger, Plan, Run, Solver, register, get_solver,
                                     check_sample_weight, check_intercept, intercept_column,
                                     linear_margins)
@@ -34,7 +34,7 @@ from .chunks import (check_chunks, hold_chunks, load_chunk, one_worker_pays,
                                   run_on_one_worker, stays_on_disk)
 
 # %% auto 0
-__all__ = ['ACCOUNTANTS', 'JOIN_UPDATES', 'dp_cd', 'clip_thresholds', 'dpcd_noise_multiplier', 'dpcd_events', 'row_norms',
+__all__ = ['DPCD_ACCOUNTANTS', 'JOIN_UPDATES', 'dp_cd', 'clip_thresholds', 'dpcd_noise_multiplier', 'dpcd_events', 'row_norms',
            'sample_clip_thresholds', 'private_smoothness', 'importance_probabilities', 'coordinate_blocks',
            'coordinate_setup', 'intercept_setup', 'noise_blocks', 'dpcd_inner_dense', 'dpcd_inner_sparse',
            'dpcd_dog_dense', 'dog_state', 'check_selection', 'selection_params', 'unclipped_count',
@@ -103,7 +103,20 @@ def clip_thresholds(M, # coordinate-wise smoothness constants $M_j$ (p,), positi
     return np.sqrt(M / M.sum()) * C
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
-ACCOUNTANTS = GAUSSIAN_METHODS + ("closed_form",)   # the Gaussian calibrations, and Thm 4.3.1
+# the registry's accountants of a Gaussian ledger (replace-one), then Thm 4.3.1's closed form
+DPCD_ACCOUNTANTS = SupportedAccountants(SelfComposedEvent(GaussianEvent(1.0), 1), "replace_one",
+                                        extra=("closed_form",))
+
+
+def __getattr__(name):   # the module's former constant `ACCOUNTANTS`, kept as a deprecated alias
+    if name == "ACCOUNTANTS":
+        warnings.warn("dp_cd.solvers.dpcd.ACCOUNTANTS is deprecated: read "
+                      "get_solver('dp-cd').accountants (the registry's accountants of a Gaussian "
+                      "ledger, and 'closed_form')", DeprecationWarning, stacklevel=2)
+        return DPCD_ACCOUNTANTS.names
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 _METHOD = {"gdp": "gdp", "rdp": "rdp", "rdp_mironov": "rdp_mironov", "closed_form": "rdp_mironov"}
 _CERTIFIED_BY = {"gdp": "Gaussian DP (exact composition)",
                  "rdp": "RDP (cks conversion)",
@@ -127,17 +140,26 @@ def dpcd_noise_multiplier(
     epsilon: float,  # target ε of the optimisation part (> 0)
     delta: float,  # target δ in (0, 1)
     n_updates: int,  # number of released coordinate gradients, T*K
-    accountant: str = "gdp",  # "gdp" (exact), "rdp", "rdp_mironov" (papers), "closed_form"
+    accountant: str = "gdp",  # "gdp" (exact), "closed_form" or another of `DPCD_ACCOUNTANTS`
 ) -> float:  # z
     "Noise multiplier $z = σ_j/Δ_j$ (every coordinate) making `n_updates` releases (ε, δ)-DP."
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     n_updates = check_scalar(n_updates, "n_updates", low=1, integer=True)
     if accountant == "closed_form": return _closed_form_multiplier(epsilon, delta, n_updates)
-    if accountant not in ACCOUNTANTS:
-        raise ValueError(f"accountant must be one of {ACCOUNTANTS}, got {accountant!r}")
-    method = _METHOD[accountant]
-    return float(calibrate_noise_multiplier(epsilon, delta, n_updates, method=method))
+    check_accountant(accountant, DPCD_ACCOUNTANTS.names, "DP-CD")
+    if accountant in _METHOD:   # the Gaussian calibrations (closed_form: above)
+        method = _METHOD[accountant]
+        return float(calibrate_noise_multiplier(epsilon, delta, n_updates, method=method))
+    make = lambda z: _dpcd_accountant(accountant).compose(dpcd_events(z, n_updates))
+    guess = math.sqrt(2 * n_updates * math.log(1.25 / delta)) / epsilon   # Remark 3.1.2's scale
+    return float(calibrate(make, epsilon, delta, lo=guess / 8, hi=guess * 2))
+
+
+def _dpcd_accountant(name:str, # one of `DPCD_ACCOUNTANTS` but "closed_form"
+                   ):  # a new, empty accountant of the registry (replace-one)
+    "The registry's accountant `name` for DP-CD's replace-one ledger."
+    return make_accountant(name, "replace_one")
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def dpcd_events(noise_multiplier:float, # $z = σ_j/Δ_j$
@@ -624,7 +646,7 @@ def _check_options(self, problem, request, options):
     K = o["n_inner"]
     o["K"] = p if K is None else check_scalar(K, "n_inner", low=1, integer=True)
     o["T"] = max(1, int(round(o["n_passes"] * p / o["K"])))
-    check_accountant(o["accountant"], ACCOUNTANTS, f"solver {self.name!r}")
+    check_accountant(o["accountant"], self.accountants, f"solver {self.name!r}")
     if o["clipping"] not in DPCD.clipping:
         raise ValueError(f"clipping must be one of {DPCD.clipping}, got {o['clipping']!r}")
     if o["clipping"] in _PER_SAMPLE: _check_sample_clipping(o, p)
@@ -779,19 +801,26 @@ def _private_plan(setup, params, request, n, p, p_x):
         ledger, z = _adaptive_ledger(ledger, z, n_rel, params, split)
     ledger = ledger.add("optimisation (Gaussian)", dpcd_events(z, n_rel))
     split["optimisation (Gaussian)"] = eps_opt
-    method = _METHOD[params["accountant"]]
     z_eff = params.get("noise_multiplier_joint", z)   # one multiplier for the Gaussian part
-    epsilon = epsilon_gaussian(z_eff, n_rel, request.delta, method) + setup["eps_M"]
+    eps_g, certified_by = _certified(params["accountant"], z_eff, n_rel, request.delta)
+    epsilon = eps_g + setup["eps_M"]
     W = params["sample_weight_bound"]   # sensitivity 2 W C_j / n (weights in [0, W])
     params.update(noise_multiplier=z, noise_scales=z * 2 * W * params["clip_thresholds"] / n)
     return Plan(ledger=ledger, epsilon=float(epsilon),
-                accountant=_CERTIFIED_BY[params["accountant"]],
+                accountant=certified_by,
                 releases=n_rel + params.get("n_counts", 0)
                 + (p_x if setup["event"] is not None else 0),
                 noise_scales=params["noise_scales"], budget_split=split,
                 notes=setup["notes"] + [_release_note(by_sample, n_rel, z, W)]
                 + _adaptive_notes(params),
                 leaks=setup["leaks"], params=params)
+
+
+def _certified(name, z, n_rel, delta):
+    "(ε of `n_rel` Gaussian releases of multiplier z at δ, the accountant's label) by `name`."
+    if name in _METHOD: return epsilon_gaussian(z, n_rel, delta, _METHOD[name]), _CERTIFIED_BY[name]
+    acc = _dpcd_accountant(name).compose(dpcd_events(z, n_rel))
+    return acc.get_epsilon(delta), acc.name
 
 # %% ../../nbs/03_solvers/01_dp_cd.ipynb
 def _release_note(by_sample, n_rel, z, W=1.0):
@@ -1186,7 +1215,7 @@ class DPCD(Solver):
     clipping = ("coordinate", "sample", "adaptive", "coordinate_adaptive")
     intercept = True   # fit_intercept: an implicit constant column, X not copied
     sample_weight = True   # weights in [0, sample_weight_bound], applied after clipping
-    accountants = ACCOUNTANTS
+    accountants = DPCD_ACCOUNTANTS   # the registry's, asked at each read
     row_chunks, chunks_public = True, ("smoothness",)   # a dask.array: `_run_chunks`
     check_options, plan, run, run_chunks = _check_options, _plan, _run, _run_chunks
 

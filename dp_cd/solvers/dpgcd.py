@@ -34,7 +34,7 @@ from dp_cd.privacy.events import (
     check_epsilon,
 )
 from ..privacy.accountants import BestOfAccountant
-from ..privacy.registry import ACCOUNTANTS, check_accountant, make_accountant, supporting
+from ..privacy.registry import SupportedAccountants, check_accountant, make_accountant
 from ..privacy.calibration import calibrate
 from ..privacy.closed_forms import per_step_epsilon
 from ..privacy.mechanisms import selection_scale, noisy_argmax_abs
@@ -95,8 +95,9 @@ def _ledger(release): # one iteration's events: an exponential-mechanism selecti
     rel = GaussianEvent(1.0) if release == "gaussian" else LaplaceEvent(1.0)
     return ComposedEvent((selection_scale(1.0, 1.0, "exponential").event, rel))
 
-_ACCOUNTANTS_OF = {r: supporting(_ledger(r)) for r in RELEASES}   # the registry's query
-DPGCD_ACCOUNTANTS = tuple(n for n in ACCOUNTANTS if any(n in a for a in _ACCOUNTANTS_OF.values()))
+_ACCOUNTANTS_OF = {r: SupportedAccountants(_ledger(r)) for r in RELEASES}   # asked at each read
+_DPGCD_ACCEPTED = SupportedAccountants(tuple(_ledger(r) for r in RELEASES))   # either release's
+DPGCD_ACCOUNTANTS = _DPGCD_ACCEPTED.names   # the library's names, at import
 
 @dataclass(frozen=True)
 class DPGCDCalibration:
@@ -137,7 +138,7 @@ def dpgcd_calibration(
         raise ValueError(f"selection must be one of {SELECTIONS}, got {selection!r}")
     if release not in RELEASES:
         raise ValueError(f"release must be one of {RELEASES}, got {release!r}")
-    check_accountant(accountant, DPGCD_ACCOUNTANTS, "DP-GCD")
+    check_accountant(accountant, _DPGCD_ACCEPTED.names, "DP-GCD")
     share = check_scalar(selection_share, "selection_share", 0, 1, True, True)
     notes = []
     if selection == "as_published":
@@ -173,7 +174,7 @@ def dpgcd_calibration(
             {"selection (RNM, claimed eps')": e1, "release (Laplace eps')": e1},
             tuple(notes),
         )
-    check_accountant(accountant, _ACCOUNTANTS_OF[release], f"DP-GCD with release={release!r}")
+    check_accountant(accountant, _ACCOUNTANTS_OF[release].names, f"DP-GCD with release={release!r}")
     r = share / (1 - share)
     def events(x):
         # eps_s^2/8 = r/(2x^2)
@@ -668,7 +669,7 @@ class DPGCD(Solver):
     summary = "DP greedy coordinate descent (thesis Algorithms 5.3.1-5.3.2)"
     sparse, private, intercept = True, True, True
     clipping = ("coordinate",)
-    accountants = DPGCD_ACCOUNTANTS
+    accountants = _DPGCD_ACCEPTED   # the registry's, asked at each read
     relations = ("replace_one",)
 
 # %% ../../nbs/03_solvers/03_dp_gcd.ipynb
@@ -693,7 +694,7 @@ def _dpgcd_check_options(self, problem, request, options) -> dict:
     o = {opt.name: opt.default for opt in self.options} | options
     _check_choice("selection", o["selection"], SELECTIONS)
     _check_choice("release", o["release"], RELEASES)
-    check_accountant(o["accountant"], DPGCD_ACCOUNTANTS, f"solver {self.name!r}")
+    check_accountant(o["accountant"], self.accountants, f"solver {self.name!r}")
     o["rule_index"] = _resolve_rule(o["rule"], problem.penalty, o["selection"])
     o["w0"] = _check_start(o["w0"], problem)
     check_intercept(o, problem)   # DP-CD's: the two flags, s > 0, a penalty for p + 1 coordinates

@@ -18,7 +18,7 @@ from .contract import (Solver, Plan, Run, Ledger, FitResult, register, get_solve
                                     with_defaults)
 from ..privacy.events import (PoissonSubsampledGaussianEvent, SelfComposedEvent, check_delta,
                                   check_epsilon, check_noise_multiplier, check_relation, check_steps)
-from ..privacy.registry import check_accountant, make_accountant, supporting
+from ..privacy.registry import SupportedAccountants, check_accountant, make_accountant, supporting
 from ..privacy.pld import calibrate_tightest, tightest_accountant
 from ..privacy.calibration import calibrate
 
@@ -74,7 +74,7 @@ class DPSGD(Solver):
     summary = "proximal DP-SGD (per-sample clipping, Poisson subsampling, PLD accountant)"
     clipping, intercept = ("sample",), True
     relations = ("replace_one", "add_remove")
-    accountants = SGD_ACCOUNTANTS
+    accountants = SupportedAccountants(PoissonSubsampledGaussianEvent(1.0, 0.5), exclude=("best",))
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 def _sgd_options_from_bounds(self, loss:Loss, bounds:np.ndarray, target_bound=None) -> dict:
@@ -93,7 +93,7 @@ def _sgd_check_options(self, problem, request, options:dict) -> dict:
                                       low_open=True)
     opts["clip"] = check_scalar(opts["clip"], "clip", low=0, low_open=True,   # inf: no clipping,
                                 allow_inf=not request.private)               # when not private
-    check_accountant(opts["accountant"], SGD_ACCOUNTANTS, f"solver {self.name!r}")
+    check_accountant(opts["accountant"], self.accountants, f"solver {self.name!r}")
     if opts["step"] is not None: opts["step"] = check_positive(opts["step"], "step")
     if opts["smoothness"] is not None:
         opts["smoothness"] = check_positive(opts["smoothness"], "smoothness")
@@ -161,7 +161,7 @@ def sgd_accountant(epsilon:float, # target ε > 0
     """The accountant that calibrates and certifies the run: "rdp" instead of "pld" when RDP's
     multiplier is already below `PLD_MIN_NOISE` (huge ε), where the PLD's grid is too costly."""
     check_epsilon(epsilon), check_delta(delta), check_steps(steps), _check_q(q)
-    check_accountant(accountant, SGD_ACCOUNTANTS, "sgd_accountant")
+    check_accountant(accountant, DPSGD.accountants, "sgd_accountant")
     if check_relation(relation) and accountant != "pld": return accountant
     z_rdp = calibrate_subsampled_gaussian(epsilon, delta, steps, q, relation, "rdp")
     return "rdp" if z_rdp <= PLD_MIN_NOISE else "pld"

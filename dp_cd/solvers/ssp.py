@@ -13,7 +13,7 @@ from ..model.losses import Loss
 from ..model.penalties import Penalty
 from ..privacy.events import GaussianEvent, ComposedEvent
 from ..privacy.calibration import calibrate, calibrate_noise_multiplier
-from ..privacy.registry import check_accountant, make_accountant, supporting
+from ..privacy.registry import SupportedAccountants, check_accountant, make_accountant, supporting
 from .contract import (Solver, Plan, Run, Ledger, FitResult, register, get_solver,
                                     project_records, with_defaults)
 from .growth import norm_bounds
@@ -72,7 +72,7 @@ class AdaSSP(Solver):
     "Sufficient-statistics perturbation for least squares, with an adaptive ridge (AdaSSP)."
     name, function = "adassp", adassp
     summary = "sufficient-statistics perturbation with an adaptive ridge (AdaSSP, Wang 2018)"
-    accountants = ADASSP_ACCOUNTANTS
+    accountants = SupportedAccountants(GaussianEvent(1.0), "replace_one")   # asked at each read
     # least squares: φ'(z, y) = 2(z - y) (no loss kernel is called); a ridge ψ_j(x) = α x²/2
     loss_kernels, loss_facts = (), {"residual_scale": 2.0}
     penalty_kernels, penalty_facts = ("enet_weights",), {"quadratic": True}

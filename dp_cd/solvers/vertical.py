@@ -11,7 +11,7 @@ from ..model.penalties import Penalty, NoPenalty, L1, L2, ElasticNet, Box, prox_
 from .contract import (FitResult, Run, Solver, register, get_solver, with_defaults, executor,
                        InProcess)
 from ..privacy.registry import check_accountant
-from .dpcd import (ACCOUNTANTS, noise_blocks, smoothness_from_bounds,
+from .dpcd import (DPCD_ACCOUNTANTS, noise_blocks, smoothness_from_bounds,
                               smoothness_from_moments)
 
 # %% auto 0
@@ -174,7 +174,7 @@ def _check_options(self, problem, request, options):
     if problem.sparse:
         raise ValueError("solver 'dp-vcd' takes a dense X (each party's columns as an array)")
     o = dict(options)
-    check_accountant(o["accountant"], ACCOUNTANTS, f"solver {self.name!r}")
+    check_accountant(o["accountant"], self.accountants, f"solver {self.name!r}")
     o["blocks"] = column_blocks(problem.p, o.pop("parties"))
     dpcd = get_solver("dp-cd")
     checked = dpcd.check_options(problem, request, with_defaults(dpcd, o_common(o)))
@@ -241,7 +241,7 @@ class DPVCD(Solver):
     loss_kernels = ("dphi", "sup_d2phi")   # the clipped gradients' φ', the constants' sup φ''
     sparse = False
     clipping = ("coordinate",)
-    accountants = ACCOUNTANTS
+    accountants = DPCD_ACCOUNTANTS   # dp-cd's plan: its accountants
     check_options, plan, run = _check_options, _plan, _run
     # options from public bounds or released moments: dp-cd's (the same constants and thresholds)
     options_from_bounds, options_from_moments = smoothness_from_bounds, smoothness_from_moments
