@@ -37,9 +37,11 @@ from .privacy.events import ComposedEvent
 __all__ = ['LOSSES', 'BOUNDS_LABEL', 'CENTER_LABEL', 'SCALE_LABEL', 'SPREAD_LABEL', 'LABEL_MEAN_LABEL', 'TARGET_BOUND_LABEL',
            'PREPROCESSING_LABEL', 'SCALE_MAX_SIGMA', 'HISTOGRAM_MAX_TAU', 'ONE_HOT_SCALE', 'MISSING_RULE',
            'SAMPLE_CLIP', 'START_MIN_LOGIT', 'make_loss', 'make_penalty', 'BudgetExceededError', 'BudgetAccountant',
-           'count_records', 'resolve_delta', 'preprocessing_label', 'public_box', 'BoundsFallbackWarning',
-           'scale_swamped', 'histogram_pays', 'target_apart', 'histogram_threshold', 'histogram_futile', 'DPRegressor',
-           'label_set', 'DPClassifier', 'logistic_start']
+           'count_records', 'resolve_delta', 'DataBounds', 'preprocessing_label', 'public_box', 'BoundsFallbackWarning',
+           'private_data_bounds', 'refined_public_bounds', 'add_private_center', 'scale_swamped', 'add_label_mean',
+           'histogram_pays', 'target_apart', 'histogram_threshold', 'histogram_futile', 'add_private_spread',
+           'add_private_scale', 'categorical_columns', 'one_hot', 'resolve_budget', 'one_hot_mask', 'numbers_or_refuse',
+           'private_target', 'box_rows', 'box_scores', 'DPRegressor', 'label_set', 'DPClassifier', 'logistic_start']
 
 # %% ../nbs/06_api/01_estimators.ipynb
 LOSSES = {"squared": SquaredLoss, "logistic": LogisticLoss, "huber": HuberLoss}
@@ -166,11 +168,20 @@ def _missing_to_zero(X, block:int=2**16):
     return X
 
 # %% ../nbs/06_api/01_estimators.ipynb
-class _DataBounds:
+class DataBounds:
     """Bounds of a fit (None: non-private, nothing clipped), its centre, and what obtaining them
     cost (`entries`: the (label, event) of each private release)."""
-    def __init__(self, B=None, target=None, epsilon=0.0, delta=0.0, entries=(), note=None,
-                 leaks=(), fell_back=(), noise_multiplier=None):
+    def __init__(self,
+                 B=None, # the half-widths B_j of the boxes (p,) (None: non-private, nothing clipped)
+                 target=None, # a regression's target bound T (None: none)
+                 epsilon=0.0, # ε spent obtaining them
+                 delta=0.0, # δ spent obtaining them
+                 entries=(), # the (label, event) of each private release
+                 note=None, # what the report says of them (None: nothing)
+                 leaks=(), # the non-private choices the report lists
+                 fell_back=(), # bounds set to the public default (nothing located)
+                 noise_multiplier=None, # z of the Gaussian releases (None: none yet)
+                ):
         self.B, self.target, self.epsilon, self.delta = B, target, epsilon, delta
         self.entries, self.note, self.leaks = list(entries), note, list(leaks)
         self.fell_back = list(fell_back)   # bounds set to the public default (nothing located)
@@ -349,10 +360,19 @@ def _fallback_note(names:list, n:int, threshold:float, default:float=1.0) -> str
             f"threshold tau = {tau}; {why}")
 
 # %% ../nbs/06_api/01_estimators.ipynb
-def _private_data_bounds(X, y, eps, delta, share, rng, releases:int=1, known=None, names=None,
-                         target_apart:bool=False):
+def private_data_bounds(X, # the design (n, p), private
+                        y, # a regression's target (None: a classifier, no target bound)
+                        eps:float, # the fit's ε
+                        delta:float, # the fit's δ
+                        share:float, # the share of (ε, δ) the preprocessing spends (`bounds_budget`)
+                        rng, # the noise's Generator
+                        releases:int=1, # the Gaussian releases that share pays for
+                        known=None, # mask (p,) of one-hot columns of declared categories (None: none)
+                        names=None, # the public feature names the fallback warning names
+                        target_apart:bool=False, # the target gets a histogram of its own
+                       ) -> DataBounds: # the bounds, what they cost and the report's note
     """Bounds estimated privately with the share `share` of (ε, δ) (`data_bounds`); with
-    `releases=2` that share also pays for the centre's release (`_add_private_center`). The
+    `releases=2` that share also pays for the centre's release (`add_private_center`). The
     columns `known` (a mask: one-hot columns of declared categories) are bounded by 1, publicly:
     they are left out of the release, whose noise then grows with the other columns only. `names`:
     the public feature names (a DataFrame's columns), which the fallback warning names.
@@ -416,7 +436,7 @@ def _private_data_bounds(X, y, eps, delta, share, rng, releases:int=1, known=Non
         notes.append(f"the bound on |y| from a Gaussian histogram of its own (few records for the "
                      f"features' release: `target_apart`), sigma = {rel_y.sigma:.4g}, threshold "
                      f"{rel_y.threshold:.4g}")
-    if z is None: return _DataBounds(np.ones(p))   # nothing to release
+    if z is None: return DataBounds(np.ones(p))   # nothing to release
     eps_b = epsilon_gaussian(z, len(entries), share * delta) if entries else 0.0
     if apart and not skip_y and len(entries) > 1:
         notes[-1] += f" (exact GDP with the features' release, epsilon = {eps_b:.4g})"
@@ -433,7 +453,7 @@ def _private_data_bounds(X, y, eps, delta, share, rng, releases:int=1, known=Non
                     "target_bound for a regression), or a larger bounds_budget or more records "
                     "(tau shrinks as the bounds' share of epsilon grows)")
     if said: warnings.warn(". ".join(said), BoundsFallbackWarning, stacklevel=4)
-    b = _DataBounds(B, target, eps_b, share * delta if entries else 0.0, entries,
+    b = DataBounds(B, target, eps_b, share * delta if entries else 0.0, entries,
                     "; ".join(notes), fell_back=fell_back, noise_multiplier=z)
     b.gaussian, b.skipped = len(entries), [what for what, _ in skipped]
     return b
@@ -462,13 +482,21 @@ def _futile_warning(n:int, eps:float, features:bool, target:bool, names:list) ->
 
 
 # %% ../nbs/06_api/01_estimators.ipynb
-def _refined_public_bounds(pub:_DataBounds, X, eps, delta, share, rng, releases:int=1, known=None,
-                           anchor=None) -> _DataBounds:
+def refined_public_bounds(pub:DataBounds, # the PUBLIC bounds to tighten
+                          X, # the design (n, p), private
+                          eps:float, # the fit's ε
+                          delta:float, # the fit's δ
+                          share:float, # the share of (ε, δ) the preprocessing spends
+                          rng, # the noise's Generator
+                          releases:int=1, # the Gaussian releases that share pays for
+                          known=None, # mask (p,) of one-hot columns of declared categories
+                          anchor=None, # PUBLIC point a (p,) the magnitudes are measured from
+                         ) -> DataBounds: # `pub` tightened where a release located a bound
     """PUBLIC bounds `pub` tightened by a private release (`refine_bounds`): the histogram of
     `data_bounds` on |x_ij - a_j|, a = `anchor` (PUBLIC, (p,)), by default the point of each
     public box nearest 0 (for a box then centred privately): a released bound below the public half-width
     gives the box [a - B̃, a + B̃], otherwise (or where no bin cleared τ) the public box is kept.
-    Paid, like `_private_data_bounds`, by the share `share` of (ε, δ); the columns `known` (one-hot,
+    Paid, like `private_data_bounds`, by the share `share` of (ε, δ); the columns `known` (one-hot,
     declared) keep their public bounds."""
     share = check_scalar(share, "bounds_budget", 0, 1, True, True)
     p = X.shape[1]
@@ -491,7 +519,7 @@ def _refined_public_bounds(pub:_DataBounds, X, eps, delta, share, rng, releases:
             f"{rel.sigma:.4g}, threshold {rel.threshold:.4g} (exact GDP, epsilon = "
             f"{rel.epsilon:.4g}); the public box kept where no bound below its half-width was "
             f"located ({kept} of {len(cols)}); records clipped into them")
-    b = _DataBounds(B, pub.target, rel.epsilon, share * delta, [(BOUNDS_LABEL, rel.event)], note,
+    b = DataBounds(B, pub.target, rel.epsilon, share * delta, [(BOUNDS_LABEL, rel.event)], note,
                     noise_multiplier=rel.noise_multiplier)
     b.offset = None if not np.any(offset) else offset
     return b
@@ -503,11 +531,20 @@ def _leaky_data_bounds(X, y):
                   "bounds='private' (the default) or public bounds", PrivacyLeakWarning,
                   stacklevel=4)
     B, target = _bounds_from_data(X, y)
-    return _DataBounds(B, target, leaks=["the data bounds B_j (bounds='data')"])
+    return DataBounds(B, target, leaks=["the data bounds B_j (bounds='data')"])
 
 # %% ../nbs/06_api/01_estimators.ipynb
-def _add_private_center(b:_DataBounds, X, y, eps, delta, share, rng, offset=None,
-                        releases:int=1, labels=None) -> _DataBounds:
+def add_private_center(b:DataBounds, # the bounds (released or public)
+                       X, # the design (n, p), private
+                       y, # a regression's target (None: none)
+                       eps:float, # the fit's ε
+                       delta:float, # the fit's δ
+                       share:float, # the share of (ε, δ) the preprocessing spends
+                       rng, # the noise's Generator
+                       offset=None, # PUBLIC centre of the boxes (p,) (None: 0)
+                       releases:int=1, # the Gaussian releases that share pays for
+                       labels=None, # a classifier's labels encoded ±1 (n,) (None: none)
+                      ) -> DataBounds: # `b` with the centres released
     """`b` with the centres released (`private_center`) with the noise multiplier of its bounds'
     release, both paid by the share `share` of (ε, δ) (exact GDP); with public bounds, that share
     pays for the centre alone, or for the `releases` Gaussian releases of the same noise it starts
@@ -559,7 +596,7 @@ def scale_swamped(n:int, # number of records (public)
     return z * math.sqrt(q) / n >= SCALE_MAX_SIGMA
 
 
-def _note_swamped(b:_DataBounds, n:int, q:int, eps, delta, releases:int) -> _DataBounds:
+def _note_swamped(b:DataBounds, n:int, q:int, eps, delta, releases:int) -> DataBounds:
     "`b` marked as not standardised (`scale_swamped`), with the report's sentence on why."
     z = calibrate_noise_multiplier(eps, delta, releases)
     b.scale_swamped = True
@@ -571,7 +608,14 @@ def _note_swamped(b:_DataBounds, n:int, q:int, eps, delta, releases:int) -> _Dat
     return b
 
 
-def _add_label_mean(b:_DataBounds, labels, eps, delta, share, rng, releases:int=1) -> _DataBounds:
+def add_label_mean(b:DataBounds, # the bounds of the fit
+                   labels, # a classifier's labels encoded ±1 (n,), private
+                   eps:float, # the fit's ε
+                   delta:float, # the fit's δ
+                   share:float, # the share of (ε, δ) the preprocessing spends
+                   rng, # the noise's Generator
+                   releases:int=1, # the Gaussian releases that share pays for
+                  ) -> DataBounds: # `b` with the labels' mean released
     """`b` with a classifier's labels' mean (labels encoded ±1, (n,)) released alone: the
     `private_center` release of no feature and the labels as its target (T = 1), noise
     $σ = z\\cdot 2/n$, with the noise multiplier z of the earlier releases (or of the `releases`
@@ -653,8 +697,15 @@ def histogram_futile(n:int, # number of records (public)
     bounds are the public default 1 and its share of ε goes to the releases that remain."""
     return histogram_threshold(q, epsilon, delta, releases) >= n
 
-def _add_private_spread(b:_DataBounds, X, eps, delta, share, rng, releases:int, known=None
-                       ) -> _DataBounds:
+def add_private_spread(b:DataBounds, # the bounds, their centre released
+                       X, # the design (n, p), private
+                       eps:float, # the fit's ε
+                       delta:float, # the fit's δ
+                       share:float, # the share of (ε, δ) the preprocessing spends
+                       rng, # the noise's Generator
+                       releases:int, # the Gaussian releases that share pays for in all
+                       known=None, # mask (p,) of one-hot columns of declared categories
+                      ) -> DataBounds: # `b` with its boxes narrowed around the centre
     """`b` (its bounds released, then its centre c) with each box narrowed around c: the signed
     histogram of the deviations x_ij - c_j (c is public once released; `private_two_sided_bounds`),
     with the noise multiplier of the earlier releases (`releases`: how many the share `share` of
@@ -690,7 +741,7 @@ def _add_private_spread(b:_DataBounds, X, eps, delta, share, rng, releases:int, 
 # %% ../nbs/06_api/01_estimators.ipynb
 ONE_HOT_SCALE = 0.5   # PUBLIC scale of a one-hot column (0 or 1): a 0/1 variable's largest sd
 
-def _one_hot_moments(b:_DataBounds, known) -> np.ndarray:
+def _one_hot_moments(b:DataBounds, known) -> np.ndarray:
     r"""Upper estimates of the mean squares of the standardised one-hot columns `known` (a mask):
     with the public scale 1/2, column j is $2\,\mathrm{clip}(x_{ij} - c_j, -B_j, B_j)$ with
     $x_{ij} ∈ \{0, 1\}$, whose mean square is $4(p_j a_j + (1 - p_j) b_j)$, $a_j = \min((1 - c_j)^2,
@@ -709,7 +760,14 @@ def _one_hot_moments(b:_DataBounds, known) -> np.ndarray:
     return np.maximum(np.maximum(at(lo), at(hi)), SCALE_FLOOR ** 2)
 
 
-def _add_private_scale(b:_DataBounds, Xc, eps, delta, share, rng, known=None) -> _DataBounds:
+def add_private_scale(b:DataBounds, # the bounds of the fit
+                      Xc, # the records in the unit box (what `transform` gave), private
+                      eps:float, # the fit's ε
+                      delta:float, # the fit's δ
+                      share:float, # the share of (ε, δ) the preprocessing spends
+                      rng, # the noise's Generator
+                      known=None, # mask (p,) of one-hot columns of declared categories
+                     ) -> DataBounds: # `b` with the scales released
     """`b` with the scales of its records in the unit box (`Xc`, what `transform` gave) released
     (`private_scale`) with the noise multiplier of its earlier releases, all paid by the share
     `share` of (ε, δ) (exact GDP); with nothing released before, that share pays for the
@@ -795,9 +853,11 @@ def _text_columns(X) -> list:
             if not hasattr(dtype, "categories") and getattr(dtype, "kind", "O") in "OSUT"]
 
 
-def _categorical_columns(X, private:bool=False) -> dict:
+def categorical_columns(X, # a design; a DataFrame's categorical columns are read
+                        private:bool=False, # a private fit (a text column read as numbers)
+                       ) -> dict: # {column: declared categories}
     """{column: declared categories} of a DataFrame's categorical columns; a text column is refused
-    when ε = ∞, and read as numbers by a private fit (`_numbers_or_refuse`)."""
+    when ε = ∞, and read as numbers by a private fit (`numbers_or_refuse`)."""
     if not (hasattr(X, "dtypes") and hasattr(X, "columns")): return {}
     cats = {col: list(dtype.categories) for col, dtype in zip(X.columns, X.dtypes)
             if hasattr(dtype, "categories")}
@@ -808,7 +868,9 @@ def _categorical_columns(X, private:bool=False) -> dict:
     return cats
 
 # %% ../nbs/06_api/01_estimators.ipynb
-def _one_hot(X, categories:dict):
+def one_hot(X, # a DataFrame
+            categories:dict, # {column: declared categories} (`categorical_columns`)
+           ):
     "X with each categorical column replaced by one 0/1 column per declared category, in order."
     import pandas as pd
     parts = []
@@ -823,7 +885,10 @@ def _one_hot(X, categories:dict):
     return pd.concat(parts, axis=1)
 
 # %% ../nbs/06_api/01_estimators.ipynb
-def _resolve_budget(est, warn:bool=True, stacklevel:int=4):
+def resolve_budget(est, # an estimator (its `budget` and deprecated `accountant`)
+                   warn:bool=True, # warn of the deprecated alias
+                   stacklevel:int=4, # the warning's stack level
+                  ):
     "The `BudgetAccountant` of `budget=`, or of its deprecated alias `accountant=` (FutureWarning)."
     budget, alias = est.budget, est.accountant
     if alias is not None:
@@ -893,7 +958,7 @@ class _DPLinearBase(BaseEstimator):
         _check_solver_takes(solver, {k: getattr(self, k) for k in _SOLVER_PARAMS})
         eps = check_epsilon(self.epsilon, allow_inf=True)
         self._standardizes()   # a bad `standardize` is refused before anything is read
-        _resolve_budget(self, stacklevel=5)   # a wrong type is refused; the old name warns
+        resolve_budget(self, stacklevel=5)   # a wrong type is refused; the old name warns
         return loss, pen, solver, eps
 
     def _begin_fit(self, X, sample_weight=None):
@@ -908,7 +973,7 @@ class _DPLinearBase(BaseEstimator):
                       "intercept_scaling": self.intercept_scaling},
                      getattr(X, "shape", None))   # public work limits, before any read
         self._check_weights(solver, sample_weight, count_records(X))   # refused before any read
-        budget = _resolve_budget(self, warn=False)
+        budget = resolve_budget(self, warn=False)
         if budget is not None: budget.check(eps, delta)
         return loss, pen, solver, eps, delta
 
@@ -967,16 +1032,16 @@ def _center_setting(self, X) -> str|np.ndarray|None:
     return c
 
 
-def _resolve_bounds(self, X, y, eps, delta, rng, labels=None) -> _DataBounds:
+def _resolve_bounds(self, X, y, eps, delta, rng, labels=None) -> DataBounds:
     """The bounds of this fit (y: a regression's target, None for a classifier), its centre, and
     their cost."""
     value = self._bounds_setting(warn=False)
     if not np.isfinite(eps):   # not private: the same map with exact statistics, or none
-        return _exact_box(self, X, y) if self._standardizes() else _DataBounds()
+        return _exact_box(self, X, y) if self._standardizes() else DataBounds()
     center = self._center_setting(X)
     private_center, scales = isinstance(center, str), self._standardizes()
     y_est = y if self.target_bound is None else None
-    known = _one_hot_mask(self, X.shape[1])
+    known = one_hot_mask(self, X.shape[1])
     q = X.shape[1] if known is None else int(np.sum(~known))
     share = check_scalar(self.bounds_budget, "bounds_budget", 0, 1, True, True)
     pays = lambda k: histogram_pays(X.shape[0], q, share * eps, share * delta, k)
@@ -999,19 +1064,19 @@ def _resolve_bounds(self, X, y, eps, delta, rng, labels=None) -> _DataBounds:
     if swamped: scales, (refine, spread, releases) = False, count(False)
     releases += apart and swamped
     if isinstance(value, str) and value == "private":
-        b = _private_data_bounds(X, y_est, eps, delta, self.bounds_budget, rng,
+        b = private_data_bounds(X, y_est, eps, delta, self.bounds_budget, rng,
                                  releases=releases,
-                                 known=_one_hot_mask(self, X.shape[1]),
+                                 known=one_hot_mask(self, X.shape[1]),
                                  names=getattr(self, "feature_names_in_", None),
                                  target_apart=apart)
     elif isinstance(value, str): b = _leaky_data_bounds(X, y_est)
     else:
         b = (_public_box_bounds(value, X) if isinstance(value, tuple)
-             else _DataBounds(_check_public_bounds(value, X.shape[1])))
+             else DataBounds(_check_public_bounds(value, X.shape[1])))
         if refine:   # tighter bounds inside the public ones
-            b = _refined_public_bounds(b, X, eps, delta, self.bounds_budget, rng,
+            b = refined_public_bounds(b, X, eps, delta, self.bounds_budget, rng,
                                        releases=releases,
-                                       known=_one_hot_mask(self, X.shape[1]),
+                                       known=one_hot_mask(self, X.shape[1]),
                                        anchor=None if private_center else
                                        center if center is not None else b.offset)
     if self.target_bound is not None:   # T, or a public box (lower, upper): its larger magnitude
@@ -1020,13 +1085,13 @@ def _resolve_bounds(self, X, y, eps, delta, rng, labels=None) -> _DataBounds:
         b.target = check_scalar(t, "target_bound", low=0, low_open=True)
     if swamped: b = _note_swamped(b, X.shape[0], q, share * eps, share * delta, full)
     if label_mean:
-        b = _add_label_mean(b, labels, eps, delta, self.bounds_budget, rng, releases)
+        b = add_label_mean(b, labels, eps, delta, self.bounds_budget, rng, releases)
     if private_center:
-        b = _add_private_center(b, X, y, eps, delta, self.bounds_budget, rng, b.offset,
+        b = add_private_center(b, X, y, eps, delta, self.bounds_budget, rng, b.offset,
                                 releases=1 + scales, labels=labels)
         if spread:
-            b = _add_private_spread(b, X, eps, delta, self.bounds_budget, rng, releases,
-                                    known=_one_hot_mask(self, X.shape[1]))
+            b = add_private_spread(b, X, eps, delta, self.bounds_budget, rng, releases,
+                                    known=one_hot_mask(self, X.shape[1]))
         return b
     if center is not None: b.offset = center   # a public centre: the box is [c - B, c + B]
     return b
@@ -1041,7 +1106,7 @@ def _refines(self, releasing:bool) -> bool:
     return bool(self.refine_bounds and releasing)
 
 
-def _exact_box(self, X, y) -> _DataBounds:
+def _exact_box(self, X, y) -> DataBounds:
     """ε = ∞ (not private): the box of a private fit from exact statistics, so that the problem
     solved is the same one: centred at the means (a dense X with an intercept), the box of the data
     around them (nothing clipped in training), the target likewise; `_map_records` then divides by
@@ -1053,7 +1118,7 @@ def _exact_box(self, X, y) -> _DataBounds:
     else:   # max |x_ij - c_j| without a copy of X
         B = np.maximum(np.asarray(X.max(axis=0)) - c, c - np.asarray(X.min(axis=0)))
         B = np.where(B > 0, B, 1.0)
-    b = _DataBounds(B)
+    b = DataBounds(B)
     b.offset, b.fill_missing = c, False   # a NaN refused, in memory and on row chunks alike
     if y is not None:
         c_y = float(np.mean(y)) if c is not None else 0.0
@@ -1065,7 +1130,7 @@ def _exact_box(self, X, y) -> _DataBounds:
     return b
 
 
-def _exact_scale(b:_DataBounds, Xc) -> _DataBounds:
+def _exact_scale(b:DataBounds, Xc) -> DataBounds:
     "`b` with the exact root mean squares of the records `Xc` as scales (ε = ∞, not private)."
     v = unit_box_second_moment(Xc)
     s2 = np.maximum(v, SCALE_FLOOR ** 2)
@@ -1088,22 +1153,22 @@ def _standardizes(self) -> bool:
     return bool(self.standardize and self.scale_by_bounds and get_solver(self.solver).standardized)
 
 
-def _map_records(self, bounds:_DataBounds, X, y, eps, delta, rng):
+def _map_records(self, bounds:DataBounds, X, y, eps, delta, rng):
     """The records the solver sees: clipped into the box, centred, divided by the bounds, and, when
     `standardize`, by the released scales (their release charged to `bounds`)."""
     Xc, yc = bounds.transform(X, y, self.scale_by_bounds)
     if bounds.B is not None and self._standardizes() and not bounds.scale_swamped:
         if not np.isfinite(eps): bounds = _exact_scale(bounds, Xc)
-        else: bounds = _add_private_scale(bounds, Xc, eps, delta, self.bounds_budget, rng,
-                                         known=_one_hot_mask(self, X.shape[1]))
+        else: bounds = add_private_scale(bounds, Xc, eps, delta, self.bounds_budget, rng,
+                                         known=one_hot_mask(self, X.shape[1]))
         Xc = bounds.standardize(Xc)
     return Xc, yc
 
 
-def _public_box_bounds(value:tuple, X) -> _DataBounds:
+def _public_box_bounds(value:tuple, X) -> DataBounds:
     "Public bounds (lower, upper): half-widths B and the public offset of the box's middle."
     c, h = public_box(value, X.shape[1])
-    b = _DataBounds(h)
+    b = DataBounds(h)
     if np.any(c != 0):
         if sp.issparse(X):
             raise ValueError("bounds=(lower, upper) whose box does not contain 0 needs a dense X "
@@ -1116,7 +1181,9 @@ _DPLinearBase._center_setting, _DPLinearBase._refines = _center_setting, _refine
 _DPLinearBase._standardizes, _DPLinearBase._map_records = _standardizes, _map_records
 
 
-def _one_hot_mask(self, p:int):
+def one_hot_mask(self, # a fitted estimator (its `categories_`, `feature_names_in_`)
+                 p:int, # number of columns
+                ):
     "Which of the p columns are one-hot columns of declared categories (None: no categories)."
     cats = getattr(self, "categories_", None)
     if not cats: return None
@@ -1175,7 +1242,7 @@ def _per_sample_default(self, solver, eps) -> bool:
     return bool(np.isfinite(eps) and not given and offers and whole)
 
 
-def _solver_options(self, solver, loss, bounds:_DataBounds, eps, y_scale:float=1.0,
+def _solver_options(self, solver, loss, bounds:DataBounds, eps, y_scale:float=1.0,
                     start=None) -> dict:
     """The solver's options: from the bounds of the data it runs on (each solver's
     `options_from_bounds`; the target's is T / `y_scale`), then the user's. `start`: a starting
@@ -1226,7 +1293,7 @@ _DPLinearBase._solver_options, _DPLinearBase._fit_one = _solver_options, _fit_on
 def _charge(self, report, eps, delta):
     """Charge the budget with the guarantee the fit actually has (never less than requested); refuse
     non-private runs."""
-    budget = _resolve_budget(self, warn=False)
+    budget = resolve_budget(self, warn=False)
     if budget is None: return
     if not report.is_private:
         raise BudgetExceededError(
@@ -1244,10 +1311,10 @@ def _prepare(self, X, y="no_validation", reset=True, **kw):
     if is_chunked(X): return _prepare_chunked(self, X, y, reset, **kw)
     private = np.isfinite(check_epsilon(self.epsilon, allow_inf=True)) and (
         reset or getattr(self, "bounds_", None) is not None)   # (ε = ∞ has bounds_ too: exact)
-    if reset: self.categories_ = _categorical_columns(X, private)
-    X = _numbers_or_refuse(X, private=private, warn=reset)   # (ε = ∞: refused, naming no value)
+    if reset: self.categories_ = categorical_columns(X, private)
+    X = numbers_or_refuse(X, private=private, warn=reset)   # (ε = ∞: refused, naming no value)
     if getattr(self, "categories_", None) and hasattr(X, "columns"):   # (an array: encoded already)
-        X = _one_hot(X, self.categories_)
+        X = one_hot(X, self.categories_)
     opts = dict(accept_sparse=["csr", "csc"], dtype=np.float64, ensure_all_finite=False)
     if isinstance(y, str) and y == "no_validation":
         X = validate_data(self, X, reset=reset, **opts)
@@ -1256,7 +1323,7 @@ def _prepare(self, X, y="no_validation", reset=True, **kw):
         X, y = validate_data(self, X, y, **opts, **kw)   # (y's own checks: scikit-learn's)
         return _finite_or_refuse(X), y
     X = validate_data(self, X, reset=reset, **opts)
-    return X, _private_target(y, X.shape[0], kw.get("y_numeric", False))
+    return X, private_target(y, X.shape[0], kw.get("y_numeric", False))
 
 
 def _finite_or_refuse(X):
@@ -1269,7 +1336,10 @@ def _finite_or_refuse(X):
                      "public rule)")
 
 
-def _numbers_or_refuse(X, private:bool=False, warn:bool=True):
+def numbers_or_refuse(X, # a design
+                      private:bool=False, # a private fit or a private model's predictions
+                      warn:bool=True, # warn of the text columns read as numbers
+                     ):
     """X as it is when its type is numeric; else, in a private fit (and a private model's
     predictions), each cell read as a number and a cell that is not one as missing (the public rule
     of *Missing values*: a refusal would depend on that cell); else one error naming no value
@@ -1307,7 +1377,10 @@ def _warn_text(what:str, fix:str):
                   stacklevel=5)
 
 
-def _private_target(y, n:int, numeric:bool) -> np.ndarray:
+def private_target(y, # the labels or target, none of its values checked
+                   n:int, # number of records (public)
+                   numeric:bool, # a regression's target, read as numbers
+                  ) -> np.ndarray: # y (n,)
     """y as n labels, or n numbers for a regression (`numeric`), none of its values checked: a
     value that is not a number is missing (NaN), mapped by the public rule."""
     y = np.asarray(y)
@@ -1325,7 +1398,7 @@ def _prepare_chunked(self, X, y, reset:bool, **kw):
     for the cluster (`gathered_when_small`) gathers X and y once and runs the in-memory pipeline."""
     if reset and not (isinstance(y, str) and y == "no_validation"):
         frame = hasattr(X, "to_dask_array")
-        p = len(_one_hot(X._meta, _chunked_categories(X)).columns) if frame else X.shape[1]
+        p = len(one_hot(X._meta, _chunked_categories(X)).columns) if frame else X.shape[1]
         whole = gathered_when_small(X if frame else checked_chunks(X), y,   # (chunks' shapes
                                     math.ceil(self.n_passes * (p + 1)), p)   # checked)
         if whole is not None: return _prepare(self, *whole, reset=True, **kw)
@@ -1343,7 +1416,7 @@ def _prepare_chunked(self, X, y, reset:bool, **kw):
 
 # %% ../nbs/06_api/01_estimators.ipynb
 def _chunked_categories(X) -> dict:
-    """`_categorical_columns` of a dask DataFrame, from its dtypes only: a categorical column of
+    """`categorical_columns` of a dask DataFrame, from its dtypes only: a categorical column of
     unknown categories or a text column is refused (reading it would gather its values)."""
     cats = {}
     for col, dtype in zip(X.columns, X.dtypes):
@@ -1357,18 +1430,18 @@ def _chunked_categories(X) -> dict:
 
 
 def _chunked_frame(self, X, reset:bool):
-    """A dask DataFrame as a row-chunked array: `_one_hot` on each partition with the declared
+    """A dask DataFrame as a row-chunked array: `one_hot` on each partition with the declared
     categories (set by `fit`), columns as a pandas fit names them."""
     if reset: self.categories_ = _chunked_categories(X)
     cats = getattr(self, "categories_", None) or {}
-    meta = _one_hot(X._meta, cats)   # the empty frame of the result: its columns and dtypes
+    meta = one_hot(X._meta, cats)   # the empty frame of the result: its columns and dtypes
     names = list(meta.columns)
     if reset:
         if all(isinstance(c, str) for c in names): self.feature_names_in_ = np.asarray(names, object)
         elif hasattr(self, "feature_names_in_"): del self.feature_names_in_
     elif list(getattr(self, "feature_names_in_", names)) != names:
         raise ValueError("The feature names should match those that were passed during fit")
-    return X.map_partitions(_one_hot, cats, meta=meta).to_dask_array(lengths=True)
+    return X.map_partitions(one_hot, cats, meta=meta).to_dask_array(lengths=True)
 
 # %% ../nbs/06_api/01_estimators.ipynb
 def _block_rows(X, dense:bool, entries:int=2**18) -> int:
@@ -1379,7 +1452,7 @@ def _block_rows(X, dense:bool, entries:int=2**18) -> int:
 
 
 def _sparse_box_rows(X, rows, lo, hi, scale=None):
-    "`_box_rows` of a sparse X without centre: the rows' sparse block with new, mapped values."
+    "`box_rows` of a sparse X without centre: the rows' sparse block with new, mapped values."
     blk, p = X[rows], X.shape[1]   # (the block may share X's arrays: none is written to)
     cols = blk.indices if blk.format == "csr" else np.repeat(np.arange(p), np.diff(blk.indptr))
     lo, hi = (np.broadcast_to(np.asarray(v, dtype=float), (p,))[cols] for v in (lo, hi))
@@ -1389,7 +1462,15 @@ def _sparse_box_rows(X, rows, lo, hi, scale=None):
     return type(blk)((data, blk.indices, blk.indptr), shape=blk.shape)
 
 # %% ../nbs/06_api/01_estimators.ipynb
-def _box_rows(X, rows, lo, hi, center=None, scale=None, ones:bool=False, order:str="F"):
+def box_rows(X, # the design (dense, sparse or a block of records)
+             rows, # the records: positions or a slice
+             lo, # the box's lower end, after the map
+             hi, # the box's upper end, after the map
+             center=None, # c (p,) subtracted (None: no shift)
+             scale=None, # h (p,) divided by (None: no division)
+             ones:bool=False, # append a column of ones
+             order:str="F", # the layout of the array returned
+            ):
     """The records `rows` (positions or a slice) of X mapped by x ↦ clip((x - c)/h, lo, hi) (no
     shift, no division when c, h are None), with a last column of ones if `ones` (a missing value: the middle of [lo, hi]): one array of
     layout `order` filled in place, the only copy of those records. A sparse X without c and ones
@@ -1414,9 +1495,18 @@ def _box_rows(X, rows, lo, hi, center=None, scale=None, ones:bool=False, order:s
     return out
 
 # %% ../nbs/06_api/01_estimators.ipynb
-def _box_scores(X, W, lo, hi, *, center=None, scale=None, ones:bool=False, order=None,
-                block=None) -> np.ndarray:
-    """The scores `_box_rows(X) @ W` of every record (shape (n,) + W.shape[1:]), a block of rows
+def box_scores(X, # the design (dense or sparse)
+               W, # the coefficients (p,) or (p, k) (with the intercept's row if `ones`)
+               lo, # the box's lower end, after the map
+               hi, # the box's upper end, after the map
+               *,
+               center=None, # c (p,) subtracted (None: no shift)
+               scale=None, # h (p,) divided by (None: no division)
+               ones:bool=False, # append a column of ones
+               order=None, # the blocks' layout (None: X's)
+               block=None, # rows a block (None: `_block_rows`)
+              ) -> np.ndarray: # the scores (n,) + W.shape[1:]
+    """The scores `box_rows(X) @ W` of every record (shape (n,) + W.shape[1:]), a block of rows
     at a time (blocks in X's layout unless `order` is given; `block` rows, or `_block_rows`)."""
     n, dense = X.shape[0], not sp.issparse(X) or center is not None or ones
     block = block or _block_rows(X, dense)
@@ -1424,7 +1514,7 @@ def _box_scores(X, W, lo, hi, *, center=None, scale=None, ones:bool=False, order
     s = np.empty((n,) + np.shape(W)[1:])
     for start in range(0, n, block):
         rows = slice(start, min(start + block, n))
-        s[rows] = _box_rows(X, rows, lo, hi, center, scale, ones, order) @ W
+        s[rows] = box_rows(X, rows, lo, hi, center, scale, ones, order) @ W
     return s
 
 # %% ../nbs/06_api/01_estimators.ipynb
@@ -1442,7 +1532,7 @@ def _decision(self, X):
     if is_chunked(X):   # lazy (a missing value: the box's middle, as in training)
         Xb = np.clip(X.astype(float), lo, hi)
         return np.where(np.isnan(Xb), (lo + hi) / 2, Xb) @ self.coef_.T + self.intercept_
-    return _box_scores(X, self.coef_.T, lo, hi) + self.intercept_
+    return box_scores(X, self.coef_.T, lo, hi) + self.intercept_
 
 _DPLinearBase._charge, _DPLinearBase._prepare, _DPLinearBase._decision = (
     _charge,
@@ -1697,7 +1787,7 @@ def logistic_start(label_mean:float, # released mean m of the labels encoded ±1
 
 START_MIN_LOGIT = 1.0   # the start is used when |b_0| > 1: positives' share outside [0.27, 0.73]
 
-def _label_start(self, bounds:_DataBounds, loss, solver, shape:tuple) -> np.ndarray|None:
+def _label_start(self, bounds:DataBounds, loss, solver, shape:tuple) -> np.ndarray|None:
     """The solver's starting point: `logistic_start` of the released labels' mean (the intercept
     then the appended column's coordinate, which costs a copy of the records: only when the start's
     intercept $|b_0|$ exceeds `START_MIN_LOGIT`, a public rule on a released value). Rare positives

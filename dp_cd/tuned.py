@@ -16,13 +16,13 @@ import math, warnings
 from scipy.optimize import brentq
 from .privacy.formulas import zcdp_epsilon
 from .estimators import (DPClassifier, make_penalty, label_set, count_records, resolve_delta,
-                              _resolve_budget, MISSING_RULE,
-                              _private_data_bounds, _DataBounds, BOUNDS_LABEL, _box_rows,
-                              _box_scores, _add_private_center, _private_target,
-                              _refined_public_bounds, _add_private_spread, histogram_pays,
-                              _add_private_scale, SAMPLE_CLIP, _categorical_columns, _one_hot,
-                              _one_hot_mask, logistic_start, _add_label_mean,
-                              preprocessing_label, public_box, _numbers_or_refuse, target_apart)
+                              resolve_budget, MISSING_RULE,
+                              private_data_bounds, DataBounds, BOUNDS_LABEL, box_rows,
+                              box_scores, add_private_center, private_target,
+                              refined_public_bounds, add_private_spread, histogram_pays,
+                              add_private_scale, SAMPLE_CLIP, categorical_columns, one_hot,
+                              one_hot_mask, logistic_start, add_label_mean,
+                              preprocessing_label, public_box, numbers_or_refuse, target_apart)
 from .solvers.contract import (Plan, PrivacyRequest, build_report, check_sample_weight,
                                     get_solver)
 from .solvers.tuning import (default_candidates, linear_fitter, holdout_split,
@@ -62,7 +62,7 @@ class _TunedBase(BaseEstimator):
             raise ValueError(f"bounds={self.bounds!r}: use bounds='private' (the default: "
                              "estimated inside epsilon) or PUBLIC bounds (bounds=B with "
                              "|x_j| <= B_j, or bounds=(lower, upper)), e.g. from the data's schema")
-        budget = _resolve_budget(self, stacklevel=4)
+        budget = resolve_budget(self, stacklevel=4)
         n = count_records(X)
         delta = resolve_delta(self.delta, n)
         check_scalar(self.validation_fraction, "validation_fraction", 0, 1, True, True)
@@ -78,11 +78,11 @@ class _TunedBase(BaseEstimator):
 def _read(self, X, reset:bool):
     """X as the search sees it: a DataFrame's categorical columns one-hot encoded with their
     declared (PUBLIC) categories, an undeclared value in none of them, as the plain estimators do
-    (`_one_hot`); then numbers, a missing or non-numeric cell being NaN (the middle of the box)."""
-    if reset: self.categories_ = _categorical_columns(X, private=True)
-    X = _numbers_or_refuse(X, private=True, warn=reset)   # (text columns first: then the encoding)
+    (`one_hot`); then numbers, a missing or non-numeric cell being NaN (the middle of the box)."""
+    if reset: self.categories_ = categorical_columns(X, private=True)
+    X = numbers_or_refuse(X, private=True, warn=reset)   # (text columns first: then the encoding)
     if getattr(self, "categories_", None) and hasattr(X, "columns"):   # (an array: encoded already)
-        X = _one_hot(X, self.categories_)
+        X = one_hot(X, self.categories_)
     return validate_data(self, X, reset=reset, **_READ)
 
 _READ = dict(accept_sparse=["csr", "csc"], dtype=np.float64, ensure_all_finite=False)
@@ -108,7 +108,7 @@ def _weighted(candidates:list) -> list:
 _TunedBase._weights = _weights
 
 # %% ../nbs/06_api/01b_tuned.ipynb
-def _box(self, X, y, eps, delta, rng, labels=None) -> _DataBounds:
+def _box(self, X, y, eps, delta, rng, labels=None) -> DataBounds:
     """`center_`, `scale_`, `feature_scale_`: from public bounds, or from bounds released with
     `bounds_budget`; with an intercept and a dense X, the box is then centred at the released means
     and narrowed around them, public bounds are first tightened privately inside them
@@ -117,10 +117,10 @@ def _box(self, X, y, eps, delta, rng, labels=None) -> _DataBounds:
     released root mean square (`private_scale`, the plain estimators' map)."""
     centre, (n, p), share = _centres(self, X), X.shape, self.bounds_budget
     scales = int(centre and _standardizes(self))
-    # no centre for a sparse X: a classifier's labels' mean released alone (`_add_label_mean`)
+    # no centre for a sparse X: a classifier's labels' mean released alone (`add_label_mean`)
     label_mean = int(labels is not None and not centre and isinstance(self.center, str)
                      and bool(self.fit_intercept) and sp.issparse(X))
-    known = _one_hot_mask(self, p)   # one-hot columns of declared categories: bounded by 1
+    known = one_hot_mask(self, p)   # one-hot columns of declared categories: bounded by 1
     q = p if known is None else int(np.sum(~known))
     pays = lambda k: histogram_pays(n, q, share * eps, share * delta, k)
     refine = (centre and not isinstance(self.bounds, str) and _refines(self)
@@ -131,29 +131,29 @@ def _box(self, X, y, eps, delta, rng, labels=None) -> _DataBounds:
     apart = int(isinstance(self.bounds, str) and y is not None
                 and target_apart(n, q + 2, share * eps, share * delta, base + 1))
     if isinstance(self.bounds, str):   # "private": y is a regression's target, or None
-        released = _private_data_bounds(X, y, eps, delta, share, rng,
+        released = private_data_bounds(X, y, eps, delta, share, rng,
                                         releases=base + apart, known=known,
                                         names=getattr(self, "feature_names_in_", None),
                                         target_apart=bool(apart))
         c0 = np.zeros(p)
     else:
         c0, h = affine_from_bounds(self.bounds, p)
-        released = _DataBounds(h)
+        released = DataBounds(h)
         released.offset = c0 if np.any(c0) else None   # the box [c0 - h, c0 + h]
         if refine:   # a release follows anyway: the public bounds tightened inside them
-            released = _refined_public_bounds(released, X, eps, delta, share, rng,
+            released = refined_public_bounds(released, X, eps, delta, share, rng,
                                               releases=2 + spread + scales, known=known)
             c0 = np.zeros(p) if released.offset is None else released.offset
-    if label_mean: released = _add_label_mean(released, labels, eps, delta, share, rng)
+    if label_mean: released = add_label_mean(released, labels, eps, delta, share, rng)
     if centre:
-        released = _add_private_center(released, X, y, eps, delta, share, rng, c0,
+        released = add_private_center(released, X, y, eps, delta, share, rng, c0,
                                        releases=1 + scales, labels=labels)
-        if spread: released = _add_private_spread(released, X, eps, delta, share, rng,
+        if spread: released = add_private_spread(released, X, eps, delta, share, rng,
                                                    3 + scales + apart, known=known)
         c0 = released.raw_center
     if scales:   # the records in the unit box (one copy, freed before the search maps them)
-        U = _box_rows(X, slice(None), -1.0, 1.0, c0, released.B)
-        released = _add_private_scale(released, U, eps, delta, share, rng, known=known)
+        U = box_rows(X, slice(None), -1.0, 1.0, c0, released.B)
+        released = add_private_scale(released, U, eps, delta, share, rng, known=known)
         del U
     self.center_, self.scale_, self.feature_scale_ = c0, released.B, released.scale
     self.released_moments_ = (None if released.scale is None   # of the standardised columns
@@ -183,7 +183,7 @@ def _refines(self) -> bool:
     return bool(self.refine_bounds)
 
 # %% ../nbs/06_api/01b_tuned.ipynb
-def _whole_report(released:_DataBounds, search, eps, delta, refit:dict|None=None):
+def _whole_report(released:DataBounds, search, eps, delta, refit:dict|None=None):
     """The report of the fit: the preprocessing's releases (if any), then the search, then the refit
     of the selected candidate (if any; ρ-zCDP, converted at its δ): basic composition."""
     if released.event is None and refit is None and not released.skipped: return search
@@ -232,16 +232,16 @@ def _unit_map(self) -> tuple:
 def _unit_rows(self, X, rows):
     """The records `rows` of X in the public unit box (as `to_unit_box`; standardised: each column
     then divided by its released scale), with the intercept column: one Fortran array filled in
-    place, the only copy of those records that is made (`_box_rows`, shared with the plain
+    place, the only copy of those records that is made (`box_rows`, shared with the plain
     estimators)."""
     lo, hi, h = self._unit_map()
-    return _box_rows(X, rows, lo, hi, self.center_, h, bool(self.fit_intercept))
+    return box_rows(X, rows, lo, hi, self.center_, h, bool(self.fit_intercept))
 
 def _unit_scores(self, X, W:np.ndarray, block=None) -> np.ndarray:
-    """The scores [mapped X, 1] @ W, a block of rows at a time (`_box_scores`: about 2^18
+    """The scores [mapped X, 1] @ W, a block of rows at a time (`box_scores`: about 2^18
     values, or `block` rows)."""
     lo, hi, h = self._unit_map()
-    return _box_scores(X, W, lo, hi, center=self.center_, scale=h,
+    return box_scores(X, W, lo, hi, center=self.center_, scale=h,
                        ones=bool(self.fit_intercept), order="F", block=block)
 
 # %% ../nbs/06_api/01b_tuned.ipynb
@@ -352,7 +352,7 @@ _TunedBase._moment_options = _moment_options
 def _finish(self, sel, released, eps, delta):
     "Charge the budget, then keep what the selection released (not K, not the other runs)."
     report = _whole_report(released, sel.privacy, eps, delta, self.refit_)
-    budget = _resolve_budget(self, False)
+    budget = resolve_budget(self, False)
     if budget is not None: budget.spend(max(report.epsilon, eps), max(report.delta, delta))
     W = np.array([m.coef for m in sel.model])
     w, b = (W[:, :-1], W[:, -1]) if self.fit_intercept else (W, np.zeros(len(W)))
@@ -403,7 +403,7 @@ def _plain_default(self, X, y, eps, delta):
             "DPClassifier's default was fitted with the whole budget")
     self.privacy_ = replace(plain.privacy_, notes=[*plain.privacy_.notes, note])
     self.best_params_, self.best_score_, self.rho_ = standardized_candidates()[0], None, None
-    budget = _resolve_budget(self, False)
+    budget = resolve_budget(self, False)
     if budget is not None:
         budget.spend(max(self.privacy_.epsilon, eps), max(self.privacy_.delta, delta))
     return self
@@ -456,7 +456,7 @@ class DPClassifierCV(ClassifierMixin, _TunedBase):
         if _keeps_plain(self, count_records(X), eps, sample_weight):
             return _plain_default(self, X, y, eps, delta)
         X = self._read(X, reset=True)   # declared categories one-hot; NaN: the middle
-        y = _private_target(y, X.shape[0], False)
+        y = private_target(y, X.shape[0], False)
         # y is not checked (classes are PUBLIC): a label outside them counts as negative
         self.classes_ = label_set(self.classes, y, eps)
         rng = as_generator(self.random_state)
@@ -554,7 +554,7 @@ class DPRegressorCV(RegressorMixin, _TunedBase):
             raise ValueError("target_bound=None with public bounds: pass PUBLIC bounds of the "
                              "target too (target_bound=b with |y| <= b, or (lower, upper))")
         X = self._read(X, reset=True)   # declared categories one-hot; NaN: the middle
-        y = _private_target(y, X.shape[0], True)   # a missing target: its centre
+        y = private_target(y, X.shape[0], True)   # a missing target: its centre
         rng, estimate_target = as_generator(self.random_state), target is None
         released = self._box(X, y if estimate_target else None, eps, delta, rng)
         if not estimate_target: (cy,), (hy,) = affine_from_bounds(target, 1, "target_bound")

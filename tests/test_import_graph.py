@@ -119,20 +119,9 @@ def package_private_imports() -> set:
     return found
 
 
-# the one module left: the tuned estimators share the plain estimators' internals (both in
-# nbs/06_api); listed name by name, so that a new private import anywhere fails the test
-KNOWN = {("dp_cd.tuned", n) for n in (
-    "_resolve_budget", "_private_data_bounds", "_DataBounds", "_box_rows", "_box_scores",
-    "_add_private_center", "_private_target", "_numbers_or_refuse", "_refined_public_bounds",
-    "_add_private_spread",
-    "_add_private_scale", "_categorical_columns", "_one_hot", "_one_hot_mask", "_add_label_mean")}
-
-
 def test_no_private_name_is_imported_across_modules():
     "No module of the package imports another module's `_name` (solvers, privacy, model, API)."
-    found = package_private_imports()
-    assert found - KNOWN == set()
-    assert {m for m, _ in found} <= {"dp_cd.tuned"}
+    assert package_private_imports() == set()
 
 
 def test_the_package_reader_sees_a_private_import(tmp_path):
