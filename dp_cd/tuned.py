@@ -15,7 +15,7 @@ from .privacy.events import check_epsilon
 import math, warnings
 from scipy.optimize import brentq
 from .privacy.formulas import zcdp_epsilon
-from .estimators import (DPClassifier, make_penalty, label_set, count_records, resolve_delta,
+from .estimators import (DPClassifier, make_penalty, SMALL_TABLE_ALPHA, label_set, count_records, resolve_delta,
                               resolve_budget, MISSING_RULE,
                               private_data_bounds, DataBounds, BOUNDS_LABEL, box_rows,
                               box_scores, add_private_center, private_target,
@@ -150,12 +150,13 @@ def _box(self, X, y, eps, delta, rng, labels=None) -> DataBounds:
                                        releases=1 + scales, labels=labels)
         if spread: released = add_private_spread(released, X, eps, delta, share, rng,
                                                    3 + scales + apart, known=known)
-        c0 = released.raw_center
+        c0 = np.zeros(p) if released.raw_center is None else released.raw_center   # (small box)
     if scales:   # the records in the unit box (one copy, freed before the search maps them)
         U = box_rows(X, slice(None), -1.0, 1.0, c0, released.B)
         released = add_private_scale(released, U, eps, delta, share, rng, known=known)
         del U
     self.center_, self.scale_, self.feature_scale_ = c0, released.B, released.scale
+    self.small_box_ = bool(released.small)   # the small-table box (`histogram_futile`)
     self.released_moments_ = (None if released.scale is None   # of the standardised columns
                               else (released.moments, released.scale))
     return released
@@ -255,6 +256,8 @@ def _search(self, X, targets, loss, score_losses, score_bound, eps, delta, rng, 
     train, held = holdout_split(n, self.validation_fraction, rng)
     X_train, X_held = self._unit_rows(X, train), self._unit_rows(X, held)
     pen = make_penalty(self.penalty, self.alpha)
+    if self.small_box_ and loss.link is None and self.alpha < SMALL_TABLE_ALPHA:   # a regression
+        pen = make_penalty(self.penalty, SMALL_TABLE_ALPHA)   # in the small box: as the plain one
     dim = X_train.shape[1]
     s = getattr(self, "feature_scale_", None)   # standardised: the columns' bounds are 1/s
     B = np.ones(dim) if s is None else np.append(1 / s, np.ones(dim - len(s)))
