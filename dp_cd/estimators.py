@@ -483,8 +483,9 @@ def private_data_bounds(X, # the design (n, p), private
     if apart and not scale_y and gauss > 1:
         notes[-1] += f" (exact GDP with the features' release, epsilon = {eps_b - pure:.4g})"
     fell_back = [f for names_, _ in whys for f in names_]
-    said = ([_futile_warning(n, eps, B[cols[0]] if scale_x else None,
-                             target if scale_y else None)] if skipped else [])
+    said = ([_futile_warning(n, eps, B[cols[0]] if scale_x else None, target if scale_y else None,
+                             _fallback_all(p, cols if scale_x else [], scale_y, names))]
+            if skipped else [])
     if whys:
         why = "; ".join(_fallback_note(names_, n, tau) for names_, tau in whys)
         notes.append(why)
@@ -498,11 +499,17 @@ def private_data_bounds(X, # the design (n, p), private
     b.target_center, b.small = target_mean, bool(skip_x)   # (target_center None: not released)
     return b
 
-def _futile_warning(n:int, eps:float, B=None, T=None) -> str:
-    """The warning, in plain words, when a bounds histogram is not made (`histogram_futile`): what
-    the fit releases in its place (one power of two B for all the features, a bound T and a mean
-    for the target; None: not), and which estimator parameters give public bounds. Depends on
-    public values and those releases only (n, ε, the rule's decisions, B, T)."""
+def _fallback_all(p:int, cols, has_target:bool, names=None) -> list:
+    "Names of every bound of a release not made (`histogram_futile`): the features `cols`, |y|."
+    name = (lambda j: f"x_{j}") if names is None else (lambda j: str(names[j]))
+    return [f"|{name(j)}|" for j in cols] + (["|y|"] if has_target else [])
+
+def _futile_warning(n:int, eps:float, B=None, T=None, names=()) -> str:
+    """The warning, in plain words, when a bounds histogram is not made (`histogram_futile`): which
+    bounds (`names`, public), what the fit releases in their place (one power of two B for all the
+    features, a bound T and a mean for the target; None: not), and which estimator parameters give
+    public bounds. Depends on public values and those releases only (n, ε, the rule's decisions,
+    the names, B, T)."""
     what = " and ".join(w for w, s in (("the features' bounds", B is not None),
                                         ("the target's bound", T is not None)) if s)
     done = []
@@ -513,8 +520,9 @@ def _futile_warning(n:int, eps:float, B=None, T=None) -> str:
                                   f"released bound T = {T:g}")
     give = (["bounds=B or bounds=(lower, upper)"] if B is not None else []) + (
         ["target_bound=T"] if T is not None else [])
+    shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
     return (f"with {n} records at epsilon = {eps:g} {what} cannot be located column by column "
-            f"privately: {'; '.join(done)}. If your columns' ranges differ, pass "
+            f"privately ({shown}): {'; '.join(done)}. If your columns' ranges differ, pass "
             f"{' and '.join(give)} (public knowledge of your columns' ranges)")
 
 
@@ -1644,7 +1652,7 @@ class DPRegressor(RegressorMixin, _DPLinearBase):
         clip=None,  # clipping hyper-parameter (solver default if None)
         bounds="private",  # "private" (estimated inside ε), PUBLIC $B_j ≥ |x_{ij}|$ (scalar or (p,)), or "data" (NOT private)
         target_bound=None,  # PUBLIC $T ≥ |y_i|$ or box (lower, upper) (default: estimated)
-        bounds_budget=0.2,  # share of ε and δ spent on the preprocessing (bounds, centre, scales)
+        bounds_budget=0.2,  # share of ε, δ for the preprocessing (+ `target_share`: small box)
         scale_by_bounds=True,  # divide each feature by its bound, y by T, before the solver runs
         fit_intercept=True,  # learn an intercept (as an extra coordinate)
         intercept_scaling=1.0,  # value of the constant column
@@ -1739,7 +1747,7 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
         clip=None,  # clipping hyper-parameter (solver default if None)
         bounds="private",  # "private" (estimated inside ε), PUBLIC $B_j ≥ |x_{ij}|$, or "data" (NOT private)
         target_bound=None,  # PUBLIC bound on $|y_i|$ (a regression's; a classifier's labels are ±1)
-        bounds_budget=0.2,  # share of ε and δ spent on the preprocessing (bounds, centre, scales)
+        bounds_budget=0.2,  # share of ε, δ for the preprocessing (twice: small box, sparse X)
         scale_by_bounds=True,  # divide each feature by its bound before the solver runs
         fit_intercept=True,  # learn an intercept (as an extra coordinate)
         intercept_scaling=1.0,  # value of the constant column

@@ -460,6 +460,7 @@ def magnitude_probabilities(v, # values (n,)
                            ) -> np.ndarray: # P(k) of each bin (hi - lo + 1,)
     r"""The exact output distribution of `private_magnitude`:
     $P(k) ∝ \exp(ε\,u(k)/2 - a\,|k + \mathrm{lo}|)$, u of `magnitude_rank_scores`."""
+    epsilon, prior = check_epsilon(epsilon), check_scalar(prior, "prior", low=0)
     s = epsilon * magnitude_rank_scores(v, level, lo, hi) / 2
     s = s - prior * np.abs(np.arange(lo, hi + 1))
     w = np.exp(s - s.max())
