@@ -894,7 +894,9 @@ def _compose_reports(eps, delta, bounds, parts):
         ledger = reduce(lambda l, x: l.add(*x), bounds.entries, ledger)
         releases, labels = len(bounds.entries), [label for label, _ in bounds.entries]
         label = preprocessing_label(labels)
-        split[label], names = bounds.epsilon, [f"{label}: exact GDP"]
+        how = "exact GDP" if not bounds.pure_epsilon else (
+            "pure epsilon" + (" and exact GDP" if bounds.gaussian else ""))
+        split[label], names = bounds.epsilon, [f"{label}: {how}"]
         notes.append(bounds.note)
     elif bounds.note: notes.append(bounds.note)   # a map without release (ε = ∞: exact)
     if math.isfinite(eps) and bounds.B is not None:   # stated whatever the data holds

@@ -197,10 +197,12 @@ def _whole_report(released:DataBounds, search, eps, delta, refit:dict|None=None)
                   [f"the selected candidate fitted again on all the records, "
                    f"rho = {refit['rho']:.4g}-zCDP (epsilon = {refit['epsilon']:.4g} at delta = "
                    f"{refit['delta']:.3g}); its model is the one released"])
+    how = "exact GDP" if not released.pure_epsilon else (   # the small-table box's pure releases
+        "pure epsilon" + (" and exact GDP" if released.gaussian else ""))
     plan = Plan(epsilon=sum(e for e, _ in parts.values()), delta=sum(d for _, d in parts.values()),
                 accountant="basic composition (Theorem 3.1.5) of: " + "; ".join(
                     ([] if released.event is None else
-                     [f"{preprocessing_label(labels)}: exact GDP"])
+                     [f"{preprocessing_label(labels)}: {how}"])
                     + [f"search: {search.accountant}"]
                     + ([] if refit is None else ["refit: zCDP (CKS conversion)"])),
                 releases=len(labels) + search.releases + (refit is not None),
