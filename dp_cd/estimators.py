@@ -175,7 +175,7 @@ class DataBounds:
     """Bounds of a fit (None: non-private, nothing clipped), its centre, and what obtaining them
     cost (`entries`: the (label, event) of each private release)."""
     def __init__(self,
-                 B=None, # the half-widths B_j of the boxes (p,) (None: non-private, nothing clipped)
+                 B=None, # the boxes' half-widths $B_j$ (p,) (None: non-private, nothing clipped)
                  target=None, # a regression's target bound T (None: none)
                  epsilon=0.0, # ε spent obtaining them
                  delta=0.0, # δ spent obtaining them
@@ -400,7 +400,7 @@ def private_data_bounds(X, # the design (n, p), private
     noise multiplier (`releases` counts it). A histogram that cannot locate anything
     (`histogram_futile`: its τ reaches n, a public rule) is not made. In its place: when it is the
     features', the small-table box (`small`): one common bound B of the features, a power of two
-    near the 3/4-quantile of the records' largest |x_ij| (`private_magnitude`, pure, with the
+    near the 3/4-quantile of the records' largest magnitudes (`private_magnitude`, pure, with the
     share's ε), the box [-B, B] neither centred nor scaled (no Gaussian release follows); and,
     for a regression (also when only the target's own histogram is futile), the target's bound
     T (`private_magnitude` of |y|, one power of two of slack) and mean (`private_unit_mean`),
@@ -538,7 +538,7 @@ def refined_public_bounds(pub:DataBounds, # the PUBLIC bounds to tighten
                           anchor=None, # PUBLIC point a (p,) the magnitudes are measured from
                          ) -> DataBounds: # `pub` tightened where a release located a bound
     """PUBLIC bounds `pub` tightened by a private release (`refine_bounds`): the histogram of
-    `data_bounds` on |x_ij - a_j|, a = `anchor` (PUBLIC, (p,)), by default the point of each
+    `data_bounds` on $|x_{ij} - a_j|$, a = `anchor` (PUBLIC, (p,)), by default the point of each
     public box nearest 0 (for a box then centred privately): a released bound below the public half-width
     gives the box [a - B̃, a + B̃], otherwise (or where no bin cleared τ) the public box is kept.
     Paid, like `private_data_bounds`, by the share `share` of (ε, δ); the columns `known` (one-hot,
@@ -780,7 +780,7 @@ def add_private_spread(b:DataBounds, # the bounds, their centre released
     """`b` (its bounds released, then its centre c) with each box narrowed around c: the signed
     histogram of the deviations x_ij - c_j (c is public once released; `private_two_sided_bounds`),
     with the noise multiplier of the earlier releases (`releases`: how many the share `share` of
-    (ε, δ) pays for in all). Where both sides are located and 2 max(B⁻_j, B⁺_j) < B_j, the box
+    (ε, δ) pays for in all). Where both sides are located and $2\max(B^-_j, B^+_j) < B_j$, the box
     becomes [c_j - 2 max, c_j + 2 max] (one bin of slack); otherwise it is kept (also when the
     released centre lies outside a column's data, all on one side). The columns `known` (one-hot,
     declared) keep theirs."""

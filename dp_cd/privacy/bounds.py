@@ -165,7 +165,7 @@ def row_max(X, # design (n, p), dense, scipy sparse or row-chunked (dask)
             block:int=2**16, # a dense X is read a block of about `block` entries at a time
             skip_missing:bool=False, # a missing value (NaN) ignored (True) or making its row NaN
            ) -> np.ndarray: # $\max_j |x_{ij}|$ of each record (n,)
-    """max_j |x_ij| per record (a record-wise statistic), dense or sparse; a dense X a block of
+    """$\max_j |x_{ij}|$ per record (a record-wise statistic); a dense X a block of
     columns (about `block` entries) at a time, so that |X| is never held whole."""
     if sp.issparse(X): return np.asarray(abs(X).max(axis=1).todense()).ravel()
     if is_chunked(X):   # lazy, per chunk of rows
@@ -481,7 +481,7 @@ class MagnitudeRelease:
         "The privacy event: an exponential mechanism, ε-bounded-range (hence ε-DP)."
         return BoundedRangeEvent(self.epsilon)
 
-def private_magnitude(v, # values (n,) of one per-record statistic (|y_i|, max_j |x_ij|)
+def private_magnitude(v, # a per-record statistic (n,): a target, a record's largest magnitude
                       epsilon:float, # ε of the release (> 0), pure
                       random_state=None, # seed or Generator
                       level:float=MAGNITUDE_LEVEL, # the quantile q located (public)
@@ -521,8 +521,9 @@ def private_unit_mean(v, # values (n,) of one per-record statistic (a regression
                       epsilon:float, # ε of the release (> 0), pure
                       random_state=None, # seed or Generator
                      ) -> MeanRelease: # the released mean in units of T, and its cost
-    r"""(1/n) $Σ_i$ clip($v_i$/T, -1, 1) + Lap(2/(nε)), clipped to [-1, 1] (a missing value
-    counts as 0): ε-DP, since replacing one record moves the mean by at most 2/n (n public)."""
+    r"""$\frac1n \sum_i \mathrm{clip}(v_i/T, -1, 1) + \mathrm{Lap}(2/(n\epsilon))$, clipped to
+    $[-1, 1]$ (a missing value counts as 0): ε-DP, since replacing one record moves the mean by at
+    most $2/n$ (n public)."""
     eps = check_epsilon(epsilon)
     T = check_scalar(T, "T", low=0, low_open=True)
     v = np.asarray(v, dtype=float).ravel()
