@@ -778,10 +778,10 @@ def add_private_spread(b:DataBounds, # the bounds, their centre released
                        known=None, # mask (p,) of one-hot columns of declared categories
                       ) -> DataBounds: # `b` with its boxes narrowed around the centre
     """`b` (its bounds released, then its centre c) with each box narrowed around c: the signed
-    histogram of the deviations x_ij - c_j (c is public once released; `private_two_sided_bounds`),
+    histogram of the deviations $x_{ij} - c_j$ (c public once released; `private_two_sided_bounds`),
     with the noise multiplier of the earlier releases (`releases`: how many the share `share` of
     (ε, δ) pays for in all). Where both sides are located and $2\max(B^-_j, B^+_j) < B_j$, the box
-    becomes [c_j - 2 max, c_j + 2 max] (one bin of slack); otherwise it is kept (also when the
+    becomes $[c_j - 2m, c_j + 2m]$, m that max (one bin of slack); else it is kept (also when the
     released centre lies outside a column's data, all on one side). The columns `known` (one-hot,
     declared) keep theirs."""
     p, c = X.shape[1], b.raw_center
