@@ -325,9 +325,9 @@ def _fallback_advice(message:str, names:list, tname:str) -> str:
     which = ("column" + "s" * (len(columns) > 1) + " " + ", ".join(columns) + more
              if columns else "")
     which = " and ".join(w for w in (which, target) if w) or "some columns"
-    return (f"no private bound was located for {which}: the estimator's public default bound is "
-            "used; if it is wrong for them, give PUBLIC bounds: --bounds B (and --target-bound T "
-            "for a regression)")
+    return (f"no private bound was located for {which}: the estimator used a public default or "
+            "one common released bound; if wrong for them, give PUBLIC bounds: --bounds B (and "
+            "--target-bound T for a regression)")
 
 # %% ../nbs/06_api/02_cli.ipynb
 def _read_test(args, n_features:int):

@@ -27,21 +27,24 @@ from .utils import is_chunked
 from .solvers import distributed   # registers the solvers' runs on row chunks
 from .solvers.chunks import checked_chunks, gathered_when_small, map_on_read, scale_on_read
 from .privacy.events import check_delta, check_epsilon
-from .privacy.bounds import (data_bounds, clip_records, private_center, private_scale,
+from .privacy.bounds import (private_magnitude, private_unit_mean, row_max, data_bounds, clip_records, private_center, private_scale,
                                    SCALE_FLOOR, unit_box_second_moment,
                                    private_two_sided_bounds, private_bounds)
 from .privacy.calibration import calibrate_noise_multiplier, epsilon_gaussian
 from .privacy.events import ComposedEvent
 
 # %% auto 0
-__all__ = ['LOSSES', 'BOUNDS_LABEL', 'CENTER_LABEL', 'SCALE_LABEL', 'SPREAD_LABEL', 'LABEL_MEAN_LABEL', 'TARGET_BOUND_LABEL',
-           'PREPROCESSING_LABEL', 'SCALE_MAX_SIGMA', 'HISTOGRAM_MAX_TAU', 'ONE_HOT_SCALE', 'MISSING_RULE',
-           'SAMPLE_CLIP', 'START_MIN_LOGIT', 'make_loss', 'make_penalty', 'BudgetExceededError', 'BudgetAccountant',
-           'count_records', 'resolve_delta', 'DataBounds', 'preprocessing_label', 'public_box', 'BoundsFallbackWarning',
+__all__ = ['LOSSES', 'BOUNDS_LABEL', 'CENTER_LABEL', 'SCALE_LABEL', 'SPREAD_LABEL', 'LABEL_MEAN_LABEL',
+           'LABEL_MEAN_LAPLACE_LABEL', 'TARGET_BOUND_LABEL', 'PREPROCESSING_LABEL', 'FEATURE_SCALE_LABEL',
+           'TARGET_SCALE_LABEL', 'TARGET_MEAN_LABEL', 'TARGET_SLACK', 'SCALE_MAX_SIGMA', 'SMALL_TABLE_NOTE',
+           'HISTOGRAM_MAX_TAU', 'ONE_HOT_SCALE', 'MISSING_RULE', 'SAMPLE_CLIP', 'SMALL_TABLE_ALPHA', 'START_MIN_LOGIT',
+           'make_loss', 'make_penalty', 'BudgetExceededError', 'BudgetAccountant', 'count_records', 'resolve_delta',
+           'DataBounds', 'preprocessing_label', 'public_box', 'BoundsFallbackWarning', 'target_share',
            'private_data_bounds', 'refined_public_bounds', 'add_private_center', 'scale_swamped', 'add_label_mean',
            'histogram_pays', 'target_apart', 'histogram_threshold', 'histogram_futile', 'add_private_spread',
            'add_private_scale', 'categorical_columns', 'one_hot', 'resolve_budget', 'one_hot_mask', 'numbers_or_refuse',
-           'private_target', 'box_rows', 'box_scores', 'DPRegressor', 'label_set', 'DPClassifier', 'logistic_start']
+           'private_target', 'box_rows', 'box_scores', 'small_table_penalty', 'DPRegressor', 'label_set',
+           'DPClassifier', 'logistic_start']
 
 # %% ../nbs/06_api/01_estimators.ipynb
 LOSSES = {"squared": SquaredLoss, "logistic": LogisticLoss, "huber": HuberLoss}
@@ -185,6 +188,8 @@ class DataBounds:
         self.B, self.target, self.epsilon, self.delta = B, target, epsilon, delta
         self.entries, self.note, self.leaks = list(entries), note, list(leaks)
         self.fell_back = list(fell_back)   # bounds set to the public default (nothing located)
+        self.pure_epsilon = 0.0   # ε of the pure releases (`private_magnitude`, Laplace), in ε
+        self.small = False   # the small-table box [-B, B] (`histogram_futile`): no centre, scale
         self.skipped = []   # labels of releases not made (`histogram_futile`: nothing to locate)
         self.noise_multiplier = noise_multiplier   # z of the Gaussian releases (None: none yet)
         self.gaussian = int(noise_multiplier is not None)   # how many releases of noise z so far
@@ -276,6 +281,7 @@ CENTER_LABEL = "feature means (Gaussian)"
 SCALE_LABEL = "feature scales (Gaussian)"
 SPREAD_LABEL = "data bounds around the means (Gaussian histogram)"
 LABEL_MEAN_LABEL = "labels' mean (Gaussian)"
+LABEL_MEAN_LAPLACE_LABEL = "labels' mean (Laplace)"
 TARGET_BOUND_LABEL = "target bound (Gaussian histogram)"
 
 def preprocessing_label(labels,  # the preprocessing releases' labels
@@ -360,6 +366,19 @@ def _fallback_note(names:list, n:int, threshold:float, default:float=1.0) -> str
             f"threshold tau = {tau}; {why}")
 
 # %% ../nbs/06_api/01_estimators.ipynb
+FEATURE_SCALE_LABEL = "features' common bound (exponential mechanism)"
+TARGET_SCALE_LABEL = "target bound (exponential mechanism)"
+TARGET_MEAN_LABEL = "target mean (Laplace)"
+TARGET_SLACK = 1   # the target's bound: one power of two above its released 3/4-quantile's
+
+def target_share(share:float, # the preprocessing's share of ε (`bounds_budget`)
+                ) -> float: # the target's own share of ε
+    """The share of ε a regression's target gets of its own when its bounds histogram is not made
+    (`histogram_futile`): (1 - share)/2, half for its bound, half for its mean, taken from the
+    solver's part. With so few records the solver's noise swamps most of what it could learn,
+    while the target's bound and mean set the units of every prediction. Public."""
+    return (1 - share) / 2
+
 def private_data_bounds(X, # the design (n, p), private
                         y, # a regression's target (None: a classifier, no target bound)
                         eps:float, # the fit's ε
@@ -378,10 +397,14 @@ def private_data_bounds(X, # the design (n, p), private
     the public feature names (a DataFrame's columns), which the fallback warning names.
     `target_apart` (the public rule `target_apart`): a regression's target is left out of the
     features' release and gets a histogram of its own, one Gaussian release more with the same
-    noise multiplier (`releases` counts it). A release that cannot locate anything
-    (`histogram_futile`: its τ reaches n, a public rule) is not made: its bounds are the public
-    default 1, and the ε it would have cost goes to the solver (z stays calibrated for `releases`,
-    the preprocessing's ε counts the releases made)."""
+    noise multiplier (`releases` counts it). A histogram that cannot locate anything
+    (`histogram_futile`: its τ reaches n, a public rule) is not made. In its place: when it is the
+    features', the small-table box (`small`): one common bound B of the features, a power of two
+    near the 3/4-quantile of the records' largest magnitudes (`private_magnitude`, pure, with the
+    share's ε), the box [-B, B] neither centred nor scaled (no Gaussian release follows); and,
+    for a regression (also when only the target's own histogram is futile), the target's bound
+    T (`private_magnitude` of |y|, one power of two of slack) and mean (`private_unit_mean`),
+    paid by a share of ε of their own (`target_share`)."""
     share = check_scalar(share, "bounds_budget", 0, 1, True, True)
     p = X.shape[1]
     cols = np.arange(p) if known is None else np.flatnonzero(~np.asarray(known))
@@ -394,19 +417,42 @@ def private_data_bounds(X, # the design (n, p), private
     skip_y = apart and futile(1)
     skipped = [(what, histogram_threshold(q, share * eps, share * delta, releases))
                for what, q, s in ((BOUNDS_LABEL, q_x, skip_x), (TARGET_BOUND_LABEL, 1, skip_y)) if s]
-    if skip_x or skip_y: z = calibrate_noise_multiplier(share * eps, share * delta, releases)
-    if skip_x:
-        target = None if y_joint is None else 1.0
+    scale_x = bool(skip_x and len(cols) > 0)   # one common bound of the features instead
+    scale_y = y is not None and (skip_y or skip_x)   # the target's bound and mean instead
+    removed = int(skip_x) + int(apart and scale_y)   # the histograms not made
+    g = 0 if skip_x else releases - removed   # the Gaussian releases that remain (one z)
+    if removed and g > 0: z = calibrate_noise_multiplier(share * eps, share * delta, g)
+    pure, target_mean = 0.0, None
+    if scale_x:   # the small-table box [-B, B]
+        Xs = X if len(cols) == p else X[:, cols]
+        rel_x = private_magnitude(row_max(Xs, skip_missing=True), share * eps, rng)
+        B[cols], pure = rel_x.bound, pure + rel_x.epsilon
+        entries.append((FEATURE_SCALE_LABEL, rel_x.event))
         notes.append(f"{BOUNDS_LABEL} not released: its threshold tau = {skipped[0][1]:.4g} is at "
-                     f"least the n = {n} records, so it would locate a bound with probability "
-                     f"at most 1/2 + phi whatever the data (a public rule, "
-                     "`histogram_futile`); the bounds are the public default 1 and its share of "
-                     "epsilon goes to the solver")
+                     f"least the n = {n} records (a public rule, `histogram_futile`); instead one "
+                     f"common bound B = {rel_x.bound:g} of the features, a power of two near the "
+                     f"3/4-quantile of the records' largest |x_ij| (exponential mechanism over "
+                     f"the public grid, epsilon = {rel_x.epsilon:.4g}, pure); records clipped "
+                     f"into [-B, B]")
+        if len(cols) < p:
+            notes[-1] += (f"; the {p - len(cols)} one-hot columns of declared categories are "
+                          "bounded by 1 (public: their values are 0 or 1)")
+    if scale_y:   # the target's bound and mean: a share of ε of their own
+        eps_t, yf = target_share(share) * eps / 2, np.asarray(y, dtype=float)
+        rel_t = private_magnitude(yf, eps_t, rng, slack=TARGET_SLACK)
+        rel_m = private_unit_mean(yf, rel_t.bound, eps_t, rng)
+        target, target_mean, pure = rel_t.bound, rel_m.mean, pure + 2 * eps_t
+        entries += [(TARGET_SCALE_LABEL, rel_t.event), (TARGET_MEAN_LABEL, rel_m.event)]
+        notes.append(f"the target's bound T = {rel_t.bound:g}, twice a power of two near the "
+                     f"3/4-quantile of |y| (exponential mechanism, epsilon = {eps_t:.4g}, pure), "
+                     f"and its mean, that of clip(y/T, -1, 1) plus Laplace noise of scale "
+                     f"{rel_m.scale:.4g} (epsilon = {eps_t:.4g}, pure): the target's own share "
+                     f"of epsilon (`target_share`); the target is centred at that mean")
     if (len(cols) > 0 or y_joint is not None) and not skip_x:   # the features' (and the target's)
         Xs = X if len(cols) == p else X[:, cols]
-        B_s, target, rel = data_bounds(Xs, y_joint, share * eps, share * delta, rng,
-                                       releases=releases)
+        B_s, t_s, rel = data_bounds(Xs, y_joint, share * eps, share * delta, rng, releases=g)
         B[cols] = B_s
+        if y_joint is not None: target = t_s
         notes.append(f"bounds on |x_j|{'' if y_joint is None else ' and |y|'} estimated privately: "
                      f"Gaussian histogram of magnitudes, sigma = {rel.sigma:.4g}, threshold "
                      f"{rel.threshold:.4g} (exact GDP, epsilon = {rel.epsilon:.4g}); records "
@@ -418,14 +464,9 @@ def private_data_bounds(X, # the design (n, p), private
         if names_x: whys.append((names_x, rel.threshold))
         entries.append((BOUNDS_LABEL, rel.event))
         z = rel.noise_multiplier
-    if skip_y:
-        target = 1.0
-        notes.append(f"{TARGET_BOUND_LABEL} not released: its threshold tau = {skipped[-1][1]:.4g} "
-                     f"is at least the n = {n} records (`histogram_futile`); the target bound is "
-                     "the public default 1")
-    elif apart:   # the target's own histogram, the same noise multiplier
+    if apart and not scale_y:   # the target's own histogram, the same noise multiplier
         rel_y = private_bounds(np.asarray(y, dtype=float)[:, None], share * eps, share * delta,
-                               rng, releases=releases)
+                               rng, releases=g)
         if z is not None and not math.isclose(rel_y.noise_multiplier, z, rel_tol=1e-9):
             raise RuntimeError("the target's release must share the noise multiplier of the others")
         located = bool(np.isfinite(rel_y.bounds[0]))
@@ -436,16 +477,15 @@ def private_data_bounds(X, # the design (n, p), private
         notes.append(f"the bound on |y| from a Gaussian histogram of its own (few records for the "
                      f"features' release: `target_apart`), sigma = {rel_y.sigma:.4g}, threshold "
                      f"{rel_y.threshold:.4g}")
-    if z is None: return DataBounds(np.ones(p))   # nothing to release
-    eps_b = epsilon_gaussian(z, len(entries), share * delta) if entries else 0.0
-    if apart and not skip_y and len(entries) > 1:
-        notes[-1] += f" (exact GDP with the features' release, epsilon = {eps_b:.4g})"
+    if z is None and not entries: return DataBounds(np.ones(p))   # nothing to release
+    gauss = len(entries) - scale_x - 2 * scale_y   # the Gaussian releases made
+    eps_b = pure + (epsilon_gaussian(z, gauss, share * delta) if gauss else 0.0)
+    if apart and not scale_y and gauss > 1:
+        notes[-1] += f" (exact GDP with the features' release, epsilon = {eps_b - pure:.4g})"
     fell_back = [f for names_, _ in whys for f in names_]
-    if skip_x: fell_back = _fallback_all(p, cols, y_joint is not None, names) + fell_back
-    if skip_y: fell_back.append("|y|")
-    said = ([_futile_warning(n, eps, skip_x, skip_y or (skip_x and y_joint is not None),
-                             _fallback_all(p, cols, y_joint is not None or skip_y, names)
-                             if skip_x else ["|y|"])] if skipped else [])
+    said = ([_futile_warning(n, eps, B[cols[0]] if scale_x else None, target if scale_y else None,
+                             _fallback_all(p, cols if scale_x else [], scale_y, names))]
+            if skipped else [])
     if whys:
         why = "; ".join(_fallback_note(names_, n, tau) for names_, tau in whys)
         notes.append(why)
@@ -453,9 +493,10 @@ def private_data_bounds(X, # the design (n, p), private
                     "target_bound for a regression), or a larger bounds_budget or more records "
                     "(tau shrinks as the bounds' share of epsilon grows)")
     if said: warnings.warn(". ".join(said), BoundsFallbackWarning, stacklevel=4)
-    b = DataBounds(B, target, eps_b, share * delta if entries else 0.0, entries,
+    b = DataBounds(B, target, eps_b, share * delta if gauss else 0.0, entries,
                     "; ".join(notes), fell_back=fell_back, noise_multiplier=z)
-    b.gaussian, b.skipped = len(entries), [what for what, _ in skipped]
+    b.gaussian, b.skipped, b.pure_epsilon = gauss, [what for what, _ in skipped], pure
+    b.target_center, b.small = target_mean, bool(skip_x)   # (target_center None: not released)
     return b
 
 def _fallback_all(p:int, cols, has_target:bool, names=None) -> list:
@@ -463,22 +504,26 @@ def _fallback_all(p:int, cols, has_target:bool, names=None) -> list:
     name = (lambda j: f"x_{j}") if names is None else (lambda j: str(names[j]))
     return [f"|{name(j)}|" for j in cols] + (["|y|"] if has_target else [])
 
-def _futile_warning(n:int, eps:float, features:bool, target:bool, names:list) -> str:
-    """The warning, in plain words, when a bounds release is not made (`histogram_futile`): what
-    cannot be located, what the fit does instead, and which estimator parameters give public
-    bounds. Depends on public values only (n, ε, the rule's decisions, the bounds' public names)."""
-    what = " and ".join(w for w, s in (("feature bounds", features), ("target bound", target)) if s)
+def _futile_warning(n:int, eps:float, B=None, T=None, names=()) -> str:
+    """The warning, in plain words, when a bounds histogram is not made (`histogram_futile`): which
+    bounds (`names`, public), what the fit releases in their place (one power of two B for all the
+    features, a bound T and a mean for the target; None: not), and which estimator parameters give
+    public bounds. Depends on public values and those releases only (n, ε, the rule's decisions,
+    the names, B, T)."""
+    what = " and ".join(w for w, s in (("the features' bounds", B is not None),
+                                        ("the target's bound", T is not None)) if s)
     done = []
-    if features: done.append("each feature is clipped to the public default bound 1 (|x_j| <= 1, "
-                              "around its released mean when centred)")
-    if target: done.append("the target to the public default bound 1 (|y| <= 1)")
-    give = (["bounds=B or bounds=(lower, upper)"] if features else []) + (
-        ["target_bound=T"] if target else [])
+    if B is not None: done.append(f"every feature is clipped to one common bound B = {B:g} "
+                                  "(|x_j| <= B), a power of two released for all of them, and "
+                                  "the box is neither centred nor scaled")
+    if T is not None: done.append(f"the target is centred at a released mean and clipped to a "
+                                  f"released bound T = {T:g}")
+    give = (["bounds=B or bounds=(lower, upper)"] if B is not None else []) + (
+        ["target_bound=T"] if T is not None else [])
     shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
-    return (f"with {n} records at epsilon = {eps:g} the {what} cannot be located privately "
-            f"({shown}; nothing is released for them, their share of epsilon goes to the solver): "
-            f"{' and '.join(done)}. Pass {' and '.join(give)} (public knowledge of your columns' "
-            f"ranges)")
+    return (f"with {n} records at epsilon = {eps:g} {what} cannot be located column by column "
+            f"privately ({shown}): {'; '.join(done)}. If your columns' ranges differ, pass "
+            f"{' and '.join(give)} (public knowledge of your columns' ranges)")
 
 
 # %% ../nbs/06_api/01_estimators.ipynb
@@ -552,21 +597,24 @@ def add_private_center(b:DataBounds, # the bounds (released or public)
     `labels`: a classifier's labels encoded ±1 (n,): their mean is released in the same release,
     as one more column (`label_center`; the target's place, T = 1), at no extra event."""
     share = check_scalar(share, "bounds_budget", 0, 1, True, True)
+    if b.small: return _note_small(b)
     released = b.gaussian > 0   # (a release skipped by `histogram_futile` left z, nothing made)
     z = (b.noise_multiplier if b.noise_multiplier is not None
          else calibrate_noise_multiplier(share * eps, share * delta, releases))
-    y = y if y is not None and b.target is not None else None
+    y = y if y is not None and b.target is not None and b.target_center is None else None
     labels = None if y is not None else labels   # (a regression's target has the place)
     if labels is not None:
         rel = private_center(X, b.B, z, rng, labels, 1.0, center=offset)
         b.center, b.label_center = rel.center, rel.target_center
     else:
         rel = private_center(X, b.B, z, rng, y, b.target, center=offset)
-        b.center, b.target_center = rel.center, rel.target_center
+        b.center = rel.center
+        if y is not None: b.target_center = rel.target_center
     b.center_sd = rel.sigma * np.broadcast_to(np.asarray(b.B, dtype=float), (X.shape[1],))
     b.entries.append((CENTER_LABEL, rel.event))
     b.noise_multiplier, b.gaussian = z, b.gaussian + 1
-    b.epsilon, b.delta = epsilon_gaussian(z, b.gaussian, share * delta), share * delta
+    b.epsilon = b.pure_epsilon + epsilon_gaussian(z, b.gaussian, share * delta)
+    b.delta = share * delta
     what = "features" + ("" if y is None else " and the target")
     what += "" if labels is None else " (the labels' mean released with them)"
     text = (f"{what} centred at privately released means: Gaussian, sigma = {rel.sigma:.4g} in "
@@ -596,6 +644,17 @@ def scale_swamped(n:int, # number of records (public)
     return z * math.sqrt(q) / n >= SCALE_MAX_SIGMA
 
 
+SMALL_TABLE_NOTE = ("the box is [-B, B], neither centred nor divided by released scales (the "
+                    "features' bounds histogram is not made, `histogram_futile`: with so few "
+                    "records their means and scales would be swamped by noise; nothing released "
+                    "for them)")
+
+def _note_small(b:DataBounds) -> DataBounds:
+    "`b` as it is (the small-table box), with the report's sentence on why, said once."
+    if b.note is None or SMALL_TABLE_NOTE not in b.note:
+        b.note = SMALL_TABLE_NOTE if b.note is None else f"{b.note}; {SMALL_TABLE_NOTE}"
+    return b
+
 def _note_swamped(b:DataBounds, n:int, q:int, eps, delta, releases:int) -> DataBounds:
     "`b` marked as not standardised (`scale_swamped`), with the report's sentence on why."
     z = calibrate_noise_multiplier(eps, delta, releases)
@@ -620,15 +679,27 @@ def add_label_mean(b:DataBounds, # the bounds of the fit
     `private_center` release of no feature and the labels as its target (T = 1), noise
     $σ = z\\cdot 2/n$, with the noise multiplier z of the earlier releases (or of the `releases`
     releases the share `share` of (ε, δ) pays for): one Gaussian event more (exact GDP). For a
-    design that is not centred (sparse): the start of `_label_start`."""
+    design that is not centred (sparse): the start of `_label_start`. In the small-table box
+    (`b.small`: no Gaussian release) the mean is released with Laplace noise instead
+    (`private_unit_mean`, pure), paid by a share `share` of ε of its own."""
     share = check_scalar(share, "bounds_budget", 0, 1, True, True)
+    if b.small:
+        rel = private_unit_mean(labels, 1.0, share * eps, rng)
+        b.label_center, b.pure_epsilon = rel.mean, b.pure_epsilon + rel.epsilon
+        b.entries.append((LABEL_MEAN_LAPLACE_LABEL, rel.event))
+        b.epsilon += rel.epsilon
+        text = (f"the labels' mean released alone (no centre for this design): Laplace noise of "
+                f"scale {rel.scale:.4g} (epsilon = {rel.epsilon:.4g}, pure)")
+        b.note = text if b.note is None else f"{b.note}; {text}"
+        return _note_small(b)
     z = b.noise_multiplier or calibrate_noise_multiplier(share * eps, share * delta, releases)
     labels = np.asarray(labels, dtype=float)
     rel = private_center(np.empty((len(labels), 0)), np.ones(0), z, rng, labels, 1.0)
     b.label_center = rel.target_center
     b.entries.append((LABEL_MEAN_LABEL, rel.event))
     b.noise_multiplier, b.gaussian = z, b.gaussian + 1
-    b.epsilon, b.delta = epsilon_gaussian(z, b.gaussian, share * delta), share * delta
+    b.epsilon = b.pure_epsilon + epsilon_gaussian(z, b.gaussian, share * delta)
+    b.delta = share * delta
     text = (f"the labels' mean released alone (no centre for this design): Gaussian, sigma = "
             f"{rel.sigma:.4g} (exact GDP with the other releases, epsilon = {b.epsilon:.4g})")
     b.note = text if b.note is None else f"{b.note}; {text}"
@@ -715,7 +786,7 @@ def add_private_spread(b:DataBounds, # the bounds, their centre released
     on one side). The columns `known` (one-hot, declared) keep theirs."""
     p, c = X.shape[1], b.raw_center
     cols = np.arange(p) if known is None else np.flatnonzero(~np.asarray(known))
-    if c is None or len(cols) == 0 or sp.issparse(X): return b
+    if c is None or len(cols) == 0 or sp.issparse(X) or b.small: return b
     rel = private_two_sided_bounds(X if len(cols) == p else X[:, cols], np.asarray(c)[cols],
                                    share * eps, share * delta, rng, releases=releases)
     if not math.isclose(rel.noise_multiplier, b.noise_multiplier, rel_tol=1e-9):
@@ -728,7 +799,8 @@ def add_private_spread(b:DataBounds, # the bounds, their centre released
     b.B, b.offset, b.center = np.where(tighter, released, b.B), np.asarray(c, float), np.zeros(p)
     b.entries.append((SPREAD_LABEL, rel.event))
     b.gaussian += 1
-    b.epsilon = epsilon_gaussian(b.noise_multiplier, b.gaussian, share * delta)
+    b.epsilon = b.pure_epsilon + epsilon_gaussian(b.noise_multiplier, b.gaussian,
+                                                  share * delta)
     text = (f"boxes narrowed around the released means: a Gaussian histogram of the deviations "
             f"x_j - c_j on each side (sigma = {rel.sigma:.4g}, threshold "
             f"{rel.threshold:.4g}; exact "
@@ -789,13 +861,15 @@ def add_private_scale(b:DataBounds, # the bounds of the fit
         b.scale, b.moments = scale, moments
         b.note = public if b.note is None else f"{b.note}; {public}"
         return b
+    if b.small: return _note_small(b)
     z = b.noise_multiplier or calibrate_noise_multiplier(share * eps, share * delta, 1)
     rel = private_scale(Xc if len(cols) == p else Xc[:, cols], z, rng)
     scale[cols], moments[cols] = rel.scale, rel.smoothness
     b.scale, b.moments = scale, moments
     b.entries.append((SCALE_LABEL, rel.event))
     b.noise_multiplier, b.gaussian = z, b.gaussian + 1
-    b.epsilon, b.delta = epsilon_gaussian(z, b.gaussian, share * delta), share * delta
+    b.epsilon = b.pure_epsilon + epsilon_gaussian(z, b.gaussian, share * delta)
+    b.delta = share * delta
     what = "features" if len(cols) == p else f"the {len(cols)} numeric features"
     text = (f"{what} divided by privately released root mean squares: Gaussian, sigma = "
             f"{rel.sigma:.4g} on the mean squares in the unit box (exact GDP with the other "
@@ -820,7 +894,9 @@ def _compose_reports(eps, delta, bounds, parts):
         ledger = reduce(lambda l, x: l.add(*x), bounds.entries, ledger)
         releases, labels = len(bounds.entries), [label for label, _ in bounds.entries]
         label = preprocessing_label(labels)
-        split[label], names = bounds.epsilon, [f"{label}: exact GDP"]
+        how = "exact GDP" if not bounds.pure_epsilon else (
+            "pure epsilon" + (" and exact GDP" if bounds.gaussian else ""))
+        split[label], names = bounds.epsilon, [f"{label}: {how}"]
         notes.append(bounds.note)
     elif bounds.note: notes.append(bounds.note)   # a map without release (ε = ∞: exact)
     if math.isfinite(eps) and bounds.B is not None:   # stated whatever the data holds
@@ -1541,6 +1617,26 @@ _DPLinearBase._charge, _DPLinearBase._prepare, _DPLinearBase._decision = (
 )
 
 # %% ../nbs/06_api/01_estimators.ipynb
+SMALL_TABLE_ALPHA = 10.0   # a regression's smallest α in the small-table box
+
+def small_table_penalty(penalty, # the estimator's `penalty` (a name or a Penalty)
+                        alpha:float, # its `alpha`
+                        l1_ratio:float, # its `l1_ratio`
+                        pen, # the Penalty made of them
+                        bounds:DataBounds, # the bounds of the fit
+                       ): # the Penalty the solver runs with
+    """A regression's penalty in the small-table box (`bounds.small`): a named penalty ("l2",
+    "l1", "elasticnet") with α raised to at least `SMALL_TABLE_ALPHA`, so that the solver's noise,
+    which swamps what it can learn from so few records, leaves the model near the released
+    constant (the target's mean); a `Penalty` object or "none" as given. Public: it reads the
+    rule `histogram_futile`'s decision and the parameters."""
+    if not bounds.small or not isinstance(penalty, str) or penalty == "none": return pen
+    if alpha >= SMALL_TABLE_ALPHA: return pen
+    text = (f"the penalty's alpha raised to {SMALL_TABLE_ALPHA:g} (the small-table box: the "
+            f"solver's noise swamps what so few records can teach it)")
+    bounds.note = text if bounds.note is None else f"{bounds.note}; {text}"
+    return make_penalty(penalty, SMALL_TABLE_ALPHA, l1_ratio)
+
 class DPRegressor(RegressorMixin, _DPLinearBase):
     "Private linear regression ((ε, δ)-DP, replace-one; δ = 1/n²), untuned: see `DPRegressorCV`."
     def __init__(
@@ -1558,7 +1654,7 @@ class DPRegressor(RegressorMixin, _DPLinearBase):
         clip=None,  # clipping hyper-parameter (solver default if None)
         bounds="private",  # "private" (estimated inside ε), PUBLIC $B_j ≥ |x_{ij}|$ (scalar or (p,)), or "data" (NOT private)
         target_bound=None,  # PUBLIC $T ≥ |y_i|$ or box (lower, upper) (default: estimated)
-        bounds_budget=0.2,  # share of ε and δ spent on the preprocessing (bounds, centre, scales)
+        bounds_budget=0.2,  # share of ε, δ for the preprocessing (+ `target_share`: small box)
         scale_by_bounds=True,  # divide each feature by its bound, y by T, before the solver runs
         fit_intercept=True,  # learn an intercept (as an extra coordinate)
         intercept_scaling=1.0,  # value of the constant column
@@ -1586,6 +1682,7 @@ class DPRegressor(RegressorMixin, _DPLinearBase):
         X, y = self._prepare(X, y, y_numeric=True)
         rng = as_generator(self.random_state)
         bounds = self._resolve_bounds(X, y, eps, delta, rng)
+        pen = small_table_penalty(self.penalty, self.alpha, self.l1_ratio, pen, bounds)
         Xc, yc = self._map_records(bounds, X, y.astype(np.float64), eps, delta, rng)
         T = bounds.y_scale(y, self.scale_by_bounds)   # the solver fits y / T (T = 1: not scaled)
         options = self._weight_options(solver, self._solver_options(solver, loss, bounds, eps, T),
@@ -1652,7 +1749,7 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
         clip=None,  # clipping hyper-parameter (solver default if None)
         bounds="private",  # "private" (estimated inside ε), PUBLIC $B_j ≥ |x_{ij}|$, or "data" (NOT private)
         target_bound=None,  # PUBLIC bound on $|y_i|$ (a regression's; a classifier's labels are ±1)
-        bounds_budget=0.2,  # share of ε and δ spent on the preprocessing (bounds, centre, scales)
+        bounds_budget=0.2,  # share of ε, δ for the preprocessing (twice: small box, sparse X)
         scale_by_bounds=True,  # divide each feature by its bound before the solver runs
         fit_intercept=True,  # learn an intercept (as an extra coordinate)
         intercept_scaling=1.0,  # value of the constant column

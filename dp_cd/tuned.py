@@ -15,7 +15,7 @@ from .privacy.events import check_epsilon
 import math, warnings
 from scipy.optimize import brentq
 from .privacy.formulas import zcdp_epsilon
-from .estimators import (DPClassifier, make_penalty, label_set, count_records, resolve_delta,
+from .estimators import (DPClassifier, make_penalty, SMALL_TABLE_ALPHA, label_set, count_records, resolve_delta,
                               resolve_budget, MISSING_RULE,
                               private_data_bounds, DataBounds, BOUNDS_LABEL, box_rows,
                               box_scores, add_private_center, private_target,
@@ -152,12 +152,13 @@ def _box(self, X, y, eps, delta, rng, labels=None) -> DataBounds:
                                        releases=1 + scales, labels=labels)
         if spread: released = add_private_spread(released, X, eps, delta, share, rng,
                                                    3 + scales + apart, known=known)
-        c0 = released.raw_center
+        c0 = np.zeros(p) if released.raw_center is None else released.raw_center   # (small box)
     if scales:   # the records in the unit box (one copy, freed before the search maps them)
         U = box_rows(X, slice(None), -1.0, 1.0, c0, released.B)
         released = add_private_scale(released, U, eps, delta, share, rng, known=known)
         del U
     self.center_, self.scale_, self.feature_scale_ = c0, released.B, released.scale
+    self.small_box_ = bool(released.small)   # the small-table box (`histogram_futile`)
     self.released_moments_ = (None if released.scale is None   # of the standardised columns
                               else (released.moments, released.scale))
     return released
@@ -198,10 +199,12 @@ def _whole_report(released:DataBounds, search, eps, delta, refit:dict|None=None)
                   [f"the selected candidate fitted again on all the records, "
                    f"rho = {refit['rho']:.4g}-zCDP (epsilon = {refit['epsilon']:.4g} at delta = "
                    f"{refit['delta']:.3g}); its model is the one released"])
+    how = "exact GDP" if not released.pure_epsilon else (   # the small-table box's pure releases
+        "pure epsilon" + (" and exact GDP" if released.gaussian else ""))
     plan = Plan(epsilon=sum(e for e, _ in parts.values()), delta=sum(d for _, d in parts.values()),
                 accountant="basic composition (Theorem 3.1.5) of: " + "; ".join(
                     ([] if released.event is None else
-                     [f"{preprocessing_label(labels)}: exact GDP"])
+                     [f"{preprocessing_label(labels)}: {how}"])
                     + [f"search: {search.accountant}"]
                     + ([] if refit is None else ["refit: zCDP (CKS conversion)"])),
                 releases=len(labels) + search.releases + (refit is not None),
@@ -257,6 +260,8 @@ def _search(self, X, targets, loss, score_losses, score_bound, eps, delta, rng, 
     train, held = holdout_split(n, self.validation_fraction, rng)
     X_train, X_held = self._unit_rows(X, train), self._unit_rows(X, held)
     pen = make_penalty(self.penalty, self.alpha)
+    if self.small_box_ and loss.link is None and self.alpha < SMALL_TABLE_ALPHA:   # a regression
+        pen = make_penalty(self.penalty, SMALL_TABLE_ALPHA)   # in the small box: as the plain one
     dim = X_train.shape[1]
     s = getattr(self, "feature_scale_", None)   # standardised: the columns' bounds are 1/s
     B = np.ones(dim) if s is None else np.append(1 / s, np.ones(dim - len(s)))

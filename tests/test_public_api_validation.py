@@ -153,6 +153,7 @@ SKIP = {
         "estimators.DataBounds", "privacy.audit.AuditResult", "privacy.bounds.BoundsRelease",
         "privacy.bounds.CenterRelease",
         "privacy.bounds.ScaleRelease", "privacy.bounds.TwoSidedRelease",
+        "privacy.bounds.MagnitudeRelease", "privacy.bounds.MeanRelease",
         "privacy.mechanisms.SelectionCalibration", "solvers.contract.Run", "solvers.contract.FitResult",
         "solvers.dpgcd.DPGCDCalibration", "solvers.growth.GrowthResult", "solvers.reference.SolverResult",
         "solvers.tuning.SelectionResult", "theory.fairness.OutputPerturbation")},

@@ -11,14 +11,18 @@ import scipy.sparse as sp
 from scipy import stats
 from numba import njit
 from ..utils import check_scalar, as_generator, is_chunked
-from .events import GaussianEvent, check_delta, check_epsilon
+from .events import (GaussianEvent, BoundedRangeEvent, LaplaceEvent, check_delta,
+                                  check_epsilon)
+from .mechanisms import gumbel_argmax
 from .calibration import calibrate_noise_multiplier, epsilon_gaussian
 
 # %% auto 0
-__all__ = ['SCALE_FLOOR', 'magnitude_bins', 'magnitude_histogram', 'noisy_magnitude_histogram', 'top_trusted_bins',
-           'BoundsRelease', 'private_bounds', 'data_bounds', 'clip_records', 'unit_box_mean', 'CenterRelease',
-           'private_center', 'unit_box_second_moment', 'ScaleRelease', 'private_scale', 'signed_histogram',
-           'noisy_signed_histogram', 'TwoSidedRelease', 'private_two_sided_bounds']
+__all__ = ['SCALE_FLOOR', 'MAGNITUDE_LEVEL', 'MAGNITUDE_PRIOR', 'magnitude_bins', 'magnitude_histogram',
+           'noisy_magnitude_histogram', 'top_trusted_bins', 'BoundsRelease', 'private_bounds', 'row_max', 'data_bounds',
+           'clip_records', 'unit_box_mean', 'CenterRelease', 'private_center', 'unit_box_second_moment', 'ScaleRelease',
+           'private_scale', 'signed_histogram', 'noisy_signed_histogram', 'TwoSidedRelease', 'private_two_sided_bounds',
+           'magnitude_rank_scores', 'magnitude_probabilities', 'MagnitudeRelease', 'private_magnitude', 'MeanRelease',
+           'private_unit_mean']
 
 # %% ../../nbs/02_privacy/11_bounds.ipynb
 def magnitude_bins(values, # values (any shape); ±inf: the top bin, NaN: none
@@ -157,21 +161,29 @@ def private_bounds(C, # (n, q) per-record statistics, dense or sparse, finite
     return BoundsRelease(bounds, z, sigma, float(tau), epsilon_gaussian(z, 1, delta), delta)
 
 # %% ../../nbs/02_privacy/11_bounds.ipynb
-def _row_max(X, block:int=2**16):
-    """max_j |x_ij| per record (a record-wise statistic), dense or sparse; a dense X a block of
+def row_max(X, # design (n, p), dense, scipy sparse or row-chunked (dask)
+            block:int=2**16, # a dense X is read a block of about `block` entries at a time
+            skip_missing:bool=False, # a missing value (NaN) ignored (True) or making its row NaN
+           ) -> np.ndarray: # $\max_j |x_{ij}|$ of each record (n,)
+    """$\max_j |x_{ij}|$ per record (a record-wise statistic); a dense X a block of
     columns (about `block` entries) at a time, so that |X| is never held whole."""
     if sp.issparse(X): return np.asarray(abs(X).max(axis=1).todense()).ravel()
+    if is_chunked(X):   # lazy, per chunk of rows
+        A = abs(X.astype(float)).rechunk({1: -1})
+        return np.asarray(A.map_blocks(row_max, block, skip_missing, drop_axis=1).compute())
     X = np.asarray(X, dtype=float)
     m, width = np.zeros(X.shape[0]), max(1, block // max(X.shape[0], 1))
+    top = np.fmax if skip_missing else np.maximum   # fmax: a NaN loses to any number
     for j in range(0, X.shape[1], width):
-        np.maximum(m, np.abs(X[:, j:j + width]).max(axis=1, initial=0.0), out=m)
+        part = np.abs(X[:, j:j + width])
+        top(m, top.reduce(part, axis=1, initial=0.0) if part.shape[1] else 0.0, out=m)
     return m
 
 def _statistics(X, y):
     """The per-record statistics [x_i, (y_i), max_j |x_ij|]: in memory, the column blocks
     (X, [(y), max]) of `magnitude_histogram` (X is not copied); row-chunked, one lazy matrix."""
     if is_chunked(X): return _chunked_statistics(X, y)
-    extra = [_row_max(X)] if y is None else [np.asarray(y, dtype=float), _row_max(X)]
+    extra = [row_max(X)] if y is None else [np.asarray(y, dtype=float), row_max(X)]
     return X, np.column_stack(extra)
 
 # %% ../../nbs/02_privacy/11_bounds.ipynb
@@ -412,6 +424,114 @@ def private_two_sided_bounds(X, # (n, q) records, dense or row-chunked
     return TwoSidedRelease(bound(top_trusted_bins(noisy[:, K:], tau)),
                            bound(top_trusted_bins(noisy[:, :K], tau)), z, sigma, float(tau),
                            epsilon_gaussian(z, 1, delta), delta)
+
+# %% ../../nbs/02_privacy/11_bounds.ipynb
+MAGNITUDE_LEVEL = 0.75   # q: the quantile of the magnitudes whose power of two is released
+
+def magnitude_rank_scores(v, # values (n,) of one per-record statistic; 0 or NaN: magnitude 0
+                          level:float=MAGNITUDE_LEVEL, # the quantile q located (public)
+                          lo:int=-30, # grid start $2^{\mathrm{lo}}$ (public)
+                          hi:int=30, # grid end $2^{\mathrm{hi}}$ (public)
+                         ) -> np.ndarray: # u(k), shape (hi - lo + 1,), each <= 0
+    r"""The utility of each bin k of the public grid for the q-quantile of $|v_i|$: with
+    $c_k = \#\{i : |v_i| \le 2^{k + \mathrm{lo}}\}$ and $m = \lceil qn \rceil$,
+    $u(k) = -\max(m - c_k,\ c_{k-1} - m + 1,\ 0)$ ($c_{-1}$: the zeros), 0 exactly at the bin
+    holding the m-th smallest magnitude. Replacing one record moves each $c_k$ by at most 1, so
+    u has sensitivity 1 (n public)."""
+    v = np.asarray(v, dtype=float).ravel()
+    n, K = len(v), hi - lo + 1
+    k = magnitude_bins(v, lo, hi)
+    zeros = int(np.sum(k < 0))
+    c = np.cumsum(np.bincount(k[k >= 0], minlength=K)) + zeros
+    c_prev = np.concatenate([[zeros], c[:-1]])
+    m = max(1, math.ceil(level * n))
+    return -np.maximum(np.maximum(m - c, c_prev - m + 1), 0).astype(float)
+
+
+# %% ../../nbs/02_privacy/11_bounds.ipynb
+MAGNITUDE_PRIOR = 0.5   # a: the public prior's weight exp(-a |e|) of the grid point 2^e
+
+def magnitude_probabilities(v, # values (n,)
+                            epsilon:float, # ε of the release
+                            level:float=MAGNITUDE_LEVEL, # quantile q (public)
+                            prior:float=MAGNITUDE_PRIOR, # a (public)
+                            lo:int=-30, # grid start (public)
+                            hi:int=30, # grid end (public)
+                           ) -> np.ndarray: # P(k) of each bin (hi - lo + 1,)
+    r"""The exact output distribution of `private_magnitude`:
+    $P(k) ∝ \exp(ε\,u(k)/2 - a\,|k + \mathrm{lo}|)$, u of `magnitude_rank_scores`."""
+    epsilon, prior = check_epsilon(epsilon), check_scalar(prior, "prior", low=0)
+    s = epsilon * magnitude_rank_scores(v, level, lo, hi) / 2
+    s = s - prior * np.abs(np.arange(lo, hi + 1))
+    w = np.exp(s - s.max())
+    return w / w.sum()
+
+
+# %% ../../nbs/02_privacy/11_bounds.ipynb
+@dataclass(frozen=True)
+class MagnitudeRelease:
+    "The outcome of `private_magnitude`: a power of two released by the exponential mechanism."
+    bound: float # $2^{e + \mathrm{slack}}$, e the released grid exponent
+    exponent: int # e: the released bin's power of two
+    epsilon: float # ε (pure; the mechanism is ε-bounded-range)
+    level: float # the quantile q located
+
+    @property
+    def event(self):
+        "The privacy event: an exponential mechanism, ε-bounded-range (hence ε-DP)."
+        return BoundedRangeEvent(self.epsilon)
+
+def private_magnitude(v, # a per-record statistic (n,): a target, a record's largest magnitude
+                      epsilon:float, # ε of the release (> 0), pure
+                      random_state=None, # seed or Generator
+                      level:float=MAGNITUDE_LEVEL, # the quantile q located (public)
+                      prior:float=MAGNITUDE_PRIOR, # a: public prior exp(-a|e|) around $2^0 = 1$
+                      slack:int=0, # powers of two added to the released one (public)
+                      lo:int=-30, # grid start (public)
+                      hi:int=30, # grid end (public)
+                     ) -> MagnitudeRelease: # the bound $2^{e + \mathrm{slack}}$ and its cost
+    r"""A power of two near the q-quantile of $|v_i|$, ε-DP with no threshold and no δ: the
+    exponential mechanism over the public grid, $P(e) ∝ \exp(ε\,u(e)/2 - a|e|)$ (a Gumbel-max
+    draw); the public prior pulls the release to the default $2^0 = 1$ when the data cannot
+    outweigh it."""
+    eps = check_epsilon(epsilon)
+    a = check_scalar(prior, "prior", low=0)
+    u = magnitude_rank_scores(v, level, lo, hi)
+    s = u - (2 * a / eps) * np.abs(np.arange(lo, hi + 1))   # the prior in the utility's units
+    k = int(gumbel_argmax(s, 2.0 / eps, as_generator(random_state).gumbel(size=len(u))))
+    e = k + lo
+    return MagnitudeRelease(float(np.ldexp(1.0, min(e + int(slack), hi))), e, eps, float(level))
+
+
+# %% ../../nbs/02_privacy/11_bounds.ipynb
+@dataclass(frozen=True)
+class MeanRelease:
+    "The outcome of `private_unit_mean`: the released mean of clip(v/T, -1, 1) and its cost."
+    mean: float # released mean, clipped to [-1, 1]
+    scale: float # b = 2/(nε): the Laplace noise's scale
+    epsilon: float # ε (pure)
+
+    @property
+    def event(self):
+        "The privacy event: a Laplace mechanism of scale b = Δ/ε (noise multiplier 1/ε)."
+        return LaplaceEvent(1 / self.epsilon)
+
+def private_unit_mean(v, # values (n,) of one per-record statistic (a regression's target)
+                      T:float, # PUBLIC or released bound T > 0: the mean is of clip(v/T, -1, 1)
+                      epsilon:float, # ε of the release (> 0), pure
+                      random_state=None, # seed or Generator
+                     ) -> MeanRelease: # the released mean in units of T, and its cost
+    r"""$\frac1n \sum_i \mathrm{clip}(v_i/T, -1, 1) + \mathrm{Lap}(2/(n\epsilon))$, clipped to
+    $[-1, 1]$ (a missing value counts as 0): ε-DP, since replacing one record moves the mean by at
+    most $2/n$ (n public)."""
+    eps = check_epsilon(epsilon)
+    T = check_scalar(T, "T", low=0, low_open=True)
+    v = np.asarray(v, dtype=float).ravel()
+    m = float(np.nan_to_num(np.clip(v / T, -1.0, 1.0)).mean())
+    b = 2.0 / (len(v) * eps)
+    noisy = m + as_generator(random_state).laplace(0.0, b)
+    return MeanRelease(float(np.clip(noisy, -1, 1)), b, eps)
+
 
 # %% ../../nbs/02_privacy/11_bounds.ipynb
 def _chunked_statistics(X, y):
