@@ -29,7 +29,9 @@ another left (a solver it registered, a class it changed, a failure half-way, a 
 result does not depend on which notebooks ran before it. pytest takes one of the two slots once
 the notebooks from `nbs/06_api` on start (the earlier chapters have then compiled the package's
 kernels into its cache, which pytest loads), its lines prefixed `pytest|`; the 10 slowest
-notebooks, notebook cells (CPU seconds) and tests are listed at the end.
+notebooks, notebook cells (CPU seconds) and tests are listed at the end, with numba's share: the
+CPU seconds it spent compiling (from its compile events) per notebook, cell and kernel, and in
+pytest's process.
 Exits non-zero if any notebook or test fails.
 """
 import argparse
@@ -434,8 +436,10 @@ def main():
           f'exit {py_rc}; both: {wall:.0f} s, load {os.getloadavg()[0]:.1f})', flush=True)
     print('the 10 slowest notebooks (wall):', *slowest({str(_rel(p)): s for p, (_, s, _) in results.items()}),
           sep='\n')
-    print('the 10 notebooks with the most CPU time:',
-          *slowest({str(_rel(p)): c for p, (*_, c) in results.items()}),
+    compiling = {p: sum(c for _, c in compiles.get(p, {}).values()) for p in results}
+    print('the 10 notebooks with the most CPU time (CPU s, of which compiling):',
+          *[f'  {c:7.1f} {compiling[p]:7.1f}  {_rel(p)}' for p, (*_, c) in
+            sorted(results.items(), key=lambda kv: -kv[1][2])[:10]],
           sep='\n')
     print('the 10 notebook cells with the most CPU time (CPU s, of which compiling, wall s, cell):',
           *[f'  {c:7.1f} {cc:7.1f} {w:7.1f}  {_rel(p)} cell {k}: {line}' for c, w, k, line, cc, p in
@@ -461,7 +465,7 @@ def main():
             'pytest_cpu_s': round(py_cpu), 'cores': os.cpu_count(), 'workers': workers,
             'load_start': round(load0[0], 1), 'load_end': round(load1[0], 1),
             'load_15min_end': round(load1[2], 1), 'passed': int(not (nb_rc or py_rc)),
-            'notebook_compile_cpu_s': round(sum(c for ks in compiles.values() for _, c in ks.values())),
+            'notebook_compile_cpu_s': round(sum(compiling.values())),
             'pytest_compile_cpu_s': '' if py_kernels is None else round(sum(c for _, c in py_kernels.values()))})
     sys.exit(1 if (nb_rc or py_rc) else 0)
 
