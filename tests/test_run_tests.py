@@ -69,9 +69,9 @@ def test_the_notebooks_report_progress_times_and_failures(tmp_path, capsys):
     out = capsys.readouterr().out
     assert [ok for ok, *_ in (results[p] for p in paths)] == [True, False, True]   # slow cell skipped
     assert results[paths[0]][1] >= 1.5 and results[paths[2]][2] >= 1.0   # wall s, CPU s
-    (cpu, wall, k, line), = cells[paths[2]]   # each cell run: its CPU and wall seconds
-    assert cpu >= 1.0 and wall >= 0.9 and k == 0 and line == 'import time'
-    assert [(k, line) for *_, k, line in cells[paths[0]]] == [(0, 'import time')]   # not the slow one
+    (cpu, wall, k, line, compiling), = cells[paths[2]]   # each cell run: its CPU and wall seconds
+    assert cpu >= 1.0 and wall >= 0.9 and k == 0 and line == 'import time' and compiling == 0
+    assert [(k, line) for *_, k, line, _ in cells[paths[0]]] == [(0, 'import time')]   # not the slow one
     for k, p in enumerate(paths, 1):
         assert f'[{k}/3] {p} ...' in out and f'{p}: ' in out
         assert 'CPU s)' in out.split(f'{p}: ')[1].splitlines()[0]
@@ -170,3 +170,40 @@ def test_each_notebook_starts_from_the_runners_state(tmp_path):
              notebook(tmp_path / 'd.ipynb', 'import json\nassert not hasattr(json, "MARK")')]
     results = runner().run_notebooks(paths, 1, [], dict(os.environ), preload_names=('json',))
     assert [results[p][0] for p in paths] == [False, True, False, True]
+
+
+def test_numba_compilations_are_timed_per_cell_and_per_kernel(tmp_path):
+    """numba's compile events: each kernel's compilations (one per new signature) and its own CPU
+    time (a kernel compiled on the way by its caller counts to itself), the cell they ran in."""
+    nb = notebook(tmp_path / 'k.ipynb',
+                  'from numba import njit\n@njit\ndef inner(x):\n    return x + 1\n'
+                  '@njit\ndef outer(x):\n    return 2 * inner(x)',
+                  'assert outer(1) == 4 and outer(1.5) == 5.0',   # two signatures of each
+                  'assert outer(2) == 6')                         # compiled already
+    cells, compiles = {}, {}
+    results = runner().run_notebooks([nb], 1, [], dict(os.environ), cells=cells, compiles=compiles)
+    assert results[nb][0]
+    (*_, c0), (*_, c1), (*_, c2) = cells[nb]
+    assert c0 == 0 and c1 > 0 and c2 == 0
+    kernels = compiles[nb]
+    assert sorted(kernels) == ['__main__.inner', '__main__.outer']
+    assert [n for n, _ in kernels.values()] == [2, 2] and all(t > 0 for _, t in kernels.values())
+    assert abs(sum(t for _, t in kernels.values()) - c1) < 1e-6   # own times add up to the cell's
+    lines = runner().compile_summary({nb: kernels}, {'m.f': [1, 100.0]}, 4 * c1, 200.0, k=2)
+    assert lines[0].startswith(f'numba compilations: notebooks {c1:.0f} of {4 * c1:.0f} CPU s (25 %)')
+    assert 'pytest 100 of 200 CPU s (50 %)' in lines[0]
+    assert len(lines) == 4 and lines[2].split() == ['100.0', '1', '1', 'm.f']
+    assert lines[3].split()[-1] in kernels and lines[3].split()[1:3] == ['2', '1']
+    assert 'not measured' in runner().compile_summary({}, None, 1.0, 1.0)[0]
+
+
+def test_a_record_with_new_columns_keeps_the_earlier_rows(tmp_path):
+    import csv
+    path, r = tmp_path / 'runs.csv', runner()
+    r.record(path, {'mode': 'fast', 'wall_s': 1})
+    r.record(path, {'mode': 'heavy', 'wall_s': 2})
+    r.record(path, {'mode': 'fast', 'wall_s': 3, 'compile_s': 4})
+    r.record(path, {'mode': 'fast', 'wall_s': 5})
+    rows = list(csv.DictReader(path.open()))
+    assert [(d['mode'], d['wall_s'], d['compile_s']) for d in rows] == [
+        ('fast', '1', ''), ('heavy', '2', ''), ('fast', '3', '4'), ('fast', '5', '')]

@@ -29,7 +29,9 @@ another left (a solver it registered, a class it changed, a failure half-way, a 
 result does not depend on which notebooks ran before it. pytest takes one of the two slots once
 the notebooks from `nbs/06_api` on start (the earlier chapters have then compiled the package's
 kernels into its cache, which pytest loads), its lines prefixed `pytest|`; the 10 slowest
-notebooks, notebook cells (CPU seconds) and tests are listed at the end.
+notebooks, notebook cells (CPU seconds) and tests are listed at the end, with numba's share: the
+CPU seconds it spent compiling (from its compile events) per notebook, cell and kernel, and in
+pytest's process.
 Exits non-zero if any notebook or test fails.
 """
 import argparse
@@ -136,27 +138,68 @@ def _test_notebook(path, skip_flags, force_flags):
     return passed, time.time() - start, cpu_seconds() - cpu
 
 
-def _time_cells(times):
-    """Make execnb's shell append (CPU s, wall s, cell number, first line) of each code cell it runs
-    to `times` (in a notebook's own process: the runner's shell is left as it is)."""
+class Compiles:
+    """numba's compilations in this process, from its `numba:compile` events (a kernel compiled for
+    a signature it had not in memory nor in its on-disk cache): `cpu`, the CPU seconds they took,
+    and `kernels`, {kernel: [compilations, CPU s]} with each one's own time (the kernels that it
+    compiled on the way counted to them). Loads from the cache are not compilations."""
+    def __init__(self):
+        self.cpu, self.kernels, self.stack = 0.0, {}, []
+
+    def install(self):
+        "Listen to numba's compile events from now on; returns whether it could (numba installed)."
+        try:
+            from numba.core import event
+            listener = type('CompileListener', (event.Listener,), {
+                'on_start': lambda _, e: self.start(e), 'on_end': lambda _, e: self.end(e)})()
+            event.register('numba:compile', listener)
+            return True
+        except Exception:
+            return False
+
+    def start(self, event):
+        self.stack.append([time.process_time(), 0.0])
+
+    def end(self, event):
+        start, inner = self.stack.pop()
+        spent = time.process_time() - start
+        if self.stack: self.stack[-1][1] += spent
+        else: self.cpu += spent
+        try:
+            f = event.data['dispatcher'].py_func
+            name = f'{f.__module__}.{f.__qualname__}'
+        except Exception:
+            name = '?'
+        entry = self.kernels.setdefault(name, [0, 0.0])
+        entry[0] += 1
+        entry[1] += spent - inner
+
+
+def _time_cells(times, compiles=None):
+    """Make execnb's shell append (CPU s, wall s, cell number, first line, compile CPU s) of each
+    code cell it runs to `times` (in a notebook's own process: the runner's shell is left as it
+    is); the last is the CPU time numba spent compiling in that cell, from `compiles` (a
+    `Compiles`, 0 without it)."""
     from execnb.shell import CaptureShell
     run = CaptureShell.cell
     def cell(self, cell, *args, **kwargs):
-        start, cpu = time.time(), cpu_seconds()
+        start, cpu, comp = time.time(), cpu_seconds(), compiles.cpu if compiles is not None else 0.0
         try: return run(self, cell, *args, **kwargs)
         finally:
             if cell.cell_type == 'code':
                 lines = [l for l in cell.source.splitlines() if l.strip() and not l.startswith('#|')]
-                times.append((cpu_seconds() - cpu, time.time() - start, cell.idx_, (lines or [''])[0][:60]))
+                times.append((cpu_seconds() - cpu, time.time() - start, cell.idx_,
+                              (lines or [''])[0][:60], (compiles.cpu if compiles is not None else 0.0) - comp))
     CaptureShell.cell = cell
 
 
 def _notebook_process(path, skip_flags, force_flags, conn):
-    """The process of one notebook (forked from the runner): sends `_test_notebook`'s result and
-    the times of its cells."""
-    cells = []
-    _time_cells(cells)
-    conn.send((_test_notebook(path, skip_flags, force_flags), cells))
+    """The process of one notebook (forked from the runner): sends `_test_notebook`'s result, the
+    times of its cells and its compilations ({kernel: [count, CPU s]})."""
+    cells, compiles = [], Compiles()
+    compiles.install()
+    _time_cells(cells, compiles)
+    conn.send((_test_notebook(path, skip_flags, force_flags), cells, compiles.kernels))
     conn.close()
 
 
@@ -183,7 +226,8 @@ def preload(names):
             numba.njit(lambda x: numpy.sqrt(x).sum())(numpy.ones(2))
 
 
-def run_notebooks(paths, workers, force_flags, env, side=None, preload_names=(), cells=None):
+def run_notebooks(paths, workers, force_flags, env, side=None, preload_names=(), cells=None,
+                  compiles=None):
     """Test the notebooks `paths`, `workers` at a time, with the environment `env`, printing each
     start and each time; returns {path: (passed, seconds, CPU seconds)}. Each notebook runs in a
     process of its own, forked from this one after `preload(preload_names)`: a notebook sees no
@@ -191,9 +235,11 @@ def run_notebooks(paths, workers, force_flags, env, side=None, preload_names=(),
     before it. `side`, if given, is `(k, start)`: `start()` starts a `Lines` job (pytest), which
     holds one of the `workers` slots from when the first `k` notebooks have started; its result
     is then under the key `'side'`. `cells`, a dict if given, receives {path: [(CPU s, wall s,
-    cell number, first line) of each code cell run]}."""
+    cell number, first line, compile CPU s) of each code cell run]}; `compiles`, a dict if given,
+    {path: {kernel: [compilations, CPU s]}} (numba's compilations, see `Compiles`)."""
     from multiprocessing.connection import wait as wait_for
     cells = {} if cells is None else cells
+    compiles = {} if compiles is None else compiles
     from nbdev.config import get_config
     skip_flags, pending, running, out = get_config().tst_flags.split(), list(paths), {}, {}
     side_job, context = None, multiprocessing.get_context('fork')
@@ -228,7 +274,7 @@ def run_notebooks(paths, workers, force_flags, env, side=None, preload_names=(),
                     continue
                 proc, receive, path, start = running.pop(ready)
                 proc.join()
-                try: out[path], cells[path] = receive.recv()
+                try: out[path], cells[path], compiles[path] = receive.recv()
                 except EOFError:   # the process died (a crash): no result
                     print(f'      {_rel(path)}: its process ended with exit code {proc.exitcode}', flush=True)
                     out[path] = (False, time.time() - start, float('nan'))
@@ -307,14 +353,43 @@ def notebook_env(env):
 
 
 def record(path, row):
-    "Append `row` (a dict) to the CSV file `path`, with a header if the file is new."
+    """Append `row` (a dict) to the CSV file `path`, with a header if the file is new; if `row` has
+    columns the file has not, the file is rewritten with them (empty in its earlier rows)."""
     path = Path(path)
-    new = not path.exists() or path.stat().st_size == 0
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open('a', newline='') as f:
-        writer = csv.DictWriter(f, fieldnames=list(row))
-        if new: writer.writeheader()
-        writer.writerow(row)
+    rows = list(csv.DictReader(path.open(newline=''))) if path.exists() and path.stat().st_size else []
+    fields = list(rows[0]) if rows else []
+    if rows and all(k in fields for k in row):
+        with path.open('a', newline='') as f: csv.DictWriter(f, fieldnames=fields).writerow(row)
+        return
+    fields += [k for k in row if k not in fields]
+    with path.open('w', newline='') as f:
+        writer = csv.DictWriter(f, fieldnames=fields, restval='')
+        writer.writeheader()
+        writer.writerows(rows + [row])
+
+
+def compile_summary(compiles, pytest_kernels, nb_cpu, py_cpu, k=10):
+    """Lines on numba's share of the run: the CPU seconds it spent compiling in the notebooks
+    (`compiles`, {notebook: {kernel: [count, CPU s]}}) and in pytest's process (`pytest_kernels`,
+    {kernel: [count, CPU s]}, None if not measured) against their CPU seconds, then the `k` kernels
+    that took the most (CPU s, compilations, in how many notebooks / pytest)."""
+    nb = sum(c for kernels in compiles.values() for _, c in kernels.values())
+    py = None if pytest_kernels is None else sum(c for _, c in pytest_kernels.values())
+    share = lambda part, whole: f'{part:.0f} of {whole:.0f} CPU s ({100 * part / whole:.0f} %)' \
+        if whole and whole == whole else f'{part:.0f} CPU s'
+    lines = [f'numba compilations: notebooks {share(nb, nb_cpu)}; pytest '
+             + ('not measured' if py is None else share(py, py_cpu) + ' (its own process)')]
+    total = {}
+    for where, kernels in [*compiles.items(), ('pytest', pytest_kernels or {})]:
+        for name, (count, cpu) in kernels.items():
+            t = total.setdefault(name, [0.0, 0, set()])
+            t[0] += cpu; t[1] += count; t[2].add(where)
+    top = sorted(total.items(), key=lambda kv: -kv[1][0])[:k]
+    lines.append(f'the {k} kernels with the most compile CPU time (CPU s, compilations, notebooks'
+                 ' or pytest):')
+    lines += [f'  {cpu:7.1f} {count:4d} {len(where):3d}  {name}' for name, (cpu, count, where) in top]
+    return lines
 
 
 def main():
@@ -344,13 +419,16 @@ def main():
     marker = [] if args.slow else ['-m', 'heavy' if args.heavy else 'not slow and not heavy']
     pytest_cmd = [sys.executable, '-m', 'pytest', 'tests', '-q', '-rs', '--durations=0',
                   '--durations-min=0.5', *marker]
-    side = (pytest_start(nbs), lambda: Lines(pytest_cmd, env, prefix='pytest| '))
-    start, load0, cells = time.time(), os.getloadavg(), {}
-    with notebook_env(env) as nb_env:
+    start, load0, cells, compiles = time.time(), os.getloadavg(), {}, {}
+    with notebook_env(env) as nb_env, tempfile.TemporaryDirectory(prefix='dp_cd-compiles-') as tmp:
+        py_env = {**env, 'DP_CD_TEST_COMPILES': str(Path(tmp) / 'pytest.json')}   # tests/conftest.py
+        side = (pytest_start(nbs), lambda: Lines(pytest_cmd, py_env, prefix='pytest| '))
         results = run_notebooks(nbs, workers, ['slow', 'heavy'] if args.slow else ['heavy'] if args.heavy else [],
                                 nb_env, side=side if workers > 1 else None, preload_names=PRELOAD,
-                                cells=cells)
-    py_rc, py_out, py_s, py_cpu = results.pop('side') if workers > 1 else run_pytest(pytest_cmd, env)
+                                cells=cells, compiles=compiles)
+        py_rc, py_out, py_s, py_cpu = results.pop('side') if workers > 1 else run_pytest(pytest_cmd, py_env)
+        try: py_kernels = json.loads(Path(py_env['DP_CD_TEST_COMPILES']).read_text())
+        except (OSError, ValueError): py_kernels = None
     wall = time.time() - start
     nb_rc = int(not all(passed for passed, *_ in results.values()))
     nb_cpu = sum(cpu for *_, cpu in results.values())
@@ -358,13 +436,16 @@ def main():
           f'exit {py_rc}; both: {wall:.0f} s, load {os.getloadavg()[0]:.1f})', flush=True)
     print('the 10 slowest notebooks (wall):', *slowest({str(_rel(p)): s for p, (_, s, _) in results.items()}),
           sep='\n')
-    print('the 10 notebooks with the most CPU time:',
-          *slowest({str(_rel(p)): c for p, (*_, c) in results.items()}),
+    compiling = {p: sum(c for _, c in compiles.get(p, {}).values()) for p in results}
+    print('the 10 notebooks with the most CPU time (CPU s, of which compiling):',
+          *[f'  {c:7.1f} {compiling[p]:7.1f}  {_rel(p)}' for p, (*_, c) in
+            sorted(results.items(), key=lambda kv: -kv[1][2])[:10]],
           sep='\n')
-    print('the 10 notebook cells with the most CPU time (CPU s, wall s, cell):',
-          *[f'  {c:7.1f} {w:7.1f}  {_rel(p)} cell {k}: {line}' for c, w, k, line, p in
+    print('the 10 notebook cells with the most CPU time (CPU s, of which compiling, wall s, cell):',
+          *[f'  {c:7.1f} {cc:7.1f} {w:7.1f}  {_rel(p)} cell {k}: {line}' for c, w, k, line, cc, p in
             sorted((t + (p,) for p, ts in cells.items() for t in ts), key=lambda t: -t[0])[:10]],
           sep='\n')
+    print(*compile_summary(compiles, py_kernels, nb_cpu, py_cpu), sep='\n')
     print('the 10 slowest tests (call, set-up and tear-down):', *slowest(pytest_durations(py_out)), sep='\n')
     failed = [str(_rel(p)) for p, (ok, *_) in results.items() if not ok]
     print(f'notebooks ({len(nbs)}): ' + ('all passed' if nb_rc == 0 else 'FAILED: ' + ', '.join(failed)))
@@ -383,7 +464,9 @@ def main():
             'wall_s': round(wall), 'notebook_cpu_s': round(nb_cpu), 'pytest_s': round(py_s),
             'pytest_cpu_s': round(py_cpu), 'cores': os.cpu_count(), 'workers': workers,
             'load_start': round(load0[0], 1), 'load_end': round(load1[0], 1),
-            'load_15min_end': round(load1[2], 1), 'passed': int(not (nb_rc or py_rc))})
+            'load_15min_end': round(load1[2], 1), 'passed': int(not (nb_rc or py_rc)),
+            'notebook_compile_cpu_s': round(sum(compiling.values())),
+            'pytest_compile_cpu_s': '' if py_kernels is None else round(sum(c for _, c in py_kernels.values()))})
     sys.exit(1 if (nb_rc or py_rc) else 0)
 
 
