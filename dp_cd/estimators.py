@@ -405,6 +405,7 @@ def private_data_bounds(X, # the design (n, p), private
     for a regression (also when only the target's own histogram is futile), the target's bound
     T (`private_magnitude` of |y|, one power of two of slack) and mean (`private_unit_mean`),
     paid by a share of ε of their own (`target_share`)."""
+    delta = check_scalar(delta, "delta", 0, 1, high_open=True)
     share = check_scalar(share, "bounds_budget", 0, 1, True, True)
     p = X.shape[1]
     cols = np.arange(p) if known is None else np.flatnonzero(~np.asarray(known))
@@ -543,6 +544,7 @@ def refined_public_bounds(pub:DataBounds, # the PUBLIC bounds to tighten
     public half-width gives the box $[a_j - \\tilde B_j, a_j + \\tilde B_j]$, otherwise (or where no
     bin cleared τ) the public box is kept. Paid, like `private_data_bounds`, by the share `share`
     of (ε, δ); the columns `known` (one-hot, declared) keep their public bounds."""
+    delta = check_scalar(delta, "delta", 0, 1, high_open=True)
     share = check_scalar(share, "bounds_budget", 0, 1, True, True)
     p = X.shape[1]
     c = np.zeros(p) if pub.offset is None else pub.offset
@@ -596,6 +598,7 @@ def add_private_center(b:DataBounds, # the bounds (released or public)
     (2: the scales' too). The box of each feature is [offset - B, offset + B] (offset 0: None).
     `labels`: a classifier's labels encoded ±1 (n,): their mean is released in the same release,
     as one more column (`label_center`; the target's place, T = 1), at no extra event."""
+    delta = check_scalar(delta, "delta", 0, 1, high_open=True)
     share = check_scalar(share, "bounds_budget", 0, 1, True, True)
     if b.small: return _note_small(b)
     released = b.gaussian > 0   # (a release skipped by `histogram_futile` left z, nothing made)
@@ -639,6 +642,7 @@ def scale_swamped(n:int, # number of records (public)
     the release would tell nothing about the columns. A rule on public quantities (n, q, ε, δ, the
     number of releases); the columns are then not divided (as with `standardize=False`) and the
     other releases share the budget."""
+    q = check_scalar(q, "q", low=0, integer=True)
     if q == 0: return False
     z = calibrate_noise_multiplier(epsilon, delta, releases)
     return z * math.sqrt(q) / n >= SCALE_MAX_SIGMA
@@ -682,6 +686,7 @@ def add_label_mean(b:DataBounds, # the bounds of the fit
     design that is not centred (sparse): the start of `_label_start`. In the small-table box
     (`b.small`: no Gaussian release) the mean is released with Laplace noise instead
     (`private_unit_mean`, pure), paid by a share `share` of ε of its own."""
+    delta = check_scalar(delta, "delta", 0, 1, high_open=True)
     share = check_scalar(share, "bounds_budget", 0, 1, True, True)
     if b.small:
         rel = private_unit_mean(labels, 1.0, share * eps, rng)
@@ -721,6 +726,7 @@ def histogram_pays(n:int, # number of records (public)
     most `HISTOGRAM_MAX_TAU` n, so that a bin holding an eighth of the records is located. With
     fewer records an extra release costs the other releases (they share one noise multiplier) more
     than it can gain."""
+    q = check_scalar(q, "q", low=0, integer=True)
     if q == 0: return False   # nothing to release (every column a declared category)
     z = calibrate_noise_multiplier(eps, delta, releases)
     K = 2 * (30 - (-30) + 1)   # the signed histogram's bins per column (the default grid)
@@ -749,6 +755,7 @@ def histogram_threshold(q:int, # columns of the histogram (public)
                        ) -> float: # τ
     r"""The threshold $τ = z\sqrt{2q}\,Φ^{-1}(1 - φ/K)$ of a histogram of magnitudes over q columns
     (`private_bounds`), z the noise multiplier of `releases` releases paid by (ε, δ): public."""
+    q = check_scalar(q, "q", low=0, integer=True)
     z = calibrate_noise_multiplier(epsilon, delta, releases)
     return float(z * math.sqrt(2 * q) * stats.norm.isf(false_positive / bins))
 
@@ -784,6 +791,7 @@ def add_private_spread(b:DataBounds, # the bounds, their centre released
     $m_j = 2\\max(B^-_j, B^+_j) < B_j$, the box becomes $[c_j - m_j, c_j + m_j]$ (one bin of
     slack); otherwise it is kept (also when the released centre lies outside a column's data, all
     on one side). The columns `known` (one-hot, declared) keep theirs."""
+    delta = check_scalar(delta, "delta", 0, 1, high_open=True)
     p, c = X.shape[1], b.raw_center
     cols = np.arange(p) if known is None else np.flatnonzero(~np.asarray(known))
     if c is None or len(cols) == 0 or sp.issparse(X) or b.small: return b
@@ -847,6 +855,7 @@ def add_private_scale(b:DataBounds, # the bounds of the fit
     get the PUBLIC scale 1/2 (`ONE_HOT_SCALE`, $1/(2B_j)$ in the unit box) and the mean squares of
     `_one_hot_moments`: they are left out of the release, whose noise then grows with the numeric
     columns only."""
+    delta = check_scalar(delta, "delta", 0, 1, high_open=True)
     share = check_scalar(share, "bounds_budget", 0, 1, True, True)
     p = Xc.shape[1]
     k = np.zeros(p, bool) if known is None else np.asarray(known, dtype=bool)
@@ -1719,6 +1728,7 @@ def label_set(classes, # the PUBLIC label set given to the estimator, or None
                epsilon:float, # the fit's ε (inf: non-private, the labels may be read)
               ) -> np.ndarray: # `classes_`
     "`classes_`: the public `classes` (sorted, distinct); read from `y` only when ε = ∞."
+    epsilon = check_scalar(epsilon, "epsilon", low=0, low_open=True, allow_inf=True)
     if classes is None and np.isfinite(epsilon):
         raise ValueError("classes=None: a private fit needs the PUBLIC label set, since reading it "
                          "from y reveals rare labels; pass classes=[...] (or epsilon=np.inf)")

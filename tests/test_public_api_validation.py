@@ -141,6 +141,9 @@ VALID_FOR = {
     **{f"dp_cd.estimators.{f}": {"b": "bounds"}
        for f in ("add_private_center", "add_label_mean", "add_private_spread", "add_private_scale")},
     "dp_cd.estimators.refined_public_bounds": {"pub": "bounds"},
+    **{f"dp_cd.estimators.{f}": {"q": 3}   # a number of columns, not a probability
+       for f in ("scale_swamped", "histogram_pays", "target_apart", "histogram_threshold",
+                 "histogram_futile")},
     **{f"dp_cd.solvers.growth.{f}": {"loss": "growth_loss"}
        for f in ("localization", "epoch_growth", "inverse_sensitivity_distribution",
                  "inverse_sensitivity")},
@@ -225,35 +228,11 @@ def _cases():
 
 CASES, UNCOVERED = _cases()
 
-# functions walked whose checks are not all written yet: the cases they do not refuse are expected
-# failures, and a function leaves the list once it refuses every one (the last test below)
-PENDING = {f"dp_cd.estimators.{f}": "a step of the estimators' `fit`, fed its checked (ε, δ): its "
-           "own checks of delta, q or epsilon are to be written in 06_api/01_estimators"
-           for f in ("private_data_bounds", "refined_public_bounds", "add_private_center",
-                     "scale_swamped", "add_label_mean", "histogram_pays", "target_apart",
-                     "histogram_threshold", "histogram_futile", "add_private_spread",
-                     "add_private_scale", "label_set")}
-
-
-def _refused(qn, f, param, bad, required):
-    "Whether `f` refuses `param`=`bad` with one error naming it (the test below, as a boolean)."
-    valid = _valid(qn)
-    kwargs = {p: valid[p] for p in required if p != param}
-    kwargs[param] = bad
-    try:
-        out = f(**kwargs)
-        if inspect.isclass(f) and issubclass(f, BaseEstimator): _fit(out, valid)
-    except (ValueError, TypeError, InputError) as e: return param in str(e)
-    return False
-
-
 def test_every_public_function_is_covered_or_skipped_with_a_reason():
     assert UNCOVERED == [], "add a valid value to VALID, or the function to SKIP with its reason"
 
 
-@pytest.mark.parametrize("qn, f, param, bad, required", [
-    c if c[0] not in PENDING or _refused(*c)
-    else pytest.param(*c, marks=pytest.mark.xfail(strict=True, reason=PENDING[c[0]])) for c in CASES],
+@pytest.mark.parametrize("qn, f, param, bad, required", CASES,
                          ids=[f"{c[0].split('.', 1)[-1]}-{c[2]}={c[3]!r}" for c in CASES])
 def test_invalid_argument_is_refused_naming_it(qn, f, param, bad, required):
     valid = _valid(qn)
@@ -307,12 +286,3 @@ def test_the_command_line_names_its_options_for_the_library_arguments(capsys):
     assert "`data_dir`=DIR" in str(missing.value) and "--data-dir" not in str(missing.value)
     assert main(["fit", "california", "--data-dir", "/nonexistent/dp_cd_data", "--epsilon", "1"]) == 1
     assert "with --data-dir DIR or" in capsys.readouterr().err
-
-
-def test_a_pending_function_is_listed_only_while_it_has_a_gap():
-    "A function of `PENDING` that refuses every invalid value leaves the list (its cases then pass)."
-    walked = {c[0] for c in CASES}
-    for qn in PENDING:
-        assert qn in walked, f"{qn}: not walked, remove it from PENDING"
-        assert any(not _refused(*c) for c in CASES if c[0] == qn), \
-            f"{qn} refuses every invalid value: remove it from PENDING"
