@@ -165,7 +165,7 @@ def row_max(X, # design (n, p), dense, scipy sparse or row-chunked (dask)
             block:int=2**16, # a dense X is read a block of about `block` entries at a time
             skip_missing:bool=False, # a missing value (NaN) ignored (True) or making its row NaN
            ) -> np.ndarray: # $\max_j |x_{ij}|$ of each record (n,)
-    """$\max_j |x_{ij}|$ per record (a record-wise statistic); a dense X a block of
+    r"""$\max_j |x_{ij}|$ per record (a record-wise statistic); a dense X a block of
     columns (about `block` entries) at a time, so that |X| is never held whole."""
     if sp.issparse(X): return np.asarray(abs(X).max(axis=1).todense()).ravel()
     if is_chunked(X):   # lazy, per chunk of rows
