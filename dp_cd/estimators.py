@@ -728,9 +728,8 @@ def histogram_pays(n:int, # number of records (public)
     than it can gain."""
     q = check_scalar(q, "q", low=0, integer=True)
     if q == 0: return False   # nothing to release (every column a declared category)
-    z = calibrate_noise_multiplier(eps, delta, releases)
     K = 2 * (30 - (-30) + 1)   # the signed histogram's bins per column (the default grid)
-    return z * math.sqrt(2 * q) * stats.norm.isf(1e-3 / K) <= HISTOGRAM_MAX_TAU * n
+    return histogram_threshold(q, eps, delta, releases, bins=K) <= HISTOGRAM_MAX_TAU * n
 
 def target_apart(n:int, # number of records (public)
                  q:int, # columns of the joint histogram: features released, the target, row maxima
