@@ -293,7 +293,7 @@ def _tuned_estimator(args, task:str, acc):
     if args.alpha is not None: common["alpha"] = args.alpha   # else the tuned estimators' own
     if task == "classification":   # --tune asks for the search: it runs at any n epsilon
         return DPClassifierCV(min_search_n_eps=0, **common)
-    return DPRegressorCV(target_bound=args.target_bound, **common)
+    return DPRegressorCV(min_search_n_eps=0, target_bound=args.target_bound, **common)
 
 # %% ../nbs/06_api/02_cli.ipynb
 def _fit_with_progress(est, X, y, label, columns=None):

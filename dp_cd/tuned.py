@@ -15,7 +15,8 @@ from .privacy.events import check_epsilon
 import math, warnings
 from scipy.optimize import brentq
 from .privacy.formulas import zcdp_epsilon
-from .estimators import (DPClassifier, make_penalty, SMALL_TABLE_ALPHA, label_set, count_records, resolve_delta,
+from .estimators import (DPClassifier, DPRegressor, make_penalty, SMALL_TABLE_ALPHA,
+                              label_set, count_records, resolve_delta,
                               resolve_budget, MISSING_RULE,
                               private_data_bounds, DataBounds, BOUNDS_LABEL, box_rows,
                               box_scores, add_private_center, private_target,
@@ -29,8 +30,8 @@ from .solvers.tuning import (default_candidates, linear_fitter, holdout_split,
                                  private_tune, check_candidates)
 
 # %% auto 0
-__all__ = ['MIN_SEARCH_N_EPS', 'affine_from_bounds', 'to_unit_box', 'refit_rho', 'standardized_candidates', 'DPClassifierCV',
-           'DPRegressorCV']
+__all__ = ['MIN_SEARCH_N_EPS', 'MIN_SEARCH_N_EPS_REGRESSION', 'affine_from_bounds', 'to_unit_box', 'refit_rho',
+           'standardized_candidates', 'DPClassifierCV', 'DPRegressorCV']
 
 # %% ../nbs/06_api/01b_tuned.ipynb
 def affine_from_bounds(bounds, # PUBLIC: B ($|x_j| ≤ B_j$; scalar or (p,)) or a tuple (lower, upper)
@@ -377,42 +378,67 @@ _TunedBase._search, _TunedBase._finish = _search, _finish
 MIN_SEARCH_N_EPS = 10_000   # PUBLIC: the default grid is searched from n ε = 10⁴ records × ε
 
 def _keeps_plain(self, n:int, eps:float, sample_weight) -> bool:
-    """Whether `DPClassifierCV` skips its search and fits the plain `DPClassifier`'s default with the
-    whole budget: the default grid (`candidates=None`), no weights, and n ε below
-    `min_search_n_eps`. Public: n and ε only."""
+    """Whether a tuned estimator skips its search and fits its plain estimator's default
+    (`DPClassifier`, `DPRegressor`) with the whole budget: the default grid (`candidates=None`), no
+    weights, and n ε below `min_search_n_eps`. Public: n (public under replace-one, as
+    `count_records` reads it, without the values) and ε only."""
     m = check_scalar(self.min_search_n_eps, "min_search_n_eps", low=0)
     return self.candidates is None and sample_weight is None and n * eps < m
 
 
-def _plain_default(self, X, y, eps, delta):
-    """The fit when `_keeps_plain`: the plain `DPClassifier` with this estimator's bounds, penalty
-    and preprocessing switches (its default solver, passes and clipping: the grid's first
-    candidate), kept as this estimator's model in its own map (the box of `center_` ± `scale_`,
-    divided by `feature_scale_`: the plain estimator's map), its report noting why."""
+def _rule_note(self, n:int, eps:float, searched:bool) -> str:
+    "The report's note of which path `_keeps_plain` chose, and why (public values only)."
+    if searched:
+        return (f"n epsilon = {n * eps:.4g} is at least min_search_n_eps = "
+                f"{self.min_search_n_eps:g} (public): the default grid was searched")
+    return (f"n epsilon = {n * eps:.4g} is below min_search_n_eps = {self.min_search_n_eps:g} "
+            f"(public): the search was not run, and the plain {_PLAIN[type(self).__name__]}'s "
+            "default was fitted with the whole budget")
+
+_PLAIN = {"DPClassifierCV": "DPClassifier", "DPRegressorCV": "DPRegressor"}
+
+
+def _plain_settings(self, eps:float) -> dict:
+    "The plain estimator's settings this tuned one shares: bounds, penalty, preprocessing switches."
+    return dict(epsilon=eps, delta=self.delta, bounds=self.bounds, penalty=self.penalty,
+                alpha=self.alpha, fit_intercept=self.fit_intercept,
+                random_state=self.random_state, bounds_budget=self.bounds_budget,
+                center=self.center, standardize=self.standardize,
+                refine_bounds=self.refine_bounds)
+
+
+def _plain_default(self, plain, X, y, eps, delta):
+    """The fit when `_keeps_plain`: `plain`, the plain estimator with this estimator's bounds,
+    penalty and preprocessing switches (its default solver, passes and clipping: the grid's first
+    candidate), fitted and kept as this estimator's model in its own map (the box of `center_` ±
+    `scale_`, divided by `feature_scale_`: the plain estimator's map), its report noting why.
+    Returns the fitted `plain`."""
     self._read(X, reset=True)   # categories_, feature_names_in_, n_features_in_ (as a search)
-    plain = DPClassifier(epsilon=eps, delta=self.delta, bounds=self.bounds, classes=self.classes,
-                         penalty=self.penalty, alpha=self.alpha, fit_intercept=self.fit_intercept,
-                         random_state=self.random_state, bounds_budget=self.bounds_budget,
-                         center=self.center, standardize=self.standardize,
-                         refine_bounds=self.refine_bounds).fit(X, y)
+    plain = plain.fit(X, y)
     p = self.n_features_in_
-    self.classes_ = plain.classes_
     c = np.zeros(p) if plain.center_ is None else plain.center_
     self.center_ = np.broadcast_to(np.asarray(c, dtype=float), (p,)).copy()
     self.scale_ = np.broadcast_to(np.asarray(plain.bounds_, dtype=float), (p,)).copy()
     self.feature_scale_, self.released_moments_, self.refit_ = plain.scale_, None, None
-    units = [plain._split_intercept(r) for r in plain.fit_results_]
+    results = getattr(plain, "fit_results_", None) or [plain.fit_result_]
+    units = [plain._split_intercept(r) for r in results]
     self.fit_results_ = [replace(r, coef=np.append(w, b) if self.fit_intercept else w)
-                         for r, (w, b) in zip(plain.fit_results_, units)]
+                         for r, (w, b) in zip(results, units)]
     self.coef_, self.intercept_ = plain.coef_, np.atleast_1d(plain.intercept_)
-    note = (f"n epsilon = {count_records(X) * eps:.4g} is below min_search_n_eps = "
-            f"{self.min_search_n_eps:g} (public): the search was not run, and the plain "
-            "DPClassifier's default was fitted with the whole budget")
+    note = _rule_note(self, count_records(X), eps, searched=False)
     self.privacy_ = replace(plain.privacy_, notes=[*plain.privacy_.notes, note])
     self.best_params_, self.best_score_, self.rho_ = standardized_candidates()[0], None, None
     budget = resolve_budget(self, False)
     if budget is not None:
         budget.spend(max(self.privacy_.epsilon, eps), max(self.privacy_.delta, delta))
+    return plain
+
+
+def _searched(self, n:int, eps:float, sample_weight):
+    "The search's report with the rule's note where the rule applies (default grid, no weights)."
+    if self.candidates is None and sample_weight is None:
+        self.privacy_ = replace(self.privacy_, notes=[*self.privacy_.notes,
+                                                      _rule_note(self, n, eps, searched=True)])
     return self
 
 
@@ -460,8 +486,12 @@ class DPClassifierCV(ClassifierMixin, _TunedBase):
         """Search privately, fit the selected candidate; `privacy_` reports the whole search. With
         `sample_weight`, only candidates whose solver accepts weights (DP-CD) are searched."""
         eps, delta = self._begin(X, sample_weight)
-        if _keeps_plain(self, count_records(X), eps, sample_weight):
-            return _plain_default(self, X, y, eps, delta)
+        n = count_records(X)
+        if _keeps_plain(self, n, eps, sample_weight):
+            plain = DPClassifier(classes=self.classes, **_plain_settings(self, eps))
+            plain = _plain_default(self, plain, X, y, eps, delta)
+            self.classes_ = plain.classes_
+            return self
         X = self._read(X, reset=True)   # declared categories one-hot; NaN: the middle
         y = private_target(y, X.shape[0], False)
         # y is not checked (classes are PUBLIC): a label outside them counts as negative
@@ -480,7 +510,7 @@ class DPClassifierCV(ClassifierMixin, _TunedBase):
         sel = self._search(X, targets, LogisticLoss(), errors, 1.0, eps - released.epsilon,
                            delta - released.delta, rng, self._weights(sample_weight, len(y)),
                            start=start)
-        return self._finish(sel, released, eps, delta)
+        return _searched(self._finish(sel, released, eps, delta), n, eps, sample_weight)
 
     def _labels(self, s):
         return (
@@ -513,6 +543,8 @@ def _target_setting(self):
                   stacklevel=3)
     return self.target_bounds
 
+MIN_SEARCH_N_EPS_REGRESSION = 50_000   # PUBLIC: `DPRegressorCV` searches from n ε = 5 × 10⁴
+
 class DPRegressorCV(RegressorMixin, _TunedBase):
     "Private linear regression whose solver and hyper-parameters are chosen privately, inside ε."
     def __init__(self,
@@ -539,6 +571,7 @@ class DPRegressorCV(RegressorMixin, _TunedBase):
                  refit=True, # fit the selected candidate again on all the records
                  search_budget=0.25, # with refit: the search's share of what the bounds leave
                  target_bounds=None, # deprecated name of `target_bound`
+                 min_search_n_eps=MIN_SEARCH_N_EPS_REGRESSION, # PUBLIC: below n ε, plain default
                 ):
         self.epsilon, self.delta, self.bounds, self.target_bound = epsilon, delta, bounds, target_bound
         self.center, self.target_bounds = center, target_bounds
@@ -549,6 +582,7 @@ class DPRegressorCV(RegressorMixin, _TunedBase):
         self.bounds_budget, self.sample_weight_bound = bounds_budget, sample_weight_bound
         self.standardize, self.refine_bounds = standardize, refine_bounds
         self.refit, self.search_budget = refit, search_budget
+        self.min_search_n_eps = min_search_n_eps
 
     def fit(self, X, y,
             sample_weight=None, # per-record weights (n,), projected onto [0, sample_weight_bound]
@@ -560,6 +594,10 @@ class DPRegressorCV(RegressorMixin, _TunedBase):
         if target is None and not isinstance(self.bounds, str):
             raise ValueError("target_bound=None with public bounds: pass PUBLIC bounds of the "
                              "target too (target_bound=b with |y| <= b, or (lower, upper))")
+        n = count_records(X)
+        if _keeps_plain(self, n, eps, sample_weight):
+            plain = DPRegressor(target_bound=target, **_plain_settings(self, eps))
+            return _plain_regressor(self, plain, X, y, eps, delta)
         X = self._read(X, reset=True)   # declared categories one-hot; NaN: the middle
         y = private_target(y, X.shape[0], True)   # a missing target: its centre
         rng, estimate_target = as_generator(self.random_state), target is None
@@ -574,7 +612,7 @@ class DPRegressorCV(RegressorMixin, _TunedBase):
                            delta - released.delta, rng, self._weights(sample_weight, len(y)))
         self._finish(sel, released, eps, delta)
         self.coef_, self.intercept_ = hy * self.coef_[0], float(cy + hy * self.intercept_[0])
-        return self
+        return _searched(self, n, eps, sample_weight)
 
     def predict(self, X):
         "Predictions, clipped to the public target bounds."
@@ -582,3 +620,18 @@ class DPRegressorCV(RegressorMixin, _TunedBase):
         X = self._read(X, reset=False)
         z = np.clip(self._unit_scores(X, self.fit_results_[0].coef[:, None])[:, 0], -1, 1)
         return self.target_center_ + self.target_scale_ * z
+
+
+def _plain_regressor(self, plain, X, y, eps, delta):
+    """`_plain_default` for `DPRegressorCV`: the plain `DPRegressor` kept in the tuned map, whose
+    target box is the plain fit's, [c_y - T, c_y + T] (`target_center_` ± `target_scale_`), the
+    centre c_y read off its model: for a record inside the box, x coef_ + intercept_ = T (x̃ w + b)
+    + c_y, with (w, b) the solver's weights on the mapped records x̃ (`DataBounds.model`)."""
+    plain = _plain_default(self, plain, X, y, eps, delta)
+    w, b = self.fit_results_[0].coef, 0.0
+    if self.fit_intercept: w, b = w[:-1], w[-1]
+    T = float(plain.target_bound_)
+    self.target_scale_ = T
+    self.target_center_ = float(plain.intercept_ + plain.coef_ @ self.center_ - T * b)
+    self.coef_, self.intercept_ = plain.coef_, float(plain.intercept_)
+    return self
