@@ -7,8 +7,9 @@ its defaults) and of the tuned estimator with the search always run (`min_search
 n the training records and n ε the rule's public input. The tables are those of
 `bench_untuned.py` (its loaders, its seeded 80/20 splits, its seeds 1000 split + 10 ε): the
 regressions diabetes (scikit-learn's, 5 splits), huge_target, small_price and small_score
-(generated, 3 splits), at ε from 0.5 to 16 (n ε from 177 to 128,000); with `--classification`,
-also CelebA's rare labels and the 1 % positives table at ε = 0.5 to 4.
+(generated, 3 splits) and California (of --data-dir, 3 splits), at ε from 0.5 to 16 (n ε from 177
+to 264,000); with `--classification`, also CelebA's rare labels and the 1 % positives table at
+ε = 0.5 to 4.
 
     python benchmarks/bench_tuned_threshold.py [--data-dir DIR] [--classification]
                                                [--out benchmarks/results/tuned_threshold.csv]
@@ -17,13 +18,23 @@ import os, sys, time, warnings
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_untuned import load_table, splits_of, scores, SKLEARN_SPLITS
+from bench_untuned import load_table as _load_untuned, splits_of, scores, SKLEARN_SPLITS
 
-REGRESSIONS = {"diabetes": SKLEARN_SPLITS, "huge_target": 3, "small_price": 3, "small_score": 3}
+REGRESSIONS = {"diabetes": SKLEARN_SPLITS, "huge_target": 3, "small_price": 3, "small_score": 3,
+               "california": 3}
 REG_EPSILONS = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 CLASSIFICATIONS = {"celeba_Bald": 3, "celeba_Mustache": 3, "celeba_Gray_Hair": 3,
                    "positives_1pct": 3}
 CLS_EPSILONS = (0.5, 1.0, 2.0, 4.0)
+
+
+def load_table(name, data_dir):
+    "(X, y, task): California from --data-dir, the others as `bench_untuned.py` loads them."
+    if name == "california":
+        from dp_cd.datasets import load_california
+        ds = load_california(data_dir)
+        return np.asarray(ds.X, float), np.asarray(ds.y, float), "regression"
+    return _load_untuned(name, data_dir)
 
 
 def models(task, eps, classes):

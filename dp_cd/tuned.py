@@ -375,7 +375,7 @@ _TunedBase._unit_map = _unit_map
 _TunedBase._search, _TunedBase._finish = _search, _finish
 
 # %% ../nbs/06_api/01b_tuned.ipynb
-MIN_SEARCH_N_EPS = 10_000   # PUBLIC: the default grid is searched from n ε = 10⁴ records × ε
+MIN_SEARCH_N_EPS = 20_000   # PUBLIC: the default grid is searched from n ε = 2 × 10⁴
 
 def _keeps_plain(self, n:int, eps:float, sample_weight) -> bool:
     """Whether a tuned estimator skips its search and fits its plain estimator's default
