@@ -484,7 +484,8 @@ class DPClassifierCV(ClassifierMixin, _TunedBase):
             sample_weight=None, # per-record weights (n,), projected onto [0, sample_weight_bound]
            ):
         """Search privately, fit the selected candidate; `privacy_` reports the whole search. With
-        `sample_weight`, only candidates whose solver accepts weights (DP-CD) are searched."""
+        `sample_weight`, only candidates whose solver accepts weights (DP-CD) are searched. Below
+        `min_search_n_eps` (public n ε), the plain `DPClassifier`'s default instead."""
         eps, delta = self._begin(X, sample_weight)
         n = count_records(X)
         if _keeps_plain(self, n, eps, sample_weight):
@@ -588,7 +589,8 @@ class DPRegressorCV(RegressorMixin, _TunedBase):
             sample_weight=None, # per-record weights (n,), projected onto [0, sample_weight_bound]
            ):
         """Search privately (held-out clipped squared error), fit; `privacy_` reports the search.
-        With `sample_weight`, only candidates whose solver accepts weights (DP-CD) are searched."""
+        With `sample_weight`, only candidates whose solver accepts weights (DP-CD) are searched.
+        Below `min_search_n_eps` (public n ε), the plain `DPRegressor`'s default instead."""
         eps, delta = self._begin(X, sample_weight)
         target = _target_setting(self)
         if target is None and not isinstance(self.bounds, str):
