@@ -1768,7 +1768,7 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
         clip=None,  # clipping hyper-parameter (solver default if None)
         bounds="private",  # "private" (estimated inside ε), PUBLIC $B_j ≥ |x_{ij}|$, or "data" (NOT private)
         target_bound=None,  # PUBLIC bound on $|y_i|$ (a regression's; a classifier's labels are ±1)
-        bounds_budget=0.2,  # share of ε, δ for the preprocessing (twice: small box, sparse X)
+        bounds_budget=0.2,  # share of ε, δ for the preprocessing (more in a small box: `add_label_mean`)
         scale_by_bounds=True,  # divide each feature by its bound before the solver runs
         fit_intercept=True,  # learn an intercept (as an extra coordinate)
         intercept_scaling=1.0,  # value of the constant column
