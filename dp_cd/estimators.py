@@ -36,15 +36,15 @@ from .privacy.events import ComposedEvent
 # %% auto 0
 __all__ = ['LOSSES', 'BOUNDS_LABEL', 'CENTER_LABEL', 'SCALE_LABEL', 'SPREAD_LABEL', 'LABEL_MEAN_LABEL',
            'LABEL_MEAN_LAPLACE_LABEL', 'TARGET_BOUND_LABEL', 'PREPROCESSING_LABEL', 'FEATURE_SCALE_LABEL',
-           'TARGET_SCALE_LABEL', 'TARGET_MEAN_LABEL', 'TARGET_SLACK', 'SCALE_MAX_SIGMA', 'SMALL_TABLE_NOTE',
-           'HISTOGRAM_MAX_TAU', 'ONE_HOT_SCALE', 'MISSING_RULE', 'SAMPLE_CLIP', 'SMALL_TABLE_ALPHA', 'START_MIN_LOGIT',
-           'make_loss', 'make_penalty', 'BudgetExceededError', 'BudgetAccountant', 'count_records', 'resolve_delta',
-           'DataBounds', 'preprocessing_label', 'public_box', 'BoundsFallbackWarning', 'target_share',
-           'private_data_bounds', 'refined_public_bounds', 'add_private_center', 'scale_swamped', 'add_label_mean',
-           'histogram_pays', 'target_apart', 'histogram_threshold', 'histogram_futile', 'add_private_spread',
-           'add_private_scale', 'categorical_columns', 'one_hot', 'resolve_budget', 'one_hot_mask', 'numbers_or_refuse',
-           'private_target', 'box_rows', 'box_scores', 'small_table_penalty', 'DPRegressor', 'label_set',
-           'DPClassifier', 'logistic_start']
+           'TARGET_SCALE_LABEL', 'TARGET_MEAN_LABEL', 'TARGET_SLACK', 'TARGET_MEAN_PART', 'SCALE_MAX_SIGMA',
+           'SMALL_TABLE_NOTE', 'HISTOGRAM_MAX_TAU', 'ONE_HOT_SCALE', 'MISSING_RULE', 'BOX_LABEL_PART', 'SAMPLE_CLIP',
+           'SMALL_TABLE_ALPHA', 'START_MIN_LOGIT', 'make_loss', 'make_penalty', 'BudgetExceededError',
+           'BudgetAccountant', 'count_records', 'resolve_delta', 'DataBounds', 'preprocessing_label', 'public_box',
+           'BoundsFallbackWarning', 'target_share', 'private_data_bounds', 'refined_public_bounds',
+           'add_private_center', 'scale_swamped', 'add_label_mean', 'histogram_pays', 'target_apart',
+           'histogram_threshold', 'histogram_futile', 'add_private_spread', 'add_private_scale', 'categorical_columns',
+           'one_hot', 'resolve_budget', 'one_hot_mask', 'numbers_or_refuse', 'private_target', 'box_rows', 'box_scores',
+           'small_table_penalty', 'DPRegressor', 'label_set', 'DPClassifier', 'logistic_start']
 
 # %% ../nbs/06_api/01_estimators.ipynb
 LOSSES = {"squared": SquaredLoss, "logistic": LogisticLoss, "huber": HuberLoss}
@@ -369,15 +369,18 @@ def _fallback_note(names:list, n:int, threshold:float, default:float=1.0) -> str
 FEATURE_SCALE_LABEL = "features' common bound (exponential mechanism)"
 TARGET_SCALE_LABEL = "target bound (exponential mechanism)"
 TARGET_MEAN_LABEL = "target mean (Laplace)"
-TARGET_SLACK = 1   # the target's bound: one power of two above its released 3/4-quantile's
+TARGET_SLACK = 0   # the target's bound: the power of two of its released 3/4-quantile
+TARGET_MEAN_PART = 2 / 3   # the part of the target's own share that pays for its mean
 
 def target_share(share:float, # the preprocessing's share of ε (`bounds_budget`)
                 ) -> float: # the target's own share of ε
     """The share of ε a regression's target gets of its own when its bounds histogram is not made
-    (`histogram_futile`): (1 - share)/2, half for its bound, half for its mean, taken from the
-    solver's part. With so few records the solver's noise swamps most of what it could learn,
-    while the target's bound and mean set the units of every prediction. Public."""
-    return (1 - share) / 2
+    (`histogram_futile`): 3(1 - share)/4, a third for its bound, two thirds for its mean
+    (`TARGET_MEAN_PART`), taken from the solver's part, which keeps (1 - share)/4. With so few
+    records the solver's noise swamps what it could learn and its model stays near the constant
+    (`small_table_penalty`), so the constant's own error, the noise of the released mean, decides
+    the predictions. Public."""
+    return 3 * (1 - share) / 4
 
 def private_data_bounds(X, # the design (n, p), private
                         y, # a regression's target (None: a classifier, no target bound)
@@ -403,7 +406,7 @@ def private_data_bounds(X, # the design (n, p), private
     near the 3/4-quantile of the records' largest magnitudes (`private_magnitude`, pure, with the
     share's ε), the box [-B, B] neither centred nor scaled (no Gaussian release follows); and,
     for a regression (also when only the target's own histogram is futile), the target's bound
-    T (`private_magnitude` of |y|, one power of two of slack) and mean (`private_unit_mean`),
+    T (`private_magnitude` of |y|) and mean (`private_unit_mean`),
     paid by a share of ε of their own (`target_share`)."""
     delta = check_scalar(delta, "delta", 0, 1, high_open=True)
     share = check_scalar(share, "bounds_budget", 0, 1, True, True)
@@ -439,15 +442,16 @@ def private_data_bounds(X, # the design (n, p), private
             notes[-1] += (f"; the {p - len(cols)} one-hot columns of declared categories are "
                           "bounded by 1 (public: their values are 0 or 1)")
     if scale_y:   # the target's bound and mean: a share of ε of their own
-        eps_t, yf = target_share(share) * eps / 2, np.asarray(y, dtype=float)
+        eps_y, yf = target_share(share) * eps, np.asarray(y, dtype=float)
+        eps_t, eps_m = (1 - TARGET_MEAN_PART) * eps_y, TARGET_MEAN_PART * eps_y
         rel_t = private_magnitude(yf, eps_t, rng, slack=TARGET_SLACK)
-        rel_m = private_unit_mean(yf, rel_t.bound, eps_t, rng)
-        target, target_mean, pure = rel_t.bound, rel_m.mean, pure + 2 * eps_t
+        rel_m = private_unit_mean(yf, rel_t.bound, eps_m, rng)
+        target, target_mean, pure = rel_t.bound, rel_m.mean, pure + eps_t + eps_m
         entries += [(TARGET_SCALE_LABEL, rel_t.event), (TARGET_MEAN_LABEL, rel_m.event)]
-        notes.append(f"the target's bound T = {rel_t.bound:g}, twice a power of two near the "
+        notes.append(f"the target's bound T = {rel_t.bound:g}, a power of two near the "
                      f"3/4-quantile of |y| (exponential mechanism, epsilon = {eps_t:.4g}, pure), "
                      f"and its mean, that of clip(y/T, -1, 1) plus Laplace noise of scale "
-                     f"{rel_m.scale:.4g} (epsilon = {eps_t:.4g}, pure): the target's own share "
+                     f"{rel_m.scale:.4g} (epsilon = {eps_m:.4g}, pure): the target's own share "
                      f"of epsilon (`target_share`); the target is centred at that mean")
     if (len(cols) > 0 or y_joint is not None) and not skip_x:   # the features' (and the target's)
         Xs = X if len(cols) == p else X[:, cols]
@@ -1116,9 +1120,13 @@ def _center_setting(self, X) -> str|np.ndarray|None:
     return c
 
 
+BOX_LABEL_PART = 1 / 4   # a dense small-table box: its labels' mean gets bounds_budget / 4
+
 def _resolve_bounds(self, X, y, eps, delta, rng, labels=None) -> DataBounds:
     """The bounds of this fit (y: a regression's target, None for a classifier), its centre, and
-    their cost."""
+    their cost. In a dense small-table box (`histogram_futile`), which has no centre to carry it,
+    a binary classifier's labels' mean is released alone (`add_label_mean`, Laplace, pure) with
+    `BOX_LABEL_PART` of the preprocessing's share of ε: the start of `_label_start`."""
     value = self._bounds_setting(warn=False)
     if not np.isfinite(eps):   # not private: the same map with exact statistics, or none
         return _exact_box(self, X, y) if self._standardizes() else DataBounds()
@@ -1170,6 +1178,8 @@ def _resolve_bounds(self, X, y, eps, delta, rng, labels=None) -> DataBounds:
     if swamped: b = _note_swamped(b, X.shape[0], q, share * eps, share * delta, full)
     if label_mean:
         b = add_label_mean(b, labels, eps, delta, self.bounds_budget, rng, releases)
+    if private_center and b.small and labels is not None:   # the box has no centre to carry it
+        b = add_label_mean(b, labels, eps, delta, BOX_LABEL_PART * share, rng, releases)
     if private_center:
         b = add_private_center(b, X, y, eps, delta, self.bounds_budget, rng, b.offset,
                                 releases=1 + scales, labels=labels)
@@ -1625,7 +1635,7 @@ _DPLinearBase._charge, _DPLinearBase._prepare, _DPLinearBase._decision = (
 )
 
 # %% ../nbs/06_api/01_estimators.ipynb
-SMALL_TABLE_ALPHA = 10.0   # a regression's smallest α in the small-table box
+SMALL_TABLE_ALPHA = 1000.0   # a regression's smallest α in the small-table box
 
 def small_table_penalty(penalty, # the estimator's `penalty` (a name or a Penalty)
                         alpha:float, # its `alpha`
@@ -1758,7 +1768,7 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
         clip=None,  # clipping hyper-parameter (solver default if None)
         bounds="private",  # "private" (estimated inside ε), PUBLIC $B_j ≥ |x_{ij}|$, or "data" (NOT private)
         target_bound=None,  # PUBLIC bound on $|y_i|$ (a regression's; a classifier's labels are ±1)
-        bounds_budget=0.2,  # share of ε, δ for the preprocessing (twice: small box, sparse X)
+        bounds_budget=0.2,  # share of ε, δ for the preprocessing (more in a small box: `add_label_mean`)
         scale_by_bounds=True,  # divide each feature by its bound before the solver runs
         fit_intercept=True,  # learn an intercept (as an extra coordinate)
         intercept_scaling=1.0,  # value of the constant column
@@ -1896,17 +1906,18 @@ START_MIN_LOGIT = 1.0   # the start is used when |b_0| > 1: positives' share out
 def _label_start(self, bounds:DataBounds, loss, solver, shape:tuple) -> np.ndarray|None:
     """The solver's starting point: `logistic_start` of the released labels' mean (the intercept
     then the appended column's coordinate, which costs a copy of the records: only when the start's
-    intercept $|b_0|$ exceeds `START_MIN_LOGIT`, a public rule on a released value). Rare positives
-    put the optimal intercept far from 0, which coordinate steps of size $1/M$ reach slowly while
-    the columns whose released centre is off absorb it (a wrong sign). None (start at 0) without a
-    released mean, without an intercept, for a loss other than the logistic, with balanced
-    classes, or with the user's own `w0`."""
+    intercept $|b_0|$ exceeds `START_MIN_LOGIT`, a public rule on a released value; in the
+    small-table box, always). Rare positives put the optimal intercept far from 0, which coordinate
+    steps of size $1/M$ reach slowly while the columns whose released centre is off absorb it (a
+    wrong sign); in the box no column is centred, so every column can absorb it. None (start at 0)
+    without a released mean, without an intercept, for a loss other than the logistic, with
+    balanced classes outside the box, or with the user's own `w0`."""
     m, (n, p) = bounds.label_center, shape
     user = "w0" in (self.solver_options or {})
     if m is None or not self.fit_intercept or loss.link != "logit" or user \
             or "w0" not in solver.option_names: return None
     w0 = logistic_start(m, n, p, self.intercept_scaling)
-    return w0 if abs(w0[-1] * self.intercept_scaling) > START_MIN_LOGIT else None
+    return w0 if bounds.small or abs(w0[-1] * self.intercept_scaling) > START_MIN_LOGIT else None
 
 def _prefix(self, c) -> str:
     "Label of a class's entries in the report ('' for a binary problem)."
