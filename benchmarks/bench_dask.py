@@ -1,6 +1,9 @@
 """The Dask sections of `benchmarks/run.py`: `--only dask` (rounds per second and time per pass of
 DP-GCD, DP-SGD and block DP-CD on row chunks, in process and on 1 and 2 local workers, against the
-in-memory solvers in the same process; the cost model fitted on them) and `--only ooc` (one pass
+in-memory solvers in the same process; each row records where the fit ran, `data_path`: "chunks"
+(held by the workers' actors, or read per round in process), "one worker" (the cost model sent the
+chunks to one worker, which ran the in-memory solver) or a graph per round for DP-SGD; the load
+average at each row; the cost model fitted on them) and `--only ooc` (one pass
 of block DP-CD and of DP-GCD over a design on disk: peak RSS and time against reading the files
 once with plain reads, page cache cold and warm).
 
@@ -62,16 +65,20 @@ def _rows(setting, n, X, y, Xin, k, names):
                          passes=r.passes, seconds=s, in_memory_seconds=base,
                          rounds_per_second=r.n_iter / s, seconds_per_pass=s / r.passes,
                          seconds_per_round=s / r.n_iter, vs_in_memory=s / base,
-                         max_coef_diff=float(np.abs(r.coef - ref.coef).max())))
+                         max_coef_diff=float(np.abs(r.coef - ref.coef).max()),
+                         data_path=r.params.get("data_path", "memory"),
+                         load_avg=os.getloadavg()[0]))
         print(f"  {setting:12s} n={n:8d} {name:12s}: {r.n_iter / s:9.1f} rounds/s, "
               f"{s / r.passes:8.3f} s/pass, x{s / base:7.1f} the in-memory run")
     return rows
 
 
 def bench_dask(args):
-    "Rounds per second and time per pass: in process (chunks read per use) and 1, 2 workers."
+    """Rounds per second and time per pass: in process (chunks read per use) and 1, 2 workers (where
+    the cost model places each fit; on 2 workers also with the chunks held spread, forced)."""
     import dask.array as da
     from distributed import Client, LocalCluster
+    from dp_cd.solvers.chunks import placement
     warnings.simplefilter("ignore")
     sizes = (2_000, 20_000, 80_000) if args.quick else (2_000, 200_000, 800_000)
     k = 1 if args.quick else 3
@@ -88,7 +95,11 @@ def bench_dask(args):
                 X, y = problem(n)
                 Xd = da.from_array(X, chunks=(max(1, n // 4), P))
                 names = set(fitters(n)) - ({"dp-bcd B=1"} if n == max(sizes) else set())
-                rows += _rows(setting, n, X, y, Xd if client is None else Xd.persist(), k, names)
+                Xin = Xd if client is None else Xd.persist()
+                rows += _rows(setting, n, X, y, Xin, k, names)
+                if workers == 2:   # the chunks held by the workers whatever the cost model says
+                    with placement("spread"):
+                        rows += _rows(f"{setting}, spread", n, X, y, Xin, k, names - {"dp-sgd q=1%"})
         finally:
             if client is not None: client.close(); cluster.close()
     return rows
