@@ -23,20 +23,20 @@ from dp_cd.solvers.dpsgd import dp_sgd
 P = 10   # columns of the benchmark designs (as the issue's 10^8 x 10)
 
 
-def problem(n, seed=0):
+def problem(n, seed=0, p=P):
     rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, P)) / np.sqrt(P)
-    return X, X @ rng.normal(size=P) + 0.1 * rng.normal(size=n)
+    X = rng.normal(size=(n, p)) / np.sqrt(p)
+    return X, X @ rng.normal(size=p) + 0.1 * rng.normal(size=n)
 
 
-def fitters(n):
+def fitters(n, p=P):
     "name -> (fit(X, y), rounds per pass): the runs timed, with public constants."
-    M, args = np.full(P, 2.0 / P), (SquaredLoss(), L1(1e-3))
+    M, args = np.full(p, 2.0 / p), (SquaredLoss(), L1(1e-3))
     budget = dict(epsilon=1.0, delta=1.0 / n**2)
     out = {f"dp-bcd B={B}": (lambda X, y, B=B: dp_bcd(X, y, *args, **budget, block_size=B,
                                                        n_passes=2, smoothness=M, random_state=0),
-                             P // B)
-           for B in (1, 2, P)}
+                             p // B)
+           for B in (1, 2, p)}
     out["dp-gcd"] = (lambda X, y: dp_gcd(X, y, *args, **budget, n_passes=4, smoothness=M,
                                          random_state=0), 1)
     out["dp-sgd q=1%"] = (lambda X, y: dp_sgd(X, y, *args, **budget, n_passes=0.5, step=0.5,
@@ -57,11 +57,11 @@ def timed(fit, X, y, k):
 
 def _rows(setting, n, X, y, Xin, k, names):
     rows, mem = [], {}
-    for name, (fit, per_pass) in fitters(n).items():
+    for name, (fit, per_pass) in fitters(n, X.shape[1]).items():
         if name not in names: continue
         base, ref = timed(fit, X, y, k)
         s, r = timed(fit, Xin, y, k)
-        rows.append(dict(setting=setting, solver=name, n=n, p=P, rounds=r.n_iter,
+        rows.append(dict(setting=setting, solver=name, n=n, p=X.shape[1], rounds=r.n_iter,
                          passes=r.passes, seconds=s, in_memory_seconds=base,
                          rounds_per_second=r.n_iter / s, seconds_per_pass=s / r.passes,
                          seconds_per_round=s / r.n_iter, vs_in_memory=s / base,
@@ -100,6 +100,10 @@ def bench_dask(args):
                 if workers == 2:   # the chunks held by the workers whatever the cost model says
                     with placement("spread"):
                         rows += _rows(f"{setting}, spread", n, X, y, Xin, k, names - {"dp-sgd q=1%"})
+            if workers == 2:   # the issue's 40,000 x 12 (block DP-CD with B = 1, 2, p = 12)
+                X, y = problem(40_000, p=12)
+                Xin = da.from_array(X, chunks=(10_000, 12)).persist()
+                rows += _rows(setting, 40_000, X, y, Xin, k, set(fitters(40_000, 12)))
         finally:
             if client is not None: client.close(); cluster.close()
     return rows
@@ -108,7 +112,7 @@ def bench_dask(args):
 def cost_model(rows):
     """Per solver and setting: latency L = seconds per round at the smallest n (2,000 rows, where
     the work is negligible); seconds per row per round c = median of (t_round - L) / n above it."""
-    fits = []
+    fits, rows = [], [r for r in rows if r["p"] == P]   # (the n x 10 designs)
     for key in sorted({(r["setting"], r["solver"]) for r in rows}):
         sel = sorted([r for r in rows if (r["setting"], r["solver"]) == key], key=lambda r: r["n"])
         if len(sel) < 2: continue

@@ -64,6 +64,11 @@ def row_clipped_sums(loss, X, y, w, coords, clips, out):
             out[b] += s
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
+def _no_state(Xc, yc) -> None:
+    "A held chunk without a state (a run that keeps nothing between rounds)."
+    return None
+
+
 def _held_margins(Xc, yc, w0) -> list:
     "A held chunk's state: its margins $z_c = X_c w^0$ (zeros when $w^0 = 0$: X not read)."
     return [np.asarray(Xc @ w0, dtype=float) if np.any(w0) else np.zeros(Xc.shape[0])]
@@ -96,11 +101,12 @@ class ChunkRounds:
     (one actor call per worker and round), in process read at every round (`map_chunks`)."""
     def __init__(self, ex, # `executor()`
                  problem:Problem, # a validated chunked problem
-                 w0:np.ndarray, # the starting iterate (the held margins' $X_c w^0$)
+                 init, # init(Xc, yc, *args) -> a held chunk's state, e.g. `_held_margins`
+                 *args, # public arguments of `init`, e.g. the starting iterate $w^0$
                 ):
         self.ex, self.held, self.handles = ex, None, None
         if isinstance(ex, InProcess): self.handles = open_chunks(ex, problem)
-        else: self.held = hold_chunks(ex, problem, _held_margins, w0)
+        else: self.held = hold_chunks(ex, problem, init, *args)
         self.n_chunks = (len(self.handles) if self.held is None
                          else sum(len(k) for k in self.held.keys))
 
@@ -155,7 +161,7 @@ def _bcd_run(self, problem, plan, options, rng, ex) -> Run:
     icpt = (px, codes[1] if options["penalize_intercept"] else NoPenalty().kernel_args()) if s else None
     p = P["smoothness"].shape[0]   # coordinates (p + 1 with the intercept)
     w, pending, clips = np.zeros(p), None, P["clip_thresholds"]
-    chunks = ChunkRounds(ex, _with_column(problem, s) if s else problem, w)
+    chunks = ChunkRounds(ex, _with_column(problem, s) if s else problem, _held_margins, w)
     try:   # the held chunks are released on every exit (a lost worker included)
         trace = [(0.0, w[:px].copy())] if every else []
         bar = rounds(T * R, "dp-bcd rounds")
@@ -260,7 +266,7 @@ def _gcd_run(self, problem, plan, options, rng, ex) -> Run:
     free = NoPenalty().kernel_args()   # the penalty of the coordinates from px on
     cal, clips = P["calibration"], P["clip_thresholds"]
     scale = 0.0 if cal is None else cal.selection_noise * P["score_sensitivity"]
-    chunks, chosen = ChunkRounds(ex, problem, w), np.empty(T, dtype=np.int64)
+    chunks, chosen = ChunkRounds(ex, problem, _held_margins, w), np.empty(T, dtype=np.int64)
     try:   # the held chunks are released on every exit (a lost worker included)
         pending, scores = None, np.empty(w.size)
         trace, bar = [(0.0, w[:p].copy())] if every else [], rounds(T, "dp-gcd iterations")
@@ -346,15 +352,20 @@ def _op_chunk(Xc, yc, z, k, w, loss, bounds, hessian:bool, s:float=0.0):
     return None, out + (Xc.T @ (h[:, None] * Xc),)
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
-def _op_objective(ex, handles:list, loss, lam:float, n:int, bounds, s:float=0.0):
-    "w, hessian ↦ (F(w), ∇F(w), ∇²F(w) or None), each one map-reduce over the chunks."
+def _held_objective(Xc, yc, state, w, loss, bounds, hessian:bool, s:float) -> tuple:
+    "`_op_chunk` on a held chunk (no state kept)."
+    return _op_chunk(Xc, yc, None, 0, w, loss, bounds, hessian, s)[1]
+
+
+def _op_objective(chunks, loss, lam:float, n:int, bounds, s:float=0.0):
+    "w, hessian ↦ (F(w), ∇F(w), ∇²F(w) or None), each one reduce over the chunks (`ChunkRounds`)."
     def fun(w, hessian=False):
-        _, parts = map_chunks(ex, handles, _op_chunk, [None] * len(handles), w, loss, bounds,
-                              hessian, s)
-        total = reduce_chunks(parts)
+        total = chunks.sums((_held_objective, w, loss, bounds, hessian, s),
+                            (_op_chunk, w, loss, bounds, hessian, s))
         F, g = total[0][0] / n + 0.5 * lam * w @ w, total[1] / n + lam * w
         return F, g, (total[2] / n + lam * np.eye(w.shape[0]) if hessian else None)
     return fun
+
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
 def _op_newton(fun, p:int, gtol:float, max_iter:int=100) -> tuple:
@@ -374,14 +385,16 @@ def _op_newton(fun, p:int, gtol:float, max_iter:int=100) -> tuple:
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
 def _op_run(self, problem, plan, options, rng, ex) -> Run:
-    "The minimiser to τ by map-reduced Newton steps, plus the planned noise (private runs)."
+    "The minimiser to τ by Newton steps reduced over the chunks, plus the planned noise (private runs)."
     P, private, p = plan.params, len(plan.ledger) > 0, problem.p
     y_bound = P["y_bound"] if problem.loss.needs_y_bound else None
     bounds = (P.get("row_bound", P["x_norm"]), y_bound) if private else None
     s, tau = P.get("intercept_scaling", 0.0), options["opt_tol"] * P["lipschitz"] / problem.n
-    fun = _op_objective(ex, open_chunks(ex, problem), problem.loss, P["strong_convexity"],
-                        problem.n, bounds, s)
-    w, gnorm = _op_newton(fun, p + (s != 0), tau)   # p + 1 with the intercept's column
+    chunks = ChunkRounds(ex, problem, _no_state)
+    try:   # the held chunks are released on every exit (a lost worker included)
+        fun = _op_objective(chunks, problem.loss, P["strong_convexity"], problem.n, bounds, s)
+        w, gnorm = _op_newton(fun, p + (s != 0), tau)   # p + 1 with the intercept's column
+    finally: chunks.release()
     if gnorm > tau or not np.all(np.isfinite(w)):
         raise RuntimeError(f"the distributed solve did not reach ||grad F|| <= tau = {tau:.3g}; "
                            "output perturbation needs the minimiser to tau")   # (no data value)
