@@ -416,18 +416,12 @@ def run_on_one_worker(ex, # a dask.distributed client
                       options:dict, # its options
                       rng:np.random.Generator, # the run's generator (advanced as in memory)
                      ):
-    """`solver.run` on one worker, the one already holding the most rows: the other chunks are sent
-    to it once. The generator ends in the state the in-memory run leaves it in."""
-    from distributed import wait
+    """`solver.run` on one worker, the one already holding the most bytes of the chunks (the
+    scheduler's placement of a task next to its inputs): the other chunks are sent to it once, in
+    one round trip of the driver. The generator ends in the state the in-memory run leaves it in."""
     spans, parts = _spans(problem), ex.compute(list(problem.X.to_delayed().ravel()))
-    wait(parts)
-    where, rows = ex.who_has(parts), {}
-    for f, (k, a, b, _) in zip(parts, spans):
-        w = where[f.key][0]
-        rows[w] = rows.get(w, 0) + (b - a)
-    target = max(rows, key=rows.get)
     run, state = ex.submit(_whole_run, solver, parts, spans, problem, plan, options, rng,
-                           workers=[target], allow_other_workers=True, pure=False).result()
+                           pure=False).result()
     rng.bit_generator.state = state
     run.params = {**run.params, "data_path": "one worker", "n_chunks": len(spans)}
     return run
