@@ -1,6 +1,9 @@
 """The Dask sections of `benchmarks/run.py`: `--only dask` (rounds per second and time per pass of
 DP-GCD, DP-SGD and block DP-CD on row chunks, in process and on 1 and 2 local workers, against the
-in-memory solvers in the same process; the cost model fitted on them) and `--only ooc` (one pass
+in-memory solvers in the same process; each row records where the fit ran, `data_path`: "chunks"
+(held by the workers' actors, or read per round in process), "one worker" (the cost model sent the
+chunks to one worker, which ran the in-memory solver) or a graph per round for DP-SGD; the load
+average at each row; the cost model fitted on them) and `--only ooc` (one pass
 of block DP-CD and of DP-GCD over a design on disk: peak RSS and time against reading the files
 once with plain reads, page cache cold and warm).
 
@@ -20,20 +23,20 @@ from dp_cd.solvers.dpsgd import dp_sgd
 P = 10   # columns of the benchmark designs (as the issue's 10^8 x 10)
 
 
-def problem(n, seed=0):
+def problem(n, seed=0, p=P):
     rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, P)) / np.sqrt(P)
-    return X, X @ rng.normal(size=P) + 0.1 * rng.normal(size=n)
+    X = rng.normal(size=(n, p)) / np.sqrt(p)
+    return X, X @ rng.normal(size=p) + 0.1 * rng.normal(size=n)
 
 
-def fitters(n):
+def fitters(n, p=P):
     "name -> (fit(X, y), rounds per pass): the runs timed, with public constants."
-    M, args = np.full(P, 2.0 / P), (SquaredLoss(), L1(1e-3))
+    M, args = np.full(p, 2.0 / p), (SquaredLoss(), L1(1e-3))
     budget = dict(epsilon=1.0, delta=1.0 / n**2)
     out = {f"dp-bcd B={B}": (lambda X, y, B=B: dp_bcd(X, y, *args, **budget, block_size=B,
                                                        n_passes=2, smoothness=M, random_state=0),
-                             P // B)
-           for B in (1, 2, P)}
+                             p // B)
+           for B in (1, 2, p)}
     out["dp-gcd"] = (lambda X, y: dp_gcd(X, y, *args, **budget, n_passes=4, smoothness=M,
                                          random_state=0), 1)
     out["dp-sgd q=1%"] = (lambda X, y: dp_sgd(X, y, *args, **budget, n_passes=0.5, step=0.5,
@@ -52,29 +55,45 @@ def timed(fit, X, y, k):
     return best
 
 
+def timed_pair(fit, X, Xin, y, k):
+    """((seconds, result) in memory, (seconds, result) on chunks): the fastest of k fits each, the
+    two alternating, so that both meet the same load (the machine is shared)."""
+    best = [None, None]
+    for _ in range(k):
+        for i, Z in enumerate((X, Xin)):
+            t = time.perf_counter()
+            r = fit(Z, y)
+            s = time.perf_counter() - t
+            if best[i] is None or s < best[i][0]: best[i] = (s, r)
+    return best
+
+
 def _rows(setting, n, X, y, Xin, k, names):
     rows, mem = [], {}
-    for name, (fit, per_pass) in fitters(n).items():
+    for name, (fit, per_pass) in fitters(n, X.shape[1]).items():
         if name not in names: continue
-        base, ref = timed(fit, X, y, k)
-        s, r = timed(fit, Xin, y, k)
-        rows.append(dict(setting=setting, solver=name, n=n, p=P, rounds=r.n_iter,
+        (base, ref), (s, r) = timed_pair(fit, X, Xin, y, k)
+        rows.append(dict(setting=setting, solver=name, n=n, p=X.shape[1], rounds=r.n_iter,
                          passes=r.passes, seconds=s, in_memory_seconds=base,
                          rounds_per_second=r.n_iter / s, seconds_per_pass=s / r.passes,
                          seconds_per_round=s / r.n_iter, vs_in_memory=s / base,
-                         max_coef_diff=float(np.abs(r.coef - ref.coef).max())))
+                         max_coef_diff=float(np.abs(r.coef - ref.coef).max()),
+                         data_path=r.params.get("data_path", "memory"),
+                         load_avg=os.getloadavg()[0]))
         print(f"  {setting:12s} n={n:8d} {name:12s}: {r.n_iter / s:9.1f} rounds/s, "
               f"{s / r.passes:8.3f} s/pass, x{s / base:7.1f} the in-memory run")
     return rows
 
 
 def bench_dask(args):
-    "Rounds per second and time per pass: in process (chunks read per use) and 1, 2 workers."
+    """Rounds per second and time per pass: in process (chunks read per use) and 1, 2 workers (where
+    the cost model places each fit; on 2 workers also with the chunks held spread, forced)."""
     import dask.array as da
     from distributed import Client, LocalCluster
+    from dp_cd.solvers.chunks import placement
     warnings.simplefilter("ignore")
     sizes = (2_000, 20_000, 80_000) if args.quick else (2_000, 200_000, 800_000)
-    k = 1 if args.quick else 3
+    k = 1 if args.quick else 5
     for name, (fit, _) in fitters(2000).items(): fit(*problem(2000))   # compile
     rows = []
     for workers in (0, 1, 2):   # 0: in process, no client
@@ -88,7 +107,15 @@ def bench_dask(args):
                 X, y = problem(n)
                 Xd = da.from_array(X, chunks=(max(1, n // 4), P))
                 names = set(fitters(n)) - ({"dp-bcd B=1"} if n == max(sizes) else set())
-                rows += _rows(setting, n, X, y, Xd if client is None else Xd.persist(), k, names)
+                Xin = Xd if client is None else Xd.persist()
+                rows += _rows(setting, n, X, y, Xin, k, names)
+                if workers == 2:   # the chunks held by the workers whatever the cost model says
+                    with placement("spread"):
+                        rows += _rows(f"{setting}, spread", n, X, y, Xin, k, names - {"dp-sgd q=1%"})
+            if workers == 2:   # the issue's 40,000 x 12 (block DP-CD with B = 1, 2, p = 12)
+                X, y = problem(40_000, p=12)
+                Xin = da.from_array(X, chunks=(10_000, 12)).persist()
+                rows += _rows(setting, 40_000, X, y, Xin, k, set(fitters(40_000, 12)))
         finally:
             if client is not None: client.close(); cluster.close()
     return rows
@@ -97,7 +124,7 @@ def bench_dask(args):
 def cost_model(rows):
     """Per solver and setting: latency L = seconds per round at the smallest n (2,000 rows, where
     the work is negligible); seconds per row per round c = median of (t_round - L) / n above it."""
-    fits = []
+    fits, rows = [], [r for r in rows if r["p"] == P]   # (the n x 10 designs)
     for key in sorted({(r["setting"], r["solver"]) for r in rows}):
         sel = sorted([r for r in rows if (r["setting"], r["solver"]) == key], key=lambda r: r["n"])
         if len(sel) < 2: continue

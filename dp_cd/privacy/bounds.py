@@ -22,7 +22,7 @@ __all__ = ['SCALE_FLOOR', 'MAGNITUDE_LEVEL', 'MAGNITUDE_PRIOR', 'magnitude_bins'
            'clip_records', 'unit_box_mean', 'CenterRelease', 'private_center', 'unit_box_second_moment', 'ScaleRelease',
            'private_scale', 'signed_histogram', 'noisy_signed_histogram', 'TwoSidedRelease', 'private_two_sided_bounds',
            'magnitude_rank_scores', 'magnitude_probabilities', 'MagnitudeRelease', 'private_magnitude', 'MeanRelease',
-           'private_unit_mean']
+           'private_unit_mean', 'unit_box_sums', 'square_sums']
 
 # %% ../../nbs/02_privacy/11_bounds.ipynb
 def magnitude_bins(values, # values (any shape); ±inf: the top bin, NaN: none
@@ -233,9 +233,7 @@ def unit_box_mean(X, # design (n, p), dense, scipy sparse or row-chunked (dask)
     c = None if center is None else np.broadcast_to(np.asarray(center, dtype=float), (p,))
     if c is not None and (sp.issparse(X) or is_chunked(X)):
         raise ValueError("center: a box centred away from 0 needs a dense X")
-    if is_chunked(X):
-        import dask.array as da
-        m = np.asarray(da.nan_to_num(da.clip(X.astype(float) / B, -1, 1)).mean(axis=0).compute())
+    if is_chunked(X): m = _chunked_column_sums(X, unit_box_sums, B) / n   # one pass per chunk
     elif sp.issparse(X):
         A = sp.csc_matrix(X, dtype=float, copy=True)
         A.sum_duplicates()   # a record's entry is the sum of its stored duplicates: clip that
@@ -295,10 +293,7 @@ def unit_box_second_moment(U, # records in the unit box (n, q): dense, scipy spa
     """(1/n) $Σ_i$ min($u_{ij}^2$, 1): the statistics `private_scale` releases (a missing value, NaN,
     counts as 0; a value beyond the box counts as 1)."""
     n, q = U.shape
-    if is_chunked(U):
-        import dask.array as da
-        return np.asarray(da.nan_to_num(da.minimum(U.astype(float) ** 2, 1.0)).mean(axis=0)
-                          .compute())
+    if is_chunked(U): return _chunked_column_sums(U, square_sums) / n   # one pass per chunk
     if sp.issparse(U):
         A = sp.csc_matrix(U, dtype=float, copy=True)
         A.sum_duplicates()   # a record's entry is the sum of its stored duplicates
@@ -548,3 +543,62 @@ def _chunked_histogram(C, lo:int, hi:int) -> np.ndarray:
     blocks = C.rechunk({1: -1}).to_delayed().ravel()
     parts = dask.compute(*[dask.delayed(magnitude_histogram)(b, lo, hi) for b in blocks])
     return np.sum(parts, axis=0)
+
+# %% ../../nbs/02_privacy/11_bounds.ipynb
+@njit(cache=True, nogil=True)
+def unit_box_sums(X, # a chunk of records (n, p), float64, C or Fortran order
+                  B, # bounds $B_j$ > 0 (p,)
+                  out, # (p,): receives the sums (added to)
+                 ):
+    "out[j] += $Σ_i$ clip($x_{ij}$ / $B_j$, -1, 1), a missing value (NaN) counting 0: one pass."
+    n, p = X.shape
+    if X.strides[0] < X.strides[1]:   # Fortran order: column after column
+        for j in range(p):
+            s = 0.0
+            for i in range(n):
+                v = X[i, j] / B[j]
+                if v == v: s += min(max(v, -1.0), 1.0)
+            out[j] += s
+        return
+    for i in range(n):   # C order: row after row
+        for j in range(p):
+            v = X[i, j] / B[j]
+            if v == v: out[j] += min(max(v, -1.0), 1.0)
+
+
+@njit(cache=True, nogil=True)
+def square_sums(U, # a chunk of records in the unit box (n, q), float64, C or Fortran order
+                out, # (q,): receives the sums (added to)
+               ):
+    "out[j] += $Σ_i$ min($u_{ij}^2$, 1), a missing value (NaN) counting 0: one pass."
+    n, q = U.shape
+    if U.strides[0] < U.strides[1]:
+        for j in range(q):
+            s = 0.0
+            for i in range(n):
+                v = U[i, j] * U[i, j]
+                if v == v: s += min(v, 1.0)
+            out[j] += s
+        return
+    for i in range(n):
+        for j in range(q):
+            v = U[i, j] * U[i, j]
+            if v == v: out[j] += min(v, 1.0)
+
+
+def _chunk_column_sums(block, kernel, args:tuple) -> np.ndarray:
+    "A chunk's column sums by `kernel` (on a worker): the block as float64, read once."
+    out, b = np.zeros(np.shape(block)[1]), np.asarray(block, dtype=np.float64)
+    if b.ndim != 2 or not (b.flags.c_contiguous or b.flags.f_contiguous): b = np.ascontiguousarray(b)
+    kernel(b, *args, out)
+    return out
+
+
+def _chunked_column_sums(X, kernel, *args) -> np.ndarray:
+    "$Σ_i$ of a row-chunked X by a column-sum `kernel`: one task per chunk, added in chunk order."
+    import dask
+    blocks = X.rechunk({1: -1}).to_delayed().ravel()
+    parts = dask.compute(*[dask.delayed(_chunk_column_sums)(b, kernel, args) for b in blocks])
+    total = np.zeros(X.shape[1])
+    for q in parts: total += q
+    return total

@@ -361,12 +361,14 @@ PLACEMENT = None  # None: the cost model chooses; "spread" or "one worker" force
 
 def placement_cost(n:int, # rows (public)
                    p:int, # columns (public)
-                   updates:int, # coordinate updates of the run (public)
+                   updates:int, # coordinate updates of the run (public): columns read in all
                    workers:int, # workers holding chunks
+                   rounds:int|None=None, # round trips of the run (public; None: one per update)
                   ) -> dict: # predicted seconds: {"spread": ..., "one worker": ...}
-    """Predicted time of a run with its chunks held where they are (one round trip per update, the
+    """Predicted time of a run with its chunks held where they are (one round trip per round, the
     rows shared by the workers) and on one worker (one round trip, the design sent once)."""
-    return {"spread": updates * (ROUND_TRIP_SECONDS + ROW_SECONDS * n / max(1, workers)),
+    rounds = updates if rounds is None else rounds
+    return {"spread": rounds * ROUND_TRIP_SECONDS + updates * ROW_SECONDS * n / max(1, workers),
             "one worker": (ROUND_TRIP_SECONDS + 8.0 * n * p * BYTE_SECONDS
                            + updates * ROW_SECONDS * n)}
 
@@ -385,7 +387,8 @@ def placement(which:str|None, # "spread", "one worker", or None: the cost model 
 def one_worker_pays(ex, # `executor()`
                     n:int, # rows (public)
                     p:int, # columns (public)
-                    updates:int, # coordinate updates of the run (public)
+                    updates:int, # coordinate updates of the run (public): columns read in all
+                    rounds:int|None=None, # its round trips (public; None: one per update)
                    ) -> bool: # whether the run goes to one worker
     "On a cluster: whether `placement_cost` prefers one worker (and 3 copies of X fit there)."
     if isinstance(ex, InProcess): return False
@@ -394,7 +397,7 @@ def one_worker_pays(ex, # `executor()`
     if not info: return False
     limits = [w.get("memory_limit") or 0 for w in info.values()]
     if all(limits) and 3 * 8 * n * p > min(limits): return False
-    cost = placement_cost(n, p, updates, len(info))
+    cost = placement_cost(n, p, updates, len(info), rounds)
     return cost["one worker"] < cost["spread"]
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
@@ -413,18 +416,12 @@ def run_on_one_worker(ex, # a dask.distributed client
                       options:dict, # its options
                       rng:np.random.Generator, # the run's generator (advanced as in memory)
                      ):
-    """`solver.run` on one worker, the one already holding the most rows: the other chunks are sent
-    to it once. The generator ends in the state the in-memory run leaves it in."""
-    from distributed import wait
+    """`solver.run` on one worker, the one already holding the most bytes of the chunks (the
+    scheduler's placement of a task next to its inputs): the other chunks are sent to it once, in
+    one round trip of the driver. The generator ends in the state the in-memory run leaves it in."""
     spans, parts = _spans(problem), ex.compute(list(problem.X.to_delayed().ravel()))
-    wait(parts)
-    where, rows = ex.who_has(parts), {}
-    for f, (k, a, b, _) in zip(parts, spans):
-        w = where[f.key][0]
-        rows[w] = rows.get(w, 0) + (b - a)
-    target = max(rows, key=rows.get)
     run, state = ex.submit(_whole_run, solver, parts, spans, problem, plan, options, rng,
-                           workers=[target], allow_other_workers=True, pure=False).result()
+                           pure=False).result()
     rng.bit_generator.state = state
     run.params = {**run.params, "data_path": "one worker", "n_chunks": len(spans)}
     return run
