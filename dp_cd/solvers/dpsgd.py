@@ -512,23 +512,36 @@ def _add_weighted(Xb, a, m:int, g):
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 @njit(cache=True)
-def _sgd_update_px(w, g, pcode, pparams, step, inv_b, noise_std, noise, t, px:int):
-    """`_sgd_update` with the coordinates from `px` on (the intercept) unpenalised. The elastic-net
-    family's prox in closed form, $\mathrm{soft}(v, \gamma\lambda_1)/(1 + \gamma\lambda_2)$, in
-    one loop (no call per coordinate); other penalties by `prox_1d`."""
+def _prox_consts(pcode, pparams, step:float):
+    "(closed form?, γλ1, 1 + γλ2): the elastic-net family's prox is soft(v, γλ1)/(1 + γλ2)."
+    l1, l2 = enet_weights(pcode, pparams)   # (0, 0) outside the family (not used)
+    return has_closed_form_scores(pcode), step * l1, 1.0 + step * l2
+
+@njit(cache=True)
+def _sgd_update_closed(w, g, consts, step, inv_b, noise_std, noise, t, px:int):
+    "`_sgd_update_px` for the elastic-net family: its prox in closed form, one loop, no call."
+    _, t1, d = consts
     if noise_std > 0.0:
         for j in range(w.shape[0]): g[j] += noise_std * noise[t, j]
-    if has_closed_form_scores(pcode):
-        l1, l2 = enet_weights(pcode, pparams)
-        t1, d = step * l1, 1.0 + step * l2
-        for j in range(w.shape[0]):
-            v = w[j] - step * inv_b * g[j]
-            if j < px and t1 > 0.0: v = v - t1 if v > t1 else v + t1 if v < -t1 else 0.0
-            w[j] = v / d if j < px else v
-    else:
-        for j in range(w.shape[0]):
-            v = w[j] - step * inv_b * g[j]
-            w[j] = prox_1d(pcode, pparams, j, v, step) if j < px else v
+    for j in range(w.shape[0]):
+        v = w[j] - step * inv_b * g[j]
+        if j < px and t1 > 0.0: v = v - t1 if v > t1 else v + t1 if v < -t1 else 0.0
+        w[j] = v / d if j < px else v   # NaN stays NaN (a diverging run shows)
+
+@njit(cache=True)
+def _sgd_update_px(w, g, pcode, pparams, step, inv_b, noise_std, noise, t, px:int):
+    """w_j ← prox(w_j − γ(g_j + σξ_j)/B) with the coordinates from `px` on (the intercept)
+    unpenalised: the elastic-net family (none, L1, L2, elastic net) by `_sgd_update_closed`, other
+    penalties by `prox_1d`, a call per coordinate."""
+    consts = _prox_consts(pcode, pparams, step)
+    if consts[0]:
+        _sgd_update_closed(w, g, consts, step, inv_b, noise_std, noise, t, px)
+        return
+    for j in range(w.shape[0]):
+        gj = g[j]
+        if noise_std > 0.0: gj += noise_std * noise[t, j]
+        v = w[j] - step * inv_b * gj
+        w[j] = prox_1d(pcode, pparams, j, v, step) if j < px else v
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 _FUSED_MIN = 8   # smaller batches: one record at a time (the fused loops' set-up costs more)
@@ -585,12 +598,13 @@ def sgd_steps_dense(
     q, p = w.shape[0], X.shape[1]
     bufs = (np.empty((q, _SLICE)), np.empty(_SLICE), np.empty(_SLICE), np.empty(_SLICE),
             np.empty(_SLICE))
-    g = np.empty(q)
+    g, consts = np.empty(q), _prox_consts(penalty[0], penalty[1], step)
+    px = q if penalize_intercept else p
     for t in range(ptr.shape[0] - 1):
         _batch_dense(X, y, row_norms, w, code, param, clip, idx[ptr[t]:ptr[t + 1]], intercept,
                      bufs, g)
-        _sgd_update_px(w, g, penalty[0], penalty[1], step, inv_b, noise_std, noise, t,
-                       q if penalize_intercept else p)
+        if consts[0]: _sgd_update_closed(w, g, consts, step, inv_b, noise_std, noise, t, px)
+        else: _sgd_update_px(w, g, penalty[0], penalty[1], step, inv_b, noise_std, noise, t, px)
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 @njit(cache=True, error_model='numpy')
