@@ -310,7 +310,8 @@ _GAMMA2 = np.uint64(0x3C6EF372FE94F82B)
 _M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
 
 @njit(cache=True)
-def mix64(z):
+def mix64(z, # a 64-bit word (np.uint64)
+         ): # its mix (np.uint64)
     "SplitMix64's output function (Stafford's Mix13) of the 64-bit word z: a bijection."
     z = (z ^ (z >> np.uint64(30))) * _M1
     z = (z ^ (z >> np.uint64(27))) * _M2
