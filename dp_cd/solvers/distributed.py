@@ -289,6 +289,8 @@ DPGCD.row_chunks, DPGCD.chunks_public, DPGCD.run_chunks = True, ("smoothness",),
 
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
+from .dpsgd import batch_rows, sampling_seed
+
 def _clip_factors(d, rn, clip:float) -> np.ndarray:
     "a_i with a_i x_i = d_i x_i clipped to norm `clip` (‖x_i‖ = rn_i); 0 for a NaN d_i or zero row."
     with np.errstate(divide="ignore"):
@@ -296,9 +298,10 @@ def _clip_factors(d, rn, clip:float) -> np.ndarray:
     return np.where(np.isnan(d) | (rn == 0), 0.0, np.clip(d, -t, t))
 
 
-def _sgd_chunk(Xc, yc, z, k, w, seed, t, q, clip, loss):
-    "DP-SGD's map: chunk k's Poisson sample of step t (its own generator), its clipped sum."
-    rows = np.flatnonzero(chunk_generator(seed, k, t).random(Xc.shape[0]) < q)
+def _sgd_chunk(Xc, yc, z, k, w, seed, t, q, clip, loss, starts):
+    "DP-SGD's map: chunk k's records in batch t (`batch_rows` of its range), their clipped sum."
+    a = int(starts[k])
+    rows = batch_rows(seed, q, t, a, a + Xc.shape[0]) - a
     if rows.shape[0] == 0: return None, np.zeros(Xc.shape[1])
     Xb, d = Xc[rows], np.empty(rows.shape[0])
     loss_deriv_vec(*loss, Xb @ w, yc[rows], d)
@@ -314,24 +317,26 @@ def _sgd_update(penalty, w, g, step:float, inv_b:float, px:int):
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
 def _sgd_run(self, problem, plan, options, rng, ex) -> Run:
-    """DP-SGD on chunks: per step, the chunks' clipped sums of their samples; noise once, here;
-    with `fit_intercept`, on [X, s1] (`_gcd_start`)."""
+    """DP-SGD on chunks: per step, the chunks' clipped sums of their parts of the batch; noise once,
+    here; with `fit_intercept`, on [X, s1] (`_gcd_start`)."""
     p, (problem, w, px, s) = problem.p, _gcd_start(problem, options)
     P, private = plan.params, len(plan.ledger) > 0
     n, B, T, codes = problem.n, P["batch_size"], P["steps"], _codes(problem)
-    handles, seed, zs = open_chunks(ex, problem), run_seed(rng), [None] * problem.X.numblocks[0]
+    handles, zs = open_chunks(ex, problem), [None] * problem.X.numblocks[0]
+    starts = np.concatenate([[0], np.cumsum(problem.X.chunks[0])[:-1]]).astype(np.int64)
+    seed = sampling_seed(rng)   # as in memory: the batches' key first, then the noise in step order
     every = max(1, int(round(options["record_every"] * n / B))) if options["record_every"] else 0
     trace, bar = [(0.0, w[:p].copy())] if every else [], rounds(T, "dp-sgd steps")
     for t in range(T):
         _, sums = map_chunks(ex, handles, _sgd_chunk, zs, w, seed, t, P["sample_rate"],
-                             P["clip"], codes[0])
+                             P["clip"], codes[0], starts)
         g = reduce_chunks(sums)
         if private: g += plan.noise_scales[0] * rng.standard_normal(w.size)   # once, on the driver
         _sgd_update(codes[1], w, g, P["step"], 1.0 / B, px)
         bar.tick()
         if every and (t + 1) % every == 0: trace.append(((t + 1) * B / n, w[:p].copy()))
     return Run(coef=w[:p].copy(), n_iter=T, passes=T * B / n, trace=trace,
-               params=dict(data_path="chunks", n_chunks=len(handles), sampling="per chunk"),
+               params=dict(data_path="chunks", n_chunks=len(handles), sampling="counter-based"),
                intercept=float(s * w[p]) if s else 0.0)
 
 DPSGD.row_chunks, DPSGD.run_chunks = True, _sgd_run   # step or smoothness: checked by the solver

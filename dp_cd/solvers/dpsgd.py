@@ -11,7 +11,8 @@ from numba import njit
 from ..utils import check_scalar, check_array, is_chunked, PrivacyLeakWarning
 from ..model.losses import (Loss, SquaredLoss, LogisticLoss, HuberLoss, kernel_deriv,
                                 kernel_deriv_range)
-from ..model.penalties import Penalty, NoPenalty, L1, L2, ElasticNet, Box, prox_1d
+from ..model.penalties import (Penalty, NoPenalty, L1, L2, ElasticNet, Box, prox_1d,
+                                   has_closed_form_scores, enet_weights)
 from .dpcd import row_norms
 from .contract import (Solver, Plan, Run, Ledger, FitResult, register, get_solver,
                                     check_intercept, check_positive, row_design, step_ranges,
@@ -24,8 +25,9 @@ from ..privacy.calibration import calibrate
 
 # %% auto 0
 __all__ = ['SGD_ACCOUNTANTS', 'PLD_MIN_NOISE', 'MAX_BLOCK', 'dp_sgd', 'DPSGD', 'subsampled_gaussian_steps',
-           'calibrate_subsampled_gaussian', 'sgd_accountant', 'sgd_expected_smoothness', 'poisson_batches',
-           'sgd_steps_dense', 'sgd_steps_sparse', 'clipping_norms', 'record_steps']
+           'calibrate_subsampled_gaussian', 'sgd_accountant', 'sgd_expected_smoothness', 'poisson_batches', 'mix64',
+           'sampling_seed', 'sampling_constants', 'batch_rows', 'counter_batches', 'sgd_steps_dense',
+           'sgd_steps_sparse', 'clipping_norms', 'record_steps']
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 def dp_sgd(
@@ -233,7 +235,7 @@ DPSGD.plan = _sgd_plan
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 def _sgd_run(self, problem, plan:Plan, options:dict, rng) -> Run:
-    """Blocks of steps: each draws its batches, then its noise, then runs the kernel; with
+    """Blocks of steps: the batches' seed first, then each block's noise, then the kernel; with
     `fit_intercept` the iterate has p + 1 entries, the last the coefficient of the column of s
     (from 0; the intercept is s times it)."""
     P, p, private = plan.params, problem.p, len(plan.ledger) > 0
@@ -244,15 +246,15 @@ def _sgd_run(self, problem, plan:Plan, options:dict, rng) -> Run:
     per_block = max(1, min(max(1, int(round(n / B))), MAX_BLOCK // w.size))
     every = record_steps(options["record_every"], n, B)
     trace, empty = ([(0.0, w[:p].copy())] if every else []), np.zeros((0, w.size))
+    seed = sampling_seed(rng)   # the batches' key; then only noise, in step order
     for t0 in range(0, T, per_block):
         t1 = min(T, t0 + per_block)
-        ptr, idx = poisson_batches(rng, n, P["sample_rate"], t1 - t0)
         noise = rng.standard_normal((t1 - t0, w.size)) if private else empty   # one draw a block
         for a, b in step_ranges(t0, t1, every):
-            kernel((ptr[a - t0:b - t0 + 1], idx), noise[a - t0:b - t0])
+            kernel(seed, a, b, noise[a - t0:b - t0])
             if every and b % every == 0: trace.append((b * B / n, w[:p].copy()))
     return Run(coef=w[:p].copy(), n_iter=T, passes=T * B / n, trace=trace,
-               intercept=float(s * w[p]) if w.size > p else 0.0)
+               intercept=float(s * w[p]) if s else 0.0)
 
 DPSGD.run = _sgd_run
 
@@ -300,6 +302,158 @@ def poisson_batches(rng:np.random.Generator, # random generator (consumed)
     ptr[state[2] + 1:] = state[1]
     return ptr, parts[0] if len(parts) == 1 else np.concatenate(parts)
 
+
+# %% ../../nbs/03_solvers/06_dp_sgd.ipynb
+_GAMMA = np.uint64(0x9E3779B97F4A7C15)    # SplitMix64's increment (2^64 / golden ratio, odd)
+_GAMMA1 = np.uint64(0xBB67AE8584CAA73B)   # keys of the step and of the segment: other odd words
+_GAMMA2 = np.uint64(0x3C6EF372FE94F82B)
+_M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+
+@njit(cache=True)
+def mix64(z, # a 64-bit word (np.uint64)
+         ): # its mix (np.uint64)
+    "SplitMix64's output function (Stafford's Mix13) of the 64-bit word z: a bijection."
+    z = (z ^ (z >> np.uint64(30))) * _M1
+    z = (z ^ (z >> np.uint64(27))) * _M2
+    return z ^ (z >> np.uint64(31))
+
+@njit(cache=True)
+def _stream_key(seed, t, s):
+    "The key of the stream of segment s at step t: the chained mix of (seed, t, s)."
+    h = mix64(np.uint64(seed) + _GAMMA)
+    h = mix64(h + np.uint64(t) * _GAMMA1)
+    return mix64(h + np.uint64(s) * _GAMMA2)
+
+# %% ../../nbs/03_solvers/06_dp_sgd.ipynb
+# log(1 + f), f ∈ [√½ − 1, √2 − 1], as fdlibm's e_log.c: s = f/(2 + f), a polynomial in s² (< 1 ulp)
+_LG = (6.666666666666735130e-01, 3.999999999940941908e-01, 2.857142874366239149e-01,
+       2.222219843214978396e-01, 1.818357216161805012e-01, 1.531383769920937332e-01,
+       1.479819860511658591e-01)
+_LN2_HI, _LN2_LO = 6.93147180369123816490e-01, 1.90821492927058770002e-10
+_MANT, _ONE_BITS = np.int64(0x000FFFFFFFFFFFFF), np.int64(0x3FF0000000000000)
+_HALF_BITS, _SQRT2_BITS = np.int64(0x3FE0000000000000), np.int64(0x3FF6A09E667F3BCD)
+_WORDS = 32   # words of a stream turned into exponentials at a time (vectorised loops)
+
+@njit(cache=True, error_model='numpy')
+def _neglog(fb, E, K:int):
+    """E[j] = −log(fb[j]·2^-53) for the integers fb[j] ∈ [1, 2^53] (as floats; `fb` is overwritten):
+    fdlibm's logarithm (within 1 ulp of libm's), branch-free so that the loops vectorise."""
+    ib = fb.view(np.int64)
+    for j in range(K):   # U = 2^k·m, m ∈ [√½, √2): k from the exponent bits, m by its bits
+        b = ib[j]
+        mb = b & _MANT
+        big = (mb | _ONE_BITS) > _SQRT2_BITS
+        E[j] = np.float64((b >> 52) - 1023 - 53 + (1 if big else 0))
+        ib[j] = mb | (_HALF_BITS if big else _ONE_BITS)
+    for j in range(K):
+        f, k = fb[j] - 1.0, E[j]
+        s = f / (2.0 + f)
+        z = s * s
+        w = z * z
+        R = (w * (_LG[1] + w * (_LG[3] + w * _LG[5]))
+             + z * (_LG[0] + w * (_LG[2] + w * (_LG[4] + w * _LG[6]))))
+        hfsq = 0.5 * f * f
+        E[j] = ((hfsq - (s * (hfsq + R) + k * _LN2_LO)) - f) - k * _LN2_HI   # −(k ln 2 + log m)
+
+@njit(cache=True)
+def _neglog_uniforms(key, k0:int, K:int, fb, E):
+    "E[j] = −log U_j for the words k0 + 1, ..., k0 + K of the stream `key` (U of `_neglog`)."
+    for j in range(K):   # the 53-bit integer ⌊h/2^11⌋ + 1 ∈ [1, 2^53], exact as a float
+        h = mix64(key + np.uint64(k0 + j + 1) * _GAMMA)
+        fb[j] = np.float64(np.int64(h >> np.uint64(11)) + 1)
+    _neglog(fb, E, K)
+
+@njit(cache=True)
+def _gap_of(E:float, inv_rate:float) -> int:
+    "The gap ⌊E/λ⌋ + 1 of the exponential E (`inv_rate` = 1/λ): capped, no integer overflow."
+    return np.int64(min(E * inv_rate, 4e18)) + 1
+
+@njit(cache=True)
+def _segment_records(key, start:int, a:int, end:int, inv_rate:float, out, count:int, fb, E) -> int:
+    """Write into `out[count:]` the records in [a, end) of the stream `key` of the segment from
+    `start`; the new count, or -1 if `out` is full (the stream is then replayed into a larger one).
+    `fb`, `E`: scratch of `_WORDS` floats."""
+    pos, k0, cap = start - 1, 0, out.shape[0]
+    while True:
+        _neglog_uniforms(key, k0, _WORDS, fb, E)
+        k0 += _WORDS
+        for j in range(_WORDS):
+            pos += _gap_of(E[j], inv_rate)
+            if pos >= end: return count
+            if pos >= a:
+                if count == cap: return -1
+                out[count] = pos
+                count += 1
+
+@njit(cache=True)
+def _batch_range(seed, t:int, a:int, b:int, inv_rate:float, seg:int, out, count:int, fb, E):
+    """Append to `out[count:]` the records of [a, b) in the batch of step t (increasing); `out` is
+    replaced by a larger array when full. Returns (out, count). `fb`, `E`: scratch (`_WORDS`)."""
+    if b <= a: return out, count
+    for s in range(a // seg, (b - 1) // seg + 1):
+        key = _stream_key(seed, t, s)
+        while True:
+            c = _segment_records(key, s * seg, a, min((s + 1) * seg, b), inv_rate, out, count,
+                                 fb, E)
+            if c >= 0: break
+            grown = np.empty(2 * out.shape[0] + 64, np.int64)
+            grown[:count] = out[:count]
+            out = grown
+        count = c
+    return out, count
+
+# %% ../../nbs/03_solvers/06_dp_sgd.ipynb
+def sampling_seed(rng:np.random.Generator, # the run's generator (one draw is consumed)
+                 ) -> int: # the seed of the batches, in [0, 2^63)
+    "The one integer the counter-based batches of a run are keyed by (drawn before any noise)."
+    return int(rng.integers(0, 2**63))
+
+
+def sampling_constants(q:float, # Poisson sampling rate in (0, 1]
+                      ) -> tuple: # (1/λ, S): λ = −log(1 − q), S the public segment length
+    "The inverse rate 1/λ of the gaps (0 for q = 1: every record) and the segment length S."
+    q = _check_q(q)
+    if q <= 0: raise ValueError("q must be > 0 for counter-based batches")
+    inv_rate = -1.0 / math.log1p(-q) if q < 1 else 0.0
+    seg = 256
+    while seg * q < 64 and seg < 2**40: seg *= 2
+    return inv_rate, seg
+
+
+def batch_rows(seed:int, # from `sampling_seed`
+               q:float, # inclusion probability of each record in each batch
+               t:int, # the step
+               a:int, # first record of the range (global index)
+               b:int, # one past its last record
+              ) -> np.ndarray: # the records of [a, b) in batch t, increasing (int64)
+    "The part in the records [a, b) of batch t: the same records whatever the other ranges."
+    inv_rate, seg = sampling_constants(q)
+    out, count = _batch_range(int(seed), int(t), int(a), int(b), inv_rate, seg,
+                              np.empty(64, np.int64), 0, np.empty(_WORDS), np.empty(_WORDS))
+    return out[:count]
+
+
+@njit(cache=True)
+def _counter_batches(seed, n:int, t0:int, t1:int, inv_rate:float, seg:int):
+    ptr, idx, count = np.zeros(t1 - t0 + 1, np.int64), np.empty(64, np.int64), 0
+    fb, E = np.empty(_WORDS), np.empty(_WORDS)
+    for t in range(t0, t1):
+        idx, count = _batch_range(seed, t, 0, n, inv_rate, seg, idx, count, fb, E)
+        ptr[t - t0 + 1] = count
+    return ptr, idx[:count]
+
+
+def counter_batches(seed:int, # from `sampling_seed`
+                    n:int, # number of records
+                    q:float, # inclusion probability of each record in each batch
+                    t0:int, # first step
+                    t1:int, # one past the last step
+                    # (ptr, idx): batch t0 + k is `idx[ptr[k]:ptr[k+1]]`
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    "The batches of steps [t0, t1) over the records [0, n), as `(ptr, idx)` (int64)."
+    n = check_scalar(n, "n", low=1, integer=True)
+    inv_rate, seg = sampling_constants(q)
+    return _counter_batches(int(seed), n, int(t0), int(t1), inv_rate, seg)
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 _SLICE = 256   # records of a batch processed together: buffers of (p + 1) × 256 numbers
@@ -359,8 +513,31 @@ def _add_weighted(Xb, a, m:int, g):
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 @njit(cache=True)
+def _prox_consts(pcode, pparams, step:float):
+    "(closed form?, γλ1, 1 + γλ2): the elastic-net family's prox is soft(v, γλ1)/(1 + γλ2)."
+    l1, l2 = enet_weights(pcode, pparams)   # (0, 0) outside the family (not used)
+    return has_closed_form_scores(pcode), step * l1, 1.0 + step * l2
+
+@njit(cache=True)
+def _sgd_update_closed(w, g, consts, step, inv_b, noise_std, noise, t, px:int):
+    "`_sgd_update_px` for the elastic-net family: its prox in closed form, one loop, no call."
+    _, t1, d = consts
+    if noise_std > 0.0:
+        for j in range(w.shape[0]): g[j] += noise_std * noise[t, j]
+    for j in range(w.shape[0]):
+        v = w[j] - step * inv_b * g[j]
+        if j < px and t1 > 0.0: v = v - t1 if v > t1 else v + t1 if v < -t1 else 0.0
+        w[j] = v / d if j < px else v   # NaN stays NaN (a diverging run shows)
+
+@njit(cache=True)
 def _sgd_update_px(w, g, pcode, pparams, step, inv_b, noise_std, noise, t, px:int):
-    "`_sgd_update` with the coordinates from `px` on (the intercept) unpenalised."
+    """w_j ← prox(w_j − γ(g_j + σξ_j)/B) with the coordinates from `px` on (the intercept)
+    unpenalised: the elastic-net family (none, L1, L2, elastic net) by `_sgd_update_closed`, other
+    penalties by `prox_1d`, a call per coordinate."""
+    consts = _prox_consts(pcode, pparams, step)
+    if consts[0]:
+        _sgd_update_closed(w, g, consts, step, inv_b, noise_std, noise, t, px)
+        return
     for j in range(w.shape[0]):
         gj = g[j]
         if noise_std > 0.0: gj += noise_std * noise[t, j]
@@ -384,6 +561,26 @@ def _records_dense(X, y, norms, w, code:int, param:float, clip:float, rows, ones
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 @njit(cache=True)
+def _batch_dense(X, y, norms, w, code:int, param:float, clip:float, rows, ones:float, bufs, g):
+    """g = the sum of the clipped gradients of the records `rows` (slices of `_SLICE`; few: one by
+    one); `bufs` = (Xb, zb, yb, nb, db), the slice's buffers."""
+    Xb, zb, yb, nb, db = bufs
+    g[:] = 0.0
+    hi = rows.shape[0]
+    if hi < _FUSED_MIN:
+        _records_dense(X, y, norms, w, code, param, clip, rows, ones, g)
+        return
+    for s in range(0, hi, _SLICE):
+        part = rows[s:min(s + _SLICE, hi)]
+        m = part.shape[0]
+        _gather_dense(X, y, norms, part, ones, Xb, yb, nb, w, zb)
+        # φ' into its own buffer: in place of the margins the loop would not vectorise
+        kernel_deriv_range(code, param, zb, yb, db, 0, m)
+        _clip_factors(db, nb, clip, m)
+        _add_weighted(Xb, db, m, g)
+
+# %% ../../nbs/03_solvers/06_dp_sgd.ipynb
+@njit(cache=True)
 def sgd_steps_dense(
     X,  # design (n, p), dense in any order
     y,  # labels (n,)
@@ -397,27 +594,18 @@ def sgd_steps_dense(
     intercept: float = 0.0,  # s: w[-1] is the coefficient of an implicit column of s (0: none)
     penalize_intercept: bool = False,  # the penalty's prox on w[-1] too
 ):
-    "(DP-)SGD steps on `w` in place: clipped per-sample gradients of each batch, noise, prox."
+    "(DP-)SGD steps on `w` in place on given batches: clipped per-sample gradients, noise, prox."
     (code, param), (step, clip, inv_b, noise_std), (ptr, idx) = loss, scales, batches
     q, p = w.shape[0], X.shape[1]
-    Xb, g = np.empty((q, _SLICE)), np.empty(q)
-    zb, yb, nb, db = np.empty(_SLICE), np.empty(_SLICE), np.empty(_SLICE), np.empty(_SLICE)
+    bufs = (np.empty((q, _SLICE)), np.empty(_SLICE), np.empty(_SLICE), np.empty(_SLICE),
+            np.empty(_SLICE))
+    g, consts = np.empty(q), _prox_consts(penalty[0], penalty[1], step)
+    px = q if penalize_intercept else p
     for t in range(ptr.shape[0] - 1):
-        g[:] = 0.0
-        lo, hi = ptr[t], ptr[t + 1]
-        if hi - lo < _FUSED_MIN:
-            _records_dense(X, y, row_norms, w, code, param, clip, idx[lo:hi], intercept, g)
-        else:
-            for s in range(lo, hi, _SLICE):
-                rows = idx[s:min(s + _SLICE, hi)]
-                m = rows.shape[0]
-                _gather_dense(X, y, row_norms, rows, intercept, Xb, yb, nb, w, zb)
-                # φ' into its own buffer: in place of the margins the loop would not vectorise
-                kernel_deriv_range(code, param, zb, yb, db, 0, m)
-                _clip_factors(db, nb, clip, m)
-                _add_weighted(Xb, db, m, g)
-        _sgd_update_px(w, g, penalty[0], penalty[1], step, inv_b, noise_std, noise, t,
-                       q if penalize_intercept else p)
+        _batch_dense(X, y, row_norms, w, code, param, clip, idx[ptr[t]:ptr[t + 1]], intercept,
+                     bufs, g)
+        if consts[0]: _sgd_update_closed(w, g, consts, step, inv_b, noise_std, noise, t, px)
+        else: _sgd_update_px(w, g, penalty[0], penalty[1], step, inv_b, noise_std, noise, t, px)
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 @njit(cache=True, error_model='numpy')
@@ -485,17 +673,21 @@ def clipping_norms(X, # design (n, p), dense or sparse
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 def _sgd_kernel(problem, plan:Plan, w:np.ndarray, ones:float=0.0, penalised:bool=False):
-    """The SGD kernel on `w` with the run's fixed arguments: call it with `((ptr, idx), noise)`;
-    `ones` = s ≠ 0: the implicit column of s (row norms ‖(x_i, s)‖), its coefficient penalised
-    if `penalised`."""
+    """The SGD kernel on `w` with the run's fixed arguments: call it with `(seed, t0, t1, noise)`
+    to run the steps [t0, t1) on their counter-based batches; `ones` = s ≠ 0: the implicit column
+    of s (row norms ‖(x_i, s)‖), its coefficient penalised if `penalised`."""
     P, loss, penalty = plan.params, problem.loss, problem.penalty
     noise_std = plan.noise_scales[0] if len(plan.ledger) else 0.0
     kernel = sgd_steps_sparse if problem.sparse else sgd_steps_dense
     scales = (P["step"], P["clip"], 1.0 / P["batch_size"], noise_std)
-    return functools.partial(kernel, row_design(problem), problem.y,
-                             clipping_norms(problem.X, ones), w, loss.kernel_args(),
-                             penalty.kernel_args(), scales, intercept=float(ones),
-                             penalize_intercept=bool(penalised))
+    inv_rate, seg = sampling_constants(P["sample_rate"])
+    X, n = row_design(problem), problem.n
+    fixed = (problem.y, clipping_norms(problem.X, ones), w, loss.kernel_args(),
+             penalty.kernel_args(), scales)
+    kw = dict(intercept=float(ones), penalize_intercept=bool(penalised))
+    def steps(seed:int, t0:int, t1:int, noise:np.ndarray):
+        kernel(X, *fixed, _counter_batches(seed, n, t0, t1, inv_rate, seg), noise, **kw)
+    return steps
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 def record_steps(record_every,  # passes between two snapshots (0 or None: none)
