@@ -12,6 +12,7 @@ import numpy as np
 from numba import njit
 from ..utils import is_chunked
 from ..io import categorical_frame, check_categories, count_records, csv_columns
+from ..privacy.bounds import BOX_MAPS
 from .contract import (InProcess, Problem, check_chunks, check_chunked_labels,
                                     check_chunked_problem, chunked_solvers, executor)
 
@@ -417,6 +418,16 @@ def _whole_run(solver, parts:list, spans:list, problem:Problem, plan, options:di
     return solver.run(whole, plan, options, rng), rng.bit_generator.state
 
 
+def _gathered_blocks(ex, X, parts:list) -> list:
+    """X's chunks in this process, in chunk order, in one call: a persisted X's futures gathered
+    directly (no graph built or scheduled), else its chunks computed (`parts`) and sent here."""
+    from dask.core import flatten
+    from distributed import futures_of
+    held, keys = {f.key: f for f in futures_of(X)}, list(flatten(X.__dask_keys__()))
+    if keys and all(k in held for k in keys): return ex.gather([held[k] for k in keys])
+    return ex.compute(parts, sync=True)
+
+
 def run_on_one_worker(ex, # a dask.distributed client
                       solver, # the `Solver` whose in-memory `run` is used
                       problem:Problem, # a validated chunked problem
@@ -431,7 +442,7 @@ def run_on_one_worker(ex, # a dask.distributed client
     spans, parts = _spans(problem), list(problem.X.to_delayed().ravel())
     here = math.isfinite(placement_cost(problem.n, problem.p, 0, 1)["gathered"])   # fits here
     if PLACEMENT == "gathered" or (PLACEMENT is None and here):
-        blocks = ex.compute(parts, sync=True)   # one call: the chunks read and sent here
+        blocks = _gathered_blocks(ex, problem.X, parts)
         run = _whole_run(solver, blocks, spans, problem, plan, options, rng)[0]
         run.params = {**run.params, "data_path": "gathered", "n_chunks": len(spans)}
         return run
@@ -812,11 +823,13 @@ MAPPED_BLOCKS = {}  # a mapped dask array's name -> (weak reference to its desig
 def _map_blocks(X, # a dask array
                 m:MappedBlocks, # the map
                ):
-    "X mapped block by block by `m` (lazy), registered so that `scale_on_read` can fold a scale."
+    """X mapped block by block by `m` (lazy), registered so that `scale_on_read` can fold a scale
+    and the square sums of the scales' release (`box_square_sums`) read X, not its map."""
     from dask.base import tokenize
     name = "mapped-" + tokenize(X.name, m.center, m.bound, m.divisor, m.scale, m.fill)
     Y = X.map_blocks(m, dtype=np.float64, name=name)
     MAPPED_BLOCKS[Y.name] = (weakref.ref(X), m)
+    BOX_MAPS[Y.name] = (weakref.ref(X), (m.center, m.bound, m.divisor, m.scale, m.fill))
     return Y
 
 

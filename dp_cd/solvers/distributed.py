@@ -458,9 +458,13 @@ def _scd_step(ex, handles, alphas, v, batch, alpha_noise, v_noise, fixed):
 # %% ../../nbs/03_solvers/10_distributed.ipynb
 def _scd_chunked_run(self, problem, plan, options, rng, ex) -> Run:
     """DP-SCD (Algorithm 1) on chunks: the in-memory draws, one map-reduce per step; with
-    `fit_intercept` v has p + 1 entries, the last the implicit column's."""
+    `fit_intercept` v has p + 1 entries, the last the implicit column's. The in-memory run in one
+    place when the cost model prefers it: a step reads its L records and moves all N duals (their
+    noise), about $1 + Lp/N$ columns' work, for one round trip."""
     _scd_supported(options)
     P, N, p, lam = plan.params, problem.n, problem.p, problem.penalty.l2_strength
+    if one_worker_pays(ex, N, p, int(P["steps"] * (1 + P["batch_size"] * p / N)) + 1, P["steps"]):
+        return run_on_one_worker(ex, self, problem, plan, options, rng)
     L, s = P["batch_size"], options["intercept_scaling"] if P.get("fit_intercept") else 0.0
     sigma = plan.noise_scales[0] if len(plan.ledger) else 0.0
     starts = np.concatenate([[0], np.cumsum(check_chunks(problem.X))]).astype(np.int64)
