@@ -1,8 +1,9 @@
 """The Dask sections of `benchmarks/run.py`: `--only dask` (rounds per second and time per pass of
 DP-GCD, DP-SGD and block DP-CD on row chunks, in process and on 1 and 2 local workers, against the
 in-memory solvers in the same process; each row records where the fit ran, `data_path`: "chunks"
-(held by the workers' actors, or read per round in process), "one worker" (the cost model sent the
-chunks to one worker, which ran the in-memory solver) or a graph per round for DP-SGD; the load
+(held by the workers' actors, or read per round in process), "gathered" (the cost model gathered
+the chunks into this process, which ran the in-memory solver), "one worker" (the same on the worker
+holding most of the chunks) or a graph per round for DP-SGD; the load
 average at each row; the cost model fitted on them) and `--only ooc` (one pass
 of block DP-CD and of DP-GCD over a design on disk: peak RSS and time against reading the files
 once with plain reads, page cache cold and warm).

@@ -17,12 +17,12 @@ from .mechanisms import gumbel_argmax
 from .calibration import calibrate_noise_multiplier, epsilon_gaussian
 
 # %% auto 0
-__all__ = ['SCALE_FLOOR', 'MAGNITUDE_LEVEL', 'MAGNITUDE_PRIOR', 'magnitude_bins', 'magnitude_histogram',
+__all__ = ['SCALE_FLOOR', 'MAGNITUDE_LEVEL', 'MAGNITUDE_PRIOR', 'BOX_MAPS', 'magnitude_bins', 'magnitude_histogram',
            'noisy_magnitude_histogram', 'top_trusted_bins', 'BoundsRelease', 'private_bounds', 'row_max', 'data_bounds',
            'clip_records', 'unit_box_mean', 'CenterRelease', 'private_center', 'unit_box_second_moment', 'ScaleRelease',
            'private_scale', 'signed_histogram', 'noisy_signed_histogram', 'TwoSidedRelease', 'private_two_sided_bounds',
            'magnitude_rank_scores', 'magnitude_probabilities', 'MagnitudeRelease', 'private_magnitude', 'MeanRelease',
-           'private_unit_mean', 'unit_box_sums', 'square_sums']
+           'private_unit_mean', 'unit_box_sums', 'square_sums', 'box_square_sums']
 
 # %% ../../nbs/02_privacy/11_bounds.ipynb
 def magnitude_bins(values, # values (any shape); ±inf: the top bin, NaN: none
@@ -594,9 +594,54 @@ def _chunk_column_sums(block, kernel, args:tuple) -> np.ndarray:
     return out
 
 
+BOX_MAPS = {}  # a lazily mapped design's name -> (weak reference to the design read, its map)
+
+
+@njit(cache=True, nogil=True)
+def _box_square(x:float, c:float, B:float, d:float, s:float, fill:float) -> float:
+    "The square of x's map (clip(x - c, -B, B) / d) / s, a NaN x mapped to fill / d / s."
+    v = x - c
+    v = fill if v != v else min(max(v, -B), B)
+    v = v / d / s
+    return v * v
+
+
+@njit(cache=True, nogil=True)
+def box_square_sums(X, # a chunk of records as read (n, q), float64, C or Fortran order
+                    c, # centres $c_j$ (q,)
+                    B, # bounds $B_j$ > 0 (q,)
+                    d, # first divisors $d_j$ (q,)
+                    s, # second divisors $s_j$ (q,)
+                    fill:float, # a missing value's replacement before the divisions
+                    out, # (q,): receives the sums (added to)
+                   ):
+    """`square_sums` of the chunk's map $u_{ij}$ = (clip($x_{ij} - c_j$, $-B_j$, $B_j$) / $d_j$) / $s_j$
+    (a NaN $x_{ij}$ becomes fill / $d_j$ / $s_j$), mapped value by value: one pass, no copy."""
+    n, q = X.shape
+    if X.strides[0] < X.strides[1]:   # Fortran order: column after column
+        for j in range(q):
+            acc = 0.0
+            for i in range(n):
+                v = _box_square(X[i, j], c[j], B[j], d[j], s[j], fill)
+                if v == v: acc += min(v, 1.0)
+            out[j] += acc
+        return
+    acc = np.zeros(q)   # C order: row after row (each column's additions in the same order)
+    for i in range(n):
+        for j in range(q):
+            v = _box_square(X[i, j], c[j], B[j], d[j], s[j], fill)
+            if v == v: acc[j] += min(v, 1.0)
+    for j in range(q): out[j] += acc[j]
+
+
 def _chunked_column_sums(X, kernel, *args) -> np.ndarray:
-    "$Σ_i$ of a row-chunked X by a column-sum `kernel`: one task per chunk, added in chunk order."
+    """$Σ_i$ of a row-chunked X by a column-sum `kernel`: one task per chunk, added in chunk order.
+    The square sums of a design mapped lazily (registered in `BOX_MAPS`) are taken on the design
+    read, each value mapped in the kernel (`box_square_sums`), not on a mapped copy of each chunk."""
     import dask
+    source, maps = BOX_MAPS.get(getattr(X, "name", None), (lambda: None, None))
+    if kernel is square_sums and source() is not None and source().shape == X.shape:
+        X, kernel, args = source(), box_square_sums, maps
     blocks = X.rechunk({1: -1}).to_delayed().ravel()
     parts = dask.compute(*[dask.delayed(_chunk_column_sums)(b, kernel, args) for b in blocks])
     total = np.zeros(X.shape[1])

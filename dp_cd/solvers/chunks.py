@@ -12,17 +12,18 @@ import numpy as np
 from numba import njit
 from ..utils import is_chunked
 from ..io import categorical_frame, check_categories, count_records, csv_columns
+from ..privacy.bounds import BOX_MAPS
 from .contract import (InProcess, Problem, check_chunks, check_chunked_labels,
                                     check_chunked_problem, chunked_solvers, executor)
 
 # %% auto 0
-__all__ = ['SHAPE_ERROR', 'NPY_SOURCES', 'ROUND_TRIP_SECONDS', 'ROW_SECONDS', 'BYTE_SECONDS', 'PLACEMENT', 'TABLE_SUFFIXES',
-           'MAPPED_BLOCKS', 'run_seed', 'chunk_generator', 'connect', 'dask_client', 'all_finite', 'check_finite',
-           'float_labels', 'load_chunk', 'checked_chunks', 'ChunkBuffer', 'LazyChunk', 'open_chunks', 'chunk_row_norms',
-           'map_chunks', 'reduce_chunks', 'ChunkHolder', 'HeldChunks', 'stays_on_disk', 'hold_chunks', 'placement_cost',
-           'placement', 'one_worker_pays', 'run_on_one_worker', 'gathered_when_small', 'table_rows', 'chunked_table',
-           'NpyRows', 'npy_chunks', 'ColumnChunks', 'map_column', 'MappedColumns', 'MappedBlocks', 'map_on_read',
-           'scale_on_read']
+__all__ = ['SHAPE_ERROR', 'NPY_SOURCES', 'ROUND_TRIP_SECONDS', 'ROW_SECONDS', 'BYTE_SECONDS', 'SETUP_ROUND_TRIPS', 'DRIVER_BYTES',
+           'PLACEMENTS', 'PLACEMENT', 'TABLE_SUFFIXES', 'MAPPED_BLOCKS', 'run_seed', 'chunk_generator', 'connect',
+           'dask_client', 'all_finite', 'check_finite', 'float_labels', 'load_chunk', 'checked_chunks', 'ChunkBuffer',
+           'LazyChunk', 'open_chunks', 'chunk_row_norms', 'map_chunks', 'reduce_chunks', 'ChunkHolder', 'HeldChunks',
+           'stays_on_disk', 'hold_chunks', 'placement_cost', 'placement', 'one_worker_pays', 'run_on_one_worker',
+           'gathered_when_small', 'table_rows', 'chunked_table', 'NpyRows', 'npy_chunks', 'ColumnChunks', 'map_column',
+           'MappedColumns', 'MappedBlocks', 'map_on_read', 'scale_on_read']
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 def run_seed(rng:np.random.Generator, # the run's generator (one draw is consumed)
@@ -356,7 +357,10 @@ def hold_chunks(ex, # `executor()`
 ROUND_TRIP_SECONDS = 4e-3  # PUBLIC: one update's round trip to the holders (2 workers, loaded)
 ROW_SECONDS = 2.5e-9  # PUBLIC: one row of one coordinate update, on one worker
 BYTE_SECONDS = 1e-9  # PUBLIC: one byte of the design sent to another worker
-PLACEMENT = None  # None: the cost model chooses; "spread" or "one worker" forces it (benchmarks)
+SETUP_ROUND_TRIPS = {"spread": 5, "one worker": 3, "gathered": 1}  # PUBLIC: measured (dask.csv)
+DRIVER_BYTES = 2**27  # PUBLIC: at most this many bytes (3 copies of X) gathered into this process
+PLACEMENTS = ("spread", "one worker", "gathered")
+PLACEMENT = None  # None: the cost model chooses; one of `PLACEMENTS` forces it (tests, benchmarks)
 
 
 def placement_cost(n:int, # rows (public)
@@ -364,21 +368,25 @@ def placement_cost(n:int, # rows (public)
                    updates:int, # coordinate updates of the run (public): columns read in all
                    workers:int, # workers holding chunks
                    rounds:int|None=None, # round trips of the run (public; None: one per update)
-                  ) -> dict: # predicted seconds: {"spread": ..., "one worker": ...}
-    """Predicted time of a run with its chunks held where they are (one round trip per round, the
-    rows shared by the workers) and on one worker (one round trip, the design sent once)."""
+                  ) -> dict: # predicted seconds of each of `PLACEMENTS`
+    """Predicted time of a run with its chunks held where they are (the holders' setup, then one
+    round trip per round, the rows shared by the workers), on one worker (the design sent once to
+    it, the in-memory run there) and gathered into this process (the design sent once, the
+    in-memory run here; `inf` when three copies exceed `DRIVER_BYTES`)."""
     rounds = updates if rounds is None else rounds
-    return {"spread": rounds * ROUND_TRIP_SECONDS + updates * ROW_SECONDS * n / max(1, workers),
-            "one worker": (ROUND_TRIP_SECONDS + 8.0 * n * p * BYTE_SECONDS
-                           + updates * ROW_SECONDS * n)}
+    trips, send, work = SETUP_ROUND_TRIPS, 8.0 * n * p * BYTE_SECONDS, updates * ROW_SECONDS * n
+    here = 3 * 8 * n * p <= DRIVER_BYTES
+    return {"spread": (trips["spread"] + rounds) * ROUND_TRIP_SECONDS + work / max(1, workers),
+            "one worker": trips["one worker"] * ROUND_TRIP_SECONDS + send + work,
+            "gathered": trips["gathered"] * ROUND_TRIP_SECONDS + send + work if here else math.inf}
 
 
 @contextlib.contextmanager
-def placement(which:str|None, # "spread", "one worker", or None: the cost model chooses
+def placement(which:str|None, # one of `PLACEMENTS`, or None: the cost model chooses
              ):
     "Force where the chunked runs started inside the block go (tests, benchmarks)."
     global PLACEMENT
-    if which not in (None, "spread", "one worker"): raise ValueError(f"unknown placement {which!r}")
+    if which not in (None,) + PLACEMENTS: raise ValueError(f"unknown placement {which!r}")
     old, PLACEMENT = PLACEMENT, which
     try: yield
     finally: PLACEMENT = old
@@ -389,16 +397,17 @@ def one_worker_pays(ex, # `executor()`
                     p:int, # columns (public)
                     updates:int, # coordinate updates of the run (public): columns read in all
                     rounds:int|None=None, # its round trips (public; None: one per update)
-                   ) -> bool: # whether the run goes to one worker
-    "On a cluster: whether `placement_cost` prefers one worker (and 3 copies of X fit there)."
+                   ) -> bool: # whether the run goes to one place (`run_on_one_worker`)
+    """On a cluster: whether `placement_cost` prefers one place, gathered here or one worker (3
+    copies of X fitting in its memory limit), to the chunks held spread."""
     if isinstance(ex, InProcess): return False
-    if PLACEMENT is not None: return PLACEMENT == "one worker"
+    if PLACEMENT is not None: return PLACEMENT != "spread"
     info = ex.scheduler_info()["workers"]
     if not info: return False
     limits = [w.get("memory_limit") or 0 for w in info.values()]
     if all(limits) and 3 * 8 * n * p > min(limits): return False
     cost = placement_cost(n, p, updates, len(info), rounds)
-    return cost["one worker"] < cost["spread"]
+    return min(cost["one worker"], cost["gathered"]) < cost["spread"]
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 def _whole_run(solver, parts:list, spans:list, problem:Problem, plan, options:dict, rng):
@@ -409,6 +418,16 @@ def _whole_run(solver, parts:list, spans:list, problem:Problem, plan, options:di
     return solver.run(whole, plan, options, rng), rng.bit_generator.state
 
 
+def _gathered_blocks(ex, X, parts:list) -> list:
+    """X's chunks in this process, in chunk order, in one call: a persisted X's futures gathered
+    directly (no graph built or scheduled), else its chunks computed (`parts`) and sent here."""
+    from dask.core import flatten
+    from distributed import futures_of
+    held, keys = {f.key: f for f in futures_of(X)}, list(flatten(X.__dask_keys__()))
+    if keys and all(k in held for k in keys): return ex.gather([held[k] for k in keys])
+    return ex.compute(parts, sync=True)
+
+
 def run_on_one_worker(ex, # a dask.distributed client
                       solver, # the `Solver` whose in-memory `run` is used
                       problem:Problem, # a validated chunked problem
@@ -416,10 +435,18 @@ def run_on_one_worker(ex, # a dask.distributed client
                       options:dict, # its options
                       rng:np.random.Generator, # the run's generator (advanced as in memory)
                      ):
-    """`solver.run` on one worker, the one already holding the most bytes of the chunks (the
-    scheduler's placement of a task next to its inputs): the other chunks are sent to it once, in
-    one round trip of the driver. The generator ends in the state the in-memory run leaves it in."""
-    spans, parts = _spans(problem), ex.compute(list(problem.X.to_delayed().ravel()))
+    """`solver.run` in one place: in this process (the chunks gathered in one call) when three
+    copies of the design fit in `DRIVER_BYTES`, else on the worker already holding the most bytes
+    of the chunks (the scheduler's placement of a task next to its inputs), the other chunks sent
+    to it once. The generator ends in the state the in-memory run leaves it in."""
+    spans, parts = _spans(problem), list(problem.X.to_delayed().ravel())
+    here = math.isfinite(placement_cost(problem.n, problem.p, 0, 1)["gathered"])   # fits here
+    if PLACEMENT == "gathered" or (PLACEMENT is None and here):
+        blocks = _gathered_blocks(ex, problem.X, parts)
+        run = _whole_run(solver, blocks, spans, problem, plan, options, rng)[0]
+        run.params = {**run.params, "data_path": "gathered", "n_chunks": len(spans)}
+        return run
+    parts = ex.compute(parts)
     run, state = ex.submit(_whole_run, solver, parts, spans, problem, plan, options, rng,
                            pure=False).result()
     rng.bit_generator.state = state
@@ -796,11 +823,13 @@ MAPPED_BLOCKS = {}  # a mapped dask array's name -> (weak reference to its desig
 def _map_blocks(X, # a dask array
                 m:MappedBlocks, # the map
                ):
-    "X mapped block by block by `m` (lazy), registered so that `scale_on_read` can fold a scale."
+    """X mapped block by block by `m` (lazy), registered so that `scale_on_read` can fold a scale
+    and the square sums of the scales' release (`box_square_sums`) read X, not its map."""
     from dask.base import tokenize
     name = "mapped-" + tokenize(X.name, m.center, m.bound, m.divisor, m.scale, m.fill)
     Y = X.map_blocks(m, dtype=np.float64, name=name)
     MAPPED_BLOCKS[Y.name] = (weakref.ref(X), m)
+    BOX_MAPS[Y.name] = (weakref.ref(X), (m.center, m.bound, m.divisor, m.scale, m.fill))
     return Y
 
 

@@ -150,8 +150,8 @@ def _bcd_step(w, sums, coords, noise, P, codes, n, icpt) -> tuple:
 def _bcd_run(self, problem, plan, options, rng, ex) -> Run:
     """Block DP-CD on chunks: the in-memory draws (`block_draws`), one reduce of the block's clipped
     sums per round (`ChunkRounds`); with `fit_intercept`, on [X, s1] (`_with_column`), coordinate p
-    under the intercept's penalty. On one worker (the in-memory run) when the cost model
-    (`one_worker_pays`) says the round trips would cost more than the work."""
+    under the intercept's penalty. In one place (the in-memory run, `run_on_one_worker`) when the
+    cost model (`one_worker_pays`) says the round trips would cost more than the work."""
     P, px, every = plan.params, problem.p, options["record_every"]
     T, R, B = P["T"], P["R"], P["block_size"]
     if one_worker_pays(ex, problem.n, px, T * R * B, T * R):
@@ -256,7 +256,7 @@ def _gcd_start(problem, options) -> tuple:
 # %% ../../nbs/03_solvers/10_distributed.ipynb
 def _gcd_run(self, problem, plan, options, rng, ex) -> Run:
     """DP-GCD on chunks: one reduce of the clipped gradient per iteration (`ChunkRounds`), the
-    release on the driver; the in-memory run on one worker when the cost model prefers it."""
+    release on the driver; the in-memory run in one place when the cost model prefers it."""
     _gcd_supported(options)
     T = options["n_passes"]
     if one_worker_pays(ex, problem.n, problem.p, T * problem.p, T):
@@ -463,9 +463,13 @@ def _scd_step(ex, handles, alphas, v, batch, alpha_noise, v_noise, fixed):
 # %% ../../nbs/03_solvers/10_distributed.ipynb
 def _scd_chunked_run(self, problem, plan, options, rng, ex) -> Run:
     """DP-SCD (Algorithm 1) on chunks: the in-memory draws, one map-reduce per step; with
-    `fit_intercept` v has p + 1 entries, the last the implicit column's."""
+    `fit_intercept` v has p + 1 entries, the last the implicit column's. The in-memory run in one
+    place when the cost model prefers it: a step reads its L records and moves all N duals (their
+    noise), about $1 + Lp/N$ columns' work, for one round trip."""
     _scd_supported(options)
     P, N, p, lam = plan.params, problem.n, problem.p, problem.penalty.l2_strength
+    if one_worker_pays(ex, N, p, int(P["steps"] * (1 + P["batch_size"] * p / N)) + 1, P["steps"]):
+        return run_on_one_worker(ex, self, problem, plan, options, rng)
     L, s = P["batch_size"], options["intercept_scaling"] if P.get("fit_intercept") else 0.0
     sigma = plan.noise_scales[0] if len(plan.ledger) else 0.0
     starts = np.concatenate([[0], np.cumsum(check_chunks(problem.X))]).astype(np.int64)
