@@ -353,16 +353,19 @@ def _fallback(release, p:int, has_target:bool, columns=None, names=None) -> list
     names = [f"|{name(columns[j])}|" for j in np.flatnonzero(~np.isfinite(release.bounds[:p]))]
     return names + (["|y|"] if has_target and not np.isfinite(release.bounds[p]) else [])
 
-def _fallback_note(names:list, n:int, threshold:float, default:float=1.0) -> str:
+def _fallback_note(names:list, n:int, threshold:float, default:float=1.0, common:bool=False) -> str:
     """The report's sentence on the bounds that fell back: what the release shows and what locating
-    a bin takes (a post-processing of the release, its public threshold and the public n)."""
+    a bin takes (a post-processing of the release, its public threshold and the public n); to the
+    public `default`, or, `common`, to the released common bound of the features (`histogram_weak`)."""
     shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
     tau = f"{threshold:.4g}"
     why = (f"tau = {tau} exceeds the n = {n} records, so no bin can clear it at this budget"
            if threshold > n else
            f"a bin is located only when about tau of the n = {n} records have their value in it "
            "(values spread over several bins, or few non-zero values, leave every bin below tau)")
-    return (f"{len(names)} bound(s) fell back to the PUBLIC default {default:g} ({shown}): no bin "
+    to = (f"the released common bound B = {default:g}" if common else
+          f"the PUBLIC default {default:g}")
+    return (f"{len(names)} bound(s) fell back to {to} ({shown}): no bin "
             f"of their noisy histogram of magnitudes (one bin per power of two) reached the "
             f"threshold tau = {tau}; {why}")
 
@@ -513,8 +516,9 @@ def private_data_bounds(X, # the design (n, p), private
                              _fallback_all(p, cols if scale_x else [], scale_y, names))]
             if skipped else [])
     if whys:
-        why = "; ".join(_fallback_note(names_, n, tau, default=1.0 if common is None or
-                                       names_ == ["|y|"] else common) for names_, tau in whys)
+        weak_ = lambda names_: common is not None and names_ != ["|y|"]
+        why = "; ".join(_fallback_note(names_, n, tau, common if weak_(names_) else 1.0,
+                                       weak_(names_)) for names_, tau in whys)
         notes.append(why)
         said.append(why + ". If that default is wrong for them, give PUBLIC bounds (bounds=B; "
                     "target_bound for a regression), or a larger bounds_budget or more records "
