@@ -32,7 +32,8 @@ scores), the constant model's 0.5. These rows also hold the ablation of the publ
 `histogram_futile` (a bounds histogram whose threshold reaches n is not released, and the fit runs
 in the small-table box: one released common bound of the features, a regression's target bound
 and mean released with a share of their own): the plain default with that histogram always
-released (`FUTILE`: a bound it does not locate falls back to the default 1).
+released (`FUTILE`: a bound it does not locate falls back to the default 1; the rule
+`histogram_weak`, whose released common bound would replace that 1, switched off as well).
 
     python benchmarks/bench_untuned.py [--data-dir DIR] [--splits 3] [--tables a,b] [--out CSV]
                                        [--replace]   # only the rows of --tables rewritten
@@ -183,12 +184,14 @@ def models(task, eps, classes=(-1.0, 1.0)):
                "DPRegressorCV": lambda s: DPRegressorCV(epsilon=eps, random_state=s),
                JOINT: lambda s: _JointTarget(DPRegressor(epsilon=eps, random_state=s))}
         plain = out["DPRegressor"]
-    if ABLATE_FUTILE: out[FUTILE] = lambda s: _Ablation(plain(s), "histogram_futile")
+    if ABLATE_FUTILE:
+        out[FUTILE] = lambda s: _Ablation(plain(s), ("histogram_futile", "histogram_weak"))
     return out
 
 
-# the ablation of `histogram_futile`: the bounds' histograms released (and charged) even when
-# their threshold reaches n (the `--suite sklearn` rows only)
+# the ablation of `histogram_futile` (and `histogram_weak`): the bounds' histograms released (and
+# charged) even when their threshold reaches n, a bound not located set to the default 1 (the
+# `--suite sklearn` rows only)
 FUTILE = "default (futile histograms released)"
 ABLATE_FUTILE = False
 
@@ -209,12 +212,15 @@ class _JointTarget:
 
 
 class _Ablation(_JointTarget):
-    "A default estimator fitted with the public rule `rule` of dp_cd.estimators switched off."
-    def __init__(self, model, rule): self.model, self.rule = model, rule
+    "A default estimator fitted with the public rules `rules` of dp_cd.estimators switched off."
+    def __init__(self, model, rules): self.model, self.rules = model, rules
     def fit(self, X, y):
+        from contextlib import ExitStack
         from unittest import mock
         import dp_cd.estimators as est
-        with mock.patch.object(est, self.rule, lambda *a, **k: False):
+        with ExitStack() as stack:
+            for rule in self.rules:
+                stack.enter_context(mock.patch.object(est, rule, lambda *a, **k: False))
             self.model.fit(X, y)
         return self
     def decision_function(self, X): return self.model.decision_function(X)

@@ -37,14 +37,15 @@ from .privacy.events import ComposedEvent
 __all__ = ['LOSSES', 'BOUNDS_LABEL', 'CENTER_LABEL', 'SCALE_LABEL', 'SPREAD_LABEL', 'LABEL_MEAN_LABEL',
            'LABEL_MEAN_LAPLACE_LABEL', 'TARGET_BOUND_LABEL', 'PREPROCESSING_LABEL', 'FEATURE_SCALE_LABEL',
            'TARGET_SCALE_LABEL', 'TARGET_MEAN_LABEL', 'TARGET_SLACK', 'TARGET_MEAN_PART', 'SCALE_MAX_SIGMA',
-           'SMALL_TABLE_NOTE', 'HISTOGRAM_MAX_TAU', 'ONE_HOT_SCALE', 'MISSING_RULE', 'BOX_LABEL_PART', 'SAMPLE_CLIP',
-           'SMALL_TABLE_ALPHA', 'START_MIN_LOGIT', 'make_loss', 'make_penalty', 'BudgetExceededError',
-           'BudgetAccountant', 'count_records', 'resolve_delta', 'DataBounds', 'preprocessing_label', 'public_box',
-           'BoundsFallbackWarning', 'target_share', 'private_data_bounds', 'refined_public_bounds',
-           'add_private_center', 'scale_swamped', 'add_label_mean', 'histogram_pays', 'target_apart',
-           'histogram_threshold', 'histogram_futile', 'add_private_spread', 'add_private_scale', 'categorical_columns',
-           'one_hot', 'resolve_budget', 'one_hot_mask', 'numbers_or_refuse', 'private_target', 'box_rows', 'box_scores',
-           'small_table_penalty', 'DPRegressor', 'label_set', 'DPClassifier', 'logistic_start']
+           'SMALL_TABLE_NOTE', 'HISTOGRAM_MAX_TAU', 'HISTOGRAM_WEAK_TAU', 'COMMON_PART', 'ONE_HOT_SCALE',
+           'MISSING_RULE', 'BOX_LABEL_PART', 'SAMPLE_CLIP', 'SMALL_TABLE_ALPHA', 'START_MIN_LOGIT', 'make_loss',
+           'make_penalty', 'BudgetExceededError', 'BudgetAccountant', 'count_records', 'resolve_delta', 'DataBounds',
+           'preprocessing_label', 'public_box', 'BoundsFallbackWarning', 'target_share', 'private_data_bounds',
+           'refined_public_bounds', 'add_private_center', 'scale_swamped', 'add_label_mean', 'histogram_pays',
+           'target_apart', 'histogram_threshold', 'histogram_futile', 'histogram_weak', 'add_private_spread',
+           'add_private_scale', 'categorical_columns', 'one_hot', 'resolve_budget', 'one_hot_mask', 'numbers_or_refuse',
+           'private_target', 'box_rows', 'box_scores', 'small_table_penalty', 'DPRegressor', 'label_set',
+           'DPClassifier', 'logistic_start']
 
 # %% ../nbs/06_api/01_estimators.ipynb
 LOSSES = {"squared": SquaredLoss, "logistic": LogisticLoss, "huber": HuberLoss}
@@ -352,16 +353,19 @@ def _fallback(release, p:int, has_target:bool, columns=None, names=None) -> list
     names = [f"|{name(columns[j])}|" for j in np.flatnonzero(~np.isfinite(release.bounds[:p]))]
     return names + (["|y|"] if has_target and not np.isfinite(release.bounds[p]) else [])
 
-def _fallback_note(names:list, n:int, threshold:float, default:float=1.0) -> str:
+def _fallback_note(names:list, n:int, threshold:float, default:float=1.0, common:bool=False) -> str:
     """The report's sentence on the bounds that fell back: what the release shows and what locating
-    a bin takes (a post-processing of the release, its public threshold and the public n)."""
+    a bin takes (a post-processing of the release, its public threshold and the public n); to the
+    public `default`, or, `common`, to the released common bound of the features (`histogram_weak`)."""
     shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
     tau = f"{threshold:.4g}"
     why = (f"tau = {tau} exceeds the n = {n} records, so no bin can clear it at this budget"
            if threshold > n else
            f"a bin is located only when about tau of the n = {n} records have their value in it "
            "(values spread over several bins, or few non-zero values, leave every bin below tau)")
-    return (f"{len(names)} bound(s) fell back to the PUBLIC default {default:g} ({shown}): no bin "
+    to = (f"the released common bound B = {default:g}" if common else
+          f"the PUBLIC default {default:g}")
+    return (f"{len(names)} bound(s) fell back to {to} ({shown}): no bin "
             f"of their noisy histogram of magnitudes (one bin per power of two) reached the "
             f"threshold tau = {tau}; {why}")
 
@@ -407,7 +411,11 @@ def private_data_bounds(X, # the design (n, p), private
     share's ε), the box [-B, B] neither centred nor scaled (no Gaussian release follows); and,
     for a regression (also when only the target's own histogram is futile), the target's bound
     T (`private_magnitude` of |y|) and mean (`private_unit_mean`),
-    paid by a share of ε of their own (`target_share`)."""
+    paid by a share of ε of their own (`target_share`). A histogram that locates only bins holding
+    a large share of the records (`histogram_weak`: τ ≥ n/4, a public rule) is made with
+    1 - `COMMON_PART` of the share's ε, and the rest releases the features' common bound B
+    (`private_magnitude`, as in the box): the features it does not locate get B, not the
+    default 1."""
     delta = check_scalar(delta, "delta", 0, 1, high_open=True)
     share = check_scalar(share, "bounds_budget", 0, 1, True, True)
     p = X.shape[1]
@@ -425,8 +433,16 @@ def private_data_bounds(X, # the design (n, p), private
     scale_y = y is not None and (skip_y or skip_x)   # the target's bound and mean instead
     removed = int(skip_x) + int(apart and scale_y)   # the histograms not made
     g = 0 if skip_x else releases - removed   # the Gaussian releases that remain (one z)
-    if removed and g > 0: z = calibrate_noise_multiplier(share * eps, share * delta, g)
-    pure, target_mean = 0.0, None
+    weak = bool(not skip_x and len(cols) > 0
+                and histogram_weak(n, q_x, share * eps, share * delta, releases))
+    eps_g = (1 - COMMON_PART) * share * eps if weak else share * eps   # the Gaussian releases' ε
+    if removed and g > 0: z = calibrate_noise_multiplier(eps_g, share * delta, g)
+    pure, target_mean, common = 0.0, None, None
+    if weak:   # the features' common bound: the fallback of those the histogram does not locate
+        Xs = X if len(cols) == p else X[:, cols]
+        rel_c = private_magnitude(row_max(Xs, skip_missing=True), share * eps - eps_g, rng)
+        common, pure = rel_c.bound, rel_c.epsilon
+        entries.append((FEATURE_SCALE_LABEL, rel_c.event))
     if scale_x:   # the small-table box [-B, B]
         Xs = X if len(cols) == p else X[:, cols]
         rel_x = private_magnitude(row_max(Xs, skip_missing=True), share * eps, rng)
@@ -455,9 +471,11 @@ def private_data_bounds(X, # the design (n, p), private
                      f"of epsilon (`target_share`); the target is centred at that mean")
     if (len(cols) > 0 or y_joint is not None) and not skip_x:   # the features' (and the target's)
         Xs = X if len(cols) == p else X[:, cols]
-        B_s, t_s, rel = data_bounds(Xs, y_joint, share * eps, share * delta, rng, releases=g)
+        B_s, t_s, rel = data_bounds(Xs, y_joint, eps_g, share * delta, rng, releases=g,
+                                    default=1.0 if common is None else common)
         B[cols] = B_s
-        if y_joint is not None: target = t_s
+        if y_joint is not None: target = t_s if t_s is None or common is None else \
+            (float(rel.bounds[len(cols)]) if np.isfinite(rel.bounds[len(cols)]) else 1.0)
         notes.append(f"bounds on |x_j|{'' if y_joint is None else ' and |y|'} estimated privately: "
                      f"Gaussian histogram of magnitudes, sigma = {rel.sigma:.4g}, threshold "
                      f"{rel.threshold:.4g} (exact GDP, epsilon = {rel.epsilon:.4g}); records "
@@ -465,12 +483,18 @@ def private_data_bounds(X, # the design (n, p), private
         if len(cols) < p:
             notes[-1] += (f"; the {p - len(cols)} one-hot columns of declared categories are "
                           "bounded by 1 (public: their values are 0 or 1)")
+        if common is not None:
+            notes[-1] += (f"; its threshold is at least n/4 (`histogram_weak`, a public rule): a "
+                          f"common bound B = {common:g} of the features, a power of two near the "
+                          f"3/4-quantile of the records' largest |x_ij| (exponential mechanism, "
+                          f"epsilon = {rel_c.epsilon:.4g}, pure), is the bound of those it does "
+                          f"not locate")
         names_x = _fallback(rel, len(cols), y_joint is not None, cols, names)
         if names_x: whys.append((names_x, rel.threshold))
         entries.append((BOUNDS_LABEL, rel.event))
         z = rel.noise_multiplier
     if apart and not scale_y:   # the target's own histogram, the same noise multiplier
-        rel_y = private_bounds(np.asarray(y, dtype=float)[:, None], share * eps, share * delta,
+        rel_y = private_bounds(np.asarray(y, dtype=float)[:, None], eps_g, share * delta,
                                rng, releases=g)
         if z is not None and not math.isclose(rel_y.noise_multiplier, z, rel_tol=1e-9):
             raise RuntimeError("the target's release must share the noise multiplier of the others")
@@ -483,7 +507,7 @@ def private_data_bounds(X, # the design (n, p), private
                      f"features' release: `target_apart`), sigma = {rel_y.sigma:.4g}, threshold "
                      f"{rel_y.threshold:.4g}")
     if z is None and not entries: return DataBounds(np.ones(p))   # nothing to release
-    gauss = len(entries) - scale_x - 2 * scale_y   # the Gaussian releases made
+    gauss = len(entries) - scale_x - 2 * scale_y - weak   # the Gaussian releases made
     eps_b = pure + (epsilon_gaussian(z, gauss, share * delta) if gauss else 0.0)
     if apart and not scale_y and gauss > 1:
         notes[-1] += f" (exact GDP with the features' release, epsilon = {eps_b - pure:.4g})"
@@ -492,7 +516,9 @@ def private_data_bounds(X, # the design (n, p), private
                              _fallback_all(p, cols if scale_x else [], scale_y, names))]
             if skipped else [])
     if whys:
-        why = "; ".join(_fallback_note(names_, n, tau) for names_, tau in whys)
+        weak_ = lambda names_: common is not None and names_ != ["|y|"]
+        why = "; ".join(_fallback_note(names_, n, tau, common if weak_(names_) else 1.0,
+                                       weak_(names_)) for names_, tau in whys)
         notes.append(why)
         said.append(why + ". If that default is wrong for them, give PUBLIC bounds (bounds=B; "
                     "target_bound for a regression), or a larger bounds_budget or more records "
@@ -777,6 +803,24 @@ def histogram_futile(n:int, # number of records (public)
     $P(\text{located}) ≤ \bar Φ((τ - n)/σ) + φ ≤ 1/2 + φ$, whatever the data. Not released, its
     bounds are the public default 1 and its share of ε goes to the releases that remain."""
     return histogram_threshold(q, epsilon, delta, releases) >= n
+
+HISTOGRAM_WEAK_TAU = 1 / 4   # a bounds histogram is weak when τ >= n/4 (public)
+COMMON_PART = 1 / 10   # the part of a weak histogram's share that releases the common bound
+
+def histogram_weak(n:int, # number of records (public)
+                   q:int, # columns of the histogram (public)
+                   epsilon:float, # the preprocessing's share of ε
+                   delta:float, # the preprocessing's share of δ
+                   releases:int, # its Gaussian releases, this one included
+                  ) -> bool: # whether the histogram's unlocated bounds get a released common bound
+    r"""Whether the features' bounds histogram is weak: its threshold is at least
+    `HISTOGRAM_WEAK_TAU` n, $τ ≥ n/4$ (`histogram_threshold`; public quantities only), so that
+    it locates only a bin holding about a quarter of the records or more, and columns spread over a
+    few powers of two fall back. `private_data_bounds` then releases, with `COMMON_PART` of the
+    share's ε, one common bound of the features (`private_magnitude`), which those columns get
+    in place of the default 1. Rules on τ ≥ n first: a futile histogram is not made at all
+    (`histogram_futile`)."""
+    return histogram_threshold(q, epsilon, delta, releases) >= HISTOGRAM_WEAK_TAU * n
 
 def add_private_spread(b:DataBounds, # the bounds, their centre released
                        X, # the design (n, p), private
