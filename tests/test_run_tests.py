@@ -201,6 +201,25 @@ def test_numba_compilations_are_timed_per_cell_and_per_kernel(tmp_path):
     assert 'not measured' in runner().compile_summary({}, None, 1.0, 1.0)[0]
 
 
+def test_a_result_larger_than_the_pipe_buffer_is_received(tmp_path):
+    """A notebook's result (its cells' times, its compiled specialisations) can exceed the pipe's
+    buffer (64 KiB): the runner reads it while it is sent, it does not wait for the process to end
+    first (which would wait for the runner forever). 1,500 cells: about 150 KB of cell times."""
+    import signal
+    nb = notebook(tmp_path / 'big.ipynb', *[f'x_{i} = {i}  # {"a long first line " * 3}'
+                                           for i in range(1500)])
+    def hung(*_): raise TimeoutError('the runner and the notebook process wait for each other')
+    old = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(300)
+    try:
+        cells = {}
+        results = runner().run_notebooks([nb], 1, [], dict(os.environ), cells=cells)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    assert results[nb][0] and len(cells[nb]) == 1500
+
+
 def test_the_same_specialisation_compiled_in_two_notebooks_is_counted_beyond_its_costliest():
     signatures = {'a': {'m.f (int64,)': 2.0, 'm.f (float64,)': 1.0},
                   'b': {'m.f (int64,)': 3.0, 'm.g (int64,)': 5.0},

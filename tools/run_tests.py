@@ -272,7 +272,10 @@ def run_notebooks(paths, workers, force_flags, env, side=None, preload_names=(),
                 proc = context.Process(target=_notebook_process, args=(path, skip_flags, force_flags, send))
                 proc.start()
                 send.close()
-                running[proc.sentinel] = proc, receive, path, time.time()
+                # watched by its pipe, not its exit: a result larger than the pipe's buffer is
+                # sent only while it is read (the process would wait for the runner, and the runner
+                # for its exit); a process that dies unsent closes the pipe (EOF)
+                running[receive] = proc, receive, path, time.time()
             watch = list(running) + ([side_job] if side_job and not side_job.done else [])
             for ready in wait_for(watch):
                 if ready is side_job:
@@ -280,12 +283,13 @@ def run_notebooks(paths, workers, force_flags, env, side=None, preload_names=(),
                     if side_job.done: out['side'] = side_job.result
                     continue
                 proc, receive, path, start = running.pop(ready)
-                proc.join()
                 try: out[path], cells[path], compiles[path], signatures[path] = receive.recv()
                 except EOFError:   # the process died (a crash): no result
+                    proc.join()
                     print(f'      {_rel(path)}: its process ended with exit code {proc.exitcode}', flush=True)
                     out[path] = (False, time.time() - start, float('nan'))
                 receive.close()
+                proc.join()
                 passed, seconds, cpu = out[path]
                 print(f'      {_rel(path)}: {seconds:.0f} s ({cpu:.0f} CPU s)'
                       + ('' if passed else '  FAILED'), flush=True)
