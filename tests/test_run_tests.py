@@ -180,9 +180,13 @@ def test_numba_compilations_are_timed_per_cell_and_per_kernel(tmp_path):
                   '@njit\ndef outer(x):\n    return 2 * inner(x)',
                   'assert outer(1) == 4 and outer(1.5) == 5.0',   # two signatures of each
                   'assert outer(2) == 6')                         # compiled already
-    cells, compiles = {}, {}
-    results = runner().run_notebooks([nb], 1, [], dict(os.environ), cells=cells, compiles=compiles)
+    cells, compiles, signatures = {}, {}, {}
+    results = runner().run_notebooks([nb], 1, [], dict(os.environ), cells=cells, compiles=compiles,
+                                     signatures=signatures)
     assert results[nb][0]
+    specs = signatures[nb]   # one per kernel and argument types, with its own CPU time
+    assert sorted(specs) == ['__main__.inner (float64,)', '__main__.inner (int64,)',
+                             '__main__.outer (float64,)', '__main__.outer (int64,)'], specs
     (*_, c0), (*_, c1), (*_, c2) = cells[nb]
     assert c0 == 0 and c1 > 0 and c2 == 0
     kernels = compiles[nb]
@@ -195,6 +199,33 @@ def test_numba_compilations_are_timed_per_cell_and_per_kernel(tmp_path):
     assert len(lines) == 4 and lines[2].split() == ['100.0', '1', '1', 'm.f']
     assert lines[3].split()[-1] in kernels and lines[3].split()[1:3] == ['2', '1']
     assert 'not measured' in runner().compile_summary({}, None, 1.0, 1.0)[0]
+
+
+def test_a_result_larger_than_the_pipe_buffer_is_received(tmp_path):
+    """A notebook's result (its cells' times, its compiled specialisations) can exceed the pipe's
+    buffer (64 KiB): the runner reads it while it is sent, it does not wait for the process to end
+    first (which would wait for the runner forever). 1,500 cells: about 150 KB of cell times."""
+    import signal
+    nb = notebook(tmp_path / 'big.ipynb', *[f'x_{i} = {i}  # {"a long first line " * 3}'
+                                           for i in range(1500)])
+    def hung(*_): raise TimeoutError('the runner and the notebook process wait for each other')
+    old = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(300)
+    try:
+        cells = {}
+        results = runner().run_notebooks([nb], 1, [], dict(os.environ), cells=cells)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    assert results[nb][0] and len(cells[nb]) == 1500
+
+
+def test_the_same_specialisation_compiled_in_two_notebooks_is_counted_beyond_its_costliest():
+    signatures = {'a': {'m.f (int64,)': 2.0, 'm.f (float64,)': 1.0},
+                  'b': {'m.f (int64,)': 3.0, 'm.g (int64,)': 5.0},
+                  'c': {'m.f (int64,)': 0.5}}
+    assert runner().repeated_compiles(signatures) == (2, 2.5)   # m.f (int64,) in a and c
+    assert runner().repeated_compiles({'a': {'m.f (int64,)': 2.0}}) == (0, 0)
 
 
 def test_a_record_with_new_columns_keeps_the_earlier_rows(tmp_path):

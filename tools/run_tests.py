@@ -31,7 +31,8 @@ the notebooks from `nbs/06_api` on start (the earlier chapters have then compile
 kernels into its cache, which pytest loads), its lines prefixed `pytest|`; the 10 slowest
 notebooks, notebook cells (CPU seconds) and tests are listed at the end, with numba's share: the
 CPU seconds it spent compiling (from its compile events) per notebook, cell and kernel, and in
-pytest's process.
+pytest's process, and the CPU seconds spent compiling a specialisation (kernel and argument types)
+that another notebook compiled too (two notebooks at once, or a kernel numba cannot cache).
 Exits non-zero if any notebook or test fails.
 """
 import argparse
@@ -142,9 +143,10 @@ class Compiles:
     """numba's compilations in this process, from its `numba:compile` events (a kernel compiled for
     a signature it had not in memory nor in its on-disk cache): `cpu`, the CPU seconds they took,
     and `kernels`, {kernel: [compilations, CPU s]} with each one's own time (the kernels that it
-    compiled on the way counted to them). Loads from the cache are not compilations."""
+    compiled on the way counted to them), and `signatures`, {"kernel (argument types)": CPU s}: the
+    specialisations compiled. Loads from the cache are not compilations."""
     def __init__(self):
-        self.cpu, self.kernels, self.stack = 0.0, {}, []
+        self.cpu, self.kernels, self.signatures, self.stack = 0.0, {}, {}, []
 
     def install(self):
         "Listen to numba's compile events from now on; returns whether it could (numba installed)."
@@ -173,6 +175,8 @@ class Compiles:
         entry = self.kernels.setdefault(name, [0, 0.0])
         entry[0] += 1
         entry[1] += spent - inner
+        signature = f'{name} {event.data.get("args", "?")}'
+        self.signatures[signature] = self.signatures.get(signature, 0.0) + spent - inner
 
 
 def _time_cells(times, compiles=None):
@@ -195,11 +199,12 @@ def _time_cells(times, compiles=None):
 
 def _notebook_process(path, skip_flags, force_flags, conn):
     """The process of one notebook (forked from the runner): sends `_test_notebook`'s result, the
-    times of its cells and its compilations ({kernel: [count, CPU s]})."""
+    times of its cells, its compilations ({kernel: [count, CPU s]}) and their signatures."""
     cells, compiles = [], Compiles()
     compiles.install()
     _time_cells(cells, compiles)
-    conn.send((_test_notebook(path, skip_flags, force_flags), cells, compiles.kernels))
+    conn.send((_test_notebook(path, skip_flags, force_flags), cells, compiles.kernels,
+               compiles.signatures))
     conn.close()
 
 
@@ -227,7 +232,7 @@ def preload(names):
 
 
 def run_notebooks(paths, workers, force_flags, env, side=None, preload_names=(), cells=None,
-                  compiles=None):
+                  compiles=None, signatures=None):
     """Test the notebooks `paths`, `workers` at a time, with the environment `env`, printing each
     start and each time; returns {path: (passed, seconds, CPU seconds)}. Each notebook runs in a
     process of its own, forked from this one after `preload(preload_names)`: a notebook sees no
@@ -236,10 +241,12 @@ def run_notebooks(paths, workers, force_flags, env, side=None, preload_names=(),
     holds one of the `workers` slots from when the first `k` notebooks have started; its result
     is then under the key `'side'`. `cells`, a dict if given, receives {path: [(CPU s, wall s,
     cell number, first line, compile CPU s) of each code cell run]}; `compiles`, a dict if given,
-    {path: {kernel: [compilations, CPU s]}} (numba's compilations, see `Compiles`)."""
+    {path: {kernel: [compilations, CPU s]}} (numba's compilations, see `Compiles`); `signatures`,
+    a dict if given, {path: {"kernel (argument types)": CPU s}}."""
     from multiprocessing.connection import wait as wait_for
     cells = {} if cells is None else cells
     compiles = {} if compiles is None else compiles
+    signatures = {} if signatures is None else signatures
     from nbdev.config import get_config
     skip_flags, pending, running, out = get_config().tst_flags.split(), list(paths), {}, {}
     side_job, context = None, multiprocessing.get_context('fork')
@@ -265,7 +272,10 @@ def run_notebooks(paths, workers, force_flags, env, side=None, preload_names=(),
                 proc = context.Process(target=_notebook_process, args=(path, skip_flags, force_flags, send))
                 proc.start()
                 send.close()
-                running[proc.sentinel] = proc, receive, path, time.time()
+                # watched by its pipe, not its exit: a result larger than the pipe's buffer is
+                # sent only while it is read (the process would wait for the runner, and the runner
+                # for its exit); a process that dies unsent closes the pipe (EOF)
+                running[receive] = proc, receive, path, time.time()
             watch = list(running) + ([side_job] if side_job and not side_job.done else [])
             for ready in wait_for(watch):
                 if ready is side_job:
@@ -273,12 +283,13 @@ def run_notebooks(paths, workers, force_flags, env, side=None, preload_names=(),
                     if side_job.done: out['side'] = side_job.result
                     continue
                 proc, receive, path, start = running.pop(ready)
-                proc.join()
-                try: out[path], cells[path], compiles[path] = receive.recv()
+                try: out[path], cells[path], compiles[path], signatures[path] = receive.recv()
                 except EOFError:   # the process died (a crash): no result
+                    proc.join()
                     print(f'      {_rel(path)}: its process ended with exit code {proc.exitcode}', flush=True)
                     out[path] = (False, time.time() - start, float('nan'))
                 receive.close()
+                proc.join()
                 passed, seconds, cpu = out[path]
                 print(f'      {_rel(path)}: {seconds:.0f} s ({cpu:.0f} CPU s)'
                       + ('' if passed else '  FAILED'), flush=True)
@@ -369,6 +380,18 @@ def record(path, row):
         writer.writerows(rows + [row])
 
 
+def repeated_compiles(signatures):
+    """`(count, CPU s)` of the compilations of a specialisation (kernel and argument types) that
+    another notebook of the run compiled too (`signatures`: {notebook: {specialisation: CPU s}}),
+    each beyond its costliest one: what a shared cache did not save, because two notebooks compiled
+    it at the same time or numba cannot cache it (a kernel built at run time, an overload)."""
+    seen = {}
+    for specs in signatures.values():
+        for spec, cpu in specs.items(): seen.setdefault(spec, []).append(cpu)
+    again = [sorted(cpus)[:-1] for cpus in seen.values() if len(cpus) > 1]
+    return sum(map(len, again)), sum(map(sum, again))
+
+
 def compile_summary(compiles, pytest_kernels, nb_cpu, py_cpu, k=10):
     """Lines on numba's share of the run: the CPU seconds it spent compiling in the notebooks
     (`compiles`, {notebook: {kernel: [count, CPU s]}}) and in pytest's process (`pytest_kernels`,
@@ -419,13 +442,13 @@ def main():
     marker = [] if args.slow else ['-m', 'heavy' if args.heavy else 'not slow and not heavy']
     pytest_cmd = [sys.executable, '-m', 'pytest', 'tests', '-q', '-rs', '--durations=0',
                   '--durations-min=0.5', *marker]
-    start, load0, cells, compiles = time.time(), os.getloadavg(), {}, {}
+    start, load0, cells, compiles, signatures = time.time(), os.getloadavg(), {}, {}, {}
     with notebook_env(env) as nb_env, tempfile.TemporaryDirectory(prefix='dp_cd-compiles-') as tmp:
         py_env = {**env, 'DP_CD_TEST_COMPILES': str(Path(tmp) / 'pytest.json')}   # tests/conftest.py
         side = (pytest_start(nbs), lambda: Lines(pytest_cmd, py_env, prefix='pytest| '))
         results = run_notebooks(nbs, workers, ['slow', 'heavy'] if args.slow else ['heavy'] if args.heavy else [],
                                 nb_env, side=side if workers > 1 else None, preload_names=PRELOAD,
-                                cells=cells, compiles=compiles)
+                                cells=cells, compiles=compiles, signatures=signatures)
         py_rc, py_out, py_s, py_cpu = results.pop('side') if workers > 1 else run_pytest(pytest_cmd, py_env)
         try: py_kernels = json.loads(Path(py_env['DP_CD_TEST_COMPILES']).read_text())
         except (OSError, ValueError): py_kernels = None
@@ -446,6 +469,9 @@ def main():
             sorted((t + (p,) for p, ts in cells.items() for t in ts), key=lambda t: -t[0])[:10]],
           sep='\n')
     print(*compile_summary(compiles, py_kernels, nb_cpu, py_cpu), sep='\n')
+    repeats, repeat_cpu = repeated_compiles(signatures)
+    print(f'the same specialisation compiled again in another notebook: {repeats} times, {repeat_cpu:.0f} '
+          'CPU s (notebooks at the same time, or kernels numba does not cache)')
     print('the 10 slowest tests (call, set-up and tear-down):', *slowest(pytest_durations(py_out)), sep='\n')
     failed = [str(_rel(p)) for p, (ok, *_) in results.items() if not ok]
     print(f'notebooks ({len(nbs)}): ' + ('all passed' if nb_rc == 0 else 'FAILED: ' + ', '.join(failed)))
@@ -466,7 +492,8 @@ def main():
             'load_start': round(load0[0], 1), 'load_end': round(load1[0], 1),
             'load_15min_end': round(load1[2], 1), 'passed': int(not (nb_rc or py_rc)),
             'notebook_compile_cpu_s': round(sum(compiling.values())),
-            'pytest_compile_cpu_s': '' if py_kernels is None else round(sum(c for _, c in py_kernels.values()))})
+            'pytest_compile_cpu_s': '' if py_kernels is None else round(sum(c for _, c in py_kernels.values())),
+            'notebook_repeat_compile_cpu_s': round(repeat_cpu)})
     sys.exit(1 if (nb_rc or py_rc) else 0)
 
 

@@ -813,7 +813,9 @@ def update_clipped_sum_dense(
     delta:float=0.0,  # (0: no update)
 ) -> float:  # the (weighted) sum of the clipped terms of column j
     "z += δ X[:, jp] (if δ ≠ 0), then $Σ_i$ $w_i$ · clip of record i's term on column j (one pass)."
-    shift = (jp, delta)
+    # int64 and float64 whatever the caller passed: a literal or omitted `jp` (numba types a constant
+    # 0 as Literal[int](0)) would otherwise compile the summing loops once more for its own type
+    shift = (np.int64(jp), np.float64(delta))
     if len(records) == 2:   # unweighted by its type: numba prunes the weighted branch, never compiled
         y, clips = records   # (clips stands in for the weights, never read)
         return _unweighted_sum_dense(loss, X, (y, clips, clips), z, j, C, shift)
