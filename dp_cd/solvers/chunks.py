@@ -10,11 +10,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 import numpy as np
 from numba import njit
-from ..utils import is_chunked
+from ..utils import is_chunked, LazyModule
 from ..io import categorical_frame, check_categories, count_records, csv_columns
-from ..privacy.bounds import BOX_MAPS
 from .contract import (InProcess, Problem, check_chunks, check_chunked_labels,
                                     check_chunked_problem, chunked_solvers, executor)
+
+_bounds = LazyModule("dp_cd.privacy.bounds")   # BOX_MAPS; `import dp_cd` stays light
 
 # %% auto 0
 __all__ = ['SHAPE_ERROR', 'NPY_SOURCES', 'ROUND_TRIP_SECONDS', 'ROW_SECONDS', 'BYTE_SECONDS', 'SETUP_ROUND_TRIPS', 'DRIVER_BYTES',
@@ -829,7 +830,7 @@ def _map_blocks(X, # a dask array
     name = "mapped-" + tokenize(X.name, m.center, m.bound, m.divisor, m.scale, m.fill)
     Y = X.map_blocks(m, dtype=np.float64, name=name)
     MAPPED_BLOCKS[Y.name] = (weakref.ref(X), m)
-    BOX_MAPS[Y.name] = (weakref.ref(X), (m.center, m.bound, m.divisor, m.scale, m.fill))
+    _bounds.BOX_MAPS[Y.name] = (weakref.ref(X), (m.center, m.bound, m.divisor, m.scale, m.fill))
     return Y
 
 
