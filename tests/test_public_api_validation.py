@@ -128,7 +128,7 @@ OVERRIDE = {
     "dp_cd.tuned.to_unit_box": {"h": [[-1.0, 1.0, 1.0], [0.0, 1.0, 1.0], [nan, 1.0, 1.0]]},
     **{f"dp_cd.estimators.{f}": {"q": COUNT}   # a number of columns
        for f in ("scale_swamped", "histogram_pays", "target_apart", "histogram_threshold",
-                 "histogram_futile")},
+                 "histogram_futile", "histogram_weak")},
 }
 
 # valid values that differ from `VALID` for one function: {function: {name: value}}
@@ -143,7 +143,7 @@ VALID_FOR = {
     "dp_cd.estimators.refined_public_bounds": {"pub": "bounds"},
     **{f"dp_cd.estimators.{f}": {"q": 3}   # a number of columns, not a probability
        for f in ("scale_swamped", "histogram_pays", "target_apart", "histogram_threshold",
-                 "histogram_futile")},
+                 "histogram_futile", "histogram_weak")},
     **{f"dp_cd.solvers.growth.{f}": {"loss": "growth_loss"}
        for f in ("localization", "epoch_growth", "inverse_sensitivity_distribution",
                  "inverse_sensitivity")},
@@ -168,6 +168,9 @@ SKIP = {
         "calibrated (the solver is covered here)",
     **{f"dp_cd.solvers.ssp.{f}": "a step of adassp's run, fed the statistics and the σ its plan "
        "calibrated (the solver is covered here)" for f in ("release_statistics", "adaptive_ridge")},
+    **{f"dp_cd.solvers.dpsgd.{f}": "a step of `dp_sgd`'s run: the batches of a range of records "
+       "or steps, keyed by the seed its solver drew (the solver is covered here)"
+       for f in ("batch_rows", "counter_batches")},
     "dp_cd.solvers.dpscd.scd_draws": "a step of a run: the draws of a block of steps, fed the "
         "problem and plan its solver validated and calibrated (the solver is covered here)",
     "dp_cd.solvers.contract.Plan": RECORD,
