@@ -404,7 +404,7 @@ def _batch_range(seed, t:int, a:int, b:int, inv_rate:float, seg:int, out, count:
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 def sampling_seed(rng:np.random.Generator, # the run's generator (one draw is consumed)
-                 ) -> int: # the seed of the batches, in [0, 2^63)
+                 ) -> int: # the seed of the batches, in $[0, 2^{63})$
     "The one integer the counter-based batches of a run are keyed by (drawn before any noise)."
     return int(rng.integers(0, 2**63))
 
