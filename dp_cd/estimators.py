@@ -520,7 +520,7 @@ def private_data_bounds(X, # the design (n, p), private
         why = "; ".join(_fallback_note(names_, n, tau, common if weak_(names_) else 1.0,
                                        weak_(names_)) for names_, tau in whys)
         notes.append(why)
-        said.append(why + ". If that default is wrong for them, give PUBLIC bounds (bounds=B; "
+        said.append(why + ". If that bound is wrong for them, give PUBLIC bounds (bounds=B; "
                     "target_bound for a regression), or a larger bounds_budget or more records "
                     "(tau shrinks as the bounds' share of epsilon grows)")
     if said: warnings.warn(". ".join(said), BoundsFallbackWarning, stacklevel=4)
