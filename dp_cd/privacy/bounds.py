@@ -594,7 +594,8 @@ def _chunk_column_sums(block, kernel, args:tuple) -> np.ndarray:
     return out
 
 
-BOX_MAPS = {}  # a lazily mapped design's name -> (weak reference to the design read, its map)
+BOX_MAPS = {}  # a lazily mapped design's name -> (weak reference to the design read, its map:
+              # center, bound, divisor, scale, fill; filled by the row chunks' `map_on_read`)
 
 
 @njit(cache=True, nogil=True)
@@ -639,9 +640,10 @@ def _chunked_column_sums(X, kernel, *args) -> np.ndarray:
     The square sums of a design mapped lazily (registered in `BOX_MAPS`) are taken on the design
     read, each value mapped in the kernel (`box_square_sums`), not on a mapped copy of each chunk."""
     import dask
-    source, maps = BOX_MAPS.get(getattr(X, "name", None), (lambda: None, None))
-    if kernel is square_sums and source() is not None and source().shape == X.shape:
-        X, kernel, args = source(), box_square_sums, maps
+    ref, m = BOX_MAPS.get(getattr(X, "name", None), (lambda: None, None))
+    source = ref()
+    if kernel is square_sums and source is not None and source.shape == X.shape:
+        X, kernel, args = source, box_square_sums, (m.center, m.bound, m.divisor, m.scale, m.fill)
     blocks = X.rechunk({1: -1}).to_delayed().ravel()
     parts = dask.compute(*[dask.delayed(_chunk_column_sums)(b, kernel, args) for b in blocks])
     total = np.zeros(X.shape[1])

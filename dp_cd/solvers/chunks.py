@@ -19,9 +19,9 @@ _bounds = LazyModule("dp_cd.privacy.bounds")   # BOX_MAPS; `import dp_cd` stays 
 
 # %% auto 0
 __all__ = ['SHAPE_ERROR', 'NPY_SOURCES', 'ROUND_TRIP_SECONDS', 'ROW_SECONDS', 'BYTE_SECONDS', 'SETUP_ROUND_TRIPS', 'DRIVER_BYTES',
-           'PLACEMENTS', 'PLACEMENT', 'TABLE_SUFFIXES', 'MAPPED_BLOCKS', 'run_seed', 'chunk_generator', 'connect',
-           'dask_client', 'all_finite', 'check_finite', 'float_labels', 'load_chunk', 'checked_chunks', 'ChunkBuffer',
-           'LazyChunk', 'open_chunks', 'chunk_row_norms', 'map_chunks', 'reduce_chunks', 'ChunkHolder', 'HeldChunks',
+           'PLACEMENTS', 'PLACEMENT', 'TABLE_SUFFIXES', 'run_seed', 'chunk_generator', 'connect', 'dask_client',
+           'all_finite', 'check_finite', 'float_labels', 'load_chunk', 'checked_chunks', 'ChunkBuffer', 'LazyChunk',
+           'open_chunks', 'chunk_row_norms', 'map_chunks', 'reduce_chunks', 'ChunkHolder', 'HeldChunks',
            'stays_on_disk', 'hold_chunks', 'placement_cost', 'placement', 'one_worker_pays', 'run_on_one_worker',
            'gathered_when_small', 'table_rows', 'chunked_table', 'NpyRows', 'npy_chunks', 'ColumnChunks', 'map_column',
            'MappedColumns', 'MappedBlocks', 'map_on_read', 'scale_on_read']
@@ -818,9 +818,6 @@ class MappedBlocks:
         return out
 
 
-MAPPED_BLOCKS = {}  # a mapped dask array's name -> (weak reference to its design, `MappedBlocks`)
-
-
 def _map_blocks(X, # a dask array
                 m:MappedBlocks, # the map
                ):
@@ -829,8 +826,7 @@ def _map_blocks(X, # a dask array
     from dask.base import tokenize
     name = "mapped-" + tokenize(X.name, m.center, m.bound, m.divisor, m.scale, m.fill)
     Y = X.map_blocks(m, dtype=np.float64, name=name)
-    MAPPED_BLOCKS[Y.name] = (weakref.ref(X), m)
-    _bounds.BOX_MAPS[Y.name] = (weakref.ref(X), (m.center, m.bound, m.divisor, m.scale, m.fill))
+    _bounds.BOX_MAPS[Y.name] = (weakref.ref(X), m)   # the one registry of lazily mapped designs
     return Y
 
 
@@ -862,7 +858,7 @@ def scale_on_read(Xc, # a design, e.g. from `map_on_read`
     source, s = NPY_SOURCES.get(Xc.name), _vector(scale, 1.0, Xc.shape[1])
     if isinstance(source, MappedColumns) and np.all(source.scale == 1.0):
         return _read_directly(replace(source, scale=s), Xc.chunks[0])
-    X, m = MAPPED_BLOCKS.get(Xc.name, (lambda: None, None))
+    X, m = _bounds.BOX_MAPS.get(Xc.name, (lambda: None, None))
     X = X()
     if X is None or not np.all(m.scale == 1.0): return Xs
     return _map_blocks(X, replace(m, scale=s))
