@@ -17,7 +17,7 @@ from .mechanisms import gumbel_argmax
 from .calibration import calibrate_noise_multiplier, epsilon_gaussian
 
 # %% auto 0
-__all__ = ['SCALE_FLOOR', 'MAGNITUDE_LEVEL', 'MAGNITUDE_PRIOR', 'BOX_MAPS', 'magnitude_bins', 'magnitude_histogram',
+__all__ = ['SCALE_FLOOR', 'MAGNITUDE_LEVEL', 'MAGNITUDE_PRIOR', 'magnitude_bins', 'magnitude_histogram',
            'noisy_magnitude_histogram', 'top_trusted_bins', 'BoundsRelease', 'private_bounds', 'row_max', 'data_bounds',
            'clip_records', 'unit_box_mean', 'CenterRelease', 'private_center', 'unit_box_second_moment', 'ScaleRelease',
            'private_scale', 'signed_histogram', 'noisy_signed_histogram', 'TwoSidedRelease', 'private_two_sided_bounds',
@@ -594,10 +594,6 @@ def _chunk_column_sums(block, kernel, args:tuple) -> np.ndarray:
     return out
 
 
-BOX_MAPS = {}  # a lazily mapped design's name -> (weak reference to the design read, its map:
-              # center, bound, divisor, scale, fill; filled by the row chunks' `map_on_read`)
-
-
 @njit(cache=True, nogil=True)
 def _box_square(x:float, c:float, B:float, d:float, s:float, fill:float) -> float:
     "The square of x's map (clip(x - c, -B, B) / d) / s, a NaN x mapped to fill / d / s."
@@ -637,13 +633,14 @@ def box_square_sums(X, # a chunk of records as read (n, q), float64, C or Fortra
 
 def _chunked_column_sums(X, kernel, *args) -> np.ndarray:
     """$Σ_i$ of a row-chunked X by a column-sum `kernel`: one task per chunk, added in chunk order.
-    The square sums of a design mapped lazily (registered in `BOX_MAPS`) are taken on the design
-    read, each value mapped in the kernel (`box_square_sums`), not on a mapped copy of each chunk."""
+    The square sums of a design mapped lazily (which carries `on_read`: the design read and its
+    map, see `map_on_read` of the row chunks) are taken on the design read, each value mapped in the
+    kernel (`box_square_sums`), not on a mapped copy of each chunk."""
     import dask
-    ref, m = BOX_MAPS.get(getattr(X, "name", None), (lambda: None, None))
-    source = ref()
-    if kernel is square_sums and source is not None and source.shape == X.shape:
-        X, kernel, args = source, box_square_sums, (m.center, m.bound, m.divisor, m.scale, m.fill)
+    on = getattr(X, "on_read", None)
+    if kernel is square_sums and on is not None and on.design.shape == X.shape:
+        m = on.map
+        X, kernel, args = on.design, box_square_sums, (m.center, m.bound, m.divisor, m.scale, m.fill)
     blocks = X.rechunk({1: -1}).to_delayed().ravel()
     parts = dask.compute(*[dask.delayed(_chunk_column_sums)(b, kernel, args) for b in blocks])
     total = np.zeros(X.shape[1])

@@ -4,18 +4,16 @@
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb 1
 from __future__ import annotations
-import contextlib, csv, io, math, operator, os, sys, time, weakref
+import contextlib, csv, io, math, operator, os, sys, time
 from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 import numpy as np
 from numba import njit
-from ..utils import is_chunked, LazyModule
+from ..utils import is_chunked
 from ..io import categorical_frame, check_categories, count_records, csv_columns
 from .contract import (InProcess, Problem, check_chunks, check_chunked_labels,
                                     check_chunked_problem, chunked_solvers, executor)
-
-_bounds = LazyModule("dp_cd.privacy.bounds")   # BOX_MAPS; `import dp_cd` stays light
 
 # %% auto 0
 __all__ = ['SHAPE_ERROR', 'NPY_SOURCES', 'ROUND_TRIP_SECONDS', 'ROW_SECONDS', 'BYTE_SECONDS', 'SETUP_ROUND_TRIPS', 'DRIVER_BYTES',
@@ -24,7 +22,7 @@ __all__ = ['SHAPE_ERROR', 'NPY_SOURCES', 'ROUND_TRIP_SECONDS', 'ROW_SECONDS', 'B
            'open_chunks', 'chunk_row_norms', 'map_chunks', 'reduce_chunks', 'ChunkHolder', 'HeldChunks',
            'stays_on_disk', 'hold_chunks', 'placement_cost', 'placement', 'one_worker_pays', 'run_on_one_worker',
            'gathered_when_small', 'table_rows', 'chunked_table', 'NpyRows', 'npy_chunks', 'ColumnChunks', 'map_column',
-           'MappedColumns', 'MappedBlocks', 'map_on_read', 'scale_on_read']
+           'MappedColumns', 'MappedBlocks', 'OnRead', 'map_on_read', 'scale_on_read']
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
 def run_seed(rng:np.random.Generator, # the run's generator (one draw is consumed)
@@ -818,15 +816,23 @@ class MappedBlocks:
         return out
 
 
+@dataclass(frozen=True)
+class OnRead:
+    "What a lazily mapped design carries (its `on_read`): the design read and the map of its blocks."
+    design: object  # the dask array read
+    map: MappedBlocks  # the map applied to each of its blocks
+
+
 def _map_blocks(X, # a dask array
                 m:MappedBlocks, # the map
                ):
-    """X mapped block by block by `m` (lazy), registered so that `scale_on_read` can fold a scale
-    and the square sums of the scales' release (`box_square_sums`) read X, not its map."""
+    """X mapped block by block by `m` (lazy); the result carries `on_read` = `OnRead(X, m)`, so
+    that `scale_on_read` can fold a scale into the map and the square sums of the scales' release
+    (`box_square_sums`) read X, not its map: the map travels with the design."""
     from dask.base import tokenize
     name = "mapped-" + tokenize(X.name, m.center, m.bound, m.divisor, m.scale, m.fill)
     Y = X.map_blocks(m, dtype=np.float64, name=name)
-    _bounds.BOX_MAPS[Y.name] = (weakref.ref(X), m)   # the one registry of lazily mapped designs
+    Y.on_read = OnRead(X, m)   # (an attribute of this array only: dask's results do not carry it)
     return Y
 
 
@@ -858,8 +864,7 @@ def scale_on_read(Xc, # a design, e.g. from `map_on_read`
     source, s = NPY_SOURCES.get(Xc.name), _vector(scale, 1.0, Xc.shape[1])
     if isinstance(source, MappedColumns) and np.all(source.scale == 1.0):
         return _read_directly(replace(source, scale=s), Xc.chunks[0])
-    X, m = _bounds.BOX_MAPS.get(Xc.name, (lambda: None, None))
-    X = X()
-    if X is None or not np.all(m.scale == 1.0): return Xs
-    return _map_blocks(X, replace(m, scale=s))
+    on = getattr(Xc, "on_read", None)
+    if on is None or not np.all(on.map.scale == 1.0): return Xs
+    return _map_blocks(on.design, replace(on.map, scale=s))
 
