@@ -639,8 +639,8 @@ def _chunked_column_sums(X, kernel, *args) -> np.ndarray:
     import dask
     on = getattr(X, "on_read", None)
     if kernel is square_sums and on is not None and on.design.shape == X.shape:
-        m = on.map
-        X, kernel, args = on.design, box_square_sums, (m.center, m.bound, m.divisor, m.scale, m.fill)
+        m, X, kernel = on.map, on.design, box_square_sums
+        args = (m.center, m.bound, m.divisor, m.scale, m.fill)
     blocks = X.rechunk({1: -1}).to_delayed().ravel()
     parts = dask.compute(*[dask.delayed(_chunk_column_sums)(b, kernel, args) for b in blocks])
     total = np.zeros(X.shape[1])

@@ -818,7 +818,7 @@ class MappedBlocks:
 
 @dataclass(frozen=True)
 class OnRead:
-    "What a lazily mapped design carries (its `on_read`): the design read and the map of its blocks."
+    "What a lazily mapped design carries (`on_read`): the design read and the map of its blocks."
     design: object  # the dask array read
     map: MappedBlocks  # the map applied to each of its blocks
 
