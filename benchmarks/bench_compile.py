@@ -283,6 +283,7 @@ if __name__ == "__main__":
     ap.add_argument("--imports-only", action="store_true", help="the import times alone (no fits, no warmup)")
     a = ap.parse_args()
     now = str(Path(__file__).resolve().parents[1])
+    a.out = str(Path(a.out).resolve())   # (compare works in the temporary directory)
     print(f"load average at the start: {os.getloadavg()}", flush=True)
     rows = compare(str(Path(a.compare).resolve()), now, dict(os.environ), a.rounds, a.imports_only)
     for r in rows: print(r, flush=True)
