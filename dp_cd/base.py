@@ -4,7 +4,7 @@
 
 # %% ../nbs/06_api/00_base.ipynb 1
 from __future__ import annotations
-import inspect, math, numbers
+import functools, inspect, math, numbers
 from collections import defaultdict
 from functools import update_wrapper
 from types import MethodType
@@ -35,8 +35,9 @@ class BaseEstimator:
                                    "each of its parameters")
         return sorted(p.name for p in params)
 
-    def get_params(self, deep=True):
-        "The parameters by name; `deep`: with those of parameters that are estimators (`a__b`)."
+    def get_params(self, deep=True, # also those of the parameters that are estimators (`a__b`)
+                  ) -> dict: # the parameters by name
+        "The parameters by name, read from the attributes of their names."
         out = {}
         for key in self._get_param_names():
             value = getattr(self, key)
@@ -45,8 +46,9 @@ class BaseEstimator:
             out[key] = value
         return out
 
-    def set_params(self, **params):
-        "Set parameters by name (`a__b` sets `b` of the parameter `a`); returns the estimator."
+    def set_params(self, **params, # values by name (`a__b`: `b` of the parameter `a`)
+                  ): # the estimator
+        "Set parameters by name; a name `__init__` does not take is refused."
         if not params: return self
         valid, nested = self.get_params(deep=True), defaultdict(dict)
         for key, value in params.items():
@@ -69,7 +71,8 @@ class BaseEstimator:
             return repr(v) != repr(d) and not (_is_nan(v) and _is_nan(d))
         return {k: v for k, v in self.get_params(deep=False).items() if changed(k, v)}
 
-    def __repr__(self, N_CHAR_MAX=700):
+    def __repr__(self, N_CHAR_MAX=700, # the longest repr (a longer one loses its middle)
+                ) -> str:
         "`Name(param=value, ...)` with the parameters that differ from their defaults."
         name = type(self).__name__
         parts = [f"{k}={v!r}" for k, v in self._changed_params().items()]
@@ -98,12 +101,34 @@ class _FromScikitLearn:
         raw = inspect.getattr_static(base.BaseEstimator, self.name)
         return raw.__get__(obj, owner) if hasattr(raw, "__get__") else raw
 
-for _name in ("_repr_html_", "_repr_html_inner", "_html_repr", "_repr_mimebundle_", "_doc_link_module",
-              "_doc_link_template", "_doc_link_url_param_generator", "_get_doc_link",
-              "_get_params_html", "_get_fitted_attr_html", "get_metadata_routing",
-              "_get_metadata_request", "_get_default_requests"):
+for _name in ("_repr_html_", "_repr_html_inner", "_html_repr", "_repr_mimebundle_",
+              "_doc_link_module", "_doc_link_template", "_doc_link_url_param_generator",
+              "_get_doc_link", "_get_params_html", "_get_fitted_attr_html", "get_metadata_routing",
+              "_get_metadata_request", "_get_default_requests", "_build_request_for_signature",
+              "_get_class_level_metadata_request_values"):
     _attr = _FromScikitLearn()
     setattr(BaseEstimator, _name, _attr); _attr.__set_name__(BaseEstimator, _name)
+
+@functools.lru_cache(maxsize=None)
+def _request_method(cls, name):
+    """scikit-learn's `set_{method}_request` descriptor `name` for the estimator class `cls`, or
+    None: the one scikit-learn's own base class builds for a twin with `cls`'s methods."""
+    from sklearn import base
+    from sklearn.utils._metadata_requests import SIMPLE_METHODS
+    methods = {m: getattr(cls, m) for m in SIMPLE_METHODS if hasattr(cls, m)}
+    twin = type(cls.__name__, (base.BaseEstimator,), methods)
+    return inspect.getattr_static(twin, name, None)
+
+def _set_request(self, name):
+    "`set_fit_request` and its kin (scikit-learn's metadata routing), built on first use."
+    method = None
+    if name.startswith("set_") and name.endswith("_request"):
+        method = _request_method(type(self), name)
+    if method is None:
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+    return method.__get__(self, type(self))
+
+BaseEstimator.__getattr__ = _set_request
 
 # %% ../nbs/06_api/00_base.ipynb
 class ClassifierMixin:
