@@ -18,7 +18,7 @@ checkout (e.g. the main branch) and this one in one run, interleaved (`compare`)
 and the first default fits (DPClassifier, DPRegressor, DP-GCD's DPClassifier) in fresh processes
 with empty caches, wall-clock and CPU seconds (the compiler runs on one thread: its CPU time moves
 little with the load of a shared machine, its wall-clock time a lot), with the number of kernels
-each compiles, then `python -m dp_cd.warmup`.
+each compiles, then `python -m dp_cd.warmup`; with `--imports-only`, the import times alone.
 """
 import json, os, subprocess, sys, tempfile, time
 import numpy as np
@@ -103,9 +103,11 @@ def _run(code, args, env, timeout=1800):
 
 IMPORTS = (("import dp_cd", "import dp_cd"),
            ("from dp_cd import DPClassifier", "from dp_cd import DPClassifier"),
+           ("from dp_cd import DPClassifier, DPRegressor, DPClassifierCV, DPRegressorCV",
+            "from dp_cd import DPClassifier, DPRegressor, DPClassifierCV, DPRegressorCV"),
            ("floor: import numpy, numba", "import numpy, numba"),
            ("floor: import numpy, scipy.sparse, numba", "import numpy, scipy.sparse, numba"),
-           ("floor: import sklearn.base", "import sklearn.base"))   # (DPClassifier's base class)
+           ("floor: import sklearn.base", "import sklearn.base"))   # (what a fit's checks import)
 
 
 def import_times(env, k=3):
@@ -186,10 +188,11 @@ def _children_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def compare(before:str, now:str, env, rounds:int=2):
+def compare(before:str, now:str, env, rounds:int=2, imports_only:bool=False):
     """The trees `before` and `now` (repository roots) measured in one run, interleaved: import times
-    (min and median of 5 fresh interpreters per round, the best round), then per default fit a fresh
-    process with an empty numba cache (best of `rounds`), then `python -m dp_cd.warmup` from an empty cache (once each)."""
+    (min and median of 5 fresh interpreters per round, the best round), then (unless `imports_only`)
+    per default fit a fresh process with an empty numba cache (best of `rounds`), then
+    `python -m dp_cd.warmup` from an empty cache (once each)."""
     trees = {"before": before, "now": now}
     os.chdir(tempfile.gettempdir())   # (a child's `-c` imports from its working directory first)
     envs = {k: {**env, "PYTHONPATH": v, "DP_CD_COMPILE_NOTICE": "0"} for k, v in trees.items()}
@@ -203,7 +206,7 @@ def compare(before:str, now:str, env, rounds:int=2):
                 best[key] = min(best.get(key, (np.inf, 0, None)), (r["median_seconds"], 0, r["load"]))
                 key = (k, "import: CPU seconds", r["what"])
                 best[key] = min(best.get(key, (np.inf, 0, None)), (r["cpu_seconds"], 0, r["load"]))
-        for fit in ("DPClassifier", "DPRegressor", "DPClassifier(solver='dp-gcd')"):
+        for fit in () if imports_only else ("DPClassifier", "DPRegressor", "DPClassifier(solver='dp-gcd')"):
             coefs = {}
             for k, e in envs.items():
                 with tempfile.TemporaryDirectory() as cache:
@@ -215,7 +218,7 @@ def compare(before:str, now:str, env, rounds:int=2):
                 key = (k, "first fit, empty cache: CPU seconds", fit)   # (robust to the load)
                 best[key] = min(best.get(key, (np.inf, 0, None)), (r["cpu_seconds"], r["compiled"], _load()))
             same[fit] = coefs["before"] == coefs["now"]
-    for k, e in envs.items():
+    for k, e in () if imports_only else envs.items():
         with tempfile.TemporaryDirectory() as cache:
             t, c0 = time.perf_counter(), _children_cpu()
             w = subprocess.run([sys.executable, "-m", "dp_cd.warmup"], env={**e, "NUMBA_CACHE_DIR": cache},
@@ -277,10 +280,12 @@ if __name__ == "__main__":
     ap.add_argument("--compare", required=True, help="root of the checkout measured as 'before'")
     ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "first_fit_compare.csv"))
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--imports-only", action="store_true", help="the import times alone (no fits, no warmup)")
     a = ap.parse_args()
     now = str(Path(__file__).resolve().parents[1])
+    a.out = str(Path(a.out).resolve())   # (compare works in the temporary directory)
     print(f"load average at the start: {os.getloadavg()}", flush=True)
-    rows = compare(str(Path(a.compare).resolve()), now, dict(os.environ), a.rounds)
+    rows = compare(str(Path(a.compare).resolve()), now, dict(os.environ), a.rounds, a.imports_only)
     for r in rows: print(r, flush=True)
     with open(a.out, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0])); w.writeheader(); w.writerows(rows)

@@ -3,11 +3,11 @@
 Each statement runs in `k` fresh interpreters with its bytecode cached (as an installed package has it); the
 self time of every module imported is summed by top-level package (numba with llvmlite; modules of the standard
 library and small packages as "other"), and the median over the k runs is kept. Also stored: the cumulative time
-of the subtree under `sklearn.base` where the estimators import it, and the self time of every module that a
-plain `import sklearn.base` loads by itself (scipy.stats and pandas among them): the part of the import that no
-laziness in dp_cd can remove while the estimators derive from scikit-learn's base class. `-X importtime` adds its own
-overhead, so the shares matter more than the seconds, which the `import` rows of `first_fit.csv` measure without
-it. Writes `results/import_breakdown.csv`.
+of the subtree under `sklearn.base` if a statement imports it, and the self time of the modules of the statement
+that a plain `import sklearn.base` loads by itself (scipy.stats and pandas among them, and numpy): the estimators
+follow scikit-learn's protocol without importing it (`dp_cd.base`), so the subtree is 0 and the shared modules are
+numpy's and the standard library's. `-X importtime` adds its own overhead, so the shares matter more than the
+seconds, which the `import` rows of `first_fit.csv` measure without it. Writes `results/import_breakdown.csv`.
 
     python benchmarks/bench_import.py [--k 5] [--out benchmarks/results/import_breakdown.csv]
 """

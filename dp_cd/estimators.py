@@ -8,12 +8,10 @@ import math, numbers, warnings
 from functools import reduce
 from dataclasses import dataclass, field
 import numpy as np
-import scipy.sparse as sp
-from scipy import stats
-from sklearn.base import BaseEstimator, RegressorMixin, ClassifierMixin
-from sklearn.utils.validation import check_is_fitted, validate_data, column_or_1d
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.metaestimators import available_if
+from .utils import scipy_sparse as sp, scipy_stats as stats   # imported on first use
+# scikit-learn's protocol without importing it (`from dp_cd import DPClassifier` stays light)
+from .base import (BaseEstimator, RegressorMixin, ClassifierMixin, check_is_fitted,
+                        validate_data, column_or_1d, check_classification_targets, available_if)
 from .utils import check_scalar, as_generator, PrivacyLeakWarning, to_numbers
 from .model.losses import Loss, SquaredLoss, LogisticLoss, HuberLoss
 from .model.penalties import Penalty, NoPenalty, L1, L2, ElasticNet

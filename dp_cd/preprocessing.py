@@ -6,8 +6,7 @@
 from __future__ import annotations
 import math
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from .base import BaseEstimator, TransformerMixin, check_is_fitted, validate_data
 import warnings
 from .utils import as_generator, check_scalar, to_numbers
 from .privacy.events import GaussianEvent, ComposedEvent, check_epsilon, check_delta

@@ -6,14 +6,13 @@
 from __future__ import annotations
 from dataclasses import replace
 import numpy as np
-import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from .utils import scipy_sparse as sp   # imported on first use
+from .base import (BaseEstimator, ClassifierMixin, RegressorMixin, check_is_fitted,
+                        validate_data)
 from .utils import check_array, check_scalar, as_generator
 from .model.losses import LogisticLoss, SquaredLoss
 from .privacy.events import check_epsilon
 import math, warnings
-from scipy.optimize import brentq
 from .privacy.formulas import zcdp_epsilon
 from .estimators import (DPClassifier, DPRegressor, make_penalty, SMALL_TABLE_ALPHA,
                               label_set, count_records, resolve_delta,
@@ -320,6 +319,7 @@ def refit_rho(epsilon:float, # ε of the refit (> 0)
     f = lambda r: zcdp_epsilon(r, delta) - epsilon
     hi = 1.0
     while f(hi) < 0: hi *= 4
+    from scipy.optimize import brentq   # (imported on use: importing dp_cd.tuned stays light)
     return brentq(f, 1e-12, hi, xtol=1e-14, rtol=1e-12) * (1 - 1e-9)   # (below, never above)
 
 

@@ -10,8 +10,8 @@ import numpy as np
 from numba import njit
 
 # %% auto 0
-__all__ = ['scipy_special', 'scipy_sparse', 'COMPILE_SECONDS', 'PrivacyLeakWarning', 'LazyModule', 'LazySparse', 'check_scalar',
-           'check_array', 'to_numbers', 'as_design', 'is_chunked', 'as_generator']
+__all__ = ['scipy_special', 'scipy_stats', 'scipy_sparse', 'COMPILE_SECONDS', 'PrivacyLeakWarning', 'LazyModule', 'LazySparse',
+           'check_scalar', 'check_array', 'to_numbers', 'as_design', 'is_chunked', 'as_generator']
 
 # %% ../nbs/00_core/00_utils.ipynb
 class PrivacyLeakWarning(UserWarning):
@@ -30,6 +30,7 @@ class LazyModule:
     def __repr__(self): return f"LazyModule({self._name!r}, loaded={self._module is not None})"
 
 scipy_special = LazyModule("scipy.special")   # the privacy formulas' special functions
+scipy_stats = LazyModule("scipy.stats")   # the normal quantiles of the bounds' thresholds
 
 # %% ../nbs/00_core/00_utils.ipynb
 class LazySparse(LazyModule):

@@ -180,3 +180,76 @@ def test_the_command_line_stays_thin():
     "The command line reads arguments and calls the library: dp_cd/cli.py stays under 800 lines."
     lines = len((ROOT / "dp_cd" / "cli.py").read_text().splitlines())
     assert 0 < lines < 800, lines
+
+
+# what `from dp_cd import DPClassifier, DPRegressor` (and the tuned estimators, the transformer)
+# must not import when their modules load: scikit-learn (with pandas) is imported inside the
+# methods that use it (dp_cd.base), scipy's statistics and signal processing on first use
+HEAVY_AT_IMPORT = ("sklearn", "pandas", "scipy.stats", "scipy.signal", "matplotlib", "dask")
+ESTIMATOR_MODULES = ("dp_cd.estimators", "dp_cd.tuned", "dp_cd.preprocessing", "dp_cd.base")
+
+
+def _load_time_nodes(tree):
+    "The import nodes that run when the module loads (not those inside functions)."
+    stack = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)): continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)): yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _external_names(node) -> list:
+    "The modules (and `from m import x`: `m.x`) an import node names outside the package."
+    if isinstance(node, ast.Import): return [a.name for a in node.names]
+    if node.level or not node.module: return []
+    return [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+
+
+def load_time_graph() -> tuple:
+    "(module ↦ dp_cd modules, module ↦ external modules) imported when each module loads."
+    inner, outer = {}, {}
+    for path in sorted((ROOT / "dp_cd").rglob("*.py")):
+        module = _module_name(path)
+        name = module[:-len(".__init__")] if path.name == "__init__.py" else module
+        nodes = list(_load_time_nodes(ast.parse(path.read_text())))
+        targets = {t for n in nodes for t in _imported(n, module) if t != name}
+        # importing a.b.c loads the packages a and a.b first
+        inner[name] = targets | {".".join(t.split(".")[:i]) for t in targets
+                                 for i in range(1, t.count(".") + 1)} - {name}
+        outer[name] = {e for n in nodes for e in _external_names(n)
+                       if e.split(".")[0] != "dp_cd"}
+    return inner, outer
+
+
+def heavy_at_import(start, heavy=HEAVY_AT_IMPORT) -> set:
+    "(module, heavy import) for every module loaded with `start` that imports a heavy module."
+    inner, outer = load_time_graph()
+    seen, todo = set(), list(start)
+    while todo:
+        m = todo.pop()
+        if m in seen or m not in inner: continue
+        seen.add(m); todo.extend(inner[m])
+    return {(m, e) for m in seen for e in outer[m]
+            if any(e == h or e.startswith(h + ".") for h in heavy)}
+
+
+def test_the_estimators_import_no_scikit_learn_when_they_load():
+    "No module that `from dp_cd import DPClassifier` loads imports scikit-learn at its top level."
+    inner, _ = load_time_graph()
+    assert "dp_cd.base" in inner["dp_cd.estimators"], sorted(inner["dp_cd.estimators"])
+    assert heavy_at_import(("dp_cd",) + ESTIMATOR_MODULES) == set()
+
+
+def test_a_top_level_scikit_learn_import_is_found(tmp_path):
+    "The reader sees `from sklearn.base import ...` at the top level, and not inside a function."
+    (tmp_path / "dp_cd").mkdir()
+    (tmp_path / "dp_cd" / "__init__.py").write_text("")
+    (tmp_path / "dp_cd" / "estimators.py").write_text(
+        "from .base import X\ntry:\n    from scipy import stats\nexcept ImportError: pass\n"
+        "def fit():\n    import pandas\n")
+    (tmp_path / "dp_cd" / "base.py").write_text("import sklearn.base\n")
+    globals()["ROOT"], saved = tmp_path, ROOT
+    try: found = heavy_at_import(("dp_cd.estimators",))
+    finally: globals()["ROOT"] = saved
+    assert found == {("dp_cd.base", "sklearn.base"), ("dp_cd.estimators", "scipy.stats")}

@@ -1,7 +1,9 @@
 """`import dp_cd` stays light (issue 29): what a fresh interpreter has imported, not a timing.
 
 Before the fix `import dp_cd` imported `scipy.signal` (through the PLD chapter, ~1/3 of the time)
-and scikit-learn, which imports pandas (another 1/3); both were in `sys.modules` afterwards.
+and scikit-learn, which imports pandas (another 1/3); both were in `sys.modules` afterwards. The
+estimators follow scikit-learn's protocol without importing it (`dp_cd.base`): scikit-learn is
+imported by a fit, a score or a check, not by `from dp_cd import DPClassifier`.
 """
 import json, os, subprocess, sys
 from pathlib import Path
@@ -51,7 +53,15 @@ def test_public_api_unchanged():
             "assert pkg.estimators is est and pkg.solvers.contract.SOLVERS\n"
             "try:\n    pkg.no_such_name\nexcept AttributeError: pass\n"
             "else: raise AssertionError('pkg.no_such_name')\n")
-    assert "sklearn" in loaded_after(code)   # the estimators are scikit-learn's
+    assert loaded_after(code) == set()   # the estimators follow scikit-learn's protocol unimported
+
+
+def test_the_estimators_import_light():
+    "The estimators, tuned or not, and the transformer load neither scikit-learn nor scipy.stats."
+    code = ("from dp_cd import DPClassifier, DPRegressor, DPClassifierCV, DPRegressorCV\n"
+            "from dp_cd.preprocessing import DPStandardScaler\n"
+            "assert DPClassifier._estimator_type == 'classifier'\n")
+    assert loaded_after(code, HEAVY + ("scipy.stats", "scipy.optimize")) == set()
 
 
 def test_default_fit_imports_no_plotting_nor_signal():

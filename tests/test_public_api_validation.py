@@ -20,7 +20,8 @@ import dp_cd.model, dp_cd.privacy, dp_cd.solvers, dp_cd.theory
 import dp_cd
 from dp_cd.io import InputError, parse_labels
 from dp_cd.estimators import DataBounds
-from sklearn.base import BaseEstimator, is_classifier
+from sklearn.base import is_classifier
+from dp_cd.base import BaseEstimator   # the estimators' base: scikit-learn's protocol, not its class
 from dp_cd.datasets import DatasetError
 from dp_cd.model.losses import SquaredLoss
 from dp_cd.model.penalties import L2

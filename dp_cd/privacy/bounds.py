@@ -7,10 +7,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 import numpy as np
-import scipy.sparse as sp
-from scipy import stats
 from numba import njit
 from ..utils import check_scalar, as_generator, is_chunked
+from ..utils import scipy_sparse as sp, scipy_stats as stats   # imported on first use
 from .events import (GaussianEvent, BoundedRangeEvent, LaplaceEvent, check_delta,
                                   check_epsilon)
 from .mechanisms import gumbel_argmax
