@@ -57,23 +57,24 @@ def main():
             fit(X)   # compile
             Xd = da.from_array(X, chunks=(N // 4, P))
             base, ref = best_of(lambda: fit(X), k)
-            settings = [("in process", Xd, None)]
-            with Client(cluster) as client:
+            def timed(name, Z, where):
+                load0 = os.getloadavg()[0]
+                with placement(where): s, r = best_of(lambda: fit(Z), k)
+                diff = float(np.abs(r.coef - ref.coef).max())
+                assert diff < 1e-9 * max(1.0, float(np.abs(ref.coef).max())), diff
+                rows.append(dict(setting=name, N=N, p=P, L=L, steps=r.n_iter, seconds=s,
+                                 in_memory_seconds=base, ms_per_step=1e3 * s / r.n_iter,
+                                 vs_in_memory=s / base, max_coef_diff=diff,
+                                 data_path=r.params["data_path"], load_before=load0,
+                                 load_after=os.getloadavg()[0]))
+                print(f"{name:18s} N={N:7d} L={L:6d} steps={r.n_iter:4d}: "
+                      f"{1e3 * s / r.n_iter:7.2f} ms/step, x{s / base:7.1f} the in-memory run "
+                      f"({base:.3f} s; {r.params['data_path']}; load {load0:.1f})")
+            timed("in process", Xd, None)   # no client: the chunks read in this process
+            with Client(cluster):
                 Zp = Xd.persist()
-                settings += [("2 workers", Zp, None), ("2 workers, spread", Zp, "spread")]
-                for name, Z, where in settings:
-                    load0 = os.getloadavg()[0]
-                    with placement(where): s, r = best_of(lambda: fit(Z), k)
-                    diff = float(np.abs(r.coef - ref.coef).max())
-                    assert diff < 1e-9 * max(1.0, float(np.abs(ref.coef).max())), diff
-                    rows.append(dict(setting=name, N=N, p=P, L=L, steps=r.n_iter, seconds=s,
-                                     in_memory_seconds=base, ms_per_step=1e3 * s / r.n_iter,
-                                     vs_in_memory=s / base, max_coef_diff=diff,
-                                     data_path=r.params["data_path"], load_before=load0,
-                                     load_after=os.getloadavg()[0]))
-                    print(f"{name:18s} N={N:7d} L={L:6d} steps={r.n_iter:4d}: "
-                          f"{1e3 * s / r.n_iter:7.2f} ms/step, x{s / base:7.1f} the in-memory run "
-                          f"({base:.3f} s; {r.params['data_path']}; load {load0:.1f})")
+                timed("2 workers", Zp, None)   # where the cost model places it
+                timed("2 workers, spread", Zp, "spread")   # the chunks held by the workers
     Path(args.out).mkdir(parents=True, exist_ok=True)
     with open(Path(args.out) / "dpscd_dask.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
