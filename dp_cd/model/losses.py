@@ -937,18 +937,21 @@ def dual_project(code, param:float, a:float, y:float) -> float:
 # %% ../../nbs/01_model/02_losses.ipynb
 @njit(cache=True)
 def _logistic_dual_point(y:float, c:float, g:float, h:float) -> float:
-    "$y\\sigma(t)$ at the root of $t + y(g - hc) + h\\sigma(t)$ (Newton safeguarded by bisection)."
+    """$y\\sigma(t)$ at the root of $t + y(g - hc) + h\\sigma(t)$ (Newton safeguarded by bisection:
+    a Newton step is taken while it stays in the bracket and is at most half the previous step,
+    else the bracket is halved, so that Newton cannot cycle between its two ends)."""
     k = y * (g - h * c)
     lo, hi = -(k + h), -k
-    t = 0.5 * (lo + hi)
-    for _ in range(200):
+    t, step = 0.5 * (lo + hi), hi - lo
+    for _ in range(400):
         sg = _sigmoid(t)
         r = t + k + h * sg
         if r > 0: hi = t
         else: lo = t
-        tn = t - r / (1.0 + h * sg * (1.0 - sg))
-        t = tn if lo < tn < hi else 0.5 * (lo + hi)
-        if hi - lo <= 1e-13 * (1.0 + abs(t)): break
+        dt = r / (1.0 + h * sg * (1.0 - sg))
+        if lo < t - dt < hi and 2.0 * abs(dt) <= step: step, t = abs(dt), t - dt
+        else: step, t = 0.5 * (hi - lo), 0.5 * (lo + hi)
+        if hi - lo <= 1e-13 * (1.0 + abs(t)) or step <= 1e-15 * (1.0 + abs(t)): break
     return y * _sigmoid(t)
 
 # %% ../../nbs/01_model/02_losses.ipynb

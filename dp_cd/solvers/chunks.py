@@ -19,7 +19,7 @@ from .contract import (InProcess, Problem, check_chunks, check_chunked_labels,
 __all__ = ['SHAPE_ERROR', 'NPY_SOURCES', 'ROUND_TRIP_SECONDS', 'ROW_SECONDS', 'BYTE_SECONDS', 'SETUP_ROUND_TRIPS', 'DRIVER_BYTES',
            'PLACEMENTS', 'PLACEMENT', 'TABLE_SUFFIXES', 'run_seed', 'chunk_generator', 'connect', 'dask_client',
            'all_finite', 'check_finite', 'float_labels', 'load_chunk', 'checked_chunks', 'ChunkBuffer', 'LazyChunk',
-           'open_chunks', 'chunk_row_norms', 'map_chunks', 'reduce_chunks', 'ChunkHolder', 'HeldChunks',
+           'open_chunks', 'chunk_row_norms', 'map_chunks', 'reduce_chunks', 'new_state', 'ChunkHolder', 'HeldChunks',
            'stays_on_disk', 'hold_chunks', 'placement_cost', 'placement', 'one_worker_pays', 'run_on_one_worker',
            'gathered_when_small', 'table_rows', 'chunked_table', 'NpyRows', 'npy_chunks', 'ColumnChunks', 'map_column',
            'MappedColumns', 'MappedBlocks', 'OnRead', 'map_on_read', 'scale_on_read']
@@ -255,18 +255,30 @@ def reduce_chunks(parts:list,  # partial results, one per chunk: arrays, or tupl
     return total
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
+def new_state(init, # init(Xc, yc, *args) -> a chunk's state; `init.at_rows`: takes `start=` too
+              Xc:np.ndarray, # the chunk's rows
+              yc:np.ndarray, # its labels
+              start:int, # index of its first row in the design
+              args:tuple, # public arguments of `init`
+             ):
+    """A held chunk's state, `init(Xc, yc, *args)`; an `init` whose attribute `at_rows` is true
+    also gets the index of the chunk's first row (`start=`), for a state indexed by record."""
+    if getattr(init, "at_rows", False): return init(Xc, yc, *args, start=start)
+    return init(Xc, yc, *args)
+
+
 class ChunkHolder:
     "Chunks kept where they were read, each with a state (a Dask actor on a worker, or in process)."
     def __init__(self, blocks:list, # the chunks' rows, as read (arrays)
                  ys:list, # their labels
                  spans:list, # (chunk index k, first row, (rows, p) declared by the design) each
-                 init, # init(Xc, yc, *args) -> the chunk's state (mutable)
+                 init, # init(Xc, yc, *args) -> the chunk's state (mutable); see `new_state`
                  args:tuple=(), # public arguments of `init`
                 ):
         self.chunks = []
         for block, yc, (k, start, shape) in zip(blocks, ys, spans):
             Xc, yc = load_chunk(block, yc, k, start, shape, "F")   # checked, one copy kept
-            self.chunks.append((Xc, yc, init(Xc, yc, *args)))
+            self.chunks.append((Xc, yc, new_state(init, Xc, yc, start, args)))
 
     def apply(self, fn, *args) -> list:
         "`fn(Xc, yc, state, *args)` on each held chunk, in order (states changed in place)."
@@ -715,7 +727,7 @@ class ColumnChunks:
         for k, a, b, shape in spans:
             Xc = self._read(k, a, b, sorted(set(_columns(init, shape[1], iargs)) | set(cols)))
             yc = float_labels(y[a:b])
-            chunks.append((k, a, b, y[a:b], init(Xc, yc, *iargs)))
+            chunks.append((k, a, b, y[a:b], new_state(init, Xc, yc, a, iargs)))
             out.append(fn(Xc, yc, chunks[-1][-1], *args))
         self.chunks, self.pending = chunks, None
         return out

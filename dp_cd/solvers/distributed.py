@@ -110,13 +110,18 @@ class ChunkRounds:
         self.n_chunks = (len(self.handles) if self.held is None
                          else sum(len(k) for k in self.held.keys))
 
+    def parts(self, held:tuple, # (fn(Xc, yc, state, *args), *args): a round on a held chunk
+              read:tuple, # (fn(Xc, yc, z, k, *args), *args): a round on a chunk read (`map_chunks`)
+             ) -> list: # the chunks' results, in chunk order
+        "The round's results per chunk: `held` on the held chunks, or `read` on the chunks read."
+        if self.held is not None: return self.held.apply(*held)
+        return map_chunks(self.ex, self.handles, read[0], [None] * len(self.handles), *read[1:])[1]
+
     def sums(self, held:tuple, # (fn(Xc, yc, state, *args), *args): a round on a held chunk
              read:tuple, # (fn(Xc, yc, z, k, *args), *args): a round on a chunk read (`map_chunks`)
             ) -> np.ndarray: # the chunks' sums, added in chunk order
         "The round's sums: `held` on the held chunks, or `read` on the chunks read in process."
-        if self.held is not None: return reduce_chunks(self.held.apply(*held))
-        _, parts = map_chunks(self.ex, self.handles, read[0], [None] * len(self.handles), *read[1:])
-        return reduce_chunks(parts)
+        return reduce_chunks(self.parts(held, read))
 
     def release(self):
         "Let the workers drop the held chunks (nothing to do in process)."
@@ -411,11 +416,12 @@ OutputPerturbation.row_chunks, OutputPerturbation.run_chunks = True, _op_run   #
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
 @njit(cache=True)
-def _scd_chunk_moves(Xb, yb, alpha, rows, v,
+def _scd_chunk_moves(Xb, yb, ab, v,
                      loss, # (code, param) of the loss
                      scales, # (λ, N, L, C) of `scd_move`
-                     out):
-    "The moves of a chunk's batch rows `Xb` from (α_c, v), as `scd_steps_dense`; Σ δ x in `out`."
+                     moves, out):
+    """The moves of a chunk's batch rows `Xb` (duals `ab`) from (α, v), as `scd_steps_dense`:
+    record r's in moves[r]; Σ δ x added to `out`."""
     (code, param), (lam, N, L, C) = loss, scales
     for r in range(Xb.shape[0]):
         xv = 0.0
@@ -423,27 +429,43 @@ def _scd_chunk_moves(Xb, yb, alpha, rows, v,
         for c in range(Xb.shape[1]):
             xv += Xb[r, c] * v[c]
             nx2 += Xb[r, c] * Xb[r, c]
-        d = scd_move(code, param, xv, nx2, yb[r], alpha[rows[r]], lam, N, L, C)
-        alpha[rows[r]] += d
+        d = moves[r] = scd_move(code, param, xv, nx2, yb[r], ab[r], lam, N, L, C)
         for c in range(Xb.shape[1]): out[c] += d * Xb[r, c]
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
-def _scd_chunk(Xc, yc, alpha, k, v, batch, alpha_noise, fixed):
-    """DP-SCD's map: chunk k's records of the batch moved, α_c noised by its slice; Σ δ_j x_j.
-    s > 0: the intercept's column of s appended to the batch's rows only (O(L p), X not copied)."""
-    loss, lam, N, L, C, sigma, starts, s = fixed
-    a, b = starts[k], starts[k + 1]
-    alpha = np.zeros(Xc.shape[0]) if alpha is None else alpha.copy()
-    rows, out = batch[(batch >= a) & (batch < b)] - a, np.zeros(Xc.shape[1] + bool(s))
+def _scd_moves(Xc, yc, a:int, v, batch, ab, fixed) -> tuple:
+    """DP-SCD's step on one chunk (first row `a`): its records of the batch (global indices `batch`,
+    duals `ab`) moved from (α, v): (their moves, in batch order; Σ δ_j x_j). s > 0: the intercept's
+    column of s appended to the batch's rows only (O(L p), X not copied)."""
+    loss, lam, N, L, C, sigma, s = fixed
+    mine = (batch >= a) & (batch < a + Xc.shape[0])
+    rows, out = batch[mine] - a, np.zeros(Xc.shape[1] + bool(s))
+    moves = np.zeros(rows.shape[0])
     if rows.shape[0]:
         Xb = np.asfortranarray(Xc[rows])
         if s: Xb = np.asfortranarray(np.hstack([Xb, np.full((rows.shape[0], 1), s)]))
         if sigma > 0:   # a private run: Lemma 1's ||x_i|| <= 1, as `project_records` in memory
             Xb = project_records(Problem(Xb, yc[rows], loss, NoPenalty(), False), 1.0).X
-        _scd_chunk_moves(Xb, yc[rows], alpha, rows, v, loss.kernel_args(), (lam, N, L, C),
+        _scd_chunk_moves(Xb, yc[rows], ab[mine], v, loss.kernel_args(), (lam, N, L, C), moves,
                          out)
-    if sigma > 0: alpha += sigma * alpha_noise[a:b]
-    return alpha, out
+    return moves, out
+
+
+def _held_rows(Xc, yc, start:int) -> int:
+    "A held chunk's state for DP-SCD: the index of its first row (its records' place in α)."
+    return start
+
+_held_rows.at_rows = True   # (`new_state` passes it `start=`)
+
+
+def _held_scd_step(Xc, yc, start, v, batch, ab, fixed) -> tuple:
+    "DP-SCD's step on a held chunk (`_scd_moves`)."
+    return _scd_moves(Xc, yc, start, v, batch, ab, fixed)
+
+
+def _scd_chunk(Xc, yc, z, k, starts, v, batch, ab, fixed):
+    "DP-SCD's step on chunk k read in process (`_scd_moves`)."
+    return None, _scd_moves(Xc, yc, int(starts[k]), v, batch, ab, fixed)
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
 def _scd_supported(options:dict):
@@ -453,19 +475,27 @@ def _scd_supported(options:dict):
                          f"non-private run), got variant={options['variant']!r}")
 
 
-def _scd_step(ex, handles, alphas, v, batch, alpha_noise, v_noise, fixed):
-    "One step: the chunks' moves (map), their sums (reduce) and the noise σξ on v, in place."
-    alphas, sums = map_chunks(ex, handles, _scd_chunk, alphas, v, batch, alpha_noise, fixed)
-    v += reduce_chunks(sums)
-    if v_noise is not None: v += fixed[5] * v_noise
-    return alphas
-
 # %% ../../nbs/03_solvers/10_distributed.ipynb
+def _scd_step(chunks, alpha, v, batch, starts, fixed):
+    """A step's moves on the chunks, from (α, v): each record of the batch gets its move in α
+    (`alpha[batch] += moves`, as in memory), v gets the chunks' $Σ δ_j x_j$ in chunk order."""
+    ab, owner = alpha[batch], np.searchsorted(starts, batch, side="right") - 1
+    parts = chunks.parts((_held_scd_step, v, batch, ab, fixed),
+                         (_scd_chunk, starts, v, batch, ab, fixed))
+    moves = np.empty(batch.shape[0])
+    for k, (mk, _) in enumerate(parts): moves[owner == k] = mk   # (each chunk: in batch order)
+    alpha[batch] += moves
+    v += reduce_chunks([q[1] for q in parts])
+
+
 def _scd_chunked_run(self, problem, plan, options, rng, ex) -> Run:
-    """DP-SCD (Algorithm 1) on chunks: the in-memory draws, one map-reduce per step; with
-    `fit_intercept` v has p + 1 entries, the last the implicit column's. The in-memory run in one
-    place when the cost model prefers it: a step reads its L records and moves all N duals (their
-    noise), about $1 + Lp/N$ columns' work, for one round trip."""
+    """DP-SCD (Algorithm 1) on chunks: the in-memory draws (`scd_draws`, on the driver), one call
+    per step (`ChunkRounds`: on a cluster the chunks held by the workers, in process read) that
+    returns the moves of the batch's records and $Σ δ_j x_j$; α stays on the driver, where its
+    noise is drawn and added (the in-memory stream and order: α is the in-memory α bit for bit).
+    With `fit_intercept` v has p + 1 entries, the last the implicit column's. In one place when the
+    cost model prefers it: a step reads its L records and the driver adds the noise of all N duals,
+    about $1 + Lp/N$ columns' work, for one round trip."""
     _scd_supported(options)
     P, N, p, lam = plan.params, problem.n, problem.p, problem.penalty.l2_strength
     if one_worker_pays(ex, N, p, int(P["steps"] * (1 + P["batch_size"] * p / N)) + 1, P["steps"]):
@@ -473,24 +503,28 @@ def _scd_chunked_run(self, problem, plan, options, rng, ex) -> Run:
     L, s = P["batch_size"], options["intercept_scaling"] if P.get("fit_intercept") else 0.0
     sigma = plan.noise_scales[0] if len(plan.ledger) else 0.0
     starts = np.concatenate([[0], np.cumsum(check_chunks(problem.X))]).astype(np.int64)
-    fixed = (problem.loss, lam, float(N), float(L), P["clip"], sigma, starts, s)
-    handles, alphas, v = open_chunks(ex, problem), [None] * (len(starts) - 1), np.zeros(p + bool(s))
+    fixed = (problem.loss, lam, float(N), float(L), P["clip"], sigma, s)
+    alpha, v = np.zeros(N), np.zeros(p + bool(s))
     T, every = P["steps"], record_steps(options["record_every"], N, L)
     trace, bar = ([(0.0, v[:p] / (lam * N))] if every else []), rounds(T, "dp-scd steps")
     per_block = max(1, min(max(1, int(round(N / L))), MAX_BLOCK // (N + v.size)))   # (in memory)
-    for t0 in range(0, T, per_block):
-        ptr, idx, noise_a, noise_v = scd_draws(rng, problem, plan, min(T, t0 + per_block) - t0)
-        for t in range(ptr.shape[0] - 1):
-            alphas = _scd_step(ex, handles, alphas, v, idx[ptr[t]:ptr[t + 1]],
-                               noise_a[t] if sigma > 0 else None,
-                               noise_v[t] if sigma > 0 else None, fixed)
-            bar.tick()
-            if every and (t0 + t + 1) % every == 0:
-                trace.append(((t0 + t + 1) * L / N, v[:p] / (lam * N)))
+    chunks = ChunkRounds(ex, problem, _held_rows)
+    try:   # the held chunks are released on every exit (a lost worker included)
+        for t0 in range(0, T, per_block):
+            ptr, idx, noise_a, noise_v = scd_draws(rng, problem, plan, min(T, t0 + per_block) - t0)
+            for t in range(ptr.shape[0] - 1):
+                _scd_step(chunks, alpha, v, idx[ptr[t]:ptr[t + 1]], starts, fixed)
+                if sigma > 0:   # once, here: σξ on v and on every α_j (the in-memory stream)
+                    v += sigma * noise_v[t]
+                    alpha += sigma * noise_a[t]
+                bar.tick()
+                if every and (t0 + t + 1) % every == 0:
+                    trace.append(((t0 + t + 1) * L / N, v[:p] / (lam * N)))
+    finally: chunks.release()
     theta = v / (lam * N)
     return Run(coef=theta[:p], n_iter=T, passes=T * L / N, trace=trace,
-               params=dict(dual=np.concatenate(ex.gather(alphas)), data_path="chunks",
-                           n_chunks=len(handles)), intercept=float(s * theta[p]) if s else 0.0)
+               params=dict(dual=alpha, data_path="chunks", n_chunks=chunks.n_chunks),
+               intercept=float(s * theta[p]) if s else 0.0)
 
 DPSCD.row_chunks, DPSCD.run_chunks = True, _scd_chunked_run
 SeqDPSCD.row_chunks = False   # (a subclass) its sequential draws do not run on chunks
