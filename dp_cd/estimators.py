@@ -971,6 +971,9 @@ def _compose_reports(eps, delta, bounds, parts):
              else None)
     if exact is not None and (exact < e_sum - bounds.epsilon or d_sum > delta):
         e_sum, d_sum = bounds.epsilon + exact, delta   # the runs' (exact, δ - δ_B), then basic
+        notes.append(f"the {len(parts)} runs' budget-split entries are each run's own epsilon; "
+                     f"composed exactly they spend epsilon = {exact:.4g} together (at delta = "
+                     f"{delta - bounds.delta:.3g}), not the sum of the entries")
         names[-len(parts):] = [f"the {len(parts)} runs composed exactly (pure epsilon added, "
                                "the Gaussian releases in Gaussian DP) of " + "; ".join(
                                    names[-len(parts):])]
