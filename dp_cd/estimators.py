@@ -36,14 +36,14 @@ __all__ = ['LOSSES', 'BOUNDS_LABEL', 'CENTER_LABEL', 'SCALE_LABEL', 'SPREAD_LABE
            'LABEL_MEAN_LAPLACE_LABEL', 'TARGET_BOUND_LABEL', 'PREPROCESSING_LABEL', 'FEATURE_SCALE_LABEL',
            'TARGET_SCALE_LABEL', 'TARGET_MEAN_LABEL', 'TARGET_SLACK', 'TARGET_MEAN_PART', 'SCALE_MAX_SIGMA',
            'SMALL_TABLE_NOTE', 'HISTOGRAM_MAX_TAU', 'HISTOGRAM_WEAK_TAU', 'COMMON_PART', 'ONE_HOT_SCALE',
-           'MISSING_RULE', 'BOX_LABEL_PART', 'SAMPLE_CLIP', 'SMALL_TABLE_ALPHA', 'START_MIN_LOGIT', 'make_loss',
-           'make_penalty', 'BudgetExceededError', 'BudgetAccountant', 'count_records', 'resolve_delta', 'DataBounds',
-           'preprocessing_label', 'public_box', 'BoundsFallbackWarning', 'target_share', 'private_data_bounds',
-           'refined_public_bounds', 'add_private_center', 'scale_swamped', 'add_label_mean', 'histogram_pays',
-           'target_apart', 'histogram_threshold', 'histogram_futile', 'histogram_weak', 'add_private_spread',
-           'add_private_scale', 'categorical_columns', 'one_hot', 'resolve_budget', 'one_hot_mask', 'numbers_or_refuse',
-           'private_target', 'box_rows', 'box_scores', 'small_table_penalty', 'DPRegressor', 'label_set',
-           'DPClassifier', 'logistic_start']
+           'MISSING_RULE', 'BOX_LABEL_PART', 'SAMPLE_CLIP', 'SMALL_BOX_CLIP', 'SMALL_TABLE_ALPHA', 'START_MIN_LOGIT',
+           'make_loss', 'make_penalty', 'BudgetExceededError', 'BudgetAccountant', 'count_records', 'resolve_delta',
+           'DataBounds', 'preprocessing_label', 'public_box', 'BoundsFallbackWarning', 'target_share',
+           'private_data_bounds', 'refined_public_bounds', 'add_private_center', 'scale_swamped', 'add_label_mean',
+           'histogram_pays', 'target_apart', 'histogram_threshold', 'histogram_futile', 'histogram_weak',
+           'add_private_spread', 'add_private_scale', 'categorical_columns', 'one_hot', 'resolve_budget',
+           'one_hot_mask', 'numbers_or_refuse', 'private_target', 'box_rows', 'box_scores', 'small_table_penalty',
+           'DPRegressor', 'label_set', 'DPClassifier', 'ovr_class_epsilon', 'ovr_composed', 'logistic_start']
 
 # %% ../nbs/06_api/01_estimators.ipynb
 LOSSES = {"squared": SquaredLoss, "logistic": LogisticLoss, "huber": HuberLoss}
@@ -941,7 +941,8 @@ MISSING_RULE = ("a missing value (NaN, or a cell that is not a number) is set to
 
 def _compose_reports(eps, delta, bounds, parts):
     """(report, ledger) of a whole fit: the preprocessing's releases (bounds, centre, scales), then each
-    solver run, basic composition."""
+    solver run, basic composition; several runs (one-vs-rest) composed exactly among themselves
+    where their events allow it (`ovr_composed`, at the δ left to them), else basic composition."""
     ledger, split, notes, leaks = Ledger(), {}, [], list(bounds.leaks)
     e_sum, d_sum, releases, scales, names = bounds.epsilon, bounds.delta, 0, [], []
     if bounds.entries:
@@ -964,6 +965,16 @@ def _compose_reports(eps, delta, bounds, parts):
         leaks += [prefix + s for s in res.privacy.leaks]
         scales += list(res.privacy.noise_scales)
         names.append(f"{prefix}{res.solver}: {res.privacy.accountant}")
+    exact = (ovr_composed([res for _, res in parts], delta - bounds.delta) if len(parts) > 1
+             else None)
+    if exact is not None and (exact < e_sum - bounds.epsilon or d_sum > delta):
+        e_sum, d_sum = bounds.epsilon + exact, delta   # the runs' (exact, δ - δ_B), then basic
+        notes.append(f"the {len(parts)} runs' budget-split entries are each run's own epsilon; "
+                     f"composed exactly they spend epsilon = {exact:.4g} together (at delta = "
+                     f"{delta - bounds.delta:.3g}), not the sum of the entries")
+        names[-len(parts):] = [f"the {len(parts)} runs composed exactly (pure epsilon added, "
+                               "the Gaussian releases in Gaussian DP) of " + "; ".join(
+                                   names[-len(parts):])]
     plan = Plan(ledger=ledger, epsilon=e_sum, releases=releases, noise_scales=scales,
                 accountant="basic composition (Theorem 3.1.5) of " + "; ".join(names),
                 budget_split=split, notes=notes, leaks=leaks, delta=min(d_sum, 1.0))
@@ -1367,6 +1378,7 @@ _DPLinearBase._add_intercept_column, _DPLinearBase._split_intercept = (
 
 # %% ../nbs/06_api/01_estimators.ipynb
 SAMPLE_CLIP = 2.0   # the default ℓ2 threshold of per-sample clipping, in standardised units
+SMALL_BOX_CLIP = 1.0   # a classifier's in the small-table box: records there have norm ~1
 
 
 def _per_sample_default(self, solver, eps) -> bool:
@@ -1376,6 +1388,12 @@ def _per_sample_default(self, solver, eps) -> bool:
     whole = float(self.n_passes).is_integer()
     offers = "clipping" in solver.option_names and "sample" in solver.clipping   # a choice (DP-CD)
     return bool(np.isfinite(eps) and not given and offers and whole)
+
+
+def _box_classifier(bounds:DataBounds) -> bool:
+    """Whether a fit runs a classifier in the small-table box (`histogram_futile`'s decision, no
+    target): its per-sample threshold is then `SMALL_BOX_CLIP`. Public."""
+    return bool(bounds.small and bounds.target is None)
 
 
 def _solver_options(self, solver, loss, bounds:DataBounds, eps, y_scale:float=1.0,
@@ -1403,7 +1421,8 @@ def _solver_options(self, solver, loss, bounds:DataBounds, eps, y_scale:float=1.
     if self.clip is None and not np.isfinite(eps): kw["clip"] = np.inf   # non-private: no clipping
     if _per_sample_default(self, solver, eps):   # per-sample clipping where the solver offers it
         kw["clipping"] = "sample"
-        if self.clip is None and "clip" not in (self.solver_options or {}): kw["clip"] = SAMPLE_CLIP
+        if self.clip is None and "clip" not in (self.solver_options or {}):
+            kw["clip"] = SMALL_BOX_CLIP if _box_classifier(bounds) else SAMPLE_CLIP
     if moments is not None:   # released mean squares of the solver's columns, and their scales
         s = bounds.scale
         if self.fit_intercept and not implicit:   # the appended column: s² and not divided
@@ -1905,17 +1924,86 @@ class DPClassifier(ClassifierMixin, _DPLinearBase):
         return t
 
 # %% ../nbs/06_api/01_estimators.ipynb
+from .privacy.events import (leaves, GaussianEvent, LaplaceEvent, PureDPEvent,
+                                  BoundedRangeEvent)
+from .privacy.formulas import gdp_epsilon
+from .solvers.contract import with_defaults
+
+def ovr_class_epsilon(epsilon:float, # ε of the K runs together (the fit's ε after preprocessing)
+                      delta:float, # δ of the K runs together
+                      K:int, # number of one-vs-rest runs (the classes), K > 2
+                      pure_share:float=0.0, # the part of each run's ε spent on pure releases
+                     ) -> float|None: # ε_k of each run (None: the even split ε/K is no worse)
+    r"""The ε each of K one-vs-rest runs is calibrated to when their releases are composed
+    exactly: a run at $ε_k$ spends $fε_k$ on pure releases (f = `pure_share`) and is $μ_k$-GDP
+    in its Gaussian releases, $μ_k = 1/z$ with z the noise multiplier of one release at
+    $((1 - f)ε_k, δ)$. The K runs then add their pure parts and compose into a $\sqrt K μ_k$-GDP
+    mechanism, so the whole is $(Kfε_k + ε_{GDP}(\sqrt K μ_k, δ), δ)$-DP; $ε_k$ is the largest
+    (bisection, 60 halvings, on the safe side) for which that is at most $ε(1 - 10^{-9})$, the
+    margin covering the solver's own root-finding. Public: a function of ε, δ, K and the solver's
+    options only."""
+    K = check_scalar(K, "K", low=3, integer=True)
+    f = check_scalar(pure_share, "pure_share", 0, 1, high_open=True)
+    def total(e):
+        z = calibrate_noise_multiplier((1 - f) * e, delta, 1)
+        return K * f * e + gdp_epsilon(math.sqrt(K) / z, delta)
+    lo, hi, target = epsilon / K, epsilon, epsilon * (1 - 1e-9)
+    if total(lo) > target: return None
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if total(mid) <= target else (lo, mid)
+    return lo
+
+
+def ovr_composed(results, # the K runs' FitResults (their ledgers and reports)
+                 delta:float, # δ at which to state the composition
+                ) -> float|None: # ε of the runs together (None: an event this cannot compose)
+    """ε at δ of the adaptive composition of several runs, read from their ledgers: the pure
+    events' ε added (Laplace $1/b$, pure and bounded-range ε), the Gaussian events composed
+    exactly, $μ^2 = \\sum 1/z^2$ (Gaussian DP). None when a run holds another kind of event, or
+    states its guarantee for another relation than replace-one."""
+    pure, inv2 = 0.0, 0.0
+    for res in results:
+        if res.privacy.relation != "replace_one" or res.ledger.event is None: return None
+        for e, c in leaves(res.ledger.event):
+            if isinstance(e, GaussianEvent): inv2 += c / e.noise_multiplier ** 2
+            elif isinstance(e, LaplaceEvent): pure += c / e.noise_multiplier
+            elif isinstance(e, (PureDPEvent, BoundedRangeEvent)): pure += c * e.epsilon
+            else: return None
+    return pure + (gdp_epsilon(math.sqrt(inv2), delta) if inv2 else 0.0)
+
+
+def _pure_share(solver, options:dict) -> float|None:
+    """The part of each run's ε a solver spends on pure releases, when known: DP-CD's private
+    smoothness constants (`smoothness_budget`, 0 with public or no constants); None for another
+    solver (its runs then get the even split)."""
+    if solver.name != "dp-cd": return None
+    o = with_defaults(solver, options)
+    private = isinstance(o["smoothness"], str) and o["smoothness"] == "private"
+    return float(o["smoothness_budget"]) if private else 0.0
+
+
 def _one_vs_rest(self, X, y, loss, pen, solver, eps, delta, rng, options):
-    "[(class, FitResult)]: one model for two classes, else one per class with (ε/K, δ/K) each."
+    """[(class, FitResult)]: one model for two classes, else one per class, each at the
+    `ovr_class_epsilon` of (ε, δ) with δ (their releases composed exactly, `ovr_composed`), or at
+    (ε/K, δ/K) with a solver whose pure share is not known (basic composition)."""
     K = len(self.classes_)
     targets = [(1, self.classes_[1])] if K == 2 else list(enumerate(self.classes_))
     coded = is_chunked(X)   # y holds the class codes of `_class_codes`
     e_k, d_k = (eps, delta) if K == 2 else (eps / K, delta / K)
+    share = _pure_share(solver, options) if K > 2 and np.isfinite(eps) else None
+    e_x = None if share is None else ovr_class_epsilon(eps, delta, K, share)
+    if e_x is not None: e_k, d_k = e_x, delta
     # a label outside `classes` is in no positive class: a negative of every problem; on row
     # chunks the ±1 take one byte each (int8), held so by the solver's chunks
     one, minus = (np.int8(1), np.int8(-1)) if is_chunked(X) else (1.0, -1.0)
-    return [(c, self._fit_one(X, np.where(y == (i if coded else c), one, minus), loss, pen, solver,
-                              e_k, d_k, rng, options)) for i, c in targets]
+    out = [(c, self._fit_one(X, np.where(y == (i if coded else c), one, minus), loss, pen, solver,
+                             e_k, d_k, rng, options)) for i, c in targets]
+    if e_x is not None:   # the exact composition must hold (it is what the report states)
+        total = ovr_composed([r for _, r in out], delta)
+        if total is None or total > eps:
+            raise RuntimeError(f"the {K} runs compose to epsilon = {total}, above {eps:.6g}")
+    return out
 
 
 def _class_codes(y:np.ndarray, # the labels (n,)
