@@ -392,8 +392,9 @@ def _rule_note(self, n:int, eps:float, searched:bool) -> str:
         return (f"n epsilon = {n * eps:.4g} is at least min_search_n_eps = "
                 f"{self.min_search_n_eps:g} (public): the default grid was searched")
     return (f"n epsilon = {n * eps:.4g} is below min_search_n_eps = {self.min_search_n_eps:g} "
-            f"(public): the search was not run, and the plain {_PLAIN[type(self).__name__]}'s "
-            "default was fitted with the whole budget")
+            f"(public): the search was not run, and the plain {_PLAIN[type(self).__name__]} "
+            f"(its default solver, passes and clipping; this estimator's alpha = {self.alpha:g}, "
+            "penalty and bounds) was fitted with the whole budget")
 
 _PLAIN = {"DPClassifierCV": "DPClassifier", "DPRegressorCV": "DPRegressor"}
 
