@@ -21,7 +21,7 @@ _bounds = LazyModule("dp_cd.privacy.bounds")   # BOX_MAPS; `import dp_cd` stays 
 __all__ = ['SHAPE_ERROR', 'NPY_SOURCES', 'ROUND_TRIP_SECONDS', 'ROW_SECONDS', 'BYTE_SECONDS', 'SETUP_ROUND_TRIPS', 'DRIVER_BYTES',
            'PLACEMENTS', 'PLACEMENT', 'TABLE_SUFFIXES', 'run_seed', 'chunk_generator', 'connect', 'dask_client',
            'all_finite', 'check_finite', 'float_labels', 'load_chunk', 'checked_chunks', 'ChunkBuffer', 'LazyChunk',
-           'open_chunks', 'chunk_row_norms', 'map_chunks', 'reduce_chunks', 'ChunkHolder', 'HeldChunks',
+           'open_chunks', 'chunk_row_norms', 'map_chunks', 'reduce_chunks', 'init_state', 'ChunkHolder', 'HeldChunks',
            'stays_on_disk', 'hold_chunks', 'placement_cost', 'placement', 'one_worker_pays', 'run_on_one_worker',
            'gathered_when_small', 'table_rows', 'chunked_table', 'NpyRows', 'npy_chunks', 'ColumnChunks', 'map_column',
            'MappedColumns', 'MappedBlocks', 'map_on_read', 'scale_on_read']
@@ -257,6 +257,17 @@ def reduce_chunks(parts:list,  # partial results, one per chunk: arrays, or tupl
     return total
 
 # %% ../../nbs/03_solvers/02_chunks.ipynb
+def init_state(init, # init(Xc, yc, *args), or init(Xc, yc, start, *args) if `init.row_start`
+               Xc:np.ndarray, # the chunk's rows
+               yc:np.ndarray, # its labels
+               start:int, # the global index of its first row
+               args:tuple, # public arguments of `init`
+              ): # the chunk's state
+    "A held chunk's state; an `init` whose attribute `row_start` is true also gets the first row."
+    if getattr(init, "row_start", False): return init(Xc, yc, start, *args)
+    return init(Xc, yc, *args)
+
+
 class ChunkHolder:
     "Chunks kept where they were read, each with a state (a Dask actor on a worker, or in process)."
     def __init__(self, blocks:list, # the chunks' rows, as read (arrays)
@@ -268,7 +279,7 @@ class ChunkHolder:
         self.chunks = []
         for block, yc, (k, start, shape) in zip(blocks, ys, spans):
             Xc, yc = load_chunk(block, yc, k, start, shape, "F")   # checked, one copy kept
-            self.chunks.append((Xc, yc, init(Xc, yc, *args)))
+            self.chunks.append((Xc, yc, init_state(init, Xc, yc, start, args)))
 
     def apply(self, fn, *args) -> list:
         "`fn(Xc, yc, state, *args)` on each held chunk, in order (states changed in place)."
@@ -717,7 +728,7 @@ class ColumnChunks:
         for k, a, b, shape in spans:
             Xc = self._read(k, a, b, sorted(set(_columns(init, shape[1], iargs)) | set(cols)))
             yc = float_labels(y[a:b])
-            chunks.append((k, a, b, y[a:b], init(Xc, yc, *iargs)))
+            chunks.append((k, a, b, y[a:b], init_state(init, Xc, yc, a, iargs)))
             out.append(fn(Xc, yc, chunks[-1][-1], *args))
         self.chunks, self.pending = chunks, None
         return out
