@@ -10,6 +10,7 @@ Rows (each the best of k calls; the load average on every row):
   standard exponentials from NumPy's ziggurat): the two samplers' costs;
 * the solver's sampling and kernel: `counter_batches` then `sgd_steps_dense` (F order), and the same with the
   generator-drawn batches (`poisson_batches` then `sgd_steps_dense`);
+* the solver's kernel, which draws each step's batch as the step comes (`_counter_steps_dense`);
 * the noise of one epoch (`standard_normal((T, p))`).
 """
 import argparse, os, sys, time
@@ -22,6 +23,8 @@ from dp_cd import datasets
 from dp_cd.model.losses import LogisticLoss
 from dp_cd.model.penalties import L2
 from dp_cd.solvers.dpsgd import dp_sgd, poisson_batches, counter_batches, sgd_steps_dense, clipping_norms
+try: from dp_cd.solvers.dpsgd import _counter_steps_dense, sampling_constants   # the solver's kernel
+except ImportError: _counter_steps_dense = None   # (an older tree: batches drawn beforehand)
 
 
 def main():
@@ -79,6 +82,12 @@ def main():
     for _ in range(2):   # interleaved
         row("counter_batches then sgd_steps_dense, Fortran-ordered X (the solver's)", best_of(new))
         row("poisson_batches then sgd_steps_dense, Fortran-ordered X (generator-drawn)", best_of(old))
+    if _counter_steps_dense is not None:   # the solver's kernel: each batch drawn as its step comes
+        drawn = lambda: _counter_steps_dense(X, y, norms, w.copy(), *fixed,
+                                             (5, 0, T) + sampling_constants(B / n), noise)
+        drawn()
+        row("batches drawn as the steps come (_counter_steps_dense), Fortran-ordered X (the solver's)",
+            best_of(drawn))
     row("noise of one epoch (standard_normal((T, p)))", best_of(lambda: g.standard_normal((T, p))))
     floor.__exit__()
     out = pd.DataFrame(rows)
