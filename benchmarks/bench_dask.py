@@ -3,7 +3,7 @@ DP-GCD, DP-SGD and block DP-CD on row chunks, in process and on 1 and 2 local wo
 in-memory solvers in the same process; each row records where the fit ran, `data_path`: "chunks"
 (held by the workers' actors, or read per round in process), "gathered" (the cost model gathered
 the chunks into this process, which ran the in-memory solver), "one worker" (the same on the worker
-holding most of the chunks) or a graph per round for DP-SGD; the load
+holding most of the chunks); the load
 average at each row; the cost model fitted on them) and `--only ooc` (one pass
 of block DP-CD and of DP-GCD over a design on disk: peak RSS and time against reading the files
 once with plain reads, page cache cold and warm).
@@ -112,7 +112,7 @@ def bench_dask(args):
                 rows += _rows(setting, n, X, y, Xin, k, names)
                 if workers == 2:   # the chunks held by the workers whatever the cost model says
                     with placement("spread"):
-                        rows += _rows(f"{setting}, spread", n, X, y, Xin, k, names - {"dp-sgd q=1%"})
+                        rows += _rows(f"{setting}, spread", n, X, y, Xin, k, names)
             if workers == 2:   # the issue's 40,000 x 12 (block DP-CD with B = 1, 2, p = 12)
                 X, y = problem(40_000, p=12)
                 Xin = da.from_array(X, chunks=(10_000, 12)).persist()

@@ -303,14 +303,33 @@ def _clip_factors(d, rn, clip:float) -> np.ndarray:
     return np.where(np.isnan(d) | (rn == 0), 0.0, np.clip(d, -t, t))
 
 
-def _sgd_chunk(Xc, yc, z, k, w, seed, t, q, clip, loss, starts):
-    "DP-SGD's map: chunk k's records in batch t (`batch_rows` of its range), their clipped sum."
-    a = int(starts[k])
+def _sgd_part(Xc, yc, norms, a:int, w, seed:int, t:int, q:float, clip:float, loss) -> np.ndarray:
+    """The clipped gradient sum of the records of the chunk (global rows [a, a + $n_c$)) in batch t
+    (`batch_rows` of that range); `norms`: the chunk's clipping norms (None: of the batch's rows)."""
     rows = batch_rows(seed, q, t, a, a + Xc.shape[0]) - a
-    if rows.shape[0] == 0: return None, np.zeros(Xc.shape[1])
+    if rows.shape[0] == 0: return np.zeros(Xc.shape[1])
     Xb, d = Xc[rows], np.empty(rows.shape[0])
     loss_deriv_vec(*loss, Xb @ w, yc[rows], d)
-    return None, Xb.T @ _clip_factors(d, clipping_norms(Xb), clip)   # as in memory
+    rn = clipping_norms(Xb) if norms is None else norms[rows]   # the same norms, row by row
+    return Xb.T @ _clip_factors(d, rn, clip)   # as in memory
+
+
+def _sgd_chunk(Xc, yc, z, k, w, seed, t, q, clip, loss, starts):
+    "DP-SGD's map on a chunk read (in process): chunk k's records in batch t, their clipped sum."
+    return None, _sgd_part(Xc, yc, None, int(starts[k]), w, seed, t, q, clip, loss)
+
+
+def _sgd_held_state(Xc, yc, start:int=0) -> tuple:
+    "A held chunk's state for DP-SGD: the index of its first record and its rows' clipping norms."
+    return int(start), clipping_norms(Xc)
+
+_sgd_held_state.at_rows = True   # (`new_state` passes it `start=`)
+
+
+def _held_sgd_sums(Xc, yc, state, w, seed, t, q, clip, loss) -> np.ndarray:
+    "DP-SGD's round on a held chunk: its records in batch t (from the counters), their clipped sum."
+    return _sgd_part(Xc, yc, state[1], state[0], w, seed, t, q, clip, loss)
+
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
 @njit(cache=True)
@@ -322,29 +341,37 @@ def _sgd_update(penalty, w, g, step:float, inv_b:float, px:int):
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
 def _sgd_run(self, problem, plan, options, rng, ex) -> Run:
-    """DP-SGD on chunks: per step, the chunks' clipped sums of their parts of the batch; noise once,
-    here; with `fit_intercept`, on [X, s1] (`_gcd_start`)."""
+    """DP-SGD on chunks: per step, one reduce of the chunks' clipped sums of their parts of the
+    batch (`ChunkRounds`: on a cluster the workers hold their chunks and draw their rows of the
+    batch from the counters); noise once, here; with `fit_intercept`, on [X, s1] (`_gcd_start`).
+    In one place (the in-memory run, `run_on_one_worker`) when the cost model prefers it: a step
+    reads about $Bp/n$ columns' worth of rows for one round trip."""
+    P, n = plan.params, problem.n
+    B, T, q, clip = P["batch_size"], P["steps"], P["sample_rate"], P["clip"]
+    if one_worker_pays(ex, n, problem.p, max(1, int(np.ceil(T * B * problem.p / n))), T):
+        return run_on_one_worker(ex, self, problem, plan, options, rng)
     p, (problem, w, px, s) = problem.p, _gcd_start(problem, options)
-    P, private = plan.params, len(plan.ledger) > 0
-    n, B, T, codes = problem.n, P["batch_size"], P["steps"], _codes(problem)
-    handles, zs = open_chunks(ex, problem), [None] * problem.X.numblocks[0]
+    private, codes = len(plan.ledger) > 0, _codes(problem)
     starts = np.concatenate([[0], np.cumsum(problem.X.chunks[0])[:-1]]).astype(np.int64)
     seed = sampling_seed(rng)   # as in memory: the batches' key first, then the noise in step order
-    every = max(1, int(round(options["record_every"] * n / B))) if options["record_every"] else 0
-    trace, bar = [(0.0, w[:p].copy())] if every else [], rounds(T, "dp-sgd steps")
-    for t in range(T):
-        _, sums = map_chunks(ex, handles, _sgd_chunk, zs, w, seed, t, P["sample_rate"],
-                             P["clip"], codes[0], starts)
-        g = reduce_chunks(sums)
-        if private: g += plan.noise_scales[0] * rng.standard_normal(w.size)   # once, on the driver
-        _sgd_update(codes[1], w, g, P["step"], 1.0 / B, px)
-        bar.tick()
-        if every and (t + 1) % every == 0: trace.append(((t + 1) * B / n, w[:p].copy()))
+    every = record_steps(options["record_every"], n, B)
+    chunks = ChunkRounds(ex, problem, _sgd_held_state)
+    try:   # the held chunks are released on every exit (a lost worker included)
+        trace, bar = [(0.0, w[:p].copy())] if every else [], rounds(T, "dp-sgd steps")
+        for t in range(T):
+            g = chunks.sums((_held_sgd_sums, w, seed, t, q, clip, codes[0]),
+                            (_sgd_chunk, w, seed, t, q, clip, codes[0], starts))
+            if private: g += plan.noise_scales[0] * rng.standard_normal(w.size)   # once, here
+            _sgd_update(codes[1], w, g, P["step"], 1.0 / B, px)
+            bar.tick()
+            if every and (t + 1) % every == 0: trace.append(((t + 1) * B / n, w[:p].copy()))
+    finally: chunks.release()
     return Run(coef=w[:p].copy(), n_iter=T, passes=T * B / n, trace=trace,
-               params=dict(data_path="chunks", n_chunks=len(handles), sampling="counter-based"),
+               params=dict(data_path="chunks", n_chunks=chunks.n_chunks, sampling="counter-based"),
                intercept=float(s * w[p]) if s else 0.0)
 
 DPSGD.row_chunks, DPSGD.run_chunks = True, _sgd_run   # step or smoothness: checked by the solver
+
 
 # %% ../../nbs/03_solvers/10_distributed.ipynb
 def _op_chunk(Xc, yc, z, k, w, loss, bounds, hessian:bool, s:float=0.0):

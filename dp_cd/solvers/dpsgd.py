@@ -332,7 +332,8 @@ _LG = (6.666666666666735130e-01, 3.999999999940941908e-01, 2.857142874366239149e
 _LN2_HI, _LN2_LO = 6.93147180369123816490e-01, 1.90821492927058770002e-10
 _MANT, _ONE_BITS = np.int64(0x000FFFFFFFFFFFFF), np.int64(0x3FF0000000000000)
 _HALF_BITS, _SQRT2_BITS = np.int64(0x3FE0000000000000), np.int64(0x3FF6A09E667F3BCD)
-_WORDS = 32   # words of a stream turned into exponentials at a time (vectorised loops)
+_WORDS = 128   # scratch words: a segment's expected words at once (vectorised loops),
+_MORE = 8   # then this many at a time; the words used do not depend on these sizes
 
 @njit(cache=True, error_model='numpy')
 def _neglog(fb, E, K:int):
@@ -369,21 +370,32 @@ def _gap_of(E:float, inv_rate:float) -> int:
     return np.int64(min(E * inv_rate, 4e18)) + 1
 
 @njit(cache=True)
+def _first_words(span:int, inv_rate:float) -> int:
+    """Words turned into gaps first for a segment's `span` records: their expected number to pass
+    its end, $\mathrm{span}\cdot q + 1$, plus its standard deviation (at most `_WORDS`); more come
+    `_MORE` at a time. Only a cost: word k is the same whatever the sizes of the blocks."""
+    q = -math.expm1(-1.0 / inv_rate) if inv_rate > 0.0 else 1.0
+    m = span * q + 1.0
+    return min(_WORDS, max(_MORE, int(m + math.sqrt(m)) + 1))
+
+@njit(cache=True)
 def _segment_records(key, start:int, a:int, end:int, inv_rate:float, out, count:int, fb, E) -> int:
     """Write into `out[count:]` the records in [a, end) of the stream `key` of the segment from
     `start`; the new count, or -1 if `out` is full (the stream is then replayed into a larger one).
     `fb`, `E`: scratch of `_WORDS` floats."""
     pos, k0, cap = start - 1, 0, out.shape[0]
+    K = _first_words(end - start, inv_rate)
     while True:
-        _neglog_uniforms(key, k0, _WORDS, fb, E)
-        k0 += _WORDS
-        for j in range(_WORDS):
+        _neglog_uniforms(key, k0, K, fb, E)
+        k0 += K
+        for j in range(K):
             pos += _gap_of(E[j], inv_rate)
             if pos >= end: return count
             if pos >= a:
                 if count == cap: return -1
                 out[count] = pos
                 count += 1
+        K = _MORE
 
 @njit(cache=True)
 def _batch_range(seed, t:int, a:int, b:int, inv_rate:float, seg:int, out, count:int, fb, E):
@@ -608,6 +620,29 @@ def sgd_steps_dense(
         else: _sgd_update_px(w, g, penalty[0], penalty[1], step, inv_b, noise_std, noise, t, px)
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
+@njit(cache=True)
+def _counter_steps_dense(X, y, row_norms, w, loss, penalty, scales, sampling, noise,
+                         intercept:float=0.0, penalize_intercept:bool=False):
+    """`sgd_steps_dense` on the counter-based batches of the steps [t0, t1), each batch drawn when
+    its step comes into one reused buffer (`_batch_range`; no batch arrays of the block);
+    `sampling` = (seed, t0, t1, 1/λ, S) (`sampling_constants`), `noise[t - t0]` step t's noise."""
+    (code, param), (step, clip, inv_b, noise_std) = loss, scales
+    seed, t0, t1, inv_rate, seg = sampling
+    q, p, n = w.shape[0], X.shape[1], X.shape[0]
+    bufs = (np.empty((q, _SLICE)), np.empty(_SLICE), np.empty(_SLICE), np.empty(_SLICE),
+            np.empty(_SLICE))
+    g, consts = np.empty(q), _prox_consts(penalty[0], penalty[1], step)
+    px = q if penalize_intercept else p
+    rows, fb, E = np.empty(64, np.int64), np.empty(_WORDS), np.empty(_WORDS)
+    for t in range(t0, t1):
+        rows, count = _batch_range(seed, t, 0, n, inv_rate, seg, rows, 0, fb, E)
+        _batch_dense(X, y, row_norms, w, code, param, clip, rows[:count], intercept, bufs, g)
+        if consts[0]: _sgd_update_closed(w, g, consts, step, inv_b, noise_std, noise, t - t0, px)
+        else:
+            _sgd_update_px(w, g, penalty[0], penalty[1], step, inv_b, noise_std, noise, t - t0, px)
+
+
+# %% ../../nbs/03_solvers/06_dp_sgd.ipynb
 @njit(cache=True, error_model='numpy')
 def _margins_csr(data, indices, indptr, y, norms, w, rows, ones:float, zb, yb, nb):
     "Margins x_i·w (+ ones·w[-1] if `ones` ≠ 0), labels and norms of the records `rows` (CSR)."
@@ -678,7 +713,6 @@ def _sgd_kernel(problem, plan:Plan, w:np.ndarray, ones:float=0.0, penalised:bool
     of s (row norms ‖(x_i, s)‖), its coefficient penalised if `penalised`."""
     P, loss, penalty = plan.params, problem.loss, problem.penalty
     noise_std = plan.noise_scales[0] if len(plan.ledger) else 0.0
-    kernel = sgd_steps_sparse if problem.sparse else sgd_steps_dense
     scales = (P["step"], P["clip"], 1.0 / P["batch_size"], noise_std)
     inv_rate, seg = sampling_constants(P["sample_rate"])
     X, n = row_design(problem), problem.n
@@ -686,7 +720,11 @@ def _sgd_kernel(problem, plan:Plan, w:np.ndarray, ones:float=0.0, penalised:bool
              penalty.kernel_args(), scales)
     kw = dict(intercept=float(ones), penalize_intercept=bool(penalised))
     def steps(seed:int, t0:int, t1:int, noise:np.ndarray):
-        kernel(X, *fixed, _counter_batches(seed, n, t0, t1, inv_rate, seg), noise, **kw)
+        if problem.sparse:
+            sgd_steps_sparse(X, *fixed, _counter_batches(seed, n, t0, t1, inv_rate, seg), noise,
+                             **kw)
+        else:   # dense: each step's batch drawn as the step comes (the same batches)
+            _counter_steps_dense(X, *fixed, (seed, t0, t1, inv_rate, seg), noise, **kw)
     return steps
 
 # %% ../../nbs/03_solvers/06_dp_sgd.ipynb
