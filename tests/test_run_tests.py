@@ -199,6 +199,14 @@ def test_numba_compilations_are_timed_per_cell_and_per_kernel(tmp_path):
     assert len(lines) == 4 and lines[2].split() == ['100.0', '1', '1', 'm.f']
     assert lines[3].split()[-1] in kernels and lines[3].split()[1:3] == ['2', '1']
     assert 'not measured' in runner().compile_summary({}, None, 1.0, 1.0)[0]
+    out = tmp_path / 'details.json'   # --details: every cell and specialisation, pytest's tests
+    runner().write_details(out, cells, signatures, {'m.f': [1, 2.0]}, '  1.50s call     t.py::a\n')
+    details = json.loads(out.read_text())
+    assert [c[2:4] for c in details['cells'][str(nb)]] == [[0, 'from numba import njit'],
+                                                          [1, 'assert outer(1) == 4 and outer(1.5) == 5.0'],
+                                                          [2, 'assert outer(2) == 6']]
+    assert details['signatures'][str(nb)] == specs and details['pytest_kernels'] == {'m.f': [1, 2.0]}
+    assert details['pytest_durations'] == {'t.py::a': 1.5}
 
 
 def test_a_result_larger_than_the_pipe_buffer_is_received(tmp_path):

@@ -6,6 +6,7 @@
                                            # their cells) and the pytest tests marked heavy
     python tools/run_tests.py --slow       # everything, the experiments of `#| slow` cells too (hours)
     python tools/run_tests.py --explore    # property tests draw fresh examples (and keep failures)
+    python tools/run_tests.py --details F  # also every cell's time and compiled specialisation (JSON)
 
 By default the property tests are derandomised and use no example database (hypothesis's "ci"
 profile, selected by the CI environment variable), so a run is the same on every machine and
@@ -392,6 +393,18 @@ def repeated_compiles(signatures):
     return sum(map(len, again)), sum(map(sum, again))
 
 
+def write_details(path, cells, signatures, pytest_kernels, pytest_output):
+    """Write to the JSON file `path` what the summary lists only the largest of: each notebook's
+    cells (CPU s, wall s, cell number, first line, compile CPU s) and compiled specialisations
+    ({"kernel (argument types)": CPU s}), pytest's kernels ({kernel: [compilations, CPU s]}) and
+    its tests' times ({test: s}, from `pytest_output`)."""
+    Path(path).write_text(json.dumps({
+        'cells': {str(_rel(Path(p))): ts for p, ts in cells.items()},
+        'signatures': {str(_rel(Path(p))): specs for p, specs in signatures.items()},
+        'pytest_kernels': pytest_kernels, 'pytest_durations': pytest_durations(pytest_output)},
+        indent=1))
+
+
 def compile_summary(compiles, pytest_kernels, nb_cpu, py_cpu, k=10):
     """Lines on numba's share of the run: the CPU seconds it spent compiling in the notebooks
     (`compiles`, {notebook: {kernel: [count, CPU s]}}) and in pytest's process (`pytest_kernels`,
@@ -431,6 +444,9 @@ def main():
                         help='random property-test examples with hypothesis\'s example database')
     parser.add_argument('--record', metavar='CSV',
                         help='append the times of both phases, the load and the mode to this CSV')
+    parser.add_argument('--details', metavar='JSON',
+                        help="write each notebook's cell times and compiled specialisations (kernel "
+                             "and argument types, CPU s) and pytest's test times to this JSON file")
     args = parser.parse_args()
     kept = keep_or_clear_caches(ROOT / 'dp_cd', fresh=args.fresh)
     print('numba cache of the package: ' + ('kept (no source changed since it was filled)' if kept
@@ -482,6 +498,7 @@ def main():
     print('property tests: ' + ('random examples (--explore)' if args.explore
                                 else 'derandomised, no example database'))
     print('tests/: ' + ('all passed' if py_rc == 0 else 'FAILED (see above)'))
+    if args.details: write_details(args.details, cells, signatures, py_kernels, py_out)
     if args.record:
         load1 = os.getloadavg()
         record(args.record, {
