@@ -1812,7 +1812,8 @@ def label_set(classes, # the PUBLIC label set given to the estimator, or None
 
 # %% ../nbs/06_api/01_estimators.ipynb
 class DPClassifier(ClassifierMixin, _DPLinearBase):
-    "Private linear classifier (one-vs-rest, budget split evenly), untuned: see `DPClassifierCV`."
+    """Private linear classifier, untuned (see `DPClassifierCV`). More than two classes: one-vs-rest,
+    with DP-CD K runs at `ovr_class_epsilon` composed exactly to the budget; another solver (ε/K, δ/K)."""
 
     def __init__(
         self,
@@ -1937,10 +1938,13 @@ def ovr_class_epsilon(epsilon:float, # ε of the K runs together (the fit's ε a
     r"""The ε each of K one-vs-rest runs is calibrated to when their releases are composed
     exactly: a run at $ε_k$ spends $fε_k$ on pure releases (f = `pure_share`) and is $μ_k$-GDP
     in its Gaussian releases, $μ_k = 1/z$ with z the noise multiplier of one release at
-    $((1 - f)ε_k, δ)$. The K runs then add their pure parts and compose into a $\sqrt K μ_k$-GDP
+    $((1 - f)ε_k, δ)$ (`calibrate_noise_multiplier`: the exact GDP curve, z from above, so $1/z$
+    is the exact $μ^*$ of $((1 - f)ε_k, δ)$ to within its rtol $10^{-9}$ below it). A run calibrated to
+    $((1 - f)ε_k, δ)$ by its own accountant, exact GDP or a looser one, is $μ^*$-GDP at most. The K runs then add their pure parts and compose into a $\sqrt K μ_k$-GDP
     mechanism, so the whole is $(Kfε_k + ε_{GDP}(\sqrt K μ_k, δ), δ)$-DP; $ε_k$ is the largest
     (bisection, 60 halvings, on the safe side) for which that is at most $ε(1 - 10^{-9})$, the
-    margin covering the solver's own root-finding. Public: a function of ε, δ, K and the solver's
+    margin covering the rtol (`_one_vs_rest` recomputes the composition from the runs' ledgers and
+    refuses to return a model above ε). Public: a function of ε, δ, K and the solver's
     options only."""
     K = check_scalar(K, "K", low=3, integer=True)
     f = check_scalar(pure_share, "pure_share", 0, 1, high_open=True)
@@ -2001,8 +2005,10 @@ def _one_vs_rest(self, X, y, loss, pen, solver, eps, delta, rng, options):
                              e_k, d_k, rng, options)) for i, c in targets]
     if e_x is not None:   # the exact composition must hold (it is what the report states)
         total = ovr_composed([r for _, r in out], delta)
-        if total is None or total > eps:
-            raise RuntimeError(f"the {K} runs compose to epsilon = {total}, above {eps:.6g}")
+        if total is None or total > eps:   # (a function of the ledgers: public values only)
+            raise RuntimeError(f"the {K} runs' ledgers hold an event the exact composition cannot "
+                               "read" if total is None else
+                               f"the {K} runs compose to epsilon = {total}, above {eps:.6g}")
     return out
 
 
