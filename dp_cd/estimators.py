@@ -36,9 +36,9 @@ __all__ = ['LOSSES', 'BOUNDS_LABEL', 'CENTER_LABEL', 'SCALE_LABEL', 'SPREAD_LABE
            'LABEL_MEAN_LAPLACE_LABEL', 'TARGET_BOUND_LABEL', 'PREPROCESSING_LABEL', 'FEATURE_SCALE_LABEL',
            'TARGET_SCALE_LABEL', 'TARGET_MEAN_LABEL', 'TARGET_SLACK', 'TARGET_MEAN_PART', 'SCALE_MAX_SIGMA',
            'SMALL_TABLE_NOTE', 'HISTOGRAM_MAX_TAU', 'HISTOGRAM_WEAK_TAU', 'COMMON_PART', 'ONE_HOT_SCALE',
-           'MISSING_RULE', 'BOX_LABEL_PART', 'SAMPLE_CLIP', 'SMALL_BOX_CLIP', 'SMALL_TABLE_ALPHA', 'START_MIN_LOGIT',
-           'make_loss', 'make_penalty', 'BudgetExceededError', 'BudgetAccountant', 'count_records', 'resolve_delta',
-           'DataBounds', 'preprocessing_label', 'public_box', 'BoundsFallbackWarning', 'target_share',
+           'MISSING_RULE', 'BOX_LABEL_PART', 'SAMPLE_CLIP', 'SMALL_BOX_CLIP', 'SMALL_TABLE_ALPHA', 'OVR_MU_UP',
+           'START_MIN_LOGIT', 'make_loss', 'make_penalty', 'BudgetExceededError', 'BudgetAccountant', 'count_records',
+           'resolve_delta', 'DataBounds', 'preprocessing_label', 'public_box', 'BoundsFallbackWarning', 'target_share',
            'private_data_bounds', 'refined_public_bounds', 'add_private_center', 'scale_swamped', 'add_label_mean',
            'histogram_pays', 'target_apart', 'histogram_threshold', 'histogram_futile', 'histogram_weak',
            'add_private_spread', 'add_private_scale', 'categorical_columns', 'one_hot', 'resolve_budget',
@@ -1812,7 +1812,8 @@ def label_set(classes, # the PUBLIC label set given to the estimator, or None
 
 # %% ../nbs/06_api/01_estimators.ipynb
 class DPClassifier(ClassifierMixin, _DPLinearBase):
-    "Private linear classifier (one-vs-rest, budget split evenly), untuned: see `DPClassifierCV`."
+    """Private linear classifier, untuned (see `DPClassifierCV`). More than two classes: one-vs-rest,
+    with DP-CD K runs at `ovr_class_epsilon` composed exactly to the budget; another solver (ε/K, δ/K)."""
 
     def __init__(
         self,
@@ -1929,6 +1930,8 @@ from .privacy.events import (leaves, GaussianEvent, LaplaceEvent, PureDPEvent,
 from .privacy.formulas import gdp_epsilon
 from .solvers.contract import with_defaults
 
+OVR_MU_UP = 1 + 1e-8   # μ* ≤ (1 + 1e-8)/z for z within 1e-9 of the smallest (from above)
+
 def ovr_class_epsilon(epsilon:float, # ε of the K runs together (the fit's ε after preprocessing)
                       delta:float, # δ of the K runs together
                       K:int, # number of one-vs-rest runs (the classes), K > 2
@@ -1936,18 +1939,22 @@ def ovr_class_epsilon(epsilon:float, # ε of the K runs together (the fit's ε a
                      ) -> float|None: # ε_k of each run (None: the even split ε/K is no worse)
     r"""The ε each of K one-vs-rest runs is calibrated to when their releases are composed
     exactly: a run at $ε_k$ spends $fε_k$ on pure releases (f = `pure_share`) and is $μ_k$-GDP
-    in its Gaussian releases, $μ_k = 1/z$ with z the noise multiplier of one release at
-    $((1 - f)ε_k, δ)$. The K runs then add their pure parts and compose into a $\sqrt K μ_k$-GDP
-    mechanism, so the whole is $(Kfε_k + ε_{GDP}(\sqrt K μ_k, δ), δ)$-DP; $ε_k$ is the largest
-    (bisection, 60 halvings, on the safe side) for which that is at most $ε(1 - 10^{-9})$, the
-    margin covering the solver's own root-finding. Public: a function of ε, δ, K and the solver's
+    in its Gaussian releases, $μ_k = (1 + 10^{-8})/z$ with z the noise multiplier of one release
+    at $((1 - f)ε_k, δ)$: `calibrate_noise_multiplier` (exact GDP curve) returns z from above,
+    within its rtol $10^{-9}$ of the smallest, so $1/z$ is at most the exact $μ^*$ of
+    $((1 - f)ε_k, δ)$ and $μ_k$ at least $μ^*$. A run calibrated to $((1 - f)ε_k, δ)$ by its own
+    accountant, exact GDP or a looser one, is $μ^*$-GDP at most. The K runs then add their pure
+    parts and compose into a $\sqrt K μ_k$-GDP mechanism, so the whole is
+    $(Kfε_k + ε_{GDP}(\sqrt K μ_k, δ), δ)$-DP; $ε_k$ is the largest (bisection, 60 halvings, on
+    the safe side) for which that is at most ε (`_one_vs_rest` also recomputes the composition
+    from the runs' ledgers and refuses to return a model above ε). Public: a function of ε, δ, K and the solver's
     options only."""
     K = check_scalar(K, "K", low=3, integer=True)
     f = check_scalar(pure_share, "pure_share", 0, 1, high_open=True)
     def total(e):
         z = calibrate_noise_multiplier((1 - f) * e, delta, 1)
-        return K * f * e + gdp_epsilon(math.sqrt(K) / z, delta)
-    lo, hi, target = epsilon / K, epsilon, epsilon * (1 - 1e-9)
+        return K * f * e + gdp_epsilon(math.sqrt(K) * OVR_MU_UP / z, delta)
+    lo, hi, target = epsilon / K, epsilon, epsilon
     if total(lo) > target: return None
     for _ in range(60):
         mid = (lo + hi) / 2
@@ -2001,8 +2008,10 @@ def _one_vs_rest(self, X, y, loss, pen, solver, eps, delta, rng, options):
                              e_k, d_k, rng, options)) for i, c in targets]
     if e_x is not None:   # the exact composition must hold (it is what the report states)
         total = ovr_composed([r for _, r in out], delta)
-        if total is None or total > eps:
-            raise RuntimeError(f"the {K} runs compose to epsilon = {total}, above {eps:.6g}")
+        if total is None or total > eps:   # (a function of the ledgers: public values only)
+            raise RuntimeError(f"the {K} runs' ledgers hold an event the exact composition cannot "
+                               "read" if total is None else
+                               f"the {K} runs compose to epsilon = {total}, above {eps:.6g}")
     return out
 
 
