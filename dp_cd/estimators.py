@@ -1949,6 +1949,8 @@ def ovr_class_epsilon(epsilon:float, # ε of the K runs together (the fit's ε a
     the safe side) for which that is at most ε (`_one_vs_rest` also recomputes the composition
     from the runs' ledgers and refuses to return a model above ε). Public: a function of ε, δ, K and the solver's
     options only."""
+    epsilon = check_scalar(epsilon, "epsilon", low=0, low_open=True)
+    delta = check_scalar(delta, "delta", 0, 1, low_open=True, high_open=True)
     K = check_scalar(K, "K", low=3, integer=True)
     f = check_scalar(pure_share, "pure_share", 0, 1, high_open=True)
     def total(e):

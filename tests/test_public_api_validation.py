@@ -172,6 +172,8 @@ SKIP = {
     **{f"dp_cd.solvers.dpsgd.{f}": "a step of `dp_sgd`'s run: the batches of a range of records "
        "or steps, keyed by the seed its solver drew (the solver is covered here)"
        for f in ("batch_rows", "counter_batches")},
+    "dp_cd.estimators.ovr_composed": "reads the ledgers of the runs a multi-class fit made (the "
+        "estimators, which call it, are covered here)",
     "dp_cd.solvers.dpscd.scd_draws": "a step of a run: the draws of a block of steps, fed the "
         "problem and plan its solver validated and calibrated (the solver is covered here)",
     "dp_cd.solvers.contract.Plan": RECORD,

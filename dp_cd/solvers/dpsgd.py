@@ -371,7 +371,7 @@ def _gap_of(E:float, inv_rate:float) -> int:
 
 @njit(cache=True)
 def _first_words(span:int, inv_rate:float) -> int:
-    """Words turned into gaps first for a segment's `span` records: their expected number to pass
+    r"""Words turned into gaps first for a segment's `span` records: their expected number to pass
     its end, $\mathrm{span}\cdot q + 1$, plus its standard deviation (at most `_WORDS`); more come
     `_MORE` at a time. Only a cost: word k is the same whatever the sizes of the blocks."""
     q = -math.expm1(-1.0 / inv_rate) if inv_rate > 0.0 else 1.0
