@@ -319,7 +319,7 @@ def _sgd_chunk(Xc, yc, z, k, w, seed, t, q, clip, loss, starts):
     return None, _sgd_part(Xc, yc, None, int(starts[k]), w, seed, t, q, clip, loss)
 
 
-def _sgd_held_state(Xc, yc, start:int=0) -> tuple:
+def _sgd_held_state(Xc, yc, start:int) -> tuple:
     "A held chunk's state for DP-SGD: the index of its first record and its rows' clipping norms."
     return int(start), clipping_norms(Xc)
 
